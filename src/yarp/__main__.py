@@ -1,0 +1,7 @@
+"""`python -m yarp`: the same entry point as the `yarp` console script."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,18 @@
+"""The one switch that selects pure-Python twins over compiled extensions.
+
+`YARP_NO_EXTENSIONS=1` (any non-empty value other than ``0``) makes every selector
+module import the pure-Python implementation. `setup.py` loads this file by path so
+that the build honours the same variable. Keep this module free of imports beyond
+`os`: it runs inside `setup.py` before the package is installed.
+"""
+
+import os
+
+
+def no_extensions(environ=os.environ) -> bool:
+    """Return True when the environment asks for the pure-Python twins."""
+    value = environ.get("YARP_NO_EXTENSIONS", "")
+    return value not in ("", "0")
+
+
+NO_EXTENSIONS: bool = no_extensions()

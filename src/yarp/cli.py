@@ -1,0 +1,149 @@
+"""The `yarp` command line: a thin, lazily loaded layer over the library.
+
+`COMMANDS` maps each command path to the module that implements it. A command
+module exposes ``SUMMARY`` (one line), ``configure(parser)`` and ``run(args) ->
+int``; it translates arguments into library calls and nothing more. Only the
+module of the command being run is imported, so `yarp run` (which wraps every
+shell command an agent executes) pays for nothing else.
+
+Every `YarpError` becomes one bounded line on stderr and its exit status
+(64 usage, 65 data, 74 I/O); no traceback reaches the user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from ._version import __version__
+from .errors import EXIT_USAGE, UsageError, YarpError, bounded_text
+
+#: command path -> implementing module (inside `yarp.commands`).
+COMMANDS: dict[tuple[str, ...], str] = {
+    ("run",): "run",
+    ("plan",): "plan",
+    ("rewrite",): "rewrite",
+    ("config", "show"): "config_show",
+    ("search",): "search",
+    ("read",): "read",
+    ("restore",): "restore",
+    ("archive", "stats"): "archive_stats",
+    ("archive", "verify"): "archive_verify",
+    ("archive", "prune"): "archive_prune",
+    ("archive", "restore"): "archive_restore",
+    ("archive", "ingest"): "archive_ingest",
+    ("archive", "broker"): "archive_broker",
+    ("hook", "claude-code"): "hook_claude_code",
+    ("hook", "codex"): "hook_codex",
+    ("hook", "install"): "hook_install",
+    ("hook", "uninstall"): "hook_uninstall",
+}
+
+GROUPS = {
+    "archive": "inspect, verify and maintain the tool-call archive",
+    "config": "show the effective configuration",
+    "hook": "agent hook entry points and their installation",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as `UsageError` (exit 64), not SystemExit(2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def load_command(path: tuple[str, ...]):
+    return importlib.import_module(f"yarp.commands.{COMMANDS[path]}")
+
+
+def build_parser(path: tuple[str, ...], module) -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="yarp " + " ".join(path),
+        description=module.SUMMARY,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=getattr(module, "EPILOG", None),
+    )
+    if getattr(module, "ARCHIVE_OPTION", True):
+        parser.add_argument(
+            "--archive",
+            metavar="PATH",
+            help="archive database to use (default: $YARP_ARCHIVE, config archive.path, "
+            "else ~/.local/share/yarp/tool-calls.sqlite3)",
+        )
+    module.configure(parser)
+    return parser
+
+
+def _overview(prefix: tuple[str, ...] = ()) -> str:
+    lines = [f"usage: yarp {' '.join(prefix) + ' ' if prefix else ''}COMMAND [ARGS...]", ""]
+    if not prefix:
+        lines += ["Keep every agent tool call exactly; show the agent a pruned, capped view.", ""]
+    lines.append("commands:")
+    seen: set[str] = set()
+    for path in COMMANDS:
+        if path[: len(prefix)] != prefix:
+            continue
+        name = path[len(prefix)]
+        if name in seen:
+            continue
+        seen.add(name)
+        if len(path) > len(prefix) + 1:
+            lines.append(f"  {name:<14} {GROUPS.get(name, '')}")
+        else:
+            lines.append(f"  {name:<14} {load_command(path).SUMMARY}")
+    lines += ["", "Run 'yarp COMMAND --help' for a command's options."]
+    if not prefix:
+        lines.insert(0, f"yarp {__version__}")
+    return "\n".join(lines) + "\n"
+
+
+def _match(argv: list[str]) -> tuple[tuple[str, ...], list[str]] | None:
+    for length in (2, 1):
+        path = tuple(argv[:length])
+        if path in COMMANDS:
+            return path, argv[length:]
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        if not argv or argv[0] in ("-h", "--help", "help"):
+            sys.stdout.write(_overview())
+            return 0
+        if argv[0] == "--version":
+            print(f"yarp {__version__}")
+            return 0
+        matched = _match(argv)
+        if matched is None:
+            if argv[0] in GROUPS and (len(argv) == 1 or argv[1] in ("-h", "--help")):
+                sys.stdout.write(_overview((argv[0],)))
+                return 0
+            raise UsageError(f"unknown command: {bounded_text(' '.join(argv[:2]), 80)} (see 'yarp --help')")
+        path, rest = matched
+        module = load_command(path)
+        args = build_parser(path, module).parse_args(rest)
+        return int(module.run(args) or 0)
+    except YarpError as exc:
+        _report(exc)
+        return exc.exit_code
+    except SystemExit as exc:  # argparse --help exits 0 through here
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `yarp read … | head`); that is not an error.
+        try:
+            sys.stdout = None  # type: ignore[assignment]
+        finally:
+            return 0
+
+
+def _report(exc: YarpError) -> None:
+    try:
+        sys.stderr.write(f"yarp: {exc.message}\n")
+        sys.stderr.flush()
+    except OSError:
+        pass

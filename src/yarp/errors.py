@@ -1,0 +1,237 @@
+"""Every error YARP raises on purpose, with its exit status and wire code.
+
+Hierarchy (exit status in brackets; ``code`` is the stable token sent in broker
+replies and ingest acknowledgements)::
+
+    YarpError [74]                    base; never raised directly
+    ├── UsageError [64]               bad command line or configuration value
+    ├── DataError [65]                input or archive content is wrong
+    │   ├── InvalidReference          an archive_ref that is not yr_ + 32 hex
+    │   ├── NotFound                  a well-formed ref / call that is not archived
+    │   ├── ValidationError           an operation, envelope or record fails its contract
+    │   ├── ConflictError             a stable identity reused with different content
+    │   ├── LifecycleError            an operation not allowed in the call's state,
+    │   │                             or a required snapshot is missing at finish
+    │   └── VerificationFailed        `yarp archive verify` found a problem
+    ├── ArchiveError [74]             the archive cannot be used as asked
+    │   ├── ArchiveMissing            no archive at the path
+    │   ├── UnsafePath                symlink, foreign owner, broad mode, wrong type
+    │   ├── UnsupportedSchema         user_version newer (or unknown) to this binary
+    │   ├── CorruptArchive            SQLite reports corruption / not a database
+    │   ├── ArchiveBusy               typed SQLITE_BUSY / SQLITE_LOCKED (retryable)
+    │   └── DiskFull                  SQLITE_FULL or ENOSPC
+    ├── FrameError [74]               a length-prefixed frame is malformed
+    │   └── FrameTooLarge             declared length above the limit (before allocation)
+    └── BrokerError [74]              talking to the broker failed
+        ├── BrokerUnavailable         no broker could be reached or started (transport)
+        ├── HandshakeMismatch         schema, binary version or archive id differ
+        ├── DeadlineExceeded          the request's end-to-end deadline passed
+        ├── ShuttingDown              the broker is draining for idle exit (retry start-up)
+        └── UnknownOutcome            a prune acknowledgement was lost
+
+Messages are bounded (`MAX_ERROR_CHARS`), control characters are replaced, and no
+message ever carries archived payloads, command text or credentials: callers pass
+only fixed wording plus small facts (counts, limits, field names).
+"""
+
+from __future__ import annotations
+
+from .limits import MAX_ERROR_CHARS
+
+EXIT_OK = 0
+EXIT_USAGE = 64
+EXIT_DATA = 65
+EXIT_IO = 74
+
+
+def bounded_text(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """Replace control characters and cut `text` to at most `limit` characters."""
+    cleaned = "".join(ch if ch.isprintable() or ch == " " else "\ufffd" for ch in str(text))
+    if len(cleaned) > limit:
+        cleaned = cleaned[: limit - 1] + "\u2026"
+    return cleaned
+
+
+class YarpError(Exception):
+    """Base of every deliberate YARP error; carries a bounded message."""
+
+    exit_code = EXIT_IO
+    code = "error"
+    #: Whether a client may retry the same request within its deadline.
+    retryable = False
+
+    def __init__(self, message: str = "") -> None:
+        self.message = bounded_text(message or self.__class__.__doc__ or self.code)
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(YarpError):
+    """Raised for a malformed command line or configuration value."""
+
+    exit_code = EXIT_USAGE
+    code = "usage"
+
+
+class DataError(YarpError):
+    """Raised when input or archived content does not satisfy its contract."""
+
+    exit_code = EXIT_DATA
+    code = "data"
+
+
+class InvalidReference(DataError):
+    """Raised when an archive reference is not `yr_` followed by 32 lowercase hex digits."""
+
+    code = "invalid_ref"
+
+
+class NotFound(DataError):
+    """Raised when a well-formed reference or source call is not in the archive."""
+
+    code = "not_found"
+
+
+class ValidationError(DataError):
+    """Raised when an operation, envelope or record fails validation."""
+
+    code = "validation"
+
+
+class ConflictError(DataError):
+    """Raised when a stable identity is reused with different content."""
+
+    code = "conflict"
+
+
+class LifecycleError(DataError):
+    """Raised when an operation is not allowed in the call's current state."""
+
+    code = "lifecycle"
+
+
+class VerificationFailed(DataError):
+    """Raised when `yarp archive verify` finds one or more problems."""
+
+    code = "verification_failed"
+
+
+class ArchiveError(YarpError):
+    """Raised when the archive cannot be opened or used as asked."""
+
+    code = "archive"
+
+
+class ArchiveMissing(ArchiveError):
+    """Raised when no archive exists at the path a read-only command was given."""
+
+    code = "archive_missing"
+
+
+class UnsafePath(ArchiveError):
+    """Raised for symlinks, foreign owners, broad permissions or wrong file types."""
+
+    code = "unsafe_path"
+
+
+class UnsupportedSchema(ArchiveError):
+    """Raised when the archive's user_version is newer or unknown to this binary."""
+
+    code = "unsupported_schema"
+
+
+class CorruptArchive(ArchiveError):
+    """Raised when SQLite reports corruption or the file is not a database."""
+
+    code = "corrupt"
+
+
+class ArchiveBusy(ArchiveError):
+    """Raised for typed SQLITE_BUSY / SQLITE_LOCKED outcomes; retried within a deadline."""
+
+    code = "busy"
+    retryable = True
+
+
+class DiskFull(ArchiveError):
+    """Raised when SQLite or the filesystem reports that no space is left."""
+
+    code = "disk_full"
+
+
+class FrameError(YarpError):
+    """Raised when a length-prefixed frame is malformed (zero length, truncated, bad JSON)."""
+
+    code = "frame"
+
+
+class FrameTooLarge(FrameError):
+    """Raised when a declared frame length exceeds the limit, before any allocation."""
+
+    code = "frame_too_large"
+
+    def __init__(self, declared: int, limit: int) -> None:
+        self.declared = declared
+        self.limit = limit
+        super().__init__(f"frame of {declared} bytes exceeds the limit of {limit} bytes")
+
+
+class BrokerError(YarpError):
+    """Raised when the broker cannot be reached or answers unusably."""
+
+    code = "broker"
+
+
+class BrokerUnavailable(BrokerError):
+    """Raised when no broker could be reached or started (a transport failure)."""
+
+    code = "unavailable"
+    retryable = True
+
+
+class HandshakeMismatch(BrokerError):
+    """Raised when the broker handshake's schema, binary version or archive id differ."""
+
+    code = "handshake"
+
+
+class DeadlineExceeded(BrokerError):
+    """Raised when a request's end-to-end deadline passes before its acknowledgement."""
+
+    code = "deadline"
+
+
+class ShuttingDown(BrokerError):
+    """Raised when the broker is draining for idle exit; clients retry start-up."""
+
+    code = "shutting_down"
+    retryable = True
+
+
+class UnknownOutcome(BrokerError):
+    """Raised when a prune acknowledgement was lost: inspect the archive before pruning again."""
+
+    code = "unknown_outcome"
+
+
+#: Wire code -> class, used to rebuild a typed error from a broker reply.
+ERRORS_BY_CODE: dict[str, type[YarpError]] = {}
+
+
+def _register(cls: type[YarpError]) -> None:
+    ERRORS_BY_CODE.setdefault(cls.code, cls)
+    for sub in cls.__subclasses__():
+        _register(sub)
+
+
+_register(YarpError)
+
+
+def from_code(code: str, message: str) -> YarpError:
+    """Rebuild a typed error from its wire code (unknown codes become `BrokerError`)."""
+    cls = ERRORS_BY_CODE.get(code, BrokerError)
+    if cls is FrameTooLarge:
+        return FrameError(message)
+    return cls(message)

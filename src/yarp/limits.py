@@ -1,0 +1,82 @@
+"""Every numeric bound of the archive, the broker and the runner, in one place.
+
+Numbers come from the tool-call archive specification and the reference
+contract; each constant says where it is enforced. Other modules import these
+names instead of repeating literals, so a bound changes in exactly one line.
+"""
+
+# --- Frames (ingest stdin, broker socket) -----------------------------------
+#: Bytes of the big-endian unsigned length prefix that precedes every frame.
+FRAME_HEADER_BYTES = 8
+#: Largest frame body accepted anywhere (ingest and broker); 256 MiB.
+MAX_FRAME_BYTES = 256 * 1024 * 1024
+#: Largest handshake frame in either direction.
+MAX_HANDSHAKE_BYTES = 4096
+
+# --- Envelope and operation data -------------------------------------------
+#: Longest connection correlation id (ASCII, printable).
+MAX_CORRELATION_ID_CHARS = 64
+#: Longest source identity component (agent, account, session id, call id).
+MAX_IDENTITY_CHARS = 1024
+#: Longest tool name, provider, model.
+MAX_NAME_CHARS = 256
+#: Longest working directory recorded for a call.
+MAX_WORKING_DIRECTORY_CHARS = 4096
+#: Deepest JSON nesting accepted for tool inputs and results.
+MAX_JSON_DEPTH = 128
+#: Relative broker deadline bounds, milliseconds.
+MIN_DEADLINE_MS = 1
+MAX_DEADLINE_MS = 30_000
+#: Deadline used by ingest when an adapter omits `deadlineAtMs`.
+DEFAULT_DEADLINE_MS = 30_000
+#: Largest stream or source-output file the broker will snapshot (4 GiB).
+MAX_STREAM_FILE_BYTES = 4 * 1024 * 1024 * 1024
+
+# --- Errors -------------------------------------------------------------------
+#: Longest error text on stderr, in acknowledgements and in broker replies.
+MAX_ERROR_CHARS = 1024
+
+# --- Broker admission and batching -------------------------------------------
+#: Admitted requests per client connection.
+MAX_ADMITTED_PER_CLIENT = 1
+#: Admitted requests across all clients.
+MAX_ADMITTED_TOTAL = 256
+#: Admitted request body bytes across all clients.
+MAX_ADMITTED_BODY_BYTES = MAX_FRAME_BYTES
+#: Longest a ready request waits for companions before its batch commits.
+BATCH_WAIT_MS = 2
+#: Requests per batch.
+MAX_BATCH_REQUESTS = 32
+#: Prepared payload bytes per batch; a larger legal request runs alone.
+MAX_BATCH_PAYLOAD_BYTES = 8 * 1024 * 1024
+#: Source keys remembered by the recent-sequence cache.
+MAX_SEQUENCE_CACHE_KEYS = 4096
+#: Idle grace before the broker shuts down (overridable by YARP_BROKER_IDLE_MS).
+BROKER_IDLE_MS = 60_000
+#: Longest a client waits for a broker it started to answer the ready handshake.
+BROKER_START_TIMEOUT_S = 5.0
+#: Longest socket path (platform limit for sun_path, with margin).
+MAX_SOCKET_PATH_BYTES = 104
+#: WAL size that triggers a passive checkpoint between batches.
+WAL_CHECKPOINT_BYTES = 64 * 1024 * 1024
+
+# --- SQLite -------------------------------------------------------------------
+SQLITE_BUSY_TIMEOUT_MS = 250
+
+# --- Agent-visible output -----------------------------------------------------
+#: Default global cap on visible text, UTF-8 bytes (0 disables the cap).
+DEFAULT_CAP_BYTES = 5120
+MIN_CAP_BYTES = 1024
+MAX_CAP_BYTES = 16 * 1024 * 1024
+#: Bounds for direct recovery commands (`yarp search`, `yarp read`).
+DEFAULT_RECOVERY_CAP_BYTES = 32 * 1024
+DEFAULT_RECOVERY_CAP_LINES = 1900
+
+# --- Recovery commands --------------------------------------------------------
+MAX_SEARCH_PATTERNS = 8
+MAX_SEARCH_CONTEXT = 50
+DEFAULT_SEARCH_CONTEXT = 2
+MAX_SEARCH_MATCHES = 100
+DEFAULT_SEARCH_MATCHES = 20
+#: Longest line printed by `yarp search` before it is cut at a UTF-8 boundary.
+MAX_SEARCH_LINE_BYTES = 512

@@ -1,0 +1,157 @@
+"""Where the archive lives and the private-permission rules for it.
+
+Resolution order for the archive path: an explicit `--archive PATH`, then the
+`YARP_ARCHIVE` environment variable, then `archive.path` in the configuration
+file, then the known default `$XDG_DATA_HOME/yarp/tool-calls.sqlite3` (else
+`~/.local/share/yarp/tool-calls.sqlite3`).
+
+Only the known default location is ever repaired: broader permissions on its
+directory and database are narrowed to 0700/0600 before opening. An explicit
+override is never changed; broad permissions there are an error. Failure to
+establish private permissions is always an error, never a warning.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+
+from .errors import ArchiveMissing, UnsafePath
+
+ARCHIVE_FILENAME = "tool-calls.sqlite3"
+ARCHIVE_ENV = "YARP_ARCHIVE"
+#: SQLite companion files that are parts of the same logical database.
+COMPANION_SUFFIXES = ("-wal", "-shm")
+
+
+@dataclass(frozen=True)
+class ArchiveLocation:
+    """An absolute archive path and whether it is the known default location."""
+
+    path: str
+    is_default: bool
+
+    @property
+    def directory(self) -> str:
+        return os.path.dirname(self.path)
+
+
+def default_archive_path(environ=os.environ) -> str:
+    data_home = environ.get("XDG_DATA_HOME") or ""
+    if not os.path.isabs(data_home):
+        data_home = os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(data_home, "yarp", ARCHIVE_FILENAME)
+
+
+def resolve_archive(explicit: str | None = None, environ=os.environ, configured: str | None = None) -> ArchiveLocation:
+    """Resolve the archive location from flag, environment, configuration, default."""
+    default = default_archive_path(environ)
+    for candidate in (explicit, environ.get(ARCHIVE_ENV) or None, configured):
+        if candidate:
+            path = os.path.abspath(os.path.expanduser(candidate))
+            return ArchiveLocation(path, path == default)
+    return ArchiveLocation(default, True)
+
+
+def canonical_archive_path(path: str) -> str:
+    """The canonical form of an archive path: symlinks resolved through the
+    nearest existing parent, so one archive has one identity."""
+    path = os.path.abspath(path)
+    missing: list[str] = []
+    probe = path
+    while not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        missing.append(os.path.basename(probe))
+        probe = parent
+    resolved = os.path.realpath(probe)
+    for part in reversed(missing):
+        resolved = os.path.join(resolved, part)
+    return resolved
+
+
+def _describe_mode_problem(st: os.stat_result, want_dir: bool, label: str) -> str | None:
+    if want_dir and not stat.S_ISDIR(st.st_mode):
+        return f"{label} is not a directory"
+    if not want_dir and not stat.S_ISREG(st.st_mode):
+        return f"{label} is not a regular file"
+    if st.st_uid != os.geteuid():
+        return f"{label} is owned by another user"
+    return None
+
+
+def ensure_private_directory(path: str, *, narrow: bool, create: bool, label: str = "archive directory") -> None:
+    """Make sure `path` is a real directory owned by us with mode 0700.
+
+    `narrow=True` (the known default only) repairs broader modes; otherwise a
+    group/other bit is an error. `create=True` creates missing directories 0700.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        if not create:
+            raise ArchiveMissing(f"{label} does not exist") from None
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafePath(f"{label} is a symbolic link")
+    problem = _describe_mode_problem(st, True, label)
+    if problem:
+        raise UnsafePath(problem)
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        if not narrow:
+            raise UnsafePath(f"{label} permissions are broader than 0700")
+        try:
+            os.chmod(path, stat.S_IMODE(st.st_mode) & 0o700, follow_symlinks=False)
+        except OSError as exc:
+            raise UnsafePath(f"cannot make {label} private: {exc.strerror}") from None
+
+
+def check_private_file(path: str, *, narrow: bool, label: str = "archive database", missing_ok: bool = False) -> bool:
+    """Check (and, when `narrow`, repair) a private regular file; return whether it exists."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        if missing_ok:
+            return False
+        raise ArchiveMissing(f"{label} does not exist") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafePath(f"{label} is a symbolic link")
+    problem = _describe_mode_problem(st, False, label)
+    if problem:
+        raise UnsafePath(problem)
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        if not narrow:
+            raise UnsafePath(f"{label} permissions are broader than 0600")
+        try:
+            os.chmod(path, stat.S_IMODE(st.st_mode) & 0o600, follow_symlinks=False)
+        except OSError as exc:
+            raise UnsafePath(f"cannot make {label} private: {exc.strerror}") from None
+    return True
+
+
+def secure_archive_location(location: ArchiveLocation, *, create: bool) -> bool:
+    """Apply the filesystem-permission rules to an archive; return whether the database exists.
+
+    Checks the directory, the database and its -wal/-shm companions. With
+    `create=True` a missing directory is created 0700 (the writer's path).
+    """
+    narrow = location.is_default
+    ensure_private_directory(location.directory, narrow=narrow, create=create)
+    exists = check_private_file(location.path, narrow=narrow, missing_ok=True)
+    if not exists and not create:
+        raise ArchiveMissing("archive database does not exist")
+    for suffix in COMPANION_SUFFIXES:
+        check_private_file(location.path + suffix, narrow=narrow, label=f"archive {suffix[1:]} file", missing_ok=True)
+    return exists
+
+
+def create_private_file(path: str) -> None:
+    """Create an empty file with mode 0600 without following a symlink (no-op if it exists)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)

@@ -1,0 +1,47 @@
+"""Shared fixtures: the `c`/`py` implementation switch and private temporary homes.
+
+Every test runs with HOME, XDG_* and TMPDIR pointed into its own temporary
+directory, so no test can touch the developer's real archive or runtime
+directory, and brokers started by one test never answer another.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+import pytest
+
+from yarp import _compat
+
+
+def _load_impl(name: str):
+    if name == "py":
+        return importlib.import_module("yarp._fastframe_py")
+    if _compat.NO_EXTENSIONS:
+        pytest.skip("YARP_NO_EXTENSIONS is set: the compiled implementation is disabled")
+    return importlib.import_module("yarp._fastframe")
+
+
+@pytest.fixture(params=["c", "py"], scope="session")
+def fastframe_impl(request):
+    """The compiled extension (`c`) and its pure-Python twin (`py`), one after the other."""
+    return _load_impl(request.param)
+
+
+@pytest.fixture
+def private_home(tmp_path, monkeypatch):
+    """An isolated HOME / XDG tree for one test; returns its root."""
+    home = tmp_path / "home"
+    runtime = tmp_path / "run"
+    for path in (home, runtime):
+        path.mkdir(mode=0o700)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.delenv("YARP_ARCHIVE", raising=False)
+    monkeypatch.delenv("YARP_CONFIG", raising=False)
+    os.chmod(runtime, 0o700)
+    return tmp_path
