@@ -1,0 +1,514 @@
+"""The agent-neutral archive operations, their strict validation and replay policy.
+
+An operation is what an adapter asks the archive to record. The same camelCase
+JSON shape (tagged by ``"operation"``) is used by the ingest frames and inside
+broker envelopes, so one validator serves both. Validation here is structural
+and bounded: types, required and unknown fields, identity lengths, enumerations.
+Canonicalisation, hashing and file snapshots happen later, in `yarp.prepare`.
+
+This module never touches SQLite, the filesystem or the network.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Union
+
+from .errors import ValidationError
+from .limits import (
+    MAX_IDENTITY_CHARS,
+    MAX_NAME_CHARS,
+    MAX_WORKING_DIRECTORY_CHARS,
+)
+
+#: Unix milliseconds must fit SQLite's signed 64-bit integers and be non-negative.
+MAX_TIME_MS = 2**63 - 1
+COMPLETENESS = ("complete", "incomplete", "unknown")
+UNIT_SEPARATOR = "\x1f"
+
+
+# --- Shared parts -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    agent: str
+    account: str
+    source_session_id: str
+    started_at_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallMeta:
+    source_call_id: str
+    tool_name: str
+    started_at_ms: int
+    requires_streams: bool
+    provider: str | None = None
+    model: str | None = None
+    working_directory: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StreamFile:
+    """A spool or source-output file named by path, with the identity the sender saw.
+
+    `device`, `inode` and `size` are None when the sender did not declare them
+    (an ingest adapter names only the path); the broker then records what it
+    opens and relies on content checks for replays.
+    """
+
+    path: str
+    device: int | None = None
+    inode: int | None = None
+    size: int | None = None
+
+
+# --- Operations -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BeginCall:
+    session: Session
+    call: CallMeta
+    input_before: Any
+    input_after: Any
+    captured_at_ms: int
+    deadline_at_ms: int | None = None
+
+    kind = "begin_call"
+    sequence = 0
+
+    @property
+    def source_call_id(self) -> str:
+        return self.call.source_call_id
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureStreams:
+    session: Session
+    source_call_id: str
+    captured_at_ms: int
+    stdout_before: StreamFile
+    stderr_before: StreamFile
+    stdout_after: StreamFile
+    stderr_after: StreamFile
+
+    kind = "capture_streams"
+    sequence = 1
+
+
+@dataclass(frozen=True, slots=True)
+class CapturePassthroughStreams:
+    session: Session
+    source_call_id: str
+    captured_at_ms: int
+    stdout: StreamFile
+    stderr: StreamFile
+
+    kind = "capture_passthrough_streams"
+    sequence = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ResultBefore:
+    session: Session
+    source_call_id: str
+    result: Any
+    captured_at_ms: int
+    full_output: StreamFile | None = None
+
+    kind = "result_before"
+    sequence = 2
+
+
+@dataclass(frozen=True, slots=True)
+class ResultText:
+    session: Session
+    source_call_id: str
+    text: str
+    source_completeness: str
+    captured_at_ms: int
+
+    kind = "result_text"
+    sequence = 3
+
+
+@dataclass(frozen=True, slots=True)
+class StageResult:
+    session: Session
+    source_call_id: str
+    result: Any
+    is_error: bool
+    captured_at_ms: int
+
+    kind = "stage_result"
+    sequence = 4
+
+
+@dataclass(frozen=True, slots=True)
+class FinishCall:
+    session: Session
+    source_call_id: str
+    result: Any
+    is_error: bool
+    executed: bool
+    finished_at_ms: int
+
+    kind = "finish_call"
+    sequence = 5
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateFinalResult:
+    session: Session
+    source_call_id: str
+    result: Any
+    is_error: bool
+    finished_at_ms: int
+
+    kind = "update_final_result"
+    sequence = 6
+
+
+@dataclass(frozen=True, slots=True)
+class PruneBefore:
+    timestamp_ms: int
+
+    kind = "prune_before"
+    sequence = 0
+
+
+CaptureOperation = Union[
+    BeginCall,
+    CaptureStreams,
+    CapturePassthroughStreams,
+    ResultBefore,
+    ResultText,
+    StageResult,
+    FinishCall,
+    UpdateFinalResult,
+]
+ArchiveOperation = Union[CaptureOperation, PruneBefore]
+
+#: Every operation type, in sequence order. Tests enumerate this tuple.
+OPERATION_TYPES: tuple[type, ...] = (
+    BeginCall,
+    CaptureStreams,
+    CapturePassthroughStreams,
+    ResultBefore,
+    ResultText,
+    StageResult,
+    FinishCall,
+    UpdateFinalResult,
+    PruneBefore,
+)
+OPERATIONS_BY_KIND: dict[str, type] = {t.kind: t for t in OPERATION_TYPES}
+#: Operations after which a call's recent-sequence cache entry is dropped.
+FINISHING_KINDS = frozenset({"finish_call", "update_final_result"})
+
+
+# --- Replay policy --------------------------------------------------------------
+
+
+class ReplayPolicy(enum.Enum):
+    """What a client does with an unacknowledged request after a transport failure."""
+
+    #: Reconnect (starting a broker if needed) and send the identical request again,
+    #: same identity, original deadline. Stable identities make the replay exactly-once.
+    SAFE_REPLAY = "SafeReplay"
+    #: Never re-send; report a bounded unknown outcome (rows cannot prove the count).
+    UNKNOWN_ON_DISCONNECT = "UnknownOnDisconnect"
+
+
+def replay_policy(operation: ArchiveOperation) -> ReplayPolicy:
+    """The exhaustive policy: every operation type must appear here explicitly.
+
+    There is deliberately no default: an operation type added to
+    `OPERATION_TYPES` without a policy raises `TypeError`, and a test enumerates
+    every type so the omission fails the suite.
+    """
+    match operation:
+        case BeginCall() | CaptureStreams() | CapturePassthroughStreams() | ResultBefore():
+            return ReplayPolicy.SAFE_REPLAY
+        case ResultText() | StageResult() | FinishCall() | UpdateFinalResult():
+            return ReplayPolicy.SAFE_REPLAY
+        case PruneBefore():
+            return ReplayPolicy.UNKNOWN_ON_DISCONNECT
+    raise TypeError(f"operation type {type(operation).__name__} has no replay policy")
+
+
+# --- Identities ------------------------------------------------------------------
+
+
+def source_identity(operation: ArchiveOperation) -> str:
+    """agent␟account␟sourceSessionId␟sourceCallId, or the maintenance identity."""
+    if isinstance(operation, PruneBefore):
+        return UNIT_SEPARATOR.join(("maintenance", "prune"))
+    s = operation.session
+    return UNIT_SEPARATOR.join((s.agent, s.account, s.source_session_id, operation.source_call_id))
+
+
+def source_key(operation: ArchiveOperation) -> str:
+    """The ordering key: SHA-256 hex of the source identity (raw ids never routed)."""
+    return hashlib.sha256(source_identity(operation).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def operation_id(operation: ArchiveOperation) -> str:
+    """The stable operation identity: SHA-256 of the source identity and operation kind."""
+    if isinstance(operation, PruneBefore):
+        material = f"{source_identity(operation)}{UNIT_SEPARATOR}{operation.timestamp_ms}"
+    else:
+        material = f"{source_identity(operation)}{UNIT_SEPARATOR}{operation.kind}"
+    return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# --- JSON -> operation --------------------------------------------------------------
+
+_MISSING = object()
+
+
+class _Fields:
+    """Strict reader over one JSON object: typed getters, unknown fields rejected."""
+
+    def __init__(self, obj: Any, where: str, *, tolerate_unknown: bool = False) -> None:
+        if not isinstance(obj, dict):
+            raise ValidationError(f"{where} must be a JSON object")
+        self.obj = obj
+        self.where = where
+        self.used: set[str] = set()
+        self.tolerate_unknown = tolerate_unknown
+
+    def _get(self, name: str, required: bool) -> Any:
+        self.used.add(name)
+        value = self.obj.get(name, _MISSING)
+        if value is _MISSING or (value is None and not required):
+            if required:
+                raise ValidationError(f"{self.where}.{name} is required")
+            return None
+        return value
+
+    def text(self, name: str, limit: int, *, required: bool = True, allow_empty: bool = False) -> str | None:
+        value = self._get(name, required)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise ValidationError(f"{self.where}.{name} must be a string")
+        if len(value) > limit:
+            raise ValidationError(f"{self.where}.{name} is longer than {limit} characters")
+        if not value and not allow_empty:
+            raise ValidationError(f"{self.where}.{name} must not be empty")
+        _check_scalar_text(value, f"{self.where}.{name}")
+        return value
+
+    def any_text(self, name: str) -> str:
+        value = self._get(name, True)
+        if not isinstance(value, str):
+            raise ValidationError(f"{self.where}.{name} must be a string")
+        _check_scalar_text(value, f"{self.where}.{name}")
+        return value
+
+    def time_ms(self, name: str, *, required: bool = True) -> int | None:
+        value = self._get(name, required)
+        if value is None:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_TIME_MS:
+            raise ValidationError(f"{self.where}.{name} must be a non-negative integer of milliseconds")
+        return value
+
+    def flag(self, name: str) -> bool:
+        value = self._get(name, True)
+        if not isinstance(value, bool):
+            raise ValidationError(f"{self.where}.{name} must be a boolean")
+        return value
+
+    def json(self, name: str) -> Any:
+        self.used.add(name)
+        if name not in self.obj:
+            raise ValidationError(f"{self.where}.{name} is required")
+        return self.obj[name]
+
+    def choice(self, name: str, allowed: tuple[str, ...]) -> str:
+        value = self._get(name, True)
+        if value not in allowed:
+            raise ValidationError(f"{self.where}.{name} must be one of {', '.join(allowed)}")
+        return value
+
+    def finish(self) -> None:
+        if self.tolerate_unknown:
+            return
+        unknown = set(self.obj) - self.used
+        if unknown:
+            names = ", ".join(sorted(_bounded_name(n) for n in unknown)[:5])
+            raise ValidationError(f"{self.where} has unknown field(s): {names}")
+
+
+def _bounded_name(name: str) -> str:
+    return name[:40] if name.isprintable() else "<non-printable>"
+
+
+def _check_scalar_text(value: str, where: str) -> None:
+    # Lone surrogates cannot be stored as UTF-8; refuse them at the boundary.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(f"{where} is not valid Unicode text") from None
+
+
+def _session(obj: Any) -> Session:
+    f = _Fields(obj, "session", tolerate_unknown=True)
+    return Session(
+        agent=f.text("agent", MAX_NAME_CHARS),
+        account=f.text("account", MAX_IDENTITY_CHARS),
+        source_session_id=f.text("sourceSessionId", MAX_IDENTITY_CHARS),
+        started_at_ms=f.time_ms("startedAtMs", required=False),
+    )
+
+
+def _call(obj: Any) -> CallMeta:
+    f = _Fields(obj, "call", tolerate_unknown=True)
+    return CallMeta(
+        source_call_id=f.text("sourceCallId", MAX_IDENTITY_CHARS),
+        tool_name=f.text("toolName", MAX_NAME_CHARS),
+        provider=f.text("provider", MAX_NAME_CHARS, required=False),
+        model=f.text("model", MAX_NAME_CHARS, required=False),
+        working_directory=f.text("workingDirectory", MAX_WORKING_DIRECTORY_CHARS, required=False),
+        started_at_ms=f.time_ms("startedAtMs"),
+        requires_streams=f.flag("requiresStreams"),
+    )
+
+
+def _stream_file(f: _Fields, name: str, *, required: bool = True) -> StreamFile | None:
+    """A path string (ingest form) or {path, device, inode, size} (runner form)."""
+    f.used.add(name)
+    value = f.obj.get(name)
+    if value is None:
+        if required:
+            raise ValidationError(f"{f.where}.{name} is required")
+        return None
+    if isinstance(value, str):
+        sub_path = value
+        device = inode = size = None
+    else:
+        g = _Fields(value, f"{f.where}.{name}")
+        sub_path = g.text("path", MAX_WORKING_DIRECTORY_CHARS)
+        device, inode, size = (g.time_ms(k, required=False) for k in ("device", "inode", "size"))
+        g.finish()
+    if not isinstance(sub_path, str) or not sub_path.startswith("/") or "\x00" in sub_path:
+        raise ValidationError(f"{f.where}.{name} must be an absolute path")
+    if len(sub_path) > MAX_WORKING_DIRECTORY_CHARS:
+        raise ValidationError(f"{f.where}.{name} is too long")
+    return StreamFile(sub_path, device, inode, size)
+
+
+def _call_target(f: _Fields) -> tuple[Session, str]:
+    return _session(f.json("session")), f.text("sourceCallId", MAX_IDENTITY_CHARS)
+
+
+def parse_operation(obj: Any) -> ArchiveOperation:
+    """Validate one operation object (without requestId/schemaVersion) strictly."""
+    if not isinstance(obj, dict):
+        raise ValidationError("operation must be a JSON object")
+    kind = obj.get("operation")
+    if kind not in OPERATIONS_BY_KIND:
+        raise ValidationError("unknown operation")
+    f = _Fields(obj, kind)
+    f.used.add("operation")
+    op: ArchiveOperation
+    if kind == "begin_call":
+        op = BeginCall(
+            session=_session(f.json("session")),
+            call=_call(f.json("call")),
+            input_before=f.json("inputBefore"),
+            input_after=f.json("inputAfter"),
+            captured_at_ms=f.time_ms("capturedAtMs"),
+            deadline_at_ms=f.time_ms("deadlineAtMs", required=False),
+        )
+    elif kind == "prune_before":
+        op = PruneBefore(timestamp_ms=f.time_ms("timestampMs"))
+    else:
+        session, call_id = _call_target(f)
+        if kind == "result_before":
+            op = ResultBefore(session, call_id, f.json("result"), f.time_ms("capturedAtMs"),
+                              _stream_file(f, "fullOutputPath", required=False))
+        elif kind == "result_text":
+            op = ResultText(session, call_id, f.any_text("text"),
+                            f.choice("sourceCompleteness", COMPLETENESS), f.time_ms("capturedAtMs"))
+        elif kind == "stage_result":
+            op = StageResult(session, call_id, f.json("result"), f.flag("isError"), f.time_ms("capturedAtMs"))
+        elif kind == "finish_call":
+            op = FinishCall(session, call_id, f.json("result"), f.flag("isError"),
+                            f.flag("requirePreResult"), f.time_ms("finishedAtMs"))
+        elif kind == "update_final_result":
+            op = UpdateFinalResult(session, call_id, f.json("result"), f.flag("isError"),
+                                   f.time_ms("finishedAtMs"))
+        elif kind == "capture_streams":
+            op = CaptureStreams(session, call_id, f.time_ms("capturedAtMs"),
+                                *(_stream_file(f, n) for n in ("stdoutBeforePath", "stderrBeforePath",
+                                                               "stdoutAfterPath", "stderrAfterPath")))
+        else:
+            op = CapturePassthroughStreams(session, call_id, f.time_ms("capturedAtMs"),
+                                           _stream_file(f, "stdoutPath"), _stream_file(f, "stderrPath"))
+    f.finish()
+    return op
+
+
+# --- operation -> JSON --------------------------------------------------------------
+
+
+def _session_json(s: Session) -> dict:
+    out = {"agent": s.agent, "account": s.account, "sourceSessionId": s.source_session_id}
+    if s.started_at_ms is not None:
+        out["startedAtMs"] = s.started_at_ms
+    return out
+
+
+def _file_json(sf: StreamFile) -> Any:
+    if sf.device is None and sf.inode is None and sf.size is None:
+        return sf.path
+    return {"path": sf.path, "device": sf.device, "inode": sf.inode, "size": sf.size}
+
+
+def operation_to_json(op: ArchiveOperation) -> dict:
+    """The inverse of `parse_operation` (used by clients building envelopes)."""
+    if isinstance(op, PruneBefore):
+        return {"operation": op.kind, "timestampMs": op.timestamp_ms}
+    out: dict[str, Any] = {"operation": op.kind, "session": _session_json(op.session)}
+    if isinstance(op, BeginCall):
+        c = op.call
+        call = {"sourceCallId": c.source_call_id, "toolName": c.tool_name, "startedAtMs": c.started_at_ms,
+                "requiresStreams": c.requires_streams}
+        for key, value in (("provider", c.provider), ("model", c.model), ("workingDirectory", c.working_directory)):
+            if value is not None:
+                call[key] = value
+        out.update(call=call, inputBefore=op.input_before, inputAfter=op.input_after,
+                   capturedAtMs=op.captured_at_ms)
+        if op.deadline_at_ms is not None:
+            out["deadlineAtMs"] = op.deadline_at_ms
+        return out
+    out["sourceCallId"] = op.source_call_id
+    if isinstance(op, ResultBefore):
+        out.update(result=op.result, capturedAtMs=op.captured_at_ms)
+        if op.full_output is not None:
+            out["fullOutputPath"] = _file_json(op.full_output)
+    elif isinstance(op, ResultText):
+        out.update(text=op.text, sourceCompleteness=op.source_completeness, capturedAtMs=op.captured_at_ms)
+    elif isinstance(op, StageResult):
+        out.update(result=op.result, isError=op.is_error, capturedAtMs=op.captured_at_ms)
+    elif isinstance(op, FinishCall):
+        out.update(result=op.result, isError=op.is_error, requirePreResult=op.executed,
+                   finishedAtMs=op.finished_at_ms)
+    elif isinstance(op, UpdateFinalResult):
+        out.update(result=op.result, isError=op.is_error, finishedAtMs=op.finished_at_ms)
+    elif isinstance(op, CaptureStreams):
+        out.update(capturedAtMs=op.captured_at_ms, stdoutBeforePath=_file_json(op.stdout_before),
+                   stderrBeforePath=_file_json(op.stderr_before), stdoutAfterPath=_file_json(op.stdout_after),
+                   stderrAfterPath=_file_json(op.stderr_after))
+    elif isinstance(op, CapturePassthroughStreams):
+        out.update(capturedAtMs=op.captured_at_ms, stdoutPath=_file_json(op.stdout),
+                   stderrPath=_file_json(op.stderr))
+    else:  # pragma: no cover - exhaustive above
+        raise TypeError(type(op).__name__)
+    return out

@@ -1,0 +1,132 @@
+"""Turn a validated operation into prepared snapshots, before any SQLite lock.
+
+This is the CPU and file work of the broker: canonical JSON, SHA-256, the
+compression decision, and snapshots of approved stream and source-output files.
+It runs in the broker's worker pool; it never touches SQLite.
+
+Stream files (the runner's spools) must be regular files owned by us with
+private permissions; approved source-output files (an agent's own full-output
+file, such as Pi's world-readable temporary log) follow the same no-follow,
+bounded and identity rules but are not refused for their mode.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+
+from . import operations as ops
+from .codec import MEDIA_TEXT, Payload, bytes_payload, json_payload
+from .errors import UnsafePath, ValidationError
+from .limits import MAX_STREAM_FILE_BYTES
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotSpec:
+    subject: str
+    stage: str
+    payload: Payload
+    source_completeness: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """An operation with every snapshot it writes, ready for one savepoint."""
+
+    operation: ops.ArchiveOperation
+    snapshots: tuple[SnapshotSpec, ...]
+
+    @property
+    def payload_bytes(self) -> int:
+        return sum(len(s.payload.body) for s in self.snapshots)
+
+
+def read_snapshot_file(sf: ops.StreamFile, *, private: bool, limit: int = MAX_STREAM_FILE_BYTES) -> bytes:
+    """Read a declared file exactly, without following a symlink, and check its identity."""
+    label = "stream file" if private else "source output file"
+    try:
+        fd = os.open(sf.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
+    except FileNotFoundError:
+        raise ValidationError(f"{label} does not exist") from None
+    except OSError as exc:
+        if exc.errno == 40:  # ELOOP: the final component is a symlink
+            raise UnsafePath(f"{label} is a symbolic link") from None
+        raise ValidationError(f"{label} cannot be opened: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafePath(f"{label} is not a regular file")
+        if private:
+            if st.st_uid != os.geteuid():
+                raise UnsafePath(f"{label} is owned by another user")
+            if stat.S_IMODE(st.st_mode) & 0o077:
+                raise UnsafePath(f"{label} permissions are broader than 0600")
+        if st.st_size > limit:
+            raise ValidationError(f"{label} is larger than {limit} bytes")
+        if (sf.device is not None and sf.device != st.st_dev) or (sf.inode is not None and sf.inode != st.st_ino):
+            raise UnsafePath(f"{label} is not the file that was declared")
+        if sf.size is not None and sf.size != st.st_size:
+            raise UnsafePath(f"{label} size differs from the declared size")
+        chunks = []
+        remaining = st.st_size
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 8 * 1024 * 1024))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        if remaining or os.read(fd, 1):
+            raise ValidationError(f"{label} changed while it was read")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _streams(op: ops.ArchiveOperation) -> tuple[SnapshotSpec, ...]:
+    if isinstance(op, ops.CaptureStreams):
+        out_b, err_b, out_a, err_a = (
+            bytes_payload(read_snapshot_file(f, private=True))
+            for f in (op.stdout_before, op.stderr_before, op.stdout_after, op.stderr_after)
+        )
+    else:
+        out_b = out_a = bytes_payload(read_snapshot_file(op.stdout, private=True))
+        err_b = err_a = bytes_payload(read_snapshot_file(op.stderr, private=True))
+    return (
+        SnapshotSpec("stdout", "before", out_b),
+        SnapshotSpec("stderr", "before", err_b),
+        SnapshotSpec("stdout", "after", out_a),
+        SnapshotSpec("stderr", "after", err_a),
+    )
+
+
+def prepare(op: ops.ArchiveOperation) -> Prepared:
+    """Compute every payload the operation stores (raises `DataError` subclasses)."""
+    snaps: tuple[SnapshotSpec, ...]
+    match op:
+        case ops.BeginCall():
+            before = json_payload(op.input_before)
+            after = before if op.input_after == op.input_before else json_payload(op.input_after)
+            snaps = (SnapshotSpec("input", "before", before), SnapshotSpec("input", "after", after))
+        case ops.ResultBefore():
+            snaps = (SnapshotSpec("result", "before", json_payload(op.result)),)
+            if op.full_output is not None:
+                data = read_snapshot_file(op.full_output, private=False)
+                snaps += (SnapshotSpec("source_output", "before", bytes_payload(data)),)
+        case ops.ResultText():
+            payload = bytes_payload(op.text.encode("utf-8"), MEDIA_TEXT)
+            snaps = (SnapshotSpec("result_text", "before", payload, op.source_completeness),)
+        case ops.StageResult() | ops.FinishCall() | ops.UpdateFinalResult():
+            snaps = (SnapshotSpec("result", "after", json_payload(op.result)),)
+        case ops.CaptureStreams() | ops.CapturePassthroughStreams():
+            snaps = _streams(op)
+        case ops.PruneBefore():
+            snaps = ()
+        case _:
+            raise TypeError(type(op).__name__)
+    return Prepared(op, snaps)
+
+
+def prepare_json(obj: object) -> Prepared:
+    """Validate an operation JSON object and prepare it (the pool's unit of work)."""
+    return prepare(ops.parse_operation(obj))

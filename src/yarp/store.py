@@ -1,0 +1,310 @@
+"""The only module that writes the archive.
+
+`ArchiveStore` owns one writable connection and applies prepared operations
+(`yarp.prepare.Prepared`). `apply_batch` runs one outer `BEGIN IMMEDIATE`, a
+savepoint per request, and one commit: a request-local permanent error
+(`DataError`: validation, conflict, lifecycle, not found) rolls back only its
+own savepoint and the batch goes on; any other failure aborts the whole batch
+and no request succeeds. Results are returned only after the commit.
+
+Every operation is idempotent: replaying identical content returns the same
+outcome (same `archive_ref`) and writes nothing new; reusing an identity with
+different content raises `ConflictError`. In normal use only the broker holds
+an `ArchiveStore`; clients never open the archive for writing.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+from dataclasses import dataclass
+
+from . import operations as ops
+from .errors import ConflictError, DataError, LifecycleError, NotFound, YarpError
+from .paths import ArchiveLocation, resolve_archive
+from .prepare import Prepared, SnapshotSpec, prepare
+from .sqlite import map_error, open_writer
+
+STREAM_KEYS = (("stdout", "before"), ("stderr", "before"), ("stdout", "after"), ("stderr", "after"))
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a committed operation reports back."""
+
+    archive_ref: str | None = None
+    pruned_calls: int | None = None
+
+
+@dataclass(slots=True)
+class _Call:
+    id: int
+    archive_ref: str
+    tool_name: str
+    provider: str | None
+    model: str | None
+    working_directory: str | None
+    started_at_ms: int
+    requires_streams: int
+    status: str
+    is_error: int | None
+    executed: int | None
+
+
+def new_archive_ref() -> str:
+    """`yr_` + 32 lowercase hex digits from 128 random bits."""
+    return "yr_" + secrets.token_hex(16)
+
+
+class ArchiveStore:
+    """One writable archive connection and the operations applied through it."""
+
+    def __init__(self, conn: sqlite3.Connection, location: ArchiveLocation) -> None:
+        self.conn = conn
+        self.location = location
+
+    @classmethod
+    def open(cls, location: ArchiveLocation | str | None = None) -> ArchiveStore:
+        if not isinstance(location, ArchiveLocation):
+            location = resolve_archive(location)
+        return cls(open_writer(location), location)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # --- batches -----------------------------------------------------------
+
+    def apply_batch(self, batch: list[Prepared]) -> list[Outcome | YarpError]:
+        """Apply requests in order in one transaction; return per-request outcomes.
+
+        Raises a `YarpError` (e.g. `ArchiveBusy`, `DiskFull`) when the outer
+        transaction cannot begin or commit; then nothing in the batch committed.
+        """
+        conn = self.conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise map_error(exc, "beginning archive transaction") from None
+        results: list[Outcome | YarpError] = []
+        try:
+            for index, prepared in enumerate(batch):
+                savepoint = f"r{index}"
+                conn.execute(f"SAVEPOINT {savepoint}")
+                try:
+                    outcome = self._apply(prepared)
+                except DataError as exc:
+                    conn.execute(f"ROLLBACK TO {savepoint}")
+                    conn.execute(f"RELEASE {savepoint}")
+                    results.append(exc)
+                    continue
+                except sqlite3.IntegrityError:
+                    conn.execute(f"ROLLBACK TO {savepoint}")
+                    conn.execute(f"RELEASE {savepoint}")
+                    results.append(ConflictError("operation conflicts with archived rows"))
+                    continue
+                conn.execute(f"RELEASE {savepoint}")
+                results.append(outcome)
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            try:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            if isinstance(exc, (sqlite3.Error, OSError)):
+                raise map_error(exc, "committing archive batch") from None
+            raise
+        return results
+
+    def apply(self, prepared: Prepared) -> Outcome:
+        """Apply one request in its own transaction; raise its error if it failed."""
+        (result,) = self.apply_batch([prepared])
+        if isinstance(result, YarpError):
+            raise result
+        return result
+
+    def apply_operation(self, operation: ops.ArchiveOperation) -> Outcome:
+        """Prepare and apply one operation (library and test convenience)."""
+        return self.apply(prepare(operation))
+
+    def incremental_vacuum(self) -> None:
+        try:
+            self.conn.execute("PRAGMA incremental_vacuum")
+        except sqlite3.Error as exc:
+            raise map_error(exc, "vacuuming archive") from None
+
+    def wal_checkpoint(self, mode: str = "PASSIVE") -> tuple[int, int, int]:
+        """Run a WAL checkpoint outside any transaction; returns (busy, log, checkpointed)."""
+        if mode not in ("PASSIVE", "FULL", "RESTART", "TRUNCATE"):
+            raise ValueError(mode)
+        try:
+            return tuple(self.conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone())  # type: ignore[return-value]
+        except sqlite3.Error as exc:
+            raise map_error(exc, "checkpointing archive") from None
+
+    # --- one request -----------------------------------------------------------
+
+    def _apply(self, prepared: Prepared) -> Outcome:
+        op = prepared.operation
+        snaps = prepared.snapshots
+        match op:
+            case ops.BeginCall():
+                return self._begin_call(op, snaps)
+            case ops.PruneBefore():
+                return self._prune(op)
+        call = self._find_call(op.session, op.source_call_id)
+        match op:
+            case ops.ResultBefore() | ops.ResultText() | ops.CaptureStreams() | ops.CapturePassthroughStreams():
+                self._add_snapshots(call, snaps, op.captured_at_ms)
+            case ops.StageResult():
+                if not self._all_present(call, snaps):
+                    self._require_finishable(call, executed=True, what="staging a result")
+                self._add_snapshots(call, snaps, op.captured_at_ms)
+            case ops.FinishCall():
+                self._finish(call, snaps, op.is_error, op.executed, op.finished_at_ms)
+            case ops.UpdateFinalResult():
+                executed = call.executed if call.status == "finished" else self._has(call, "result", "before")
+                self._finish(call, snaps, op.is_error, bool(executed), op.finished_at_ms, update=True)
+            case _:
+                raise TypeError(type(op).__name__)
+        return Outcome(archive_ref=call.archive_ref)
+
+    def _session_id(self, session: ops.Session, *, create: bool) -> int | None:
+        row = self.conn.execute(
+            "SELECT id, started_at_ms FROM sessions WHERE agent = ? AND account = ? AND source_session_id = ?",
+            (session.agent, session.account, session.source_session_id),
+        ).fetchone()
+        if row is not None:
+            if row[1] is None and session.started_at_ms is not None and create:
+                self.conn.execute("UPDATE sessions SET started_at_ms = ? WHERE id = ?", (session.started_at_ms, row[0]))
+            return row[0]
+        if not create:
+            return None
+        cur = self.conn.execute(
+            "INSERT INTO sessions (agent, account, source_session_id, started_at_ms) VALUES (?, ?, ?, ?)",
+            (session.agent, session.account, session.source_session_id, session.started_at_ms),
+        )
+        return cur.lastrowid
+
+    def _load_call(self, session_id: int, source_call_id: str) -> _Call | None:
+        row = self.conn.execute(
+            "SELECT id, archive_ref, tool_name, provider, model, working_directory, started_at_ms,"
+            " requires_streams, status, is_error, executed FROM tool_calls"
+            " WHERE session_id = ? AND source_call_id = ?",
+            (session_id, source_call_id),
+        ).fetchone()
+        return _Call(*row) if row else None
+
+    def _find_call(self, session: ops.Session, source_call_id: str) -> _Call:
+        session_id = self._session_id(session, create=False)
+        call = self._load_call(session_id, source_call_id) if session_id is not None else None
+        if call is None:
+            raise NotFound("call has not been begun in the archive")
+        return call
+
+    def _begin_call(self, op: ops.BeginCall, snaps: tuple[SnapshotSpec, ...]) -> Outcome:
+        session_id = self._session_id(op.session, create=True)
+        meta = op.call
+        wanted = (meta.tool_name, meta.provider, meta.model, meta.working_directory, meta.started_at_ms,
+                  int(meta.requires_streams))
+        call = self._load_call(session_id, meta.source_call_id)
+        if call is not None:
+            stored = (call.tool_name, call.provider, call.model, call.working_directory, call.started_at_ms,
+                      call.requires_streams)
+            if stored != wanted:
+                raise ConflictError("call is already stored with different metadata")
+            for spec in snaps:
+                self._check_snapshot(call, spec, must_exist=True)
+            return Outcome(archive_ref=call.archive_ref)
+        ref = new_archive_ref()
+        cur = self.conn.execute(
+            "INSERT INTO tool_calls (session_id, source_call_id, archive_ref, tool_name, provider, model,"
+            " working_directory, started_at_ms, requires_streams, status)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'started')",
+            (session_id, meta.source_call_id, ref, *wanted),
+        )
+        call = _Call(cur.lastrowid, ref, *wanted, "started", None, None)
+        self._add_snapshots(call, snaps, op.captured_at_ms)
+        return Outcome(archive_ref=ref)
+
+    def _existing_snapshot(self, call: _Call, subject: str, stage: str):
+        return self.conn.execute(
+            "SELECT payload_sha256, media_type, source_completeness FROM snapshots"
+            " WHERE tool_call_id = ? AND subject = ? AND stage = ?",
+            (call.id, subject, stage),
+        ).fetchone()
+
+    def _has(self, call: _Call, subject: str, stage: str) -> bool:
+        return self._existing_snapshot(call, subject, stage) is not None
+
+    def _check_snapshot(self, call: _Call, spec: SnapshotSpec, *, must_exist: bool) -> bool:
+        """True when an identical snapshot exists; conflict when a different one does."""
+        row = self._existing_snapshot(call, spec.subject, spec.stage)
+        if row is None:
+            if must_exist:
+                raise ConflictError(f"{spec.subject}/{spec.stage} snapshot is missing for an existing call")
+            return False
+        if (bytes(row[0]), row[1], row[2]) != (spec.payload.sha256, spec.payload.media_type, spec.source_completeness):
+            raise ConflictError(f"{spec.subject}/{spec.stage} snapshot is already stored with different content")
+        return True
+
+    def _all_present(self, call: _Call, snaps: tuple[SnapshotSpec, ...]) -> bool:
+        return all(self._check_snapshot(call, s, must_exist=False) for s in snaps)
+
+    def _add_snapshots(self, call: _Call, snaps: tuple[SnapshotSpec, ...], captured_at_ms: int) -> None:
+        missing = [s for s in snaps if not self._check_snapshot(call, s, must_exist=False)]
+        if not missing:
+            return
+        if call.status != "started":
+            raise LifecycleError("call is already finished")
+        for spec in missing:
+            p = spec.payload
+            self.conn.execute(
+                "INSERT OR IGNORE INTO payloads (sha256, compression, uncompressed_byte_length, body)"
+                " VALUES (?, ?, ?, ?)",
+                (p.sha256, p.compression, p.length, p.body),
+            )
+            self.conn.execute(
+                "INSERT INTO snapshots (tool_call_id, subject, stage, media_type, source_completeness,"
+                " captured_at_ms, payload_sha256) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (call.id, spec.subject, spec.stage, p.media_type, spec.source_completeness, captured_at_ms, p.sha256),
+            )
+
+    def _require_finishable(self, call: _Call, *, executed: bool, what: str) -> None:
+        """The Records section's required snapshots for a finalised call."""
+        if call.status != "started":
+            raise LifecycleError(f"{what}: call is already finished")
+        if not (self._has(call, "input", "before") and self._has(call, "input", "after")):
+            raise LifecycleError(f"{what}: call has no input snapshots")
+        if executed:
+            if not self._has(call, "result", "before"):
+                raise LifecycleError(f"{what}: executed call has no result/before snapshot")
+            if call.requires_streams and not all(self._has(call, s, g) for s, g in STREAM_KEYS):
+                raise LifecycleError(f"{what}: wrapped shell call is missing stream snapshots")
+
+    def _finish(self, call: _Call, snaps, is_error: bool, executed: bool, finished_at_ms: int,
+                *, update: bool = False) -> None:
+        if call.status == "finished":
+            same_result = self._all_present(call, snaps)
+            same_flags = (call.is_error, call.executed) == (int(is_error), int(executed))
+            if same_result and same_flags:
+                return
+            raise ConflictError("call is already finished with a different final result")
+        self._require_finishable(call, executed=executed, what="finishing call")
+        self._add_snapshots(call, snaps, finished_at_ms)
+        self.conn.execute(
+            "UPDATE tool_calls SET status = 'finished', finished_at_ms = ?, is_error = ?, executed = ?"
+            " WHERE id = ?",
+            (finished_at_ms, int(is_error), int(executed), call.id),
+        )
+
+    def _prune(self, op: ops.PruneBefore) -> Outcome:
+        cur = self.conn.execute(
+            "DELETE FROM tool_calls WHERE status = 'finished' AND finished_at_ms < ?", (op.timestamp_ms,)
+        )
+        deleted = cur.rowcount
+        self.conn.execute(
+            "DELETE FROM payloads WHERE NOT EXISTS"
+            " (SELECT 1 FROM snapshots WHERE snapshots.payload_sha256 = payloads.sha256)"
+        )
+        return Outcome(pruned_calls=deleted)
