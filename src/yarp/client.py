@@ -1,0 +1,292 @@
+"""The client every writer uses to reach the broker (ingest, `yarp run`, prune).
+
+Blocking sockets on purpose: each client sends one request at a time and waits
+for its acknowledgement, and `yarp run` must not import an event loop.
+
+Start-up follows the spec: connect first; else take the startup lock, check
+again, remove a stale socket only when no process holds the lifetime lock,
+start the same binary as `archive broker` in its own session, and wait at most
+5 s for its ready signal and a versioned handshake. A client never falls back
+to writing the archive itself.
+
+Replay (`ReplayPolicy`): after a transport failure a `SafeReplay` request is
+re-sent, identical, on a new connection within its original deadline; an
+`UnknownOnDisconnect` request (prune) is never re-sent once it may have
+reached the broker, and a lost acknowledgement becomes `UnknownOutcome`. A
+broker rejection is terminal and never transport-retried.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import secrets
+import select
+import socket
+import subprocess
+import sys
+import time
+
+from . import operations as ops
+from . import protocol
+from .errors import (
+    BrokerError,
+    BrokerUnavailable,
+    DeadlineExceeded,
+    FrameError,
+    ShuttingDown,
+    UnknownOutcome,
+    YarpError,
+    from_code,
+)
+from .fastframe import FrameSplitter, encode_frame
+from .limits import BROKER_START_TIMEOUT_S, MAX_DEADLINE_MS, MAX_FRAME_BYTES, MAX_HANDSHAKE_BYTES
+from .paths import ArchiveLocation
+from .runtime import RuntimePaths, check_socket_entry, lock_held_elsewhere, open_lock_file, remove_stale_socket, runtime_paths, try_lock
+
+_RECV_CHUNK = 256 * 1024
+
+
+class _Transport(Exception):
+    """Internal: the connection failed (retry per policy)."""
+
+
+def broker_command(location: ArchiveLocation) -> list[str]:
+    """The same YARP binary, as `archive broker`, for this archive."""
+    return [sys.executable, "-m", "yarp", "archive", "broker", "--archive", location.path]
+
+
+class BrokerClient:
+    """A connection to the archive's broker, started on demand."""
+
+    def __init__(self, location: ArchiveLocation, environ=os.environ) -> None:
+        self.location = location
+        self.environ = environ
+        self.paths: RuntimePaths = runtime_paths(location.path, environ)
+        self.sock: socket.socket | None = None
+        self.correlation_id = ""
+        self._splitter: FrameSplitter | None = None
+        self._frames: list[bytes] = []
+
+    # --- public ---------------------------------------------------------------
+
+    def close(self) -> None:
+        if self.sock is not None:
+            try:
+                self.sock.close()
+            finally:
+                self.sock = None
+
+    def __enter__(self) -> BrokerClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def connect(self, deadline: float) -> None:
+        """Connect (starting a broker if needed) before `deadline` (time.monotonic())."""
+        if self.sock is None:
+            self._connect_or_start(deadline)
+
+    def request(self, operation: ops.ArchiveOperation, deadline: float) -> dict:
+        """Send one operation and return the broker's success reply.
+
+        Raises the broker's typed rejection (terminal), `DeadlineExceeded`,
+        `UnknownOutcome` (prune whose acknowledgement was lost) or
+        `BrokerUnavailable`.
+        """
+        policy = ops.replay_policy(operation)
+        sent = False
+        while True:
+            remaining_ms = int((deadline - time.monotonic()) * 1000)
+            if remaining_ms < 1:
+                raise DeadlineExceeded("request deadline expired before an acknowledgement")
+            try:
+                if self.sock is None:
+                    self._connect_or_start(deadline)
+                frame = protocol.envelope(operation, self.correlation_id, min(remaining_ms, MAX_DEADLINE_MS))
+                sent = True
+                self._send(frame, deadline)
+                reply = protocol.parse_reply(self._recv_frame(deadline))
+            except _Transport:
+                self.close()
+                if sent and policy is ops.ReplayPolicy.UNKNOWN_ON_DISCONNECT:
+                    raise UnknownOutcome(
+                        "the broker connection was lost before the prune acknowledgement; its outcome is unknown: "
+                        "inspect the archive with 'yarp archive stats' and 'yarp archive verify' before pruning again"
+                    ) from None
+                time.sleep(0.005)
+                continue
+            if reply["ok"]:
+                return reply
+            error = from_code(str(reply.get("code", "broker")), str(reply.get("error", "broker rejected the request")))
+            if isinstance(error, ShuttingDown) and policy is ops.ReplayPolicy.SAFE_REPLAY:
+                self.close()
+                continue
+            raise error
+
+    def status(self, deadline: float) -> dict:
+        """Ask a running broker for its status; never starts one."""
+        if self.sock is None and not self._try_connect(deadline):
+            raise BrokerUnavailable("no broker is running for this archive")
+        try:
+            self._send(protocol.control(self.correlation_id, "status"), deadline)
+            reply = protocol.parse_reply(self._recv_frame(deadline))
+        except _Transport:
+            self.close()
+            raise BrokerUnavailable("broker connection lost") from None
+        return reply["status"]
+
+    # --- connection -----------------------------------------------------------------
+
+    def _try_connect(self, deadline: float) -> bool:
+        if not check_socket_entry(self.paths.socket):
+            return False
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(max(0.001, deadline - time.monotonic()))
+        try:
+            sock.connect(self.paths.socket)
+        except (ConnectionRefusedError, FileNotFoundError, socket.timeout):
+            sock.close()
+            return False
+        except OSError:
+            sock.close()
+            return False
+        self.sock = sock
+        self._splitter = FrameSplitter(MAX_HANDSHAKE_BYTES)
+        self._frames = []
+        correlation = "c-" + secrets.token_hex(8)
+        try:
+            self._send(protocol.handshake(self.paths.archive_id, correlation), deadline)
+            reply = self._recv_frame(deadline)
+        except _Transport:
+            self.close()
+            return False
+        try:
+            protocol.check_handshake_reply(reply, self.paths.archive_id, correlation)
+        except YarpError as exc:
+            self.close()
+            if "shutting down" in exc.message:
+                return False
+            raise
+        self.correlation_id = correlation
+        self._splitter = FrameSplitter(MAX_FRAME_BYTES)
+        return True
+
+    def _connect_or_start(self, deadline: float) -> None:
+        if self._try_connect(deadline):
+            return
+        lock_fd = open_lock_file(self.paths.startup_lock)
+        try:
+            while not try_lock(lock_fd):
+                if self._try_connect(deadline):
+                    return
+                if time.monotonic() >= deadline:
+                    raise BrokerUnavailable("timed out waiting for the broker startup lock")
+                time.sleep(0.005)
+            if self._try_connect(deadline):
+                return
+            # A broker that is still draining holds the lifetime lock: let it finish.
+            while lock_held_elsewhere(self.paths.lifetime_lock):
+                if time.monotonic() >= deadline:
+                    raise BrokerUnavailable("an unresponsive broker still owns the archive")
+                time.sleep(0.005)
+            remove_stale_socket(self.paths)
+            self._start_broker(lock_fd, min(deadline, time.monotonic() + BROKER_START_TIMEOUT_S))
+            if not self._try_connect(deadline):
+                raise BrokerUnavailable("the broker started but did not answer")
+        finally:
+            os.close(lock_fd)
+
+    def _start_broker(self, lock_fd: int, deadline: float) -> None:
+        from .broker import READY_FD_ENV, STARTUP_FD_ENV
+
+        read_fd, write_fd = os.pipe()
+        env = dict(self.environ)
+        env[STARTUP_FD_ENV] = str(lock_fd)
+        env[READY_FD_ENV] = str(write_fd)
+        flags = fcntl.fcntl(lock_fd, fcntl.F_GETFD)
+        try:
+            proc = subprocess.Popen(
+                broker_command(self.location),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(lock_fd, write_fd),
+                start_new_session=True,
+                env=env,
+            )
+        except OSError as exc:
+            raise BrokerUnavailable(f"cannot start the broker: {exc.strerror}") from None
+        finally:
+            os.close(write_fd)
+            fcntl.fcntl(lock_fd, fcntl.F_SETFD, flags)
+        try:
+            message = b""
+            while not message.endswith(b"\n"):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise BrokerUnavailable("the broker did not become ready within 5 s")
+                ready, _, _ = select.select([read_fd], [], [], remaining)
+                if not ready:
+                    continue
+                chunk = os.read(read_fd, 4096)
+                if not chunk:
+                    if proc.poll() is not None:
+                        raise BrokerUnavailable("the broker exited during start-up")
+                    raise BrokerUnavailable("the broker closed its ready pipe without a signal")
+                message += chunk
+        finally:
+            os.close(read_fd)
+        text = message.decode("utf-8", "replace").strip()
+        if text != "ready":
+            _, _, rest = text.partition(" ")
+            code, _, detail = rest.partition(" ")
+            raise from_code(code, detail or "the broker failed to start")
+
+    # --- frames ------------------------------------------------------------------------
+
+    def _send(self, body: bytes, deadline: float) -> None:
+        data = encode_frame(body)
+        sock = self.sock
+        if sock is None:
+            raise _Transport()
+        try:
+            sock.settimeout(max(0.001, deadline - time.monotonic()))
+            sock.sendall(data)
+        except socket.timeout:
+            raise DeadlineExceeded("request deadline expired while sending") from None
+        except OSError:
+            raise _Transport() from None
+
+    def _recv_frame(self, deadline: float) -> bytes:
+        sock = self.sock
+        if sock is None or self._splitter is None:
+            raise _Transport()
+        while not self._frames:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise DeadlineExceeded("request deadline expired waiting for the acknowledgement")
+            sock.settimeout(remaining)
+            try:
+                chunk = sock.recv(_RECV_CHUNK)
+            except socket.timeout:
+                raise DeadlineExceeded("request deadline expired waiting for the acknowledgement") from None
+            except OSError:
+                raise _Transport() from None
+            if not chunk:
+                raise _Transport()
+            try:
+                self._frames.extend(self._splitter.feed(chunk))
+            except FrameError:
+                raise _Transport() from None
+        return self._frames.pop(0)
+
+
+def send_operation(location: ArchiveLocation, operation: ops.ArchiveOperation, timeout_s: float) -> dict:
+    """One-shot helper: connect (or start), send, return the reply, close."""
+    with BrokerClient(location) as client:
+        return client.request(operation, time.monotonic() + timeout_s)
+
+
+__all__ = ["BrokerClient", "send_operation", "broker_command", "BrokerError"]

@@ -1,0 +1,223 @@
+"""The broker wire protocol `yarp.archive-broker.v1`: handshake, envelopes, replies.
+
+Frames in both directions are an 8-byte big-endian length and that many bytes
+of UTF-8 JSON (`yarp.fastframe`). A connection starts with one handshake each
+way (at most `MAX_HANDSHAKE_BYTES`); then each request envelope gets exactly
+one reply, in order.
+
+Handshake  client → broker::
+
+    {"schema": "yarp.archive-broker.v1", "binaryVersion": "0.1.0",
+     "archiveId": "<32 hex>", "correlationId": "<connection id>"}
+
+and the broker answers with the same four fields plus ``"ok"`` (and a bounded
+``"error"`` when false). All of schema, binary version and archive id must match.
+
+Request envelope::
+
+    {"schema": …, "correlationId": …, "operationId": "<64 hex>",
+     "sourceKey": "<64 hex>", "sequence": N, "deadlineMs": 1..30000,
+     "operation": {"operation": "begin_call", …}}
+
+or a control request ``{"schema", "correlationId", "control": "status"}``.
+Reply: ``{"ok": true, "archiveRef"?, "prunedCalls"?}`` or
+``{"ok": false, "code": "<errors code>", "error": "<bounded text>"}``.
+
+`parse_envelope` checks everything the event loop needs to route a request
+(cheap, structural); `check_identities` (run with the operation's preparation,
+off the loop) proves the operation identity, source key and sequence match the
+operation itself. Unknown fields, schemas, identities and sequences fail.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from . import operations as ops
+from ._version import __version__
+from .errors import FrameError, HandshakeMismatch, ValidationError, YarpError, bounded_text
+from .limits import MAX_CORRELATION_ID_CHARS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
+
+SCHEMA = "yarp.archive-broker.v1"
+_HEX64 = re.compile(r"[0-9a-f]{64}\Z")
+_HEX32 = re.compile(r"[0-9a-f]{32}\Z")
+_CORRELATION = re.compile(r"[A-Za-z0-9._:-]{1,%d}\Z" % MAX_CORRELATION_ID_CHARS)
+_ENVELOPE_FIELDS = frozenset({"schema", "correlationId", "operationId", "sourceKey", "sequence", "deadlineMs", "operation"})
+_CONTROL_FIELDS = frozenset({"schema", "correlationId", "control"})
+CONTROLS = ("status",)
+
+
+def decode_json(frame: bytes, what: str) -> Any:
+    try:
+        return orjson.loads(frame)
+    except orjson.JSONDecodeError:
+        raise FrameError(f"{what} is not valid UTF-8 JSON") from None
+
+
+# --- handshake ---------------------------------------------------------------
+
+
+def handshake(archive_id: str, correlation_id: str) -> bytes:
+    return orjson.dumps(
+        {"schema": SCHEMA, "binaryVersion": __version__, "archiveId": archive_id, "correlationId": correlation_id}
+    )
+
+
+def check_handshake(frame: bytes, archive_id: str) -> str:
+    """Validate a client's handshake; return its correlation id or raise."""
+    obj = decode_json(frame, "handshake")
+    if not isinstance(obj, dict) or set(obj) != {"schema", "binaryVersion", "archiveId", "correlationId"}:
+        raise HandshakeMismatch("handshake fields are not the v1 set")
+    if obj["schema"] != SCHEMA:
+        raise HandshakeMismatch("handshake protocol schema is not supported")
+    if obj["binaryVersion"] != __version__:
+        raise HandshakeMismatch("handshake binary version differs from the broker's")
+    if not isinstance(obj["archiveId"], str) or not _HEX32.match(obj["archiveId"]):
+        raise HandshakeMismatch("handshake archive id is malformed")
+    if obj["archiveId"] != archive_id:
+        raise HandshakeMismatch("handshake archive id names another archive")
+    correlation = obj["correlationId"]
+    if not isinstance(correlation, str) or not _CORRELATION.match(correlation):
+        raise HandshakeMismatch("handshake correlation id is malformed")
+    return correlation
+
+
+def handshake_reply(archive_id: str, correlation_id: str | None, error: YarpError | None = None) -> bytes:
+    reply: dict[str, Any] = {
+        "schema": SCHEMA,
+        "binaryVersion": __version__,
+        "archiveId": archive_id,
+        "correlationId": correlation_id or "",
+        "ok": error is None,
+    }
+    if error is not None:
+        reply["error"] = error.message
+        reply["code"] = error.code
+    return orjson.dumps(reply)
+
+
+def check_handshake_reply(frame: bytes, archive_id: str, correlation_id: str) -> None:
+    obj = decode_json(frame, "handshake reply")
+    if not isinstance(obj, dict):
+        raise HandshakeMismatch("handshake reply is not an object")
+    if obj.get("ok") is not True:
+        raise HandshakeMismatch(bounded_text(str(obj.get("error") or "broker refused the handshake")))
+    if obj.get("schema") != SCHEMA or obj.get("binaryVersion") != __version__:
+        raise HandshakeMismatch("broker speaks another protocol or binary version")
+    if obj.get("archiveId") != archive_id or obj.get("correlationId") != correlation_id:
+        raise HandshakeMismatch("broker answered for another archive or connection")
+
+
+# --- envelopes ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """The routing part of a request, validated on the event loop."""
+
+    correlation_id: str
+    operation_id: str
+    source_key: str
+    sequence: int
+    deadline_ms: int
+    operation: dict
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class Control:
+    correlation_id: str
+    control: str
+
+
+def envelope(operation: ops.ArchiveOperation, correlation_id: str, deadline_ms: int) -> bytes:
+    """Encode one request envelope for `operation` (client side)."""
+    return orjson.dumps(
+        {
+            "schema": SCHEMA,
+            "correlationId": correlation_id,
+            "operationId": ops.operation_id(operation),
+            "sourceKey": ops.source_key(operation),
+            "sequence": operation.sequence,
+            "deadlineMs": deadline_ms,
+            "operation": ops.operation_to_json(operation),
+        }
+    )
+
+
+def control(correlation_id: str, name: str) -> bytes:
+    return orjson.dumps({"schema": SCHEMA, "correlationId": correlation_id, "control": name})
+
+
+def parse_envelope(obj: Any, correlation_id: str) -> Envelope | Control:
+    """Structural validation of a decoded request (no canonicalisation, no hashing)."""
+    if not isinstance(obj, dict):
+        raise ValidationError("envelope must be a JSON object")
+    if obj.get("schema") != SCHEMA:
+        raise ValidationError("envelope schema is not supported")
+    if obj.get("correlationId") != correlation_id:
+        raise ValidationError("envelope correlation id does not match the connection")
+    if "control" in obj:
+        if set(obj) != _CONTROL_FIELDS or obj["control"] not in CONTROLS:
+            raise ValidationError("unknown control request")
+        return Control(correlation_id, obj["control"])
+    unknown = set(obj) - _ENVELOPE_FIELDS
+    if unknown or len(obj) != len(_ENVELOPE_FIELDS):
+        raise ValidationError("envelope has unknown or missing fields")
+    op_id, key, seq, deadline, operation = (
+        obj["operationId"], obj["sourceKey"], obj["sequence"], obj["deadlineMs"], obj["operation"]
+    )
+    if not isinstance(op_id, str) or not _HEX64.match(op_id):
+        raise ValidationError("envelope operation identity is malformed")
+    if not isinstance(key, str) or not _HEX64.match(key):
+        raise ValidationError("envelope source key is malformed")
+    if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq <= 6:
+        raise ValidationError("envelope sequence is not a known operation sequence")
+    if not isinstance(deadline, int) or isinstance(deadline, bool) or not MIN_DEADLINE_MS <= deadline <= MAX_DEADLINE_MS:
+        raise ValidationError(f"envelope deadline must be {MIN_DEADLINE_MS}..{MAX_DEADLINE_MS} ms")
+    if not isinstance(operation, dict):
+        raise ValidationError("envelope operation must be a JSON object")
+    kind = operation.get("operation")
+    op_type = ops.OPERATIONS_BY_KIND.get(kind) if isinstance(kind, str) else None
+    if op_type is None:
+        raise ValidationError("unknown operation")
+    if seq != op_type.sequence:
+        raise ValidationError("envelope sequence does not match the operation")
+    return Envelope(correlation_id, op_id, key, seq, deadline, operation, kind)
+
+
+def check_identities(env: Envelope, operation: ops.ArchiveOperation) -> None:
+    """Prove the envelope's identity fields were derived from this operation."""
+    if ops.source_key(operation) != env.source_key:
+        raise ValidationError("envelope source key does not match the operation")
+    if ops.operation_id(operation) != env.operation_id:
+        raise ValidationError("envelope operation identity does not match the operation")
+
+
+# --- replies ----------------------------------------------------------------------
+
+
+def reply_ok(archive_ref: str | None = None, pruned_calls: int | None = None, extra: dict | None = None) -> bytes:
+    body: dict[str, Any] = {"ok": True}
+    if archive_ref is not None:
+        body["archiveRef"] = archive_ref
+    if pruned_calls is not None:
+        body["prunedCalls"] = pruned_calls
+    if extra:
+        body.update(extra)
+    return orjson.dumps(body)
+
+
+def reply_error(error: YarpError) -> bytes:
+    return orjson.dumps({"ok": False, "code": error.code, "error": error.message})
+
+
+def parse_reply(frame: bytes) -> dict:
+    obj = decode_json(frame, "broker reply")
+    if not isinstance(obj, dict) or not isinstance(obj.get("ok"), bool):
+        raise FrameError("broker reply is malformed")
+    return obj

@@ -1,0 +1,171 @@
+"""The broker's private runtime directory, socket path and locks.
+
+Layout (names shared with the reference implementation, so two implementations
+never write one archive at once)::
+
+    $XDG_RUNTIME_DIR/yarp/                 (0700)  or  <tmp>/yarp-runtime-<uid>/yarp/
+        archive-<id>.sock                  (0600)  the broker's Unix socket
+        archive-<id>.lock                  (0600)  startup lock: held while starting or stopping
+        archive-<id>.lifetime              (0600)  lifetime lock: held while a broker owns the archive
+
+`<id>` is the lowercase hex of the first 16 bytes of SHA-256 over the canonical
+archive path. Every component is checked: a real directory (not a symlink),
+owned by us, without group/other permission bits; lock files are regular files
+opened without following links. Nothing here ever contains request payloads.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+
+from .errors import UnsafePath
+from .limits import MAX_SOCKET_PATH_BYTES
+from .paths import canonical_archive_path
+
+
+def archive_id(archive_path: str) -> str:
+    digest = hashlib.sha256(canonical_archive_path(archive_path).encode("utf-8", "surrogateescape")).digest()
+    return digest[:16].hex()
+
+
+def _is_private_dir(path: str) -> bool:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return (
+        stat.S_ISDIR(st.st_mode)
+        and st.st_uid == os.geteuid()
+        and not stat.S_IMODE(st.st_mode) & 0o077
+    )
+
+
+def _ensure_private_dir(path: str, label: str) -> None:
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafePath(f"{label} is a symbolic link")
+    if not stat.S_ISDIR(st.st_mode):
+        raise UnsafePath(f"{label} is not a directory")
+    if st.st_uid != os.geteuid():
+        raise UnsafePath(f"{label} is owned by another user")
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        raise UnsafePath(f"{label} permissions are broader than 0700")
+
+
+def runtime_base(environ=os.environ) -> str:
+    """The private per-user base: a valid XDG_RUNTIME_DIR, else <tmp>/yarp-runtime-<uid>."""
+    xdg = environ.get("XDG_RUNTIME_DIR", "")
+    if xdg and os.path.isabs(xdg) and _is_private_dir(xdg):
+        return xdg
+    base = os.path.join(tempfile.gettempdir(), f"yarp-runtime-{os.geteuid()}")
+    _ensure_private_dir(base, "runtime base directory")
+    return base
+
+
+@dataclass(frozen=True)
+class RuntimePaths:
+    directory: str
+    archive_id: str
+
+    @property
+    def socket(self) -> str:
+        return os.path.join(self.directory, f"archive-{self.archive_id}.sock")
+
+    @property
+    def startup_lock(self) -> str:
+        return os.path.join(self.directory, f"archive-{self.archive_id}.lock")
+
+    @property
+    def lifetime_lock(self) -> str:
+        return os.path.join(self.directory, f"archive-{self.archive_id}.lifetime")
+
+
+def runtime_paths(archive_path: str, environ=os.environ, *, create: bool = True) -> RuntimePaths:
+    """Resolve (and create/check) the runtime directory for one archive."""
+    directory = os.path.join(runtime_base(environ), "yarp")
+    if create:
+        _ensure_private_dir(directory, "runtime directory")
+    paths = RuntimePaths(directory, archive_id(archive_path))
+    if len(paths.socket.encode()) >= MAX_SOCKET_PATH_BYTES:
+        raise UnsafePath(f"broker socket path is longer than {MAX_SOCKET_PATH_BYTES - 1} bytes")
+    return paths
+
+
+def open_lock_file(path: str) -> int:
+    """Open (creating 0600) a lock file without following links; check type and owner."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafePath("broker lock is not a regular file")
+        if st.st_uid != os.geteuid():
+            raise UnsafePath("broker lock is owned by another user")
+        if stat.S_IMODE(st.st_mode) & 0o077:
+            raise UnsafePath("broker lock permissions are broader than 0600")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def try_lock(fd: int) -> bool:
+    """Take an exclusive flock without blocking; False if another process holds it."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def lock_held_elsewhere(path: str) -> bool:
+    """True when another open file description holds an exclusive lock on `path`."""
+    try:
+        fd = open_lock_file(path)
+    except FileNotFoundError:
+        return False
+    try:
+        if try_lock(fd):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return False
+        return True
+    finally:
+        os.close(fd)
+
+
+def check_socket_entry(path: str) -> bool:
+    """True when a socket entry exists and is safe to use or remove; raise if unsafe."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafePath("broker socket is a symbolic link")
+    if not stat.S_ISSOCK(st.st_mode):
+        raise UnsafePath("broker socket path is not a socket")
+    if st.st_uid != os.geteuid():
+        raise UnsafePath("broker socket is owned by another user")
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        raise UnsafePath("broker socket permissions are broader than 0600")
+    return True
+
+
+def remove_stale_socket(paths: RuntimePaths) -> bool:
+    """Remove a leftover socket only when no broker holds the lifetime lock.
+
+    The caller must hold the startup lock. Returns whether an entry was removed.
+    """
+    if not check_socket_entry(paths.socket):
+        return False
+    if lock_held_elsewhere(paths.lifetime_lock):
+        return False
+    os.unlink(paths.socket)
+    return True
