@@ -1,0 +1,9 @@
+/**
+ * Pi extension entry point: `pi -e hooks/pi/src/index.ts` loads it.
+ *
+ * It only wires the default options; all behaviour lives in extension.ts.
+ */
+
+import { createYarpExtension } from "./extension.ts"
+
+export default createYarpExtension()
