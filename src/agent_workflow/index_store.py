@@ -1,0 +1,247 @@
+"""The evidence index's facade: initialise, rebuild, reconcile, verify and query.
+
+One writer at a time holds `index/index.lock` (`flock LOCK_EX`) and the only
+read-write connection (`mode=rwc&nofollow=1`, WAL, foreign keys). Every query
+and `verify` uses a separate read-only connection (`mode=ro`) after checking
+the database header. Deleting the database and rebuilding is always allowed.
+Nothing here writes to run evidence; the projection is never authority.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sqlite3
+import stat
+import time
+from datetime import datetime, timezone
+from urllib.parse import quote
+
+from . import index_schema
+from .errors import IndexBusy, IndexIncompatible, IndexMissing, StateRootUnsafe
+from .limits import BUSY_TIMEOUT_MS
+from .state_root import (
+    COMPANION_SUFFIXES,
+    StateRoot,
+    check_database_file,
+    check_index_dir,
+    ensure_index_dir,
+    resolve_state_root,
+)
+
+AUTHORITY = "json-jsonl-sealed-receipts"
+LOCK_WAIT_SECONDS = 30.0
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+@contextlib.contextmanager
+def writer_lock(root: StateRoot, wait: float = LOCK_WAIT_SECONDS):
+    """Hold the exclusive writer lock; raise `IndexBusy` after `wait` seconds."""
+    ensure_index_dir(root)
+    fd = os.open(root.lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            raise StateRootUnsafe("index lock is not a regular file owned by this user")
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise IndexBusy("another index writer holds index.lock") from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _check_files(root: StateRoot) -> bool:
+    exists = check_database_file(root.database)
+    for suffix in COMPANION_SUFFIXES:
+        check_database_file(root.database + suffix, f"index {suffix[1:]} file")
+    return exists
+
+
+def connect_writer(root: StateRoot) -> sqlite3.Connection:
+    """The one read-write connection; call only while holding `writer_lock`."""
+    ensure_index_dir(root)
+    if not _check_files(root):
+        fd = os.open(root.database, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        os.close(fd)
+    try:
+        conn = sqlite3.connect(
+            f"file:{quote(root.database)}?mode=rwc&nofollow=1",
+            uri=True,
+            isolation_level=None,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            check_same_thread=False,
+        )
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        index_schema.read_header(conn)
+        conn.execute("PRAGMA journal_mode = WAL")
+        # The projection is disposable (rebuild is the recovery path); WAL with
+        # NORMAL never corrupts, it can only lose the last commits on power loss.
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+    except sqlite3.DatabaseError:
+        raise IndexIncompatible("index database is not a SQLite database") from None
+    return conn
+
+
+def connect_reader(root: StateRoot) -> sqlite3.Connection:
+    """A read-only connection with a validated header."""
+    if not check_index_dir(root) or not _check_files(root):
+        raise IndexMissing("no index database; run: agent-workflow index rebuild")
+    try:
+        conn = sqlite3.connect(
+            f"file:{quote(root.database)}?mode=ro&nofollow=1",
+            uri=True,
+            isolation_level=None,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+        )
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA query_only = ON")
+    except sqlite3.DatabaseError:
+        raise IndexIncompatible("index database cannot be opened read-only") from None
+    index_schema.validate_header(conn)
+    return conn
+
+
+def open_root(explicit: str | None, *, create: bool = False) -> StateRoot:
+    return resolve_state_root(explicit, create=create)
+
+
+def initialize(root: StateRoot) -> list[int]:
+    """Create or upgrade the projection database; return the migrations applied."""
+    with writer_lock(root):
+        conn = connect_writer(root)
+        try:
+            applied = index_schema.migrate(conn)
+            _set_meta(conn, {"authority": AUTHORITY})
+            return applied
+        finally:
+            conn.close()
+
+
+def _set_meta(conn: sqlite3.Connection, values: dict) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO index_metadata(key, value) VALUES (?, ?)", [(k, str(v)) for k, v in values.items()]
+    )
+
+
+def _remove_database(root: StateRoot) -> None:
+    for suffix in ("",) + COMPANION_SUFFIXES:
+        path = root.database + suffix
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            raise StateRootUnsafe("index database path is a directory")
+        os.unlink(path)
+
+
+def sync(root: StateRoot, *, only: str | None = None, rebuild: bool = False) -> dict:
+    """Reconcile the projection with the state root (or rebuild it from nothing)."""
+    from .reconciler import reconcile
+
+    started = time.monotonic()
+    with writer_lock(root):
+        if rebuild:
+            _remove_database(root)
+        conn = connect_writer(root)
+        try:
+            migrated = index_schema.migrate(conn)
+            report = reconcile(conn, root, only=only)
+            conn.execute("BEGIN IMMEDIATE")
+            _set_meta(
+                conn,
+                {
+                    "authority": AUTHORITY,
+                    "last_sync_at": utc_now(),
+                    "last_sync_scope": "run" if only else "active+archive",
+                },
+            )
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+    report["operation"] = "rebuild" if rebuild else "sync"
+    report["migrations_applied"] = migrated
+    report["database"] = root.database
+    report["elapsed_seconds"] = round(time.monotonic() - started, 4)
+    return report
+
+
+def status(root: StateRoot) -> dict:
+    from .freshness import freshness
+
+    conn = connect_reader(root)
+    try:
+        fresh = freshness(conn, root)
+        meta = dict(conn.execute("SELECT key, value FROM index_metadata").fetchall())
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        states = dict(conn.execute("SELECT index_state, COUNT(*) FROM runs GROUP BY index_state").fetchall())
+    finally:
+        conn.close()
+    return {
+        "schema": "agent-workflow/index-status/v1",
+        "database": root.database,
+        "authority": meta.get("authority", AUTHORITY),
+        "schema_version": version,
+        "last_sync_at": meta.get("last_sync_at"),
+        "run_counts": {k: states.get(k, 0) for k in ("current", "error", "historical_artifact")},
+        **fresh,
+    }
+
+
+def query(root: StateRoot, kind: str, filters: dict, limit: int) -> dict:
+    from .freshness import freshness
+    from .queries import run_query
+
+    conn = connect_reader(root)
+    try:
+        fresh = freshness(conn, root)
+        rows = run_query(conn, kind, filters, limit)
+        meta = dict(conn.execute("SELECT key, value FROM index_metadata").fetchall())
+    finally:
+        conn.close()
+    return {
+        "schema": "agent-workflow/index-query/v1",
+        "database": root.database,
+        "authority": meta.get("authority", AUTHORITY),
+        **fresh,
+        "kind": kind,
+        "filters": {k: v for k, v in filters.items() if v is not None},
+        "limit": limit,
+        "row_count": len(rows),
+        "rows": rows,
+    }
+
+
+def verify(root: StateRoot, *, review: str | None = None) -> dict:
+    from .verify import verify_full
+
+    conn = connect_reader(root)
+    try:
+        return verify_full(conn, root, review=review)
+    finally:
+        conn.close()
+
+
+def export(root: StateRoot, directory: str) -> dict:
+    from .export import export_parquet
+
+    conn = connect_reader(root)
+    try:
+        return export_parquet(conn, directory)
+    finally:
+        conn.close()

@@ -1,0 +1,228 @@
+"""The single-writer reconciler: bring the projection in line with the state root.
+
+For every discovered run it compares a deterministic fingerprint with the
+stored one, skips unchanged runs, and replaces a changed run in one
+transaction. A run that cannot be projected becomes an `index_state='error'`
+row with details in `index_errors`; other runs are untouched. A later
+successful projection of that run removes its errors. Runs carrying retired
+schema ids are kept as `historical_artifact` rows, excluded from current
+evidence. Deleted runs are pruned. The caller holds the writer lock; this
+module never writes to the state root.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+from .contracts import ACTIVE_RUN_STATES
+from .discovery import discover_runs, fingerprint_entries, structured_entries, tree_fingerprint
+from .errors import EvidenceError, RecordInvalid
+from .limits import MAX_INDEX_ERROR_CHARS
+from .projection import RunRows, project_run
+from .state_root import StateRoot
+
+_RUN_COLUMNS = (
+    "launch_schema", "ticket_id", "pack_id", "workflow_id", "workflow_node_id", "retry_of_run_id", "agent_name",
+    "agent_class", "tier", "executor", "model", "interactive", "source_revision", "branch", "created_at",
+    "started_at", "finished_at", "updated_at", "durable_status", "disposition", "failure_category", "exit_code",
+    "final_receipt_sha256", "evidence_complete", "sealed_artifact_count", "executor_result", "completion_result",
+    "policy_result", "acceptance_eligible", "attempt_classification", "score_verdict", "evaluation_state",
+)
+_INSERT_RUN = (
+    "INSERT INTO runs(session_id, source_dir, storage_class, index_state, index_error, source_fingerprint, indexed_at, "
+    + ", ".join(_RUN_COLUMNS)
+    + ") VALUES (" + ", ".join("?" * (7 + len(_RUN_COLUMNS))) + ")"
+)
+_CHILD_INSERTS = (
+    ("source_files", "INSERT INTO source_files VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+    ("events", "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+    ("health", "INSERT INTO health_samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+    ("permissions", "INSERT INTO permission_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+    ("incidents", "INSERT INTO incident_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+    ("remediations", "INSERT INTO remediation_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+    ("metrics", "INSERT INTO execution_metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+)
+_PATH_PREFIX = re.compile(r"([A-Za-z0-9_.\-/]+\.(?:jsonl?|md|log|diff|sh)):")
+
+
+def _error_path(message: str) -> str | None:
+    match = _PATH_PREFIX.match(message)
+    return match.group(1) if match else None
+
+
+def _now() -> str:
+    from .index_store import utc_now
+
+    return utc_now()
+
+
+def _delete_run(conn: sqlite3.Connection, session_id: str) -> None:
+    conn.execute("DELETE FROM runs WHERE session_id = ?", (session_id,))
+    conn.execute("DELETE FROM index_errors WHERE session_id = ?", (session_id,))
+
+
+def _write_run(conn, run, fingerprint: str, rows: RunRows, indexed_at: str) -> str:
+    historical = rows.retired_schema is not None
+    if historical and rows.run.get("durable_status") in ACTIVE_RUN_STATES:
+        raise RecordInvalid("an active run carries a retired schema id")
+    state = "historical_artifact" if historical else "current"
+    detail = (
+        f"retired schema {rows.retired_schema}: preserved in place, excluded from current evidence" if historical else None
+    )
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        _delete_run(conn, run.session_id)
+        conn.execute(
+            _INSERT_RUN,
+            (run.session_id, run.source_dir, run.storage_class, state, detail, fingerprint, indexed_at)
+            + tuple(rows.run.get(name) for name in _RUN_COLUMNS),
+        )
+        conn.executemany(_CHILD_INSERTS[0][1], rows.source_files)
+        if not historical:
+            for attr, sql in _CHILD_INSERTS[1:]:
+                values = getattr(rows, attr)
+                if values:
+                    conn.executemany(sql, values)
+            if rows.process_result is not None:
+                conn.execute(
+                    "INSERT INTO process_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows.process_result,
+                )
+            if rows.workflow is not None:
+                conn.execute("INSERT INTO workflows VALUES (?, ?, ?, ?, ?, ?)", rows.workflow)
+                conn.executemany("INSERT INTO workflow_nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows.nodes)
+                conn.executemany("INSERT OR IGNORE INTO workflow_edges VALUES (?, ?, ?)", rows.edges)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return state
+
+
+def _write_error(conn, run, fingerprint: str, category: str, message: str, indexed_at: str) -> None:
+    detail = message[:MAX_INDEX_ERROR_CHARS]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        _delete_run(conn, run.session_id)
+        conn.execute(
+            "INSERT INTO runs(session_id, source_dir, storage_class, index_state, index_error, source_fingerprint,"
+            " evidence_complete, indexed_at) VALUES (?, ?, ?, 'error', ?, ?, 0, ?)",
+            (run.session_id, run.source_dir, run.storage_class, detail, fingerprint, indexed_at),
+        )
+        conn.execute(
+            "INSERT INTO index_errors(session_id, relative_path, category, detail, detected_at) VALUES (?, ?, ?, ?, ?)",
+            (run.session_id, _error_path(detail), category, detail, indexed_at),
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def reconcile(conn: sqlite3.Connection, root: StateRoot, *, only: str | None = None) -> dict:
+    """Sync every run (or just `only`); return a bounded report."""
+    runs = discover_runs(root, only)
+    if only is None:
+        stored = conn.execute("SELECT session_id, source_fingerprint, source_dir, index_state FROM runs").fetchall()
+    else:
+        stored = conn.execute(
+            "SELECT session_id, source_fingerprint, source_dir, index_state FROM runs WHERE session_id = ?", (only,)
+        ).fetchall()
+    existing = {row[0]: row[1:] for row in stored}
+    indexed: list[str] = []
+    historical: list[str] = []
+    failed: list[dict] = []
+    skipped = 0
+    for session_id in sorted(runs):
+        run = runs[session_id]
+        try:
+            entries = [] if run.is_symlink else structured_entries(run.path)
+            fingerprint = "symlink" if run.is_symlink else fingerprint_entries(entries)
+        except OSError:
+            entries, fingerprint = None, "unreadable"
+        previous = existing.get(session_id)
+        if (
+            previous is not None
+            and previous[0] == fingerprint
+            and previous[1] == run.source_dir
+            and previous[2] in ("current", "historical_artifact")
+        ):
+            skipped += 1
+            if previous[2] == "historical_artifact":
+                historical.append(session_id)
+            continue
+        indexed_at = _now()
+        try:
+            if entries is None:
+                raise EvidenceError("run directory cannot be listed")
+            rows = project_run(run, entries, indexed_at)
+            state = _write_run(conn, run, fingerprint, rows, indexed_at)
+        except EvidenceError as exc:
+            _write_error(conn, run, fingerprint, exc.category, exc.message, indexed_at)
+            failed.append({"session_id": session_id, "category": exc.category, "detail": exc.message})
+            continue
+        except sqlite3.IntegrityError:
+            message = "projection conflicts with another run (duplicate workflow or key)"
+            _write_error(conn, run, fingerprint, "projection_conflict", message, indexed_at)
+            failed.append({"session_id": session_id, "category": "projection_conflict", "detail": message})
+            continue
+        (historical if state == "historical_artifact" else indexed).append(session_id)
+    pruned = sorted(set(existing) - set(runs))
+    for session_id in pruned:
+        conn.execute("BEGIN IMMEDIATE")
+        _delete_run(conn, session_id)
+        conn.execute("COMMIT")
+    repairs = _sync_repairs(conn, root, force=bool(indexed or failed or pruned))
+    error_runs = conn.execute("SELECT COUNT(*) FROM runs WHERE index_state = 'error'").fetchone()[0]
+    return {
+        "schema": "agent-workflow/index-sync-report/v1",
+        "discovered_count": len(runs),
+        "indexed_count": len(indexed),
+        "skipped_count": skipped,
+        "historical_count": len(historical),
+        "pruned_count": len(pruned),
+        "error_count": len(failed),
+        "error_run_count": error_runs,
+        "repair_count": repairs["indexed"],
+        "repair_error_count": repairs["errors"],
+        "indexed": indexed[:1000],
+        "historical": historical[:1000],
+        "pruned": pruned[:1000],
+        "errors": failed[:1000],
+    }
+
+
+def _sync_repairs(conn: sqlite3.Connection, root: StateRoot, *, force: bool) -> dict:
+    from .repairs import project_repairs
+
+    try:
+        fingerprint = tree_fingerprint(root.repairs)
+    except OSError:
+        fingerprint = "unreadable"
+    stored = conn.execute("SELECT value FROM index_metadata WHERE key = 'repairs_fingerprint'").fetchone()
+    if not force and stored is not None and stored[0] == fingerprint:
+        counts = conn.execute(
+            "SELECT (SELECT COUNT(*) FROM evidence_repairs),"
+            " (SELECT COUNT(*) FROM index_errors WHERE relative_path LIKE 'evidence-repairs/%')"
+        ).fetchone()
+        return {"indexed": counts[0], "errors": counts[1]}
+    indexed_at = _now()
+    rows, errors = project_repairs(conn, root, indexed_at)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("DELETE FROM evidence_repairs")
+        conn.execute("DELETE FROM index_errors WHERE relative_path LIKE 'evidence-repairs/%'")
+        conn.executemany("INSERT INTO evidence_repairs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        conn.executemany(
+            "INSERT INTO index_errors(session_id, relative_path, category, detail, detected_at) VALUES (?, ?, ?, ?, ?)",
+            errors,
+        )
+        conn.execute(
+            "INSERT OR REPLACE INTO index_metadata(key, value) VALUES ('repairs_fingerprint', ?)", (fingerprint,)
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return {"indexed": len(rows), "errors": len(errors)}
