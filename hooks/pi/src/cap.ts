@@ -77,10 +77,8 @@ export function capContent(
   let tailStart = bytes.length - (budget - headEnd)
   while (tailStart < bytes.length && isContinuation(bytes[tailStart])) tailStart += 1
 
+  // Pieces of one original block stay one block (providers join blocks with separators).
   const capped: ContentBlock[] = []
-  const push = (text: string) => {
-    if (text !== "") capped.push({ type: "text", text })
-  }
   let offset = 0
   let markerPlaced = false
   for (const block of content) {
@@ -92,15 +90,17 @@ export function capContent(
     const start = offset
     const end = offset + body.length
     offset = end
-    if (start < headEnd) push(body.subarray(0, Math.min(end, headEnd) - start).toString("utf8"))
+    let text = ""
+    if (start < headEnd) text += body.subarray(0, Math.min(end, headEnd) - start).toString("utf8")
     // The marker sits at the first omitted byte, i.e. in the block that holds headEnd.
     if (!markerPlaced && end > headEnd) {
-      push(marker)
+      text += marker
       markerPlaced = true
     }
-    if (end > tailStart) push(body.subarray(Math.max(start, tailStart) - start).toString("utf8"))
+    if (end > tailStart) text += body.subarray(Math.max(start, tailStart) - start).toString("utf8")
+    if (text !== "") capped.push({ ...block, text })
   }
-  if (!markerPlaced) push(marker)
+  if (!markerPlaced) capped.push({ type: "text", text: marker })
   return { content: capped, sourceText, sourceBytes: bytes.length }
 }
 

@@ -30,6 +30,7 @@ test("over the cap: head floor(budget/2), tail the rest, marker between, total e
   const expected = text.slice(0, head) + marker + text.slice(text.length - (budget - head))
   assert.equal(joinedText(result.content), expected)
   assert.equal(visibleBytes(result.content), 5120)
+  assert.equal(result.content.length, 1)
   assert.equal(result.sourceBytes, bytes(text))
   assert.equal(result.sourceText, text)
 })
@@ -71,8 +72,9 @@ test("blocks are measured joined; the marker sits at the first omitted position;
   assert.ok(result !== null)
   assert.equal(result.sourceBytes, 8000)
   const types = result.content.map((block) => (block.type === "text" ? (block as any).text[0] : "img"))
-  // A kept whole, image in place, then B's head, the marker, B's end and C whole.
-  assert.deepEqual(types, ["A", "img", "B", "\n", "B", "C"])
+  // A kept whole, image in place, B's head + marker + B's end as one block, C whole.
+  assert.deepEqual(types, ["A", "img", "B", "C"])
+  assert.ok((result.content[2] as any).text.includes("[yarp: 8000 byte(s) capped at 5120;"))
   assert.equal(result.content[1], image)
   const shown = joinedText(result.content)
   assert.ok(shown.startsWith("A".repeat(1000) + "B"))
