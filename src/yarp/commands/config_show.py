@@ -1,0 +1,40 @@
+"""`yarp config show`: the effective configuration, every key, archive path absolute."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+SUMMARY = "show the effective configuration (defaults plus config.toml)"
+EPILOG = """\
+Without --json, prints one 'key = value' line per setting (values in TOML/JSON
+notation). With --json, prints the reference's object: version, pruning.enabled,
+output.cap_bytes, output.recovery_cap_bytes, output.recovery_cap_lines,
+archive.enabled, archive.path and rules.packs.
+"""
+ARCHIVE_OPTION = False
+
+
+def configure(parser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _flatten(prefix: str, value, out: list[str]) -> None:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            _flatten(f"{prefix}.{key}" if prefix else key, inner, out)
+    else:
+        out.append(f"{prefix} = {json.dumps(value, ensure_ascii=False)}")
+
+
+def run(args) -> int:
+    from ..config import load
+
+    shown = load().to_json()
+    if args.json:
+        sys.stdout.write(json.dumps(shown, separators=(",", ":"), ensure_ascii=False) + "\n")
+    else:
+        lines: list[str] = []
+        _flatten("", shown, lines)
+        sys.stdout.write("\n".join(lines) + "\n")
+    return 0

@@ -1,0 +1,73 @@
+"""`yarp plan`: how an adapter should run one shell command, as JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+SUMMARY = "decide whether a shell command is wrapped by 'yarp run' and how its result is treated"
+EPILOG = """\
+The command text is the single argument after the options (quote it), or
+standard input when no argument is given (one trailing newline
+removed); several arguments are joined with
+single spaces. With --json the answer is one line:
+
+  {"version":1,"execution":{"kind":"original"}|{"kind":"rewrite","command":"..."},
+   "result":{"kind":"ordinary"|"recovery"}}
+
+Only a single simple command that exactly one reduce rule selects is rewritten,
+as 'yarp run [archive flags] -- <original text unchanged>'.
+"""
+ARCHIVE_OPTION = False
+
+
+def configure(parser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the plan as one JSON object")
+    add_planning_options(parser)
+
+
+def add_planning_options(parser) -> None:
+    parser.add_argument("--archive-agent", metavar="A", help="agent of the call begun by the adapter")
+    parser.add_argument("--archive-account", metavar="B", help="account of that call")
+    parser.add_argument("--archive-session", metavar="S", help="source session id of that call")
+    parser.add_argument("--archive-call", metavar="C", help="source call id of that call")
+    parser.add_argument(
+        "--rule-pack", metavar="PATH", action="append", default=[],
+        help="extra rule pack loaded after config rules.packs (repeatable)",
+    )
+    parser.add_argument("command", nargs="*", help="the shell command text (default: read standard input)")
+
+
+def make_plan(args):
+    from ..config import load
+    from ..errors import UsageError
+    from ..shell.plan import MAX_COMMAND_BYTES, ArchiveIdentity, plan_command
+    from ..shell.rules import load_rules
+
+    archive = ArchiveIdentity.from_flags(args.archive_agent, args.archive_account, args.archive_session, args.archive_call)
+    if args.command:
+        text = " ".join(args.command)
+    else:
+        data = sys.stdin.buffer.read(MAX_COMMAND_BYTES + 1)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UsageError("the command on standard input is not UTF-8") from None
+        if text.endswith("\n") and len(data) <= MAX_COMMAND_BYTES:
+            text = text[:-1]  # the newline `echo CMD | yarp plan` adds is not part of the command
+    config = load()
+    rules = load_rules(list(config.rule_packs) + list(args.rule_pack))
+    return text, plan_command(text, rules, archive)
+
+
+def run(args) -> int:
+    _, plan = make_plan(args)
+    if args.json:
+        sys.stdout.write(json.dumps(plan.to_json(), separators=(",", ":"), ensure_ascii=False) + "\n")
+    else:
+        lines = [f"execution: {plan.execution}"]
+        if plan.command is not None:
+            lines.append(f"command: {plan.command}")
+        lines += [f"result: {plan.result}", f"reason: {plan.reason}"]
+        sys.stdout.write("\n".join(lines) + "\n")
+    return 0

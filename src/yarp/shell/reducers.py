@@ -1,0 +1,444 @@
+"""Streaming reducers: prune one spooled stream file into a bounded summary file.
+
+A reducer reads the exact stream bytes in large chunks, keeps the lines a model
+needs (the first and last lines, lines that match the family's evidence
+pattern with a little context after them, and the rule's own `keep` lines),
+and writes them in their original order with the contract's markers:
+
+    [yarp summary: <family>; source_lines=N; shown_lines=K; ...]
+    ...kept lines...
+    [yarp: omitted N line(s)[, truncated M line(s)]; ref=yr_…; stdout complete]
+    Search omitted output: yarp search yr_… 'term|alternate'
+
+Memory is bounded by the chunk size plus the rule's limits, whatever the input
+size. Lines are bytes and are never decoded for output. A stream that is not
+valid UTF-8 or contains a NUL byte is copied unchanged, and so is any stream
+whose reduction would not save the rule's `min_savings_bytes`.
+
+This module never decides whether to reduce (that is `rules.select_rule`) and
+never touches the archive; the caller archives the exact stream first.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+from collections import deque
+from dataclasses import dataclass
+
+from .rules import Limits, Rule
+
+#: Bytes read per chunk. Chunks are cut at the last newline, so a line never spans two.
+CHUNK_BYTES = 1 << 20
+#: Longest partial line held while looking for its end; longer lines are kept
+#: only as a prefix (and count as truncated).
+MAX_CARRY_BYTES = 1 << 20
+#: Budget charged for each omission marker when planning what to keep.
+MARKER_COST = 240
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """What one reducer kind treats as evidence, and how it summarises a stream."""
+
+    name: str
+    evidence: "re.Pattern[bytes] | None"
+    search_hint: str
+    #: (summary field, bytes) pairs counted with `bytes.count` (C speed): a value
+    #: starting with a newline counts lines that start with the rest of it,
+    #: any other value counts its occurrences.
+    counters: tuple[tuple[str, bytes], ...] = ()
+    #: Whether every line is evidence-free listing data (search results, file lists).
+    count_lines_as: str | None = None
+
+
+def _rx(*alternatives: bytes) -> "re.Pattern[bytes]":
+    return re.compile(b"|".join(alternatives), re.MULTILINE)
+
+
+FAMILIES: dict[str, Family] = {
+    "test": Family(
+        "test",
+        _rx(
+            rb"FAIL", rb"ERROR", rb"Error", rb"error[:\[]", rb"Traceback", rb"panicked",
+            rb"^E ", rb"^>  ", rb"^not ok", rb"\bfailed\b", rb"\bpassed\b", rb"^Ran \d",
+            rb"^OK\b", rb"^test result:", rb"^Tests?:", rb"^Test Suites:", "\u2715".encode(),
+            rb"^---- ", rb"^\s+at .*:\d+:\d+", rb"^panic:", rb"assert",
+        ),
+        "FAILED|Error",
+    ),
+    "build": Family(
+        "build",
+        _rx(
+            rb"[Ee]rror", rb"ERROR", rb"ERR!", rb"[Ww]arning", rb"WARN", rb"note:", rb"help:",
+            rb"^\s*--> ", rb"^\s*\d+ \|", rb"^\s*\| ", rb"undefined reference", rb"fatal",
+            rb"Failed", rb"failed", rb"Successfully", rb"^Found \d", rb"^\S+:\d+:\d+: ",
+            rb"problems?\b", rb"^make(?:\[\d+\])?: ", rb"^Finished",
+        ),
+        "error|warning",
+        counters=(("error_mentions", b"error"), ("warning_mentions", b"warning")),
+    ),
+    "search": Family("search", None, "term|alternate", count_lines_as="matches"),
+    "diff": Family(
+        "diff",
+        _rx(rb"^diff --git ", rb"^@@ ", rb"^\+\+\+ ", rb"^Binary files ", rb"^commit "),
+        "^diff|^@@",
+        counters=(("files", b"\ndiff --git "), ("hunks", b"\n@@ ")),
+    ),
+    "log": Family(
+        "log",
+        _rx(rb"^commit [0-9a-f]"),
+        "commit|Author",
+        counters=(("commits", b"\ncommit "),),
+    ),
+    "status": Family(
+        "status",
+        _rx(
+            rb"^On branch", rb"^HEAD detached", rb"ahead", rb"behind", rb"diverged",
+            rb"^Changes", rb"^Untracked", rb"^Unmerged", rb"conflict", rb"^\s+(?:modified|deleted|new file|renamed|both modified|typechange):",
+        ),
+        "modified|deleted",
+    ),
+    "list": Family(
+        "list",
+        _rx(rb":$", rb"^\d+ director", rb"Permission denied", rb"No such file"),
+        "name|path",
+        count_lines_as="entries",
+    ),
+    "filter": Family("filter", None, "term|alternate"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ReduceStats:
+    """What a reducer did: bytes in and out, lines in and omitted, and whether it changed anything."""
+
+    source_bytes: int
+    shown_bytes: int
+    source_lines: int
+    omitted_lines: int
+    reduced: bool
+
+
+def utf8_floor(data: bytes, limit: int) -> int:
+    """The largest cut position <= limit that does not split a UTF-8 sequence."""
+    if limit >= len(data):
+        return len(data)
+    cut = limit
+    while cut > 0 and (data[cut] & 0xC0) == 0x80:
+        cut -= 1
+    return cut
+
+
+def copy_stream(src_path: str, dst_path: str) -> int:
+    """Copy a stream file unchanged in kernel space when possible; return its size."""
+    with open(src_path, "rb") as src, open(dst_path, "wb") as dst:
+        return copy_fd(src.fileno(), dst.fileno())
+
+
+def copy_fd(src_fd: int, dst_fd: int) -> int:
+    """Copy everything from `src_fd` to `dst_fd` (copy_file_range, then sendfile, then read/write)."""
+    total = 0
+    step = 8 << 20
+    try:
+        while True:
+            moved = os.copy_file_range(src_fd, dst_fd, step)
+            if moved == 0:
+                return total
+            total += moved
+    except (AttributeError, OSError):
+        pass
+    try:
+        while True:
+            moved = os.sendfile(dst_fd, src_fd, None, step)
+            if moved == 0:
+                return total
+            total += moved
+    except (AttributeError, OSError):
+        pass
+    while True:
+        data = os.read(src_fd, CHUNK_BYTES)
+        if not data:
+            return total
+        view = memoryview(data)
+        while view:
+            written = os.write(dst_fd, view)
+            view = view[written:]
+        total += len(data)
+
+
+class _Selector:
+    """Chooses which lines of one stream to show, chunk by chunk, in bounded memory."""
+
+    def __init__(self, family: Family, rule: Rule, limits: Limits) -> None:
+        self.family = family
+        self.limits = limits
+        evidence = family.evidence
+        if rule.keep is not None:
+            evidence = rule.keep if evidence is None else re.compile(
+                b"(?:" + evidence.pattern + b")|(?:" + rule.keep.pattern + b")", re.MULTILINE
+            )
+        self.evidence = evidence
+        self.drop = rule.drop
+        budget = limits.max_output_bytes
+        has_evidence = evidence is not None and limits.max_important_lines > 0
+        share = 4 if has_evidence else 2
+        self.head_budget = budget // share
+        self.tail_budget = budget // share
+        self.important_budget = budget - self.head_budget - self.tail_budget if has_evidence else 0
+        self.line_cap = limits.max_line_bytes
+        self.lines = 0  # complete lines consumed so far
+        self.head: list[tuple[int, bytes]] = []
+        self.head_bytes = 0
+        self.head_open = limits.head_lines > 0
+        self.kept: dict[int, bytes] = {}
+        self.kept_bytes = 0
+        self.last_kept = -2
+        self.important_open = has_evidence
+        self.pending_context = 0
+        self.tail: deque[tuple[int, bytes]] = deque(maxlen=limits.tail_lines or 1)
+        self.counters = {name: 0 for name, _ in family.counters}
+        self.truncated_long: set[int] = set()
+
+    def _cost(self, line: bytes) -> int:
+        return min(len(line), self.line_cap + 1)
+
+    def _keep_important(self, index: int, line: bytes) -> bool:
+        if self.drop is not None and self.drop.search(line):
+            return True
+        cost = self._cost(line) + (MARKER_COST if index != self.last_kept + 1 else 0)
+        if len(self.kept) >= self.limits.max_important_lines or self.kept_bytes + cost > self.important_budget:
+            self.important_open = False
+            self.pending_context = 0
+            return False
+        self.kept[index] = line
+        self.kept_bytes += cost
+        self.last_kept = index
+        return True
+
+    def feed(self, buf: bytes) -> None:
+        """Consume complete lines; `buf` ends with a newline."""
+        base = self.lines
+        count = buf.count(b"\n")
+        for name, prefix in self.family.counters:
+            if prefix.startswith(b"\n"):  # lines that start with the rest of the prefix
+                self.counters[name] += buf.count(prefix) + buf.startswith(prefix[1:])
+            else:
+                self.counters[name] += buf.count(prefix)
+
+        if self.head_open:
+            pos = 0
+            index = base
+            while pos < len(buf) and self.head_open:
+                end = buf.index(b"\n", pos) + 1
+                line = buf[pos:end]
+                cost = self._cost(line)
+                if len(self.head) >= self.limits.head_lines or self.head_bytes + cost > self.head_budget:
+                    self.head_open = False
+                    break
+                self.head.append((index, line))
+                self.head_bytes += cost
+                pos = end
+                index += 1
+
+        pos = 0
+        index = base
+        if self.pending_context and self.important_open:
+            while self.pending_context and pos < len(buf):
+                end = buf.index(b"\n", pos) + 1
+                if not self._keep_important(index, buf[pos:end]):
+                    break
+                self.pending_context -= 1
+                pos = end
+                index += 1
+
+        evidence = self.evidence
+        if evidence is not None and self.important_open:
+            context = self.limits.context_lines
+            count_pos, count_index = pos, index
+            search = evidence.search
+            while self.important_open:
+                match = search(buf, pos)
+                if match is None:
+                    break
+                start = buf.rfind(b"\n", 0, match.start()) + 1
+                if start < pos:
+                    start = pos
+                end = buf.index(b"\n", match.start()) + 1
+                index = count_index + buf.count(b"\n", count_pos, start)
+                count_pos, count_index = start, index
+                if not self._keep_important(index, buf[start:end]):
+                    break
+                pos = end
+                index += 1
+                left = context
+                while left and pos < len(buf):
+                    nxt = buf.index(b"\n", pos) + 1
+                    if not self._keep_important(index, buf[pos:nxt]):
+                        break
+                    pos = nxt
+                    index += 1
+                    left -= 1
+                count_pos, count_index = pos, index
+                if pos >= len(buf):
+                    self.pending_context = left
+                    break
+
+        want = self.limits.tail_lines
+        if want:
+            ends = []
+            pos = len(buf) - 1
+            while len(ends) < want and pos >= 0:
+                start = buf.rfind(b"\n", 0, pos) + 1
+                ends.append((start, pos + 1))
+                pos = start - 1
+            first = base + count - len(ends)
+            for offset, (start, end) in enumerate(reversed(ends)):
+                self.tail.append((first + offset, buf[start:end]))
+        self.lines = base + count
+
+    def render(self, *, total_lines: int, final_newline: bool, ref: str, stream: str, hint: str) -> tuple[bytes, int]:
+        shown: dict[int, bytes] = {}
+        for index, line in self.head:
+            shown[index] = line
+        shown.update(self.kept)
+        if self.limits.tail_lines:
+            tail = list(self.tail)
+            used = 0
+            keep_from = len(tail)
+            for position in range(len(tail) - 1, -1, -1):
+                used += self._cost(tail[position][1])
+                if used > self.tail_budget:
+                    break
+                keep_from = position
+            for index, line in tail[keep_from:]:
+                shown[index] = line
+        drop = self.drop
+        if drop is not None:
+            shown = {i: line for i, line in shown.items() if not drop.search(line)}
+        order = sorted(shown)
+        omitted_total = total_lines - len(order)
+        fields = [f"source_lines={total_lines}", f"shown_lines={len(order)}"]
+        if self.family.count_lines_as:
+            fields.append(f"{self.family.count_lines_as}={total_lines}")
+        fields.extend(f"{name}={value}" for name, value in self.counters.items())
+        out = [f"[yarp summary: {self.family.name}; {'; '.join(fields)}]\n".encode()]
+        previous = -1
+        truncated = 0
+        for index in order:
+            gap = index - previous - 1
+            if gap:
+                out.append(_marker(gap, truncated, ref, stream, hint))
+                truncated = 0
+            line = shown[index]
+            body_end = len(line) - 1 if line.endswith(b"\n") else len(line)
+            if index in self.truncated_long or body_end > self.line_cap:
+                cut = utf8_floor(line, min(body_end, self.line_cap))
+                line = line[:cut] + line[body_end:]
+                truncated += 1
+            if index == total_lines - 1 and not final_newline and line.endswith(b"\n"):
+                line = line[:-1]
+            out.append(line)
+            previous = index
+        gap = total_lines - previous - 1
+        if gap or truncated:
+            if out[-1] and not out[-1].endswith(b"\n"):
+                out.append(b"\n")
+            out.append(_marker(gap, truncated, ref, stream, hint))
+        return b"".join(out), omitted_total
+
+
+def _marker(omitted: int, truncated: int, ref: str, stream: str, hint: str) -> bytes:
+    extra = f", truncated {truncated} line(s)" if truncated else ""
+    return (
+        f"[yarp: omitted {omitted} line(s){extra}; ref={ref}; {stream} complete]\n"
+        f"Search omitted output: yarp search {ref} '{hint}'\n"
+    ).encode()
+
+
+def reduce_stream(
+    rule: Rule | None,
+    exit_code: int,
+    src_path: str,
+    dst_path: str,
+    *,
+    ref: str,
+    stream_name: str,
+) -> ReduceStats:
+    """Write the pruned form of `src_path` to `dst_path` (or an exact copy), in bounded memory.
+
+    `rule` is the selected reduce rule (None copies unchanged); `exit_code` picks
+    the success or failure limits; `ref` is the call's archive reference and
+    `stream_name` (`stdout` / `stderr`) names the recovery source in markers.
+    """
+    if rule is None or rule.action != "reduce" or rule.reducer not in FAMILIES:
+        return _copy(src_path, dst_path)
+    family = FAMILIES[rule.reducer]
+    limits = rule.limits_for(exit_code)
+    selector = _Selector(family, rule, limits)
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    source_bytes = 0
+    carry = b""
+    long_prefix: bytes | None = None  # prefix of a line longer than MAX_CARRY_BYTES
+    with open(src_path, "rb") as src:
+        while True:
+            data = src.read(CHUNK_BYTES)
+            if not data:
+                break
+            source_bytes += len(data)
+            if b"\x00" in data:
+                return _copy(src_path, dst_path)
+            try:
+                decoder.decode(data)
+            except UnicodeDecodeError:
+                return _copy(src_path, dst_path)
+            if long_prefix is not None:
+                newline = data.find(b"\n")
+                if newline < 0:
+                    continue
+                selector.truncated_long.add(selector.lines)
+                selector.feed(long_prefix + b"\n")
+                long_prefix = None
+                data = data[newline + 1 :]
+            if carry:
+                data = carry + data
+                carry = b""
+            last = data.rfind(b"\n")
+            if last < 0:
+                if len(data) > MAX_CARRY_BYTES:
+                    long_prefix = data[: utf8_floor(data, selector.line_cap)]
+                else:
+                    carry = data
+                continue
+            if last + 1 < len(data):
+                carry = data[last + 1 :]
+                data = data[: last + 1]
+            selector.feed(data)
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return _copy(src_path, dst_path)
+    final_newline = True
+    if long_prefix is not None:
+        selector.truncated_long.add(selector.lines)
+        selector.feed(long_prefix + b"\n")
+        final_newline = False
+    elif carry:
+        selector.feed(carry + b"\n")
+        final_newline = False
+    total_lines = selector.lines
+    hint = rule.search_hint or family.search_hint
+    text, omitted = selector.render(
+        total_lines=total_lines, final_newline=final_newline, ref=ref, stream=stream_name, hint=hint
+    )
+    if source_bytes - len(text) < max(limits.min_savings_bytes, 1):
+        return _copy(src_path, dst_path, lines=total_lines)
+    with open(dst_path, "wb") as dst:
+        dst.write(text)
+    return ReduceStats(source_bytes, len(text), total_lines, omitted, True)
+
+
+def _copy(src_path: str, dst_path: str, lines: int | None = None) -> ReduceStats:
+    size = copy_stream(src_path, dst_path)
+    return ReduceStats(size, size, -1 if lines is None else lines, 0, False)

@@ -1,0 +1,391 @@
+"""Rules as plain data: the TOML rule format, its strict loader and the argv matcher.
+
+A rule names the program (basename of argv[0]), an optional argv prefix and
+required arguments, and an action: `reduce` (with a reducer kind and
+per-outcome limits), `transform` (a line-preserving pipeline stage, never a
+reducer on its own) or `passthrough` (a guard that keeps output exact).
+
+The shipped rules live in `yarp/rules/*.toml`; user packs listed in the
+configuration's `rules.packs` are loaded after them and replace shipped rules
+with the same `id`. `yarp run` loads rules on every call, so loading is one
+tomllib parse per file plus a dictionary index; it imports nothing heavy.
+
+This module never runs commands and never reads command output. Its errors are
+`UsageError`s that name a pack by position and a rule by number, never by
+content.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from ..errors import UsageError
+
+RULE_SCHEMA_VERSION = 1
+
+ACTIONS = ("reduce", "transform", "passthrough")
+REDUCER_KINDS = ("search", "diff", "test", "build", "log", "status", "list", "filter")
+TRANSFORM_KINDS = ("line_preserving",)
+
+# Bounds on rule packs. These belong in yarp.limits; they live here until that
+# module (owned separately) takes them over.
+MAX_PACKS = 16
+MAX_PACK_FILE_BYTES = 1024 * 1024
+MAX_RULES_PER_FILE = 1024
+MAX_PROGRAMS_PER_RULE = 16
+MAX_PREFIX_ARGS = 8
+MAX_REQUIRED_ARGS = 8
+MAX_PATTERNS_PER_RULE = 32
+MAX_PATTERN_CHARS = 256
+MAX_WORD_CHARS = 128
+MAX_SEARCH_HINT_CHARS = 64
+
+_ID_RE = re.compile(r"[a-z0-9][a-z0-9_./-]{0,63}\Z")
+_PYTHON_RE = re.compile(r"python3(?:\.\d+)?\Z")
+
+#: Per-outcome limit name -> (lowest, highest) accepted value.
+LIMIT_BOUNDS: dict[str, tuple[int, int]] = {
+    "head_lines": (0, 10_000),
+    "tail_lines": (0, 10_000),
+    "context_lines": (0, 100),
+    "max_important_lines": (0, 10_000),
+    "max_line_bytes": (16, 1024 * 1024),
+    "max_output_bytes": (256, 16 * 1024 * 1024),
+    "min_savings_bytes": (0, 16 * 1024 * 1024),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How much of one stream a reducer may show for one outcome (success or failure)."""
+
+    head_lines: int
+    tail_lines: int
+    context_lines: int
+    max_important_lines: int
+    max_line_bytes: int
+    max_output_bytes: int
+    min_savings_bytes: int
+
+    def replace(self, **changes: int) -> "Limits":
+        values = {name: getattr(self, name) for name in LIMIT_BOUNDS}
+        values.update(changes)
+        return Limits(**values)
+
+
+#: Defaults a rule's `[rule.success]` / `[rule.failure]` tables override key by key.
+#: Successes are summarised tightly; failures keep more evidence.
+DEFAULT_SUCCESS = Limits(
+    head_lines=12, tail_lines=12, context_lines=2, max_important_lines=30,
+    max_line_bytes=512, max_output_bytes=4096, min_savings_bytes=512,
+)
+DEFAULT_FAILURE = Limits(
+    head_lines=20, tail_lines=40, context_lines=8, max_important_lines=120,
+    max_line_bytes=1024, max_output_bytes=12288, min_savings_bytes=512,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One compiled rule. `keep`/`drop` are compiled bytes regexes (or None)."""
+
+    id: str
+    programs: tuple[str, ...]
+    argv_prefix: tuple[str, ...]
+    required_args: tuple[str, ...]
+    action: str
+    reducer: str | None
+    transform: str | None
+    keep: "re.Pattern[bytes] | None"
+    drop: "re.Pattern[bytes] | None"
+    search_hint: str | None
+    success: Limits
+    failure: Limits
+    origin: str
+
+    def limits_for(self, exit_code: int) -> Limits:
+        return self.success if exit_code == 0 else self.failure
+
+    def matches(self, args: Sequence[str]) -> bool:
+        """Whether `args` (argv without argv[0]) start with the prefix and hold every required argument."""
+        prefix = self.argv_prefix
+        if len(args) < len(prefix) or tuple(args[: len(prefix)]) != prefix:
+            return False
+        return all(_has_argument(args, want) for want in self.required_args)
+
+
+def _has_argument(args: Sequence[str], want: str) -> bool:
+    # `--opt` also matches `--opt=value`; a one-letter short option `-R` also
+    # matches inside a cluster such as `-laR`.
+    short = len(want) == 2 and want[0] == "-" and want[1] != "-"
+    for arg in args:
+        if arg == want:
+            return True
+        if want.startswith("--") and arg.startswith(want + "="):
+            return True
+        if short and len(arg) > 2 and arg[0] == "-" and arg[1] != "-" and want[1] in arg[1:]:
+            return True
+    return False
+
+
+class RuleSet:
+    """Rules indexed by program name; `select` applies the precedence rules."""
+
+    __slots__ = ("rules", "_by_program")
+
+    def __init__(self, rules: Iterable[Rule]) -> None:
+        by_id: dict[str, Rule] = {}
+        for rule in rules:
+            by_id[rule.id] = rule  # a later pack replaces an earlier rule with the same id
+        self.rules: tuple[Rule, ...] = tuple(by_id.values())
+        index: dict[str, list[Rule]] = {}
+        for rule in self.rules:
+            for program in rule.programs:
+                index.setdefault(program, []).append(rule)
+        self._by_program = index
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def candidates(self, program: str) -> list[Rule]:
+        found = self._by_program.get(program)
+        if found is None and _PYTHON_RE.match(program):
+            found = self._by_program.get("python3")
+        return found or []
+
+    def matching(self, argv: Sequence[str]) -> list[Rule]:
+        if not argv or not argv[0]:
+            return []
+        program = os.path.basename(argv[0])
+        args = argv[1:]
+        return [rule for rule in self.candidates(program) if rule.matches(args)]
+
+    def select(self, argv: Sequence[str]) -> "Selection":
+        matched = self.matching(argv)
+        if any(rule.action == "passthrough" for rule in matched):
+            return Selection("passthrough", None)
+        reducing = [rule for rule in matched if rule.action == "reduce"]
+        if len(reducing) > 1:
+            return Selection("ambiguous", None)
+        if reducing:
+            return Selection("reduce", reducing[0])
+        transforms = [rule for rule in matched if rule.action == "transform"]
+        if len(transforms) == 1:
+            return Selection("transform", transforms[0])
+        return Selection("ambiguous" if transforms else "unknown", None)
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The outcome of matching one argv: `reduce`, `transform`, `passthrough`, `ambiguous` or `unknown`."""
+
+    outcome: str
+    rule: Rule | None
+
+
+def select_rule(argv: Sequence[str], rules: RuleSet) -> Rule | None:
+    """The single reduce rule for `argv`, or None (pass-through guard, ambiguity, unknown)."""
+    selection = rules.select(argv)
+    return selection.rule if selection.outcome == "reduce" else None
+
+
+# --- loading ---------------------------------------------------------------------
+
+_RULE_KEYS = {
+    "id", "program", "argv_prefix", "required_args", "action", "reducer",
+    "transform", "keep", "drop", "search_hint", "success", "failure",
+}
+
+
+def _fail(where: str, problem: str) -> UsageError:
+    return UsageError(f"invalid rule file ({where}): {problem}")
+
+
+def _words(value, where: str, name: str, limit: int, *, allow_empty: bool) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(where, f"{name} must be a list of strings")
+    if len(value) > limit:
+        raise _fail(where, f"{name} has more than {limit} entries")
+    if not allow_empty and not value:
+        raise _fail(where, f"{name} must not be empty")
+    for word in value:
+        if not word or len(word) > MAX_WORD_CHARS or "\x00" in word:
+            raise _fail(where, f"{name} entries must be 1 to {MAX_WORD_CHARS} characters")
+    return tuple(value)
+
+
+def _patterns(value, where: str, name: str) -> "re.Pattern[bytes] | None":
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(where, f"{name} must be a list of regular expressions")
+    if len(value) > MAX_PATTERNS_PER_RULE:
+        raise _fail(where, f"{name} has more than {MAX_PATTERNS_PER_RULE} patterns")
+    if not value:
+        return None
+    for pattern in value:
+        if not pattern or len(pattern) > MAX_PATTERN_CHARS:
+            raise _fail(where, f"{name} patterns must be 1 to {MAX_PATTERN_CHARS} characters")
+        try:
+            re.compile(pattern.encode("utf-8"), re.MULTILINE)
+        except re.error:
+            raise _fail(where, f"{name} holds a pattern that is not a valid regular expression") from None
+    joined = b"|".join(b"(?:" + p.encode("utf-8") + b")" for p in value)
+    return re.compile(joined, re.MULTILINE)
+
+
+def _limits(value, base: Limits, where: str, name: str) -> Limits:
+    if value is None:
+        return base
+    if not isinstance(value, dict):
+        raise _fail(where, f"{name} must be a table")
+    changes: dict[str, int] = {}
+    for key, number in value.items():
+        bounds = LIMIT_BOUNDS.get(key)
+        if bounds is None:
+            raise _fail(where, f"{name} has an unknown key")
+        if not isinstance(number, int) or isinstance(number, bool) or not bounds[0] <= number <= bounds[1]:
+            raise _fail(where, f"{name}.{key} must be an integer from {bounds[0]} to {bounds[1]}")
+        changes[key] = number
+    return base.replace(**changes)
+
+
+def _compile_rule(raw, where: str, origin: str) -> Rule:
+    if not isinstance(raw, dict):
+        raise _fail(where, "a rule must be a table")
+    unknown = set(raw) - _RULE_KEYS
+    if unknown:
+        raise _fail(where, "unknown key in rule")
+    rule_id = raw.get("id")
+    if not isinstance(rule_id, str) or not _ID_RE.match(rule_id):
+        raise _fail(where, "id must be 1 to 64 characters of a-z 0-9 _ . / -, starting with a letter or digit")
+    action = raw.get("action")
+    if action not in ACTIONS:
+        raise _fail(where, "action must be reduce, transform or passthrough")
+    programs = _words(raw.get("program"), where, "program", MAX_PROGRAMS_PER_RULE, allow_empty=False)
+    if any("/" in p for p in programs):
+        raise _fail(where, "program entries are base names without '/'")
+    prefix = _words(raw.get("argv_prefix", []), where, "argv_prefix", MAX_PREFIX_ARGS, allow_empty=True)
+    required = _words(raw.get("required_args", []), where, "required_args", MAX_REQUIRED_ARGS, allow_empty=True)
+    reducer = raw.get("reducer")
+    transform = raw.get("transform")
+    reduce_only = ("reducer", "keep", "drop", "search_hint", "success", "failure")
+    if action == "reduce":
+        if reducer not in REDUCER_KINDS:
+            raise _fail(where, "reducer must be one of " + ", ".join(REDUCER_KINDS))
+        if transform is not None:
+            raise _fail(where, "a reduce rule must not name a transform")
+    else:
+        if any(key in raw for key in reduce_only):
+            raise _fail(where, f"a {action} rule takes no reducer, patterns or limits")
+        if action == "transform" and transform not in TRANSFORM_KINDS:
+            raise _fail(where, "transform must be one of " + ", ".join(TRANSFORM_KINDS))
+        if action == "passthrough" and transform is not None:
+            raise _fail(where, "a passthrough rule takes no transform")
+    keep = _patterns(raw.get("keep"), where, "keep")
+    drop = _patterns(raw.get("drop"), where, "drop")
+    if reducer == "filter" and keep is None and drop is None:
+        raise _fail(where, "a filter reducer needs keep or drop patterns")
+    hint = raw.get("search_hint")
+    if hint is not None and (
+        not isinstance(hint, str) or not 0 < len(hint) <= MAX_SEARCH_HINT_CHARS
+        or "'" in hint or not hint.isprintable()
+    ):
+        raise _fail(where, f"search_hint must be 1 to {MAX_SEARCH_HINT_CHARS} printable characters without quotes")
+    return Rule(
+        id=rule_id,
+        programs=programs,
+        argv_prefix=prefix,
+        required_args=required,
+        action=action,
+        reducer=reducer if action == "reduce" else None,
+        transform=transform if action == "transform" else None,
+        keep=keep,
+        drop=drop,
+        search_hint=hint,
+        success=_limits(raw.get("success"), DEFAULT_SUCCESS, where, "success"),
+        failure=_limits(raw.get("failure"), DEFAULT_FAILURE, where, "failure"),
+        origin=origin,
+    )
+
+
+def parse_rules(data: bytes, origin: str) -> list[Rule]:
+    """Parse and strictly validate one rule file's bytes; raise `UsageError` on any problem."""
+    if len(data) > MAX_PACK_FILE_BYTES:
+        raise _fail(origin, f"file is larger than {MAX_PACK_FILE_BYTES} bytes")
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise _fail(origin, "file is not UTF-8") from None
+    except tomllib.TOMLDecodeError:
+        raise _fail(origin, "file is not valid TOML") from None
+    if set(doc) - {"version", "rule"}:
+        raise _fail(origin, "unknown top-level key (expected version and [[rule]])")
+    if doc.get("version") != RULE_SCHEMA_VERSION:
+        raise _fail(origin, f"version must be {RULE_SCHEMA_VERSION}")
+    raw_rules = doc.get("rule", [])
+    if not isinstance(raw_rules, list):
+        raise _fail(origin, "rule must be an array of tables ([[rule]])")
+    if len(raw_rules) > MAX_RULES_PER_FILE:
+        raise _fail(origin, f"more than {MAX_RULES_PER_FILE} rules")
+    rules = [_compile_rule(raw, f"{origin}, rule {number}", origin) for number, raw in enumerate(raw_rules, 1)]
+    seen: set[str] = set()
+    for number, rule in enumerate(rules, 1):
+        if rule.id in seen:
+            raise _fail(f"{origin}, rule {number}", "id repeats an earlier rule in the same file")
+        seen.add(rule.id)
+    return rules
+
+
+def _read_bounded(path: str, origin: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_PACK_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise _fail(origin, "file does not exist") from None
+    except IsADirectoryError:
+        raise _fail(origin, "path is a directory") from None
+    except OSError as exc:
+        raise _fail(origin, f"cannot read file: {exc.strerror}") from None
+    return data
+
+
+def builtin_rule_files() -> list[str]:
+    """Paths of the shipped rule files, in a stable order."""
+    directory = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules")
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.endswith(".toml"))
+    except FileNotFoundError:
+        return []
+    return [os.path.join(directory, name) for name in names]
+
+
+_BUILTIN_CACHE: list[Rule] | None = None
+
+
+def builtin_rules() -> list[Rule]:
+    global _BUILTIN_CACHE
+    if _BUILTIN_CACHE is None:
+        rules: list[Rule] = []
+        for path in builtin_rule_files():
+            name = "shipped " + os.path.basename(path)
+            rules.extend(parse_rules(_read_bounded(path, name), name))
+        _BUILTIN_CACHE = rules
+    return list(_BUILTIN_CACHE)
+
+
+def load_rules(packs: Sequence[str] = (), *, include_builtin: bool = True) -> RuleSet:
+    """The shipped rules extended and overridden (by id) by each user pack, in order."""
+    if len(packs) > MAX_PACKS:
+        raise UsageError(f"rules.packs lists more than {MAX_PACKS} packs")
+    rules = builtin_rules() if include_builtin else []
+    for position, path in enumerate(packs):
+        origin = f"rules.packs[{position}]"
+        if not isinstance(path, str) or not path:
+            raise _fail(origin, "pack path must be a non-empty string")
+        rules.extend(parse_rules(_read_bounded(os.path.expanduser(path), origin), origin))
+    return RuleSet(rules)
