@@ -122,7 +122,9 @@ class ClientProtocol(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.splitter = FrameSplitter(MAX_HANDSHAKE_BYTES)
         self.correlation_id: str | None = None
-        self.pending: collections.deque[bytes] = collections.deque()
+        #: Whole frames read but not yet admitted, with their arrival time: a
+        #: request's deadline runs from arrival, not from admission.
+        self.pending: collections.deque[tuple[bytes, float]] = collections.deque()
         self.admitted: Request | None = None
         self.paused = False
         self.closed = False
@@ -150,13 +152,16 @@ class ClientProtocol(asyncio.Protocol):
             self.broker.log("frame_rejected", code=exc.code)
             self.fail_connection(exc)
             return
+        arrived = None
         for frame in frames:
             if self.closed:
                 return
             if self.correlation_id is None:
                 self._handshake(frame)
             else:
-                self.pending.append(frame)
+                if arrived is None:
+                    arrived = self.broker.loop.time()
+                self.pending.append((frame, arrived))
         if self.pending:
             self.broker.admit(self)
 
@@ -406,7 +411,7 @@ class Broker:
             if client.pending:
                 client.pause()
             return
-        frame = client.pending[0]
+        frame, arrived = client.pending[0]
         over_count = self.admitted_count >= MAX_ADMITTED_TOTAL
         over_bytes = self.admitted_bytes and self.admitted_bytes + len(frame) > MAX_ADMITTED_BODY_BYTES
         if over_count or over_bytes or self.closing:
@@ -415,7 +420,7 @@ class Broker:
                 self.waiting.append(client)
             return
         client.pending.popleft()
-        request = Request(client, len(frame), self.loop.time())
+        request = Request(client, len(frame), arrived)
         request.done = self.loop.create_future()
         client.admitted = request
         self.admitted_count += 1

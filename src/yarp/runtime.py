@@ -62,9 +62,19 @@ def _ensure_private_dir(path: str, label: str) -> None:
 
 
 def runtime_base(environ=os.environ) -> str:
-    """The private per-user base: a valid XDG_RUNTIME_DIR, else <tmp>/yarp-runtime-<uid>."""
+    """The private per-user base: XDG_RUNTIME_DIR when set, else <tmp>/yarp-runtime-<uid>.
+
+    An absolute XDG_RUNTIME_DIR that exists but is unsafe (a symlink, another
+    user's, group/other bits, not a directory) is refused rather than silently
+    replaced: two clients of one archive that disagreed about the runtime
+    directory would each start a broker. An unset, empty, relative or missing
+    value means "absent" and selects the temporary-directory fallback.
+    """
     xdg = environ.get("XDG_RUNTIME_DIR", "")
-    if xdg and os.path.isabs(xdg) and _is_private_dir(xdg):
+    if xdg and os.path.isabs(xdg) and os.path.lexists(xdg):
+        if not _is_private_dir(xdg):
+            _ensure_private_dir(xdg, "XDG_RUNTIME_DIR")
+            raise UnsafePath("XDG_RUNTIME_DIR is not a private directory")
         return xdg
     base = os.path.join(tempfile.gettempdir(), f"yarp-runtime-{os.geteuid()}")
     _ensure_private_dir(base, "runtime base directory")
