@@ -183,9 +183,12 @@ class _Selector:
         self.drop = rule.drop
         budget = limits.max_output_bytes
         has_evidence = evidence is not None and limits.max_important_lines > 0
-        share = 4 if has_evidence else 2
-        self.head_budget = budget // share
-        self.tail_budget = budget // share
+        # Evidence gets half the output budget; the first and last lines share the
+        # rest (or all of it when there is no evidence to look for).
+        parts = (limits.head_lines > 0) + (limits.tail_lines > 0)
+        edge = budget // 2 if has_evidence else budget
+        self.head_budget = edge // parts if limits.head_lines and parts else 0
+        self.tail_budget = edge // parts if limits.tail_lines and parts else 0
         self.important_budget = budget - self.head_budget - self.tail_budget if has_evidence else 0
         self.line_cap = limits.max_line_bytes
         self.lines = 0  # complete lines consumed so far

@@ -1,0 +1,223 @@
+"""Streaming reducers on the recorded corpus and on generated edge cases."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tracemalloc
+
+import pytest
+
+from yarp.shell import reducers
+from yarp.shell.reducers import FAMILIES, copy_stream, reduce_stream
+from yarp.shell.rules import load_rules, parse_rules, select_rule
+
+CORPUS = os.path.join(os.path.dirname(__file__), os.pardir, "bench", "corpus")
+REF = "yr_" + "0123456789abcdef" * 2
+MARKER_RE = re.compile(
+    rb"^\[yarp: omitted (\d+) line\(s\)(?:, truncated (\d+) line\(s\))?; ref=" + REF.encode()
+    + rb"; (stdout|stderr) complete\]\nSearch omitted output: yarp search " + REF.encode() + rb" '[^'\n]+'\n",
+    re.MULTILINE,
+)
+
+with open(os.path.join(CORPUS, "manifest.json"), encoding="utf-8") as _handle:
+    MANIFEST = json.load(_handle)
+
+#: Evidence that must survive pruning, per corpus case (stream -> byte strings).
+MUST_SHOW = {
+    "pytest-failures": {"stdout": [b"ZeroDivisionError", b"JSONDecodeError", b"3 failed, 481 passed", b"FAILED tests/test_broken.py::test_raises"]},
+    "pytest-verbose": {"stdout": [b"FAILED", b"3 failed, 481 passed"]},
+    "unittest-failures": {"stderr": [b"KeyError", b"FAILED (failures=", b"Ran 91 tests"]},
+    "cargo-test": {"stdout": [b"panicked at", b"arithmetic drifted", b"test result: FAILED"]},
+    "ruff-check": {"stdout": [b"Found "]},
+    "git-log": {"stdout": [b"commit "]},
+    "git-diff": {"stdout": [b"diff --git a/src/module_00.py"]},
+}
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return load_rules()
+
+
+def _lines_subsequence(shown: bytes, source: bytes) -> None:
+    """Every non-marker line shown is a whole source line (or a prefix of one), in source order."""
+    body = MARKER_RE.sub(b"", shown.split(b"\n", 1)[1])
+    src_lines = source.splitlines(keepends=True)
+    cursor = 0
+    for line in body.splitlines(keepends=True):
+        while cursor < len(src_lines) and not src_lines[cursor].startswith(line.rstrip(b"\n")):
+            cursor += 1
+        assert cursor < len(src_lines), f"shown line not found in order: {line[:80]!r}"
+        cursor += 1
+
+
+@pytest.mark.parametrize("case", MANIFEST, ids=[c["name"] for c in MANIFEST])
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_corpus_case(tmp_path, shipped, case, stream):
+    src = os.path.join(CORPUS, f"{case['name']}.{stream}")
+    with open(src, "rb") as handle:
+        source = handle.read()
+    rule = select_rule(case["argv"], shipped)
+    assert rule is not None, "every corpus command has a reduce rule"
+    dst = tmp_path / "out"
+    stats = reduce_stream(rule, case["exit_code"], src, str(dst), ref=REF, stream_name=stream)
+    shown = dst.read_bytes()
+    assert stats.source_bytes == len(source) and stats.shown_bytes == len(shown)
+    if not stats.reduced:
+        assert shown == source
+        return
+    limits = rule.limits_for(case["exit_code"])
+    assert len(source) - len(shown) >= limits.min_savings_bytes
+    family = rule.reducer
+    header = shown.split(b"\n", 1)[0].decode()
+    lines = source.count(b"\n") + (not source.endswith(b"\n"))
+    assert header.startswith(f"[yarp summary: {family}; source_lines={lines};")
+    markers = MARKER_RE.findall(shown)
+    assert markers, "a reduced stream marks what it omitted"
+    assert all(m[2].decode() == stream for m in markers)
+    assert sum(int(m[0]) for m in markers) == stats.omitted_lines
+    _lines_subsequence(shown, source)
+    shown.decode("utf-8")
+    for needle in MUST_SHOW.get(case["name"], {}).get(stream, []):
+        assert needle in shown, needle
+
+
+def test_large_streams_shrink_a_lot(tmp_path, shipped):
+    total_src = total_shown = 0
+    for case in MANIFEST:
+        rule = select_rule(case["argv"], shipped)
+        for stream in ("stdout", "stderr"):
+            src = os.path.join(CORPUS, f"{case['name']}.{stream}")
+            if os.path.getsize(src) < 10_000:
+                continue
+            stats = reduce_stream(rule, case["exit_code"], src, str(tmp_path / "o"), ref=REF, stream_name=stream)
+            assert stats.reduced
+            total_src += stats.source_bytes
+            total_shown += stats.shown_bytes
+    assert total_shown * 5 < total_src
+
+
+def _rule(text: str):
+    return parse_rules(("version = 1\n[[rule]]\n" + text).encode(), "test")[0]
+
+
+TEST_RULE = 'id = "t"\nprogram = ["t"]\naction = "reduce"\nreducer = "test"\n[rule.success]\nmin_savings_bytes = 0\n[rule.failure]\nmin_savings_bytes = 0\n'
+
+
+def _noise(lines: int, extra: bytes = b"") -> bytes:
+    return b"".join(b"line %d of ordinary progress output\n" % i for i in range(lines)) + extra
+
+
+@pytest.mark.parametrize("payload", [
+    _noise(2000, b"FAILED \x00 binary\n"),
+    _noise(2000, b"FAILED \xff\xfe not utf-8\n"),
+    b"\xe2\x82" + _noise(2000),  # truncated UTF-8 sequence at the start
+    _noise(2000) + b"\xe2\x82",  # and at the very end
+], ids=["nul", "invalid", "bad-start", "bad-end"])
+def test_binary_or_invalid_utf8_passes_through_unchanged(tmp_path, payload):
+    src = tmp_path / "in"
+    src.write_bytes(payload)
+    stats = reduce_stream(_rule(TEST_RULE), 1, str(src), str(tmp_path / "out"), ref=REF, stream_name="stdout")
+    assert not stats.reduced
+    assert (tmp_path / "out").read_bytes() == payload
+
+
+def test_small_saving_copies_unchanged(tmp_path, shipped):
+    src = tmp_path / "in"
+    src.write_bytes(_noise(30))
+    stats = reduce_stream(select_rule(["pytest"], shipped), 0, str(src), str(tmp_path / "out"), ref=REF, stream_name="stdout")
+    assert not stats.reduced and (tmp_path / "out").read_bytes() == src.read_bytes()
+
+
+def test_no_rule_is_an_exact_copy(tmp_path):
+    src = tmp_path / "in"
+    src.write_bytes(os.urandom(3_000_000))
+    stats = reduce_stream(None, 0, str(src), str(tmp_path / "out"), ref=REF, stream_name="stdout")
+    assert not stats.reduced and (tmp_path / "out").read_bytes() == src.read_bytes()
+    assert copy_stream(str(src), str(tmp_path / "again")) == 3_000_000
+
+
+def test_failure_evidence_kept_with_context_and_stderr_marker(tmp_path):
+    payload = _noise(3000) + b"Traceback (most recent call last):\n  File \"x.py\", line 3\nValueError: bad\n" + _noise(3000)
+    src = tmp_path / "in"
+    src.write_bytes(payload)
+    stats = reduce_stream(_rule(TEST_RULE), 1, str(src), str(tmp_path / "out"), ref=REF, stream_name="stderr")
+    shown = (tmp_path / "out").read_bytes()
+    assert stats.reduced and stats.source_lines == 6003
+    assert b"Traceback (most recent call last):\n  File \"x.py\", line 3\nValueError: bad\n" in shown
+    assert shown.startswith(b"[yarp summary: test; source_lines=6003;")
+    assert b"line 0 of" in shown and b"line 2999 of" in shown  # first and last lines
+    assert b"stderr complete]" in shown and b"stdout complete" not in shown
+    assert b"yarp search " + REF.encode() + b" 'FAILED|Error'" in shown
+
+
+def test_long_lines_truncated_at_utf8_boundary_and_counted(tmp_path):
+    long_line = ("é" * 5000).encode() + b"\n"
+    payload = long_line + _noise(3000) + long_line
+    src = tmp_path / "in"
+    src.write_bytes(payload)
+    reduce_stream(_rule(TEST_RULE), 0, str(src), str(tmp_path / "out"), ref=REF, stream_name="stdout")
+    shown = (tmp_path / "out").read_bytes()
+    shown.decode("utf-8")
+    assert b"truncated 1 line(s)" in shown
+
+
+def test_giant_line_without_newline_is_bounded(tmp_path):
+    payload = _noise(100) + b"x" * (3 * reducers.MAX_CARRY_BYTES) + b"\n" + _noise(100) + b"tail without newline"
+    src = tmp_path / "in"
+    src.write_bytes(payload)
+    stats = reduce_stream(_rule(TEST_RULE), 0, str(src), str(tmp_path / "out"), ref=REF, stream_name="stdout")
+    shown = (tmp_path / "out").read_bytes()
+    assert stats.reduced and stats.source_lines == 202
+    assert len(shown) < 10_000
+    assert b"tail without newline" in shown
+
+
+def test_missing_final_newline_is_preserved(tmp_path):
+    payload = _noise(3000) + b"last line"
+    src = tmp_path / "in"
+    src.write_bytes(payload)
+    stats = reduce_stream(_rule(TEST_RULE), 0, str(src), str(tmp_path / "out"), ref=REF, stream_name="stdout")
+    shown = (tmp_path / "out").read_bytes()
+    assert stats.source_lines == 3001
+    assert shown.endswith(b"\nlast line")  # no newline added after the source's unterminated last line
+
+
+def test_filter_rule_keep_and_drop(tmp_path):
+    rule = _rule('id = "f"\nprogram = ["f"]\naction = "reduce"\nreducer = "filter"\nkeep = ["^KEEP "]\n'
+                 'drop = ["^KEEP secret"]\n[rule.success]\nhead_lines = 0\ntail_lines = 0\ncontext_lines = 0\n')
+    payload = b"".join(b"KEEP %d\n" % i if i % 500 == 0 else b"noise %d\n" % i for i in range(5000)) + b"KEEP secret\n"
+    src = tmp_path / "in"
+    src.write_bytes(payload)
+    stats = reduce_stream(rule, 0, str(src), str(tmp_path / "out"), ref=REF, stream_name="stdout")
+    shown = (tmp_path / "out").read_bytes()
+    assert stats.reduced
+    assert [l for l in shown.splitlines() if l.startswith(b"KEEP")] == [b"KEEP %d" % i for i in range(0, 5000, 500)]
+    assert b"noise" not in shown and b"secret" not in shown
+
+
+def test_huge_input_constant_memory(tmp_path, shipped):
+    src = tmp_path / "big"
+    block = _noise(1000, b"E   AssertionError: boom\n")
+    with open(src, "wb") as handle:
+        written = 0
+        while written < 50_000_000:
+            handle.write(block)
+            written += len(block)
+    rule = select_rule(["pytest"], shipped)
+    tracemalloc.start()
+    try:
+        stats = reduce_stream(rule, 1, str(src), str(tmp_path / "out"), ref=REF, stream_name="stdout")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert stats.reduced and stats.source_bytes == written
+    assert stats.shown_bytes <= rule.failure.max_output_bytes + 2048
+    assert peak < 8 * reducers.CHUNK_BYTES  # a few chunks, independent of the 50 MB input
+
+
+def test_families_have_hints_without_quotes():
+    for family in FAMILIES.values():
+        assert "'" not in family.search_hint and "|" in family.search_hint
