@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml setup.py src/yarp/_fastframe.pyx
 	touch $(STAMP)
 
 demo: setup
-	$(BIN)/python -m yarp.demo
+	$(BIN)/python examples/demo.py
 
 test: test-py test-pi
 
