@@ -1,0 +1,175 @@
+"""`yarp search`: find lines in one call's exact recovery sources, or list recent calls."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime, timezone
+
+from .. import recovery
+from ..errors import UsageError
+from ..limits import (
+    DEFAULT_SEARCH_CONTEXT,
+    DEFAULT_SEARCH_MATCHES,
+    MAX_SEARCH_CONTEXT,
+    MAX_SEARCH_MATCHES,
+)
+
+SUMMARY = "search one archived call's exact output (or list recent calls)"
+EPILOG = f"""\
+Forms:
+  yarp search REF PATTERN [options]        search stdout, stderr, result text, source output
+  yarp search REF -e P1 -e P2 [options]    any of up to 8 patterns
+  yarp search [--tool T] [--since TIME] [--until TIME] [--text PATTERN]
+                                           list recent calls (newest first)
+
+Output is bounded: at most -m selected lines per source ({DEFAULT_SEARCH_MATCHES} by default,
+{MAX_SEARCH_MATCHES} at most), context -A/-B/-C 0-{MAX_SEARCH_CONTEXT} (default {DEFAULT_SEARCH_CONTEXT}), and
+output.recovery_cap_bytes of text in total. Each group ends with the exact
+'yarp read' command that prints it unchanged.
+
+Exit status: 0 matches, 1 no matches, 64 bad usage, 65 bad reference or data,
+74 archive unavailable (missing, locked, corrupt, unsafe permissions).
+
+Examples:
+  yarp search yr_4f91d03ab8d44712a48fa8b0d671e3d2 'error|FAILED'
+  yarp search yr_4f91d03ab8d44712a48fa8b0d671e3d2 'literal (text)' -F -i -C 0
+  yarp search --tool bash --since 2026-01-02T00:00:00Z --text 'panic'
+"""
+
+
+def _bounded(low: int, high: int):
+    def parse(text: str) -> int:
+        if not text.isascii() or not text.isdigit() or (len(text) > 1 and text.startswith("0")):
+            raise argparse.ArgumentTypeError(f"expected a whole number from {low} to {high}")
+        value = int(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high}")
+        return value
+
+    return parse
+
+
+def parse_time_ms(text: str) -> int:
+    """Unix milliseconds, or an RFC 3339 time with a zone (`2026-01-02T03:04:05Z`)."""
+    if text.isascii() and text.isdigit():
+        return int(text)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected RFC 3339 time with zone or Unix milliseconds") from None
+    if moment.tzinfo is None:
+        raise argparse.ArgumentTypeError("time needs a zone, e.g. 2026-01-02T03:04:05Z")
+    return int(moment.timestamp() * 1000)
+
+
+def format_ms(value: int | None) -> str:
+    if value is None:
+        return "-"
+    moment = datetime.fromtimestamp(value / 1000, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value % 1000:03d}Z"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("ref", nargs="?", metavar="REF", help="archive reference (yr_ + 32 hex digits)")
+    parser.add_argument("pattern", nargs="?", metavar="PATTERN", help="regular expression (Python syntax)")
+    parser.add_argument("-e", "--regexp", action="append", default=[], metavar="PATTERN",
+                        help="a pattern; repeat for alternatives (at most 8)")
+    parser.add_argument("-F", "--fixed-strings", action="store_true", help="patterns are literal text")
+    parser.add_argument("-i", "--ignore-case", action="store_true", help="match case-insensitively")
+    parser.add_argument("-w", "--word-regexp", action="store_true", help="match whole words only")
+    parser.add_argument("-v", "--invert-match", action="store_true", help="select lines that do not match")
+    context = _bounded(0, MAX_SEARCH_CONTEXT)
+    parser.add_argument("-A", "--after-context", type=context, metavar="N", help="lines after each match")
+    parser.add_argument("-B", "--before-context", type=context, metavar="N", help="lines before each match")
+    parser.add_argument("-C", "--context", type=context, metavar="N", help="lines before and after")
+    parser.add_argument("-m", "--max-results", type=_bounded(1, MAX_SEARCH_MATCHES), default=DEFAULT_SEARCH_MATCHES,
+                        metavar="N", help=f"selected lines shown per source (default {DEFAULT_SEARCH_MATCHES})")
+    listing = parser.add_argument_group("listing recent calls (no REF)")
+    listing.add_argument("--tool", metavar="NAME", help="only calls of this tool")
+    listing.add_argument("--since", type=parse_time_ms, metavar="TIME", help="calls started at or after TIME")
+    listing.add_argument("--until", type=parse_time_ms, metavar="TIME", help="calls started before TIME")
+    listing.add_argument("--text", metavar="PATTERN", help="calls whose archived output matches PATTERN")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    # Options may follow the reference, as with grep/rg (`yarp search REF -F TEXT`);
+    # plain parse_args would bind every positional before the first option.
+    parser.parse_args = parser.parse_intermixed_args
+
+
+def _options(args) -> recovery.SearchOptions:
+    patterns = list(args.regexp)
+    if args.pattern is not None:
+        if patterns:
+            raise UsageError("give PATTERN or -e, not both; expected: yarp search REF PATTERN")
+        patterns.append(args.pattern)
+    before = args.before_context if args.before_context is not None else args.context
+    after = args.after_context if args.after_context is not None else args.context
+    return recovery.SearchOptions(
+        patterns=tuple(patterns),
+        fixed=args.fixed_strings,
+        ignore_case=args.ignore_case,
+        word=args.word_regexp,
+        invert=args.invert_match,
+        before=DEFAULT_SEARCH_CONTEXT if before is None else before,
+        after=DEFAULT_SEARCH_CONTEXT if after is None else after,
+        max_results=args.max_results,
+    )
+
+
+def run(args) -> int:
+    if args.ref is None:
+        return _list(args)
+    if args.tool or args.since is not None or args.until is not None or args.text:
+        raise UsageError("--tool, --since, --until and --text list calls; give them without REF")
+    recovery.check_ref(args.ref)
+    options = _options(args)
+    recovery.compile_patterns(options)  # usage errors before the archive is opened
+    cap_bytes, _ = recovery.recovery_caps()
+    conn = recovery.open_archive(args.archive)
+    try:
+        call = recovery.find_call(conn, args.ref)
+        results = recovery.search_call(conn, call, options, budget_bytes=cap_bytes)
+    finally:
+        conn.close()
+    found = sum(r.matches for r in results)
+    if args.json:
+        sys.stdout.write(json.dumps(recovery.search_json(args.ref, results, options)) + "\n")
+    elif found:
+        sys.stdout.write(recovery.render_search(args.ref, results, options))
+    else:
+        sys.stdout.write("No matches\n")
+    return 0 if found else 1
+
+
+def _list(args) -> int:
+    if args.pattern is not None or args.regexp:
+        raise UsageError("missing archive reference; expected: yarp search REF PATTERN")
+    matcher = None
+    if args.text:
+        matcher = recovery.compile_patterns(recovery.SearchOptions(
+            patterns=(args.text,), fixed=args.fixed_strings, ignore_case=args.ignore_case, word=args.word_regexp))
+    conn = recovery.open_archive(args.archive)
+    try:
+        calls, more = recovery.list_calls(conn, tool=args.tool, since_ms=args.since, until_ms=args.until,
+                                          text=matcher, limit=args.max_results)
+    finally:
+        conn.close()
+    if args.json:
+        sys.stdout.write(json.dumps({
+            "calls": [{"ref": c.archive_ref, "tool": c.tool_name, "started_at_ms": c.started_at_ms,
+                       "status": c.status, "is_error": None if c.is_error is None else bool(c.is_error)}
+                      for c in calls],
+            "more": more,
+        }) + "\n")
+        return 0 if calls else 1
+    if not calls:
+        sys.stdout.write("No matching calls\n")
+        return 1
+    sys.stdout.write(f"[yarp search: calls={len(calls)}{' (more not shown; narrow with --since/--tool)' if more else ''}]\n")
+    for c in calls:
+        state = "incomplete" if c.status != "finished" else ("error" if c.is_error else "ok")
+        tool = c.tool_name if c.tool_name.isprintable() else repr(c.tool_name)
+        sys.stdout.write(f"{c.archive_ref} {format_ms(c.started_at_ms)} {state} {tool[:64]}\n")
+    sys.stdout.write("Search one call: yarp search REF PATTERN\n")
+    return 0
