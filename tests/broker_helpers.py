@@ -373,3 +373,49 @@ def wait_for(predicate, timeout: float = 10.0, interval: float = 0.01):
         if time.monotonic() > end:
             raise AssertionError("condition not reached in time")
         time.sleep(interval)
+
+
+def pipeline(benv: BrokerEnv, operations: list, connections: int = 32, deadline_ms: int = 20_000) -> list[dict]:
+    """Send `operations` over `connections` concurrent connections, each pipelining
+    its share; return the replies in the order of `operations`."""
+    import threading
+
+    shares = [list(range(i, len(operations), connections)) for i in range(connections)]
+    replies: list = [None] * len(operations)
+    errors: list = []
+
+    def worker(indexes: list[int]) -> None:
+        try:
+            with RawConn.ready(benv, timeout=60) as conn:
+                data = b"".join(
+                    struct.pack(">Q", len(f)) + f
+                    for f in (protocol.envelope(operations[i], conn.correlation_id, deadline_ms) for i in indexes)
+                )
+                conn.send_raw(data)
+                for i in indexes:
+                    replies[i] = conn.recv_obj()
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in shares if s]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return replies
+
+
+class WriteLock:
+    """A second SQLite connection holding the write lock behind the broker's back."""
+
+    def __init__(self, path: str) -> None:
+        self.conn = sqlite3.connect(path, isolation_level=None, timeout=5)
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def release(self) -> None:
+        if self.conn is not None:
+            self.conn.execute("ROLLBACK")
+            self.conn.close()
+            self.conn = None

@@ -73,6 +73,8 @@ STARTUP_FD_ENV = "YARP_BROKER_STARTUP_FD"
 READY_FD_ENV = "YARP_BROKER_READY_FD"
 _PEERCRED = struct.Struct("3i")
 _COMMIT_SAMPLES = 1024
+#: Control requests are tiny; larger frames are never probed for one.
+_CONTROL_MAX_BYTES = 512
 
 
 def prepare_request(operation_obj: dict, source_key: str, operation_id: str) -> Prepared:
@@ -412,6 +414,11 @@ class Broker:
                 client.pause()
             return
         frame, arrived = client.pending[0]
+        if len(frame) <= _CONTROL_MAX_BYTES and b'"control"' in frame and self._answer_control(client, frame):
+            client.pending.popleft()
+            if client.pending:
+                self.admit(client)
+            return
         over_count = self.admitted_count >= MAX_ADMITTED_TOTAL
         over_bytes = self.admitted_bytes and self.admitted_bytes + len(frame) > MAX_ADMITTED_BODY_BYTES
         if over_count or over_bytes or self.closing:
@@ -428,6 +435,21 @@ class Broker:
         if client.pending:
             client.pause()
         asyncio.ensure_future(self._handle(request, frame))
+
+    def _answer_control(self, client: ClientProtocol, frame: bytes) -> bool:
+        """Answer a status request at once, outside the admission budget.
+
+        Status must stay observable exactly when the queue is full. Only a
+        client with nothing admitted gets here, so replies stay in order.
+        """
+        try:
+            env = protocol.parse_envelope(protocol.decode_json(frame, "envelope"), client.correlation_id)
+        except YarpError:
+            return False
+        if not isinstance(env, protocol.Control):
+            return False
+        client.send(protocol.reply_ok(extra={"status": self.status()}))
+        return True
 
     def _release(self, request: Request) -> None:
         client = request.conn
@@ -564,6 +586,10 @@ class Broker:
                 self.stats.retries += 1
                 attempt += 1
                 await asyncio.sleep(min(0.001 * (2**attempt), 0.05))
+                # Requests queued behind a blocked batch keep their own
+                # deadlines, and may join it since nothing has started yet.
+                self._expire_ready()
+                live = self._top_up(live)
                 continue
             except YarpError as exc:
                 self.in_transaction = False
@@ -585,6 +611,28 @@ class Broker:
                 _settle(r, protocol.reply_ok(result.archive_ref, result.pruned_calls))
             await self._after_commit(vacuum)
             return
+
+    def _expire_ready(self) -> None:
+        now = self.loop.time()
+        if not any(r.deadline <= now for r in self.ready):
+            return
+        keep: collections.deque[Request] = collections.deque()
+        for r in self.ready:
+            if r.deadline <= now:
+                _settle(r, DeadlineExceeded("request deadline expired before commit"))
+            else:
+                keep.append(r)
+        self.ready = keep
+
+    def _top_up(self, live: list[Request]) -> list[Request]:
+        size = sum(r.prepared.payload_bytes for r in live)
+        while self.ready and len(live) < MAX_BATCH_REQUESTS:
+            nxt = self.ready[0]
+            if size + nxt.prepared.payload_bytes > MAX_BATCH_PAYLOAD_BYTES:
+                break
+            live.append(self.ready.popleft())
+            size += nxt.prepared.payload_bytes
+        return live
 
     def _remember_sequence(self, env: protocol.Envelope) -> None:
         if env.kind in ops.FINISHING_KINDS or env.kind == "prune_before":
