@@ -50,6 +50,8 @@ SCHEMA_VERSION = 1
 CONNECT_TIMEOUT_S = 5.0
 _READ_CHUNK = 1024 * 1024
 _MAX_REQUEST_ID = 2**53 - 1
+#: Shortest identity prefix that is still redacted when an error text cut an identity short.
+_MIN_REDACTED_PREFIX = 8
 #: Operations whose acknowledgement carries the call's archive reference.
 _REF_KINDS = frozenset({"begin_call", "result_text"})
 _STREAM_FIELDS = ("stdoutBeforePath", "stderrBeforePath", "stdoutAfterPath", "stderrAfterPath",
@@ -85,10 +87,33 @@ def _identities(obj: dict) -> tuple[str, ...]:
 
 
 def redact(text: str, identities: tuple[str, ...]) -> str:
-    """Bound an error text and replace source identities with `<source>`."""
+    """Bound an error text and replace source identities with `<source>`.
+
+    Error texts are cut (field names at 40 characters, whole messages at
+    `MAX_ERROR_CHARS`), so an identity may appear only as a prefix: any run of
+    at least `_MIN_REDACTED_PREFIX` leading characters of an identity is
+    replaced too.
+    """
     for identity in identities:
         text = text.replace(identity, "<source>")
+        if len(identity) >= _MIN_REDACTED_PREFIX:
+            text = _redact_prefixes(text, identity)
     return bounded_text(text)
+
+
+def _redact_prefixes(text: str, identity: str) -> str:
+    head = identity[:_MIN_REDACTED_PREFIX]
+    out: list[str] = []
+    start = 0
+    while (found := text.find(head, start)) >= 0:
+        end = found + _MIN_REDACTED_PREFIX
+        while end < len(text) and end - found < len(identity) and text[end] == identity[end - found]:
+            end += 1
+        out.append(text[start:found])
+        out.append("<source>")
+        start = end
+    out.append(text[start:])
+    return "".join(out)
 
 
 def _declare_files(obj: dict) -> dict:
