@@ -221,3 +221,15 @@ def test_huge_input_constant_memory(tmp_path, shipped):
 def test_families_have_hints_without_quotes():
     for family in FAMILIES.values():
         assert "'" not in family.search_hint and "|" in family.search_hint
+
+
+def test_line_start_evidence_only_matches_at_line_start(tmp_path):
+    rule = _rule('id = "g"\nprogram = ["git"]\naction = "reduce"\nreducer = "log"\n[rule.success]\nhead_lines = 0\n'
+                 'tail_lines = 0\ncontext_lines = 0\nmin_savings_bytes = 0\n')
+    payload = b"commit aaa\n" + b"".join(b"  mentions commit %d inside\n" % i for i in range(3000)) + b"commit bbb\n"
+    src = tmp_path / "in"
+    src.write_bytes(payload)
+    reduce_stream(rule, 0, str(src), str(tmp_path / "out"), ref=REF, stream_name="stdout")
+    shown = (tmp_path / "out").read_bytes()
+    assert b"commit aaa\n" in shown and b"commit bbb\n" in shown and b"mentions" not in shown
+    assert b"commits=2" in shown

@@ -40,74 +40,124 @@ MARKER_COST = 240
 
 @dataclass(frozen=True, slots=True)
 class Family:
-    """What one reducer kind treats as evidence, and how it summarises a stream."""
+    """What one reducer kind treats as evidence, and how it summarises a stream.
+
+    Evidence is a tuple of byte literals, searched with `bytes.find` (C speed,
+    whatever the input): a literal starting with a newline matches lines that
+    start with the rest of it, any other literal matches anywhere in a line.
+    Regular-expression alternations were measured at 3-26 MB/s on streams with
+    no evidence at all; literals keep the worst case above 100 MB/s.
+    """
 
     name: str
-    evidence: "re.Pattern[bytes] | None"
+    evidence: tuple[bytes, ...]
     search_hint: str
-    #: (summary field, bytes) pairs counted with `bytes.count` (C speed): a value
-    #: starting with a newline counts lines that start with the rest of it,
-    #: any other value counts its occurrences.
+    #: (summary field, bytes) pairs counted with `bytes.count`, same newline convention.
     counters: tuple[tuple[str, bytes], ...] = ()
-    #: Whether every line is evidence-free listing data (search results, file lists).
+    #: Field name under which the summary reports the line count (search results, file lists).
     count_lines_as: str | None = None
-
-
-def _rx(*alternatives: bytes) -> "re.Pattern[bytes]":
-    return re.compile(b"|".join(alternatives), re.MULTILINE)
 
 
 FAMILIES: dict[str, Family] = {
     "test": Family(
         "test",
-        _rx(
-            rb"FAIL", rb"ERROR", rb"Error", rb"error[:\[]", rb"Traceback", rb"panicked",
-            rb"^E ", rb"^>  ", rb"^not ok", rb"\bfailed\b", rb"\bpassed\b", rb"^Ran \d",
-            rb"^OK\b", rb"^test result:", rb"^Tests?:", rb"^Test Suites:", "\u2715".encode(),
-            rb"^---- ", rb"^\s+at .*:\d+:\d+", rb"^panic:", rb"assert",
+        (
+            b"FAIL", b"ERROR", b"Error", b"error:", b"error[", b"Traceback", b"panicked", b"assert",
+            b"\nE ", b"\n>  ", b"\nnot ok", b" failed", b" passed", b"\nRan ", b"\nOK",
+            b"\ntest result:", b"\nTests:", b"\nTest Suites:", "\u2715".encode(), b"\n---- ",
+            b"\npanic:",
         ),
         "FAILED|Error",
     ),
     "build": Family(
         "build",
-        _rx(
-            rb"[Ee]rror", rb"ERROR", rb"ERR!", rb"[Ww]arning", rb"WARN", rb"note:", rb"help:",
-            rb"^\s*--> ", rb"^\s*\d+ \|", rb"^\s*\| ", rb"undefined reference", rb"fatal",
-            rb"Failed", rb"failed", rb"Successfully", rb"^Found \d", rb"^\S+:\d+:\d+: ",
-            rb"problems?\b", rb"^make(?:\[\d+\])?: ", rb"^Finished",
+        (
+            b"error", b"Error", b"ERROR", b"ERR!", b"warning", b"Warning", b"WARN", b"note:",
+            b"help:", b" --> ", b"undefined reference", b"fatal", b"Failed", b"failed",
+            b"Successfully", b"\nFound ", b"problem", b"\nmake", b"\nFinished",
         ),
         "error|warning",
         counters=(("error_mentions", b"error"), ("warning_mentions", b"warning")),
     ),
-    "search": Family("search", None, "term|alternate", count_lines_as="matches"),
+    "search": Family("search", (), "term|alternate", count_lines_as="matches"),
     "diff": Family(
         "diff",
-        _rx(rb"^diff --git ", rb"^@@ ", rb"^\+\+\+ ", rb"^Binary files ", rb"^commit "),
+        (b"\ndiff --git ", b"\n@@ ", b"\n+++ ", b"\nBinary files ", b"\ncommit "),
         "^diff|^@@",
         counters=(("files", b"\ndiff --git "), ("hunks", b"\n@@ ")),
     ),
     "log": Family(
         "log",
-        _rx(rb"^commit [0-9a-f]"),
+        (b"\ncommit ",),
         "commit|Author",
         counters=(("commits", b"\ncommit "),),
     ),
     "status": Family(
         "status",
-        _rx(
-            rb"^On branch", rb"^HEAD detached", rb"ahead", rb"behind", rb"diverged",
-            rb"^Changes", rb"^Untracked", rb"^Unmerged", rb"conflict", rb"^\s+(?:modified|deleted|new file|renamed|both modified|typechange):",
+        (
+            b"\nOn branch", b"\nHEAD detached", b"ahead", b"behind", b"diverged", b"\nChanges",
+            b"\nUntracked", b"\nUnmerged", b"conflict", b"modified:", b"deleted:", b"new file:",
+            b"renamed:", b"typechange:",
         ),
         "modified|deleted",
     ),
     "list": Family(
         "list",
-        _rx(rb":$", rb"^\d+ director", rb"Permission denied", rb"No such file"),
+        (b":\n", b" director", b"Permission denied", b"No such file"),
         "name|path",
         count_lines_as="entries",
     ),
-    "filter": Family("filter", None, "term|alternate"),
+    "filter": Family("filter", (), "term|alternate"),
 }
+
+
+class _Evidence:
+    """Finds the next evidence line start in a buffer from literals plus an optional regex.
+
+    Each source keeps its next hit cached and only searches again once the
+    scan has passed it, so one buffer costs one pass per source.
+    """
+
+    __slots__ = ("anywhere", "line_start", "regex")
+
+    def __init__(self, literals: tuple[bytes, ...], regex) -> None:
+        self.anywhere = tuple(lit for lit in literals if not lit.startswith(b"\n"))
+        self.line_start = tuple(lit for lit in literals if lit.startswith(b"\n"))
+        self.regex = regex
+
+    def __bool__(self) -> bool:
+        return bool(self.anywhere or self.line_start or self.regex is not None)
+
+    def scanner(self, buf: bytes):
+        """A function next_hit(pos) -> offset of the first evidence byte at or after pos, or -1."""
+        sources = []
+        for lit in self.anywhere:
+            sources.append((lambda p, lit=lit: buf.find(lit, p)))
+        for lit in self.line_start:
+            def find_line(p, lit=lit, bare=lit[1:]):
+                if p == 0 and buf.startswith(bare):
+                    return 0
+                hit = buf.find(lit, p - 1 if p else 0)
+                return hit + 1 if hit >= 0 else -1
+            sources.append(find_line)
+        if self.regex is not None:
+            search = self.regex.search
+            sources.append(lambda p: (m.start() if (m := search(buf, p)) else -1))
+        cache = [None] * len(sources)
+        big = len(buf) + 1
+
+        def next_hit(pos: int) -> int:
+            best = big
+            for number, find in enumerate(sources):
+                hit = cache[number]
+                if hit is None or (0 <= hit < pos):
+                    hit = find(pos)
+                    cache[number] = hit
+                if 0 <= hit < best:
+                    best = hit
+            return best if best < big else -1
+
+        return next_hit
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,15 +224,10 @@ class _Selector:
     def __init__(self, family: Family, rule: Rule, limits: Limits) -> None:
         self.family = family
         self.limits = limits
-        evidence = family.evidence
-        if rule.keep is not None:
-            evidence = rule.keep if evidence is None else re.compile(
-                b"(?:" + evidence.pattern + b")|(?:" + rule.keep.pattern + b")", re.MULTILINE
-            )
-        self.evidence = evidence
+        self.evidence = _Evidence(family.evidence, rule.keep)
         self.drop = rule.drop
         budget = limits.max_output_bytes
-        has_evidence = evidence is not None and limits.max_important_lines > 0
+        has_evidence = bool(self.evidence) and limits.max_important_lines > 0
         # Evidence gets half the output budget; the first and last lines share the
         # rest (or all of it when there is no evidence to look for).
         parts = (limits.head_lines > 0) + (limits.tail_lines > 0)
@@ -256,19 +301,18 @@ class _Selector:
                 pos = end
                 index += 1
 
-        evidence = self.evidence
-        if evidence is not None and self.important_open:
+        if self.important_open:
             context = self.limits.context_lines
             count_pos, count_index = pos, index
-            search = evidence.search
+            next_hit = self.evidence.scanner(buf)
             while self.important_open:
-                match = search(buf, pos)
-                if match is None:
+                hit = next_hit(pos)
+                if hit < 0:
                     break
-                start = buf.rfind(b"\n", 0, match.start()) + 1
+                start = buf.rfind(b"\n", 0, hit) + 1
                 if start < pos:
                     start = pos
-                end = buf.index(b"\n", match.start()) + 1
+                end = buf.index(b"\n", hit) + 1
                 index = count_index + buf.count(b"\n", count_pos, start)
                 count_pos, count_index = start, index
                 if not self._keep_important(index, buf[start:end]):
