@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 PI_DIR = ROOT / "hooks" / "pi"
-EXTENSION = PI_DIR / "src" / "index.ts"
+EXTENSION = PI_DIR  # loaded as a directory through its package.json `pi.extensions` entry
 PI_VERSION = "0.73.1"
 CAP = 5120
 MARKER = re.compile(
