@@ -1,0 +1,499 @@
+"""Load generator for the archive broker, with its two baselines in the same run.
+
+    python bench/load.py --clients 1 8 64 --calls 100 --payload 1k 16k 64k
+    python bench/load.py --raw-clients 32 --raw-payload 1k 16k --raw-calls 300
+    python bench/load.py --clients 1 8 64 --calls 20 --payload 1k 64k 1m --pool thread process --no-baselines
+
+For every (clients, payload) pair it runs, each against a fresh archive with
+the same schema and pragmas:
+
+* broker  — N client processes, each capturing complete calls through the
+  broker (begin_call → result_before → finish_call, each acknowledged before
+  the next): calls/s, ack latency p50/p99, broker CPU and peak RSS (from
+  /proc, including pool workers), and an audit of the archive afterwards:
+  every acknowledged archiveRef present, every call finished with its four
+  snapshots, no failed or lost capture.
+* ceiling — one in-process writer applying the same prepared operations
+  with `ArchiveStore.apply_batch`, 32 per transaction (no socket, no pool).
+* direct  — N processes opening the archive themselves, one transaction per
+  operation, busy_timeout=250: "database is locked" failures (retried until
+  a 5 s give-up, then counted lost) and per-process starvation (slowest
+  process's calls/s over the fastest's).
+
+`--raw-clients` adds the raw broker rate: K processes sending begin_call
+requests back to back (1 KiB / 16 KiB inputs), requests/s.
+
+Everything runs under /tmp in a private runtime directory; nothing here
+touches the user's archive. Results print as a table and, with `--json`,
+as one JSON document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "src"))
+
+from yarp import operations as ops  # noqa: E402
+from yarp.paths import ArchiveLocation  # noqa: E402
+
+_WORDS = (
+    "error warning ok test build src lib main func return value index match line file path module "
+    "import self none true false config cache result status commit branch diff merge request"
+).split()
+_CTX = multiprocessing.get_context("fork")
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def parse_size(text: str) -> int:
+    text = text.lower()
+    mult = {"k": 1024, "m": 1024 * 1024}.get(text[-1], 1)
+    return int(text[:-1] if text[-1] in "km" else text) * mult
+
+
+def make_text(size: int, rng: random.Random) -> str:
+    """Tool-output-like text: short lines of common words and numbers (compresses ~3x)."""
+    parts: list[str] = []
+    n = 0
+    while n < size:
+        line = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(3, 12))) + f" {rng.randint(0, 99999)}\n"
+        parts.append(line)
+        n += len(line)
+    return "".join(parts)[:size]
+
+
+def call_ops(worker: int, i: int, size: int, rng: random.Random) -> list:
+    sess = ops.Session("bench", "load", f"w{worker}")
+    cid = f"c{worker}-{i}"
+    inp = {"command": "run", "args": make_text(max(16, size // 4), rng)}
+    res = {"content": [{"type": "text", "text": make_text(size, rng)}]}
+    fin = {"content": [{"type": "text", "text": make_text(max(16, size // 8), rng)}]}
+    return [
+        ops.BeginCall(sess, ops.CallMeta(cid, "bash", 1, False), inp, inp, 2),
+        ops.ResultBefore(sess, cid, res, 3),
+        ops.FinishCall(sess, cid, fin, False, True, 4),
+    ]
+
+
+class Env:
+    def __init__(self, pool: str | None = None) -> None:
+        self.root = tempfile.mkdtemp(prefix="yrl", dir="/tmp")
+        os.chmod(self.root, 0o700)
+        for d in ("r", "a"):
+            os.mkdir(os.path.join(self.root, d), 0o700)
+        self.environ = dict(os.environ)
+        self.environ["XDG_RUNTIME_DIR"] = os.path.join(self.root, "r")
+        self.environ["YARP_BROKER_IDLE_MS"] = "600000"
+        self.environ["PYTHONPATH"] = os.path.join(os.path.dirname(HERE), "src")
+        if pool:
+            self.environ["YARP_BROKER_POOL"] = pool
+        self.location = ArchiveLocation(os.path.join(self.root, "a", "tool-calls.sqlite3"), False)
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+# --- /proc -------------------------------------------------------------------
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out.extend(int(x) for x in f.read().split())
+    except OSError:
+        pass
+    return out
+
+
+def _tree(pid: int) -> list[int]:
+    pids, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        pids.append(p)
+        todo.extend(_children(p))
+    return pids
+
+
+def cpu_seconds(pid: int) -> float:
+    total = 0
+    for p in _tree(pid):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError):
+            pass
+    return total / _TICK
+
+
+def rss_mib(pid: int, key: str = "VmHWM") -> float:
+    total = 0
+    for p in _tree(pid):
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith(key + ":"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return round(total / 1024, 1)
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
+
+
+# --- broker clients ---------------------------------------------------------------
+
+
+def _broker_worker(env: Env, worker: int, calls: int, size: int, barrier, out) -> None:
+    os.environ.update(env.environ)
+    from yarp.client import BrokerClient
+
+    rng = random.Random(worker)
+    work = [call_ops(worker, i, size, rng) for i in range(calls)]
+    lat: list[float] = []
+    refs: list[tuple[str, str]] = []
+    failures = 0
+    client = BrokerClient(env.location, env.environ)
+    client.connect(time.monotonic() + 10)
+    barrier.wait()
+    t0 = time.perf_counter()
+    for triple in work:
+        for op in triple:
+            s = time.perf_counter()
+            try:
+                reply = client.request(op, time.monotonic() + 30)
+            except Exception:
+                failures += 1
+                continue
+            lat.append((time.perf_counter() - s) * 1000)
+            if isinstance(op, ops.BeginCall):
+                refs.append((op.call.source_call_id, reply["archiveRef"]))
+    elapsed = time.perf_counter() - t0
+    client.close()
+    out.put({"worker": worker, "lat": lat, "refs": refs, "failures": failures, "elapsed": elapsed})
+
+
+def run_broker(env: Env, clients: int, calls: int, size: int) -> dict:
+    from yarp.client import BrokerClient
+
+    os.environ.update(env.environ)
+    with BrokerClient(env.location, env.environ) as c:
+        status = c.status(time.monotonic() + 5) if c._try_connect(time.monotonic() + 1) else None
+        if status is None:
+            c.request(ops.BeginCall(ops.Session("bench", "load", "warm"), ops.CallMeta("warm", "t", 1, False), {}, {}, 1),
+                      time.monotonic() + 10)
+            status = c.status(time.monotonic() + 5)
+    pid = status["pid"]
+    barrier = _CTX.Barrier(clients + 1)
+    out = _CTX.Queue()
+    procs = [_CTX.Process(target=_broker_worker, args=(env, w, calls, size, barrier, out)) for w in range(clients)]
+    for p in procs:
+        p.start()
+    barrier.wait()
+    cpu0 = cpu_seconds(pid)
+    t0 = time.perf_counter()
+    results = [out.get(timeout=600) for _ in procs]
+    wall = time.perf_counter() - t0
+    cpu = cpu_seconds(pid) - cpu0
+    for p in procs:
+        p.join()
+    with BrokerClient(env.location, env.environ) as c:
+        st = c.status(time.monotonic() + 5)
+    lat = [x for r in results for x in r["lat"]]
+    per_proc = [calls / r["elapsed"] for r in results]
+    audit = audit_archive(env, [ref for r in results for ref in r["refs"]], clients * calls)
+    return {
+        "mode": "broker",
+        "calls_per_s": round(clients * calls / wall, 1),
+        "ops_per_s": round(len(lat) / wall, 1),
+        "ack_p50_ms": pct(lat, 0.50),
+        "ack_p99_ms": pct(lat, 0.99),
+        "failed": sum(r["failures"] for r in results),
+        "lost": audit["lost"],
+        "starvation": round(min(per_proc) / max(per_proc), 2),
+        "broker_cpu_s": round(cpu, 2),
+        "broker_cpu_pct": round(100 * cpu / wall, 1),
+        "broker_rss_mib": rss_mib(pid),
+        "batches": st["batches"],
+        "requests": st["requests"],
+        "pool": st["pool"],
+        "audit": audit["ok"],
+    }
+
+
+def audit_archive(env: Env, refs: list[tuple[str, str]], expected_calls: int) -> dict:
+    db = sqlite3.connect(f"file:{env.location.path}?mode=ro", uri=True)
+    try:
+        stored = dict(db.execute("SELECT source_call_id, archive_ref FROM tool_calls WHERE status = 'finished'"))
+        snaps = dict(db.execute("SELECT tool_call_id, count(*) FROM snapshots GROUP BY tool_call_id"))
+        ids = dict(db.execute("SELECT source_call_id, id FROM tool_calls"))
+        fk = db.execute("PRAGMA foreign_key_check").fetchall()
+    finally:
+        db.close()
+    lost = sum(1 for cid, ref in refs if stored.get(cid) != ref or snaps.get(ids.get(cid)) != 4)
+    lost += expected_calls - len(refs)
+    return {"lost": lost, "ok": lost == 0 and not fk}
+
+
+# --- baselines -------------------------------------------------------------------------
+
+
+def run_ceiling(env: Env, clients: int, calls: int, size: int) -> dict:
+    from yarp.prepare import prepare
+    from yarp.store import ArchiveStore
+
+    store = ArchiveStore.open(env.location)
+    prepared = []
+    for w in range(clients):
+        rng = random.Random(w)
+        for i in range(calls):
+            prepared.extend(prepare(op) for op in call_ops(w, i, size, rng))
+    t0 = time.perf_counter()
+    for i in range(0, len(prepared), 32):
+        store.apply_batch(prepared[i : i + 32])
+    wall = time.perf_counter() - t0
+    store.close()
+    return {"mode": "ceiling", "calls_per_s": round(clients * calls / wall, 1), "ops_per_s": round(len(prepared) / wall, 1)}
+
+
+def _direct_worker(env: Env, worker: int, calls: int, size: int, barrier, out) -> None:
+    from yarp.errors import ArchiveBusy
+    from yarp.prepare import prepare
+    from yarp.store import ArchiveStore
+
+    rng = random.Random(worker)
+    work = [call_ops(worker, i, size, rng) for i in range(calls)]
+    store = ArchiveStore.open(env.location)
+    locked = lost = 0
+    lat: list[float] = []
+    barrier.wait()
+    t0 = time.perf_counter()
+    for triple in work:
+        for op in triple:
+            s = time.perf_counter()
+            give_up = time.monotonic() + 5
+            while True:
+                try:
+                    store.apply(prepare(op))
+                    lat.append((time.perf_counter() - s) * 1000)
+                    break
+                except ArchiveBusy:
+                    locked += 1
+                    if time.monotonic() > give_up:
+                        lost += 1
+                        break
+                except Exception:
+                    lost += 1
+                    break
+    elapsed = time.perf_counter() - t0
+    store.close()
+    out.put({"locked": locked, "lost": lost, "lat": lat, "elapsed": elapsed})
+
+
+def run_direct(env: Env, clients: int, calls: int, size: int) -> dict:
+    from yarp.store import ArchiveStore
+
+    ArchiveStore.open(env.location).close()  # schema exists before the race
+    barrier = _CTX.Barrier(clients + 1)
+    out = _CTX.Queue()
+    procs = [_CTX.Process(target=_direct_worker, args=(env, w, calls, size, barrier, out)) for w in range(clients)]
+    for p in procs:
+        p.start()
+    barrier.wait()
+    t0 = time.perf_counter()
+    results = [out.get(timeout=900) for _ in procs]
+    wall = time.perf_counter() - t0
+    for p in procs:
+        p.join()
+    lat = [x for r in results for x in r["lat"]]
+    per_proc = [calls / r["elapsed"] for r in results]
+    return {
+        "mode": "direct",
+        "calls_per_s": round(clients * calls / wall, 1),
+        "ops_per_s": round(len(lat) / wall, 1),
+        "ack_p50_ms": pct(lat, 0.50),
+        "ack_p99_ms": pct(lat, 0.99),
+        "locked_errors": sum(r["locked"] for r in results),
+        "lost": sum(r["lost"] for r in results),
+        "starvation": round(min(per_proc) / max(per_proc), 2),
+    }
+
+
+# --- raw request rate -----------------------------------------------------------------------
+
+
+def _raw_worker(env: Env, worker: int, count: int, size: int, barrier, out) -> None:
+    os.environ.update(env.environ)
+    from yarp.client import BrokerClient
+
+    rng = random.Random(worker)
+    sess = ops.Session("bench", "raw", f"w{worker}")
+    text = make_text(size, rng)
+    work = [ops.BeginCall(sess, ops.CallMeta(f"r{worker}-{i}", "bash", 1, False), {"i": i, "t": text}, {"i": i, "t": text}, 1)
+            for i in range(count)]
+    client = BrokerClient(env.location, env.environ)
+    client.connect(time.monotonic() + 10)
+    barrier.wait()
+    lat = []
+    failures = 0
+    for op in work:
+        s = time.perf_counter()
+        try:
+            client.request(op, time.monotonic() + 30)
+            lat.append((time.perf_counter() - s) * 1000)
+        except Exception:
+            failures += 1
+    client.close()
+    out.put({"lat": lat, "failures": failures})
+
+
+def run_raw(env: Env, clients: int, count: int, size: int) -> dict:
+    os.environ.update(env.environ)
+    from yarp.client import BrokerClient
+
+    with BrokerClient(env.location, env.environ) as c:
+        c.request(ops.BeginCall(ops.Session("bench", "raw", "warm"), ops.CallMeta("warm", "t", 1, False), {}, {}, 1),
+                  time.monotonic() + 10)
+        pid = c.status(time.monotonic() + 5)["pid"]
+    barrier = _CTX.Barrier(clients + 1)
+    out = _CTX.Queue()
+    procs = [_CTX.Process(target=_raw_worker, args=(env, w, count, size, barrier, out)) for w in range(clients)]
+    for p in procs:
+        p.start()
+    barrier.wait()
+    cpu0 = cpu_seconds(pid)
+    t0 = time.perf_counter()
+    results = [out.get(timeout=600) for _ in procs]
+    wall = time.perf_counter() - t0
+    cpu = cpu_seconds(pid) - cpu0
+    for p in procs:
+        p.join()
+    with BrokerClient(env.location, env.environ) as c:
+        st = c.status(time.monotonic() + 5)
+    lat = [x for r in results for x in r["lat"]]
+    return {
+        "mode": "raw",
+        "requests_per_s": round(len(lat) / wall, 1),
+        "ack_p50_ms": pct(lat, 0.5),
+        "ack_p99_ms": pct(lat, 0.99),
+        "failed": sum(r["failures"] for r in results),
+        "broker_cpu_pct": round(100 * cpu / wall, 1),
+        "mean_batch": round(st["requests"] / max(1, st["batches"]), 1),
+        "pool": st["pool"],
+    }
+
+
+def stop_broker(env: Env) -> None:
+    from yarp.client import BrokerClient
+
+    try:
+        with BrokerClient(env.location, env.environ) as c:
+            if c._try_connect(time.monotonic() + 1):
+                pid = c.status(time.monotonic() + 2)["pid"]
+                os.kill(pid, 15)
+                for _ in range(500):
+                    if not os.path.exists(f"/proc/{pid}"):
+                        break
+                    time.sleep(0.01)
+    except Exception:
+        pass
+
+
+def cold_start(samples: int) -> dict:
+    """Client connect → ready handshake when no broker runs (fresh archive each time)."""
+    from yarp.client import BrokerClient
+
+    times = []
+    for _ in range(samples):
+        env = Env()
+        try:
+            os.environ.update(env.environ)
+            c = BrokerClient(env.location, env.environ)
+            t0 = time.perf_counter()
+            c.connect(time.monotonic() + 10)
+            times.append((time.perf_counter() - t0) * 1000)
+            c.close()
+            stop_broker(env)
+        finally:
+            env.close()
+    return {"mode": "cold_start", "median_ms": round(statistics.median(times), 1), "min_ms": round(min(times), 1),
+            "max_ms": round(max(times), 1), "samples": samples}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--clients", type=int, nargs="*", default=[1, 8, 64])
+    ap.add_argument("--calls", type=int, default=50, help="complete calls per client")
+    ap.add_argument("--payload", nargs="*", default=["1k", "16k", "64k"])
+    ap.add_argument("--pool", nargs="*", default=[None], help="broker pool kinds to compare (thread, process)")
+    ap.add_argument("--no-baselines", action="store_true")
+    ap.add_argument("--raw-clients", type=int, default=0)
+    ap.add_argument("--raw-calls", type=int, default=300, help="requests per raw client")
+    ap.add_argument("--raw-payload", nargs="*", default=["1k", "16k"])
+    ap.add_argument("--cold-start", type=int, default=0, help="samples of cold start to ready")
+    ap.add_argument("--json", help="write all results to this file")
+    args = ap.parse_args(argv)
+
+    rows = []
+
+    def show(row: dict) -> None:
+        rows.append(row)
+        print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+
+    if args.cold_start:
+        show(cold_start(args.cold_start))
+    for payload in args.payload if args.clients else []:
+        size = parse_size(payload)
+        for n in args.clients:
+            for pool in args.pool:
+                env = Env(pool)
+                try:
+                    show({"clients": n, "payload": payload, **run_broker(env, n, args.calls, size)})
+                finally:
+                    stop_broker(env)
+                    env.close()
+            if args.no_baselines:
+                continue
+            for runner in (run_ceiling, run_direct):
+                env = Env()
+                try:
+                    show({"clients": n, "payload": payload, **runner(env, n, args.calls, size)})
+                finally:
+                    env.close()
+    if args.raw_clients:
+        for payload in args.raw_payload:
+            for pool in args.pool:
+                env = Env(pool)
+                try:
+                    show({"clients": args.raw_clients, "payload": payload,
+                          **run_raw(env, args.raw_clients, args.raw_calls, parse_size(payload))})
+                finally:
+                    stop_broker(env)
+                    env.close()
+    if args.json:
+        import json
+
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
