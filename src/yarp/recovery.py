@@ -230,31 +230,28 @@ def check_source(conn: sqlite3.Connection, source: Source) -> None:
 
 
 def iter_lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    """Split a byte stream into lines keeping their terminators.
+    """Split a byte stream at b"\\n" and yield each line without its terminator.
 
     A line longer than `MAX_SCAN_LINE_BYTES` is yielded as its first
     `MAX_SCAN_LINE_BYTES` bytes; the remainder is dropped (still counted by
     the source's digest check), so memory stays bounded.
     """
-    pending = bytearray()
-    overflow = False
+    pending = b""
     for data in chunks:
-        start = 0
-        while True:
-            end = data.find(b"\n", start)
-            if end < 0:
-                if not overflow:
-                    pending += data[start:start + MAX_SCAN_LINE_BYTES - len(pending)]
-                    overflow = len(pending) >= MAX_SCAN_LINE_BYTES
-                break
-            if not overflow:
-                pending += data[start:end + 1][: MAX_SCAN_LINE_BYTES - len(pending)]
-            yield bytes(pending)
-            pending.clear()
-            overflow = False
-            start = end + 1
+        parts = data.split(b"\n")
+        if len(parts) == 1:
+            if len(pending) < MAX_SCAN_LINE_BYTES:
+                pending = (pending + data)[:MAX_SCAN_LINE_BYTES]
+            continue
+        first = pending + parts[0] if pending else parts[0]
+        yield first[:MAX_SCAN_LINE_BYTES]
+        last = parts.pop()
+        for index in range(1, len(parts)):
+            line = parts[index]
+            yield line if len(line) <= MAX_SCAN_LINE_BYTES else line[:MAX_SCAN_LINE_BYTES]
+        pending = last[:MAX_SCAN_LINE_BYTES]
     if pending:
-        yield bytes(pending)
+        yield pending
 
 
 def utf8_safe_end(data: bytes, end: int) -> int:
@@ -411,23 +408,29 @@ def compile_patterns(options: SearchOptions) -> re.Pattern:
     for pattern in options.patterns:
         if not pattern or len(pattern.encode("utf-8", "surrogatepass")) > MAX_PATTERN_BYTES:
             raise UsageError(f"each search pattern must have 1 to {MAX_PATTERN_BYTES} UTF-8 bytes")
-        body = re.escape(pattern) if options.fixed else pattern
-        parts.append(rf"\b(?:{body})\b" if options.word else f"(?:{body})")
+        raw = pattern.encode("utf-8", "surrogatepass")
+        body = re.escape(raw) if options.fixed else raw
+        parts.append(rb"\b(?:" + body + rb")\b" if options.word else rb"(?:" + body + rb")")
     try:
-        return re.compile("|".join(parts), re.IGNORECASE if options.ignore_case else 0)
+        # Bytes patterns: case folding and word boundaries are ASCII, as in the
+        # reference, and lines are matched without decoding them first.
+        return re.compile(b"|".join(parts), re.IGNORECASE if options.ignore_case else 0)
     except re.error:
         raise UsageError("invalid search pattern (use -F for literal text)") from None
 
 
-def display_text(raw: bytes) -> str:
-    """A line as search shows it: terminal escapes removed, other controls made visible."""
-    if raw.endswith(b"\r\n"):
-        raw = raw[:-2]
-    elif raw.endswith(b"\n"):
+def match_bytes(raw: bytes) -> bytes:
+    """A line (without its b"\\n") as search matches it: no CR terminator, no terminal escapes."""
+    if raw.endswith(b"\r"):
         raw = raw[:-1]
     if b"\x1b" in raw:
         raw = _ANSI.sub(b"", raw)
-    text = raw.decode("utf-8", "replace")
+    return raw
+
+
+def display_text(raw: bytes) -> str:
+    """A line as search shows it: terminal escapes removed, other controls made visible."""
+    text = match_bytes(raw).decode("utf-8", "replace")
     if _CONTROL.search(text):
         text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
     return text
@@ -461,7 +464,7 @@ def search_source(conn: sqlite3.Connection, source: Source, matcher: re.Pattern,
     """Scan one source line by line; keep at most `max_results` selected lines and
     their context, within `budget_bytes` of displayed text."""
     result = SourceMatches(source)
-    previous: deque[tuple[int, str]] = deque(maxlen=max(options.before, 1))
+    previous: deque[tuple[int, bytes]] = deque(maxlen=max(options.before, 1))
     after_left = 0
     used = 0
 
@@ -479,22 +482,23 @@ def search_source(conn: sqlite3.Connection, source: Source, matcher: re.Pattern,
         return True
 
     number = 0
+    search = matcher.search
+    invert = options.invert
     for raw in iter_lines(iter_verified(conn, source)):
         number += 1
-        text = display_text(raw)
+        line = match_bytes(raw) if (raw[-1:] == b"\r" or b"\x1b" in raw) else raw
         if after_left:
             after_left -= 1
-            keep(number, text, False)
-        selected = (matcher.search(text) is not None) != options.invert
-        if selected:
+            keep(number, display_text(line), False)
+        if (search(line) is not None) != invert:
             result.matches += 1
-            if len(result.shown) < options.max_results and keep(number, text, True):
+            if len(result.shown) < options.max_results and keep(number, display_text(line), True):
                 for context_number, context in previous if options.before else ():
-                    keep(context_number, context, False)
+                    keep(context_number, display_text(context), False)
                 result.shown.append(number)
                 after_left = options.after
         if options.before:
-            previous.append((number, text))
+            previous.append((number, line))
     result.total_lines = number
     for selected_line in result.shown:
         first = max(1, selected_line - options.before)
@@ -616,7 +620,7 @@ def list_calls(conn: sqlite3.Connection, *, tool: str | None = None, since_ms: i
 def _call_matches(conn: sqlite3.Connection, call: CallInfo, matcher: re.Pattern) -> bool:
     for source in recovery_sources(conn, call):
         for raw in iter_lines(iter_payload(conn, source.payload_rowid, source.compression)):
-            if matcher.search(display_text(raw)):
+            if matcher.search(match_bytes(raw)):
                 return True
     return False
 
