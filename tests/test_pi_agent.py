@@ -21,6 +21,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -105,9 +106,19 @@ def world(tmp_path):
         PI_CODING_AGENT_DIR=str(dirs["agent"]),
         PI_OFFLINE="1",
     )
+    # A short idle grace lets the broker this test started exit on its own.
+    env["YARP_BROKER_IDLE_MS"] = "300"
     (tmp_path / "archive").mkdir(mode=0o700)
     yield dirs, env
+    _wait_for_broker_exit(dirs["run"])
     shutil.rmtree(dirs["run"], ignore_errors=True)
+
+
+def _wait_for_broker_exit(runtime: Path, limit_s: float = 15.0) -> None:
+    """Wait until no broker socket remains, so the runtime dir is not pulled from under it."""
+    deadline = time.monotonic() + limit_s
+    while any((runtime / "yarp").glob("archive-*.sock")) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def yarp(env, *args, check=True) -> subprocess.CompletedProcess:

@@ -11,7 +11,8 @@
 
 import assert from "node:assert/strict"
 import { execFileSync, spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { setTimeout as sleep } from "node:timers/promises"
 import { tmpdir } from "node:os"
 import { delimiter, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -85,6 +86,8 @@ test("recorded real Pi sessions replay into the archive: every call archived, ve
       XDG_RUNTIME_DIR: run,
       YARP_ARCHIVE: join(root, "tool-calls.sqlite3"),
       YARP_BIN: wrapper,
+      // A short idle grace lets the broker this test started exit on its own.
+      YARP_BROKER_IDLE_MS: "300",
     }
     const warnings: string[] = []
     let total = 0
@@ -142,6 +145,9 @@ test("recorded real Pi sessions replay into the archive: every call archived, ve
     const found = execFileSync(wrapper, ["search", "-F", capped.ref, capped.omitted], { env, encoding: "utf8" })
     assert.ok(found.includes(capped.omitted))
   } finally {
+    // Never pull the runtime directory from under a live broker: wait for its socket to go.
+    const sockets = () => (existsSync(join(root, "run", "yarp")) ? readdirSync(join(root, "run", "yarp")).filter((name) => name.endsWith(".sock")) : [])
+    for (let waited = 0; sockets().length > 0 && waited < 15_000; waited += 50) await sleep(50)
     rmSync(root, { recursive: true, force: true })
   }
 })
