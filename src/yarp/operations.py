@@ -19,6 +19,7 @@ from typing import Any, Union
 from .errors import ValidationError
 from .limits import (
     MAX_IDENTITY_CHARS,
+    MAX_JSON_DEPTH,
     MAX_NAME_CHARS,
     MAX_WORKING_DIRECTORY_CHARS,
 )
@@ -284,7 +285,8 @@ class _Fields:
     def _get(self, name: str, required: bool) -> Any:
         self.used.add(name)
         value = self.obj.get(name, _MISSING)
-        if value is _MISSING or (value is None and not required):
+        if value is _MISSING or value is None:
+            # Optional fields may be absent or null; a required one may be neither.
             if required:
                 raise ValidationError(f"{self.where}.{name} is required")
             return None
@@ -328,7 +330,10 @@ class _Fields:
         self.used.add(name)
         if name not in self.obj:
             raise ValidationError(f"{self.where}.{name} is required")
-        return self.obj[name]
+        value = self.obj[name]
+        if _too_deep(value, MAX_JSON_DEPTH):
+            raise ValidationError(f"{self.where}.{name} is nested deeper than {MAX_JSON_DEPTH} levels")
+        return value
 
     def choice(self, name: str, allowed: tuple[str, ...]) -> str:
         value = self._get(name, True)
@@ -343,6 +348,23 @@ class _Fields:
         if unknown:
             names = ", ".join(sorted(_bounded_name(n) for n in unknown)[:5])
             raise ValidationError(f"{self.where} has unknown field(s): {names}")
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    """Whether a JSON value nests containers more than `limit` levels (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _bounded_name(name: str) -> str:
@@ -412,7 +434,7 @@ def parse_operation(obj: Any) -> ArchiveOperation:
     if not isinstance(obj, dict):
         raise ValidationError("operation must be a JSON object")
     kind = obj.get("operation")
-    if kind not in OPERATIONS_BY_KIND:
+    if not isinstance(kind, str) or kind not in OPERATIONS_BY_KIND:
         raise ValidationError("unknown operation")
     f = _Fields(obj, kind)
     f.used.add("operation")

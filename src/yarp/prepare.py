@@ -12,6 +12,7 @@ bounded and identity rules but are not refused for their mode.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass
@@ -50,7 +51,7 @@ def read_snapshot_file(sf: ops.StreamFile, *, private: bool, limit: int = MAX_ST
     except FileNotFoundError:
         raise ValidationError(f"{label} does not exist") from None
     except OSError as exc:
-        if exc.errno == 40:  # ELOOP: the final component is a symlink
+        if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a symlink as the final component
             raise UnsafePath(f"{label} is a symbolic link") from None
         raise ValidationError(f"{label} cannot be opened: {exc.strerror}") from None
     try:
@@ -106,7 +107,11 @@ def prepare(op: ops.ArchiveOperation) -> Prepared:
     match op:
         case ops.BeginCall():
             before = json_payload(op.input_before)
-            after = before if op.input_after == op.input_before else json_payload(op.input_after)
+            # Compare canonical bytes, not Python values: 1 == True == 1.0 in
+            # Python, yet `true` and `1` are different JSON.
+            after = json_payload(op.input_after)
+            if after.sha256 == before.sha256:
+                after = before
             snaps = (SnapshotSpec("input", "before", before), SnapshotSpec("input", "after", after))
         case ops.ResultBefore():
             snaps = (SnapshotSpec("result", "before", json_payload(op.result)),)

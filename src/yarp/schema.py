@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 
 from .errors import ArchiveError, UnsupportedSchema
@@ -148,8 +149,10 @@ def ensure_current(
     """Create, accept or migrate the schema; return the version found before.
 
     A newer or unknown version raises `UnsupportedSchema` and changes nothing.
-    An older supported version is migrated step by step, each step in one
-    exclusive transaction, after a private backup made with the backup API.
+    An older supported version (one with an unbroken chain of steps in
+    `migrations`) is migrated in one exclusive transaction, after a private
+    backup made with the backup API and verified. A failing step rolls the
+    whole migration back, so the archive is never left between versions.
     """
     migrations = MIGRATIONS if migrations is None else migrations
     if is_empty(conn):
@@ -158,33 +161,46 @@ def ensure_current(
     found = user_version(conn)
     if found == SCHEMA_VERSION:
         return found
-    if found > SCHEMA_VERSION or found < 1 or any(
+    if found > SCHEMA_VERSION or found < 0 or any(
         v not in migrations for v in range(found, SCHEMA_VERSION)
     ):
         raise UnsupportedSchema(
             f"archive schema version {found} is not supported by this binary (supports {SCHEMA_VERSION})"
         )
-    backup_path = backup(conn, database_path, found)
-    for version in range(found, SCHEMA_VERSION):
-        conn.execute("BEGIN EXCLUSIVE")
-        try:
-            if user_version(conn) != version:
-                raise ArchiveError("archive changed during migration")
+    backup(conn, database_path, found)
+    conn.execute("BEGIN EXCLUSIVE")
+    try:
+        if user_version(conn) != found:
+            raise ArchiveError("archive changed during migration")
+        for version in range(found, SCHEMA_VERSION):
             migrations[version](conn)
             conn.execute(f"PRAGMA user_version = {version + 1}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-    del backup_path
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
     return found
 
 
 def backup(conn: sqlite3.Connection, database_path: str, version: int) -> str:
-    """Write a verified private copy of the archive before a migration."""
-    target = f"{database_path}.v{version}.backup"
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    os.close(fd)
+    """Write a verified private copy of the archive before a migration; return its path.
+
+    The copy is created 0600 without following a symlink and never overwrites
+    an earlier backup: each attempt gets its own name.
+    """
+    stem = f"{database_path}.v{version}-{time.time_ns() // 1_000_000}"
+    for attempt in range(100):
+        target = f"{stem}.backup" if attempt == 0 else f"{stem}-{attempt}.backup"
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise ArchiveError(f"cannot create migration backup: {exc.strerror}") from None
+        os.close(fd)
+        break
+    else:
+        raise ArchiveError("cannot create migration backup: too many earlier backups")
     dest = sqlite3.connect(target)
     try:
         conn.backup(dest)

@@ -101,7 +101,10 @@ def open_writer(location: ArchiveLocation) -> sqlite3.Connection:
     from . import schema
     from .paths import create_private_file
 
-    secure_archive_location(location, create=True)
+    try:
+        secure_archive_location(location, create=True)
+    except OSError as exc:
+        raise map_error(exc, "creating archive directory") from None
     old_umask = os.umask(0o077)
     try:
         create_private_file(location.path)
@@ -114,7 +117,7 @@ def open_writer(location: ArchiveLocation) -> sqlite3.Connection:
         except BaseException:
             conn.close()
             raise
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, OSError) as exc:
         raise map_error(exc, "opening archive for writing") from None
     finally:
         os.umask(old_umask)

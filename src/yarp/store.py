@@ -20,7 +20,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from . import operations as ops
-from .errors import ConflictError, DataError, LifecycleError, NotFound, YarpError
+from .errors import ArchiveError, ConflictError, DataError, LifecycleError, NotFound, YarpError
 from .paths import ArchiveLocation, resolve_archive
 from .prepare import Prepared, SnapshotSpec, prepare
 from .sqlite import map_error, open_writer
@@ -62,6 +62,8 @@ class ArchiveStore:
     def __init__(self, conn: sqlite3.Connection, location: ArchiveLocation) -> None:
         self.conn = conn
         self.location = location
+        #: The failure of the last post-prune vacuum, if it failed (visible to stats/logs).
+        self.last_vacuum_error: YarpError | None = None
 
     @classmethod
     def open(cls, location: ArchiveLocation | str | None = None) -> ArchiveStore:
@@ -86,6 +88,7 @@ class ArchiveStore:
         except sqlite3.Error as exc:
             raise map_error(exc, "beginning archive transaction") from None
         results: list[Outcome | YarpError] = []
+        committed = False
         try:
             for index, prepared in enumerate(batch):
                 savepoint = f"r{index}"
@@ -105,6 +108,7 @@ class ArchiveStore:
                 conn.execute(f"RELEASE {savepoint}")
                 results.append(outcome)
             conn.execute("COMMIT")
+            committed = True
         except BaseException as exc:
             try:
                 if conn.in_transaction:
@@ -114,7 +118,19 @@ class ArchiveStore:
             if isinstance(exc, (sqlite3.Error, OSError)):
                 raise map_error(exc, "committing archive batch") from None
             raise
+        if committed and any(isinstance(r, Outcome) and r.pruned_calls for r in results):
+            self._vacuum_after_prune()
         return results
+
+    def _vacuum_after_prune(self) -> None:
+        # The prune is already committed and acknowledged as such; a failed
+        # vacuum only leaves free pages for the next one, so it is recorded,
+        # not raised as if the prune had failed.
+        try:
+            self.incremental_vacuum()
+            self.last_vacuum_error = None
+        except YarpError as exc:
+            self.last_vacuum_error = exc
 
     def apply(self, prepared: Prepared) -> Outcome:
         """Apply one request in its own transaction; raise its error if it failed."""
@@ -128,8 +144,16 @@ class ArchiveStore:
         return self.apply(prepare(operation))
 
     def incremental_vacuum(self) -> None:
+        """Return every free page to the filesystem; only between transactions.
+
+        Python's `execute` steps this pragma once, which frees a single page;
+        `executescript` steps it to completion. `executescript` would also
+        commit an open transaction, hence the refusal inside one.
+        """
+        if self.conn.in_transaction:
+            raise ArchiveError("cannot vacuum inside an open archive transaction")
         try:
-            self.conn.execute("PRAGMA incremental_vacuum")
+            self.conn.executescript("PRAGMA incremental_vacuum")
         except sqlite3.Error as exc:
             raise map_error(exc, "vacuuming archive") from None
 
@@ -137,6 +161,10 @@ class ArchiveStore:
         """Run a WAL checkpoint outside any transaction; returns (busy, log, checkpointed)."""
         if mode not in ("PASSIVE", "FULL", "RESTART", "TRUNCATE"):
             raise ValueError(mode)
+        if self.conn.in_transaction:
+            # A checkpoint inside a request transaction could make uncommitted
+            # work look settled; the broker checkpoints only between batches.
+            raise ArchiveError("cannot checkpoint inside an open archive transaction")
         try:
             return tuple(self.conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone())  # type: ignore[return-value]
         except sqlite3.Error as exc:
