@@ -56,9 +56,10 @@ def discover_runs(root: StateRoot, only: str | None = None) -> dict[str, RunDir]
     return found
 
 
-def structured_entries(run_path: str) -> list[tuple[str, os.stat_result, bool]]:
-    """Every structured entry below `run_path`: (relative path, lstat, is_symlink), sorted."""
-    out: list[tuple[str, os.stat_result, bool]] = []
+def structured_entries(run_path: str) -> list[tuple[str, int, int, int, int, bool]]:
+    """Every structured entry below `run_path`, sorted:
+    (relative path, size, mtime_ns, mode, uid, is_symlink), from `lstat`."""
+    out: list[tuple[str, int, int, int, int, bool]] = []
     stack = [("", run_path)]
     while stack:
         prefix, path = stack.pop()
@@ -68,16 +69,16 @@ def structured_entries(run_path: str) -> list[tuple[str, os.stat_result, bool]]:
                 if entry.is_dir(follow_symlinks=False):
                     stack.append((prefix + name + "/", entry.path))
                 elif name.endswith(STRUCTURED_SUFFIXES):
-                    out.append((prefix + name, entry.stat(follow_symlinks=False), entry.is_symlink()))
-    out.sort(key=lambda item: item[0])
+                    st = entry.stat(follow_symlinks=False)
+                    out.append((prefix + name, st.st_size, st.st_mtime_ns, st.st_mode, st.st_uid,
+                                stat.S_ISLNK(st.st_mode)))
+    out.sort()
     return out
 
 
 def fingerprint_entries(entries) -> str:
-    parts = []
-    for rel, st, _ in entries:
-        parts.append(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_mode:o}\0{st.st_uid}")
-    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+    # repr of a list of (str, int, ...) tuples is deterministic across processes.
+    return hashlib.sha256(repr(entries).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def run_fingerprint(run: RunDir) -> str:
@@ -101,6 +102,3 @@ def tree_fingerprint(path: str) -> str:
             parts.append(f"{os.path.relpath(full, path)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_mode:o}\0{st.st_uid}")
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
-
-def is_symlink_mode(st: os.stat_result) -> bool:
-    return stat.S_ISLNK(st.st_mode)

@@ -126,7 +126,7 @@ def project_run(run: RunDir, entries, indexed_at: str) -> RunRows:
     known: dict[str, tuple[int, str]] = {}
     stats: dict[str, os.stat_result] = {}
     rows = RunRows(run={})
-    for rel, lst, is_link in entries:
+    for rel, _size, _mtime, _mode, _uid, is_link in entries:
         if is_link:
             raise UnsafeSource(f"{rel}: symbolic link refused")
         path = os.path.join(run.path, rel)
