@@ -365,3 +365,12 @@ def test_identities_in_a_real_error_are_redacted(shared_sandbox):
         assert "<source>" in text
         for secret in ("9f9f9f9f", "call-id-777", "agent-name-xyz", "\u0007"):
             assert secret not in text, text
+
+
+def test_an_adapter_that_closed_stdout_ends_the_bridge_with_74(shared_sandbox):
+    ing = shared_sandbox.ingest()
+    ing.proc.stdout.close()
+    ing.send(good(1, "stdout-closed"))
+    assert ing.wait() == 74
+    line = assert_one_bounded_line(ing.stderr_text())
+    assert "adapter stream failed" in line and "Traceback" not in line

@@ -82,6 +82,7 @@ def test_prune_of_an_empty_archive_prints_zero(sandbox):
 @pytest.mark.parametrize("when", [
     "2023-11-14T22:13:20+01:00", "2023-11-14T22:13:20+00:00", "2023-11-14 22:13:20Z", "2023-11-14T22:13:20",
     "2023-11-14", "yesterday", "", "2023-02-30T00:00:00Z", "2023-11-14T25:00:00Z", "1700000000000",
+    "1969-12-31T23:59:59Z",
 ])
 def test_a_time_that_is_not_rfc3339_utc_exits_64(sandbox, when):
     done = sandbox.yarp("archive", "prune", "--before", when)

@@ -265,8 +265,16 @@ def main(location: ArchiveLocation, environ=os.environ) -> int:
     try:
         return bridge.serve()
     except BridgeExit as exc:
-        sys.stderr.write(f"yarp: archive ingest: {exc.error.message}\n")
-        sys.stderr.flush()
-        return 74
+        message = exc.error.message
+    except OSError as exc:
+        # stdin/stdout failed (the adapter closed its end): the acknowledgement
+        # cannot be delivered, which is a transport failure, not a clean end.
+        if isinstance(exc, BrokenPipeError):
+            # Keep interpreter shutdown from flushing the unwritable buffer again.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        message = bounded_text(f"adapter stream failed: {exc.strerror or type(exc).__name__}")
     finally:
         bridge.client.close()
+    sys.stderr.write(f"yarp: archive ingest: {message}\n")
+    sys.stderr.flush()
+    return 74

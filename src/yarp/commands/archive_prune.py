@@ -30,6 +30,9 @@ def parse_utc(text: str) -> int:
     except ValueError:
         raise UsageError("--before is not a valid calendar time") from None
     millis = int((fraction + "000")[:3]) if fraction else 0
+    if moment.year < 1970:
+        # Archive times are non-negative Unix milliseconds; an earlier bound is a typo, not a request.
+        raise UsageError("--before must not be earlier than 1970-01-01T00:00:00Z")
     return int(moment.timestamp()) * 1000 + millis
 
 
