@@ -20,7 +20,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from . import operations as ops
-from .errors import ArchiveError, ConflictError, DataError, LifecycleError, NotFound, YarpError
+from .errors import ArchiveError, ConflictError, DataError, LifecycleError, NotFound, ValidationError, YarpError
 from .paths import ArchiveLocation, resolve_archive
 from .prepare import Prepared, SnapshotSpec, prepare
 from .sqlite import map_error, open_writer
@@ -49,6 +49,15 @@ class _Call:
     status: str
     is_error: int | None
     executed: int | None
+
+
+def _constraint_error(exc: sqlite3.IntegrityError) -> DataError:
+    """A request-local constraint failure: a duplicate identity conflicts; any
+    other violated constraint means the request broke an archive invariant."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name in ("SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY"):
+        return ConflictError("operation conflicts with archived rows")
+    return ValidationError(f"operation violates an archive constraint ({name or 'constraint'})")
 
 
 def new_archive_ref() -> str:
@@ -100,10 +109,10 @@ class ArchiveStore:
                     conn.execute(f"RELEASE {savepoint}")
                     results.append(exc)
                     continue
-                except sqlite3.IntegrityError:
+                except sqlite3.IntegrityError as exc:
                     conn.execute(f"ROLLBACK TO {savepoint}")
                     conn.execute(f"RELEASE {savepoint}")
-                    results.append(ConflictError("operation conflicts with archived rows"))
+                    results.append(_constraint_error(exc))
                     continue
                 conn.execute(f"RELEASE {savepoint}")
                 results.append(outcome)
