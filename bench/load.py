@@ -85,6 +85,10 @@ def call_ops(worker: int, i: int, size: int, rng: random.Random) -> list:
     ]
 
 
+#: Extra broker environment (`--env KEY=VALUE`), e.g. YARP_BROKER_INLINE_BYTES=0.
+EXTRA_ENV: dict[str, str] = {}
+
+
 class Env:
     def __init__(self, pool: str | None = None) -> None:
         self.root = tempfile.mkdtemp(prefix="yrl", dir="/tmp")
@@ -97,6 +101,7 @@ class Env:
         self.environ["PYTHONPATH"] = os.path.join(os.path.dirname(HERE), "src")
         if pool:
             self.environ["YARP_BROKER_POOL"] = pool
+        self.environ.update(EXTRA_ENV)
         self.location = ArchiveLocation(os.path.join(self.root, "a", "tool-calls.sqlite3"), False)
 
     def close(self) -> None:
@@ -230,10 +235,12 @@ def run_broker(env: Env, clients: int, calls: int, size: int) -> dict:
         "starvation": round(min(per_proc) / max(per_proc), 2),
         "broker_cpu_s": round(cpu, 2),
         "broker_cpu_pct": round(100 * cpu / wall, 1),
+        "broker_cpu_us_per_op": round(1e6 * cpu / max(1, len(lat)), 1),
         "broker_rss_mib": rss_mib(pid),
         "batches": st["batches"],
         "requests": st["requests"],
         "pool": st["pool"],
+        "inline": st.get("inlineBytes"),
         "audit": audit["ok"],
     }
 
@@ -395,8 +402,10 @@ def run_raw(env: Env, clients: int, count: int, size: int) -> dict:
         "ack_p99_ms": pct(lat, 0.99),
         "failed": sum(r["failures"] for r in results),
         "broker_cpu_pct": round(100 * cpu / wall, 1),
+        "broker_cpu_us_per_req": round(1e6 * cpu / max(1, len(lat)), 1),
         "mean_batch": round(st["requests"] / max(1, st["batches"]), 1),
         "pool": st["pool"],
+        "inline": st.get("inlineBytes"),
     }
 
 
@@ -448,8 +457,12 @@ def main(argv=None) -> int:
     ap.add_argument("--raw-calls", type=int, default=300, help="requests per raw client")
     ap.add_argument("--raw-payload", nargs="*", default=["1k", "16k"])
     ap.add_argument("--cold-start", type=int, default=0, help="samples of cold start to ready")
+    ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="extra broker environment")
     ap.add_argument("--json", help="write all results to this file")
     args = ap.parse_args(argv)
+    for item in args.env:
+        key, _, value = item.partition("=")
+        EXTRA_ENV[key] = value
 
     rows = []
 

@@ -71,11 +71,11 @@ class BrokerEnv:
 
         return BrokerClient(self.location, self.environ)
 
-    def request(self, operation, timeout: float = 10.0) -> dict:
+    def request(self, operation, timeout: float = 20.0) -> dict:
         with self.client() as client:
             return client.request(operation, time.monotonic() + timeout)
 
-    def status(self, timeout: float = 5.0) -> dict:
+    def status(self, timeout: float = 10.0) -> dict:
         with self.client() as client:
             return client.status(time.monotonic() + timeout)
 
@@ -225,7 +225,7 @@ class BrokerProcess:
                 continue
         return out
 
-    def wait_ready(self, timeout: float = 10.0) -> "BrokerProcess":
+    def wait_ready(self, timeout: float = 30.0) -> "BrokerProcess":
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if self.proc.poll() is not None:
@@ -261,7 +261,7 @@ def broker(broker_env):
 class RawConn:
     """A blocking Unix-socket connection that speaks frames without the client's checks."""
 
-    def __init__(self, path: str, timeout: float = 5.0) -> None:
+    def __init__(self, path: str, timeout: float = 20.0) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(timeout)
         self.sock.connect(path)
@@ -269,7 +269,7 @@ class RawConn:
         self.correlation_id = ""
 
     @classmethod
-    def ready(cls, benv: BrokerEnv, timeout: float = 5.0) -> "RawConn":
+    def ready(cls, benv: BrokerEnv, timeout: float = 20.0) -> "RawConn":
         """Connected and handshaken with a fresh correlation id."""
         conn = cls(benv.paths.socket, timeout)
         conn.handshake(benv.paths.archive_id)
@@ -364,7 +364,7 @@ def count_rows(benv: BrokerEnv, table: str) -> int:
         conn.close()
 
 
-def wait_for(predicate, timeout: float = 10.0, interval: float = 0.01):
+def wait_for(predicate, timeout: float = 20.0, interval: float = 0.01):
     end = time.monotonic() + timeout
     while True:
         value = predicate()

@@ -63,14 +63,22 @@ from .limits import (
 )
 from .paths import ArchiveLocation
 from .prepare import Prepared, prepare
-from .runtime import RuntimePaths, check_socket_entry, open_lock_file, runtime_paths, try_lock
+from .runtime import (
+    READY_FD_ENV,
+    STARTUP_FD_ENV,
+    RuntimePaths,
+    check_socket_entry,
+    open_lock_file,
+    runtime_paths,
+    try_lock,
+)
 from .store import ArchiveStore
 
 IDLE_ENV = "YARP_BROKER_IDLE_MS"
 POOL_ENV = "YARP_BROKER_POOL"
-#: Startup lock and readiness pipe handed down by the client that spawned us.
-STARTUP_FD_ENV = "YARP_BROKER_STARTUP_FD"
-READY_FD_ENV = "YARP_BROKER_READY_FD"
+#: Measurement knob: frames up to this many bytes are prepared on the event loop.
+INLINE_ENV = "YARP_BROKER_INLINE_BYTES"
+INLINE_PREPARE_BYTES = 64 * 1024
 _PEERCRED = struct.Struct("3i")
 _COMMIT_SAMPLES = 1024
 #: Control requests are tiny; larger frames are never probed for one.
@@ -229,12 +237,14 @@ class Broker:
         idle_ms: int = BROKER_IDLE_MS,
         pool_kind: str = "thread",
         foreground: bool = False,
+        inline_bytes: int = INLINE_PREPARE_BYTES,
     ) -> None:
         self.location = location
         self.paths = paths
         self.archive_id = paths.archive_id
         self.idle_ms = idle_ms
         self.pool_kind = pool_kind
+        self.inline_bytes = inline_bytes
         self.foreground = foreground
         self.loop: asyncio.AbstractEventLoop | None = None
         self.store: ArchiveStore | None = None
@@ -513,6 +523,15 @@ class Broker:
             except Exception:
                 pass
         self.in_flight[env.source_key] = request
+        if self.loop.time() >= request.deadline:
+            raise DeadlineExceeded("request deadline expired before it was admitted")
+        if request.frame_bytes <= self.inline_bytes and not _reads_files(env):
+            # Small requests are prepared on the loop: a pool hop costs more
+            # than the work, and the GIL serialises pure-Python work anyway
+            # (measurements: docs/decisions.md, "Broker preparation pool").
+            request.prepared = prepare_request(env.operation, env.source_key, env.operation_id)
+            self._enqueue(request)
+            return await self._wait_done(request)
         self.preparing += 1
         try:
             request.prepared = await asyncio.wait_for(
@@ -523,8 +542,14 @@ class Broker:
             raise DeadlineExceeded("request deadline expired while preparing") from None
         finally:
             self.preparing -= 1
+        self._enqueue(request)
+        return await self._wait_done(request)
+
+    def _enqueue(self, request: Request) -> None:
         self.ready.append(request)
         self.ready_event.set()
+
+    async def _wait_done(self, request: Request) -> bytes:
         try:
             return await request.done
         finally:
@@ -684,8 +709,17 @@ class Broker:
             "checkpointFailures": s.checkpoint_failures,
             "sequenceCacheKeys": len(self.sequences),
             "pool": self.pool_kind,
+            "inlineBytes": self.inline_bytes,
             "idleMs": self.idle_ms,
         }
+
+
+_FILE_KINDS = frozenset({"capture_streams", "capture_passthrough_streams"})
+
+
+def _reads_files(env: protocol.Envelope) -> bool:
+    """Operations that snapshot files always go to the pool: their size is not the frame's."""
+    return env.kind in _FILE_KINDS or (env.kind == "result_before" and env.operation.get("fullOutputPath") is not None)
 
 
 def _settle(request: Request, outcome) -> None:
@@ -707,6 +741,19 @@ def idle_ms_from_env(environ=os.environ) -> int:
         raise ValidationError(f"{IDLE_ENV} must be an integer number of milliseconds") from None
     if value < 1:
         raise ValidationError(f"{IDLE_ENV} must be positive")
+    return value
+
+
+def inline_bytes_from_env(environ=os.environ) -> int:
+    raw = environ.get(INLINE_ENV)
+    if not raw:
+        return INLINE_PREPARE_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValidationError(f"{INLINE_ENV} must be an integer number of bytes") from None
+    if value < 0:
+        raise ValidationError(f"{INLINE_ENV} must not be negative")
     return value
 
 
@@ -746,7 +793,8 @@ def run(location: ArchiveLocation, *, foreground: bool = False, environ=os.envir
                     raise BrokerError("timed out waiting for the broker startup lock")
                 time.sleep(0.01)
         broker = Broker(location, paths, idle_ms=idle_ms_from_env(environ),
-                        pool_kind=pool_kind_from_env(environ), foreground=foreground)
+                        pool_kind=pool_kind_from_env(environ), foreground=foreground,
+                        inline_bytes=inline_bytes_from_env(environ))
         sock = broker.open(startup_fd)
     except YarpError as exc:
         _signal_ready(exc)

@@ -42,7 +42,17 @@ from .errors import (
 from .fastframe import FrameSplitter, encode_frame
 from .limits import BROKER_START_TIMEOUT_S, MAX_DEADLINE_MS, MAX_FRAME_BYTES, MAX_HANDSHAKE_BYTES
 from .paths import ArchiveLocation
-from .runtime import RuntimePaths, check_socket_entry, lock_held_elsewhere, open_lock_file, remove_stale_socket, runtime_paths, try_lock
+from .runtime import (
+    READY_FD_ENV,
+    STARTUP_FD_ENV,
+    RuntimePaths,
+    check_socket_entry,
+    lock_held_elsewhere,
+    open_lock_file,
+    remove_stale_socket,
+    runtime_paths,
+    try_lock,
+)
 
 _RECV_CHUNK = 256 * 1024
 
@@ -199,8 +209,6 @@ class BrokerClient:
             os.close(lock_fd)
 
     def _start_broker(self, lock_fd: int, deadline: float) -> None:
-        from .broker import READY_FD_ENV, STARTUP_FD_ENV
-
         read_fd, write_fd = os.pipe()
         env = dict(self.environ)
         env[STARTUP_FD_ENV] = str(lock_fd)

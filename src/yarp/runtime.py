@@ -28,6 +28,12 @@ from .limits import MAX_SOCKET_PATH_BYTES
 from .paths import canonical_archive_path
 
 
+#: Startup lock and readiness pipe that a starting client hands to the broker
+#: it spawns (here, not in `yarp.broker`, so clients never import the event loop).
+STARTUP_FD_ENV = "YARP_BROKER_STARTUP_FD"
+READY_FD_ENV = "YARP_BROKER_READY_FD"
+
+
 def archive_id(archive_path: str) -> str:
     digest = hashlib.sha256(canonical_archive_path(archive_path).encode("utf-8", "surrogateescape")).digest()
     return digest[:16].hex()

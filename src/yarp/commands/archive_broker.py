@@ -24,10 +24,16 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from ..config import load
     from ..paths import resolve_archive
 
-    location = resolve_archive(args.archive, os.environ, load().archive_path)
+    if args.archive:
+        # Clients always start the broker with an explicit --archive: skipping
+        # the configuration file (and its TOML parser) shortens cold start.
+        location = resolve_archive(args.archive, os.environ)
+    else:
+        from ..config import load
+
+        location = resolve_archive(None, os.environ, load().archive_path)
     if args.action == "status":
         return _status(location, args.json)
     from ..broker import run as run_broker
