@@ -374,3 +374,18 @@ def test_an_adapter_that_closed_stdout_ends_the_bridge_with_74(shared_sandbox):
     assert ing.wait() == 74
     line = assert_one_bounded_line(ing.stderr_text())
     assert "adapter stream failed" in line and "Traceback" not in line
+
+
+def test_the_example_client_captures_a_call(sandbox):
+    import subprocess
+    import sys
+
+    from ingest_helpers import ROOT
+
+    env = sandbox.env() | {"YARP": f"{sys.executable} -m yarp"}
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / "ingest_client.py")], env=env,
+                          capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    ref = done.stdout.decode().strip().splitlines()[-1].removeprefix("archived as ")
+    assert sandbox.query("SELECT status, executed, tool_name FROM tool_calls WHERE archive_ref = ?", (ref,)) == [
+        ("finished", 1, "read")]
