@@ -304,3 +304,33 @@ def test_newer_version_refused_and_file_untouched(tmp_path):
         open_readonly(location)
     assert Path(location.path).read_bytes() == before
     assert not any(p.name.endswith(".backup") for p in directory.iterdir())
+
+
+def test_garbage_file_is_reported_corrupt_and_left_alone(tmp_path):
+    from yarp.errors import CorruptArchive
+
+    directory = tmp_path / "arch"
+    directory.mkdir(mode=0o700)
+    location = ArchiveLocation(str(directory / "tool-calls.sqlite3"), False)
+    Path(location.path).write_bytes(b"not a database at all" * 100)
+    os.chmod(location.path, 0o600)
+    before = Path(location.path).read_bytes()
+    with pytest.raises(CorruptArchive):
+        open_writer(location)
+    with pytest.raises(CorruptArchive):
+        open_readonly(location)
+    assert Path(location.path).read_bytes() == before
+
+
+def test_reader_companion_files_stay_private(archive):
+    conn, location = archive
+    conn.execute("INSERT INTO sessions (agent, account, source_session_id) VALUES ('a','b','c')")
+    conn.close()
+    reader = open_readonly(location)
+    try:
+        assert reader.execute("SELECT count(*) FROM sessions").fetchone()[0] == 1
+        for suffix in ("-wal", "-shm"):
+            if os.path.exists(location.path + suffix):
+                assert stat.S_IMODE(os.stat(location.path + suffix).st_mode) == 0o600
+    finally:
+        reader.close()
