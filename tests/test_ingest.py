@@ -389,3 +389,23 @@ def test_the_example_client_captures_a_call(sandbox):
     ref = done.stdout.decode().strip().splitlines()[-1].removeprefix("archived as ")
     assert sandbox.query("SELECT status, executed, tool_name FROM tool_calls WHERE archive_ref = ?", (ref,)) == [
         ("finished", 1, "read")]
+
+
+def test_the_protocol_document_shows_every_operation_with_a_valid_example():
+    import re
+
+    from ingest_helpers import ROOT
+    from yarp import operations as ops
+
+    text = (ROOT / "docs" / "ingest-protocol.md").read_text(encoding="utf-8")
+    examples = {}
+    for block in re.findall(r"```json\n(.*?)```", text, re.S):
+        if block.startswith('{"requestId"') and '"operation"' in block:
+            obj = json.loads(block)
+            examples[obj["operation"]] = obj
+    assert set(examples) == set(ops.OPERATIONS_BY_KIND)
+    for kind, obj in examples.items():
+        assert f"### `{kind}`" in text
+        assert obj["schemaVersion"] == 1
+        body = {k: v for k, v in obj.items() if k not in ("requestId", "schemaVersion", "deadlineAtMs")}
+        assert type(ops.parse_operation(body)).kind == kind
