@@ -79,11 +79,15 @@ def test_invalid_files_are_usage_errors(text):
     assert caught.value.exit_code == EXIT_USAGE
 
 
-@pytest.mark.xfail(strict=True, reason="config.parse compares version with ==, so true and 1.0 pass as 1")
 @pytest.mark.parametrize("version", ["true", "1.0"])
 def test_version_must_be_the_integer_one(version):
     with pytest.raises(UsageError):
         config.parse(f"version = {version}\n")
+
+
+def test_empty_archive_path_is_refused_not_defaulted():
+    with pytest.raises(UsageError):
+        config.parse('version = 1\n[archive]\npath = ""\n')
 
 
 def test_unreadable_config_is_a_usage_error(private_home, monkeypatch):

@@ -77,7 +77,8 @@ def parse(text: str) -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"configuration is not valid TOML: {exc}") from None
-    if data.get("version") != 1:
+    version = data.get("version")
+    if type(version) is not int or version != 1:
         raise UsageError("configuration must declare version = 1")
     values: dict = {}
     for section, body in data.items():
@@ -98,6 +99,8 @@ def parse(text: str) -> Config:
     for key in ("recovery_cap_bytes", "recovery_cap_lines"):
         if values.get(("output", key), 1) < 1:
             raise UsageError(f"output.{key} must be positive")
+    if values.get(("archive", "path")) == "":
+        raise UsageError("archive.path must not be empty")
     packs = values.get(("rules", "packs"), [])
     if not all(isinstance(p, str) for p in packs):
         raise UsageError("rules.packs must be a list of strings")
