@@ -379,3 +379,39 @@ def test_compressor_is_per_thread(fastframe_impl):
 def test_py_splitter_rejects_bad_limit():
     with pytest.raises(ValueError):
         PyFrameSplitter(0)
+
+
+# --- canonical JSON fast-path admission -------------------------------------------------
+
+_json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**64), max_value=2**64),
+    st.sampled_from([2**53 - 1, -(2**53 - 1), 2**53, -(2**53), 2**63, -(2**63) - 1]),
+    st.floats(),
+    st.text(max_size=5),
+)
+_json_keys = st.one_of(st.text(max_size=4), st.sampled_from(["\ue000", "\U0001f600", "\ud7ff", "\u00e9"]))
+_json = st.recursive(
+    _json_scalars,
+    lambda c: st.one_of(st.lists(c, max_size=5), st.tuples(c), st.dictionaries(_json_keys, c, max_size=5)),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json)
+def test_fast_path_admission_same_in_both(value):
+    answers = {impl.canonical_fast_path_ok(value) for impl in both_impls()}
+    assert len(answers) == 1
+
+
+def test_fast_path_admission_depth_bound(fastframe_impl):
+    value: object = 1
+    for _ in range(64):  # 64 nested lists: depths 0..63
+        value = [value]
+    assert fastframe_impl.canonical_fast_path_ok(value) is True
+    assert fastframe_impl.canonical_fast_path_ok([value]) is False
+    loop: list = []
+    loop.append(loop)
+    assert fastframe_impl.canonical_fast_path_ok(loop) is False

@@ -310,3 +310,72 @@ cdef class FrameSplitter:
             return self._consume(<const unsigned char *>buf.buf, nbytes)
         finally:
             PyBuffer_Release(&buf)
+
+
+# -- canonical JSON fast-path admission -----------------------------------------
+# Same rule as `_fastframe_py.canonical_fast_path_ok`; the reasons live there.
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+
+cdef long long _MAX_SAFE = 9007199254740991
+cdef int _FAST_PATH_MAX_DEPTH = 64
+
+
+cdef inline bint _safe_int(object value) except -1:
+    cdef int overflow = 0
+    cdef long long v = PyLong_AsLongLongAndOverflow(value, &overflow)
+    return overflow == 0 and -_MAX_SAFE <= v <= _MAX_SAFE
+
+
+cdef inline bint _safe_key(str key):
+    cdef Py_UCS4 ch
+    if key.isascii():
+        return True
+    for ch in key:
+        if ch >= 0xE000:
+            return False
+    return True
+
+
+cdef bint _scan(object value, int depth) except -1:
+    cdef type kind = type(value)
+    cdef type t
+    if kind is dict:
+        if depth >= _FAST_PATH_MAX_DEPTH:
+            return False
+        for key, item in (<dict>value).items():
+            if type(key) is not str or not _safe_key(<str>key):
+                return False
+            t = type(item)
+            if t is str or item is None or t is bool:
+                continue
+            if t is int:
+                if _safe_int(item):
+                    continue
+                return False
+            if not _scan(item, depth + 1):
+                return False
+        return True
+    if kind is list:
+        if depth >= _FAST_PATH_MAX_DEPTH:
+            return False
+        for item in <list>value:
+            t = type(item)
+            if t is str or item is None or t is bool:
+                continue
+            if t is int:
+                if _safe_int(item):
+                    continue
+                return False
+            if not _scan(item, depth + 1):
+                return False
+        return True
+    if kind is str or value is None or kind is bool:
+        return True
+    if kind is int:
+        return _safe_int(value)
+    return False
+
+
+def canonical_fast_path_ok(value):
+    """True when orjson's sorted compact output equals RFC 8785 for `value`."""
+    return _scan(value, 0)

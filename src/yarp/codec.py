@@ -9,8 +9,9 @@ compression decision lives in the `fastframe` kernel.
 
 Canonical bytes come from `rfc8785`. For the common shape of tool data (no
 floats, safe integers, keys below U+E000) orjson with sorted keys produces the
-same bytes about 50 times faster; `_fast_path_ok` admits only values whose
-output is proven byte-equal (tests/test_codec.py crosses both encoders), and
+same bytes 40-80 times faster (bench/test_bench_payload.py); `_fast_path_ok` admits only values whose
+output is proven byte-equal (tests/test_codec.py crosses both encoders; the
+admission scan lives in the `fastframe` kernel), and
 everything else goes to `rfc8785`.
 
 This module never touches SQLite and never normalises bytes.
@@ -26,6 +27,7 @@ import rfc8785
 import zstandard
 
 from .errors import ValidationError
+from .fastframe import canonical_fast_path_ok as _fast_path_ok
 from .fastframe import prepare_payload
 
 MEDIA_JSON = "application/json"
@@ -35,12 +37,6 @@ MEDIA_BINARY = "application/octet-stream"
 #: Largest integer magnitude RFC 8785 (I-JSON) represents exactly.
 MAX_SAFE_INTEGER = 2**53 - 1
 
-#: Nesting the fast-path scan follows before it hands the value to rfc8785.
-_FAST_PATH_MAX_DEPTH = 64
-# RFC 8785 sorts keys by UTF-16 code units, orjson by code points: the two
-# orders disagree only when a key holds a character at or above U+E000
-# (U+E000-U+FFFF sort after surrogate pairs in UTF-16, before them by code point).
-_FIRST_UNSAFE_KEY_CHAR = "\ue000"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,55 +48,6 @@ class Payload:
     length: int
     body: bytes
     media_type: str
-
-
-def _fast_path_ok(value: object, depth: int = 0) -> bool:
-    """True when orjson's sorted compact output equals RFC 8785 for `value`.
-
-    Exact built-in types only (subclasses may serialise differently); no floats
-    (ECMAScript number formatting differs); integers within ±(2^53−1); keys
-    below U+E000. Strings need no check: both encoders escape exactly `"`, `\\`
-    and U+0000-U+001F, with the same short forms, and orjson refuses lone
-    surrogates, which sends the value to the reference encoder.
-    """
-    kind = type(value)
-    if kind is dict:
-        if depth >= _FAST_PATH_MAX_DEPTH:
-            return False
-        for key, item in value.items():
-            if type(key) is not str:
-                return False
-            if not key.isascii() and max(key) >= _FIRST_UNSAFE_KEY_CHAR:
-                return False
-            t = type(item)
-            if t is str or item is None or t is bool:
-                continue
-            if t is int:
-                if -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
-                    continue
-                return False
-            if not _fast_path_ok(item, depth + 1):
-                return False
-        return True
-    if kind is list:
-        if depth >= _FAST_PATH_MAX_DEPTH:
-            return False
-        for item in value:
-            t = type(item)
-            if t is str or item is None or t is bool:
-                continue
-            if t is int:
-                if -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
-                    continue
-                return False
-            if not _fast_path_ok(item, depth + 1):
-                return False
-        return True
-    if kind is str or value is None or kind is bool:
-        return True
-    if kind is int:
-        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
-    return False
 
 
 def _reference_canonical_json(value: object) -> bytes:

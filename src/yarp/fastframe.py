@@ -10,12 +10,20 @@ from __future__ import annotations
 
 from ._compat import NO_EXTENSIONS
 
+_NAMES = ("IMPLEMENTATION", "FrameSplitter", "canonical_fast_path_ok", "encode_frame", "prepare_payload")
+
 if NO_EXTENSIONS:
-    from ._fastframe_py import IMPLEMENTATION, FrameSplitter, encode_frame, prepare_payload
+    from . import _fastframe_py as _impl
 else:
     try:
-        from ._fastframe import IMPLEMENTATION, FrameSplitter, encode_frame, prepare_payload
+        from . import _fastframe as _impl
     except ImportError:
-        from ._fastframe_py import IMPLEMENTATION, FrameSplitter, encode_frame, prepare_payload
+        from . import _fastframe_py as _impl
 
-__all__ = ["IMPLEMENTATION", "FrameSplitter", "encode_frame", "prepare_payload"]
+IMPLEMENTATION = _impl.IMPLEMENTATION
+FrameSplitter = _impl.FrameSplitter
+canonical_fast_path_ok = _impl.canonical_fast_path_ok
+encode_frame = _impl.encode_frame
+prepare_payload = _impl.prepare_payload
+
+__all__ = list(_NAMES)
