@@ -2,7 +2,7 @@
 
 `COMMANDS` maps each command path to the module that implements it. A command
 module exposes ``SUMMARY`` (one line), ``configure(parser)`` and ``run(args) ->
-int``; it translates arguments into library calls and nothing more. Only the
+int`` (and ``INTERMIXED = True`` when options may follow its positionals); it translates arguments into library calls and nothing more. Only the
 module of the command being run is imported, so `yarp run` (which wraps every
 shell command an agent executes) pays for nothing else.
 
@@ -124,7 +124,10 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"unknown command: {bounded_text(' '.join(argv[:2]), 80)} (see 'yarp --help')")
         path, rest = matched
         module = load_command(path)
-        args = build_parser(path, module).parse_args(rest)
+        parser = build_parser(path, module)
+        # Modules whose options may follow their positionals opt in with INTERMIXED.
+        parse = parser.parse_intermixed_args if getattr(module, "INTERMIXED", False) else parser.parse_args
+        args = parse(rest)
         return int(module.run(args) or 0)
     except YarpError as exc:
         _report(exc)

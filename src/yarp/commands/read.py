@@ -8,6 +8,9 @@ import sys
 from .. import recovery
 from ..errors import UsageError
 
+#: Options may follow the positional arguments (`yarp read REF --bytes 0:10`).
+INTERMIXED = True
+
 SUMMARY = "print an exact line or byte range of an archived call's output"
 EPILOG = """\
 Forms:
@@ -35,9 +38,6 @@ def configure(parser) -> None:
                         help="read bytes [START, END) instead of lines")
     parser.add_argument("--json", action="store_true",
                         help="print a JSON object (text as UTF-8 with replacement characters)")
-    # Options may follow the reference, as with grep/rg (`yarp search REF -F TEXT`);
-    # plain parse_args would bind every positional before the first option.
-    parser.parse_args = parser.parse_intermixed_args
 
 
 def _split(args) -> tuple[str | None, str, bool]:

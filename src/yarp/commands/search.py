@@ -16,6 +16,9 @@ from ..limits import (
     MAX_SEARCH_MATCHES,
 )
 
+#: Options may follow the positional arguments (`yarp search REF -F TEXT`).
+INTERMIXED = True
+
 SUMMARY = "search one archived call's exact output (or list recent calls)"
 EPILOG = f"""\
 Forms:
@@ -92,9 +95,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     listing.add_argument("--until", type=parse_time_ms, metavar="TIME", help="calls started before TIME")
     listing.add_argument("--text", metavar="PATTERN", help="calls whose archived output matches PATTERN")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    # Options may follow the reference, as with grep/rg (`yarp search REF -F TEXT`);
-    # plain parse_args would bind every positional before the first option.
-    parser.parse_args = parser.parse_intermixed_args
 
 
 def _options(args) -> recovery.SearchOptions:
