@@ -175,6 +175,7 @@ def _broker_worker(env: Env, worker: int, calls: int, size: int, barrier, out) -
     lat: list[float] = []
     refs: list[tuple[str, str]] = []
     failures = 0
+    codes: dict[str, int] = {}
     client = BrokerClient(env.location, env.environ)
     client.connect(time.monotonic() + 10)
     barrier.wait()
@@ -184,15 +185,17 @@ def _broker_worker(env: Env, worker: int, calls: int, size: int, barrier, out) -
             s = time.perf_counter()
             try:
                 reply = client.request(op, time.monotonic() + 30)
-            except Exception:
+            except Exception as exc:
                 failures += 1
+                code = getattr(exc, "code", type(exc).__name__)
+                codes[code] = codes.get(code, 0) + 1
                 continue
             lat.append((time.perf_counter() - s) * 1000)
             if isinstance(op, ops.BeginCall):
                 refs.append((op.call.source_call_id, reply["archiveRef"]))
     elapsed = time.perf_counter() - t0
     client.close()
-    out.put({"worker": worker, "lat": lat, "refs": refs, "failures": failures, "elapsed": elapsed})
+    out.put({"worker": worker, "lat": lat, "refs": refs, "failures": failures, "codes": codes, "elapsed": elapsed})
 
 
 def run_broker(env: Env, clients: int, calls: int, size: int) -> dict:
@@ -231,7 +234,9 @@ def run_broker(env: Env, clients: int, calls: int, size: int) -> dict:
         "ack_p50_ms": pct(lat, 0.50),
         "ack_p99_ms": pct(lat, 0.99),
         "failed": sum(r["failures"] for r in results),
+        "errors": _merge_codes(results),
         "lost": audit["lost"],
+        "broker_restarted": st["pid"] != pid,
         "starvation": round(min(per_proc) / max(per_proc), 2),
         "broker_cpu_s": round(cpu, 2),
         "broker_cpu_pct": round(100 * cpu / wall, 1),
@@ -243,6 +248,14 @@ def run_broker(env: Env, clients: int, calls: int, size: int) -> dict:
         "inline": st.get("inlineBytes"),
         "audit": audit["ok"],
     }
+
+
+def _merge_codes(results: list[dict]) -> str:
+    merged: dict[str, int] = {}
+    for r in results:
+        for code, n in r.get("codes", {}).items():
+            merged[code] = merged.get(code, 0) + n
+    return ",".join(f"{k}:{v}" for k, v in sorted(merged.items())) or "-"
 
 
 def audit_archive(env: Env, refs: list[tuple[str, str]], expected_calls: int) -> dict:
@@ -418,32 +431,41 @@ def stop_broker(env: Env) -> None:
                 pid = c.status(time.monotonic() + 2)["pid"]
                 os.kill(pid, 15)
                 for _ in range(500):
-                    if not os.path.exists(f"/proc/{pid}"):
+                    try:
+                        with open(f"/proc/{pid}/stat") as f:
+                            if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                                break
+                    except OSError:
                         break
                     time.sleep(0.01)
     except Exception:
         pass
 
 
-def cold_start(samples: int) -> dict:
-    """Client connect → ready handshake when no broker runs (fresh archive each time)."""
+def cold_start(samples: int) -> list[dict]:
+    """Client connect → handshake answered, when no broker runs: on a fresh
+    archive (schema created) and on an existing one (the usual case)."""
     from yarp.client import BrokerClient
 
-    times = []
+    fresh, existing = [], []
     for _ in range(samples):
         env = Env()
         try:
             os.environ.update(env.environ)
-            c = BrokerClient(env.location, env.environ)
-            t0 = time.perf_counter()
-            c.connect(time.monotonic() + 10)
-            times.append((time.perf_counter() - t0) * 1000)
-            c.close()
-            stop_broker(env)
+            for bucket in (fresh, existing):
+                c = BrokerClient(env.location, env.environ)
+                t0 = time.perf_counter()
+                c.connect(time.monotonic() + 10)
+                bucket.append((time.perf_counter() - t0) * 1000)
+                c.close()
+                stop_broker(env)
         finally:
             env.close()
-    return {"mode": "cold_start", "median_ms": round(statistics.median(times), 1), "min_ms": round(min(times), 1),
-            "max_ms": round(max(times), 1), "samples": samples}
+    return [
+        {"mode": f"cold_start_{name}", "median_ms": round(statistics.median(t), 1), "min_ms": round(min(t), 1),
+         "max_ms": round(max(t), 1), "samples": samples}
+        for name, t in (("fresh", fresh), ("existing", existing))
+    ]
 
 
 def main(argv=None) -> int:
@@ -471,7 +493,8 @@ def main(argv=None) -> int:
         print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
 
     if args.cold_start:
-        show(cold_start(args.cold_start))
+        for row in cold_start(args.cold_start):
+            show(row)
     for payload in args.payload if args.clients else []:
         size = parse_size(payload)
         for n in args.clients:
