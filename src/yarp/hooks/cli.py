@@ -1,0 +1,32 @@
+"""The shared body of `yarp hook claude-code` and `yarp hook codex`.
+
+Reads one bounded event from stdin, runs it, prints the answer (if any) and
+always exits 0: a hook must never fail the agent's tool because of the archive.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from ..limits import MAX_FRAME_BYTES
+
+
+def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
+    from .capture import handle
+
+    try:
+        raw = sys.stdin.buffer.read(MAX_FRAME_BYTES + 1)
+    except OSError:
+        return 0
+    if not raw or len(raw) > MAX_FRAME_BYTES:
+        return 0
+    answer = handle(agent, raw, archive=archive, environ=environ)
+    if answer is not None:
+        try:
+            sys.stdout.write(json.dumps(answer, ensure_ascii=False, separators=(",", ":")) + "\n")
+            sys.stdout.flush()
+        except OSError:
+            pass
+    return 0

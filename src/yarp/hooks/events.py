@@ -1,0 +1,143 @@
+"""Translation of Claude Code and Codex hook JSON into generic archive operations.
+
+Both agents send one object per hook event with the same core fields
+(`session_id`, `cwd`, `hook_event_name`, `tool_name`, `tool_input`,
+`tool_use_id`; Codex adds `model` and `turn_id`). `PreToolUse` becomes a
+`begin_call`; `PostToolUse` and `PostToolUseFailure` become the raw result, the
+visible result and the finish. Only this module knows those field names.
+
+Pure translation: no I/O, no broker, no archive. Malformed events raise
+`ValidationError` with fixed wording (never payload text).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from .. import operations as ops
+from ..errors import ValidationError
+from ..limits import MAX_IDENTITY_CHARS, MAX_NAME_CHARS, MAX_WORKING_DIRECTORY_CHARS
+
+PRE = "PreToolUse"
+POST = "PostToolUse"
+POST_FAILURE = "PostToolUseFailure"
+EVENTS = (PRE, POST, POST_FAILURE)
+#: Shell tools whose string `command` may be rewritten to `yarp run`. Codex's
+#: older `shell` tool passes an argv list, which is recorded but never rewritten.
+SHELL_TOOLS = {"claude-code": frozenset({"Bash"}), "codex": frozenset({"Bash", "shell"})}
+
+
+@dataclass(frozen=True, slots=True)
+class HookEvent:
+    agent: str
+    event: str
+    session_id: str
+    call_id: str
+    tool_name: str
+    tool_input: Any
+    cwd: str | None
+    model: str | None
+    #: PostToolUse: the tool's response; PostToolUseFailure: the error object.
+    response: Any = None
+
+    @property
+    def is_failure(self) -> bool:
+        return self.event == POST_FAILURE
+
+    def shell_command(self) -> str | None:
+        """The command text of a shell call that could be rewritten, else None."""
+        if self.tool_name not in SHELL_TOOLS.get(self.agent, ()):
+            return None
+        if not isinstance(self.tool_input, dict):
+            return None
+        command = self.tool_input.get("command")
+        return command if isinstance(command, str) and command.strip() else None
+
+
+def _text(payload: dict, name: str, limit: int, *, required: bool = True) -> str | None:
+    value = payload.get(name)
+    if value is None or value == "":
+        if required:
+            raise ValidationError(f"hook event field {name} is missing")
+        return None
+    if not isinstance(value, str) or len(value) > limit or "\x00" in value:
+        raise ValidationError(f"hook event field {name} is not a string of at most {limit} characters")
+    return value
+
+
+def parse_event(agent: str, payload: Any) -> HookEvent | None:
+    """The event to archive, or None for an event this adapter does not handle."""
+    if not isinstance(payload, dict):
+        raise ValidationError("hook event is not a JSON object")
+    name = payload.get("hook_event_name")
+    if name not in EVENTS:
+        return None
+    if "tool_input" not in payload:
+        raise ValidationError("hook event field tool_input is missing")
+    response = None
+    if name == POST:
+        response = payload.get("tool_response", payload.get("tool_output"))
+    elif name == POST_FAILURE:
+        response = {"error": payload.get("error")}
+        if "is_interrupt" in payload:
+            response["isInterrupt"] = payload.get("is_interrupt")
+    cwd = payload.get("cwd")
+    return HookEvent(
+        agent=agent,
+        event=name,
+        session_id=_text(payload, "session_id", MAX_IDENTITY_CHARS),
+        call_id=_text(payload, "tool_use_id", MAX_IDENTITY_CHARS),
+        tool_name=_text(payload, "tool_name", MAX_NAME_CHARS),
+        tool_input=payload["tool_input"],
+        cwd=cwd if isinstance(cwd, str) and os.path.isabs(cwd) and len(cwd) <= MAX_WORKING_DIRECTORY_CHARS
+        else None,
+        model=_text(payload, "model", MAX_NAME_CHARS, required=False) if isinstance(payload.get("model"), str)
+        else None,
+        response=response,
+    )
+
+
+def local_account() -> str:
+    """The OS user that owns the agent's data."""
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except (KeyError, ImportError):
+        return str(os.geteuid())
+
+
+def session_of(event: HookEvent, account: str) -> ops.Session:
+    return ops.Session(event.agent, account, event.session_id)
+
+
+def begin_operation(event: HookEvent, account: str, input_after: Any, *, requires_streams: bool,
+                    now_ms: int, deadline_at_ms: int | None = None) -> ops.BeginCall:
+    meta = ops.CallMeta(
+        source_call_id=event.call_id,
+        tool_name=event.tool_name,
+        started_at_ms=now_ms,
+        requires_streams=requires_streams,
+        model=event.model,
+        working_directory=event.cwd,
+    )
+    return ops.BeginCall(session_of(event, account), meta, event.tool_input, input_after, now_ms, deadline_at_ms)
+
+
+def rewritten_input(tool_input: dict, command: str) -> dict:
+    """The whole input with only `command` replaced: the agent replaces the
+    entire object, so every other field (timeout, description, ...) is kept."""
+    updated = dict(tool_input)
+    updated["command"] = command
+    return updated
+
+
+def pre_tool_answer(updated_input: dict) -> dict:
+    """The PreToolUse answer that hands the rewritten input on.
+
+    No `permissionDecision`: the agent's own permission check still runs on the
+    rewritten input (see docs/decisions.md, "Claude Code hooks").
+    """
+    return {"hookSpecificOutput": {"hookEventName": PRE, "updatedInput": updated_input}}

@@ -1,0 +1,218 @@
+"""Add and remove YARP's hook entries in Claude Code's and Codex's settings files.
+
+Both agents read the same shape: `{"hooks": {EVENT: [{"matcher": M, "hooks":
+[{"type": "command", "command": C, "timeout": S}]}]}}` (Claude Code:
+`settings.json` under `~/.claude` or `./.claude`; Codex: `hooks.json` under
+`~/.codex` or `./.codex`). Installing merges into what is there (other keys,
+other hooks and other matcher groups are kept), is idempotent, keeps a private
+backup of the previous file and replaces the file atomically. Uninstalling
+removes exactly the entries this module recognises as ours: a command that runs
+a `yarp` (console script or `-m yarp`) with the arguments `hook <agent>`.
+
+Never rewrites a file it cannot parse as a JSON object, and never touches other
+files of the agent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import time
+from dataclasses import dataclass
+
+from ..errors import DataError, UsageError
+
+SETTINGS_FILES = {"claude-code": (".claude", "settings.json"), "codex": (".codex", "hooks.json")}
+HOOK_EVENTS = {
+    "claude-code": ("PreToolUse", "PostToolUse", "PostToolUseFailure"),
+    "codex": ("PreToolUse", "PostToolUse"),
+}
+#: Match every tool: Claude Code documents "*"; Codex documents "" for all tools.
+MATCHERS = {"claude-code": "*", "codex": ""}
+#: Seconds the agent waits for one hook process. Begin waits 2 s and results
+#: 20 s internally; this only bounds a wedged process.
+HOOK_TIMEOUT_S = 30
+#: Largest settings file we read.
+MAX_SETTINGS_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    path: str
+    changed: bool
+    backup: str | None
+    entries: int
+
+
+def settings_path(agent: str, scope: str, environ=os.environ, cwd: str | None = None) -> str:
+    if agent not in SETTINGS_FILES:
+        raise UsageError("unknown agent")
+    directory, name = SETTINGS_FILES[agent]
+    if scope == "project":
+        base = cwd or os.getcwd()
+    else:
+        base = environ.get("HOME") or os.path.expanduser("~")
+    return os.path.join(os.path.abspath(base), directory, name)
+
+
+def is_ours(command: object, agent: str) -> bool:
+    if not isinstance(command, str):
+        return False
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return False
+    if len(argv) < 3 or argv[-2:] != ["hook", agent]:
+        return False
+    head = argv[:-2]
+    if len(head) == 1:
+        return os.path.basename(head[0]) == "yarp"
+    return len(head) == 3 and head[1:] == ["-m", "yarp"]
+
+
+def _load(path: str) -> tuple[dict, bytes | None, int | None]:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return {}, None, None
+    except OSError as exc:
+        raise DataError(f"cannot open the settings file: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(handle.fileno()).st_mode & 0o777
+        data = handle.read(MAX_SETTINGS_BYTES + 1)
+    if len(data) > MAX_SETTINGS_BYTES:
+        raise DataError(f"the settings file is larger than {MAX_SETTINGS_BYTES} bytes")
+    if not data.strip():
+        return {}, data, mode
+    try:
+        settings = json.loads(data)
+    except ValueError:
+        raise DataError("the settings file is not valid JSON; fix it first, it was left unchanged") from None
+    if not isinstance(settings, dict):
+        raise DataError("the settings file is not a JSON object; it was left unchanged")
+    return settings, data, mode
+
+
+def _write_private(path: str, data: bytes, mode: int) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fchmod(fd, mode)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _save(path: str, settings: dict, previous: bytes | None, mode: int | None) -> str | None:
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    backup = None
+    if previous is not None:
+        backup = f"{path}.yarp-backup-{int(time.time() * 1000)}"
+        _write_private(backup, previous, 0o600)
+    body = (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    temporary = f"{path}.yarp-tmp-{os.getpid()}"
+    try:
+        _write_private(temporary, body, 0o600 if mode is None else mode)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass
+    return backup
+
+
+def _groups(settings: dict, event: str) -> list:
+    hooks = settings.get("hooks")
+    if hooks is None:
+        return []
+    if not isinstance(hooks, dict):
+        raise DataError("the settings file's hooks key is not an object; it was left unchanged")
+    groups = hooks.get(event, [])
+    if not isinstance(groups, list):
+        raise DataError(f"the settings file's {event} hooks are not a list; they were left unchanged")
+    return groups
+
+
+def _strip(settings: dict, agent: str, keep_command: str | None = None) -> tuple[int, int]:
+    """Remove our entries (except exact `keep_command` ones); return (removed, kept)."""
+    removed = kept = 0
+    hooks = settings.get("hooks")
+    for event in list(hooks) if isinstance(hooks, dict) else []:
+        groups = hooks[event]
+        if not isinstance(groups, list):  # another tool's business: left as it is
+            continue
+        new_groups = []
+        for group in groups:
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(entries, list):
+                new_groups.append(group)
+                continue
+            remaining = []
+            for entry in entries:
+                command = entry.get("command") if isinstance(entry, dict) else None
+                if is_ours(command, agent) and command != keep_command:
+                    removed += 1
+                    continue
+                kept += is_ours(command, agent)
+                remaining.append(entry)
+            if len(remaining) == len(entries):
+                new_groups.append(group)
+            elif remaining:  # a group we shared with other hooks keeps them
+                new_groups.append({**group, "hooks": remaining})
+        if new_groups or not groups:
+            hooks[event] = new_groups
+        else:
+            del hooks[event]
+    if isinstance(hooks, dict) and not hooks and removed:
+        del settings["hooks"]
+    return removed, kept
+
+
+def install(agent: str, path: str, command: str) -> Change:
+    settings, previous, mode = _load(path)
+    for event in HOOK_EVENTS[agent]:
+        _groups(settings, event)  # refuse malformed shapes before changing anything
+    removed, _ = _strip(settings, agent, keep_command=command)
+    added = 0
+    hooks = settings.setdefault("hooks", {})
+    for event in HOOK_EVENTS[agent]:
+        groups = hooks.setdefault(event, [])
+        present = any(
+            isinstance(group, dict) and isinstance(group.get("hooks"), list)
+            and any(isinstance(e, dict) and e.get("command") == command for e in group["hooks"])
+            for group in groups
+        )
+        if present:
+            continue
+        groups.append({"matcher": MATCHERS[agent],
+                       "hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]})
+        added += 1
+    if not added and not removed:
+        return Change(path, False, None, 0)
+    backup = _save(path, settings, previous, mode)
+    return Change(path, True, backup, added)
+
+
+def uninstall(agent: str, path: str) -> Change:
+    settings, previous, mode = _load(path)
+    if previous is None:
+        return Change(path, False, None, 0)
+    removed, _ = _strip(settings, agent)
+    if not removed:
+        return Change(path, False, None, 0)
+    backup = _save(path, settings, previous, mode)
+    return Change(path, True, backup, removed)

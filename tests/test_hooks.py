@@ -1,0 +1,401 @@
+"""Claude Code and Codex hooks: recorded event payloads through real hook processes.
+
+Every event below has exactly the documented shape (`PreToolUse`, `PostToolUse`,
+`PostToolUseFailure` for Bash, Read, Edit, Write and an MCP tool; Codex's
+`Bash` and older `shell`). Each goes through `python -m yarp hook …` as a real
+subprocess against a real broker; rewritten Bash commands are really run
+through a shell the way the agent would; the archive is then read read-only:
+every snapshot, status and flag, and `yarp archive verify`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import sqlite3
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from ingest_helpers import broker_pids
+
+ROOT = Path(__file__).resolve().parent.parent
+SESSION = "5d2c6a1e-7f4b-4c1a-9e0b-1f2a3b4c5d6e"
+
+
+class HookWorld:
+    """Private HOME/XDG, a short runtime dir, a `yarp` shim on PATH, one archive."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp = tmp_path
+        self.home = tmp_path / "home"
+        self.bin = tmp_path / "bin"
+        self.work = tmp_path / "work"
+        archive_dir = tmp_path / "archive"
+        for path in (self.home, self.bin, self.work, archive_dir, tmp_path / "tmp"):
+            path.mkdir(mode=0o700)
+        # Socket paths must stay under 104 bytes: pytest's tmp_path is too deep.
+        self.runtime = Path(tempfile.mkdtemp(prefix="yr", dir="/tmp"))
+        os.chmod(self.runtime, 0o700)
+        self.archive = str(archive_dir / "tool-calls.sqlite3")
+        self.yarp = self.bin / "yarp"
+        src = shlex.quote(str(ROOT / "src"))
+        self.yarp.write_text(
+            f'#!/bin/sh\nPYTHONPATH={src}${{PYTHONPATH:+:$PYTHONPATH}} exec {shlex.quote(sys.executable)} -m yarp "$@"\n'
+        )
+        self.yarp.chmod(0o755)
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("YARP_", "XDG_", "CLAUDE", "ANTHROPIC")) and k not in ("HOME", "TMPDIR")}
+        env.update(
+            HOME=str(self.home),
+            XDG_DATA_HOME=str(self.home / ".local" / "share"),
+            XDG_CONFIG_HOME=str(self.home / ".config"),
+            XDG_STATE_HOME=str(self.home / ".local" / "state"),
+            XDG_RUNTIME_DIR=str(self.runtime),
+            TMPDIR=str(tmp_path / "tmp"),
+            PATH=f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
+            PYTHONPATH=str(ROOT / "src"),
+            YARP_ARCHIVE=self.archive,
+            YARP_BROKER_IDLE_MS="300",
+        )
+        self.env = env
+
+    def close(self) -> None:
+        deadline = time.monotonic() + 15
+        while any((self.runtime / "yarp").glob("archive-*.sock")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for pid in broker_pids(self.archive):  # only brokers of this test's archive
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        shutil.rmtree(self.runtime, ignore_errors=True)
+
+    def hook(self, agent: str, payload, *, raw: bytes | None = None) -> subprocess.CompletedProcess:
+        data = raw if raw is not None else json.dumps(payload).encode()
+        return subprocess.run([sys.executable, "-m", "yarp", "hook", agent], input=data, env=self.env,
+                              capture_output=True, timeout=60, cwd=self.work, check=False)
+
+    def yarp_cli(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "yarp", *args], env=self.env, capture_output=True,
+                              timeout=60, cwd=self.work, check=False)
+
+    def shell(self, command: str) -> subprocess.CompletedProcess:
+        """Run a command the way the agent's Bash tool does: `bash -c`, output kept apart."""
+        return subprocess.run(["bash", "-c", command], env=self.env, capture_output=True, timeout=60, cwd=self.work, check=False)
+
+    def verify(self) -> str:
+        result = self.yarp_cli("archive", "verify")
+        assert result.returncode == 0, result.stderr.decode()
+        return result.stdout.decode()
+
+
+@pytest.fixture
+def world(tmp_path):
+    w = HookWorld(tmp_path)
+    yield w
+    w.close()
+
+
+# --- reading the archive ------------------------------------------------------------
+
+
+def open_archive(path: str) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+
+
+def payload(con, call_id: int, subject: str, stage: str) -> bytes | None:
+    row = con.execute(
+        "SELECT p.compression, p.uncompressed_byte_length, p.body FROM snapshots s "
+        "JOIN payloads p ON p.sha256 = s.payload_sha256 WHERE s.tool_call_id = ? AND s.subject = ? AND s.stage = ?",
+        (call_id, subject, stage),
+    ).fetchone()
+    if row is None:
+        return None
+    compression, length, body = row
+    if compression == "zstd":
+        import zstandard
+
+        body = zstandard.ZstdDecompressor().decompress(body, max_output_size=length)
+    assert len(body) == length
+    return bytes(body)
+
+
+def calls(path: str) -> dict[str, dict]:
+    """Every archived call by source call id, with its flags and decoded snapshots."""
+    con = open_archive(path)
+    try:
+        out = {}
+        for row in con.execute(
+            "SELECT c.id, c.source_call_id, c.tool_name, c.model, c.working_directory, c.requires_streams,"
+            " c.status, c.is_error, c.executed, c.archive_ref, s.agent, s.account, s.source_session_id"
+            " FROM tool_calls c JOIN sessions s ON s.id = c.session_id"
+        ):
+            (rowid, source_call_id, tool, model, cwd, requires, status, is_error, executed, ref, agent, account,
+             session) = row
+            snaps = {
+                f"{subject}/{stage}": payload(con, rowid, subject, stage)
+                for subject, stage in con.execute(
+                    "SELECT subject, stage FROM snapshots WHERE tool_call_id = ?", (rowid,))
+            }
+            out[source_call_id] = {
+                "tool": tool, "model": model, "cwd": cwd, "requires_streams": requires, "status": status, "is_error": is_error,
+                "executed": executed, "ref": ref, "agent": agent, "account": account, "session": session, "snaps": snaps}
+        return out
+    finally:
+        con.close()
+
+
+def as_json(data: bytes | None):
+    assert data is not None, "snapshot missing"
+    return json.loads(data)
+
+
+# --- recorded payloads ------------------------------------------------------------------
+
+
+def claude_event(name: str, tool: str, tool_input: dict, call_id: str, cwd: str, **extra) -> dict:
+    event = {
+        "session_id": SESSION,
+        "transcript_path": f"/home/user/.claude/projects/-work/{SESSION}.jsonl",
+        "cwd": cwd,
+        "permission_mode": "default",
+        "hook_event_name": name,
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": call_id,
+    }
+    event.update(extra)
+    return event
+
+
+def codex_event(name: str, tool: str, tool_input, call_id: str, cwd: str, **extra) -> dict:
+    event = {
+        "session_id": "019a0b1c-codex-session",
+        "transcript_path": None,
+        "cwd": cwd,
+        "hook_event_name": name,
+        "model": "gpt-5-codex",
+        "turn_id": "turn-1",
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": call_id,
+    }
+    event.update(extra)
+    return event
+
+
+def bash_response(run: subprocess.CompletedProcess) -> dict:
+    return {"stdout": run.stdout.decode().rstrip("\n"), "stderr": run.stderr.decode().rstrip("\n"),
+            "interrupted": False, "isImage": False, "noOutputExpected": False}
+
+
+def make_haystack(work: Path, lines: int = 400) -> None:
+    (work / "src").mkdir()
+    for n in range(4):
+        body = "".join(f"line {i}: needle number {i} in file {n} with some padding text\n" for i in range(lines // 4))
+        (work / "src" / f"f{n}.txt").write_text(body)
+
+
+def answer(result: subprocess.CompletedProcess) -> dict | None:
+    assert result.returncode == 0, result.stderr.decode()
+    text = result.stdout.decode().strip()
+    return json.loads(text) if text else None
+
+
+# --- tests ---------------------------------------------------------------------------------------
+
+
+def test_wrapped_bash_is_rewritten_run_and_finished_with_four_streams(world):
+    make_haystack(world.work)
+    tool_input = {"command": "grep -rn needle src", "timeout": 120000, "description": "Find needles"}
+    cwd = str(world.work)
+    pre = answer(world.hook("claude-code", claude_event("PreToolUse", "Bash", tool_input, "toolu_bash1", cwd)))
+    assert pre is not None, "a command with a reduce rule must be rewritten"
+    output = pre["hookSpecificOutput"]
+    assert output["hookEventName"] == "PreToolUse"
+    assert "permissionDecision" not in output, "the hook must not approve tools on the user's behalf"
+    updated = output["updatedInput"]
+    # The whole object is replaced by the agent: every other field is kept exactly.
+    assert {k: v for k, v in updated.items() if k != "command"} == {"timeout": 120000, "description": "Find needles"}
+    command = updated["command"]
+    assert command.startswith(shlex.quote(str(world.yarp)) + " run --archive-agent 'claude-code' ")
+    assert command.endswith(" -- grep -rn needle src")
+    ran = world.shell(command)
+    assert ran.returncode == 0
+    raw = world.shell("grep -rn needle src")
+    assert len(raw.stdout) > 5120 and len(ran.stdout) < len(raw.stdout), "the visible output is pruned"
+    post = world.hook("claude-code", claude_event("PostToolUse", "Bash", updated, "toolu_bash1", cwd,
+                                                  tool_response=bash_response(ran), duration_ms=91))
+    assert answer(post) is None and post.stderr == b""
+    call = calls(world.archive)["toolu_bash1"]
+    assert (call["agent"], call["session"], call["tool"], call["cwd"]) == ("claude-code", SESSION, "Bash", cwd)
+    assert (call["requires_streams"], call["status"], call["executed"], call["is_error"]) == (1, "finished", 1, 0)
+    snaps = call["snaps"]
+    assert as_json(snaps["input/before"]) == tool_input
+    assert as_json(snaps["input/after"]) == updated
+    assert as_json(snaps["result/before"]) == bash_response(ran)
+    assert snaps["result/after"] == snaps["result/before"]
+    assert snaps["stdout/before"] == raw.stdout, "the exact child stdout is archived"
+    assert snaps["stdout/after"] == ran.stdout
+    assert snaps["stderr/before"] == b"" and snaps["stderr/after"] == b""
+    assert "incomplete_calls: 0" in world.verify()
+    found = world.yarp_cli("search", call["ref"], "number 57 in file 2")
+    assert found.returncode == 0 and b"number 57 in file 2" in found.stdout
+
+
+def test_rewrite_ignored_by_the_agent_is_finished_as_not_wrapped(world):
+    tool_input = {"command": "grep -rn needle src", "description": "Find needles"}
+    make_haystack(world.work, 8)
+    cwd = str(world.work)
+    pre = answer(world.hook("claude-code", claude_event("PreToolUse", "Bash", tool_input, "toolu_ign", cwd)))
+    assert pre is not None
+    ran = world.shell(tool_input["command"])  # the agent ran the original command
+    post = world.hook("claude-code", claude_event("PostToolUse", "Bash", tool_input, "toolu_ign", cwd,
+                                                  tool_response=bash_response(ran)))
+    assert answer(post) is None and post.stderr == b""
+    call = calls(world.archive)["toolu_ign"]
+    assert (call["requires_streams"], call["status"], call["executed"]) == (1, "finished", 0)
+    assert as_json(call["snaps"]["result/before"]) == bash_response(ran), "the real output is still archived"
+    assert as_json(call["snaps"]["input/after"])["command"] == pre["hookSpecificOutput"]["updatedInput"]["command"]
+    assert not any(key.startswith(("stdout", "stderr")) for key in call["snaps"])
+    assert "incomplete_calls: 0" in world.verify()
+
+
+def test_failing_wrapped_bash_finishes_as_error_with_streams(world):
+    make_haystack(world.work, 8)
+    tool_input = {"command": "grep -rn absent_word src", "description": "Search"}
+    cwd = str(world.work)
+    pre = answer(world.hook("claude-code", claude_event("PreToolUse", "Bash", tool_input, "toolu_fail", cwd)))
+    updated = pre["hookSpecificOutput"]["updatedInput"]
+    ran = world.shell(updated["command"])
+    assert ran.returncode == 1, "grep's status passes through the wrapper"
+    failure = claude_event("PostToolUseFailure", "Bash", updated, "toolu_fail", cwd,
+                           error="Exit code 1", is_interrupt=False)
+    assert answer(world.hook("claude-code", failure)) is None
+    call = calls(world.archive)["toolu_fail"]
+    assert (call["status"], call["executed"], call["is_error"], call["requires_streams"]) == ("finished", 1, 1, 1)
+    assert as_json(call["snaps"]["result/before"]) == {"error": "Exit code 1", "isInterrupt": False}
+    assert call["snaps"]["stdout/before"] == b"" and "stderr/after" in call["snaps"]
+    world.verify()
+
+
+def test_other_tools_are_archived_unchanged(world):
+    cwd = str(world.work)
+    target = str(world.work / "notes.txt")
+    cases = [
+        ("toolu_read", "Read", {"file_path": target, "offset": 1, "limit": 20},
+         {"type": "text", "file": {"filePath": target, "content": "alpha\n", "numLines": 1, "startLine": 1,
+                                   "totalLines": 1}}),
+        ("toolu_write", "Write", {"file_path": target, "content": "alpha\n"},
+         {"type": "create", "filePath": target, "content": "alpha\n", "structuredPatch": []}),
+        ("toolu_edit", "Edit", {"file_path": target, "old_string": "alpha", "new_string": "beta",
+                                "replace_all": False},
+         {"filePath": target, "oldString": "alpha", "newString": "beta", "originalFile": "alpha\n",
+          "structuredPatch": [{"oldStart": 1, "oldLines": 1, "newStart": 1, "newLines": 1,
+                               "lines": ["-alpha", "+beta"]}], "userModified": False, "replaceAll": False}),
+        ("toolu_mcp", "mcp__memory__create_entities", {"entities": [{"name": "yarp", "entityType": "project",
+                                                                      "observations": ["é ✓"]}]},
+         [{"type": "text", "text": "[{\"name\":\"yarp\"}]"}]),
+        ("toolu_pipe", "Bash", {"command": "grep -rn x src | wc -l", "description": "count"},
+         {"stdout": "0", "stderr": "", "interrupted": False, "isImage": False}),
+    ]
+    for call_id, tool, tool_input, response in cases:
+        pre = world.hook("claude-code", claude_event("PreToolUse", tool, tool_input, call_id, cwd))
+        assert answer(pre) is None, f"{tool} must run unchanged"
+        post = world.hook("claude-code", claude_event("PostToolUse", tool, tool_input, call_id, cwd,
+                                                      tool_response=response))
+        assert answer(post) is None and post.stderr == b""
+    failed_input = {"file_path": str(world.work / "missing.txt")}
+    world.hook("claude-code", claude_event("PreToolUse", "Read", failed_input, "toolu_missing", cwd))
+    world.hook("claude-code", claude_event("PostToolUseFailure", "Read", failed_input, "toolu_missing", cwd,
+                                           error="File does not exist.", is_interrupt=False))
+    archived = calls(world.archive)
+    assert len(archived) == len(cases) + 1
+    for call_id, tool, tool_input, response in cases:
+        call = archived[call_id]
+        assert (call["tool"], call["status"], call["executed"], call["is_error"], call["requires_streams"]) == \
+            (tool, "finished", 1, 0, 0)
+        snaps = call["snaps"]
+        assert as_json(snaps["input/before"]) == tool_input and snaps["input/after"] == snaps["input/before"]
+        assert as_json(snaps["result/before"]) == response and snaps["result/after"] == snaps["result/before"]
+        assert set(snaps) == {"input/before", "input/after", "result/before", "result/after"}
+    missing = archived["toolu_missing"]
+    assert (missing["status"], missing["is_error"], missing["executed"]) == ("finished", 1, 1)
+    assert as_json(missing["snaps"]["result/before"]) == {"error": "File does not exist.", "isInterrupt": False}
+    assert "incomplete_calls: 0" in world.verify()
+
+
+def test_codex_events_record_the_model_and_rewrite_only_string_commands(world):
+    make_haystack(world.work, 8)
+    cwd = str(world.work)
+    tool_input = {"command": "grep -rn needle src"}
+    pre = answer(world.hook("codex", codex_event("PreToolUse", "Bash", tool_input, "call_bash", cwd)))
+    updated = pre["hookSpecificOutput"]["updatedInput"]
+    assert updated["command"].endswith(" -- grep -rn needle src") and "--archive-agent 'codex'" in updated["command"]
+    ran = world.shell(updated["command"])
+    world.hook("codex", codex_event("PostToolUse", "Bash", updated, "call_bash", cwd,
+                                    tool_response={"output": ran.stdout.decode(), "exit_code": 0}))
+    argv_input = {"command": ["bash", "-lc", "grep -rn needle src"], "workdir": cwd, "timeout_ms": 10000}
+    assert answer(world.hook("codex", codex_event("PreToolUse", "shell", argv_input, "call_shell", cwd))) is None
+    world.hook("codex", codex_event("PostToolUse", "shell", argv_input, "call_shell", cwd,
+                                    tool_response="line 1: needle"))
+    archived = calls(world.archive)
+    bash, shell = archived["call_bash"], archived["call_shell"]
+    assert (bash["agent"], bash["model"], bash["requires_streams"], bash["executed"]) == ("codex", "gpt-5-codex", 1, 1)
+    assert bash["snaps"]["stdout/before"] == world.shell("grep -rn needle src").stdout
+    assert (shell["requires_streams"], shell["status"]) == (0, "finished")
+    assert as_json(shell["snaps"]["input/after"]) == argv_input
+    assert as_json(shell["snaps"]["result/after"]) == "line 1: needle"
+    world.verify()
+
+
+def test_archive_failure_runs_the_tool_untouched_and_warns_once_per_session(world):
+    # A broadly readable archive directory is refused: every capture fails for real.
+    os.chmod(Path(world.archive).parent, 0o755)
+    cwd = str(world.work)
+    tool_input = {"command": "grep -rn needle src", "description": "Find"}
+    first = world.hook("claude-code", claude_event("PreToolUse", "Bash", tool_input, "toolu_x1", cwd))
+    second = world.hook("claude-code", claude_event("PreToolUse", "Read", {"file_path": "/etc/hostname"},
+                                                    "toolu_x2", cwd))
+    post = world.hook("claude-code", claude_event("PostToolUse", "Read", {"file_path": "/etc/hostname"},
+                                                  "toolu_x2", cwd, tool_response={"type": "text"}))
+    for result in (first, second, post):
+        assert result.returncode == 0 and result.stdout == b"", "no answer: the original input runs"
+    assert first.stderr.startswith(b"yarp: archive capture failed") and first.stderr.count(b"\n") == 1
+    assert b"needle" not in first.stderr, "warnings never carry command text"
+    assert second.stderr == b"" and post.stderr == b""
+    markers = list((world.runtime / "yarp" / "hooks").iterdir())
+    assert len(markers) == 1 and markers[0].name.startswith("claude-code-") and SESSION not in markers[0].name
+    assert stat.S_IMODE(markers[0].stat().st_mode) == 0o600
+    assert stat.S_IMODE(markers[0].parent.stat().st_mode) == 0o700
+    other = dict(claude_event("PreToolUse", "Read", {"file_path": "/etc/hostname"}, "toolu_x3", cwd),
+                 session_id="another-session")
+    assert world.hook("claude-code", other).stderr.startswith(b"yarp: archive capture failed")
+    assert not os.path.exists(world.archive), "no database or fallback store is created"
+
+
+def test_malformed_and_foreign_events_are_ignored(world):
+    for raw in (b"", b"{not json", b"[]", json.dumps({"hook_event_name": "Stop", "session_id": "s"}).encode(),
+                json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Read"}).encode()):
+        result = world.hook("claude-code", None, raw=raw)
+        assert (result.returncode, result.stdout) == (0, b"")
+    assert not os.path.exists(world.archive)
+
+
+def test_disabled_archive_leaves_the_tool_alone(world):
+    config = world.home / ".config" / "yarp"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text("version = 1\n[archive]\nenabled = false\n")
+    make_haystack(world.work, 8)
+    event = claude_event("PreToolUse", "Bash", {"command": "grep -rn needle src"}, "toolu_off", str(world.work))
+    result = world.hook("claude-code", event)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert not os.path.exists(world.archive)
