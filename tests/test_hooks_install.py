@@ -1,0 +1,144 @@
+"""`yarp hook install|uninstall`: real settings files, merged, idempotent, backed up, exact removal."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+OTHER_HOOK = {"type": "command", "command": "/usr/local/bin/lint-guard --strict"}
+EXISTING = {
+    "model": "claude-sonnet-4-5",
+    "permissions": {"allow": ["Bash(git status:*)"]},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [OTHER_HOOK]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+    },
+}
+
+
+def yarp(home: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("YARP_", "XDG_"))}
+    env.update(HOME=str(home), PYTHONPATH=str(ROOT / "src"), PATH="/usr/bin:/bin")
+    return subprocess.run([sys.executable, "-m", "yarp", *args], env=env, cwd=cwd, capture_output=True, timeout=60,
+                          check=False)
+
+
+@pytest.fixture
+def dirs(tmp_path):
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    return home, project
+
+
+def our_command(agent: str) -> str:
+    return f"{sys.executable} -m yarp hook {agent}"
+
+
+def test_install_merges_keeps_other_content_and_is_idempotent(dirs):
+    home, project = dirs
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(EXISTING))
+    settings.chmod(0o644)
+    first = yarp(home, project, "hook", "install", "claude-code", "--user")
+    assert first.returncode == 0, first.stderr
+    data = json.loads(settings.read_text())
+    assert data["model"] == EXISTING["model"] and data["permissions"] == EXISTING["permissions"]
+    assert data["hooks"]["Stop"] == EXISTING["hooks"]["Stop"]
+    assert data["hooks"]["PreToolUse"][0] == {"matcher": "Bash", "hooks": [OTHER_HOOK]}
+    for event in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
+        ours = [h for g in data["hooks"][event] for h in g["hooks"] if "hook claude-code" in h["command"]]
+        assert ours == [{"type": "command", "command": our_command("claude-code"), "timeout": 30}]
+        assert [g["matcher"] for g in data["hooks"][event] if g["hooks"][0] in ours] == ["*"]
+    assert stat.S_IMODE(settings.stat().st_mode) == 0o644, "the file keeps its mode"
+    backups = list(settings.parent.glob("settings.json.yarp-backup-*"))
+    assert len(backups) == 1 and json.loads(backups[0].read_text()) == EXISTING
+    assert stat.S_IMODE(backups[0].stat().st_mode) == 0o600
+    before = settings.read_bytes()
+    second = yarp(home, project, "hook", "install", "claude-code")
+    assert second.returncode == 0 and second.stdout.startswith(b"already installed")
+    assert settings.read_bytes() == before
+    assert len(list(settings.parent.glob("settings.json.yarp-backup-*"))) == 1
+    assert not list(settings.parent.glob("*.yarp-tmp-*"))
+
+
+def test_uninstall_removes_exactly_our_entries(dirs):
+    home, project = dirs
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(EXISTING))
+    assert yarp(home, project, "hook", "install", "claude-code").returncode == 0
+    removed = yarp(home, project, "hook", "uninstall", "claude-code")
+    assert removed.returncode == 0 and removed.stdout.startswith(b"removed 3 hook(s)")
+    assert json.loads(settings.read_text()) == EXISTING
+    again = yarp(home, project, "hook", "uninstall", "claude-code")
+    assert again.stdout.startswith(b"not installed")
+
+
+def test_a_shared_matcher_group_keeps_the_other_hooks(dirs):
+    home, project = dirs
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    ours = {"type": "command", "command": "/opt/yarp/bin/yarp hook claude-code"}
+    settings.write_text(json.dumps({"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [OTHER_HOOK, ours]}]}}))
+    assert yarp(home, project, "hook", "uninstall", "claude-code").returncode == 0
+    assert json.loads(settings.read_text()) == {"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [OTHER_HOOK]}]}}
+
+
+def test_install_replaces_an_entry_for_a_moved_yarp(dirs):
+    home, project = dirs
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    stale = {"type": "command", "command": "/old/venv/bin/yarp hook claude-code"}
+    settings.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [stale]}]}}))
+    assert yarp(home, project, "hook", "install", "claude-code").returncode == 0
+    commands = [h["command"] for groups in json.loads(settings.read_text())["hooks"].values()
+                for g in groups for h in g["hooks"]]
+    assert commands == [our_command("claude-code")] * 3
+
+
+def test_codex_project_scope_new_file_is_private(dirs):
+    home, project = dirs
+    result = yarp(home, project, "hook", "install", "codex", "--project")
+    assert result.returncode == 0 and b"codex_hooks" in result.stdout
+    hooks = project / ".codex" / "hooks.json"
+    data = json.loads(hooks.read_text())
+    assert set(data["hooks"]) == {"PreToolUse", "PostToolUse"}
+    assert data["hooks"]["PreToolUse"] == [{"matcher": "", "hooks": [
+        {"type": "command", "command": our_command("codex"), "timeout": 30}]}]
+    assert stat.S_IMODE(hooks.stat().st_mode) == 0o600
+    assert not list(hooks.parent.glob("*.yarp-backup-*")), "nothing to back up"
+    assert not (home / ".codex").exists()
+    assert yarp(home, project, "hook", "uninstall", "codex", "--project").returncode == 0
+    assert json.loads(hooks.read_text()) == {}
+
+
+@pytest.mark.parametrize("content", [b"{broken", b"[1, 2]", b'{"hooks": []}'])
+def test_unreadable_settings_are_left_unchanged(dirs, content):
+    home, project = dirs
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(content)
+    result = yarp(home, project, "hook", "install", "claude-code")
+    assert result.returncode == 65 and result.stderr.startswith(b"yarp: ")
+    assert settings.read_bytes() == content
+    assert sorted(p.name for p in settings.parent.iterdir()) == ["settings.json"]
+
+
+def test_installed_command_runs_this_yarp(dirs):
+    home, project = dirs
+    assert yarp(home, project, "hook", "install", "claude-code").returncode == 0
+    data = json.loads((home / ".claude" / "settings.json").read_text())
+    command = data["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    env = dict(os.environ, HOME=str(home), PYTHONPATH=str(ROOT / "src"))
+    result = subprocess.run(command + " --help", shell=True, env=env, capture_output=True, timeout=60, check=False)
+    assert result.returncode == 0 and result.stdout.startswith(b"usage: yarp hook claude-code")
