@@ -7,10 +7,11 @@ are kept at disk speed and in constant memory. After the child exits:
 1. the call is identified — the adapter's call (archive flags) or a call of
    our own, begun before the child started (standalone use);
 2. each stream is pruned by the command-aware rules, then the global cap is
-   applied across what remains, into two "after" files;
-3. one stream-capture operation names the four files (never their bytes) and
+   applied across what remains, into "after" files (an unchanged stream has
+   no after file: its before file is named twice);
+3. one stream-capture operation names the spool files (never their bytes) and
    we wait for the broker's durable acknowledgement;
-4. only then the after files are emitted and we exit with the child's status
+4. only then the visible form is emitted and we exit with the child's status
    (128 + N for a death by signal N).
 
 If anything on the archive side fails after the child started, the exact raw
@@ -18,65 +19,119 @@ bytes are emitted on their original streams instead, the archive error is
 reported once on stderr, and the child's status is kept: tool execution never
 depends on the archive.
 
-This module sits on the path of every shell command an agent runs: it imports
-only what that path needs (no event loop, no worker pool, no shell parser).
+This module sits on the path of every shell command an agent runs. It must
+never import an event loop, a worker pool, the shell parser or SQLite on the
+common path: the operation types, the broker client, the rules and the
+reducers are imported only when the step that needs them runs, and the child
+is started with `os.posix_spawnp` rather than `subprocess`.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import subprocess
 import sys
-import tempfile
 import time
-from dataclasses import dataclass
 
-from . import operations as ops
-from .errors import NotFound, YarpError, bounded_text
-
-#: Total time allowed for every archive step after the child exits.
+#: Time allowed for every archive step after the child exits (the longest
+#: relative deadline the broker accepts).
 ARCHIVE_TIMEOUT_S = 30.0
+#: Time a standalone run waits to begin its call before it runs the command
+#: anyway: the broker start-up bound, so a cold start still gets archived.
+BEGIN_TIMEOUT_S = 5.0
 #: Agent name used for standalone runs (a person or script typing `yarp run`).
 STANDALONE_AGENT = "yarp-run"
 STANDALONE_TOOL = "shell"
+#: Exit statuses of a command that could not be started (POSIX shells' values).
+STATUS_NOT_FOUND = 127
+STATUS_NOT_EXECUTABLE = 126
+
+# Signals the runner takes over while the child runs. Terminal-generated
+# SIGINT/SIGQUIT already reach the child (same process group); anything sent
+# to the runner alone is forwarded so the child decides how to die.
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+_SI_KERNEL = 0x80
+# Python ignores SIGPIPE and SIGXFSZ for itself; the child gets the defaults
+# back, as a shell would give them (`yes | head` must end).
+_CHILD_DEFAULTS = (signal.SIGPIPE, signal.SIGXFSZ)
+_SPOOL_NAMES = ("stdout.before", "stderr.before", "stdout.after", "stderr.after")
 
 
-@dataclass(frozen=True, slots=True)
 class CallTarget:
-    """The archive call a run belongs to."""
+    """The archive call a run belongs to: a session, a source call id, and whether we began it."""
 
-    session: ops.Session
-    source_call_id: str
-    standalone: bool
+    __slots__ = ("session", "source_call_id", "standalone")
+
+    def __init__(self, session, source_call_id: str, standalone: bool) -> None:
+        self.session = session
+        self.source_call_id = source_call_id
+        self.standalone = standalone
 
 
-@dataclass(frozen=True, slots=True)
+def _temp_base(environ) -> str:
+    for candidate in (environ.get("TMPDIR", ""), "/tmp", "/var/tmp"):
+        if candidate and os.path.isabs(candidate) and os.path.isdir(candidate) and os.access(candidate, os.W_OK):
+            return candidate
+    return os.getcwd()
+
+
 class Spool:
-    directory: str
-    stdout_before: str
-    stderr_before: str
-    stdout_after: str
-    stderr_after: str
+    """The private spool directory (0700) and its four files (created 0600, never widened)."""
+
+    __slots__ = ("directory", "stdout_before", "stderr_before", "stdout_after", "stderr_after")
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.stdout_before, self.stderr_before, self.stdout_after, self.stderr_after = (
+            os.path.join(directory, name) for name in _SPOOL_NAMES
+        )
 
     @classmethod
-    def create(cls) -> Spool:
-        directory = tempfile.mkdtemp(prefix="yarp-run-")  # mode 0700
-        paths = [os.path.join(directory, name) for name in ("stdout.before", "stderr.before",
-                                                            "stdout.after", "stderr.after")]
-        return cls(directory, *paths)
+    def create(cls, environ=os.environ) -> Spool:
+        base = _temp_base(environ)
+        for _ in range(16):
+            directory = os.path.join(base, f"yarp-run-{os.urandom(8).hex()}")
+            try:
+                os.mkdir(directory, 0o700)
+            except FileExistsError:
+                continue
+            return cls(directory)
+        raise FileExistsError("no unused spool directory name")
 
-    def open_private(self, path: str) -> int:
-        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    @staticmethod
+    def open_private(path: str) -> int:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+
+    @staticmethod
+    def write_after(path: str, data: bytes) -> None:
+        # The after files were created 0600 up front; truncating in place keeps that mode.
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
 
     def remove(self) -> None:
-        shutil.rmtree(self.directory, ignore_errors=True)
+        for name in _SPOOL_NAMES:
+            try:
+                os.unlink(os.path.join(self.directory, name))
+            except FileNotFoundError:
+                pass
+            except OSError:
+                pass
+        try:
+            os.rmdir(self.directory)
+        except OSError:
+            pass
 
 
-def stream_file(path: str) -> ops.StreamFile:
+def stream_file(path: str):
+    from .operations import StreamFile
+
     st = os.lstat(path)
-    return ops.StreamFile(path, st.st_dev, st.st_ino, st.st_size)
+    return StreamFile(path, st.st_dev, st.st_ino, st.st_size)
 
 
 def exit_status(returncode: int) -> int:
@@ -85,32 +140,109 @@ def exit_status(returncode: int) -> int:
 
 
 def _now_ms() -> int:
-    return int(time.time() * 1000)
+    return time.time_ns() // 1_000_000
 
 
-class _Signals:
-    """While the child runs: terminal signals reach it directly (same process group),
-    so we ignore them; SIGTERM/SIGHUP sent to us alone are forwarded to the child."""
+def emit_file(path: str, fd: int) -> None:
+    """Copy a file to `fd` exactly (sendfile when possible, else read/write)."""
+    src = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        size = os.fstat(src).st_size
+        offset = 0
+        try:
+            while offset < size:
+                sent = os.sendfile(fd, src, offset, size - offset)
+                if sent == 0:
+                    break
+                offset += sent
+            return
+        except OSError as exc:
+            if exc.errno == 32:  # EPIPE: the reader is gone; nothing else can be delivered
+                raise
+        os.lseek(src, offset, os.SEEK_SET)
+        while True:
+            chunk = os.read(src, 1 << 20)
+            if not chunk:
+                return
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view):]
+    finally:
+        os.close(src)
 
-    FORWARD = (signal.SIGTERM, signal.SIGHUP)
-    IGNORE = (signal.SIGINT, signal.SIGQUIT)
+
+def _emit_quietly(path: str, fd: int) -> None:
+    # A reader that went away (EPIPE) or a closed stream must not change the
+    # exit status: the bytes are archived and the child's status stands.
+    try:
+        emit_file(path, fd)
+    except OSError:
+        pass
+
+
+def _stderr_line(text: str) -> None:
+    try:
+        os.write(2, text.encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
+def _spawn_error(exc: OSError) -> int:
+    from .errors import bounded_text
+
+    _stderr_line(f"yarp: cannot run command: {bounded_text(exc.strerror or 'error', 200)}\n")
+    return STATUS_NOT_FOUND if isinstance(exc, (FileNotFoundError, NotADirectoryError)) else STATUS_NOT_EXECUTABLE
+
+
+def spawn(argv: list[str], stdout_fd: int | None, stderr_fd: int | None, sigmask) -> int:
+    """Start `argv` (PATH lookup as a shell does) with inherited stdin; return its pid."""
+    actions = []
+    if stdout_fd is not None:
+        actions.append((os.POSIX_SPAWN_DUP2, stdout_fd, 1))
+    if stderr_fd is not None:
+        actions.append((os.POSIX_SPAWN_DUP2, stderr_fd, 2))
+    return os.posix_spawnp(argv[0], argv, os.environ, file_actions=actions,
+                           setsigmask=sigmask, setsigdef=_CHILD_DEFAULTS)
+
+
+def wait_forwarding(pid: int) -> int:
+    """Wait for `pid` while forwarding signals sent to the runner; return its returncode.
+
+    Must be called with SIGCHLD and `_SIGNALS` blocked: they are taken with
+    `sigwaitinfo`, which tells a terminal's SIGINT (already delivered to the
+    whole foreground group) from one sent to the runner alone.
+    """
+    waited = (signal.SIGCHLD, *_SIGNALS)
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        info = signal.sigwaitinfo(waited)
+        if info.si_signo == signal.SIGCHLD:
+            continue
+        if info.si_signo in (signal.SIGINT, signal.SIGQUIT) and info.si_code == _SI_KERNEL:
+            continue
+        try:
+            os.kill(pid, info.si_signo)
+        except ProcessLookupError:
+            pass
+
+
+class _Deferred:
+    """After the child exits: signals for the runner are noted, not obeyed, until the
+    output is archived and emitted (bounded by the archive deadline). Handlers, not
+    a blocked mask, so a broker started meanwhile does not inherit a blocked mask."""
 
     def __init__(self) -> None:
-        self.child: subprocess.Popen | None = None
         self.saved: dict[int, object] = {}
+        self.received: list[int] = []
 
-    def _forward(self, signum, _frame) -> None:
-        if self.child is not None and self.child.poll() is None:
-            try:
-                self.child.send_signal(signum)
-            except OSError:
-                pass
+    def _note(self, signum, _frame) -> None:
+        self.received.append(signum)
 
-    def __enter__(self) -> _Signals:
-        for signum in self.IGNORE:
-            self.saved[signum] = signal.signal(signum, signal.SIG_IGN)
-        for signum in self.FORWARD:
-            self.saved[signum] = signal.signal(signum, self._forward)
+    def __enter__(self) -> _Deferred:
+        for signum in _SIGNALS:
+            self.saved[signum] = signal.signal(signum, self._note)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -118,32 +250,9 @@ class _Signals:
             signal.signal(signum, handler)
 
 
-def emit_file(path: str, fd: int) -> None:
-    """Copy a file to `fd` exactly (sendfile when possible)."""
-    with open(path, "rb") as src:
-        size = os.fstat(src.fileno()).st_size
-        offset = 0
-        try:
-            while offset < size:
-                sent = os.sendfile(fd, src.fileno(), offset, size - offset)
-                if sent == 0:
-                    break
-                offset += sent
-            return
-        except OSError:
-            src.seek(offset)
-        while True:
-            chunk = src.read(1 << 20)
-            if not chunk:
-                return
-            view = memoryview(chunk)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-
-
 def _lookup_ref(location, target: CallTarget) -> str:
     """The archive reference of a call the adapter already began (read-only)."""
+    from .errors import NotFound
     from .sqlite import open_readonly
 
     conn = open_readonly(location)
@@ -153,6 +262,10 @@ def _lookup_ref(location, target: CallTarget) -> str:
             " WHERE s.agent = ? AND s.account = ? AND s.source_session_id = ? AND c.source_call_id = ?",
             (target.session.agent, target.session.account, target.session.source_session_id, target.source_call_id),
         ).fetchone()
+    except Exception as exc:  # sqlite3.Error, without importing sqlite3 here
+        from .sqlite import map_error
+
+        raise map_error(exc, "reading the call's reference") from None
     finally:
         conn.close()
     if row is None:
@@ -173,17 +286,16 @@ class Runner:
 
     # --- archive steps ------------------------------------------------------------
 
-    def _client(self):
+    def _send(self, operation) -> dict:
         if self.client is None:
             from .client import BrokerClient
 
             self.client = BrokerClient(self.location, self.environ)
-        return self.client
-
-    def _send(self, operation) -> dict:
-        return self._client().request(operation, self.deadline)
+        return self.client.request(operation, self.deadline)
 
     def _begin_standalone(self) -> None:
+        from . import operations as ops
+
         started = _now_ms()
         session_id = f"run-{os.uname().nodename}-{os.getpid()}-{started}"
         session = ops.Session(STANDALONE_AGENT, _account(), session_id, started)
@@ -194,51 +306,79 @@ class Runner:
         reply = self._send(ops.BeginCall(session, meta, payload, payload, started))
         self.ref = reply["archiveRef"]
 
-    def _prune_and_cap(self, spool: Spool, status: int) -> bool:
-        """Write the after files; return whether they differ from the before files."""
-        from .shell.reducers import reduce_stream
+    def _archive_ref(self) -> str:
+        if self.ref is None:
+            self.ref = _lookup_ref(self.location, self.target)
+        return self.ref
 
+    def _visible(self, spool: Spool, status: int) -> tuple[str, str] | None:
+        """Write the visible form; return its (stdout, stderr) files, or None when it is the raw form."""
         rule = None
         if self.config.pruning_enabled:
             from .shell.rules import load_rules, select_rule
 
             rule = select_rule(self.argv, load_rules(self.config.rule_packs))
+        out, err = spool.stdout_before, spool.stderr_before
         changed = False
-        for name, before, after in (("stdout", spool.stdout_before, spool.stdout_after),
-                                    ("stderr", spool.stderr_before, spool.stderr_after)):
-            stats = reduce_stream(rule, status, before, after, ref=self.ref, stream_name=name)
-            changed = changed or stats.reduced
-        if self.config.cap_bytes:
-            from .shell.cap import cap_files
+        if rule is not None:
+            from .shell.reducers import reduce_stream
 
-            head = self.config.cap_bytes // 2 - 128
-            source = "stdout" if os.path.getsize(spool.stdout_after) > head else "stderr"
-            capped = cap_files([spool.stdout_after, spool.stderr_after], cap=self.config.cap_bytes,
-                               archive_ref=self.ref, source=source, completeness="complete")
-            if capped is not None:
-                for path, data in zip((spool.stdout_after, spool.stderr_after), capped):
-                    with open(path, "wb") as handle:
-                        handle.write(data)
-                changed = True
-        return changed
+            ref = self._archive_ref()
+            if reduce_stream(rule, status, out, spool.stdout_after, ref=ref, stream_name="stdout").reduced:
+                out, changed = spool.stdout_after, True
+            if reduce_stream(rule, status, err, spool.stderr_after, ref=ref, stream_name="stderr").reduced:
+                err, changed = spool.stderr_after, True
+        cap = self.config.cap_bytes
+        if cap:
+            out_size, err_size = os.path.getsize(out), os.path.getsize(err)
+            if out_size + err_size > cap:
+                from .shell.cap import cap_files, marker
+
+                ref = self._archive_ref()
+                # The marker names the stream holding the first omitted byte; both
+                # names have six letters, so the marker's length (and the cut) is
+                # the same whichever is named.
+                budget = cap - len(marker(out_size + err_size, cap, ref, "stdout", "complete").encode())
+                source = "stdout" if budget // 2 < out_size else "stderr"
+                capped = cap_files([out, err], cap=cap, archive_ref=ref, source=source, completeness="complete")
+                if capped is not None:
+                    targets = []
+                    for after, data in zip((spool.stdout_after, spool.stderr_after), capped):
+                        spool.write_after(after, data)
+                        targets.append(after)
+                    out, err = targets
+                    changed = True
+        return (out, err) if changed else None
 
     def _archive(self, spool: Spool, status: int, signum: int | None) -> tuple[str, str]:
         """Capture the streams durably; return the (stdout, stderr) files to emit."""
+        from . import operations as ops
+
         target = self.target
-        if self.ref is None:
-            self.ref = _lookup_ref(self.location, target)
-        if self._prune_and_cap(spool, status):
+        visible = self._visible(spool, status)
+        declared = {p: stream_file(p) for p in (spool.stdout_before, spool.stderr_before)}
+        if visible is not None:
+            for path in visible:
+                declared.setdefault(path, stream_file(path))
             operation = ops.CaptureStreams(
                 target.session, target.source_call_id, _now_ms(),
-                *(stream_file(p) for p in (spool.stdout_before, spool.stderr_before,
-                                           spool.stdout_after, spool.stderr_after)))
-            emitted = (spool.stdout_after, spool.stderr_after)
+                declared[spool.stdout_before], declared[spool.stderr_before],
+                declared[visible[0]], declared[visible[1]])
+            emitted = visible
         else:
             operation = ops.CapturePassthroughStreams(
                 target.session, target.source_call_id, _now_ms(),
-                stream_file(spool.stdout_before), stream_file(spool.stderr_before))
+                declared[spool.stdout_before], declared[spool.stderr_before])
             emitted = (spool.stdout_before, spool.stderr_before)
         self._send(operation)
+        # A process the child left behind may still hold the spool files: bytes
+        # written after the broker's snapshot are in no archive, so the raw form
+        # must be shown instead of a view that would hide them.
+        for path in (spool.stdout_before, spool.stderr_before):
+            if os.lstat(path).st_size != declared[path].size:
+                from .errors import ArchiveError
+
+                raise ArchiveError("the command's output kept changing after it was captured")
         if target.standalone:
             result = {"exitCode": status, "signal": signum}
             self._send(ops.ResultBefore(target.session, target.source_call_id, result, _now_ms()))
@@ -248,7 +388,13 @@ class Runner:
     # --- the run ------------------------------------------------------------------------
 
     def run(self) -> int:
-        spool = Spool.create()
+        try:
+            spool = Spool.create(self.environ)
+        except OSError as exc:
+            # Without a spool nothing can be captured: run the command untouched.
+            _stderr_line(f"yarp: archive failed before command execution: cannot create spool files: "
+                         f"{exc.strerror or 'I/O error'}\n")
+            return run_untouched(self.argv)
         try:
             return self._run(spool)
         finally:
@@ -257,71 +403,70 @@ class Runner:
             spool.remove()
 
     def _run(self, spool: Spool) -> int:
+        from .errors import YarpError
+
         begin_error: YarpError | None = None
         if self.target is None:
-            self.deadline = time.monotonic() + ARCHIVE_TIMEOUT_S
+            self.deadline = time.monotonic() + BEGIN_TIMEOUT_S
             try:
                 self._begin_standalone()
             except YarpError as exc:
                 begin_error = exc
-        # All four spool files are created private up front; later writers
-        # truncate them in place, so their 0600 mode never widens.
+        # All four spool files are created private up front; the reducers and
+        # the cap truncate the after files in place, so 0600 never widens.
         for path in (spool.stdout_after, spool.stderr_after):
             os.close(spool.open_private(path))
         out_fd = spool.open_private(spool.stdout_before)
         err_fd = spool.open_private(spool.stderr_before)
+        old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGCHLD, *_SIGNALS))
         try:
-            with _Signals() as signals:
-                try:
-                    child = subprocess.Popen(self.argv, stdout=out_fd, stderr=err_fd, close_fds=True)
-                except OSError as exc:
-                    sys.stderr.write(f"yarp: cannot run command: {bounded_text(exc.strerror or 'error', 200)}\n")
-                    status = 127 if isinstance(exc, FileNotFoundError) else 126
-                    self._finish_preflight(status, begin_error)
-                    return status
-                signals.child = child
-                returncode = child.wait()
+            try:
+                pid = spawn(self.argv, out_fd, err_fd, old_mask)
+            except OSError as exc:
+                status = _spawn_error(exc)
+                self._finish_preflight(status, begin_error)
+                return status
+            finally:
+                os.close(out_fd)
+                os.close(err_fd)
+            returncode = wait_forwarding(pid)
         finally:
-            os.close(out_fd)
-            os.close(err_fd)
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         status = exit_status(returncode)
         signum = -returncode if returncode < 0 else None
-        if begin_error is not None:
-            return self._fallback(spool, status, begin_error)
-        self.deadline = time.monotonic() + ARCHIVE_TIMEOUT_S
-        try:
-            stdout_path, stderr_path = self._archive(spool, status, signum)
-        except YarpError as exc:
-            return self._fallback(spool, status, exc)
-        except OSError as exc:
-            return self._fallback(spool, status, YarpError(f"spool failed: {exc.strerror or 'I/O error'}"))
-        sys.stdout.flush()
-        emit_file(stdout_path, 1)
-        emit_file(stderr_path, 2)
-        return status
+        with _Deferred():
+            if begin_error is not None:
+                return self._fallback(spool, status, begin_error)
+            self.deadline = time.monotonic() + ARCHIVE_TIMEOUT_S
+            try:
+                stdout_path, stderr_path = self._archive(spool, status, signum)
+            except YarpError as exc:
+                return self._fallback(spool, status, exc)
+            except OSError as exc:
+                return self._fallback(spool, status, YarpError(f"spool failed: {exc.strerror or 'I/O error'}"))
+            _emit_quietly(stdout_path, 1)
+            _emit_quietly(stderr_path, 2)
+            return status
 
-    def _finish_preflight(self, status: int, begin_error: YarpError | None) -> None:
+    def _finish_preflight(self, status: int, begin_error) -> None:
         """A standalone command that never started finishes as not executed."""
         if self.target is None or not self.target.standalone or begin_error is not None:
             return
+        from . import operations as ops
+        from .errors import YarpError
+
         result = {"exitCode": status, "error": "command could not be started"}
+        self.deadline = time.monotonic() + ARCHIVE_TIMEOUT_S
         try:
             self._send(ops.FinishCall(self.target.session, self.target.source_call_id, result, True, False, _now_ms()))
         except YarpError as exc:
-            sys.stderr.write(f"yarp: archive failed: {exc.message}\n")
+            _stderr_line(f"yarp: archive failed: {exc.message}\n")
 
-    def _fallback(self, spool: Spool, status: int, error: YarpError) -> int:
+    def _fallback(self, spool: Spool, status: int, error) -> int:
         """Emit the exact raw bytes, report the archive error once, keep the status."""
-        for path, fd in ((spool.stdout_before, 1), (spool.stderr_before, 2)):
-            try:
-                emit_file(path, fd)
-            except OSError:
-                pass
-        try:
-            sys.stderr.write(f"yarp: archive failed after command execution: {error.message}\n")
-            sys.stderr.flush()
-        except OSError:
-            pass
+        _emit_quietly(spool.stdout_before, 1)
+        _emit_quietly(spool.stderr_before, 2)
+        _stderr_line(f"yarp: archive failed after command execution: {error.message}\n")
         return status
 
 
@@ -334,18 +479,40 @@ def _account() -> str:
         return str(os.geteuid())
 
 
-def run_command(argv: list[str], target: CallTarget | None, archive: str | None = None, environ=os.environ) -> int:
-    """Entry point used by `yarp run` (`archive` is the --archive flag, if any)."""
+def run_untouched(argv: list[str]) -> int:
+    """Run `argv` with the runner's own streams: no spool, no pruning, no cap."""
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGCHLD, *_SIGNALS))
+    try:
+        try:
+            pid = spawn(argv, None, None, old_mask)
+        except OSError as exc:
+            return _spawn_error(exc)
+        return exit_status(wait_forwarding(pid))
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+
+
+def run_command(argv: list[str], source: tuple[str, str, str, str] | None, archive: str | None = None,
+                environ=os.environ) -> int:
+    """Entry point used by `yarp run`.
+
+    `source` is the adapter's (agent, account, session, call) from the archive
+    flags, or None for a standalone run; `archive` is the --archive flag.
+    """
     from .config import load
-    from .paths import resolve_archive
 
     config = load(environ)
     if not config.archive_enabled:
         # No archive means nothing could recover pruned text: run untouched.
-        try:
-            return exit_status(subprocess.call(argv))
-        except OSError as exc:
-            sys.stderr.write(f"yarp: cannot run command: {bounded_text(exc.strerror or 'error', 200)}\n")
-            return 127 if isinstance(exc, FileNotFoundError) else 126
+        return run_untouched(argv)
+    from .paths import resolve_archive
+
+    target = None
+    if source is not None:
+        from .operations import Session
+
+        agent, account, session, call = source
+        target = CallTarget(Session(agent, account, session), call, standalone=False)
+
     location = resolve_archive(archive, environ, config.archive_path)
     return Runner(argv, target=target, config=config, location=location, environ=environ).run()

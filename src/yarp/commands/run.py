@@ -26,8 +26,7 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from .. import operations as ops
-    from ..runner import CallTarget, run_command
+    from ..runner import run_command
 
     command = list(args.command)
     if command and command[0] == "--":
@@ -38,8 +37,4 @@ def run(args) -> int:
     if any(v is not None for v in given) and not all(v for v in given):
         raise UsageError("yarp run: the archive flags go together: --archive-agent, --archive-account, "
                          "--archive-session and --archive-call")
-    target = None
-    if all(given):
-        agent, account, session, call = given
-        target = CallTarget(ops.Session(agent, account, session), call, standalone=False)
-    return run_command(command, target, args.archive)
+    return run_command(command, tuple(given) if all(given) else None, args.archive)

@@ -1,0 +1,63 @@
+"""`yarp run` wraps every shell command: its start-up path must not import heavy modules.
+
+These are import-set assertions (never timings): `python -X importtime -m yarp
+run -- true` against a warm broker lists every module imported, and none of the
+event loop, worker pool, shell parser, canonical-JSON or SQLite modules may be
+among them. Timings live in bench/test_bench_run.py.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from test_run_helpers import close_run_env, make_run_env, yrun
+
+#: Modules only the broker, `yarp plan` or the read-only commands need.
+FORBIDDEN = ("uvloop", "tree_sitter", "tree_sitter_bash", "concurrent.futures", "asyncio", "rfc8785", "sqlite3",
+             "_sqlite3", "yarp.broker", "yarp.store", "yarp.prepare", "yarp.codec", "yarp.shell.plan",
+             "yarp.recovery")
+
+
+@pytest.fixture
+def warm_env():
+    benv = make_run_env(idle_ms=5000)
+    try:
+        assert yrun(benv, "true").returncode == 0  # starts the broker
+        yield benv
+    finally:
+        benv.environ["YARP_BROKER_IDLE_MS"] = "300"
+        close_run_env(benv, timeout=15)
+
+
+def imported_modules(env: dict, *args: str) -> tuple[set[str], subprocess.CompletedProcess]:
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "yarp", *args], env=env,
+                          capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+    names = set()
+    for line in proc.stderr.decode().splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "imported package":
+                names.add(name)
+    return names, proc
+
+
+def test_standalone_run_of_true_imports_nothing_heavy(warm_env):
+    names, proc = imported_modules(warm_env.environ, "run", "--", "true")
+    assert proc.returncode == 0
+    assert "yarp.runner" in names and "yarp.client" in names  # the list is real
+    assert sorted(set(FORBIDDEN) & names) == []
+
+
+def test_archive_disabled_run_imports_no_archive_code(warm_env, tmp_path):
+    import os
+
+    config_dir = os.path.join(warm_env.environ["XDG_CONFIG_HOME"], "yarp")
+    os.makedirs(config_dir)
+    with open(os.path.join(config_dir, "config.toml"), "w") as handle:
+        handle.write("version = 1\n[archive]\nenabled = false\n")
+    names, proc = imported_modules(warm_env.environ, "run", "--", "true")
+    assert proc.returncode == 0
+    assert "yarp.runner" in names
+    assert sorted((set(FORBIDDEN) | {"yarp.client", "yarp.operations", "yarp.shell.rules", "zstandard"}) & names) == []
