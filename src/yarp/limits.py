@@ -80,3 +80,29 @@ MAX_SEARCH_MATCHES = 100
 DEFAULT_SEARCH_MATCHES = 20
 #: Longest line printed by `yarp search` before it is cut at a UTF-8 boundary.
 MAX_SEARCH_LINE_BYTES = 512
+
+# --- Shell rules, reducers and planning (yarp.shell) ----------------------------
+#: User rule packs listed in `rules.packs`.
+MAX_PACKS = 16
+#: Largest rule file read.
+MAX_PACK_FILE_BYTES = 1024 * 1024
+MAX_RULES_PER_FILE = 1024
+MAX_PROGRAMS_PER_RULE = 16
+MAX_PREFIX_ARGS = 8
+MAX_REQUIRED_ARGS = 8
+MAX_PATTERNS_PER_RULE = 32
+MAX_PATTERN_CHARS = 256
+MAX_WORD_CHARS = 128
+MAX_SEARCH_HINT_CHARS = 64
+#: Bytes a reducer reads per chunk; chunks are cut at the last newline.
+REDUCER_CHUNK_BYTES = 1 << 20
+#: Longest partial line a reducer holds; longer lines keep only a prefix (truncated).
+MAX_CARRY_BYTES = 1 << 20
+#: Budget a reducer charges for each omission marker when planning what to keep.
+MARKER_COST = 240
+#: Largest command text `yarp plan` parses; longer text runs unchanged.
+MAX_COMMAND_BYTES = 64 * 1024
+#: Deepest syntax tree `yarp plan` accepts; deeper text runs unchanged.
+MAX_TREE_DEPTH = 64
+#: Most syntax nodes `yarp plan` accepts; more run unchanged.
+MAX_TREE_NODES = 8192

@@ -23,15 +23,9 @@ import os
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from ..limits import MAX_IDENTITY_CHARS
+from ..limits import MAX_COMMAND_BYTES, MAX_IDENTITY_CHARS, MAX_TREE_DEPTH, MAX_TREE_NODES
 from .rules import RuleSet
 
-#: Largest command text the planner parses; longer text runs unchanged.
-MAX_COMMAND_BYTES = 64 * 1024
-#: Deepest syntax tree accepted; deeper text runs unchanged.
-MAX_TREE_DEPTH = 64
-#: Most syntax nodes accepted; more run unchanged.
-MAX_TREE_NODES = 8192
 
 #: Programs that run another command: their output is that command's, so they stay original.
 WRAPPERS = frozenset({

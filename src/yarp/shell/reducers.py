@@ -29,13 +29,8 @@ from dataclasses import dataclass
 
 from .rules import Limits, Rule
 
-#: Bytes read per chunk. Chunks are cut at the last newline, so a line never spans two.
-CHUNK_BYTES = 1 << 20
-#: Longest partial line held while looking for its end; longer lines are kept
-#: only as a prefix (and count as truncated).
-MAX_CARRY_BYTES = 1 << 20
-#: Budget charged for each omission marker when planning what to keep.
-MARKER_COST = 240
+from ..limits import MARKER_COST, MAX_CARRY_BYTES
+from ..limits import REDUCER_CHUNK_BYTES as CHUNK_BYTES
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,25 +24,24 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from ..errors import UsageError
+from ..limits import (
+    MAX_PACK_FILE_BYTES,
+    MAX_PACKS,
+    MAX_PATTERN_CHARS,
+    MAX_PATTERNS_PER_RULE,
+    MAX_PREFIX_ARGS,
+    MAX_PROGRAMS_PER_RULE,
+    MAX_REQUIRED_ARGS,
+    MAX_RULES_PER_FILE,
+    MAX_SEARCH_HINT_CHARS,
+    MAX_WORD_CHARS,
+)
 
 RULE_SCHEMA_VERSION = 1
 
 ACTIONS = ("reduce", "transform", "passthrough")
 REDUCER_KINDS = ("search", "diff", "test", "build", "log", "status", "list", "filter")
 TRANSFORM_KINDS = ("line_preserving",)
-
-# Bounds on rule packs. These belong in yarp.limits; they live here until that
-# module (owned separately) takes them over.
-MAX_PACKS = 16
-MAX_PACK_FILE_BYTES = 1024 * 1024
-MAX_RULES_PER_FILE = 1024
-MAX_PROGRAMS_PER_RULE = 16
-MAX_PREFIX_ARGS = 8
-MAX_REQUIRED_ARGS = 8
-MAX_PATTERNS_PER_RULE = 32
-MAX_PATTERN_CHARS = 256
-MAX_WORD_CHARS = 128
-MAX_SEARCH_HINT_CHARS = 64
 
 _ID_RE = re.compile(r"[a-z0-9][a-z0-9_./-]{0,63}\Z")
 _PYTHON_RE = re.compile(r"python3(?:\.\d+)?\Z")
