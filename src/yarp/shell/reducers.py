@@ -27,10 +27,9 @@ import re
 from collections import deque
 from dataclasses import dataclass
 
-from .rules import Limits, Rule
-
 from ..limits import MARKER_COST, MAX_CARRY_BYTES
 from ..limits import REDUCER_CHUNK_BYTES as CHUNK_BYTES
+from .rules import Limits, Rule
 
 
 @dataclass(frozen=True, slots=True)
