@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-from broker_helpers import BrokerEnv, cleanup_broker_env, make_broker_env
+from broker_helpers import BrokerEnv, broker_pids, cleanup_broker_env, kill_pid, make_broker_env  # noqa: F401
 
 from yarp.codec import decode_body
 
