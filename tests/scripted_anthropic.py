@@ -107,13 +107,13 @@ class ScriptedAnthropic:
                 if not path.endswith("/v1/messages"):
                     self._reply(404, "application/json", b'{"type":"error"}')
                     return
-                blocks, stop = owner._answer(body)
+                blocks, stop, message_id = owner._answer(body)
                 model = str(body.get("model") or "scripted")
                 if not body.get("stream"):
-                    message = owner._message(model, blocks, stop)
+                    message = owner._message(message_id, model, blocks, stop)
                     self._reply(200, "application/json", json.dumps(message).encode())
                     return
-                self._reply(200, "text/event-stream", owner._stream(model, blocks, stop))
+                self._reply(200, "text/event-stream", owner._stream(message_id, model, blocks, stop))
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -133,24 +133,27 @@ class ScriptedAnthropic:
         return f"http://{host}:{port}"
 
     # --- answers -------------------------------------------------------------
-    def _answer(self, body: dict) -> tuple[list[dict], str]:
+    def _answer(self, body: dict) -> tuple[list[dict], str, str]:
         if not body.get("tools"):
             with self._lock:
                 self.side_requests += 1
-            return [{"type": "text", "text": "Scripted session"}], "end_turn"
+            return [{"type": "text", "text": "Scripted session"}], "end_turn", "msg_scripted_side"
         with self._lock:
             self.requests.append(body)
         done = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
         step = self.steps[done] if done < len(self.steps) else Text("(script finished)")
+        # The agent joins assistant messages that share an id: each step needs its own.
+        message_id = f"msg_scripted_{done}"
         if isinstance(step, Text):
-            return [{"type": "text", "text": step.text}], "end_turn"
+            return [{"type": "text", "text": step.text}], "end_turn", message_id
         uses = step if isinstance(step, list) else [step]
-        return [{"type": "tool_use", "id": u.id, "name": u.name, "input": u.input} for u in uses], "tool_use"
+        blocks = [{"type": "tool_use", "id": u.id, "name": u.name, "input": u.input} for u in uses]
+        return blocks, "tool_use", message_id
 
     @staticmethod
-    def _message(model: str, blocks: list[dict], stop: str) -> dict:
+    def _message(message_id: str, model: str, blocks: list[dict], stop: str | None) -> dict:
         return {
-            "id": "msg_scripted",
+            "id": message_id,
             "type": "message",
             "role": "assistant",
             "model": model,
@@ -160,8 +163,8 @@ class ScriptedAnthropic:
             "usage": {"input_tokens": 10, "output_tokens": 5},
         }
 
-    def _stream(self, model: str, blocks: list[dict], stop: str) -> bytes:
-        start = self._message(model, [], None)  # type: ignore[arg-type]
+    def _stream(self, message_id: str, model: str, blocks: list[dict], stop: str) -> bytes:
+        start = self._message(message_id, model, [], None)
         start["usage"] = {"input_tokens": 10, "output_tokens": 1}
         out = [_sse("message_start", {"type": "message_start", "message": start})]
         for index, block in enumerate(blocks):

@@ -1,0 +1,112 @@
+"""End to end: the real Claude Code binary, our installed hooks and the real `yarp`.
+
+Claude Code runs `-p` against the scripted Anthropic server on loopback, which
+asks for a Bash command with large output (one `yarp plan` wraps) and a Read.
+The hooks are installed with `yarp hook install claude-code --user` into the
+temporary HOME. The archive is then read read-only: exact inputs, the Bash call
+wrapped with four stream snapshots (or, if Claude ignored `updatedInput`,
+finished as not wrapped), the Read call, and `yarp archive verify`.
+
+The package is installed once per version into a cache directory
+($YARP_TEST_CACHE, else /tmp/yarp-test-cache); the test skips only when npm is
+missing or the install fails for lack of network.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from scripted_anthropic import ScriptedAnthropic, Text, ToolUse, tool_results
+from test_hooks import as_json, calls, make_haystack, world  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.slow
+
+CLAUDE_VERSION = "2.1.197"
+NETWORK_ERRORS = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENETUNREACH",
+                  "network", "getaddrinfo")
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip("node and npm are needed to run the real Claude Code")
+    cache = Path(os.environ.get("YARP_TEST_CACHE") or "/tmp/yarp-test-cache") / f"claude-code-{CLAUDE_VERSION}"
+    binary = cache / "node_modules" / ".bin" / "claude"
+    if not binary.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        result = subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error",
+             f"@anthropic-ai/claude-code@{CLAUDE_VERSION}"],
+            cwd=cache, capture_output=True, text=True, timeout=600, check=False)
+        if result.returncode != 0:
+            if any(marker in result.stderr for marker in NETWORK_ERRORS):
+                pytest.skip("npm could not reach the registry to install Claude Code (no network)")
+            raise AssertionError(f"npm install failed: {result.stderr[-800:]}")
+    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60, check=False)
+    assert version.returncode == 0 and version.stdout.startswith(CLAUDE_VERSION), version.stderr[-400:]
+    return binary
+
+
+def test_real_claude_code_archives_wrapped_bash_and_read(world, claude_bin):  # noqa: F811
+    from yarp.client import BrokerClient
+    from yarp.paths import resolve_archive
+
+    make_haystack(world.work)
+    installed = world.yarp_cli("hook", "install", "claude-code", "--user")
+    assert installed.returncode == 0, installed.stderr
+    settings = json.loads((world.home / ".claude" / "settings.json").read_text())
+    assert str(world.yarp) in settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    bash_input = {"command": "grep -rn needle src", "description": "Find needles", "timeout": 60000}
+    read_input = {"file_path": str(world.work / "src" / "f1.txt")}
+    steps = [ToolUse("toolu_bash", "Bash", bash_input), ToolUse("toolu_read", "Read", read_input), Text("done")]
+    env = dict(world.env, ANTHROPIC_API_KEY="sk-dummy", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+               DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1")
+    # A warm broker, as in real use (its idle grace is 60 s; the test shortens it to 300 ms).
+    warm = BrokerClient(resolve_archive(world.archive, world.env), world.env)
+    warm.connect(time.monotonic() + 10)
+    try:
+        with ScriptedAnthropic(steps) as server:
+            env["ANTHROPIC_BASE_URL"] = server.base_url
+            run = subprocess.run(
+                [str(claude_bin), "-p", "find the needles", "--model", "claude-sonnet-4-5", "--output-format", "json",
+                 "--allowedTools", "Bash", "Read"],
+                env=env, cwd=world.work, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+                check=False)
+    finally:
+        warm.close()
+    assert run.returncode == 0, run.stderr[-800:]
+    outcome = json.loads(run.stdout)
+    assert outcome["result"] == "done" and outcome["permission_denials"] == []
+    archived = calls(world.archive)
+    assert set(archived) == {"toolu_bash", "toolu_read"}
+    bash, read = archived["toolu_bash"], archived["toolu_read"]
+    for call in (bash, read):
+        assert (call["agent"], call["session"], call["cwd"]) == ("claude-code", outcome["session_id"], str(world.work))
+        assert (call["status"], call["is_error"]) == ("finished", 0)
+    assert as_json(bash["snaps"]["input/before"]) == bash_input
+    after = as_json(bash["snaps"]["input/after"])
+    assert {k: v for k, v in after.items() if k != "command"} == {"description": "Find needles", "timeout": 60000}
+    assert after["command"].endswith(" -- grep -rn needle src") and str(world.yarp) in after["command"]
+    raw = world.shell("grep -rn needle src").stdout
+    shown = tool_results(server.requests[-1])
+    assert bash["requires_streams"] == 1
+    if bash["executed"] == 1:  # Claude applied updatedInput: the wrapper ran
+        assert bash["snaps"]["stdout/before"] == raw, "the exact grep output is archived"
+        visible = bash["snaps"]["stdout/after"]
+        assert len(visible) < len(raw) and b"yarp" in visible
+        assert shown["toolu_bash"] == visible.decode().rstrip("\n"), "the model saw the pruned view"
+        assert as_json(bash["snaps"]["result/before"])["stdout"] == visible.decode().rstrip("\n")
+    else:  # Claude ignored updatedInput: recorded as not wrapped
+        assert not any(key.startswith(("stdout", "stderr")) for key in bash["snaps"])
+        assert as_json(bash["snaps"]["result/before"])["stdout"] == raw.decode().rstrip("\n")
+    assert bash["executed"] == 1, "Claude Code 2.1.197 applies updatedInput without permissionDecision"
+    assert as_json(read["snaps"]["input/before"]) == read_input
+    assert (read["executed"], read["requires_streams"]) == (1, 0)
+    assert "needle number 3 in file 1" in json.dumps(as_json(read["snaps"]["result/before"]))
+    assert "incomplete_calls: 0" in world.verify()
