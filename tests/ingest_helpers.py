@@ -24,9 +24,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shared_data import shared_path
+
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src"
-PI_SESSIONS_DIR = Path(os.environ.get("YARP_PI_SESSIONS", "/work/shared/data/pi-sessions"))
+PI_SESSIONS_DIR = Path(os.environ.get("YARP_PI_SESSIONS") or shared_path("data", "pi-sessions"))
 HEADER = 8
 
 

@@ -16,7 +16,9 @@ from yarp.errors import UnsupportedSchema
 from yarp.paths import ArchiveLocation
 from yarp.sqlite import open_readonly, open_writer
 
-SPEC = Path("/work/shared/spec/tool-call-archive.md")
+from shared_data import shared_path
+
+SPEC = shared_path("spec", "tool-call-archive.md")
 
 
 def _norm(sql: str) -> str:
