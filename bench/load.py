@@ -244,6 +244,8 @@ def run_broker(env: Env, clients: int, calls: int, size: int) -> dict:
         "broker_rss_mib": rss_mib(pid),
         "batches": st["batches"],
         "requests": st["requests"],
+        "commit_p50_ms": st["commitLatencyMsP50"],
+        "commit_p99_ms": st["commitLatencyMsP99"],
         "pool": st["pool"],
         "inline": st.get("inlineBytes"),
         "audit": audit["ok"],
