@@ -3,7 +3,7 @@
 Commands::
 
     agent-workflow index status | sync | rebuild | verify --full [--review SESSION]
-    agent-workflow index query KIND [filters] [--limit N] [--json]
+    agent-workflow index query KIND [filters] [--limit N] [--fresh] [--json]
     agent-workflow index export --format parquet DIR
     agent-workflow supervisor once [--no-sync-index]
 
@@ -67,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name in QUERY_FILTERS:
         p.add_argument(f"--{name}", metavar="VALUE", help=f"filter by {name} (where the kind supports it)")
     p.add_argument("--limit", type=_limit, default=100, help="rows to return, 1-10000 (default 100)")
+    p.add_argument("--fresh", action="store_true",
+                   help="check every run's fingerprint for freshness (default: a bounded probe)")
     p = sub.add_parser("export", parents=[common], help="write each typed table as a Parquet file")
     p.add_argument("--format", choices=("parquet",), required=True)
     p.add_argument("directory", metavar="DIR")
@@ -142,7 +144,7 @@ def _run(args) -> int:
         from .render import query_text
 
         filters = {name: getattr(args, name) for name in QUERY_FILTERS}
-        report = index_store.query(root, args.kind, filters, args.limit)
+        report = index_store.query(root, args.kind, filters, args.limit, fresh=args.fresh)
         _emit(args, report, query_text(report) if not args.json else "")
         return EXIT_OK
     if command == "export":

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import stat
 from dataclasses import dataclass
 
 from .state_root import StateRoot
@@ -56,29 +55,76 @@ def discover_runs(root: StateRoot, only: str | None = None) -> dict[str, RunDir]
     return found
 
 
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_S_IFMT = 0o170000
+_S_IFLNK = 0o120000
+
+
+def _walk(dir_fd: int, prefix: str, out: list) -> None:
+    # Listing through a directory descriptor makes every DirEntry.stat an
+    # fstatat(dir_fd, name): one lstat that resolves one component instead of
+    # the whole path from `/` again. Subdirectories are opened O_NOFOLLOW
+    # relative to their parent, so a directory swapped for a symlink mid-walk
+    # fails instead of being followed.
+    subdirs = []
+    with os.scandir(dir_fd) as entries:
+        for entry in entries:
+            name = entry.name
+            if entry.is_dir(follow_symlinks=False):
+                subdirs.append(name)
+            elif name.endswith(STRUCTURED_SUFFIXES):
+                st = entry.stat(follow_symlinks=False)
+                mode = st.st_mode
+                out.append((prefix + name, st.st_size, st.st_mtime_ns, mode, st.st_uid, mode & _S_IFMT == _S_IFLNK))
+    for name in subdirs:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+        try:
+            _walk(fd, prefix + name + "/", out)
+        finally:
+            os.close(fd)
+
+
 def structured_entries(run_path: str) -> list[tuple[str, int, int, int, int, bool]]:
     """Every structured entry below `run_path`, sorted:
-    (relative path, size, mtime_ns, mode, uid, is_symlink), from `lstat`."""
+    (relative path, size, mtime_ns, mode, uid, is_symlink), from one `lstat` each."""
     out: list[tuple[str, int, int, int, int, bool]] = []
-    stack = [("", run_path)]
-    while stack:
-        prefix, path = stack.pop()
-        with os.scandir(path) as entries:
-            for entry in entries:
-                name = entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append((prefix + name + "/", entry.path))
-                elif name.endswith(STRUCTURED_SUFFIXES):
-                    st = entry.stat(follow_symlinks=False)
-                    out.append((prefix + name, st.st_size, st.st_mtime_ns, st.st_mode, st.st_uid,
-                                stat.S_ISLNK(st.st_mode)))
+    fd = os.open(run_path, _DIR_FLAGS)
+    try:
+        _walk(fd, "", out)
+    finally:
+        os.close(fd)
     out.sort()
     return out
 
 
 def fingerprint_entries(entries) -> str:
-    # repr of a list of (str, int, ...) tuples is deterministic across processes.
-    return hashlib.sha256(repr(entries).encode("utf-8", "surrogateescape")).hexdigest()
+    # Unambiguous: a file name cannot contain NUL and every other field is a
+    # decimal number, so two different entry lists never give the same text.
+    text = "\n".join(["%s\0%d\0%d\0%d\0%d\0%d" % entry for entry in entries])
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def directory_mtimes(run_path: str, trusted_before_ns: int) -> list[tuple[str, int]]:
+    """(relative dir, mtime_ns) for the run directory ('') and every directory below it.
+
+    The freshness probe compares these with fresh `lstat`s: adding, removing or
+    atomically replacing a file changes its directory's mtime. A directory
+    modified at or after `trusted_before_ns` is stored as -1: file-system
+    timestamps are coarse, so a change in the same tick could leave the mtime
+    unchanged, and the probe must check such a run in full instead.
+    """
+    out: list[tuple[str, int]] = []
+    stack = [("", run_path)]
+    while stack:
+        rel, path = stack.pop()
+        st = os.lstat(path)
+        out.append((rel.rstrip("/"), st.st_mtime_ns if st.st_mtime_ns < trusted_before_ns else -1))
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((rel + entry.name + "/", entry.path))
+    out.sort()
+    return out
 
 
 def run_fingerprint(run: RunDir) -> str:

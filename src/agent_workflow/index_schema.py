@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from .errors import IndexIncompatible
 
 APPLICATION_ID = 0x41574631
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _V1 = """
 CREATE TABLE schema_migrations(
@@ -334,17 +334,30 @@ CREATE TABLE evidence_repairs(
 CREATE INDEX evidence_repairs_source ON evidence_repairs(source_session_id);
 """
 
+_V4 = """
+CREATE TABLE source_dirs(
+    session_id TEXT NOT NULL REFERENCES runs(session_id) ON DELETE CASCADE,
+    relative_path TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    PRIMARY KEY (session_id, relative_path)
+) WITHOUT ROWID;
+-- Older rows have no directory mtimes and an older fingerprint encoding: re-project them.
+UPDATE runs SET source_fingerprint = NULL;
+"""
+
 #: (version, description, SQL) in the order they must run.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "runs, sources, journals, process, metrics, workflows, errors, views", _V1),
     (2, "typed attempt outcomes on runs; attempt_summary view", _V2),
     (3, "verified evidence-repair linkage", _V3),
+    (4, "run directory mtimes for the bounded freshness probe", _V4),
 )
 
 #: Every table the projection holds, for verification and export.
 TYPED_TABLES = (
     "runs",
     "source_files",
+    "source_dirs",
     "events",
     "health_samples",
     "permission_events",

@@ -169,6 +169,7 @@ def sync(root: StateRoot, *, only: str | None = None, rebuild: bool = False) -> 
                     "authority": AUTHORITY,
                     "last_sync_at": utc_now(),
                     "last_sync_scope": "run" if only else "active+archive",
+                    **report.pop("probe_metadata"),
                 },
             )
             conn.execute("COMMIT")
@@ -203,13 +204,15 @@ def status(root: StateRoot) -> dict:
     }
 
 
-def query(root: StateRoot, kind: str, filters: dict, limit: int) -> dict:
-    from .freshness import freshness
+def query(root: StateRoot, kind: str, filters: dict, limit: int, *, fresh: bool = False) -> dict:
+    """Run one curated query. Freshness comes from the bounded probe unless
+    `fresh`, which recomputes every run's fingerprint (as `status` does)."""
+    from .freshness import freshness, probe_freshness
     from .queries import run_query
 
     conn = connect_reader(root)
     try:
-        fresh = freshness(conn, root)
+        fresh = freshness(conn, root) if fresh else probe_freshness(conn, root)
         rows = run_query(conn, kind, filters, limit)
         meta = dict(conn.execute("SELECT key, value FROM index_metadata").fetchall())
     finally:

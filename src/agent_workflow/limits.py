@@ -31,3 +31,10 @@ BUSY_TIMEOUT_MS = 5_000
 NO_PROGRESS_SECONDS = 600.0
 #: Largest journal the supervisor appends to (matches the recorder's control-journal cap).
 MAX_SUPERVISOR_JOURNAL_BYTES = 8 * 1024 * 1024
+#: A directory or journal modified less than this long before its mtime was
+#: recorded is not trusted by the freshness probe (file-system timestamps are
+#: coarse: a second change in the same tick can leave the mtime unchanged).
+FRESHNESS_TRUST_MARGIN_NS = 2_000_000_000
+#: Runs the default (probe) freshness check of a query looks at: runs in error,
+#: then active runs, then the most recently indexed ones.
+MAX_FRESHNESS_PROBE_RUNS = 500

@@ -12,15 +12,18 @@ module never writes to the state root.
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
+import time
 
-from .contracts import ACTIVE_RUN_STATES
-from .discovery import discover_runs, fingerprint_entries, structured_entries, tree_fingerprint
+from .discovery import directory_mtimes, discover_runs, fingerprint_entries, structured_entries, tree_fingerprint
 from .errors import EvidenceError, RecordInvalid
-from .limits import MAX_INDEX_ERROR_CHARS
-from .projection import RunRows, project_run
+from .limits import FRESHNESS_TRUST_MARGIN_NS, MAX_INDEX_ERROR_CHARS
 from .state_root import StateRoot
+
+# projection and contracts are imported only when a run must be projected:
+# a no-change sync never loads the validators.
 
 _RUN_COLUMNS = (
     "launch_schema", "ticket_id", "pack_id", "workflow_id", "workflow_node_id", "retry_of_run_id", "agent_name",
@@ -62,7 +65,23 @@ def _delete_run(conn: sqlite3.Connection, session_id: str) -> None:
     conn.execute("DELETE FROM index_errors WHERE session_id = ?", (session_id,))
 
 
-def _write_run(conn, run, fingerprint: str, rows: RunRows, indexed_at: str) -> str:
+def _trusted_before() -> int:
+    return time.time_ns() - FRESHNESS_TRUST_MARGIN_NS
+
+
+def top_level_mtime(path: str) -> str:
+    """The freshness probe's view of `runs/` or `archive/`: its mtime, 'absent', or
+    '-1' when too recent to trust (see `discovery.directory_mtimes`)."""
+    try:
+        mtime = os.lstat(path).st_mtime_ns
+    except FileNotFoundError:
+        return "absent"
+    return str(mtime) if mtime < _trusted_before() else "-1"
+
+
+def _write_run(conn, run, fingerprint: str, rows, indexed_at: str) -> str:
+    from .contracts import ACTIVE_RUN_STATES
+
     historical = rows.retired_schema is not None
     if historical and rows.run.get("durable_status") in ACTIVE_RUN_STATES:
         raise RecordInvalid("an active run carries a retired schema id")
@@ -79,6 +98,10 @@ def _write_run(conn, run, fingerprint: str, rows: RunRows, indexed_at: str) -> s
             + tuple(rows.run.get(name) for name in _RUN_COLUMNS),
         )
         conn.executemany(_CHILD_INSERTS[0][1], rows.source_files)
+        conn.executemany(
+            "INSERT INTO source_dirs VALUES (?, ?, ?)",
+            [(run.session_id, rel, mtime) for rel, mtime in directory_mtimes(run.path, _trusted_before())],
+        )
         if not historical:
             for attr, sql in _CHILD_INSERTS[1:]:
                 values = getattr(rows, attr)
@@ -121,7 +144,16 @@ def _write_error(conn, run, fingerprint: str, category: str, message: str, index
 
 
 def reconcile(conn: sqlite3.Connection, root: StateRoot, *, only: str | None = None) -> dict:
-    """Sync every run (or just `only`); return a bounded report."""
+    """Sync every run (or just `only`); return a bounded report.
+
+    A full sync also returns, under `probe_metadata`, the top-level directory
+    mtimes taken before discovery, for the caller to store with last_sync_at.
+    """
+    probe_metadata = (
+        {}
+        if only is not None
+        else {"probe_runs_mtime_ns": top_level_mtime(root.runs), "probe_archive_mtime_ns": top_level_mtime(root.archive)}
+    )
     runs = discover_runs(root, only)
     if only is None:
         stored = conn.execute("SELECT session_id, source_fingerprint, source_dir, index_state FROM runs").fetchall()
@@ -130,6 +162,8 @@ def reconcile(conn: sqlite3.Connection, root: StateRoot, *, only: str | None = N
             "SELECT session_id, source_fingerprint, source_dir, index_state FROM runs WHERE session_id = ?", (only,)
         ).fetchall()
     existing = {row[0]: row[1:] for row in stored}
+    untrusted_dirs = {row[0] for row in conn.execute("SELECT DISTINCT session_id FROM source_dirs WHERE mtime_ns < 0")}
+    refresh_dirs: list[str] = []
     indexed: list[str] = []
     historical: list[str] = []
     failed: list[dict] = []
@@ -149,6 +183,8 @@ def reconcile(conn: sqlite3.Connection, root: StateRoot, *, only: str | None = N
             and previous[2] in ("current", "historical_artifact")
         ):
             skipped += 1
+            if session_id in untrusted_dirs:
+                refresh_dirs.append(session_id)
             if previous[2] == "historical_artifact":
                 historical.append(session_id)
             continue
@@ -156,6 +192,8 @@ def reconcile(conn: sqlite3.Connection, root: StateRoot, *, only: str | None = N
         try:
             if entries is None:
                 raise EvidenceError("run directory cannot be listed")
+            from .projection import project_run
+
             rows = project_run(run, entries, indexed_at)
             state = _write_run(conn, run, fingerprint, rows, indexed_at)
         except EvidenceError as exc:
@@ -168,6 +206,8 @@ def reconcile(conn: sqlite3.Connection, root: StateRoot, *, only: str | None = N
             failed.append({"session_id": session_id, "category": "projection_conflict", "detail": message})
             continue
         (historical if state == "historical_artifact" else indexed).append(session_id)
+    if refresh_dirs:
+        _refresh_dirs(conn, runs, refresh_dirs)
     pruned = sorted(set(existing) - set(runs))
     for session_id in pruned:
         conn.execute("BEGIN IMMEDIATE")
@@ -190,7 +230,30 @@ def reconcile(conn: sqlite3.Connection, root: StateRoot, *, only: str | None = N
         "historical": historical[:1000],
         "pruned": pruned[:1000],
         "errors": failed[:1000],
+        "probe_metadata": probe_metadata,
     }
+
+
+def _refresh_dirs(conn: sqlite3.Connection, runs: dict, session_ids: list[str]) -> None:
+    """Re-take directory mtimes stored as untrusted (-1) for runs found unchanged.
+
+    Taken after the fingerprint matched: a file added since then makes the
+    directory recent again, so it stays -1 rather than hiding the change.
+    """
+    values = []
+    for session_id in session_ids:
+        try:
+            values.extend((session_id, rel, m) for rel, m in directory_mtimes(runs[session_id].path, _trusted_before()))
+        except OSError:
+            continue
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany("DELETE FROM source_dirs WHERE session_id = ?", [(sid,) for sid in session_ids])
+        conn.executemany("INSERT OR REPLACE INTO source_dirs VALUES (?, ?, ?)", values)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 def _sync_repairs(conn: sqlite3.Connection, root: StateRoot, *, force: bool) -> dict:

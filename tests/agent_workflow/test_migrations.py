@@ -32,15 +32,20 @@ def _make_v1(root):
 def test_older_projection_is_upgraded_in_order(mixed_root):
     _make_v1(mixed_root)
     code, report = cli_json("index", "sync", "--state-root", mixed_root)
-    assert code == 0 and report["migrations_applied"] == [2, 3]
+    assert code == 0 and report["migrations_applied"] == [2, 3, 4]
     conn = db(mixed_root)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
     assert conn.execute("PRAGMA application_id").fetchone()[0] == 0x41574631
-    assert [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")] == [1, 2, 3]
+    assert [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")] == [1, 2, 3, 4]
     # The v1 row had no typed outcomes: the upgrade forced its re-projection.
     assert conn.execute(
         "SELECT attempt_classification FROM runs WHERE session_id = 'gen-0000'"
     ).fetchone() == ("acceptance-eligible",)
+    # v4 records directory mtimes for the freshness probe, for every re-projected run.
+    assert conn.execute("SELECT COUNT(DISTINCT session_id) FROM source_dirs").fetchone()[0] == 9
+    assert conn.execute(
+        "SELECT relative_path FROM source_dirs WHERE session_id = 'gen-0000' AND relative_path = ''"
+    ).fetchone() == ("",)
 
 
 def test_reader_refuses_an_older_projection_until_synced(mixed_root):
@@ -52,14 +57,14 @@ def test_reader_refuses_an_older_projection_until_synced(mixed_root):
 def test_newer_projection_is_refused_but_rebuild_is_allowed(mixed_root):
     cli("index", "rebuild", "--state-root", mixed_root)
     conn = sqlite3.connect(_database(mixed_root), isolation_level=None)
-    conn.execute("PRAGMA user_version = 4")
+    conn.execute("PRAGMA user_version = 5")
     conn.close()
     for argv in (("index", "status"), ("index", "sync"), ("index", "query", "runs"), ("index", "verify", "--full")):
         code, _, err = cli(*argv, "--state-root", mixed_root)
         assert code == 74 and "newer" in err, argv
     code, _, err = cli("index", "rebuild", "--state-root", mixed_root)
     assert code == 0, err
-    assert db(mixed_root).execute("PRAGMA user_version").fetchone()[0] == 3
+    assert db(mixed_root).execute("PRAGMA user_version").fetchone()[0] == 4
 
 
 @pytest.mark.parametrize("content", ["foreign-app", "not-sqlite"])
