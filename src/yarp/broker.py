@@ -390,7 +390,14 @@ class Broker:
         self._idle_handle = None
         if not self.is_idle() or self.closing:
             return
-        fd = open_lock_file(self.paths.startup_lock)
+        try:
+            fd = open_lock_file(self.paths.startup_lock)
+        except (OSError, YarpError) as exc:
+            # The runtime directory was tampered with: keep serving, and make
+            # the reason visible instead of dying inside a timer callback.
+            self.log("idle_exit_deferred", error=type(exc).__name__)
+            self._idle_handle = self.loop.call_later(self.idle_ms / 1000, self._idle_fire)
+            return
         if not try_lock(fd):
             # A client is starting up (it will find us, or will wait for us): retry soon.
             os.close(fd)
