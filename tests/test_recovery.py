@@ -435,3 +435,138 @@ def test_commands_never_change_a_closed_archive(tmp_path):
         wal = path.parent / (path.name + "-wal")
         assert not wal.exists() or wal.stat().st_size == 0, args
         (tmp_path / "r.out").unlink(missing_ok=True)
+
+
+# --- the block matcher against the plain per-line search -----------------------------------------
+
+from collections import deque  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_REF_ANSI = recovery._ANSI
+
+
+def reference_lines(chunks, max_line):
+    """Split at b"\\n"; a line longer than `max_line` keeps its first `max_line` bytes."""
+    pending = b""
+    for data in chunks:
+        parts = data.split(b"\n")
+        if len(parts) == 1:
+            if len(pending) < max_line:
+                pending = (pending + data)[:max_line]
+            continue
+        yield (pending + parts[0])[:max_line]
+        last = parts.pop()
+        for line in parts[1:]:
+            yield line[:max_line]
+        pending = last[:max_line]
+    if pending:
+        yield pending
+
+
+def reference_match_bytes(raw):
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    return _REF_ANSI.sub(b"", raw) if b"\x1b" in raw else raw
+
+
+def reference_scan(chunks, matcher, options, budget_bytes, max_line):
+    """The simple search: every line matched on its own, in order."""
+    result = recovery.SourceMatches(None)
+    previous = deque(maxlen=max(options.before, 1))
+    after_left = used = 0
+
+    def keep(number, text, selected):
+        nonlocal used
+        if number in result.lines:
+            if selected:
+                result.lines[number] = (result.lines[number][0], True)
+            return True
+        clipped = recovery._clip(text)
+        if used + len(clipped) + 16 > budget_bytes:
+            return False
+        used += len(clipped) + 16
+        result.lines[number] = (clipped, selected)
+        return True
+
+    number = 0
+    for raw in reference_lines(chunks, max_line):
+        number += 1
+        line = reference_match_bytes(raw)
+        if after_left:
+            after_left -= 1
+            keep(number, recovery.display_text(line), False)
+        if (matcher.search(line) is not None) != options.invert:
+            result.matches += 1
+            if len(result.shown) < options.max_results and keep(number, recovery.display_text(line), True):
+                for context_number, context in previous if options.before else ():
+                    keep(context_number, recovery.display_text(context), False)
+                result.shown.append(number)
+                after_left = options.after
+        if options.before:
+            previous.append((number, line))
+    result.total_lines = number
+    for selected_line in result.shown:
+        first, last = max(1, selected_line - options.before), min(number, selected_line + options.after)
+        if result.groups and first <= result.groups[-1][1] + 1:
+            result.groups[-1] = (result.groups[-1][0], max(result.groups[-1][1], last))
+        else:
+            result.groups.append((first, last))
+    return result
+
+
+_PIECES = [b"a", b"b", b"ab", b" ", b"\n", b"\n", b"\r", b"\r\n", b"\x1b[31m", b"\x1b]0;t\x07", b"\x1b]x", b"\x1b",
+           "é".encode(), "失".encode()[:2], b"\x00", b"-", b"_", b"error", b"\\"]
+_PATTERNS = ["a", "ab", "b$", "^a", "^$", "a\\sb", "a[^x]b", "a.*b", "b*", "\\bab\\b", "(a|b)\\1", "é",
+             "a\\Z", "\\Ab", "a(?!b)", "a(?!\\s)", "(?<!\\s)b", "(?=a\\sb)", "a(?=(\\s*))\\1$", "(a)?(?(1)\\s*$|x)", "a\\s*+$", "(?<=a)b", "(?<!a)b", "(?>a\\s*)$", "a++", "x", "[\\r]", "\\x1b",
+             "error|失", "\\n", "a\\nb", "(?s:a.b)", "$", "a$\\s", "error.*b"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    data=st.lists(st.sampled_from(_PIECES), max_size=60).map(b"".join),
+    patterns=st.lists(st.sampled_from(_PATTERNS), min_size=1, max_size=2),
+    fixed=st.booleans(), ignore_case=st.booleans(), word=st.booleans(), invert=st.booleans(),
+    before=st.integers(0, 3), after=st.integers(0, 3), max_results=st.integers(1, 4),
+    budget=st.sampled_from([40, 100, 4096]), chunk=st.integers(1, 17), max_line=st.integers(1, 24),
+)
+def test_block_search_matches_per_line_search(data, patterns, fixed, ignore_case, word, invert, before, after,
+                                              max_results, budget, chunk, max_line):
+    options = recovery.SearchOptions(tuple(patterns), fixed, ignore_case, word, invert, before, after, max_results)
+    matcher = recovery.compile_patterns(options)
+    chunks = [data[i:i + chunk] for i in range(0, len(data), chunk)]
+    got = recovery.scan(iter(chunks), matcher, options, budget_bytes=budget, max_line=max_line)
+    want = reference_scan(chunks, matcher, options, budget, max_line)
+    assert (got.total_lines, got.matches, got.shown, got.lines, got.groups) == \
+           (want.total_lines, want.matches, want.shown, want.lines, want.groups)
+
+
+def test_block_search_crosses_blocks_and_long_lines():
+    # Many blocks, context spanning block edges, a line cut at the scan bound.
+    data = b"".join(b"%d %s\n" % (n, b"hit" if n % 7 == 0 else b"miss") for n in range(1, 400))
+    data += b"x" * 50 + b"hit\n" + b"tail hit"
+    options = recovery.SearchOptions(("hit",), before=3, after=3, max_results=30)
+    matcher = recovery.compile_patterns(options)
+    for chunk in (5, 64, 1000):
+        chunks = [data[i:i + chunk] for i in range(0, len(data), chunk)]
+        got = recovery.scan(iter(chunks), matcher, options, budget_bytes=1 << 20, max_line=40)
+        want = reference_scan(chunks, matcher, options, 1 << 20, 40)
+        assert got.matches == want.matches == 57 + 1  # the cut line lost its "hit", the last line keeps it
+        assert (got.shown, got.lines, got.groups, got.total_lines) == \
+               (want.shown, want.lines, want.groups, want.total_lines)
+
+
+@pytest.mark.parametrize("pattern", _PATTERNS)
+def test_block_search_every_listed_pattern_on_fixed_text(pattern):
+    # Every line edge a pattern can be sensitive to, for each pattern, every run.
+    data = b"a \nb\na\nab\nb a\nxa\r\n\n a b\nba\n\x1b[1mab\x1b[0m\nerror a\x1b]0;t\naab\n\r\na\nb\n\xc3\xa9b\na\\b\na"
+    for invert in (False, True):
+        options = recovery.SearchOptions((pattern,), invert=invert, before=1, after=1, max_results=3)
+        matcher = recovery.compile_patterns(options)
+        for chunk in (1, 3, len(data)):
+            chunks = [data[i:i + chunk] for i in range(0, len(data), chunk)]
+            got = recovery.scan(iter(chunks), matcher, options, budget_bytes=4096, max_line=6)
+            want = reference_scan(chunks, matcher, options, 4096, 6)
+            assert (got.total_lines, got.matches, got.shown, got.lines, got.groups) == \
+                   (want.total_lines, want.matches, want.shown, want.lines, want.groups), (pattern, invert, chunk)

@@ -23,7 +23,7 @@ import hashlib
 import re
 import sqlite3
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .errors import DataError, InvalidReference, NotFound, UsageError, ValidationError
@@ -56,6 +56,9 @@ SOURCE_NAMES = tuple(name for name, _ in RECOVERY_ORDER) + (FALLBACK_SOURCE[0],)
 
 _COMPLETE_LABEL = {"complete": "true", "incomplete": "false", "unknown": "unknown"}
 _ANSI = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+#: `_ANSI` that never crosses a line end, for whole blocks: an OSC sequence cut
+#: by b"\\n" ends there, as it does at the end of a single line.
+_ANSI_LINES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
@@ -227,31 +230,6 @@ def check_source(conn: sqlite3.Connection, source: Source) -> None:
     """Stream a source once to prove its length and digest before any byte is emitted."""
     for _ in iter_verified(conn, source):
         pass
-
-
-def iter_lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    """Split a byte stream at b"\\n" and yield each line without its terminator.
-
-    A line longer than `MAX_SCAN_LINE_BYTES` is yielded as its first
-    `MAX_SCAN_LINE_BYTES` bytes; the remainder is dropped (still counted by
-    the source's digest check), so memory stays bounded.
-    """
-    pending = b""
-    for data in chunks:
-        parts = data.split(b"\n")
-        if len(parts) == 1:
-            if len(pending) < MAX_SCAN_LINE_BYTES:
-                pending = (pending + data)[:MAX_SCAN_LINE_BYTES]
-            continue
-        first = pending + parts[0] if pending else parts[0]
-        yield first[:MAX_SCAN_LINE_BYTES]
-        last = parts.pop()
-        for index in range(1, len(parts)):
-            line = parts[index]
-            yield line if len(line) <= MAX_SCAN_LINE_BYTES else line[:MAX_SCAN_LINE_BYTES]
-        pending = last[:MAX_SCAN_LINE_BYTES]
-    if pending:
-        yield pending
 
 
 def utf8_safe_end(data: bytes, end: int) -> int:
@@ -447,7 +425,7 @@ def _clip(text: str, limit: int = MAX_SEARCH_LINE_BYTES) -> str:
 class SourceMatches:
     """Search results for one source: selected and context lines, bounded."""
 
-    source: Source
+    source: Source | None
     total_lines: int = 0
     matches: int = 0
     shown: list[int] = field(default_factory=list)
@@ -459,56 +437,241 @@ class SourceMatches:
         return self.matches - len(self.shown)
 
 
-def search_source(conn: sqlite3.Connection, source: Source, matcher: re.Pattern, options: SearchOptions,
-                  *, budget_bytes: int) -> SourceMatches:
-    """Scan one source line by line; keep at most `max_results` selected lines and
-    their context, within `budget_bytes` of displayed text."""
-    result = SourceMatches(source)
-    previous: deque[tuple[int, bytes]] = deque(maxlen=max(options.before, 1))
-    after_left = 0
-    used = 0
+def iter_match_blocks(chunks: Iterable[bytes], *, max_line: int = MAX_SCAN_LINE_BYTES) -> Iterator[bytes]:
+    """Regroup a byte stream into blocks of whole lines in the form search matches them.
 
-    def keep(number: int, text: str, selected: bool) -> bool:
-        nonlocal used
-        if number in result.lines:
+    Each yielded block is a run of lines, each ended by one b"\\n" (the
+    stream's last, unterminated line gets one too). Every line is what
+    `match_bytes` makes of it: cut to `max_line` bytes, one trailing CR removed,
+    terminal escapes removed. So a block is exactly the per-line match forms
+    joined, and one regular expression can run over it in C.
+    """
+    pending = b""
+    for data in chunks:
+        # A line wholly inside a piece no longer than `max_line` never needs cutting,
+        # so only the line carried across pieces is ever measured.
+        pieces = (data,) if len(data) <= max_line else (data[i:i + max_line] for i in range(0, len(data), max_line))
+        for piece in pieces:
+            first = piece.find(b"\n")
+            if first < 0:
+                if len(pending) < max_line:
+                    pending = (pending + piece)[:max_line]
+                continue
+            last = piece.rfind(b"\n")
+            head = pending + piece[:first] if pending else piece[:first]
+            if len(head) > max_line:
+                head = head[:max_line]
+            block = head + piece[first:last + 1]
+            pending = piece[last + 1:]
+            yield _match_form(block)
+    if pending:
+        yield _match_form(pending + b"\n")
+
+
+def _match_form(block: bytes) -> bytes:
+    # CR first, then escapes: the order `match_bytes` uses on each line.
+    if b"\r\n" in block:
+        block = block.replace(b"\r\n", b"\n")
+    if b"\x1b" in block:
+        block = _ANSI_LINES.sub(b"", block)
+    return block
+
+
+#: Regular-expression syntax whose meaning at a line's edge differs between one
+#: line on its own and the same line inside a block (string anchors, lookaround,
+#: atomic groups, possessive repeats, conditionals). Patterns containing any of
+#: these byte sequences (even inside a class or escaped: a false alarm only costs
+#: speed) are matched one line at a time.
+_LINE_SENSITIVE = (b"\\A", b"\\Z", b"(?=", b"(?!", b"(?<", b"(?>", b"(?(", b"*+", b"++", b"?+", b"}+")
+
+
+def block_safe(matcher: re.Pattern) -> bool:
+    """Whether `matcher` may run over whole blocks (see `_LINE_SENSITIVE`)."""
+    source = matcher.pattern
+    if isinstance(source, str):
+        source = source.encode("utf-8", "surrogatepass")
+    return not any(token in source for token in _LINE_SENSITIVE)
+
+
+class _Collector:
+    """The bounded selection state of one source, fed lines in increasing order."""
+
+    def __init__(self, source: Source | None, options: SearchOptions, budget_bytes: int) -> None:
+        self.result = SourceMatches(source)
+        self.options = options
+        self.budget = budget_bytes
+        self.used = 0
+        self.after_left = 0
+        self.previous: deque[tuple[int, bytes]] = deque(maxlen=max(options.before, 1))
+
+    def keep(self, number: int, line: bytes, selected: bool) -> bool:
+        lines = self.result.lines
+        if number in lines:
             if selected:
-                result.lines[number] = (result.lines[number][0], True)
+                lines[number] = (lines[number][0], True)
             return True
-        clipped = _clip(text)
-        if used + len(clipped) + 16 > budget_bytes:
+        clipped = _clip(display_text(line))
+        if self.used + len(clipped) + 16 > self.budget:
             return False
-        used += len(clipped) + 16
-        result.lines[number] = (clipped, selected)
+        self.used += len(clipped) + 16
+        lines[number] = (clipped, selected)
         return True
 
-    number = 0
-    search = matcher.search
-    invert = options.invert
-    for raw in iter_lines(iter_verified(conn, source)):
-        number += 1
-        line = match_bytes(raw) if (raw[-1:] == b"\r" or b"\x1b" in raw) else raw
-        if after_left:
-            after_left -= 1
-            keep(number, display_text(line), False)
-        if (search(line) is not None) != invert:
+    def line(self, number: int, line: bytes, selected: bool, before: Callable[[], list[tuple[int, bytes]]]) -> None:
+        """One line that is selected or within after-context; `before` yields its before-context."""
+        if self.after_left:
+            self.after_left -= 1
+            self.keep(number, line, False)
+        if selected:
+            result = self.result
             result.matches += 1
-            if len(result.shown) < options.max_results and keep(number, display_text(line), True):
-                for context_number, context in previous if options.before else ():
-                    keep(context_number, display_text(context), False)
+            if len(result.shown) < self.options.max_results and self.keep(number, line, True):
+                if self.options.before:
+                    for context_number, context in before():
+                        self.keep(context_number, context, False)
                 result.shown.append(number)
-                after_left = options.after
-        if options.before:
-            previous.append((number, line))
-    result.total_lines = number
-    for selected_line in result.shown:
-        first = max(1, selected_line - options.before)
-        last = min(number, selected_line + options.after)
-        if result.groups and first <= result.groups[-1][1] + 1:
-            result.groups[-1] = (result.groups[-1][0], max(result.groups[-1][1], last))
-        else:
-            result.groups.append((first, last))
-    # Context lines dropped by the budget would leave holes; show only what was kept.
-    return result
+                self.after_left = self.options.after
+
+    @property
+    def full(self) -> bool:
+        """No later selected line can be shown or start context: only counting remains."""
+        return self.after_left == 0 and len(self.result.shown) >= self.options.max_results
+
+    def finish(self, total_lines: int) -> SourceMatches:
+        result = self.result
+        result.total_lines = total_lines
+        before, after = self.options.before, self.options.after
+        for selected_line in result.shown:
+            first = max(1, selected_line - before)
+            last = min(total_lines, selected_line + after)
+            if result.groups and first <= result.groups[-1][1] + 1:
+                result.groups[-1] = (result.groups[-1][0], max(result.groups[-1][1], last))
+            else:
+                result.groups.append((first, last))
+        return result
+
+
+def scan(chunks: Iterable[bytes], matcher: re.Pattern, options: SearchOptions, *, budget_bytes: int,
+         source: Source | None = None, max_line: int = MAX_SCAN_LINE_BYTES) -> SourceMatches:
+    """Search a byte stream; keep at most `max_results` selected lines and their
+    context, within `budget_bytes` of displayed text.
+
+    Lines are matched one at a time in meaning (see `match_bytes`), but a
+    block-safe pattern runs once over each block of lines and only the lines it
+    hits are looked at from Python; `-v` and line-sensitive patterns walk every line.
+    """
+    collector = _Collector(source, options, budget_bytes)
+    blocks = iter_match_blocks(chunks, max_line=max_line)
+    if options.invert or not block_safe(matcher):
+        total = _scan_lines(blocks, matcher, options, collector)
+    else:
+        total = _scan_blocks(blocks, matcher, options, collector)
+    return collector.finish(total)
+
+
+def _scan_lines(blocks: Iterator[bytes], matcher: re.Pattern, options: SearchOptions, collector: _Collector) -> int:
+    search, invert, previous, keep_previous = matcher.search, options.invert, collector.previous, options.before > 0
+    number = 0
+    for block in blocks:
+        lines = block.split(b"\n")
+        lines.pop()  # the empty piece after the block's last b"\n"
+        if collector.full:
+            # Only the count is still needed.
+            if invert:
+                collector.result.matches += sum(1 for line in lines if search(line) is None)
+            else:
+                collector.result.matches += sum(1 for line in lines if search(line) is not None)
+            number += len(lines)
+            continue
+        for line in lines:
+            number += 1
+            selected = (search(line) is not None) != invert
+            if selected or collector.after_left:
+                collector.line(number, line, selected, lambda: list(previous))
+            if keep_previous:
+                previous.append((number, line))
+    return number
+
+
+def _scan_blocks(blocks: Iterator[bytes], matcher: re.Pattern, options: SearchOptions, collector: _Collector) -> int:
+    line_search = matcher.search
+    # MULTILINE so ^ and $ hold at every line edge inside a block, as they do on one line.
+    block_search = re.compile(matcher.pattern, matcher.flags | re.MULTILINE).search
+    before = options.before
+    tail: deque[tuple[int, bytes]] = deque(maxlen=max(before, 1))  # last lines of earlier blocks
+    base = 0  # lines in earlier blocks
+    for block in blocks:
+        size = len(block)
+        pos, number = 0, base + 1  # start offset and number of the next line not yet walked
+        while True:
+            if collector.full:
+                # Counting only: one step per selected line, nothing kept.
+                count = 0
+                while pos < size:
+                    hit = block_search(block, pos)
+                    if hit is None:
+                        break
+                    start = hit.start()
+                    if start >= size:
+                        break
+                    end = block.find(b"\n", start)
+                    if hit.end() <= end or line_search(block[block.rfind(b"\n", 0, start) + 1:end]):
+                        count += 1
+                    pos = end + 1
+                collector.result.matches += count
+                break
+            hit = block_search(block, pos) if pos < size else None
+            target = size if hit is None or hit.start() >= size else hit.start()
+            # After-context lines between the last walked line and the hit (or block end).
+            while collector.after_left and pos < target:
+                end = block.find(b"\n", pos)
+                if end >= target:
+                    break
+                collector.line(number, block[pos:end], False, list)
+                pos, number = end + 1, number + 1
+            if target >= size:
+                break
+            line_start = block.rfind(b"\n", pos, target) + 1 or pos
+            number += block.count(b"\n", pos, line_start)
+            end = block.find(b"\n", target)
+            line = block[line_start:end]
+            # A hit that ran past its line proves nothing; judge the line on its own.
+            selected = hit.end() <= end or line_search(line) is not None
+
+            def context(number=number, line_start=line_start) -> list[tuple[int, bytes]]:
+                return _before_lines(block, line_start, number, base, tail, before)
+
+            collector.line(number, line, selected, context)
+            pos, number = end + 1, number + 1
+        lines = block.count(b"\n")
+        if before:
+            last_lines = _before_lines(block, size, base + lines + 1, base, tail, before)
+            tail.clear()
+            tail.extend(last_lines)
+        base += lines
+    return base
+
+
+def _before_lines(block: bytes, line_start: int, number: int, base: int, tail: deque,
+                  before: int) -> list[tuple[int, bytes]]:
+    """Up to `before` lines ending just before offset `line_start` (line `number`), oldest first."""
+    out: list[tuple[int, bytes]] = []
+    end = line_start - 1  # the b"\n" ending the line before
+    current = number - 1
+    while len(out) < before and current > base:
+        start = block.rfind(b"\n", 0, end) + 1
+        out.append((current, block[start:end]))
+        end, current = start - 1, current - 1
+    if len(out) < before:
+        out.extend(entry for entry in reversed(tail) if entry[0] <= current and entry[0] > number - 1 - before)
+    out.reverse()
+    return out
+
+
+def search_source(conn: sqlite3.Connection, source: Source, matcher: re.Pattern, options: SearchOptions,
+                  *, budget_bytes: int) -> SourceMatches:
+    """Search one source's verified bytes (see `scan`)."""
+    return scan(iter_verified(conn, source), matcher, options, budget_bytes=budget_bytes, source=source)
 
 
 def search_call(conn: sqlite3.Connection, call: CallInfo, options: SearchOptions, *,
@@ -618,12 +781,23 @@ def list_calls(conn: sqlite3.Connection, *, tool: str | None = None, since_ms: i
 
 
 def _call_matches(conn: sqlite3.Connection, call: CallInfo, matcher: re.Pattern) -> bool:
+    whole = block_safe(matcher)
+    block_search = re.compile(matcher.pattern, matcher.flags | re.MULTILINE).search
     for source in recovery_sources(conn, call):
-        for raw in iter_lines(iter_payload(conn, source.payload_rowid, source.compression)):
-            if matcher.search(match_bytes(raw)):
-                return True
+        for block in iter_match_blocks(iter_payload(conn, source.payload_rowid, source.compression)):
+            if whole:
+                pos, size = 0, len(block)
+                while pos < size and (hit := block_search(block, pos)) is not None and hit.start() < size:
+                    end = block.find(b"\n", hit.start())
+                    if hit.end() <= end or matcher.search(block[block.rfind(b"\n", 0, hit.start()) + 1:end]):
+                        return True
+                    pos = end + 1
+            else:
+                lines = block.split(b"\n")
+                lines.pop()
+                if any(matcher.search(line) for line in lines):
+                    return True
     return False
-
 
 
 # --- command plumbing ----------------------------------------------------------------------
