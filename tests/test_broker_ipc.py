@@ -288,3 +288,27 @@ def test_client_started_broker_has_no_payload_in_argv(broker_env):
     assert os.getsid(pid) == pid
     for fd in (0, 1, 2):
         assert os.readlink(f"/proc/{pid}/fd/{fd}") == "/dev/null"
+
+
+_NO_DIRECT_CHILD = """
+import os, sys, time
+from yarp.client import BrokerClient
+from yarp.paths import ArchiveLocation
+from yarp import operations as ops
+archive = sys.argv[1]
+c = BrokerClient(ArchiveLocation(archive, False))
+s = ops.Session("pi", "me", "direct")
+c.request(ops.BeginCall(s, ops.CallMeta("d", "t", 1, False), {}, {}, 1), time.monotonic() + 20)
+fds = [os.readlink(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd") if os.path.exists(f"/proc/self/fd/{fd}")]
+print("sqlite3" in sys.modules, any(archive in fd for fd in fds))
+"""
+
+
+def test_client_never_opens_the_archive_itself(broker_env, broker):
+    out = subprocess.run(
+        [sys.executable, "-c", _NO_DIRECT_CHILD, broker_env.archive],
+        env=broker_env.environ, capture_output=True, text=True, timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False"]
+    assert broker_env.status()["requests"] >= 1
