@@ -12,7 +12,7 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml setup.py src/yarp/_fastframe.pyx
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q --upgrade pip "setuptools>=77" wheel Cython
 	$(BIN)/python -m pip install -q -e '.[test,export]'
 	touch $(STAMP)
 

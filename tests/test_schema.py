@@ -336,3 +336,18 @@ def test_reader_companion_files_stay_private(archive):
                 assert stat.S_IMODE(os.stat(location.path + suffix).st_mode) == 0o600
     finally:
         reader.close()
+
+
+def test_empty_database_claiming_a_newer_version_is_refused(tmp_path):
+    # No tables, but user_version says a newer binary owns it: never build v1 over it.
+    directory = tmp_path / "a"
+    directory.mkdir(mode=0o700)
+    path = directory / "tool-calls.sqlite3"
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(UnsupportedSchema):
+        open_writer(ArchiveLocation(str(path), False))
+    assert path.read_bytes() == before

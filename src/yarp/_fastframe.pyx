@@ -29,8 +29,6 @@ from libc.string cimport memcpy
 import hashlib
 import threading
 
-import zstandard
-
 from . import limits
 from .errors import FrameError, FrameTooLarge
 
@@ -57,15 +55,18 @@ cdef double _PROBE_MIN_SAVING_RATIO = PROBE_MIN_SAVING_RATIO
 
 cdef object _local = threading.local()
 cdef object _sha256 = hashlib.sha256
-cdef object _ZstdCompressor = zstandard.ZstdCompressor
 
 
 cdef object _compressor():
     # ZstdCompressor is not thread-safe, but reusing one per thread avoids
     # rebuilding its context on every payload (2-4x faster for small inputs).
+    # zstandard is imported here, not at module load: frame-only users such as
+    # `yarp run` never pay for it.
     comp = getattr(_local, "compressor", None)
     if comp is None:
-        comp = _ZstdCompressor(level=COMPRESSION_LEVEL)
+        import zstandard
+
+        comp = zstandard.ZstdCompressor(level=COMPRESSION_LEVEL)
         _local.compressor = comp
     return comp
 

@@ -18,8 +18,6 @@ from __future__ import annotations
 import hashlib
 import threading
 
-import zstandard
-
 from . import limits
 from .errors import FrameError, FrameTooLarge
 
@@ -46,11 +44,15 @@ COMPRESSION_LEVEL = 3
 _local = threading.local()
 
 
-def _compressor() -> zstandard.ZstdCompressor:
+def _compressor():
     # ZstdCompressor is not thread-safe, but reusing one per thread avoids
     # rebuilding its context on every payload (2-4x faster for small inputs).
+    # zstandard is imported here, not at module load: frame-only users such as
+    # `yarp run` never pay for it.
     comp = getattr(_local, "compressor", None)
     if comp is None:
+        import zstandard
+
         comp = _local.compressor = zstandard.ZstdCompressor(level=COMPRESSION_LEVEL)
     return comp
 
@@ -60,7 +62,7 @@ def _worth_it(size: int, stored: int, ratio: float, min_bytes: int) -> bool:
     return saved >= min_bytes and saved >= size * ratio
 
 
-def _probe_says_incompressible(data, size: int, comp: zstandard.ZstdCompressor) -> bool:
+def _probe_says_incompressible(data, size: int, comp) -> bool:
     mid = (size - PROBE_SLICE_BYTES) // 2
     sample = b"".join(
         (

@@ -141,6 +141,24 @@ def create(conn: sqlite3.Connection) -> None:
         raise
 
 
+def check_supported(conn: sqlite3.Connection, migrations: dict[int, Migration] | None = None) -> int:
+    """Return the archive's user_version, or raise `UnsupportedSchema` without writing.
+
+    Supported: an empty new file (version 0), version 1, or an older version
+    with an unbroken chain of migration steps. Called before any pragma that
+    would change the file, so a refused archive stays byte-identical.
+    """
+    migrations = MIGRATIONS if migrations is None else migrations
+    found = user_version(conn)
+    if found == SCHEMA_VERSION or (found == 0 and is_empty(conn)):
+        return found
+    if found > SCHEMA_VERSION or found < 0 or any(v not in migrations for v in range(found, SCHEMA_VERSION)):
+        raise UnsupportedSchema(
+            f"archive schema version {found} is not supported by this binary (supports {SCHEMA_VERSION})"
+        )
+    return found
+
+
 def ensure_current(
     conn: sqlite3.Connection,
     database_path: str,
@@ -155,18 +173,12 @@ def ensure_current(
     whole migration back, so the archive is never left between versions.
     """
     migrations = MIGRATIONS if migrations is None else migrations
-    if is_empty(conn):
+    found = check_supported(conn, migrations)
+    if is_empty(conn) and found == 0:
         create(conn)
         return 0
-    found = user_version(conn)
     if found == SCHEMA_VERSION:
         return found
-    if found > SCHEMA_VERSION or found < 0 or any(
-        v not in migrations for v in range(found, SCHEMA_VERSION)
-    ):
-        raise UnsupportedSchema(
-            f"archive schema version {found} is not supported by this binary (supports {SCHEMA_VERSION})"
-        )
     backup(conn, database_path, found)
     conn.execute("BEGIN EXCLUSIVE")
     try:

@@ -110,6 +110,7 @@ def open_writer(location: ArchiveLocation) -> sqlite3.Connection:
         create_private_file(location.path)
         conn = sqlite3.connect(_uri(location.path, "rw"), uri=True, isolation_level=None, check_same_thread=False)
         try:
+            schema.check_supported(conn)
             if schema.is_empty(conn):
                 conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
             schema.apply_writer_pragmas(conn)
