@@ -12,7 +12,6 @@ Every `YarpError` becomes one bounded line on stderr and its exit status
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 
@@ -47,22 +46,27 @@ GROUPS = {
 }
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors as `UsageError` (exit 64), not SystemExit(2)."""
+def _parser_class():
+    """argparse, imported on demand, reporting usage errors as `UsageError` (exit 64)."""
+    import argparse
 
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message}")
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> None:  # type: ignore[override]
+            raise UsageError(f"{self.prog}: {message}")
+
+    return _Parser, argparse.RawDescriptionHelpFormatter
 
 
 def load_command(path: tuple[str, ...]):
     return importlib.import_module(f"yarp.commands.{COMMANDS[path]}")
 
 
-def build_parser(path: tuple[str, ...], module) -> argparse.ArgumentParser:
-    parser = _Parser(
+def build_parser(path: tuple[str, ...], module):
+    parser_class, formatter = _parser_class()
+    parser = parser_class(
         prog="yarp " + " ".join(path),
         description=module.SUMMARY,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=formatter,
         epilog=getattr(module, "EPILOG", None),
     )
     if getattr(module, "ARCHIVE_OPTION", True):
@@ -124,6 +128,11 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"unknown command: {bounded_text(' '.join(argv[:2]), 80)} (see 'yarp --help')")
         path, rest = matched
         module = load_command(path)
+        if path == ("run",):
+            # The runner wraps every agent shell command: skip argparse when we can.
+            status = module.run_fast(rest)
+            if status is not None:
+                return status
         parser = build_parser(path, module)
         # Modules whose options may follow their positionals opt in with INTERMIXED.
         parse = parser.parse_intermixed_args if getattr(module, "INTERMIXED", False) else parser.parse_args
