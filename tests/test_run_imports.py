@@ -61,3 +61,21 @@ def test_archive_disabled_run_imports_no_archive_code(warm_env, tmp_path):
     assert proc.returncode == 0
     assert "yarp.runner" in names
     assert sorted((set(FORBIDDEN) | {"yarp.client", "yarp.operations", "yarp.shell.rules", "zstandard"}) & names) == []
+
+
+@pytest.mark.parametrize("args", [
+    ("run", "--", "true"),
+    ("run", "--archive-agent", "a", "--archive-account", "b", "--archive-session", "s",
+     "--archive-call", "c", "--", "true"),
+])
+def test_common_run_forms_skip_argparse(warm_env, args):
+    # The fast path parses the flags itself; argparse is only for help and errors.
+    names, proc = imported_modules(warm_env.environ, *args)
+    assert "yarp.runner" in names
+    assert "argparse" not in names
+
+
+def test_run_help_and_errors_still_use_argparse(warm_env):
+    names, proc = imported_modules(warm_env.environ, "run", "--bogus", "--", "true")
+    assert proc.returncode == 64 and b"unrecognized arguments" in proc.stderr
+    assert "argparse" in names
