@@ -458,10 +458,11 @@ def iter_match_blocks(chunks: Iterable[bytes], *, max_line: int = MAX_SCAN_LINE_
                     pending = (pending + piece)[:max_line]
                 continue
             last = piece.rfind(b"\n")
-            head = pending + piece[:first] if pending else piece[:first]
-            if len(head) > max_line:
-                head = head[:max_line]
-            block = head + piece[first:last + 1]
+            if not pending and last == len(piece) - 1:
+                block = piece  # the common case: no copy at all
+            else:
+                head = pending + piece[:first] if pending else piece[:first]
+                block = b"".join((head[:max_line], memoryview(piece)[first:last + 1]))
             pending = piece[last + 1:]
             yield _match_form(block)
     if pending:
@@ -470,7 +471,8 @@ def iter_match_blocks(chunks: Iterable[bytes], *, max_line: int = MAX_SCAN_LINE_
 
 def _match_form(block: bytes) -> bytes:
     # CR first, then escapes: the order `match_bytes` uses on each line.
-    if b"\r\n" in block:
+    # Single-byte probes run at memchr speed; most output has neither byte.
+    if b"\r" in block:
         block = block.replace(b"\r\n", b"\n")
     if b"\x1b" in block:
         block = _ANSI_LINES.sub(b"", block)
