@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from datetime import datetime, timezone
 
 from .. import recovery
 from ..errors import UsageError
@@ -58,6 +56,8 @@ def parse_time_ms(text: str) -> int:
     """Unix milliseconds, or an RFC 3339 time with a zone (`2026-01-02T03:04:05Z`)."""
     if text.isascii() and text.isdigit():
         return int(text)
+    from datetime import datetime  # only listing parses times; a REF search never pays for it
+
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
@@ -70,6 +70,8 @@ def parse_time_ms(text: str) -> int:
 def format_ms(value: int | None) -> str:
     if value is None:
         return "-"
+    from datetime import datetime, timezone
+
     moment = datetime.fromtimestamp(value / 1000, tz=timezone.utc)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value % 1000:03d}Z"
 
@@ -134,6 +136,8 @@ def run(args) -> int:
         conn.close()
     found = sum(r.matches for r in results)
     if args.json:
+        import json  # only --json pays for the module
+
         sys.stdout.write(json.dumps(recovery.search_json(args.ref, results, options)) + "\n")
     elif found:
         sys.stdout.write(recovery.render_search(args.ref, results, options))
@@ -156,6 +160,8 @@ def _list(args) -> int:
     finally:
         conn.close()
     if args.json:
+        import json
+
         sys.stdout.write(json.dumps({
             "calls": [{"ref": c.archive_ref, "tool": c.tool_name, "started_at_ms": c.started_at_ms,
                        "status": c.status, "is_error": None if c.is_error is None else bool(c.is_error)}
