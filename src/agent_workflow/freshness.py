@@ -32,6 +32,7 @@ from .limits import MAX_FRESHNESS_PROBE_RUNS
 from .state_root import StateRoot
 
 _ACTIVE = "('prepared', 'launched', 'running', 'interruption_requested')"
+_CHUNK = 500
 _PROBE_ORDER = (
     f"ORDER BY index_state = 'error' DESC, durable_status IN {_ACTIVE} DESC, indexed_at DESC, session_id LIMIT ?"
 )
@@ -144,27 +145,30 @@ def probe_freshness(conn: sqlite3.Connection, root: StateRoot, budget: int = MAX
             if session_id not in runs:
                 stale[session_id] = previous[1]
     candidates = conn.execute(
-        f"SELECT session_id, source_dir, source_fingerprint, index_state FROM runs {_PROBE_ORDER}", (budget,)
+        f"SELECT session_id, source_dir, index_state FROM runs {_PROBE_ORDER}", (budget,)
     ).fetchall()
-    subset = f"SELECT session_id FROM runs {_PROBE_ORDER}"
     dirs: dict[str, list] = {}
-    for sid, rel, mtime in conn.execute(
-        f"SELECT session_id, relative_path, mtime_ns FROM source_dirs WHERE session_id IN ({subset})", (budget,)
-    ):
-        dirs.setdefault(sid, []).append((rel, mtime))
     journals: dict[str, list] = {}
-    for sid, rel, size, mtime in conn.execute(
-        "SELECT session_id, relative_path, size_bytes, mtime_ns FROM source_files"
-        f" WHERE relative_path LIKE '%.jsonl' AND session_id IN ({subset})",
-        (budget,),
-    ):
-        journals.setdefault(sid, []).append((rel, size, mtime))
-    for session_id, source_dir, fingerprint, state in candidates:
+    for start in range(0, len(candidates), _CHUNK):
+        ids = [row[0] for row in candidates[start:start + _CHUNK]]
+        marks = ", ".join("?" * len(ids))
+        for sid, rel, mtime in conn.execute(
+            f"SELECT session_id, relative_path, mtime_ns FROM source_dirs WHERE session_id IN ({marks})", ids
+        ):
+            dirs.setdefault(sid, []).append((rel, mtime))
+        for sid, rel, size, mtime in conn.execute(
+            "SELECT session_id, relative_path, size_bytes, mtime_ns FROM source_files"
+            f" WHERE session_id IN ({marks}) AND relative_path LIKE '%.jsonl'",
+            ids,
+        ):
+            journals.setdefault(sid, []).append((rel, size, mtime))
+    for session_id, source_dir, state in candidates:
         if session_id in stale:
             continue
         run = _run_dir(root, session_id, source_dir)
         if run.is_symlink or _changed(run.path, dirs.get(session_id, []), journals.get(session_id, [])):
-            if run_fingerprint(run) != fingerprint:
+            stored = conn.execute("SELECT source_fingerprint FROM runs WHERE session_id = ?", (session_id,)).fetchone()
+            if run_fingerprint(run) != stored[0]:
                 stale[session_id] = state
     current = states.get("current", 0) - sum(1 for state in stale.values() if state == "current")
     errors, historical, synced = _common(conn)

@@ -341,6 +341,8 @@ CREATE TABLE source_dirs(
     mtime_ns INTEGER NOT NULL,
     PRIMARY KEY (session_id, relative_path)
 ) WITHOUT ROWID;
+-- Covers the probe's choice of runs, so it never reads the wide run rows.
+CREATE INDEX runs_probe_order ON runs(index_state, durable_status, indexed_at, session_id, source_dir);
 -- Older rows have no directory mtimes and an older fingerprint encoding: re-project them.
 UPDATE runs SET source_fingerprint = NULL;
 """

@@ -17,7 +17,14 @@ import re
 import sqlite3
 import time
 
-from .discovery import directory_mtimes, discover_runs, fingerprint_entries, structured_entries, tree_fingerprint
+from .discovery import (
+    directory_mtimes,
+    discover_runs,
+    fingerprint_entries,
+    fingerprints,
+    structured_entries,
+    tree_fingerprint,
+)
 from .errors import EvidenceError, RecordInvalid
 from .limits import FRESHNESS_TRUST_MARGIN_NS, MAX_INDEX_ERROR_CHARS
 from .state_root import StateRoot
@@ -168,17 +175,16 @@ def reconcile(conn: sqlite3.Connection, root: StateRoot, *, only: str | None = N
     historical: list[str] = []
     failed: list[dict] = []
     skipped = 0
-    for session_id in sorted(runs):
+    order = sorted(runs)
+    # Cheap pass first: most runs are unchanged and need only their fingerprint
+    # (nothing to compare against on a rebuild).
+    quick = dict(zip(order, fingerprints([runs[session_id] for session_id in order]))) if existing else {}
+    for session_id in order:
         run = runs[session_id]
-        try:
-            entries = [] if run.is_symlink else structured_entries(run.path)
-            fingerprint = "symlink" if run.is_symlink else fingerprint_entries(entries)
-        except OSError:
-            entries, fingerprint = None, "unreadable"
         previous = existing.get(session_id)
         if (
             previous is not None
-            and previous[0] == fingerprint
+            and previous[0] == quick.get(session_id)
             and previous[1] == run.source_dir
             and previous[2] in ("current", "historical_artifact")
         ):
@@ -188,6 +194,13 @@ def reconcile(conn: sqlite3.Connection, root: StateRoot, *, only: str | None = N
             if previous[2] == "historical_artifact":
                 historical.append(session_id)
             continue
+        # Walk again for the entries to project, and store the fingerprint of
+        # exactly what is projected (the run may have changed since the cheap pass).
+        try:
+            entries = [] if run.is_symlink else structured_entries(run.path)
+            fingerprint = "symlink" if run.is_symlink else fingerprint_entries(entries)
+        except OSError:
+            entries, fingerprint = None, "unreadable"
         indexed_at = _now()
         try:
             if entries is None:

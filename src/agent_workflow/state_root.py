@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
-
 from .errors import StateRootUnsafe
 
 APP_DIR = "agent-workflow"
@@ -36,11 +34,22 @@ def default_state_root(environ=os.environ) -> str:
     return os.path.join(base, APP_DIR)
 
 
-@dataclass(frozen=True)
 class StateRoot:
     """An absolute, checked state root and the paths derived from it."""
 
-    path: str
+    __slots__ = ("path",)
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, StateRoot) and other.path == self.path
+
+    def __hash__(self) -> int:
+        return hash(self.path)
+
+    def __repr__(self) -> str:
+        return f"StateRoot({self.path!r})"
 
     @property
     def runs(self) -> str:

@@ -239,3 +239,14 @@ def test_sync_replaces_untrusted_directory_mtimes_once_they_settle(mixed_root):
     assert conn.execute("SELECT COUNT(*) FROM source_dirs WHERE mtime_ns < 0").fetchone()[0] == 0
     stored = conn.execute("SELECT mtime_ns FROM source_dirs WHERE session_id = 'gen-0000' AND relative_path = ''")
     assert stored.fetchone()[0] == os.lstat(os.path.join(mixed_root, "runs", "gen-0000")).st_mtime_ns
+
+
+def test_two_process_fingerprinting_matches_one_process(mixed_root):
+    from agent_workflow import index_store
+    from agent_workflow.discovery import discover_runs, fingerprints, run_fingerprint
+
+    runs = [run for _, run in sorted(discover_runs(index_store.open_root(mixed_root)).items())]
+
+    expected = [run_fingerprint(run) for run in runs]
+    assert len(set(expected)) == len(runs)
+    assert fingerprints(runs, parallel_from=1) == expected == fingerprints(runs)
