@@ -30,6 +30,7 @@ import concurrent.futures
 import os
 import signal
 import socket
+import sqlite3
 import struct
 import sys
 import time
@@ -59,6 +60,7 @@ from .limits import (
     MAX_FRAME_BYTES,
     MAX_HANDSHAKE_BYTES,
     MAX_SEQUENCE_CACHE_KEYS,
+    SQLITE_BUSY_TIMEOUT_MS,
     WAL_CHECKPOINT_BYTES,
 )
 from .paths import ArchiveLocation
@@ -72,6 +74,7 @@ from .runtime import (
     runtime_paths,
     try_lock,
 )
+from .sqlite import map_error
 from .store import ArchiveStore
 
 IDLE_ENV = "YARP_BROKER_IDLE_MS"
@@ -81,6 +84,9 @@ INLINE_ENV = "YARP_BROKER_INLINE_BYTES"
 INLINE_PREPARE_BYTES = 64 * 1024
 _PEERCRED = struct.Struct("3i")
 _COMMIT_SAMPLES = 1024
+#: Time kept between the end of a busy wait and a request's deadline, so a
+#: commit that starts after waiting finishes before the client gives up.
+_COMMIT_MARGIN_S = 0.02
 #: Control requests are tiny; larger frames are never probed for one.
 _CONTROL_MAX_BYTES = 512
 
@@ -137,6 +143,7 @@ class ClientProtocol(asyncio.Protocol):
         self.pending: collections.deque[tuple[bytes, float]] = collections.deque()
         self.admitted: Request | None = None
         self.paused = False
+        self.write_paused = False
         self.closed = False
 
     # asyncio callbacks ---------------------------------------------------------
@@ -221,9 +228,24 @@ class ClientProtocol(asyncio.Protocol):
             self.transport.pause_reading()
 
     def resume(self) -> None:
-        if self.paused and not self.closed and self.transport is not None:
+        if self.paused and not self.closed and not self.write_paused and self.transport is not None:
             self.paused = False
             self.transport.resume_reading()
+
+    # The transport's write buffer passed its high-water mark: the client is
+    # not reading its replies. Stop admitting and reading until it drains.
+    def pause_writing(self) -> None:
+        self.write_paused = True
+        self.pause()
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        if self.closed:
+            return
+        if self.pending:
+            self.broker.admit(self)
+        if not self.pending:
+            self.resume()
 
 
 class Broker:
@@ -266,6 +288,7 @@ class Broker:
         self._socket_inode: tuple[int, int] | None = None
         self._lifetime_fd: int | None = None
         self._pool: concurrent.futures.Executor | None = None
+        self._busy_ms = SQLITE_BUSY_TIMEOUT_MS
         self._writer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="yarp-writer")
 
     # logging -------------------------------------------------------------------
@@ -349,8 +372,14 @@ class Broker:
         store = self.store
         if store is not None:
             try:
-                await self.loop.run_in_executor(self._writer, store.wal_checkpoint, "TRUNCATE")
-                self.stats.checkpoints += 1
+                busy, log_frames, done = await self.loop.run_in_executor(self._writer, store.wal_checkpoint, "TRUNCATE")
+                if busy or log_frames != done:
+                    # A reader kept the WAL in use: the data is durable, but the
+                    # checkpoint did not happen and must not look clean.
+                    self.stats.checkpoint_failures += 1
+                    self.log("checkpoint_failed", code="busy", error="a reader blocked the shutdown checkpoint")
+                else:
+                    self.stats.checkpoints += 1
             except YarpError as exc:
                 self.stats.checkpoint_failures += 1
                 self.log("checkpoint_failed", code=exc.code, error=exc.message)
@@ -425,33 +454,40 @@ class Broker:
     # admission ----------------------------------------------------------------------
 
     def admit(self, client: ClientProtocol) -> None:
-        """Admit the client's next frame if the global budgets allow; else stop reading it."""
-        if client.admitted is not None or not client.pending:
+        """Admit the client's next frame if the budgets allow; else stop reading it.
+
+        A client whose replies are piling up unread (its transport asked us to
+        pause writing) gets nothing admitted or answered until it drains them,
+        so an unread reply stream cannot grow the broker's memory.
+        """
+        while True:
+            if client.closed:
+                return
+            if client.admitted is not None or not client.pending or client.write_paused:
+                if client.pending:
+                    client.pause()
+                return
+            frame, arrived = client.pending[0]
+            if len(frame) <= _CONTROL_MAX_BYTES and b'"control"' in frame and self._answer_control(client, frame):
+                client.pending.popleft()
+                continue
+            over_count = self.admitted_count >= MAX_ADMITTED_TOTAL
+            over_bytes = self.admitted_bytes and self.admitted_bytes + len(frame) > MAX_ADMITTED_BODY_BYTES
+            if over_count or over_bytes or self.closing:
+                client.pause()
+                if client not in self.waiting:
+                    self.waiting.append(client)
+                return
+            client.pending.popleft()
+            request = Request(client, len(frame), arrived)
+            request.done = self.loop.create_future()
+            client.admitted = request
+            self.admitted_count += 1
+            self.admitted_bytes += len(frame)
             if client.pending:
                 client.pause()
+            asyncio.ensure_future(self._handle(request, frame))
             return
-        frame, arrived = client.pending[0]
-        if len(frame) <= _CONTROL_MAX_BYTES and b'"control"' in frame and self._answer_control(client, frame):
-            client.pending.popleft()
-            if client.pending:
-                self.admit(client)
-            return
-        over_count = self.admitted_count >= MAX_ADMITTED_TOTAL
-        over_bytes = self.admitted_bytes and self.admitted_bytes + len(frame) > MAX_ADMITTED_BODY_BYTES
-        if over_count or over_bytes or self.closing:
-            client.pause()
-            if client not in self.waiting:
-                self.waiting.append(client)
-            return
-        client.pending.popleft()
-        request = Request(client, len(frame), arrived)
-        request.done = self.loop.create_future()
-        client.admitted = request
-        self.admitted_count += 1
-        self.admitted_bytes += len(frame)
-        if client.pending:
-            client.pause()
-        asyncio.ensure_future(self._handle(request, frame))
 
     def _answer_control(self, client: ClientProtocol, frame: bytes) -> bool:
         """Answer a status request at once, outside the admission budget.
@@ -603,16 +639,24 @@ class Broker:
         attempt = 0
         while live:
             now = loop.time()
-            expired = [r for r in live if r.deadline <= now]
-            for r in expired:
-                _settle(r, DeadlineExceeded("request deadline expired before commit"))
-            live = [r for r in live if r.deadline > now]
+            # After a busy attempt, a request too close to its deadline to
+            # commit before it is refused rather than risked: its client must
+            # never be told "deadline" for a request that then commits.
+            cutoff = now + (_COMMIT_MARGIN_S if attempt else 0.0)
+            for r in live:
+                if r.deadline <= cutoff:
+                    _settle(r, DeadlineExceeded("request deadline expired before commit"))
+            live = [r for r in live if r.deadline > cutoff]
             if not live:
                 return
             started = time.perf_counter()
             self.in_transaction = True
             try:
-                results = await loop.run_in_executor(self._writer, self.store.apply_batch, [r.prepared for r in live])
+                # SQLite's busy wait inside BEGIN IMMEDIATE ends a margin before
+                # the earliest deadline in the batch, for the same reason.
+                earliest_ms = (min(r.deadline for r in live) - now - _COMMIT_MARGIN_S) * 1000
+                busy_ms = max(1, min(SQLITE_BUSY_TIMEOUT_MS, int(earliest_ms)))
+                results = await loop.run_in_executor(self._writer, self._apply_batch, [r.prepared for r in live], busy_ms)
             except ArchiveBusy:
                 self.in_transaction = False
                 self.stats.retries += 1
@@ -643,6 +687,16 @@ class Broker:
                 _settle(r, protocol.reply_ok(result.archive_ref, result.pruned_calls))
             await self._after_commit(vacuum)
             return
+
+    def _apply_batch(self, prepared: list[Prepared], busy_ms: int):
+        """Writer thread: apply one batch with SQLite's busy wait bounded to `busy_ms`."""
+        if busy_ms != self._busy_ms:
+            try:
+                self.store.conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
+            except sqlite3.Error as exc:
+                raise map_error(exc, "setting the archive busy timeout") from None
+            self._busy_ms = busy_ms
+        return self.store.apply_batch(prepared)
 
     def _expire_ready(self) -> None:
         now = self.loop.time()

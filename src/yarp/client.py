@@ -113,11 +113,26 @@ class BrokerClient:
                 raise DeadlineExceeded("request deadline expired before an acknowledgement")
             try:
                 if self.sock is None:
-                    self._connect_or_start(deadline)
+                    try:
+                        self._connect_or_start(deadline)
+                    except BrokerUnavailable:
+                        # A broker that died or vanished during the start-up we
+                        # triggered: nothing was sent, so any capture may try
+                        # the whole start-up path again within its deadline.
+                        self.close()
+                        if policy is not ops.ReplayPolicy.SAFE_REPLAY or time.monotonic() + 0.05 >= deadline:
+                            raise
+                        time.sleep(0.02)
+                        continue
                 frame = protocol.envelope(operation, self.correlation_id, min(remaining_ms, MAX_DEADLINE_MS))
                 sent = True
                 self._send(frame, deadline)
                 reply = protocol.parse_reply(self._recv_frame(deadline))
+            except DeadlineExceeded:
+                # The broker may still answer the abandoned request later; a
+                # reused connection would hand that late reply to the next one.
+                self.close()
+                raise
             except _Transport:
                 self.close()
                 if sent and policy is ops.ReplayPolicy.UNKNOWN_ON_DISCONNECT:

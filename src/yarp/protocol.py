@@ -51,10 +51,39 @@ _CONTROL_FIELDS = frozenset({"schema", "correlationId", "control"})
 CONTROLS = ("status",)
 
 
+#: A run of 20 or more digits may be an integer literal beyond 64 bits, which
+#: orjson silently turns into a (rounded) float.
+_LONG_DIGITS = re.compile(rb"[0-9]{20}")
+_MAX_EXACT_INT = 2**53 - 1
+
+
+def _exact_int(text: str) -> int:
+    value = int(text)
+    if abs(value) > _MAX_EXACT_INT:
+        raise ValidationError("JSON value holds an integer beyond ±(2^53−1), which canonical JSON cannot store exactly")
+    return value
+
+
+def _no_constant(_name: str):
+    raise FrameError("JSON holds NaN or Infinity")
+
+
 def decode_json(frame: bytes, what: str) -> Any:
+    """Decode one frame's JSON; integer literals are never rounded into floats."""
     try:
-        return orjson.loads(frame)
+        value = orjson.loads(frame)
     except orjson.JSONDecodeError:
+        raise FrameError(f"{what} is not valid UTF-8 JSON") from None
+    if _LONG_DIGITS.search(frame) is None:
+        return value
+    # Rare: re-read with a parser that sees integer literals as written.
+    import json
+
+    try:
+        return json.loads(frame, parse_int=_exact_int, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
+        if isinstance(exc, YarpError):
+            raise
         raise FrameError(f"{what} is not valid UTF-8 JSON") from None
 
 
