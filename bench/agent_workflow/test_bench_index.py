@@ -38,9 +38,16 @@ REFERENCE = {
     ("real-200", "verify-full"): "0.5-0.8 s",
     ("generated-10000", "sync-no-change"): "1.0 s at 1,000 runs",
     ("generated-10000", "query"): "1.2 s at 1,000 runs",
+    ("real-200", "query --fresh"): "0.55-0.8 s",
+    ("generated-10000", "query --fresh"): "1.2 s at 1,000 runs",
     ("generated-10000", "rebuild"): "11.6 s at 1,000 runs",
 }
-TARGETS = {("real-200", "rebuild"): 1.5, ("generated-10000", "sync-no-change"): 1.0, ("real-200", "query"): 0.1}
+TARGETS = {
+    ("real-200", "rebuild"): 1.5,
+    ("generated-10000", "sync-no-change"): 1.0,
+    ("real-200", "query"): 0.1,
+    ("generated-10000", "query"): 0.1,
+}
 RESULTS: dict = {}
 
 
@@ -127,12 +134,15 @@ def test_sync_one_changed(benchmark, scale, request):
     _record(benchmark, scale, "sync-one-changed")
 
 
+@pytest.mark.parametrize("fresh", [False, True], ids=["probe", "fresh"])
 @pytest.mark.parametrize("scale", ["real-200", "generated-10000"])
-def test_query(benchmark, scale, request):
+def test_query(benchmark, scale, fresh, request):
+    """The default query (bounded freshness probe) beside `--fresh` (every run fingerprinted)."""
     root = request.getfixturevalue("real_root" if scale == "real-200" else "large_root")
     _cli(root, "index", "sync")
-    benchmark.pedantic(_cli, args=(root, "index", "query", "incidents", "--state", "open"), rounds=10, iterations=1)
-    _record(benchmark, scale, "query")
+    argv = ("index", "query", "incidents", "--state", "open") + (("--fresh",) if fresh else ())
+    benchmark.pedantic(_cli, args=(root, *argv), rounds=10, iterations=1)
+    _record(benchmark, scale, "query --fresh" if fresh else "query")
 
 
 @pytest.mark.parametrize("scale", ["real-200", "generated-10000"])

@@ -37,6 +37,6 @@ MAX_SUPERVISOR_JOURNAL_BYTES = 8 * 1024 * 1024
 FRESHNESS_TRUST_MARGIN_NS = 2_000_000_000
 #: Runs the default (probe) freshness check of a query looks at: runs in error,
 #: then active runs, then the most recently indexed ones.
-MAX_FRESHNESS_PROBE_RUNS = 500
+MAX_FRESHNESS_PROBE_RUNS = 256
 #: Runs from which a sync fingerprints in two processes (one forked child).
 PARALLEL_FINGERPRINT_RUNS = 2_000
