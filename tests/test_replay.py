@@ -248,8 +248,6 @@ def test_a_stopped_broker_makes_the_bridge_exit_74_at_the_deadline(sandbox):
     os.kill(broker, signal.SIGKILL)
 
 
-@pytest.mark.xfail(strict=True, reason="client.py bug: BrokerClient keeps its connection after DeadlineExceeded, "
-                   "so the next request on it reads the late reply of the abandoned one (wrong archiveRef)")
 def test_a_client_that_gave_up_on_a_request_does_not_read_its_late_reply(sandbox):
     from yarp.client import BrokerClient
     from yarp.errors import DeadlineExceeded

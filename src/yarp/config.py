@@ -8,8 +8,8 @@ defaults. `yarp config show --json` prints exactly these keys. Loading is cheap
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
+from ._record import Record
 from .errors import UsageError
 from .limits import (
     DEFAULT_CAP_BYTES,
@@ -23,15 +23,27 @@ from .paths import resolve_archive
 CONFIG_ENV = "YARP_CONFIG"
 
 
-@dataclass(frozen=True)
-class Config:
-    pruning_enabled: bool = True
-    cap_bytes: int = DEFAULT_CAP_BYTES
-    recovery_cap_bytes: int = DEFAULT_RECOVERY_CAP_BYTES
-    recovery_cap_lines: int = DEFAULT_RECOVERY_CAP_LINES
-    archive_enabled: bool = True
-    archive_path: str | None = None
-    rule_packs: tuple[str, ...] = field(default_factory=tuple)
+class Config(Record):
+    __slots__ = (
+        "pruning_enabled", "cap_bytes", "recovery_cap_bytes", "recovery_cap_lines", "archive_enabled",
+        "archive_path", "rule_packs",
+    )
+    _defaults = {
+        "pruning_enabled": True,
+        "cap_bytes": DEFAULT_CAP_BYTES,
+        "recovery_cap_bytes": DEFAULT_RECOVERY_CAP_BYTES,
+        "recovery_cap_lines": DEFAULT_RECOVERY_CAP_LINES,
+        "archive_enabled": True,
+        "archive_path": None,
+        "rule_packs": (),
+    }
+    pruning_enabled: bool
+    cap_bytes: int
+    recovery_cap_bytes: int
+    recovery_cap_lines: int
+    archive_enabled: bool
+    archive_path: str | None
+    rule_packs: tuple[str, ...]
 
     def to_json(self, environ=os.environ) -> dict:
         """The reference contract's `config show --json` shape (archive path absolute)."""

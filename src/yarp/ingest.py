@@ -23,7 +23,7 @@ import os
 import stat
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import BinaryIO
 
 import orjson
@@ -168,7 +168,7 @@ def parse_request(frame: bytes, now_ms: int) -> IngestRequest:
             raise BridgeExit(ValidationError(f"begin_call deadlineAtMs is more than {MAX_DEADLINE_MS} ms ahead"))
         deadline_ms = remaining
         # The absolute deadline is ingest-side routing data, not archived content.
-        operation = replace(operation, deadline_at_ms=None)
+        operation = operation.replace(deadline_at_ms=None)
     return IngestRequest(request_id, operation, deadline_ms, identities)
 
 

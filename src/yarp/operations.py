@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import enum
 import hashlib
-from dataclasses import dataclass
-from typing import Any, Union
 
+from ._record import Record
 from .errors import ValidationError
 from .limits import (
     MAX_IDENTITY_CHARS,
@@ -23,6 +22,11 @@ from .limits import (
     MAX_NAME_CHARS,
     MAX_WORKING_DIRECTORY_CHARS,
 )
+
+# typing costs milliseconds on `yarp run`'s path and is needed by annotations only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Unix milliseconds must fit SQLite's signed 64-bit integers and be non-negative.
 MAX_TIME_MS = 2**63 - 1
@@ -33,27 +37,31 @@ UNIT_SEPARATOR = "\x1f"
 # --- Shared parts -----------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Session:
+class Session(Record):
+    __slots__ = ("agent", "account", "source_session_id", "started_at_ms")
+    _defaults = {"started_at_ms": None}
     agent: str
     account: str
     source_session_id: str
-    started_at_ms: int | None = None
+    started_at_ms: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class CallMeta:
+class CallMeta(Record):
+    __slots__ = (
+        "source_call_id", "tool_name", "started_at_ms", "requires_streams", "provider", "model",
+        "working_directory",
+    )
+    _defaults = {"provider": None, "model": None, "working_directory": None}
     source_call_id: str
     tool_name: str
     started_at_ms: int
     requires_streams: bool
-    provider: str | None = None
-    model: str | None = None
-    working_directory: str | None = None
+    provider: str | None
+    model: str | None
+    working_directory: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class StreamFile:
+class StreamFile(Record):
     """A spool or source-output file named by path, with the identity the sender saw.
 
     `device`, `inode` and `size` are None when the sender did not declare them
@@ -61,23 +69,26 @@ class StreamFile:
     opens and relies on content checks for replays.
     """
 
+    __slots__ = ("path", "device", "inode", "size")
+    _defaults = {"device": None, "inode": None, "size": None}
     path: str
-    device: int | None = None
-    inode: int | None = None
-    size: int | None = None
+    device: int | None
+    inode: int | None
+    size: int | None
 
 
 # --- Operations -----------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class BeginCall:
+class BeginCall(Record):
+    __slots__ = ("session", "call", "input_before", "input_after", "captured_at_ms", "deadline_at_ms")
+    _defaults = {"deadline_at_ms": None}
     session: Session
     call: CallMeta
     input_before: Any
     input_after: Any
     captured_at_ms: int
-    deadline_at_ms: int | None = None
+    deadline_at_ms: int | None
 
     kind = "begin_call"
     sequence = 0
@@ -87,8 +98,11 @@ class BeginCall:
         return self.call.source_call_id
 
 
-@dataclass(frozen=True, slots=True)
-class CaptureStreams:
+class CaptureStreams(Record):
+    __slots__ = (
+        "session", "source_call_id", "captured_at_ms", "stdout_before", "stderr_before", "stdout_after",
+        "stderr_after",
+    )
     session: Session
     source_call_id: str
     captured_at_ms: int
@@ -101,8 +115,8 @@ class CaptureStreams:
     sequence = 1
 
 
-@dataclass(frozen=True, slots=True)
-class CapturePassthroughStreams:
+class CapturePassthroughStreams(Record):
+    __slots__ = ("session", "source_call_id", "captured_at_ms", "stdout", "stderr")
     session: Session
     source_call_id: str
     captured_at_ms: int
@@ -113,20 +127,21 @@ class CapturePassthroughStreams:
     sequence = 1
 
 
-@dataclass(frozen=True, slots=True)
-class ResultBefore:
+class ResultBefore(Record):
+    __slots__ = ("session", "source_call_id", "result", "captured_at_ms", "full_output")
+    _defaults = {"full_output": None}
     session: Session
     source_call_id: str
     result: Any
     captured_at_ms: int
-    full_output: StreamFile | None = None
+    full_output: StreamFile | None
 
     kind = "result_before"
     sequence = 2
 
 
-@dataclass(frozen=True, slots=True)
-class ResultText:
+class ResultText(Record):
+    __slots__ = ("session", "source_call_id", "text", "source_completeness", "captured_at_ms")
     session: Session
     source_call_id: str
     text: str
@@ -137,8 +152,8 @@ class ResultText:
     sequence = 3
 
 
-@dataclass(frozen=True, slots=True)
-class StageResult:
+class StageResult(Record):
+    __slots__ = ("session", "source_call_id", "result", "is_error", "captured_at_ms")
     session: Session
     source_call_id: str
     result: Any
@@ -149,8 +164,8 @@ class StageResult:
     sequence = 4
 
 
-@dataclass(frozen=True, slots=True)
-class FinishCall:
+class FinishCall(Record):
+    __slots__ = ("session", "source_call_id", "result", "is_error", "executed", "finished_at_ms")
     session: Session
     source_call_id: str
     result: Any
@@ -162,8 +177,8 @@ class FinishCall:
     sequence = 5
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateFinalResult:
+class UpdateFinalResult(Record):
+    __slots__ = ("session", "source_call_id", "result", "is_error", "finished_at_ms")
     session: Session
     source_call_id: str
     result: Any
@@ -174,25 +189,25 @@ class UpdateFinalResult:
     sequence = 6
 
 
-@dataclass(frozen=True, slots=True)
-class PruneBefore:
+class PruneBefore(Record):
+    __slots__ = ("timestamp_ms",)
     timestamp_ms: int
 
     kind = "prune_before"
     sequence = 0
 
 
-CaptureOperation = Union[
-    BeginCall,
-    CaptureStreams,
-    CapturePassthroughStreams,
-    ResultBefore,
-    ResultText,
-    StageResult,
-    FinishCall,
-    UpdateFinalResult,
-]
-ArchiveOperation = Union[CaptureOperation, PruneBefore]
+CaptureOperation = (
+    BeginCall
+    | CaptureStreams
+    | CapturePassthroughStreams
+    | ResultBefore
+    | ResultText
+    | StageResult
+    | FinishCall
+    | UpdateFinalResult
+)
+ArchiveOperation = CaptureOperation | PruneBefore
 
 #: Every operation type, in sequence order. Tests enumerate this tuple.
 OPERATION_TYPES: tuple[type, ...] = (

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 
+from ._record import Record
 from .errors import ArchiveMissing, UnsafePath
 
 ARCHIVE_FILENAME = "tool-calls.sqlite3"
@@ -25,10 +25,10 @@ ARCHIVE_ENV = "YARP_ARCHIVE"
 COMPANION_SUFFIXES = ("-wal", "-shm")
 
 
-@dataclass(frozen=True)
-class ArchiveLocation:
+class ArchiveLocation(Record):
     """An absolute archive path and whether it is the known default location."""
 
+    __slots__ = ("path", "is_default")
     path: str
     is_default: bool
 

@@ -314,7 +314,10 @@ class Runner:
     def _visible(self, spool: Spool, status: int) -> tuple[str, str] | None:
         """Write the visible form; return its (stdout, stderr) files, or None when it is the raw form."""
         rule = None
-        if self.config.pruning_enabled:
+        silent = os.path.getsize(spool.stdout_before) == 0 and os.path.getsize(spool.stderr_before) == 0
+        if self.config.pruning_enabled and not silent:
+            # Loading and compiling the rule set is the costliest step of a quiet
+            # command's run; an empty output has nothing to prune.
             from .shell.rules import load_rules, select_rule
 
             rule = select_rule(self.argv, load_rules(self.config.rule_packs))

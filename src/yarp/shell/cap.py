@@ -20,9 +20,9 @@ caller commits the exact text before it shows the capped form.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Sequence
 
+from .._record import Record
 from ..limits import DEFAULT_CAP_BYTES
 
 COMPLETENESS = ("complete", "incomplete", "unknown")
@@ -36,10 +36,10 @@ def marker(source_bytes: int, cap: int, archive_ref: str, source: str, completen
     )
 
 
-@dataclass(frozen=True, slots=True)
-class CapPlan:
+class CapPlan(Record):
     """Where the cap cuts a text of `source_bytes` bytes: keep [0, head) and [tail, end)."""
 
+    __slots__ = ("source_bytes", "head", "tail", "marker")
     source_bytes: int
     head: int
     tail: int

@@ -25,15 +25,14 @@ import codecs
 import os
 import re
 from collections import deque
-from dataclasses import dataclass
 
+from .._record import Record
 from ..limits import MARKER_COST, MAX_CARRY_BYTES
 from ..limits import REDUCER_CHUNK_BYTES as CHUNK_BYTES
 from .rules import Limits, Rule
 
 
-@dataclass(frozen=True, slots=True)
-class Family:
+class Family(Record):
     """What one reducer kind treats as evidence, and how it summarises a stream.
 
     Evidence is a tuple of byte literals, searched with `bytes.find` (C speed,
@@ -43,13 +42,15 @@ class Family:
     no evidence at all; literals keep the worst case above 100 MB/s.
     """
 
+    __slots__ = ("name", "evidence", "search_hint", "counters", "count_lines_as")
+    _defaults = {"counters": (), "count_lines_as": None}
     name: str
     evidence: tuple[bytes, ...]
     search_hint: str
     #: (summary field, bytes) pairs counted with `bytes.count`, same newline convention.
-    counters: tuple[tuple[str, bytes], ...] = ()
+    counters: tuple[tuple[str, bytes], ...]
     #: Field name under which the summary reports the line count (search results, file lists).
-    count_lines_as: str | None = None
+    count_lines_as: str | None
 
 
 FAMILIES: dict[str, Family] = {
@@ -154,10 +155,10 @@ class _Evidence:
         return next_hit
 
 
-@dataclass(frozen=True, slots=True)
-class ReduceStats:
+class ReduceStats(Record):
     """What a reducer did: bytes in and out, lines in and omitted, and whether it changed anything."""
 
+    __slots__ = ("source_bytes", "shown_bytes", "source_lines", "omitted_lines", "reduced")
     source_bytes: int
     shown_bytes: int
     source_lines: int

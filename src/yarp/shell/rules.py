@@ -20,9 +20,9 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from .._record import Record
 from ..errors import UsageError
 from ..limits import (
     MAX_PACK_FILE_BYTES,
@@ -58,10 +58,13 @@ LIMIT_BOUNDS: dict[str, tuple[int, int]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(Record):
     """How much of one stream a reducer may show for one outcome (success or failure)."""
 
+    __slots__ = (
+        "head_lines", "tail_lines", "context_lines", "max_important_lines", "max_line_bytes",
+        "max_output_bytes", "min_savings_bytes",
+    )
     head_lines: int
     tail_lines: int
     context_lines: int
@@ -69,11 +72,6 @@ class Limits:
     max_line_bytes: int
     max_output_bytes: int
     min_savings_bytes: int
-
-    def replace(self, **changes: int) -> "Limits":
-        values = {name: getattr(self, name) for name in LIMIT_BOUNDS}
-        values.update(changes)
-        return Limits(**values)
 
 
 #: Defaults a rule's `[rule.success]` / `[rule.failure]` tables override key by key.
@@ -88,10 +86,13 @@ DEFAULT_FAILURE = Limits(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(Record):
     """One compiled rule. `keep`/`drop` are compiled bytes regexes (or None)."""
 
+    __slots__ = (
+        "id", "programs", "argv_prefix", "required_args", "action", "reducer", "transform", "keep", "drop",
+        "search_hint", "success", "failure", "origin",
+    )
     id: str
     programs: tuple[str, ...]
     argv_prefix: tuple[str, ...]
@@ -178,10 +179,10 @@ class RuleSet:
         return Selection("ambiguous" if transforms else "unknown", None)
 
 
-@dataclass(frozen=True, slots=True)
-class Selection:
+class Selection(Record):
     """The outcome of matching one argv: `reduce`, `transform`, `passthrough`, `ambiguous` or `unknown`."""
 
+    __slots__ = ("outcome", "rule")
     outcome: str
     rule: Rule | None
 
