@@ -20,7 +20,6 @@ import fcntl
 import hashlib
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 
 from .errors import UnsafePath
@@ -82,6 +81,8 @@ def runtime_base(environ=os.environ) -> str:
             _ensure_private_dir(xdg, "XDG_RUNTIME_DIR")
             raise UnsafePath("XDG_RUNTIME_DIR is not a private directory")
         return xdg
+    import tempfile  # only for the fallback; it costs every client a few ms otherwise
+
     base = os.path.join(tempfile.gettempdir(), f"yarp-runtime-{os.geteuid()}")
     _ensure_private_dir(base, "runtime base directory")
     return base

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -42,6 +41,10 @@ def run(args) -> int:
 
 
 def _status(location, as_json: bool) -> int:
+    # Imported here: the broker itself starts through this module, and its
+    # cold start should not pay for a JSON encoder it never uses.
+    import json
+
     from ..client import BrokerClient
     from ..runtime import check_socket_entry, runtime_paths
 
