@@ -139,9 +139,6 @@ def test_slowloris_half_frames_do_not_hold_memory_or_block_others(live, request)
     wait_for(lambda: broker_status(benv)["clients"] == 1, 30, 0.1)
 
 
-@pytest.mark.xfail(strict=True, reason="broker.py bug: ClientProtocol has no pause_writing/resume_writing and "
-                   "Broker.admit answers status controls without looking at the transport's write buffer, so a "
-                   "client that never reads its replies grows the broker's memory without bound")
 def test_a_client_that_never_reads_its_replies_is_bounded(live):
     benv, proc, _impl = live
     _served(benv, "warm")

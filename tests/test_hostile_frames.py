@@ -259,7 +259,8 @@ def test_hostile_frames_get_bounded_errors_and_never_echo(served):
     if "oversize" in outcomes:
         assert outcomes["oversize"] <= {"closed", "frame_too_large", "frame"}
     if "identity-reuse" in outcomes:
-        assert outcomes["identity-reuse"] == {"conflict"}
+        # Conflicting content, or content refused before it could conflict (e.g. an integer beyond 2^53).
+        assert outcomes["identity-reuse"] <= {"conflict", "validation"}
     if "sequence-regression" in outcomes:
         assert outcomes["sequence-regression"] == {"validation"}
     print(served[2], {k: sorted(v) for k, v in outcomes.items()})
@@ -271,9 +272,6 @@ def test_hostile_frames_soak(served):
     print(served[2], {k: sorted(v) for k, v in outcomes.items()})
 
 
-@pytest.mark.xfail(strict=True, reason="protocol.decode_json / ingest.parse_request bug: orjson.loads turns an integer "
-                   "literal outside 64 bits (20-309 digits) into a float, so an integer beyond 2^53-1 that "
-                   "docs/decisions.md says is refused is stored as 1e+20 instead")
 def test_integer_literals_beyond_64_bits_are_refused_not_rounded(served):
     benv, _proc, _impl = served
     with RawConn.ready(benv) as conn:

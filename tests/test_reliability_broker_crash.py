@@ -199,10 +199,6 @@ def test_kill9_under_load_soak(env):
     print("broker-crash soak:", result)
 
 
-@pytest.mark.xfail(strict=True, reason="client.py bug: BrokerClient.request retries only _Transport; a broker that "
-                   "dies during the start-up it triggered raises BrokerUnavailable ('the broker exited during "
-                   "start-up' / 'closed its ready pipe without a signal') and a SafeReplay capture fails with most "
-                   "of its deadline left")
 def test_a_broker_killed_during_start_up_is_retried_within_the_deadline(env):
     import threading
 
