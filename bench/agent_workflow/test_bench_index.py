@@ -22,7 +22,6 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(REPO, "tests", "agent_workflow"))
 
 from generate import generate  # noqa: E402
 
@@ -58,9 +57,21 @@ def _cli(root: str, *argv: str) -> None:
     assert done.returncode == 0, done.stderr.decode()[:400]
 
 
+def _unpack():
+    # Loaded by path: bench/conftest.py is also importable as `conftest`.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "agent_workflow_test_conftest", os.path.join(REPO, "tests", "agent_workflow", "conftest.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.unpack
+
+
 @pytest.fixture(scope="session")
 def sources():
-    from conftest import unpack
+    unpack = _unpack()
 
     archives = [os.path.join(DATA_DIR, f"{name}-200.tar.zst") for name in ("launched", "journals")]
     if not all(os.path.exists(a) for a in archives):

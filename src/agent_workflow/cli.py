@@ -16,7 +16,6 @@ traceback reaches the user. There is no way to run arbitrary SQL.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from .errors import EXIT_DATA, EXIT_OK, EXIT_USAGE, AgentWorkflowError, UsageError, bounded_text
@@ -84,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _emit(args, document: dict, text: str) -> None:
     if args.json:
+        import json
+
         sys.stdout.write(json.dumps(document, sort_keys=True, indent=2) + "\n")
     else:
         sys.stdout.write(text + "\n")

@@ -13,10 +13,8 @@ Discovery only lists and stats; it never opens evidence for writing.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-from typing import NamedTuple
 
 from .limits import PARALLEL_FINGERPRINT_RUNS
 from .state_root import StateRoot
@@ -25,12 +23,20 @@ RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\Z")
 STRUCTURED_SUFFIXES = (".json", ".jsonl")
 
 
-class RunDir(NamedTuple):
-    session_id: str
-    storage_class: str  # "active" | "archive"
-    source_dir: str  # "runs" | "archive"
-    path: str
-    is_symlink: bool = False
+class RunDir:
+    """One discovered run directory (plain slots: queries should not pay for typing/dataclasses)."""
+
+    __slots__ = ("session_id", "storage_class", "source_dir", "path", "is_symlink")
+
+    def __init__(self, session_id: str, storage_class: str, source_dir: str, path: str, is_symlink: bool = False):
+        self.session_id = session_id
+        self.storage_class = storage_class  # "active" | "archive"
+        self.source_dir = source_dir  # "runs" | "archive"
+        self.path = path
+        self.is_symlink = is_symlink
+
+    def __repr__(self) -> str:
+        return f"RunDir({self.session_id!r}, {self.storage_class!r}, {self.source_dir!r}, {self.path!r}, {self.is_symlink})"
 
 
 def discover_runs(root: StateRoot, only: str | None = None) -> dict[str, RunDir]:
@@ -101,6 +107,8 @@ def fingerprint_entries(entries) -> str:
     # Unambiguous: a file name cannot contain NUL and every other field is a
     # decimal number, so two different entry lists never give the same text.
     text = "\n".join(["%s\0%d\0%d\0%d\0%d\0%d" % entry for entry in entries])
+    import hashlib
+
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
@@ -202,5 +210,7 @@ def tree_fingerprint(path: str) -> str:
             full = os.path.join(dirpath, name)
             st = os.lstat(full)
             parts.append(f"{os.path.relpath(full, path)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_mode:o}\0{st.st_uid}")
+    import hashlib
+
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
