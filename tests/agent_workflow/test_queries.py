@@ -234,3 +234,18 @@ def test_envelope_reports_errors_and_staleness(query_root):
     code, out, _ = cli("index", "query", "errors", "--state-root", query_root)
     assert out.startswith("index: incomplete (") and "1 errors)" in out.splitlines()[0]
     assert canonical_sha({"a": 1})
+
+
+def test_run_rows_count_latest_states_like_the_overview_view(query_root):
+    rows = {r["session_id"]: r for r in _query(query_root, "runs")}
+    view = {
+        sid: (incidents, permissions)
+        for sid, incidents, permissions in db(query_root).execute(
+            "SELECT session_id, open_incident_count, pending_permission_count FROM run_overview"
+            " WHERE index_state != 'historical_artifact'"
+        )
+    }
+    assert {sid: (r["open_incident_count"], r["pending_permission_count"]) for sid, r in rows.items()} == view
+    # syn-0000's only incident was resolved: by latest state it is not open.
+    assert rows["syn-0000"]["open_incident_count"] == 0
+    assert sum(r["open_incident_count"] for r in rows.values()) > 0
