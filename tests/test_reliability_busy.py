@@ -167,3 +167,22 @@ def test_idle_shutdown_checkpoint_blocked_by_a_reader_is_visible():
             reader.kill()
         proc.stop()
         cleanup_broker_env(benv)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("round_", range(20))
+def test_deadline_under_foreign_lock_soak(live, round_):
+    benv, _proc = live
+    holder = LockHolder(benv.archive, "BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(DeadlineExceeded):
+            benv.request(begin(f"expired-{round_}"), timeout=0.05 + round_ * 0.01)
+        holder.release()
+    finally:
+        holder.kill()
+    assert benv.request(begin(f"fresh-{round_}"), timeout=10)["ok"] is True
+    db = benv.db()
+    try:
+        assert db.execute("SELECT count(*) FROM tool_calls WHERE source_call_id LIKE 'expired-%'").fetchone()[0] == 0
+    finally:
+        db.close()

@@ -187,3 +187,13 @@ def test_handshake_then_death_loop_leaves_no_client_behind(env):
         broker.stop()
         raise
     assert broker.wait_exit(30) == 0
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("round_", range(20))
+def test_killed_clients_soak(round_):
+    benv = make_env(idle_ms=800)
+    try:
+        test_killed_clients_release_admission_and_the_broker_idles_out(benv)
+    finally:
+        cleanup_broker_env(benv)

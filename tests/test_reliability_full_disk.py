@@ -146,3 +146,9 @@ def test_full_disk_is_terminal_bounded_and_leaves_no_fallback(small_fs):
     verify = run_verify(benv, archive)
     assert verify.returncode == 0, verify.stderr
     print("full disk:", {"refused": refused, **counts})
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("round_", range(10))
+def test_full_disk_soak(small_fs, round_):
+    test_full_disk_is_terminal_bounded_and_leaves_no_fallback(small_fs)

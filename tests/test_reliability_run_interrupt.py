@@ -68,7 +68,7 @@ def test_signal_to_runner_waiting_on_a_stalled_broker_keeps_output_and_status(en
 
     assert env.request(begin("warm"))["ok"] is True
     (broker,) = broker_pids(env.archive)
-    marker = os.path.join(env.root, "child-started")
+    marker = os.path.join(env.root, f"child-started-{time.monotonic_ns()}")
     run = _start_run(env, marker, 5)
     try:
         _stall_after_child(env, marker, broker)
@@ -91,7 +91,7 @@ def test_broker_killed_while_runner_waits_is_replayed_exactly_once(env):
 
     assert env.request(begin("warm"))["ok"] is True
     (broker,) = broker_pids(env.archive)
-    marker = os.path.join(env.root, "child-started")
+    marker = os.path.join(env.root, f"child-started-{time.monotonic_ns()}")
     run = _start_run(env, marker, 3)
     _stall_after_child(env, marker, broker)
     time.sleep(0.6)
@@ -109,7 +109,7 @@ def test_broker_killed_while_runner_waits_is_replayed_exactly_once(env):
 def test_archive_unreachable_after_broker_death_emits_raw_bytes_and_status(env):
     assert env.request(begin("warm"))["ok"] is True
     (broker,) = broker_pids(env.archive)
-    marker = os.path.join(env.root, "child-started")
+    marker = os.path.join(env.root, f"child-started-{time.monotonic_ns()}")
     run = _start_run(env, marker, 9)
     _stall_after_child(env, marker, broker)
     # The next broker cannot start: the override archive directory is no longer private.
@@ -130,7 +130,7 @@ def test_archive_unreachable_after_broker_death_emits_raw_bytes_and_status(env):
 
 def test_runner_killed_while_its_child_runs_leaves_only_a_started_call(env):
     assert env.request(begin("warm"))["ok"] is True
-    marker = os.path.join(env.root, "child-started")
+    marker = os.path.join(env.root, f"child-started-{time.monotonic_ns()}")
     run = _start_run(env, marker, 0)
     wait_for(lambda: os.path.exists(marker), 20)
     run.send_signal(signal.SIGKILL)
@@ -141,3 +141,15 @@ def test_runner_killed_while_its_child_runs_leaves_only_a_started_call(env):
     assert counts["started"] >= 1  # the run's own call stays started: incomplete, never half-written
     verify = run_verify(env)
     assert verify.returncode == 0 and b"archive: ok" in verify.stdout
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("round_", range(10))
+def test_broker_killed_while_runner_waits_soak(round_):
+    benv = make_env(idle_ms=600_000)
+    try:
+        test_broker_killed_while_runner_waits_is_replayed_exactly_once(benv)
+        test_signal_to_runner_waiting_on_a_stalled_broker_keeps_output_and_status(
+            benv, (signal.SIGINT, signal.SIGTERM)[round_ % 2])
+    finally:
+        cleanup_broker_env(benv)
