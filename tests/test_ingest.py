@@ -415,3 +415,16 @@ def test_the_protocol_document_shows_every_operation_with_a_valid_example():
         assert obj["schemaVersion"] == 1
         body = {k: v for k, v in obj.items() if k not in ("requestId", "schemaVersion", "deadlineAtMs")}
         assert type(ops.parse_operation(body)).kind == kind
+
+
+def test_an_integer_beyond_64_bits_is_refused_not_rounded(shared_sandbox):
+    # orjson alone reads a 25-digit literal as a float; the bridge must never
+    # archive 1e+24 for it. Canonical JSON cannot hold it, so it is refused.
+    req = {"requestId": 1, "schemaVersion": 1, **begin_call(session("sess-bignum"), "bignum-call", input_before={"n": 1})}
+    frame = encode(req).replace(b'"n":1', b'"n":1000000000000000000000001').replace(b'"n": 1', b'"n": 1000000000000000000000001')
+    body = frame[8:]
+    frame = len(body).to_bytes(8, "big") + body
+    assert b"1000000000000000000000001" in frame
+    status, acks, err, _ = run_bridge(shared_sandbox, frame)
+    assert status == 0 and acks[0]["ok"] is False
+    assert "integer" in acks[0]["error"]

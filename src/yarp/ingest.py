@@ -44,6 +44,7 @@ from .errors import (
 from .fastframe import FrameSplitter
 from .limits import DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MAX_FRAME_BYTES
 from .paths import ArchiveLocation
+from .protocol import decode_json
 
 SCHEMA_VERSION = 1
 #: Time allowed to reach (or start) the broker before any input is read.
@@ -138,9 +139,10 @@ def _declare_files(obj: dict) -> dict:
 def parse_request(frame: bytes, now_ms: int) -> IngestRequest:
     """Validate one ingest frame; raise `BridgeExit` for contract violations."""
     try:
-        obj = orjson.loads(frame)
-    except orjson.JSONDecodeError:
-        raise BridgeExit(FrameError("request frame is not valid UTF-8 JSON")) from None
+        # The protocol's decoder never rounds an integer literal into a float.
+        obj = decode_json(frame, "request frame")
+    except YarpError as exc:
+        raise BridgeExit(exc) from None
     if not isinstance(obj, dict):
         raise BridgeExit(ValidationError("request must be a JSON object"))
     request_id = obj.get("requestId")

@@ -57,14 +57,13 @@ CONTROLS = ("status",)
 #: faster than the equivalent regular expression.
 _DIGITS_ONLY = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
 _TWENTY_DIGITS = b"0" * 20
-_MAX_EXACT_INT = 2**53 - 1
 
 
 def _exact_int(text: str) -> int:
-    value = int(text)
-    if abs(value) > _MAX_EXACT_INT:
-        raise ValidationError("JSON value holds an integer beyond ±(2^53−1), which canonical JSON cannot store exactly")
-    return value
+    # Kept exact: the operation's preparation refuses what canonical JSON cannot
+    # store, as one request-local error, instead of ending the connection here.
+    # Python's digit limit (4,300) bounds the conversion cost.
+    return int(text)
 
 
 def _no_constant(_name: str):
@@ -167,18 +166,25 @@ class Control:
 
 
 def envelope(operation: ops.ArchiveOperation, correlation_id: str, deadline_ms: int) -> bytes:
-    """Encode one request envelope for `operation` (client side)."""
-    return orjson.dumps(
-        {
-            "schema": SCHEMA,
-            "correlationId": correlation_id,
-            "operationId": ops.operation_id(operation),
-            "sourceKey": ops.source_key(operation),
-            "sequence": operation.sequence,
-            "deadlineMs": deadline_ms,
-            "operation": ops.operation_to_json(operation),
-        }
-    )
+    """Encode one request envelope for `operation` (client side).
+
+    Raises `ValidationError` for a value JSON framing cannot carry (an integer
+    beyond 64 bits, which canonical JSON could not store either).
+    """
+    body = {
+        "schema": SCHEMA,
+        "correlationId": correlation_id,
+        "operationId": ops.operation_id(operation),
+        "sourceKey": ops.source_key(operation),
+        "sequence": operation.sequence,
+        "deadlineMs": deadline_ms,
+        "operation": ops.operation_to_json(operation),
+    }
+    try:
+        return orjson.dumps(body)
+    except TypeError:
+        raise ValidationError("operation holds a value that cannot be archived (an integer beyond 64 bits "
+                              "or a non-JSON type)") from None
 
 
 def control(correlation_id: str, name: str) -> bytes:
