@@ -53,10 +53,14 @@ from .fastframe import FrameSplitter, encode_frame
 from .limits import (
     BATCH_WAIT_MS,
     BROKER_IDLE_MS,
+    COMMIT_LATENCY_SAMPLES,
+    COMMIT_MARGIN_S,
+    INLINE_PREPARE_BYTES,
     MAX_ADMITTED_BODY_BYTES,
     MAX_ADMITTED_TOTAL,
     MAX_BATCH_PAYLOAD_BYTES,
     MAX_BATCH_REQUESTS,
+    MAX_CONTROL_FRAME_BYTES,
     MAX_FRAME_BYTES,
     MAX_HANDSHAKE_BYTES,
     MAX_SEQUENCE_CACHE_KEYS,
@@ -81,14 +85,7 @@ IDLE_ENV = "YARP_BROKER_IDLE_MS"
 POOL_ENV = "YARP_BROKER_POOL"
 #: Measurement knob: frames up to this many bytes are prepared on the event loop.
 INLINE_ENV = "YARP_BROKER_INLINE_BYTES"
-INLINE_PREPARE_BYTES = 64 * 1024
 _PEERCRED = struct.Struct("3i")
-_COMMIT_SAMPLES = 1024
-#: Time kept between the end of a busy wait and a request's deadline, so a
-#: commit that starts after waiting finishes before the client gives up.
-_COMMIT_MARGIN_S = 0.02
-#: Control requests are tiny; larger frames are never probed for one.
-_CONTROL_MAX_BYTES = 512
 
 
 def prepare_request(operation_obj: dict, source_key: str, operation_id: str) -> Prepared:
@@ -119,7 +116,7 @@ class Stats:
         self.failures = 0
         self.batches = 0
         self.retries = 0
-        self.commit_ms: collections.deque[float] = collections.deque(maxlen=_COMMIT_SAMPLES)
+        self.commit_ms: collections.deque[float] = collections.deque(maxlen=COMMIT_LATENCY_SAMPLES)
         self.checkpoints = 0
         self.checkpoint_failures = 0
 
@@ -468,7 +465,7 @@ class Broker:
                     client.pause()
                 return
             frame, arrived = client.pending[0]
-            if len(frame) <= _CONTROL_MAX_BYTES and b'"control"' in frame and self._answer_control(client, frame):
+            if len(frame) <= MAX_CONTROL_FRAME_BYTES and b'"control"' in frame and self._answer_control(client, frame):
                 client.pending.popleft()
                 continue
             over_count = self.admitted_count >= MAX_ADMITTED_TOTAL
@@ -642,7 +639,7 @@ class Broker:
             # After a busy attempt, a request too close to its deadline to
             # commit before it is refused rather than risked: its client must
             # never be told "deadline" for a request that then commits.
-            cutoff = now + (_COMMIT_MARGIN_S if attempt else 0.0)
+            cutoff = now + (COMMIT_MARGIN_S if attempt else 0.0)
             for r in live:
                 if r.deadline <= cutoff:
                     _settle(r, DeadlineExceeded("request deadline expired before commit"))
@@ -654,7 +651,7 @@ class Broker:
             try:
                 # SQLite's busy wait inside BEGIN IMMEDIATE ends a margin before
                 # the earliest deadline in the batch, for the same reason.
-                earliest_ms = (min(r.deadline for r in live) - now - _COMMIT_MARGIN_S) * 1000
+                earliest_ms = (min(r.deadline for r in live) - now - COMMIT_MARGIN_S) * 1000
                 busy_ms = max(1, min(SQLITE_BUSY_TIMEOUT_MS, int(earliest_ms)))
                 results = await loop.run_in_executor(self._writer, self._apply_batch, [r.prepared for r in live], busy_ms)
             except ArchiveBusy:

@@ -57,6 +57,16 @@ BROKER_IDLE_MS = 60_000
 BROKER_START_TIMEOUT_S = 5.0
 #: Longest socket path (platform limit for sun_path, with margin).
 MAX_SOCKET_PATH_BYTES = 104
+#: Frames up to this size that name no files are prepared on the event loop
+#: (cheaper than a pool hop); larger ones go to the worker pool.
+INLINE_PREPARE_BYTES = 64 * 1024
+#: Time kept between the end of a busy wait and a request's deadline, so a
+#: commit that starts after waiting finishes before the client gives up.
+COMMIT_MARGIN_S = 0.02
+#: Largest frame probed for a control request (status); controls are tiny.
+MAX_CONTROL_FRAME_BYTES = 512
+#: Commit latencies kept for the status percentiles.
+COMMIT_LATENCY_SAMPLES = 1024
 #: WAL size that triggers a passive checkpoint between batches.
 WAL_CHECKPOINT_BYTES = 64 * 1024 * 1024
 
