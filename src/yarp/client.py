@@ -18,12 +18,8 @@ broker rejection is terminal and never transport-retried.
 
 from __future__ import annotations
 
-import fcntl
 import os
-import secrets
-import select
 import socket
-import subprocess
 import sys
 import time
 
@@ -180,7 +176,7 @@ class BrokerClient:
         self.sock = sock
         self._splitter = FrameSplitter(MAX_HANDSHAKE_BYTES)
         self._frames = []
-        correlation = "c-" + secrets.token_hex(8)
+        correlation = "c-" + os.urandom(8).hex()
         try:
             self._send(protocol.handshake(self.paths.archive_id, correlation), deadline)
             reply = self._recv_frame(deadline)
@@ -201,7 +197,13 @@ class BrokerClient:
     def _connect_or_start(self, deadline: float) -> None:
         if self._try_connect(deadline):
             return
-        lock_fd = open_lock_file(self.paths.startup_lock)
+        try:
+            # The runtime directory may have been removed since we resolved it
+            # (a cleaned /tmp, a finished session): check or recreate it first.
+            self.paths = runtime_paths(self.location.path, self.environ)
+            lock_fd = open_lock_file(self.paths.startup_lock)
+        except OSError as exc:
+            raise BrokerUnavailable(f"cannot use the broker runtime directory: {exc.strerror or 'I/O error'}") from None
         try:
             while not try_lock(lock_fd):
                 if self._try_connect(deadline):
@@ -224,6 +226,12 @@ class BrokerClient:
             os.close(lock_fd)
 
     def _start_broker(self, lock_fd: int, deadline: float) -> None:
+        # Only the client that starts a broker needs these; `yarp run` against a
+        # running broker never pays for importing them.
+        import fcntl
+        import select
+        import subprocess
+
         read_fd, write_fd = os.pipe()
         env = dict(self.environ)
         env[STARTUP_FD_ENV] = str(lock_fd)

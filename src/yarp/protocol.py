@@ -27,20 +27,29 @@ Reply: ``{"ok": true, "archiveRef"?, "prunedCalls"?}`` or
 (cheap, structural); `check_identities` (run with the operation's preparation,
 off the loop) proves the operation identity, source key and sequence match the
 operation itself. Unknown fields, schemas, identities and sequences fail.
+
+The broker side encodes and decodes with orjson. The client side (handshake,
+envelopes, replies as seen by `yarp run`, ingest and prune) uses the standard
+`json` module: importing orjson costs about 20 ms (it loads dataclasses, uuid,
+datetime and json itself), paid by every shell command `yarp run` wraps, while
+a client encodes one small envelope at a time.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass
-from typing import Any
-
-import orjson
 
 from . import operations as ops
+from ._record import Record
 from ._version import __version__
 from .errors import FrameError, HandshakeMismatch, ValidationError, YarpError, bounded_text
 from .limits import MAX_CORRELATION_ID_CHARS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
+
+# typing costs milliseconds on `yarp run`'s path and is needed by annotations only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA = "yarp.archive-broker.v1"
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
@@ -70,8 +79,30 @@ def _no_constant(_name: str):
     raise FrameError("JSON holds NaN or Infinity")
 
 
+def _orjson():
+    import orjson  # broker side only; see the module docstring
+
+    return orjson
+
+
+def _client_dumps(obj: Any) -> bytes:
+    try:
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
+        raise ValidationError("operation holds a value that cannot be archived (NaN, a lone surrogate "
+                              "or a non-JSON type)") from None
+
+
+def _client_loads(frame: bytes, what: str) -> Any:
+    try:
+        return json.loads(frame)
+    except (ValueError, RecursionError):
+        raise FrameError(f"{what} is not valid UTF-8 JSON") from None
+
+
 def decode_json(frame: bytes, what: str) -> Any:
     """Decode one frame's JSON; integer literals are never rounded into floats."""
+    orjson = _orjson()
     try:
         value = orjson.loads(frame)
     except orjson.JSONDecodeError:
@@ -93,7 +124,7 @@ def decode_json(frame: bytes, what: str) -> Any:
 
 
 def handshake(archive_id: str, correlation_id: str) -> bytes:
-    return orjson.dumps(
+    return _client_dumps(
         {"schema": SCHEMA, "binaryVersion": __version__, "archiveId": archive_id, "correlationId": correlation_id}
     )
 
@@ -128,11 +159,11 @@ def handshake_reply(archive_id: str, correlation_id: str | None, error: YarpErro
     if error is not None:
         reply["error"] = error.message
         reply["code"] = error.code
-    return orjson.dumps(reply)
+    return _orjson().dumps(reply)
 
 
 def check_handshake_reply(frame: bytes, archive_id: str, correlation_id: str) -> None:
-    obj = decode_json(frame, "handshake reply")
+    obj = _client_loads(frame, "handshake reply")
     if not isinstance(obj, dict):
         raise HandshakeMismatch("handshake reply is not an object")
     if obj.get("ok") is not True:
@@ -146,10 +177,10 @@ def check_handshake_reply(frame: bytes, archive_id: str, correlation_id: str) ->
 # --- envelopes ------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Envelope:
+class Envelope(Record):
     """The routing part of a request, validated on the event loop."""
 
+    __slots__ = ("correlation_id", "operation_id", "source_key", "sequence", "deadline_ms", "operation", "kind")
     correlation_id: str
     operation_id: str
     source_key: str
@@ -159,8 +190,8 @@ class Envelope:
     kind: str
 
 
-@dataclass(frozen=True, slots=True)
-class Control:
+class Control(Record):
+    __slots__ = ("correlation_id", "control")
     correlation_id: str
     control: str
 
@@ -168,27 +199,25 @@ class Control:
 def envelope(operation: ops.ArchiveOperation, correlation_id: str, deadline_ms: int) -> bytes:
     """Encode one request envelope for `operation` (client side).
 
-    Raises `ValidationError` for a value JSON framing cannot carry (an integer
-    beyond 64 bits, which canonical JSON could not store either).
+    Raises `ValidationError` for a value JSON cannot carry (NaN, a lone
+    surrogate); integers of any size travel exactly and the broker refuses
+    those canonical JSON cannot store.
     """
-    body = {
-        "schema": SCHEMA,
-        "correlationId": correlation_id,
-        "operationId": ops.operation_id(operation),
-        "sourceKey": ops.source_key(operation),
-        "sequence": operation.sequence,
-        "deadlineMs": deadline_ms,
-        "operation": ops.operation_to_json(operation),
-    }
-    try:
-        return orjson.dumps(body)
-    except TypeError:
-        raise ValidationError("operation holds a value that cannot be archived (an integer beyond 64 bits "
-                              "or a non-JSON type)") from None
+    return _client_dumps(
+        {
+            "schema": SCHEMA,
+            "correlationId": correlation_id,
+            "operationId": ops.operation_id(operation),
+            "sourceKey": ops.source_key(operation),
+            "sequence": operation.sequence,
+            "deadlineMs": deadline_ms,
+            "operation": ops.operation_to_json(operation),
+        }
+    )
 
 
 def control(correlation_id: str, name: str) -> bytes:
-    return orjson.dumps({"schema": SCHEMA, "correlationId": correlation_id, "control": name})
+    return _client_dumps({"schema": SCHEMA, "correlationId": correlation_id, "control": name})
 
 
 def parse_envelope(obj: Any, correlation_id: str) -> Envelope | Control:
@@ -247,15 +276,15 @@ def reply_ok(archive_ref: str | None = None, pruned_calls: int | None = None, ex
         body["prunedCalls"] = pruned_calls
     if extra:
         body.update(extra)
-    return orjson.dumps(body)
+    return _orjson().dumps(body)
 
 
 def reply_error(error: YarpError) -> bytes:
-    return orjson.dumps({"ok": False, "code": error.code, "error": error.message})
+    return _orjson().dumps({"ok": False, "code": error.code, "error": error.message})
 
 
 def parse_reply(frame: bytes) -> dict:
-    obj = decode_json(frame, "broker reply")
+    obj = _client_loads(frame, "broker reply")
     if not isinstance(obj, dict) or not isinstance(obj.get("ok"), bool):
         raise FrameError("broker reply is malformed")
     return obj

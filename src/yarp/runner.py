@@ -415,6 +415,8 @@ class Runner:
                 self._begin_standalone()
             except YarpError as exc:
                 begin_error = exc
+            except OSError as exc:
+                begin_error = YarpError(f"archive unavailable: {exc.strerror or 'I/O error'}")
         # All four spool files are created private up front; the reducers and
         # the cap truncate the after files in place, so 0600 never widens.
         for path in (spool.stdout_after, spool.stderr_after):

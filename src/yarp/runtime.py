@@ -20,8 +20,8 @@ import fcntl
 import hashlib
 import os
 import stat
-from dataclasses import dataclass
 
+from ._record import Record
 from .errors import UnsafePath
 from .limits import MAX_SOCKET_PATH_BYTES
 from .paths import canonical_archive_path
@@ -88,8 +88,8 @@ def runtime_base(environ=os.environ) -> str:
     return base
 
 
-@dataclass(frozen=True)
-class RuntimePaths:
+class RuntimePaths(Record):
+    __slots__ = ("directory", "archive_id")
     directory: str
     archive_id: str
 
