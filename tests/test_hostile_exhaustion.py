@@ -119,14 +119,8 @@ def idle_connections(count: int) -> None:
         cleanup_broker_env(benv)
 
 
-def test_slowloris_half_frames_do_not_hold_memory_or_block_others(live, request):
+def test_slowloris_half_frames_do_not_hold_memory_or_block_others(live):
     benv, proc, impl = live
-    if impl == "py":
-        request.applymarker(pytest.mark.xfail(
-            strict=True,
-            reason="_fastframe_py.FrameSplitter._start_body bug: bytearray(declared) zero-fills the whole declared "
-                   "body as soon as the 8-byte header arrives, so each half-sent frame costs its declared size "
-                   "in resident memory before a byte of it exists (the compiled splitter leaves pages untouched)"))
     _served(benv, "warm")
     before = rss_kib(proc.pid)
     loris = []

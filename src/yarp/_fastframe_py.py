@@ -163,9 +163,10 @@ class FrameSplitter:
         except FrameError as exc:
             self._fail(exc)
         self._header = bytearray()
-        # The length passed the limit check, so one allocation of the final
-        # size keeps large frames linear in the bytes fed.
-        self._body = bytearray(declared)
+        # The body grows as bytes arrive (bytearray appends are amortised
+        # linear): zero-filling the declared size up front would make a peer
+        # that sends only a header hold that much resident memory.
+        self._body = bytearray()
         self._need = declared
         self._have = 0
 
@@ -199,7 +200,7 @@ class FrameSplitter:
                     self._start_body(int.from_bytes(header, "big"))
                 continue
             take = min(self._need - self._have, end - pos)
-            body[self._have : self._have + take] = view[pos : pos + take]
+            body += view[pos : pos + take]
             self._have += take
             pos += take
             if self._have == self._need:
@@ -211,14 +212,12 @@ class FrameSplitter:
     def get_buffer(self, sizehint: int = -1) -> memoryview:
         """A writable buffer to receive into; pass the count to `buffer_updated`.
 
-        While a body is in progress the view points straight into it, so large
-        frames are read without an intermediate copy. The view is valid only
-        until the next `buffer_updated` or `feed`.
+        The view is a reusable scratch buffer (the twin grows frame bodies as
+        bytes arrive instead of preallocating them), valid only until the next
+        `buffer_updated` or `feed`.
         """
         if self._error is not None:
             self._raise_failed()
-        if self._body is not None:
-            return memoryview(self._body)[self._have : self._need]
         size = max(sizehint, 65536) if sizehint and sizehint > 0 else 65536
         if self._scratch is None or len(self._scratch) < size:
             self._scratch = bytearray(size)
@@ -230,15 +229,6 @@ class FrameSplitter:
             self._raise_failed()
         if nbytes < 0:
             raise ValueError("nbytes must not be negative")
-        body = self._body
-        if body is not None:
-            if nbytes > self._need - self._have:
-                raise ValueError("nbytes exceeds the buffer handed out")
-            self._have += nbytes
-            if self._have < self._need:
-                return []
-            self._body = None
-            return [bytes(body)]
         scratch = self._scratch
         if scratch is None or nbytes > len(scratch):
             raise ValueError("nbytes exceeds the buffer handed out")
