@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
+from ..hooks.cli import HOOK_EPILOG as EPILOG
+from ..hooks.cli import configure
+
 AGENT = "codex"
 SUMMARY = "Codex hook: archive one tool-call event read from stdin (installed by 'yarp hook install codex')"
-EPILOG = """\
-Reads one PreToolUse, PostToolUse or PostToolUseFailure event as JSON on stdin.
-PreToolUse answers on stdout only to hand on a shell command rewritten to
-'yarp run'; every other event, and every archive failure, prints nothing and
-exits 0 so the tool runs untouched. Failures are reported once per session on
-stderr.
-"""
-
-
-def configure(parser) -> None:
-    return None
+__all__ = ["AGENT", "EPILOG", "SUMMARY", "configure", "run"]
 
 
 def run(args) -> int:

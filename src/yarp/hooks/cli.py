@@ -12,6 +12,20 @@ import sys
 
 from ..limits import MAX_FRAME_BYTES
 
+#: Help text shared by `yarp hook claude-code` and `yarp hook codex`.
+HOOK_EPILOG = """\
+Reads one PreToolUse, PostToolUse or PostToolUseFailure event as JSON on stdin.
+PreToolUse answers on stdout only to hand on a shell command rewritten to
+'yarp run'; every other event, and every archive failure, prints nothing and
+exits 0 so the tool runs untouched. Failures are reported once per session on
+stderr.
+"""
+
+
+def configure(parser) -> None:
+    """Hook commands take no options beyond --archive."""
+
+
 
 def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
     from .capture import handle
