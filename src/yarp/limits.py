@@ -116,3 +116,33 @@ MAX_COMMAND_BYTES = 64 * 1024
 MAX_TREE_DEPTH = 64
 #: Most syntax nodes `yarp plan` accepts; more run unchanged.
 MAX_TREE_NODES = 8192
+
+# --- Recovery commands: scanning ----------------------------------------------
+#: Bytes pulled from SQLite (and out of the decompressor) per step.
+RECOVERY_CHUNK_BYTES = 1024 * 1024
+#: Longest single search pattern, UTF-8 bytes (the reference's bound).
+MAX_PATTERN_BYTES = 1024
+#: A line longer than this is matched on its first this-many bytes only, so one
+#: huge line cannot make search hold a whole payload in memory.
+MAX_SCAN_LINE_BYTES = 1024 * 1024
+#: Calls examined, newest first, by a `yarp search` without a reference.
+MAX_LISTED_SCAN_CALLS = 2000
+
+# --- yarp archive verify ---------------------------------------------------------
+#: Problem lines reported per check; the rest are summarised in one line.
+MAX_PROBLEMS_PER_CHECK = 20
+#: Rows returned by `PRAGMA integrity_check(N)`.
+MAX_INTEGRITY_ROWS = 20
+#: Payload metadata rows fetched per query while streaming bodies.
+PAYLOAD_BATCH_ROWS = 256
+#: Bytes read from a payload (or out of its decompressor) per step. Larger
+#: steps cost fewer SQLite blob reads and Python round trips per byte hashed:
+#: 4 MiB reads blobs at about twice the speed of 1 MiB.
+VERIFY_CHUNK_BYTES = 4 * 1024 * 1024
+#: Chunks waiting for the hashing thread; the reader blocks beyond this.
+HASH_QUEUE_CHUNKS = 2
+#: Bytes of the database SQLite may memory-map while verifying. Page reads
+#: become copies from the page cache instead of one pread per 4 KiB page:
+#: integrity_check runs ~20x and blob reads ~3x faster. Read-only mapping;
+#: the part of a larger file beyond it is read as before.
+VERIFY_MMAP_BYTES = 1024 * 1024 * 1024

@@ -28,9 +28,13 @@ from .errors import DataError, InvalidReference, NotFound, UsageError, Validatio
 from .limits import (
     DEFAULT_SEARCH_CONTEXT,
     DEFAULT_SEARCH_MATCHES,
+    MAX_LISTED_SCAN_CALLS,
+    MAX_PATTERN_BYTES,
+    MAX_SCAN_LINE_BYTES,
     MAX_SEARCH_LINE_BYTES,
     MAX_SEARCH_PATTERNS,
 )
+from .limits import RECOVERY_CHUNK_BYTES as CHUNK_BYTES
 from .sqlite import map_error
 
 try:
@@ -41,13 +45,6 @@ except ImportError:  # an interpreter built without OpenSSL
     from hashlib import sha256 as _sha256
 
 REF_PATTERN = re.compile(r"yr_[0-9a-f]{32}\Z")
-#: Bytes pulled from SQLite (and out of the decompressor) per step.
-CHUNK_BYTES = 1024 * 1024
-#: Longest single search pattern, UTF-8 bytes (the reference's bound).
-MAX_PATTERN_BYTES = 1024
-#: A line longer than this is matched on its first this-many bytes only, so one
-#: huge line cannot make search hold a whole payload in memory.
-MAX_SCAN_LINE_BYTES = 1024 * 1024
 
 #: (source name, subject) in recovery order; every recovery source is a `before` snapshot.
 RECOVERY_ORDER = (
@@ -757,8 +754,6 @@ def search_json(ref: str, results: list[SourceMatches], options: SearchOptions) 
 # --- listing recent calls ------------------------------------------------------------------------
 
 
-#: Calls examined, newest first, by a `yarp search` without a reference.
-MAX_LISTED_SCAN_CALLS = 2000
 
 
 def list_calls(conn: sqlite3.Connection, *, tool: str | None = None, since_ms: int | None = None,

@@ -31,28 +31,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .errors import ArchiveMissing, CorruptArchive, ValidationError
+from .limits import (
+    HASH_QUEUE_CHUNKS,
+    MAX_INTEGRITY_ROWS,
+    MAX_PROBLEMS_PER_CHECK,
+    PAYLOAD_BATCH_ROWS,
+    VERIFY_CHUNK_BYTES,
+    VERIFY_MMAP_BYTES,
+)
 from .paths import COMPANION_SUFFIXES, ArchiveLocation
 from .recovery import REF_PATTERN, iter_payload
 from .schema import SCHEMA_VERSION
 from .sqlite import map_error, open_readonly
-
-#: Problem lines reported per check; the rest are summarised in one line.
-MAX_PROBLEMS_PER_CHECK = 20
-#: Rows returned by `PRAGMA integrity_check(N)`.
-MAX_INTEGRITY_ROWS = 20
-#: Payload metadata rows fetched per query while streaming bodies.
-PAYLOAD_BATCH_ROWS = 256
-#: Bytes read from a payload (or out of its decompressor) per step. Larger
-#: steps cost fewer SQLite blob reads and Python round trips per byte hashed:
-#: 4 MiB reads blobs at about twice the speed of 1 MiB.
-VERIFY_CHUNK_BYTES = 4 * 1024 * 1024
-#: Chunks waiting for the hashing thread; the reader blocks beyond this.
-HASH_QUEUE_CHUNKS = 2
-#: Bytes of the database SQLite may memory-map while verifying. Page reads
-#: become copies from the page cache instead of one pread per 4 KiB page:
-#: integrity_check runs ~20x and blob reads ~3x faster. Read-only mapping;
-#: the part of a larger file beyond it is read as before.
-VERIFY_MMAP_BYTES = 1024 * 1024 * 1024
 
 TABLES = ("sessions", "tool_calls", "payloads", "snapshots")
 MEDIA_JSON = "application/json"
