@@ -155,7 +155,9 @@ def test_savepoint_isolation_inside_one_batch(broker_env, broker):
         # A conflict: different result bytes for a snapshot that already exists.
         conns[2].send_op(result_before("iso-existing", {"out": "different", **shared}))
         conns[3].send_op(begin("iso-3", input_obj=shared))
-        wait_for(lambda: broker_env.status()["queueDepth"] >= 3)
+        # All four are prepared and waiting: queued, or already topped up into
+        # the batch the broker keeps retrying while the lock is held.
+        wait_for(lambda: (lambda st: st["queueDepth"] + st["batchRequests"] >= 4)(broker_env.status()))
     finally:
         lock.release()
     replies = [c.recv_obj() for c in conns]

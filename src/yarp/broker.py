@@ -277,6 +277,8 @@ class Broker:
         self.in_flight: dict[str, Request] = {}
         self.sequences: collections.OrderedDict[str, int] = collections.OrderedDict()
         self.in_transaction = False
+        #: Requests in the batch being committed (or retried while busy).
+        self.batch_requests = 0
         self.closing = False
         self.stats = Stats()
         self._idle_handle: asyncio.TimerHandle | None = None
@@ -631,6 +633,12 @@ class Broker:
             await self._commit(batch)
 
     async def _commit(self, batch: list[Request]) -> None:
+        try:
+            await self._commit_attempts(batch)
+        finally:
+            self.batch_requests = 0
+
+    async def _commit_attempts(self, batch: list[Request]) -> None:
         loop = self.loop
         live = batch
         attempt = 0
@@ -646,6 +654,7 @@ class Broker:
             live = [r for r in live if r.deadline > cutoff]
             if not live:
                 return
+            self.batch_requests = len(live)
             started = time.perf_counter()
             self.in_transaction = True
             try:
@@ -756,6 +765,7 @@ class Broker:
             "admitted": self.admitted_count,
             "admittedBytes": self.admitted_bytes,
             "queueDepth": len(self.ready),
+            "batchRequests": self.batch_requests,
             "waitingClients": len(self.waiting),
             "requests": s.requests,
             "failures": s.failures,
