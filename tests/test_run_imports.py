@@ -17,7 +17,7 @@ from test_run_helpers import close_run_env, make_run_env, yrun
 #: Modules only the broker, `yarp plan` or the read-only commands need.
 FORBIDDEN = ("uvloop", "tree_sitter", "tree_sitter_bash", "concurrent.futures", "asyncio", "rfc8785", "sqlite3",
              "_sqlite3", "yarp.broker", "yarp.store", "yarp.prepare", "yarp.codec", "yarp.shell.plan",
-             "yarp.recovery")
+             "yarp.recovery", "orjson", "dataclasses", "argparse", "zstandard")
 
 
 @pytest.fixture
