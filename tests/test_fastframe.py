@@ -415,3 +415,24 @@ def test_fast_path_admission_depth_bound(fastframe_impl):
     loop: list = []
     loop.append(loop)
     assert fastframe_impl.canonical_fast_path_ok(loop) is False
+
+
+@pytest.mark.parametrize("kind", ["text", "random"])
+def test_large_payloads_hashed_alongside_compression_keep_exact_digests(fastframe_impl, kind):
+    # From PARALLEL_HASH_BYTES up the digest is computed on a helper thread while
+    # the body is compressed; it must still be the digest of exactly these bytes.
+    import os
+
+    from yarp.limits import PARALLEL_HASH_BYTES
+
+    size = PARALLEL_HASH_BYTES + 12345
+    data = (b"line of build output 0123456789\n" * (size // 32 + 1))[:size] if kind == "text" else os.urandom(size)
+    digest, compression, body = fastframe_impl.prepare_payload(data)
+    assert digest == hashlib.sha256(data).digest()
+    assert compression == ("zstd" if kind == "text" else "none")
+    if compression == "none":
+        assert body == data
+    else:
+        import zstandard
+
+        assert zstandard.ZstdDecompressor().decompress(body, max_output_size=size) == data

@@ -84,20 +84,44 @@ def prepare_payload(data):
     """
     cdef bytes raw = data if type(data) is bytes else bytes(data)
     cdef Py_ssize_t size = len(raw)
-    cdef Py_ssize_t mid
+    if size >= limits.PARALLEL_HASH_BYTES:
+        thread, box = _hash_in_background(raw)
+        compression, body = _compress_decision(raw, size)
+        return _joined_digest(thread, box, raw), compression, body
     digest = _sha256(raw).digest()
+    compression, body = _compress_decision(raw, size)
+    return digest, compression, body
+
+
+cdef tuple _compress_decision(bytes raw, Py_ssize_t size):
+    cdef Py_ssize_t mid
     if size < _MIN_COMPRESS:
-        return digest, "none", raw
+        return "none", raw
     comp = _compressor()
     if size >= _PROBE_THRESHOLD:
         mid = (size - _PROBE_SLICE) // 2
         sample = raw[:_PROBE_SLICE] + raw[mid:mid + _PROBE_SLICE] + raw[size - _PROBE_SLICE:]
         if not _worth_it(len(sample), len(comp.compress(sample)), _PROBE_MIN_SAVING_RATIO, 0):
-            return digest, "none", raw
+            return "none", raw
     cdef bytes packed = comp.compress(raw)
     if _worth_it(size, len(packed), _MIN_SAVING_RATIO, _MIN_SAVING_BYTES):
-        return digest, "zstd", packed
-    return digest, "none", raw
+        return "zstd", packed
+    return "none", raw
+
+
+def _hash_in_background(data):
+    """Start SHA-256 of a large buffer on a helper thread; return (thread, result box)."""
+    box = []
+    thread = threading.Thread(target=lambda: box.append(hashlib.sha256(data).digest()),
+                              name="yarp-sha256", daemon=True)
+    thread.start()
+    return thread, box
+
+
+def _joined_digest(thread, box, data) -> bytes:
+    thread.join()
+    # The thread can only fail for lack of memory; hash here rather than lose the digest.
+    return box[0] if box else hashlib.sha256(data).digest()
 
 
 cdef object _length_error(unsigned long long declared, unsigned long long limit):

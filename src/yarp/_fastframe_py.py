@@ -82,17 +82,41 @@ def prepare_payload(data) -> tuple[bytes, str, bytes]:
     itself unless Zstandard level 3 saves enough to justify its overhead.
     """
     data = bytes(data) if not isinstance(data, bytes) else data
-    digest = hashlib.sha256(data).digest()
     size = len(data)
+    if size >= limits.PARALLEL_HASH_BYTES:
+        thread, box = _hash_in_background(data)
+        compression, body = _compress_decision(data, size)
+        return _joined_digest(thread, box, data), compression, body
+    digest = hashlib.sha256(data).digest()
+    compression, body = _compress_decision(data, size)
+    return digest, compression, body
+
+
+def _compress_decision(data: bytes, size: int) -> tuple[str, bytes]:
     if size < MIN_COMPRESS_BYTES:
-        return digest, "none", data
+        return "none", data
     comp = _compressor()
     if size >= PROBE_THRESHOLD_BYTES and _probe_says_incompressible(data, size, comp):
-        return digest, "none", data
+        return "none", data
     packed = comp.compress(data)
     if _worth_it(size, len(packed), MIN_SAVING_RATIO, MIN_SAVING_BYTES):
-        return digest, "zstd", packed
-    return digest, "none", data
+        return "zstd", packed
+    return "none", data
+
+
+def _hash_in_background(data):
+    """Start SHA-256 of a large buffer on a helper thread; return (thread, result box)."""
+    box = []
+    thread = threading.Thread(target=lambda: box.append(hashlib.sha256(data).digest()),
+                              name="yarp-sha256", daemon=True)
+    thread.start()
+    return thread, box
+
+
+def _joined_digest(thread, box, data) -> bytes:
+    thread.join()
+    # The thread can only fail for lack of memory; hash here rather than lose the digest.
+    return box[0] if box else hashlib.sha256(data).digest()
 
 
 def _check_length(declared: int, limit: int) -> None:

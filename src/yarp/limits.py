@@ -70,6 +70,11 @@ COMMIT_LATENCY_SAMPLES = 1024
 #: WAL size that triggers a passive checkpoint between batches.
 WAL_CHECKPOINT_BYTES = 64 * 1024 * 1024
 
+# --- Payload preparation ---------------------------------------------------------
+#: Payloads at least this large are hashed on a helper thread while they are
+#: compressed (hashlib and zstandard both release the GIL on large buffers).
+PARALLEL_HASH_BYTES = 8 * 1024 * 1024
+
 # --- SQLite -------------------------------------------------------------------
 SQLITE_BUSY_TIMEOUT_MS = 250
 
