@@ -15,7 +15,6 @@ Run:  PYTHONPATH=src .venv/bin/python -m pytest -q -s bench/test_bench_ingest.py
 from __future__ import annotations
 
 import multiprocessing
-import os
 import sys
 import tempfile
 import threading

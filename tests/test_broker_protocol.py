@@ -6,7 +6,6 @@ its payload) or a closed connection, and the broker keeps serving everyone else.
 
 from __future__ import annotations
 
-import copy
 import struct
 import time
 

@@ -21,7 +21,6 @@ from ingest_helpers import (
     Sandbox,
     begin_call,
     finish_call,
-    now_ms,
     prune_before,
     result_before,
     result_text,

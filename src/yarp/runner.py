@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import time
 
 #: Time allowed for every archive step after the child exits (the longest

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import codecs
 import os
-import re
 from collections import deque
 
 from .._record import Record
