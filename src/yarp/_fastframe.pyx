@@ -30,6 +30,7 @@ import hashlib
 import threading
 
 from . import limits
+from ._digest import hash_in_background, joined_digest
 from .errors import FrameError, FrameTooLarge
 
 IMPLEMENTATION = "c"
@@ -85,9 +86,9 @@ def prepare_payload(data):
     cdef bytes raw = data if type(data) is bytes else bytes(data)
     cdef Py_ssize_t size = len(raw)
     if size >= limits.PARALLEL_HASH_BYTES:
-        thread, box = _hash_in_background(raw)
+        thread, box = hash_in_background(raw)
         compression, body = _compress_decision(raw, size)
-        return _joined_digest(thread, box, raw), compression, body
+        return joined_digest(thread, box, raw), compression, body
     digest = _sha256(raw).digest()
     compression, body = _compress_decision(raw, size)
     return digest, compression, body
@@ -108,20 +109,6 @@ cdef tuple _compress_decision(bytes raw, Py_ssize_t size):
         return "zstd", packed
     return "none", raw
 
-
-def _hash_in_background(data):
-    """Start SHA-256 of a large buffer on a helper thread; return (thread, result box)."""
-    box = []
-    thread = threading.Thread(target=lambda: box.append(hashlib.sha256(data).digest()),
-                              name="yarp-sha256", daemon=True)
-    thread.start()
-    return thread, box
-
-
-def _joined_digest(thread, box, data) -> bytes:
-    thread.join()
-    # The thread can only fail for lack of memory; hash here rather than lose the digest.
-    return box[0] if box else hashlib.sha256(data).digest()
 
 
 cdef object _length_error(unsigned long long declared, unsigned long long limit):

@@ -19,6 +19,7 @@ import hashlib
 import threading
 
 from . import limits
+from ._digest import hash_in_background, joined_digest
 from .errors import FrameError, FrameTooLarge
 
 IMPLEMENTATION = "py"
@@ -84,9 +85,9 @@ def prepare_payload(data) -> tuple[bytes, str, bytes]:
     data = bytes(data) if not isinstance(data, bytes) else data
     size = len(data)
     if size >= limits.PARALLEL_HASH_BYTES:
-        thread, box = _hash_in_background(data)
+        thread, box = hash_in_background(data)
         compression, body = _compress_decision(data, size)
-        return _joined_digest(thread, box, data), compression, body
+        return joined_digest(thread, box, data), compression, body
     digest = hashlib.sha256(data).digest()
     compression, body = _compress_decision(data, size)
     return digest, compression, body
@@ -103,20 +104,6 @@ def _compress_decision(data: bytes, size: int) -> tuple[str, bytes]:
         return "zstd", packed
     return "none", data
 
-
-def _hash_in_background(data):
-    """Start SHA-256 of a large buffer on a helper thread; return (thread, result box)."""
-    box = []
-    thread = threading.Thread(target=lambda: box.append(hashlib.sha256(data).digest()),
-                              name="yarp-sha256", daemon=True)
-    thread.start()
-    return thread, box
-
-
-def _joined_digest(thread, box, data) -> bytes:
-    thread.join()
-    # The thread can only fail for lack of memory; hash here rather than lose the digest.
-    return box[0] if box else hashlib.sha256(data).digest()
 
 
 def _check_length(declared: int, limit: int) -> None:
