@@ -23,20 +23,17 @@ prompts, terminal text or credentials.
 
 from __future__ import annotations
 
-from .limits import MAX_ERROR_CHARS
+# The exit statuses and the bounding of error text are the same as yarp's: one
+# definition serves both commands (the length limit stays this package's own).
+from yarp.errors import EXIT_DATA, EXIT_IO, EXIT_OK, EXIT_USAGE  # noqa: F401  (re-exported)
+from yarp.errors import bounded_text as _bounded_text
 
-EXIT_OK = 0
-EXIT_USAGE = 64
-EXIT_DATA = 65
-EXIT_IO = 74
+from .limits import MAX_ERROR_CHARS
 
 
 def bounded_text(text: str, limit: int = MAX_ERROR_CHARS) -> str:
     """Replace control characters and cut `text` to at most `limit` characters."""
-    cleaned = "".join(ch if ch.isprintable() else "\ufffd" for ch in str(text))
-    if len(cleaned) > limit:
-        cleaned = cleaned[: limit - 1] + "\u2026"
-    return cleaned
+    return _bounded_text(text, limit)
 
 
 class AgentWorkflowError(Exception):

@@ -46,7 +46,7 @@ EXIT_IO = 74
 
 def bounded_text(text: str, limit: int = MAX_ERROR_CHARS) -> str:
     """Replace control characters and cut `text` to at most `limit` characters."""
-    cleaned = "".join(ch if ch.isprintable() or ch == " " else "\ufffd" for ch in str(text))
+    cleaned = "".join(ch if ch.isprintable() else "\ufffd" for ch in str(text))
     if len(cleaned) > limit:
         cleaned = cleaned[: limit - 1] + "\u2026"
     return cleaned
