@@ -1,26 +1,70 @@
-"""SHA-256 of a large buffer on a helper thread, shared by both frame kernels.
+"""SHA-256 for YARP, picked by the size of what is hashed.
 
-`prepare_payload` (compiled and pure-Python alike) starts the digest here and
-compresses meanwhile: hashlib and zstandard both release the GIL on large
-buffers, so the two overlap on separate cores.
+* `identity_sha256` hashes short identity strings (ordering keys, operation
+  ids, the socket name's archive hash) on every client's path, `yarp run`
+  included. It uses the interpreter's built-in SHA-256 module, which loads in
+  microseconds, where `hashlib` first loads OpenSSL (2-3 ms of every wrapped
+  shell command, for digests of a hundred bytes). The result is the same
+  SHA-256; only the implementation differs.
+* `payload_sha256` / `payload_hasher` hash archived payloads with OpenSSL's
+  SHA-256 (the fastest on large buffers), loaded on first use.
+* `hash_in_background` / `joined_digest`: `prepare_payload` (compiled and
+  pure-Python alike) starts a large payload's digest on a helper thread and
+  compresses meanwhile; hashlib and zstandard both release the GIL on large
+  buffers, so the two overlap on separate cores.
 """
 
 from __future__ import annotations
 
-import hashlib
-import threading
+try:  # CPython 3.12+
+    from _sha2 import sha256 as _identity_sha256
+except ImportError:
+    try:  # CPython 3.11
+        from _sha256 import sha256 as _identity_sha256
+    except ImportError:  # a build without the built-in module
+        from hashlib import sha256 as _identity_sha256
+
+
+def identity_sha256(data: bytes):
+    """A SHA-256 object over a short byte string (identities and keys, not payloads)."""
+    return _identity_sha256(data)
+
+
+_payload_constructor = None
+
+
+def payload_hasher(data: bytes = b""):
+    """A SHA-256 object for payloads (OpenSSL's, the fastest on large buffers).
+
+    Loaded on first use, straight from `_hashlib`: `hashlib` itself also loads
+    blake2, a few milliseconds of every command's start-up for nothing.
+    """
+    global _payload_constructor
+    if _payload_constructor is None:
+        try:
+            from _hashlib import openssl_sha256 as constructor
+        except ImportError:  # an interpreter built without OpenSSL
+            from hashlib import sha256 as constructor
+        _payload_constructor = constructor
+    return _payload_constructor(data)
+
+
+def payload_sha256(data) -> bytes:
+    """The SHA-256 digest of a payload (any size)."""
+    return payload_hasher(data).digest()
 
 
 def hash_in_background(data: bytes):
     """Start SHA-256 of `data` on a helper thread; return (thread, result box)."""
+    import threading
+
     box: list[bytes] = []
-    thread = threading.Thread(target=lambda: box.append(hashlib.sha256(data).digest()),
-                              name="yarp-sha256", daemon=True)
+    thread = threading.Thread(target=lambda: box.append(payload_sha256(data)), name="yarp-sha256", daemon=True)
     thread.start()
     return thread, box
 
 
-def joined_digest(thread: threading.Thread, box: list[bytes], data: bytes) -> bytes:
+def joined_digest(thread, box: list[bytes], data: bytes) -> bytes:
     thread.join()
     # The thread can only fail for lack of memory; hash here rather than lose the digest.
-    return box[0] if box else hashlib.sha256(data).digest()
+    return box[0] if box else payload_sha256(data)

@@ -26,11 +26,8 @@ from cpython.buffer cimport (
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.string cimport memcpy
 
-import hashlib
-import threading
-
 from . import limits
-from ._digest import hash_in_background, joined_digest
+from ._digest import hash_in_background, joined_digest, payload_sha256
 from .errors import FrameError, FrameTooLarge
 
 IMPLEMENTATION = "c"
@@ -54,8 +51,9 @@ cdef Py_ssize_t _PROBE_THRESHOLD = PROBE_THRESHOLD_BYTES
 cdef Py_ssize_t _PROBE_SLICE = PROBE_SLICE_BYTES
 cdef double _PROBE_MIN_SAVING_RATIO = PROBE_MIN_SAVING_RATIO
 
-cdef object _local = threading.local()
-cdef object _sha256 = hashlib.sha256
+# Per-thread compressors, created on first use: importing threading (and
+# hashlib, see yarp._digest) at load would cost every frame-only client.
+cdef object _local = None
 
 
 cdef object _compressor():
@@ -63,6 +61,11 @@ cdef object _compressor():
     # rebuilding its context on every payload (2-4x faster for small inputs).
     # zstandard is imported here, not at module load: frame-only users such as
     # `yarp run` never pay for it.
+    global _local
+    if _local is None:
+        import threading
+
+        _local = threading.local()
     comp = getattr(_local, "compressor", None)
     if comp is None:
         import zstandard
@@ -89,7 +92,7 @@ def prepare_payload(data):
         thread, box = hash_in_background(raw)
         compression, body = _compress_decision(raw, size)
         return joined_digest(thread, box, raw), compression, body
-    digest = _sha256(raw).digest()
+    digest = payload_sha256(raw)
     compression, body = _compress_decision(raw, size)
     return digest, compression, body
 

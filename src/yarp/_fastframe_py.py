@@ -15,11 +15,8 @@ buffer a frame body before its declared length has passed the limit check.
 
 from __future__ import annotations
 
-import hashlib
-import threading
-
 from . import limits
-from ._digest import hash_in_background, joined_digest
+from ._digest import hash_in_background, joined_digest, payload_sha256
 from .errors import FrameError, FrameTooLarge
 
 IMPLEMENTATION = "py"
@@ -42,7 +39,8 @@ PROBE_MIN_SAVING_RATIO = 0.05
 
 COMPRESSION_LEVEL = 3
 
-_local = threading.local()
+# Per-thread compressors, created on first use (see the compiled kernel).
+_local = None
 
 
 def _compressor():
@@ -50,6 +48,11 @@ def _compressor():
     # rebuilding its context on every payload (2-4x faster for small inputs).
     # zstandard is imported here, not at module load: frame-only users such as
     # `yarp run` never pay for it.
+    global _local
+    if _local is None:
+        import threading
+
+        _local = threading.local()
     comp = getattr(_local, "compressor", None)
     if comp is None:
         import zstandard
@@ -88,7 +91,7 @@ def prepare_payload(data) -> tuple[bytes, str, bytes]:
         thread, box = hash_in_background(data)
         compression, body = _compress_decision(data, size)
         return joined_digest(thread, box, data), compression, body
-    digest = hashlib.sha256(data).digest()
+    digest = payload_sha256(data)
     compression, body = _compress_decision(data, size)
     return digest, compression, body
 

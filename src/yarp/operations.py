@@ -11,9 +11,7 @@ This module never touches SQLite, the filesystem or the network.
 
 from __future__ import annotations
 
-import enum
-import hashlib
-
+from ._digest import identity_sha256
 from ._record import Record
 from .errors import ValidationError
 from .limits import (
@@ -26,7 +24,7 @@ from .limits import (
 # typing costs milliseconds on `yarp run`'s path and is needed by annotations only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, ClassVar
 
 #: Unix milliseconds must fit SQLite's signed 64-bit integers and be non-negative.
 MAX_TIME_MS = 2**63 - 1
@@ -229,14 +227,32 @@ FINISHING_KINDS = frozenset({"finish_call", "update_final_result"})
 # --- Replay policy --------------------------------------------------------------
 
 
-class ReplayPolicy(enum.Enum):
-    """What a client does with an unacknowledged request after a transport failure."""
+class ReplayPolicy:
+    """What a client does with an unacknowledged request after a transport failure.
 
-    #: Reconnect (starting a broker if needed) and send the identical request again,
-    #: same identity, original deadline. Stable identities make the replay exactly-once.
-    SAFE_REPLAY = "SafeReplay"
-    #: Never re-send; report a bounded unknown outcome (rows cannot prove the count).
-    UNKNOWN_ON_DISCONNECT = "UnknownOnDisconnect"
+    Exactly two instances, `SAFE_REPLAY` and `UNKNOWN_ON_DISCONNECT`, compared
+    by identity. A plain class rather than `enum.Enum`: importing enum costs
+    every shell command `yarp run` wraps a few milliseconds.
+    """
+
+    __slots__ = ("value",)
+    SAFE_REPLAY: ClassVar[ReplayPolicy]
+    UNKNOWN_ON_DISCONNECT: ClassVar[ReplayPolicy]
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"ReplayPolicy({self.value})"
+
+
+#: Reconnect (starting a broker if needed) and send the identical request again,
+#: same identity, original deadline. Stable identities make the replay exactly-once.
+ReplayPolicy.SAFE_REPLAY = ReplayPolicy("SafeReplay")
+#: Never re-send; report a bounded unknown outcome (rows cannot prove the count).
+ReplayPolicy.UNKNOWN_ON_DISCONNECT = ReplayPolicy("UnknownOnDisconnect")
+#: Every policy, for exhaustive checks.
+REPLAY_POLICIES = (ReplayPolicy.SAFE_REPLAY, ReplayPolicy.UNKNOWN_ON_DISCONNECT)
 
 
 def replay_policy(operation: ArchiveOperation) -> ReplayPolicy:
@@ -269,7 +285,7 @@ def source_identity(operation: ArchiveOperation) -> str:
 
 def source_key(operation: ArchiveOperation) -> str:
     """The ordering key: SHA-256 hex of the source identity (raw ids never routed)."""
-    return hashlib.sha256(source_identity(operation).encode("utf-8", "surrogatepass")).hexdigest()
+    return identity_sha256(source_identity(operation).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def operation_id(operation: ArchiveOperation) -> str:
@@ -278,7 +294,7 @@ def operation_id(operation: ArchiveOperation) -> str:
         material = f"{source_identity(operation)}{UNIT_SEPARATOR}{operation.timestamp_ms}"
     else:
         material = f"{source_identity(operation)}{UNIT_SEPARATOR}{operation.kind}"
-    return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
+    return identity_sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # --- JSON -> operation --------------------------------------------------------------

@@ -24,6 +24,7 @@ import sqlite3
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
+from ._digest import payload_hasher
 from .errors import DataError, InvalidReference, NotFound, UsageError, ValidationError
 from .limits import (
     DEFAULT_SEARCH_CONTEXT,
@@ -37,12 +38,6 @@ from .limits import (
 from .limits import RECOVERY_CHUNK_BYTES as CHUNK_BYTES
 from .sqlite import map_error
 
-try:
-    # OpenSSL's SHA-256 without `hashlib`, whose import also loads blake2 (~5 ms
-    # of every recovery command's start-up for a digest it never uses).
-    from _hashlib import openssl_sha256 as _sha256
-except ImportError:  # an interpreter built without OpenSSL
-    from hashlib import sha256 as _sha256
 
 REF_PATTERN = re.compile(r"yr_[0-9a-f]{32}\Z")
 
@@ -229,7 +224,7 @@ def iter_payload(conn: sqlite3.Connection, rowid: int, compression: str, *, chun
 
 def iter_verified(conn: sqlite3.Connection, source: Source, *, chunk: int = CHUNK_BYTES) -> Iterator[bytes]:
     """Yield a source's exact bytes; raise after the last chunk if length or digest differ."""
-    digest = _sha256()
+    digest = payload_hasher()
     total = 0
     for data in iter_payload(conn, source.payload_rowid, source.compression, chunk=chunk):
         total += len(data)

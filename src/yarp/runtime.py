@@ -17,10 +17,10 @@ opened without following links. Nothing here ever contains request payloads.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import stat
 
+from ._digest import identity_sha256
 from ._record import Record
 from .errors import UnsafePath
 from .limits import MAX_SOCKET_PATH_BYTES
@@ -34,7 +34,7 @@ READY_FD_ENV = "YARP_BROKER_READY_FD"
 
 
 def archive_id(archive_path: str) -> str:
-    digest = hashlib.sha256(canonical_archive_path(archive_path).encode("utf-8", "surrogateescape")).digest()
+    digest = identity_sha256(canonical_archive_path(archive_path).encode("utf-8", "surrogateescape")).digest()
     return digest[:16].hex()
 
 
