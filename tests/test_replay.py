@@ -82,7 +82,7 @@ def test_every_operation_type_has_an_explicit_replay_policy():
         expected = (ops.ReplayPolicy.UNKNOWN_ON_DISCONNECT if op_type is ops.PruneBefore
                     else ops.ReplayPolicy.SAFE_REPLAY)
         assert ops.replay_policy(operation) is expected, op_type.__name__
-    assert {p.value for p in ops.ReplayPolicy} == {"SafeReplay", "UnknownOnDisconnect"}
+    assert {p.value for p in ops.REPLAY_POLICIES} == {"SafeReplay", "UnknownOnDisconnect"}
 
 
 def test_a_new_operation_without_a_policy_raises():

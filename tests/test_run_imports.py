@@ -18,6 +18,11 @@ from test_run_helpers import close_run_env, make_run_env, yrun
 FORBIDDEN = ("uvloop", "tree_sitter", "tree_sitter_bash", "concurrent.futures", "asyncio", "rfc8785", "sqlite3",
              "_sqlite3", "yarp.broker", "yarp.store", "yarp.prepare", "yarp.codec", "yarp.shell.plan",
              "yarp.recovery", "orjson", "dataclasses", "argparse", "zstandard")
+#: Standard-library modules the run path reaches through their C cores instead
+#: (`_json`, `_socket`, `_signal`, the built-in SHA-256); each costs every
+#: wrapped command a millisecond or more.
+STDLIB_AVOIDED = ("json", "re", "socket", "selectors", "signal", "enum", "hashlib", "_hashlib", "threading",
+                  "importlib.util", "typing")
 
 
 @pytest.fixture
@@ -48,6 +53,23 @@ def test_standalone_run_of_true_imports_nothing_heavy(warm_env):
     assert proc.returncode == 0
     assert "yarp.runner" in names and "yarp.client" in names  # the list is real
     assert sorted(set(FORBIDDEN) & names) == []
+
+
+@pytest.mark.parametrize("args", [
+    ("run", "--", "true"),
+    ("run", "--archive-agent", "a", "--archive-account", "b", "--archive-session", "s",
+     "--archive-call", "c", "--", "true"),
+])
+def test_quiet_run_avoids_costly_stdlib_modules(warm_env, args):
+    # `-m` brings runpy's own imports (importlib.util among them), so the
+    # process is started the way the console script starts it.
+    code = "import sys; from yarp.cli import main; sys.exit(main())"
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code, *args], env=warm_env.environ,
+                          capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+    names = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.decode().splitlines()
+             if line.startswith("import time:") and "|" in line}
+    assert "yarp.runner" in names and "yarp.protocol" in names  # the list is real
+    assert sorted(set(STDLIB_AVOIDED) & names) == []
 
 
 def test_archive_disabled_run_imports_no_archive_code(warm_env, tmp_path):

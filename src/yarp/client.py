@@ -19,9 +19,13 @@ broker rejection is terminal and never transport-retried.
 from __future__ import annotations
 
 import os
-import socket
 import sys
 import time
+
+# The C socket type itself: `socket` wraps it in conveniences a blocking Unix
+# client never uses, and its import (selectors, enum) costs every wrapped command.
+from _socket import AF_UNIX, SOCK_STREAM
+from _socket import socket as _unix_socket
 
 from . import operations as ops
 from . import protocol
@@ -69,7 +73,7 @@ class BrokerClient:
         self.location = location
         self.environ = environ
         self.paths: RuntimePaths = runtime_paths(location.path, environ)
-        self.sock: socket.socket | None = None
+        self.sock: _unix_socket | None = None
         self.correlation_id = ""
         self._splitter: FrameSplitter | None = None
         self._frames: list[bytes] = []
@@ -163,11 +167,11 @@ class BrokerClient:
     def _try_connect(self, deadline: float) -> bool:
         if not check_socket_entry(self.paths.socket):
             return False
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock = _unix_socket(AF_UNIX, SOCK_STREAM)
         sock.settimeout(max(0.001, deadline - time.monotonic()))
         try:
             sock.connect(self.paths.socket)
-        except (ConnectionRefusedError, FileNotFoundError, socket.timeout):
+        except (ConnectionRefusedError, FileNotFoundError, TimeoutError):
             sock.close()
             return False
         except OSError:
@@ -285,7 +289,7 @@ class BrokerClient:
         try:
             sock.settimeout(max(0.001, deadline - time.monotonic()))
             sock.sendall(data)
-        except socket.timeout:
+        except TimeoutError:
             raise DeadlineExceeded("request deadline expired while sending") from None
         except OSError:
             raise _Transport() from None
@@ -301,7 +305,7 @@ class BrokerClient:
             sock.settimeout(remaining)
             try:
                 chunk = sock.recv(_RECV_CHUNK)
-            except socket.timeout:
+            except TimeoutError:
                 raise DeadlineExceeded("request deadline expired waiting for the acknowledgement") from None
             except OSError:
                 raise _Transport() from None

@@ -29,16 +29,19 @@ off the loop) proves the operation identity, source key and sequence match the
 operation itself. Unknown fields, schemas, identities and sequences fail.
 
 The broker side encodes and decodes with orjson. The client side (handshake,
-envelopes, replies as seen by `yarp run`, ingest and prune) uses the standard
-`json` module: importing orjson costs about 20 ms (it loads dataclasses, uuid,
-datetime and json itself), paid by every shell command `yarp run` wraps, while
-a client encodes one small envelope at a time.
+envelopes, replies as seen by `yarp run`, ingest and prune) encodes one small
+envelope and decodes one small reply at a time, on the path of every shell
+command `yarp run` wraps: importing orjson costs about 20 ms there, and the
+`json` package 3-5 ms (it imports `re`). So the client uses `_json`, the C
+accelerator that `json` itself runs on, directly: the same encoder with the
+same settings and output as ``json.dumps(obj, separators=(",", ":"),
+ensure_ascii=False, allow_nan=False)``, and the same scanner as `json.loads`,
+falling back to the `json` package where the accelerator is missing or the
+input needs its slower paths. Identity checks use `str.translate` rather than
+regular expressions for the same reason.
 """
 
 from __future__ import annotations
-
-import json
-import re
 
 from . import operations as ops
 from ._record import Record
@@ -52,9 +55,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 SCHEMA = "yarp.archive-broker.v1"
-_HEX64 = re.compile(r"[0-9a-f]{64}\Z")
-_HEX32 = re.compile(r"[0-9a-f]{32}\Z")
-_CORRELATION = re.compile(r"[A-Za-z0-9._:-]{1,%d}\Z" % MAX_CORRELATION_ID_CHARS)
+#: Deletion tables: a value is made only of these characters when deleting them leaves nothing.
+_LOWER_HEX = str.maketrans("", "", "0123456789abcdef")
+_CORRELATION_CHARS = str.maketrans("", "", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-")
 _ENVELOPE_FIELDS = frozenset({"schema", "correlationId", "operationId", "sourceKey", "sequence", "deadlineMs", "operation"})
 _CONTROL_FIELDS = frozenset({"schema", "correlationId", "control"})
 CONTROLS = ("status",)
@@ -79,23 +82,75 @@ def _no_constant(_name: str):
     raise FrameError("JSON holds NaN or Infinity")
 
 
+def _is_lower_hex(value: object, length: int) -> bool:
+    return isinstance(value, str) and len(value) == length and not value.translate(_LOWER_HEX)
+
+
+def _is_correlation_id(value: object) -> bool:
+    return (isinstance(value, str) and 1 <= len(value) <= MAX_CORRELATION_ID_CHARS
+            and not value.translate(_CORRELATION_CHARS))
+
+
 def _orjson():
     import orjson  # broker side only; see the module docstring
 
     return orjson
 
 
+try:
+    from _json import encode_basestring as _c_encode_string
+    from _json import make_encoder as _c_make_encoder
+    from _json import make_scanner as _c_make_scanner
+except ImportError:  # an interpreter without the accelerator: the json package does it all
+    _c_make_encoder = _c_make_scanner = None
+
+
+def _not_json(value: object):
+    raise TypeError("not a JSON type")
+
+
+class _ScanSettings:
+    """What the C scanner reads off `json.JSONDecoder`: the defaults of `json.loads`."""
+
+    def __init__(self) -> None:
+        self.strict = True
+        self.object_hook = None
+        self.object_pairs_hook = None
+        self.parse_float = float
+        self.parse_int = int
+        self.parse_constant = _no_constant
+
+
+_scan_once = _c_make_scanner(_ScanSettings()) if _c_make_scanner is not None else None
+
+
 def _client_dumps(obj: Any) -> bytes:
     try:
+        if _c_make_encoder is not None:
+            encode = _c_make_encoder({}, _not_json, _c_encode_string, None, ":", ",", False, False, False)
+            return "".join(encode(obj, 0)).encode("utf-8")
+        import json
+
         return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
-    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
+    except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
         raise ValidationError("operation holds a value that cannot be archived (NaN, a lone surrogate "
                               "or a non-JSON type)") from None
 
 
 def _client_loads(frame: bytes, what: str) -> Any:
     try:
-        return json.loads(frame)
+        text = frame.decode("utf-8")
+        if _scan_once is not None:
+            try:
+                value, end = _scan_once(text, 0)
+            except StopIteration:
+                end = -1
+            if end == len(text):
+                return value
+        # Surrounding whitespace, or not JSON: the full parser decides.
+        import json
+
+        return json.loads(text)
     except (ValueError, RecursionError):
         raise FrameError(f"{what} is not valid UTF-8 JSON") from None
 
@@ -138,12 +193,12 @@ def check_handshake(frame: bytes, archive_id: str) -> str:
         raise HandshakeMismatch("handshake protocol schema is not supported")
     if obj["binaryVersion"] != __version__:
         raise HandshakeMismatch("handshake binary version differs from the broker's")
-    if not isinstance(obj["archiveId"], str) or not _HEX32.match(obj["archiveId"]):
+    if not _is_lower_hex(obj["archiveId"], 32):
         raise HandshakeMismatch("handshake archive id is malformed")
     if obj["archiveId"] != archive_id:
         raise HandshakeMismatch("handshake archive id names another archive")
     correlation = obj["correlationId"]
-    if not isinstance(correlation, str) or not _CORRELATION.match(correlation):
+    if not _is_correlation_id(correlation):
         raise HandshakeMismatch("handshake correlation id is malformed")
     return correlation
 
@@ -238,9 +293,9 @@ def parse_envelope(obj: Any, correlation_id: str) -> Envelope | Control:
     op_id, key, seq, deadline, operation = (
         obj["operationId"], obj["sourceKey"], obj["sequence"], obj["deadlineMs"], obj["operation"]
     )
-    if not isinstance(op_id, str) or not _HEX64.match(op_id):
+    if not _is_lower_hex(op_id, 64):
         raise ValidationError("envelope operation identity is malformed")
-    if not isinstance(key, str) or not _HEX64.match(key):
+    if not _is_lower_hex(key, 64):
         raise ValidationError("envelope source key is malformed")
     if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq <= 6:
         raise ValidationError("envelope sequence is not a known operation sequence")

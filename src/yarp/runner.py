@@ -29,8 +29,14 @@ is started with `os.posix_spawnp` rather than `subprocess`.
 from __future__ import annotations
 
 import os
-import signal
 import time
+
+try:
+    # The C module under `signal`: the same functions, with plain-int signal
+    # numbers, minus the enum wrappers whose import costs every wrapped command.
+    import _signal as signal
+except ImportError:  # pragma: no cover - CPython always has it
+    import signal
 
 #: Time allowed for every archive step after the child exits (the longest
 #: relative deadline the broker accepts).
