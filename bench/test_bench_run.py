@@ -6,6 +6,8 @@ Run: PYTHONPATH=src .venv/bin/python -m pytest bench/test_bench_run.py -q
 * startup: `sh -c true` (baseline), `python -c pass` (the interpreter floor)
   and `yarp run -- true` (standalone: begin, capture, result, finish) against a
   warm broker; the median overhead is `yarp run -- true` minus `sh -c true`.
+  `yarp` is the installed console script, as agents run it; `python -m yarp`
+  (which adds runpy's imports) is measured beside it.
 * startup-adapter: `yarp run --archive-… -- true` into a call begun through the
   broker client (one capture operation, no reference lookup).
 * throughput: bare `cat BIG > /dev/null` against `yarp run -- cat BIG` for a
@@ -39,6 +41,11 @@ from yarp import operations as ops  # noqa: E402
 
 PY = sys.executable
 MB = 1024 * 1024
+#: The installed `yarp` console script, which is what agents run (the Pi
+#: adapter and the hooks call `yarp` from PATH); `python -m yarp` adds runpy's
+#: imports and is measured beside it.
+_SCRIPT = os.path.join(os.path.dirname(PY), "yarp")
+YARP = [_SCRIPT] if os.access(_SCRIPT, os.X_OK) else [PY, "-m", "yarp"]
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +54,7 @@ def warm():
     benv.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     benv.environ["PYTHONPYCACHEPREFIX"] = os.path.join(benv.root, "pyc")
     for _ in range(2):  # start the broker and write the bytecode cache
-        subprocess.run([PY, "-m", "yarp", "run", "--", "true"], env=benv.environ, check=True,
+        subprocess.run([*YARP, "run", "--", "true"], env=benv.environ, check=True,
                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     try:
         yield benv
@@ -71,7 +78,8 @@ def _runner(env: dict, argv: list[str], stdout=subprocess.DEVNULL):
 STARTUP = {
     "sh -c true": ["sh", "-c", "true"],
     "python -c pass": [PY, "-c", "pass"],
-    "yarp run -- true": [PY, "-m", "yarp", "run", "--", "true"],
+    "yarp run -- true": [*YARP, "run", "--", "true"],
+    "python -m yarp run -- true": [PY, "-m", "yarp", "run", "--", "true"],
 }
 
 
@@ -89,7 +97,7 @@ def test_startup_adapter_mode(benchmark, warm):
     def run() -> None:
         call = f"c{next(counter)}"
         warm.request(ops.BeginCall(session, ops.CallMeta(call, "bash", 1, True), {}, {}, 1))
-        proc = subprocess.run([PY, "-m", "yarp", "run", "--archive-agent", "bench", "--archive-account", "me",
+        proc = subprocess.run([*YARP, "run", "--archive-agent", "bench", "--archive-account", "me",
                                "--archive-session", session.source_session_id, "--archive-call", call, "--", "true"],
                               env=warm.environ, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         assert proc.returncode == 0
@@ -125,8 +133,7 @@ def big_files(warm):
 @pytest.mark.parametrize("mode", ["bare cat", "yarp run -- cat"])
 def test_throughput(benchmark, warm, big_files, mode):
     big = big_files[200]
-    argv = ["sh", "-c", 'cat "$0" > /dev/null', big] if mode == "bare cat" else [PY, "-m", "yarp", "run", "--",
-                                                                                 "cat", big]
+    argv = ["sh", "-c", 'cat "$0" > /dev/null', big] if mode == "bare cat" else [*YARP, "run", "--", "cat", big]
     benchmark.pedantic(_runner(warm.environ, argv), rounds=3, warmup_rounds=1)
     size = os.path.getsize(big)
     benchmark.extra_info["bytes"] = size
@@ -146,7 +153,7 @@ def test_peak_rss(benchmark, warm, big_files, size):
     peaks = []
 
     def run() -> None:
-        out = subprocess.run([PY, "-c", PEAK, PY, "-m", "yarp", "run", "--", "cat", big_files[size]],
+        out = subprocess.run([PY, "-c", PEAK, *YARP, "run", "--", "cat", big_files[size]],
                              env=warm.environ, capture_output=True, check=True)
         peaks.append(int(out.stdout))
 
