@@ -1,8 +1,10 @@
 """Shared fixtures: the `c`/`py` implementation switch and private temporary homes.
 
-Every test runs with HOME, XDG_* and TMPDIR pointed into its own temporary
-directory, so no test can touch the developer's real archive or runtime
-directory, and brokers started by one test never answer another.
+Tests that run YARP point HOME, XDG_* and the runtime directory into their own
+temporary directory (`private_home` here, the broker and run helpers for
+subprocesses), so no test can touch the developer's real archive or runtime
+directory, and brokers started by one test never answer another. The whole
+session's XDG_CACHE_HOME (the rule cache) is a private temporary directory too.
 """
 
 from __future__ import annotations
@@ -29,6 +31,18 @@ def fastframe_impl(request):
     return _load_impl(request.param)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache_home(tmp_path_factory):
+    """Keep the rule cache of in-process and child YARP runs out of the developer's ~/.cache."""
+    previous = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if previous is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = previous
+
+
 @pytest.fixture
 def private_home(tmp_path, monkeypatch):
     """An isolated HOME / XDG tree for one test; returns its root."""
@@ -40,6 +54,7 @@ def private_home(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     monkeypatch.delenv("YARP_ARCHIVE", raising=False)
     monkeypatch.delenv("YARP_CONFIG", raising=False)

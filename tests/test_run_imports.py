@@ -55,21 +55,39 @@ def test_standalone_run_of_true_imports_nothing_heavy(warm_env):
     assert sorted(set(FORBIDDEN) & names) == []
 
 
+def script_imports(env: dict, *args: str) -> tuple[set[str], subprocess.CompletedProcess]:
+    # `-m` brings runpy's own imports (importlib.util among them), so the
+    # process is started the way the console script starts it.
+    code = "import sys; from yarp.cli import main; sys.exit(main())"
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code, *args], env=env,
+                          capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+    names = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.decode().splitlines()
+             if line.startswith("import time:") and "|" in line}
+    return names, proc
+
+
 @pytest.mark.parametrize("args", [
     ("run", "--", "true"),
     ("run", "--archive-agent", "a", "--archive-account", "b", "--archive-session", "s",
      "--archive-call", "c", "--", "true"),
 ])
 def test_quiet_run_avoids_costly_stdlib_modules(warm_env, args):
-    # `-m` brings runpy's own imports (importlib.util among them), so the
-    # process is started the way the console script starts it.
-    code = "import sys; from yarp.cli import main; sys.exit(main())"
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code, *args], env=warm_env.environ,
-                          capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
-    names = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.decode().splitlines()
-             if line.startswith("import time:") and "|" in line}
+    names, _ = script_imports(warm_env.environ, *args)
     assert "yarp.runner" in names and "yarp.protocol" in names  # the list is real
     assert sorted(set(STDLIB_AVOIDED) & names) == []
+
+
+def test_output_of_an_unknown_command_needs_no_rule_parsing_once_cached(warm_env, tmp_path):
+    # The first run with output parses the rule files and fills the rule cache;
+    # later runs read the cache and, with no rule selected, never import a parser.
+    env = dict(warm_env.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    first, proc = script_imports(env, "run", "--", "echo", "hello")
+    assert proc.returncode == 0 and proc.stdout == b"hello\n"
+    assert "tomllib" in first and "yarp.shell.rule_cache" in first
+    names, proc = script_imports(env, "run", "--", "echo", "hello")
+    assert proc.returncode == 0 and proc.stdout == b"hello\n"
+    assert "yarp.shell.rules" in names and "yarp.shell.rule_cache" in names  # the rules were consulted
+    assert sorted((set(STDLIB_AVOIDED) | {"tomllib"}) & names) == []
 
 
 def test_archive_disabled_run_imports_no_archive_code(warm_env, tmp_path):

@@ -325,7 +325,7 @@ class Runner:
             # command's run; an empty output has nothing to prune.
             from .shell.rules import load_rules, select_rule
 
-            rule = select_rule(self.argv, load_rules(self.config.rule_packs))
+            rule = select_rule(self.argv, load_rules(self.config.rule_packs, environ=self.environ))
         out, err = spool.stdout_before, spool.stderr_before
         changed = False
         if rule is not None:

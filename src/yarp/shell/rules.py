@@ -7,8 +7,11 @@ reducer on its own) or `passthrough` (a guard that keeps output exact).
 
 The shipped rules live in `yarp/rules/*.toml`; user packs listed in the
 configuration's `rules.packs` are loaded after them and replace shipped rules
-with the same `id`. `yarp run` loads rules on every call, so loading is one
-tomllib parse per file plus a dictionary index; it imports nothing heavy.
+with the same `id`. `yarp run` loads rules on every call with output, so a
+validated rule set is kept in a private cache (`yarp.shell.rule_cache`) keyed
+by every rule file's identity: a warm load is one `marshal` read, with neither
+`tomllib` nor `re` imported. A rule's `keep`/`drop` patterns are validated when
+its file is parsed and compiled only when the rule is selected.
 
 This module never runs commands and never reads command output. Its errors are
 `UsageError`s that name a pack by position and a rule by number, never by
@@ -18,9 +21,6 @@ content.
 from __future__ import annotations
 
 import os
-import re
-import tomllib
-from typing import Iterable, Sequence
 
 from .._record import Record
 from ..errors import UsageError
@@ -37,14 +37,21 @@ from ..limits import (
     MAX_WORD_CHARS,
 )
 
+# typing (and re, tomllib) cost milliseconds on `yarp run`'s path; annotations only need them.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from typing import Iterable, Sequence
+
 RULE_SCHEMA_VERSION = 1
 
 ACTIONS = ("reduce", "transform", "passthrough")
 REDUCER_KINDS = ("search", "diff", "test", "build", "log", "status", "list", "filter")
 TRANSFORM_KINDS = ("line_preserving",)
 
-_ID_RE = re.compile(r"[a-z0-9][a-z0-9_./-]{0,63}\Z")
-_PYTHON_RE = re.compile(r"python3(?:\.\d+)?\Z")
+_ID_FIRST = "abcdefghijklmnopqrstuvwxyz0123456789"
+_ID_CHARS = str.maketrans("", "", _ID_FIRST + "_./-")
+MAX_ID_CHARS = 64
 
 #: Per-outcome limit name -> (lowest, highest) accepted value.
 LIMIT_BOUNDS: dict[str, tuple[int, int]] = {
@@ -87,11 +94,12 @@ DEFAULT_FAILURE = Limits(
 
 
 class Rule(Record):
-    """One compiled rule. `keep`/`drop` are compiled bytes regexes (or None)."""
+    """One validated rule. `keep_patterns`/`drop_patterns` hold its regular
+    expressions as written; `keep`/`drop` compile them on first use."""
 
     __slots__ = (
-        "id", "programs", "argv_prefix", "required_args", "action", "reducer", "transform", "keep", "drop",
-        "search_hint", "success", "failure", "origin",
+        "id", "programs", "argv_prefix", "required_args", "action", "reducer", "transform", "keep_patterns",
+        "drop_patterns", "search_hint", "success", "failure", "origin",
     )
     id: str
     programs: tuple[str, ...]
@@ -100,12 +108,22 @@ class Rule(Record):
     action: str
     reducer: str | None
     transform: str | None
-    keep: "re.Pattern[bytes] | None"
-    drop: "re.Pattern[bytes] | None"
+    keep_patterns: tuple[str, ...]
+    drop_patterns: tuple[str, ...]
     search_hint: str | None
     success: Limits
     failure: Limits
     origin: str
+
+    @property
+    def keep(self) -> re.Pattern[bytes] | None:
+        """Lines to keep as evidence: one multi-line bytes regex, or None."""
+        return _compiled(self.keep_patterns)
+
+    @property
+    def drop(self) -> re.Pattern[bytes] | None:
+        """Lines to drop before anything else: one multi-line bytes regex, or None."""
+        return _compiled(self.drop_patterns)
 
     def limits_for(self, exit_code: int) -> Limits:
         return self.success if exit_code == 0 else self.failure
@@ -116,6 +134,29 @@ class Rule(Record):
         if len(args) < len(prefix) or tuple(args[: len(prefix)]) != prefix:
             return False
         return all(_has_argument(args, want) for want in self.required_args)
+
+
+_COMPILED: dict[tuple[str, ...], re.Pattern[bytes]] = {}
+
+
+def _compiled(patterns: tuple[str, ...]) -> re.Pattern[bytes] | None:
+    if not patterns:
+        return None
+    found = _COMPILED.get(patterns)
+    if found is None:
+        import re
+
+        joined = b"|".join(b"(?:" + p.encode("utf-8") + b")" for p in patterns)
+        found = _COMPILED[patterns] = re.compile(joined, re.MULTILINE)
+    return found
+
+
+def is_python3(program: str) -> bool:
+    """`python3` or `python3.N` (ASCII digits): the names that share the python3 rules."""
+    if program == "python3":
+        return True
+    minor = program[8:] if program.startswith("python3.") else ""
+    return minor.isascii() and minor.isdigit()
 
 
 def _has_argument(args: Sequence[str], want: str) -> bool:
@@ -153,7 +194,7 @@ class RuleSet:
 
     def candidates(self, program: str) -> list[Rule]:
         found = self._by_program.get(program)
-        if found is None and _PYTHON_RE.match(program):
+        if found is None and is_python3(program):
             found = self._by_program.get("python3")
         return found or []
 
@@ -218,15 +259,16 @@ def _words(value, where: str, name: str, limit: int, *, allow_empty: bool) -> tu
     return tuple(value)
 
 
-def _patterns(value, where: str, name: str) -> "re.Pattern[bytes] | None":
+def _patterns(value, where: str, name: str) -> tuple[str, ...]:
+    """Validate a list of regular expressions; return them as written (compiled on use)."""
+    import re
+
     if value is None:
-        return None
+        return ()
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise _fail(where, f"{name} must be a list of regular expressions")
     if len(value) > MAX_PATTERNS_PER_RULE:
         raise _fail(where, f"{name} has more than {MAX_PATTERNS_PER_RULE} patterns")
-    if not value:
-        return None
     for pattern in value:
         if not pattern or len(pattern) > MAX_PATTERN_CHARS:
             raise _fail(where, f"{name} patterns must be 1 to {MAX_PATTERN_CHARS} characters")
@@ -234,8 +276,7 @@ def _patterns(value, where: str, name: str) -> "re.Pattern[bytes] | None":
             re.compile(pattern.encode("utf-8"), re.MULTILINE)
         except re.error:
             raise _fail(where, f"{name} holds a pattern that is not a valid regular expression") from None
-    joined = b"|".join(b"(?:" + p.encode("utf-8") + b")" for p in value)
-    return re.compile(joined, re.MULTILINE)
+    return tuple(value)
 
 
 def _limits(value, base: Limits, where: str, name: str) -> Limits:
@@ -261,7 +302,8 @@ def _compile_rule(raw, where: str, origin: str) -> Rule:
     if unknown:
         raise _fail(where, "unknown key in rule")
     rule_id = raw.get("id")
-    if not isinstance(rule_id, str) or not _ID_RE.match(rule_id):
+    if (not isinstance(rule_id, str) or not 0 < len(rule_id) <= MAX_ID_CHARS or rule_id[0] not in _ID_FIRST
+            or rule_id.translate(_ID_CHARS)):
         raise _fail(where, "id must be 1 to 64 characters of a-z 0-9 _ . / -, starting with a letter or digit")
     action = raw.get("action")
     if action not in ACTIONS:
@@ -288,7 +330,7 @@ def _compile_rule(raw, where: str, origin: str) -> Rule:
             raise _fail(where, "a passthrough rule takes no transform")
     keep = _patterns(raw.get("keep"), where, "keep")
     drop = _patterns(raw.get("drop"), where, "drop")
-    if reducer == "filter" and keep is None and drop is None:
+    if reducer == "filter" and not keep and not drop:
         raise _fail(where, "a filter reducer needs keep or drop patterns")
     hint = raw.get("search_hint")
     if hint is not None and (
@@ -304,8 +346,8 @@ def _compile_rule(raw, where: str, origin: str) -> Rule:
         action=action,
         reducer=reducer if action == "reduce" else None,
         transform=transform if action == "transform" else None,
-        keep=keep,
-        drop=drop,
+        keep_patterns=keep,
+        drop_patterns=drop,
         search_hint=hint,
         success=_limits(raw.get("success"), DEFAULT_SUCCESS, where, "success"),
         failure=_limits(raw.get("failure"), DEFAULT_FAILURE, where, "failure"),
@@ -317,6 +359,8 @@ def parse_rules(data: bytes, origin: str) -> list[Rule]:
     """Parse and strictly validate one rule file's bytes; raise `UsageError` on any problem."""
     if len(data) > MAX_PACK_FILE_BYTES:
         raise _fail(origin, f"file is larger than {MAX_PACK_FILE_BYTES} bytes")
+    import tomllib
+
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
@@ -364,28 +408,39 @@ def builtin_rule_files() -> list[str]:
     return [os.path.join(directory, name) for name in names]
 
 
-_BUILTIN_CACHE: list[Rule] | None = None
-
-
 def builtin_rules() -> list[Rule]:
-    global _BUILTIN_CACHE
-    if _BUILTIN_CACHE is None:
-        rules: list[Rule] = []
-        for path in builtin_rule_files():
-            name = "shipped " + os.path.basename(path)
-            rules.extend(parse_rules(_read_bounded(path, name), name))
-        _BUILTIN_CACHE = rules
-    return list(_BUILTIN_CACHE)
+    """The shipped rules, parsed from their files."""
+    rules: list[Rule] = []
+    for path in builtin_rule_files():
+        name = "shipped " + os.path.basename(path)
+        rules.extend(parse_rules(_read_bounded(path, name), name))
+    return rules
 
 
-def load_rules(packs: Sequence[str] = (), *, include_builtin: bool = True) -> RuleSet:
-    """The shipped rules extended and overridden (by id) by each user pack, in order."""
+def load_rules(packs: Sequence[str] = (), *, include_builtin: bool = True, environ=os.environ) -> RuleSet:
+    """The shipped rules extended and overridden (by id) by each user pack, in order.
+
+    Every file is read (bounded) once. A warm load then comes from the rule
+    cache (`yarp.shell.rule_cache`), keyed by those bytes; otherwise they are
+    parsed and validated, and the result is cached for the next call.
+    """
+    from . import rule_cache
+
     if len(packs) > MAX_PACKS:
         raise UsageError(f"rules.packs lists more than {MAX_PACKS} packs")
-    rules = builtin_rules() if include_builtin else []
+    sources = [(path, "shipped " + os.path.basename(path)) for path in builtin_rule_files()] if include_builtin else []
     for position, path in enumerate(packs):
         origin = f"rules.packs[{position}]"
         if not isinstance(path, str) or not path:
             raise _fail(origin, "pack path must be a non-empty string")
-        rules.extend(parse_rules(_read_bounded(os.path.expanduser(path), origin), origin))
+        sources.append((os.path.expanduser(path), origin))
+    files = [(origin, _read_bounded(path, origin)) for path, origin in sources]
+    key = rule_cache.cache_key(files)
+    cached = rule_cache.load(key, environ)
+    if cached is not None:
+        return RuleSet(cached)
+    rules: list[Rule] = []
+    for origin, data in files:
+        rules.extend(parse_rules(data, origin))
+    rule_cache.store(key, rules, environ)
     return RuleSet(rules)
