@@ -7,7 +7,9 @@ Run: PYTHONPATH=src .venv/bin/python -m pytest bench/test_bench_run.py -q
   and `yarp run -- true` (standalone: begin, capture, result, finish) against a
   warm broker; the median overhead is `yarp run -- true` minus `sh -c true`.
   `yarp` is the installed console script, as agents run it; `python -m yarp`
-  (which adds runpy's imports) is measured beside it.
+  (which adds runpy's imports) is measured beside it. `yarp run -- echo hello`
+  against `sh -c 'echo hello'` adds output: the rule set is consulted (from
+  the warm rule cache), no rule matches, the bytes pass through.
 * startup-adapter: `yarp run --archive-… -- true` into a call begun through the
   broker client (one capture operation, no reference lookup).
 * throughput: bare `cat BIG > /dev/null` against `yarp run -- cat BIG` for a
@@ -53,8 +55,9 @@ def warm():
     benv = make_run_env(idle_ms=600_000)
     benv.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     benv.environ["PYTHONPYCACHEPREFIX"] = os.path.join(benv.root, "pyc")
-    for _ in range(2):  # start the broker and write the bytecode cache
-        subprocess.run([*YARP, "run", "--", "true"], env=benv.environ, check=True,
+    benv.environ["XDG_CACHE_HOME"] = os.path.join(benv.root, "cache")
+    for _ in range(2):  # start the broker, write the bytecode and rule caches
+        subprocess.run([*YARP, "run", "--", "echo", "warm"], env=benv.environ, check=True,
                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     try:
         yield benv
@@ -80,6 +83,8 @@ STARTUP = {
     "python -c pass": [PY, "-c", "pass"],
     "yarp run -- true": [*YARP, "run", "--", "true"],
     "python -m yarp run -- true": [PY, "-m", "yarp", "run", "--", "true"],
+    "sh -c 'echo hello'": ["sh", "-c", "echo hello"],
+    "yarp run -- echo hello": [*YARP, "run", "--", "echo", "hello"],
 }
 
 
