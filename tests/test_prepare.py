@@ -73,6 +73,20 @@ def test_declared_identity_must_match(tmp_path):
         read_snapshot_file(sf, private=True)
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux /proc")
+def test_bytes_beyond_the_size_seen_at_open_are_refused():
+    # A /proc file is a regular file whose size reads as 0 while it has content:
+    # exactly a file that grew after it was checked. Only the mode-tolerant
+    # source-output rules let it get that far (it is not private).
+    assert os.stat("/proc/self/status").st_size == 0
+    with pytest.raises(ValidationError, match="changed while it was read"):
+        read_snapshot_file(ops.StreamFile("/proc/self/status"), private=False)
+
+
+def test_empty_spool_reads_as_empty(tmp_path):
+    assert read_snapshot_file(spool(tmp_path, data=b""), private=True) == b""
+
+
 def test_fifo_refused_without_blocking(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo, 0o600)
