@@ -138,6 +138,16 @@ def test_begin_call_payloads():
     assert prepared.payload_bytes == 2 * len(before.payload.body)
 
 
+def test_inputs_equal_in_python_but_not_in_json_get_two_payloads():
+    # 1 == True == 1.0 in Python; as JSON `1` and `true` differ, so the
+    # rewritten input must not be taken for the original.
+    prepared = prepare(ops.BeginCall(SESSION, ops.CallMeta("c", "bash", 1, False), {"x": 1}, {"x": True}, 2))
+    before, after = prepared.snapshots
+    assert before.payload is not after.payload
+    assert before.payload.sha256 == hashlib.sha256(b'{"x":1}').digest()
+    assert after.payload.sha256 == hashlib.sha256(b'{"x":true}').digest()
+
+
 @pytest.mark.parametrize("bad", [float("nan"), 2**53, {"k": float("inf")}])
 def test_values_canonical_json_cannot_hold_are_refused(bad):
     with pytest.raises(ValidationError):

@@ -18,7 +18,7 @@ import stat
 from dataclasses import dataclass
 
 from . import operations as ops
-from .codec import MEDIA_TEXT, Payload, bytes_payload, json_payload
+from .codec import MEDIA_JSON, MEDIA_TEXT, Payload, bytes_payload, canonical_json, json_payload
 from .errors import UnsafePath, ValidationError
 from .limits import MAX_STREAM_FILE_BYTES
 
@@ -118,12 +118,13 @@ def prepare(op: ops.ArchiveOperation) -> Prepared:
     snaps: tuple[SnapshotSpec, ...]
     match op:
         case ops.BeginCall():
-            before = json_payload(op.input_before)
             # Compare canonical bytes, not Python values: 1 == True == 1.0 in
-            # Python, yet `true` and `1` are different JSON.
-            after = json_payload(op.input_after)
-            if after.sha256 == before.sha256:
-                after = before
+            # Python, yet `true` and `1` are different JSON. Equal bytes (the
+            # common case: nothing was rewritten) are hashed and compressed once.
+            before_bytes = canonical_json(op.input_before)
+            after_bytes = canonical_json(op.input_after)
+            before = bytes_payload(before_bytes, MEDIA_JSON)
+            after = before if after_bytes == before_bytes else bytes_payload(after_bytes, MEDIA_JSON)
             snaps = (SnapshotSpec("input", "before", before), SnapshotSpec("input", "after", after))
         case ops.ResultBefore():
             snaps = (SnapshotSpec("result", "before", json_payload(op.result)),)

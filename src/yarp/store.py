@@ -261,7 +261,8 @@ class ArchiveStore:
             (session_id, meta.source_call_id, ref, *wanted),
         )
         call = _Call(cur.lastrowid, ref, *wanted, "started", None, None)
-        self._add_snapshots(call, snaps, op.captured_at_ms)
+        # A call inserted just now has no snapshots to compare against.
+        self._insert_snapshots(call, snaps, op.captured_at_ms)
         return Outcome(archive_ref=ref)
 
     def _existing_snapshot(self, call: _Call, subject: str, stage: str):
@@ -294,14 +295,21 @@ class ArchiveStore:
             return
         if call.status != "started":
             raise LifecycleError("call is already finished")
-        for spec in missing:
+        self._insert_snapshots(call, missing, captured_at_ms)
+
+    def _insert_snapshots(self, call: _Call, snaps, captured_at_ms: int) -> None:
+        execute = self.conn.execute
+        stored: set[bytes] = set()
+        for spec in snaps:
             p = spec.payload
-            self.conn.execute(
-                "INSERT OR IGNORE INTO payloads (sha256, compression, uncompressed_byte_length, body)"
-                " VALUES (?, ?, ?, ?)",
-                (p.sha256, p.compression, p.length, p.body),
-            )
-            self.conn.execute(
+            if p.sha256 not in stored:  # before and after often share one payload
+                stored.add(p.sha256)
+                execute(
+                    "INSERT OR IGNORE INTO payloads (sha256, compression, uncompressed_byte_length, body)"
+                    " VALUES (?, ?, ?, ?)",
+                    (p.sha256, p.compression, p.length, p.body),
+                )
+            execute(
                 "INSERT INTO snapshots (tool_call_id, subject, stage, media_type, source_completeness,"
                 " captured_at_ms, payload_sha256) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (call.id, spec.subject, spec.stage, p.media_type, spec.source_completeness, captured_at_ms, p.sha256),
