@@ -225,3 +225,22 @@ def test_canonical_path_resolves_through_nearest_existing_parent(tmp_path):
     (tmp_path / "link").symlink_to(real)
     assert canonical_archive_path(str(tmp_path / "link" / "x" / "a.sqlite3")) == str(real / "x" / "a.sqlite3")
     assert canonical_archive_path(str(tmp_path / "link" / ".." / "real")) == str(real)
+
+
+def test_archive_paths_with_uri_special_characters_open(tmp_path):
+    # The read-only connection is opened through a URI filename: "?", "#", "%",
+    # spaces and non-ASCII bytes in the path must be percent-encoded exactly.
+    directory = tmp_path / "odd ?#% é"
+    directory.mkdir(mode=0o700)
+    location = resolve_archive(str(directory / "a?b#c%d é.sqlite3"))
+    store = ArchiveStore.open(location)
+    store.apply_operation(ops.BeginCall(ops.Session("pi", "me", "s"), ops.CallMeta("c", "bash", 1, False), {}, {}, 1))
+    store.close()
+    conn = open_readonly(location)
+    try:
+        assert conn.execute("SELECT count(*) FROM tool_calls").fetchone()[0] == 1
+    finally:
+        conn.close()
+    # No stray database named after a mangled URI (only the archive, its WAL and shared memory).
+    assert {name for name in os.listdir(directory)} <= {"a?b#c%d é.sqlite3", "a?b#c%d é.sqlite3-wal",
+                                                        "a?b#c%d é.sqlite3-shm"}

@@ -119,3 +119,21 @@ def test_run_help_and_errors_still_use_argparse(warm_env):
     names, proc = imported_modules(warm_env.environ, "run", "--bogus", "--", "true")
     assert proc.returncode == 64 and b"unrecognized arguments" in proc.stderr
     assert "argparse" in names
+
+
+def test_capped_adapter_run_reads_its_reference_without_heavy_imports(warm_env):
+    # An adapter's call whose output passes the cap: the runner reads the call's
+    # reference from the archive (read-only SQLite) to write the marker. The
+    # first run fills the rule cache; the second is measured.
+    from yarp import operations as ops
+
+    session = ops.Session("pi", "me", "imports")
+    for call in ("c1", "c2"):
+        warm_env.request(ops.BeginCall(session, ops.CallMeta(call, "bash", 1, True), {}, {}, 1))
+        flags = ("--archive-agent", "pi", "--archive-account", "me", "--archive-session", "imports",
+                 "--archive-call", call)
+        names, proc = script_imports(warm_env.environ, "run", *flags, "--", sys.executable, "-c",
+                                     "print('x' * 20000)")
+        assert proc.returncode == 0 and b"yarp search yr_" in proc.stdout  # capped, with a marker
+    assert "yarp.sqlite" in names and "yarp.shell.cap" in names  # the list is real
+    assert sorted((set(STDLIB_AVOIDED) | {"tomllib", "sqlite3", "urllib.parse", "datetime"}) & names) == []

@@ -10,11 +10,16 @@ refused without touching the file.
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
-from collections.abc import Callable
 
 from .errors import ArchiveError, UnsupportedSchema
+
+# Readers (`yarp run` among them) import this module for SCHEMA_VERSION only;
+# sqlite3 is imported where a connection is made (`backup`).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Callable
 
 SCHEMA_VERSION = 1
 
@@ -102,7 +107,8 @@ WRITER_PRAGMAS = (
 #: Ordered migrations: MIGRATIONS[n] upgrades user_version n to n + 1.
 #: Version 1 is the first public schema, so the table is empty in this release;
 #: tests install a synthetic step to exercise the framework.
-Migration = Callable[[sqlite3.Connection], None]
+if TYPE_CHECKING:
+    Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: dict[int, Migration] = {}
 
 
@@ -213,6 +219,8 @@ def backup(conn: sqlite3.Connection, database_path: str, version: int) -> str:
         break
     else:
         raise ArchiveError("cannot create migration backup: too many earlier backups")
+    import sqlite3
+
     dest = sqlite3.connect(target)
     try:
         conn.backup(dest)

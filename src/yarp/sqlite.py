@@ -11,8 +11,14 @@ from __future__ import annotations
 
 import errno
 import os
-import sqlite3
-import urllib.parse
+
+try:
+    # The C module `sqlite3` wraps: the same connect and exception classes,
+    # without the datetime adapters YARP never uses, whose imports cost
+    # `yarp run` (which reads a call's reference) several milliseconds.
+    import _sqlite3 as sqlite3
+except ImportError:  # pragma: no cover - CPython always builds it with sqlite3
+    import sqlite3
 
 from .errors import (
     ArchiveBusy,
@@ -62,8 +68,15 @@ def map_error(exc: BaseException, doing: str) -> YarpError:
     return ArchiveError(f"{doing}: SQLite error ({name})")
 
 
+#: Bytes a URI filename may carry unescaped (`urllib.parse.quote`'s set, with "/").
+_URI_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/")
+
+
 def _uri(path: str, mode: str) -> str:
-    return "file:" + urllib.parse.quote(path) + f"?mode={mode}"
+    # Percent-encoded here rather than with urllib.parse, whose import costs
+    # `yarp run` (which reads a call's reference) a few milliseconds.
+    quoted = "".join(chr(b) if b in _URI_SAFE else f"%{b:02X}" for b in os.fsencode(path))
+    return f"file:{quoted}?mode={mode}"
 
 
 def open_readonly(location: ArchiveLocation, *, check_version: bool = True) -> sqlite3.Connection:
