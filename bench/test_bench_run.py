@@ -12,6 +12,8 @@ Run: PYTHONPATH=src .venv/bin/python -m pytest bench/test_bench_run.py -q
   the warm rule cache), no rule matches, the bytes pass through.
 * startup-adapter: `yarp run --archive-… -- true` into a call begun through the
   broker client (one capture operation, no reference lookup).
+* capped: `sh -c 'seq 1 3000'` bare and through `yarp run --archive-…`, whose
+  output passes the cap (reference lookup, capped view, four streams).
 * throughput: bare `cat BIG > /dev/null` against `yarp run -- cat BIG` for a
   200 MB text file, with `cat BIG > FILE` (the cost of the spool write alone)
   beside them; `extra_info` holds MB/s.
@@ -109,6 +111,33 @@ def test_startup_adapter_mode(benchmark, warm):
         assert proc.returncode == 0
 
     # Each round includes its begin_call (one broker round trip in this process).
+    benchmark.pedantic(run, rounds=30, warmup_rounds=2)
+
+
+NOISY = ["sh", "-c", "seq 1 3000"]  # 13,893 bytes: over the 5,120-byte cap, no rule
+
+
+@pytest.mark.benchmark(group="run-capped")
+def test_noisy_command_bare(benchmark, warm):
+    benchmark.pedantic(_runner(warm.environ, NOISY), rounds=30, warmup_rounds=2)
+
+
+@pytest.mark.benchmark(group="run-capped")
+def test_noisy_command_adapter_mode(benchmark, warm):
+    # The output passes the cap: the runner reads the call's reference
+    # (read-only SQLite), writes the capped view with its marker and captures
+    # all four streams. Each round includes its begin_call.
+    session = ops.Session("bench", "me", f"capped-{time.time_ns()}")
+    counter = iter(range(1, 10_000))
+
+    def run() -> None:
+        call = f"c{next(counter)}"
+        warm.request(ops.BeginCall(session, ops.CallMeta(call, "bash", 1, True), {}, {}, 1))
+        proc = subprocess.run([*YARP, "run", "--archive-agent", "bench", "--archive-account", "me",
+                               "--archive-session", session.source_session_id, "--archive-call", call, "--",
+                               *NOISY], env=warm.environ, stdin=subprocess.DEVNULL, capture_output=True)
+        assert proc.returncode == 0 and b"yarp search yr_" in proc.stdout
+
     benchmark.pedantic(run, rounds=30, warmup_rounds=2)
 
 
