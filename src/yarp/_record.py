@@ -36,6 +36,21 @@ class Record:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         fields = self._fields
+        # Every field given, all by position (unpickling) or all by name (the
+        # operation parser): nothing to match up or default.
+        if len(args) == len(fields) and not kwargs:
+            for name, value in zip(fields, args):
+                object.__setattr__(self, name, value)
+            return
+        if len(kwargs) == len(fields) and not args:
+            try:
+                values = [kwargs[name] for name in fields]
+            except KeyError:
+                pass  # an unknown name: the general path below says which
+            else:
+                for name, value in zip(fields, values):
+                    object.__setattr__(self, name, value)
+                return
         if len(args) > len(fields):
             raise TypeError(f"{type(self).__name__} takes at most {len(fields)} arguments")
         values = dict(zip(fields, args))

@@ -382,19 +382,23 @@ class _Fields:
 
 
 def _too_deep(value: Any, limit: int) -> bool:
-    """Whether a JSON value nests containers more than `limit` levels (iterative: no recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
+    """Whether a JSON value nests containers more than `limit` levels (level by level: no recursion).
+
+    Only containers are carried to the next level, so a wide object of
+    scalars (the common tool input) costs one pass over its values.
+    """
+    level = [value] if isinstance(value, (dict, list)) else []
+    depth = 1
+    while level:
         if depth > limit:
             return True
-        stack.extend((child, depth + 1) for child in children)
+        deeper = []
+        for item in level:
+            for child in item.values() if isinstance(item, dict) else item:
+                if isinstance(child, (dict, list)):
+                    deeper.append(child)
+        level = deeper
+        depth += 1
     return False
 
 
