@@ -97,21 +97,28 @@ def test_startup(benchmark, warm, name):
     benchmark.pedantic(_runner(warm.environ, STARTUP[name]), rounds=40, warmup_rounds=3)
 
 
-@pytest.mark.benchmark(group="run-startup")
-def test_startup_adapter_mode(benchmark, warm):
-    session = ops.Session("bench", "me", f"s-{time.time_ns()}")
+def _adapter_runs(warm, argv: list[str], label: str):
+    """A function that begins a call through the broker client (as an adapter
+    would), then runs `yarp run --archive-… -- argv` into it; returns its output."""
+    session = ops.Session("bench", "me", f"{label}-{time.time_ns()}")
     counter = iter(range(1, 10_000))
 
-    def run() -> None:
+    def run() -> bytes:
         call = f"c{next(counter)}"
         warm.request(ops.BeginCall(session, ops.CallMeta(call, "bash", 1, True), {}, {}, 1))
         proc = subprocess.run([*YARP, "run", "--archive-agent", "bench", "--archive-account", "me",
-                               "--archive-session", session.source_session_id, "--archive-call", call, "--", "true"],
-                              env=warm.environ, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+                               "--archive-session", session.source_session_id, "--archive-call", call, "--",
+                               *argv], env=warm.environ, stdin=subprocess.DEVNULL, capture_output=True)
         assert proc.returncode == 0
+        return proc.stdout
 
+    return run
+
+
+@pytest.mark.benchmark(group="run-startup")
+def test_startup_adapter_mode(benchmark, warm):
     # Each round includes its begin_call (one broker round trip in this process).
-    benchmark.pedantic(run, rounds=30, warmup_rounds=2)
+    benchmark.pedantic(_adapter_runs(warm, ["true"], "quiet"), rounds=30, warmup_rounds=2)
 
 
 NOISY = ["sh", "-c", "seq 1 3000"]  # 13,893 bytes: over the 5,120-byte cap, no rule
@@ -127,18 +134,12 @@ def test_noisy_command_adapter_mode(benchmark, warm):
     # The output passes the cap: the runner reads the call's reference
     # (read-only SQLite), writes the capped view with its marker and captures
     # all four streams. Each round includes its begin_call.
-    session = ops.Session("bench", "me", f"capped-{time.time_ns()}")
-    counter = iter(range(1, 10_000))
+    run = _adapter_runs(warm, NOISY, "capped")
 
-    def run() -> None:
-        call = f"c{next(counter)}"
-        warm.request(ops.BeginCall(session, ops.CallMeta(call, "bash", 1, True), {}, {}, 1))
-        proc = subprocess.run([*YARP, "run", "--archive-agent", "bench", "--archive-account", "me",
-                               "--archive-session", session.source_session_id, "--archive-call", call, "--",
-                               *NOISY], env=warm.environ, stdin=subprocess.DEVNULL, capture_output=True)
-        assert proc.returncode == 0 and b"yarp search yr_" in proc.stdout
+    def capped() -> None:
+        assert b"yarp search yr_" in run()
 
-    benchmark.pedantic(run, rounds=30, warmup_rounds=2)
+    benchmark.pedantic(capped, rounds=30, warmup_rounds=2)
 
 
 def _write_big(path: str, size: int) -> None:

@@ -36,8 +36,13 @@ def warm_env():
         close_run_env(benv, timeout=15)
 
 
-def imported_modules(env: dict, *args: str) -> tuple[set[str], subprocess.CompletedProcess]:
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "yarp", *args], env=env,
+#: How the console script starts (`-m` would add runpy's own imports, importlib.util among them).
+SCRIPT = ("-c", "import sys; from yarp.cli import main; sys.exit(main())")
+
+
+def imported_modules(env: dict, *args: str, entry: tuple[str, ...] = ("-m", "yarp")
+                     ) -> tuple[set[str], subprocess.CompletedProcess]:
+    proc = subprocess.run([sys.executable, "-X", "importtime", *entry, *args], env=env,
                           capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
     names = set()
     for line in proc.stderr.decode().splitlines():
@@ -48,6 +53,14 @@ def imported_modules(env: dict, *args: str) -> tuple[set[str], subprocess.Comple
     return names, proc
 
 
+#: A quiet command, standalone and with an adapter's archive flags.
+QUIET_RUNS = [
+    ("run", "--", "true"),
+    ("run", "--archive-agent", "a", "--archive-account", "b", "--archive-session", "s",
+     "--archive-call", "c", "--", "true"),
+]
+
+
 def test_standalone_run_of_true_imports_nothing_heavy(warm_env):
     names, proc = imported_modules(warm_env.environ, "run", "--", "true")
     assert proc.returncode == 0
@@ -55,24 +68,9 @@ def test_standalone_run_of_true_imports_nothing_heavy(warm_env):
     assert sorted(set(FORBIDDEN) & names) == []
 
 
-def script_imports(env: dict, *args: str) -> tuple[set[str], subprocess.CompletedProcess]:
-    # `-m` brings runpy's own imports (importlib.util among them), so the
-    # process is started the way the console script starts it.
-    code = "import sys; from yarp.cli import main; sys.exit(main())"
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code, *args], env=env,
-                          capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
-    names = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.decode().splitlines()
-             if line.startswith("import time:") and "|" in line}
-    return names, proc
-
-
-@pytest.mark.parametrize("args", [
-    ("run", "--", "true"),
-    ("run", "--archive-agent", "a", "--archive-account", "b", "--archive-session", "s",
-     "--archive-call", "c", "--", "true"),
-])
+@pytest.mark.parametrize("args", QUIET_RUNS)
 def test_quiet_run_avoids_costly_stdlib_modules(warm_env, args):
-    names, _ = script_imports(warm_env.environ, *args)
+    names, _ = imported_modules(warm_env.environ, *args, entry=SCRIPT)
     assert "yarp.runner" in names and "yarp.protocol" in names  # the list is real
     assert sorted(set(STDLIB_AVOIDED) & names) == []
 
@@ -81,10 +79,10 @@ def test_output_of_an_unknown_command_needs_no_rule_parsing_once_cached(warm_env
     # The first run with output parses the rule files and fills the rule cache;
     # later runs read the cache and, with no rule selected, never import a parser.
     env = dict(warm_env.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
-    first, proc = script_imports(env, "run", "--", "echo", "hello")
+    first, proc = imported_modules(env, "run", "--", "echo", "hello", entry=SCRIPT)
     assert proc.returncode == 0 and proc.stdout == b"hello\n"
     assert "tomllib" in first and "yarp.shell.rule_cache" in first
-    names, proc = script_imports(env, "run", "--", "echo", "hello")
+    names, proc = imported_modules(env, "run", "--", "echo", "hello", entry=SCRIPT)
     assert proc.returncode == 0 and proc.stdout == b"hello\n"
     assert "yarp.shell.rules" in names and "yarp.shell.rule_cache" in names  # the rules were consulted
     assert sorted((set(STDLIB_AVOIDED) | {"tomllib"}) & names) == []
@@ -103,11 +101,7 @@ def test_archive_disabled_run_imports_no_archive_code(warm_env, tmp_path):
     assert sorted((set(FORBIDDEN) | {"yarp.client", "yarp.operations", "yarp.shell.rules", "zstandard"}) & names) == []
 
 
-@pytest.mark.parametrize("args", [
-    ("run", "--", "true"),
-    ("run", "--archive-agent", "a", "--archive-account", "b", "--archive-session", "s",
-     "--archive-call", "c", "--", "true"),
-])
+@pytest.mark.parametrize("args", QUIET_RUNS)
 def test_common_run_forms_skip_argparse(warm_env, args):
     # The fast path parses the flags itself; argparse is only for help and errors.
     names, proc = imported_modules(warm_env.environ, *args)
@@ -132,8 +126,8 @@ def test_capped_adapter_run_reads_its_reference_without_heavy_imports(warm_env):
         warm_env.request(ops.BeginCall(session, ops.CallMeta(call, "bash", 1, True), {}, {}, 1))
         flags = ("--archive-agent", "pi", "--archive-account", "me", "--archive-session", "imports",
                  "--archive-call", call)
-        names, proc = script_imports(warm_env.environ, "run", *flags, "--", sys.executable, "-c",
-                                     "print('x' * 20000)")
+        names, proc = imported_modules(warm_env.environ, "run", *flags, "--", sys.executable, "-c",
+                                       "print('x' * 20000)", entry=SCRIPT)
         assert proc.returncode == 0 and b"yarp search yr_" in proc.stdout  # capped, with a marker
     assert "yarp.sqlite" in names and "yarp.shell.cap" in names  # the list is real
     assert sorted((set(STDLIB_AVOIDED) | {"tomllib", "sqlite3", "urllib.parse", "datetime"}) & names) == []

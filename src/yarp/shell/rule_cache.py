@@ -111,12 +111,8 @@ def store(key: str, rules: Sequence[Rule], environ: Mapping[str, str] = os.envir
         temp = os.path.join(directory, f".{CACHE_NAME}.{os.getpid()}.{os.urandom(4).hex()}")
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-            finally:
-                os.close(fd)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
             os.rename(temp, os.path.join(directory, CACHE_NAME))
         except OSError:
             try:

@@ -9,7 +9,7 @@ The shipped rules live in `yarp/rules/*.toml`; user packs listed in the
 configuration's `rules.packs` are loaded after them and replace shipped rules
 with the same `id`. `yarp run` loads rules on every call with output, so a
 validated rule set is kept in a private cache (`yarp.shell.rule_cache`) keyed
-by every rule file's identity: a warm load is one `marshal` read, with neither
+by the bytes of every rule file: a warm load is one `marshal` read, with neither
 `tomllib` nor `re` imported. A rule's `keep`/`drop` patterns are validated when
 its file is parsed and compiled only when the rule is selected.
 
