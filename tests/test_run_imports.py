@@ -81,10 +81,10 @@ def test_output_of_an_unknown_command_needs_no_rule_parsing_once_cached(warm_env
     env = dict(warm_env.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
     first, proc = imported_modules(env, "run", "--", "echo", "hello", entry=SCRIPT)
     assert proc.returncode == 0 and proc.stdout == b"hello\n"
-    assert "tomllib" in first and "yarp.shell.rule_cache" in first
+    assert "tomllib" in first and "yarp.parse_cache" in first
     names, proc = imported_modules(env, "run", "--", "echo", "hello", entry=SCRIPT)
     assert proc.returncode == 0 and proc.stdout == b"hello\n"
-    assert "yarp.shell.rules" in names and "yarp.shell.rule_cache" in names  # the rules were consulted
+    assert "yarp.shell.rules" in names and "yarp.parse_cache" in names  # the rules were consulted
     assert sorted((set(STDLIB_AVOIDED) | {"tomllib"}) & names) == []
 
 
@@ -131,3 +131,18 @@ def test_capped_adapter_run_reads_its_reference_without_heavy_imports(warm_env):
         assert proc.returncode == 0 and b"yarp search yr_" in proc.stdout  # capped, with a marker
     assert "yarp.sqlite" in names and "yarp.shell.cap" in names  # the list is real
     assert sorted((set(STDLIB_AVOIDED) | {"tomllib", "sqlite3", "urllib.parse", "datetime"}) & names) == []
+
+
+def test_a_configuration_file_is_parsed_once(warm_env, tmp_path):
+    import os
+
+    env = dict(warm_env.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    config_dir = os.path.join(env["XDG_CONFIG_HOME"], "yarp")
+    os.makedirs(config_dir, exist_ok=True)
+    with open(os.path.join(config_dir, "config.toml"), "w") as handle:
+        handle.write("version = 1\n[output]\ncap_bytes = 8192\n")
+    first, proc = imported_modules(env, "run", "--", "true", entry=SCRIPT)
+    assert proc.returncode == 0 and "tomllib" in first
+    names, proc = imported_modules(env, "run", "--", "true", entry=SCRIPT)
+    assert proc.returncode == 0 and "yarp.parse_cache" in names
+    assert sorted((set(STDLIB_AVOIDED) | {"tomllib"}) & names) == []

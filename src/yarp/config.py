@@ -1,8 +1,9 @@
 """The user configuration file (`$XDG_CONFIG_HOME/yarp/config.toml`).
 
 TOML, `version = 1`, unknown keys rejected, with the reference contract's keys and
-defaults. `yarp config show --json` prints exactly these keys. Loading is cheap
-(tomllib from the standard library) because `yarp run` reads it on every call.
+defaults. `yarp config show --json` prints exactly these keys. `yarp run` reads it
+on every call, so a validated configuration is kept in the parse cache
+(`yarp.parse_cache`, keyed by the file's bytes): a warm load imports no TOML parser.
 """
 
 from __future__ import annotations
@@ -127,6 +128,18 @@ def parse(text: str) -> Config:
     )
 
 
+#: The type of each `Config` field, in order, as the parse cache holds them.
+_CACHED_TYPES = (bool, int, int, int, bool, (str, type(None)), tuple)
+
+
+def _from_cache(values) -> Config | None:
+    """A cached configuration, or None when the entry is not what `load` stores."""
+    if (type(values) is not tuple or len(values) != len(_CACHED_TYPES)
+            or not all(isinstance(v, t) for v, t in zip(values, _CACHED_TYPES))):
+        return None
+    return Config(*values)
+
+
 def load(environ=os.environ) -> Config:
     """Load the configuration file, or the defaults when there is none."""
     path = config_path(environ)
@@ -137,4 +150,12 @@ def load(environ=os.environ) -> Config:
         return Config()
     except OSError as exc:
         raise UsageError(f"cannot read configuration: {exc.strerror}") from None
-    return parse(text)
+    from . import parse_cache
+
+    key = parse_cache.cache_key("config", [("config", text.encode("utf-8", "surrogatepass"))])
+    cached = _from_cache(parse_cache.load("config", key, environ))
+    if cached is not None:
+        return cached
+    config = parse(text)
+    parse_cache.store("config", key, config._values(), environ)
+    return config

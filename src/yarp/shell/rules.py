@@ -8,7 +8,7 @@ reducer on its own) or `passthrough` (a guard that keeps output exact).
 The shipped rules live in `yarp/rules/*.toml`; user packs listed in the
 configuration's `rules.packs` are loaded after them and replace shipped rules
 with the same `id`. `yarp run` loads rules on every call with output, so a
-validated rule set is kept in a private cache (`yarp.shell.rule_cache`) keyed
+validated rule set is kept in a private cache (`yarp.parse_cache`) keyed
 by the bytes of every rule file: a warm load is one `marshal` read, with neither
 `tomllib` nor `re` imported. A rule's `keep`/`drop` patterns are validated when
 its file is parsed and compiled only when the rule is selected.
@@ -420,11 +420,11 @@ def builtin_rules() -> list[Rule]:
 def load_rules(packs: Sequence[str] = (), *, include_builtin: bool = True, environ=os.environ) -> RuleSet:
     """The shipped rules extended and overridden (by id) by each user pack, in order.
 
-    Every file is read (bounded) once. A warm load then comes from the rule
-    cache (`yarp.shell.rule_cache`), keyed by those bytes; otherwise they are
-    parsed and validated, and the result is cached for the next call.
+    Every file is read (bounded) once. A warm load then comes from the parse
+    cache (`yarp.parse_cache`), keyed by those bytes; otherwise they are parsed
+    and validated, and the result is cached for the next call.
     """
-    from . import rule_cache
+    from .. import parse_cache
 
     if len(packs) > MAX_PACKS:
         raise UsageError(f"rules.packs lists more than {MAX_PACKS} packs")
@@ -435,12 +435,36 @@ def load_rules(packs: Sequence[str] = (), *, include_builtin: bool = True, envir
             raise _fail(origin, "pack path must be a non-empty string")
         sources.append((os.path.expanduser(path), origin))
     files = [(origin, _read_bounded(path, origin)) for path, origin in sources]
-    key = rule_cache.cache_key(files)
-    cached = rule_cache.load(key, environ)
-    if cached is not None:
-        return RuleSet(cached)
+    key = parse_cache.cache_key("rules", files)
+    rows = parse_cache.load("rules", key, environ)
+    if rows is not None:
+        try:
+            return RuleSet(_rule_from(row) for row in rows)
+        except (TypeError, ValueError):
+            pass  # not what we store: parse instead, and overwrite it
     rules: list[Rule] = []
     for origin, data in files:
         rules.extend(parse_rules(data, origin))
-    rule_cache.store(key, rules, environ)
+    parse_cache.store("rules", key, tuple(_row_of(rule) for rule in rules), environ)
     return RuleSet(rules)
+
+
+def _row_of(rule: Rule) -> tuple:
+    """A rule as plain data for the parse cache."""
+    values = list(rule._values())
+    for index in _LIMIT_FIELDS:
+        values[index] = values[index]._values()
+    return tuple(values)
+
+
+def _rule_from(row) -> Rule:
+    values = list(row)
+    if len(values) != len(Rule._fields):
+        raise ValueError("cached rule has the wrong shape")
+    for index in _LIMIT_FIELDS:
+        values[index] = Limits(*values[index])
+    return Rule(*values)
+
+
+#: Positions of the two `Limits` fields in a rule.
+_LIMIT_FIELDS = (Rule._fields.index("success"), Rule._fields.index("failure"))

@@ -1,4 +1,4 @@
-"""The rule cache: a warm load equals a parse, and any doubt falls back to parsing.
+"""The parse cache: a warm load equals a parse, and any doubt falls back to parsing.
 
 Real files, real permissions: each test points XDG_CACHE_HOME at its own
 directory and checks what lands on disk.
@@ -12,7 +12,7 @@ import stat
 import pytest
 
 from yarp.errors import UsageError
-from yarp.shell import rule_cache
+from yarp import config, parse_cache
 from yarp.shell.rules import builtin_rule_files, load_rules
 
 PACK = """version = 1
@@ -32,12 +32,12 @@ def cache_env(tmp_path):
 
 
 def _cache_file(env) -> str:
-    return os.path.join(env["XDG_CACHE_HOME"], "yarp", rule_cache.CACHE_NAME)
+    return parse_cache.cache_path("rules", env)
 
 
 def _key(pack: str) -> str:
     files = [("shipped " + os.path.basename(p), open(p, "rb").read()) for p in builtin_rule_files()]
-    return rule_cache.cache_key([*files, ("rules.packs[0]", open(pack, "rb").read())])
+    return parse_cache.cache_key("rules", [*files, ("rules.packs[0]", open(pack, "rb").read())])
 
 
 def _write_pack(tmp_path, text: str = PACK) -> str:
@@ -53,8 +53,7 @@ def test_first_load_writes_a_private_cache_and_the_second_reads_it(tmp_path, cac
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
     key = _key(pack)
-    cached = rule_cache.load(key, cache_env)
-    assert cached is not None and tuple(cached) == parsed.rules
+    assert len(parse_cache.load("rules", key, cache_env)) == len(parsed.rules)
     warm = load_rules([pack], environ=cache_env)
     assert warm.rules == parsed.rules
     frob = warm.select(["frob"]).rule
@@ -90,9 +89,9 @@ def test_a_corrupt_cache_is_ignored_and_rewritten(tmp_path, cache_env):
     with open(path, "r+b") as handle:
         handle.truncate(100)
     key = _key(pack)
-    assert rule_cache.load(key, cache_env) is None
+    assert parse_cache.load("rules", key, cache_env) is None
     assert load_rules([pack], environ=cache_env).rules == expected
-    assert rule_cache.load(key, cache_env) is not None  # written again
+    assert parse_cache.load("rules", key, cache_env) is not None  # written again
 
 
 @pytest.mark.parametrize("mode", [0o777, 0o775])
@@ -102,7 +101,7 @@ def test_a_cache_directory_others_can_write_is_never_used(tmp_path, cache_env, m
     directory = os.path.dirname(_cache_file(cache_env))
     os.chmod(directory, mode)
     key = _key(pack)
-    assert rule_cache.load(key, cache_env) is None
+    assert parse_cache.load("rules", key, cache_env) is None
     os.unlink(_cache_file(cache_env))
     assert load_rules([pack], environ=cache_env).select(["frob"]).outcome == "reduce"
     assert not os.path.exists(_cache_file(cache_env))  # nothing written into it either
@@ -114,11 +113,11 @@ def test_a_symlinked_or_shared_cache_file_is_never_read(tmp_path, cache_env):
     path = _cache_file(cache_env)
     key = _key(pack)
     os.chmod(path, 0o666)
-    assert rule_cache.load(key, cache_env) is None
+    assert parse_cache.load("rules", key, cache_env) is None
     os.chmod(path, 0o600)
     os.rename(path, path + ".real")
     os.symlink(path + ".real", path)
-    assert rule_cache.load(key, cache_env) is None
+    assert parse_cache.load("rules", key, cache_env) is None
 
 
 def test_an_unusable_cache_location_still_loads_rules(tmp_path):
@@ -133,3 +132,47 @@ def test_a_missing_pack_is_still_a_usage_error(tmp_path, cache_env):
     load_rules([], environ=cache_env)
     with pytest.raises(UsageError, match="does not exist"):
         load_rules([str(tmp_path / "absent.toml")], environ=cache_env)
+
+
+CONFIG = """version = 1
+[output]
+cap_bytes = 8192
+[rules]
+packs = ["~/packs/one.toml"]
+"""
+
+
+def _config_env(tmp_path, text: str) -> dict:
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    return {"XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path), "YARP_CONFIG": str(path)}
+
+
+def test_configuration_is_cached_and_edits_are_seen(tmp_path):
+    env = _config_env(tmp_path, CONFIG)
+    first = config.load(env)
+    assert (first.cap_bytes, first.rule_packs) == (8192, ("~/packs/one.toml",))
+    assert stat.S_IMODE(os.stat(parse_cache.cache_path("config", env)).st_mode) == 0o600
+    key = parse_cache.cache_key("config", [("config", CONFIG.encode())])
+    assert parse_cache.load("config", key, env) == first._values()
+    assert config.load(env) == first
+    with open(env["YARP_CONFIG"], "w") as handle:
+        handle.write(CONFIG.replace("8192", "9000"))
+    assert config.load(env).cap_bytes == 9000
+
+
+def test_an_invalid_configuration_is_reported_even_with_a_warm_cache(tmp_path):
+    env = _config_env(tmp_path, CONFIG)
+    config.load(env)
+    with open(env["YARP_CONFIG"], "w") as handle:
+        handle.write(CONFIG.replace("8192", "7"))
+    with pytest.raises(UsageError, match="cap_bytes"):
+        config.load(env)
+
+
+def test_a_cache_entry_of_the_wrong_shape_is_ignored(tmp_path):
+    env = _config_env(tmp_path, CONFIG)
+    key = parse_cache.cache_key("config", [("config", CONFIG.encode())])
+    parse_cache.store("config", key, ("not", "a", "config"), env)
+    assert config.load(env).cap_bytes == 8192
+    assert parse_cache.load("config", key, env) == config.load(env)._values()  # overwritten
