@@ -13,7 +13,7 @@ import pytest
 
 from yarp.errors import UsageError
 from yarp import config, parse_cache
-from yarp.shell.rules import builtin_rule_files, load_rules
+from yarp.shell.rules import Rule, builtin_rule_files, load_rules
 
 PACK = """version = 1
 [[rule]]
@@ -176,3 +176,19 @@ def test_a_cache_entry_of_the_wrong_shape_is_ignored(tmp_path):
     parse_cache.store("config", key, ("not", "a", "config"), env)
     assert config.load(env).cap_bytes == 8192
     assert parse_cache.load("config", key, env) == config.load(env)._values()  # overwritten
+
+
+def test_a_damaged_cached_pattern_is_a_usage_error_not_a_crash(tmp_path, cache_env):
+    # Only a damaged cache can hold a pattern that does not compile (parsing
+    # checks them); using it must raise the error `yarp run` falls back on.
+    pack = _write_pack(tmp_path)
+    load_rules([pack], environ=cache_env)
+    key = _key(pack)
+    rows = [list(row) for row in parse_cache.load("rules", key, cache_env)]
+    frob = next(row for row in rows if row[0] == "user.frob")
+    frob[Rule._fields.index("keep_patterns")] = ("unbalanced(",)
+    parse_cache.store("rules", key, tuple(tuple(row) for row in rows), cache_env)
+    rule = load_rules([pack], environ=cache_env).select(["frob"]).rule
+    assert rule.keep_patterns == ("unbalanced(",)  # the damaged entry was used
+    with pytest.raises(UsageError, match="do not compile"):
+        rule.keep

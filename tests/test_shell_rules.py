@@ -140,6 +140,7 @@ BAD_FILES = {
     "bad action": 'version = 1\n[[rule]]\nid = "a"\nprogram = ["x"]\naction = "delete"\n',
     "bad reducer": 'version = 1\n[[rule]]\nid = "a"\nprogram = ["x"]\naction = "reduce"\nreducer = "magic"\n',
     "bad regex": 'version = 1\n[[rule]]\nid = "a"\nprogram = ["x"]\naction = "reduce"\nreducer = "filter"\nkeep = ["secret_word("]\n',
+    "global flag": 'version = 1\n[[rule]]\nid = "a"\nprogram = ["x"]\naction = "reduce"\nreducer = "filter"\nkeep = ["(?i)secret_word"]\n',
     "filter without patterns": 'version = 1\n[[rule]]\nid = "a"\nprogram = ["x"]\naction = "reduce"\nreducer = "filter"\n',
     "limit out of range": 'version = 1\n[[rule]]\nid = "a"\nprogram = ["x"]\naction = "reduce"\nreducer = "test"\n[rule.success]\nmax_line_bytes = 1\n',
     "unknown limit": 'version = 1\n[[rule]]\nid = "a"\nprogram = ["x"]\naction = "reduce"\nreducer = "test"\n[rule.failure]\nsecret_word = 3\n',
@@ -164,6 +165,14 @@ def test_invalid_rule_files_are_usage_errors(tmp_path, text):
     assert caught.value.exit_code == EXIT_USAGE
     assert "secret_word" not in str(caught.value).lower()  # errors never echo file content
     assert "rules.packs[0]" in str(caught.value)
+
+
+def test_scoped_inline_flags_work(tmp_path):
+    pack = tmp_path / "flags.toml"
+    pack.write_text('version = 1\n[[rule]]\nid = "a"\nprogram = ["x"]\naction = "reduce"\nreducer = "filter"\n'
+                    'keep = ["^ok", "(?i:error)"]\n')
+    rule = load_rules([str(pack)]).select(["x"]).rule
+    assert rule.keep.search(b"an ERROR here") and rule.keep.search(b"ok\n") and not rule.keep.search(b"fine")
 
 
 def test_pack_bounds(tmp_path):

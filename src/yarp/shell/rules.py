@@ -139,6 +139,11 @@ class Rule(Record):
 _COMPILED: dict[tuple[str, ...], re.Pattern[bytes]] = {}
 
 
+def _joined(patterns: tuple[str, ...]) -> bytes:
+    """One alternation of every pattern, each in its own group."""
+    return b"|".join(b"(?:" + p.encode("utf-8") + b")" for p in patterns)
+
+
 def _compiled(patterns: tuple[str, ...]) -> re.Pattern[bytes] | None:
     if not patterns:
         return None
@@ -146,8 +151,12 @@ def _compiled(patterns: tuple[str, ...]) -> re.Pattern[bytes] | None:
     if found is None:
         import re
 
-        joined = b"|".join(b"(?:" + p.encode("utf-8") + b")" for p in patterns)
-        found = _COMPILED[patterns] = re.compile(joined, re.MULTILINE)
+        try:
+            found = _COMPILED[patterns] = re.compile(_joined(patterns), re.MULTILINE)
+        except re.error:
+            # Validated when parsed, so only a damaged cache entry gets here:
+            # a usage error, which `yarp run` answers with the exact output.
+            raise UsageError("a rule's patterns do not compile; delete the parse cache") from None
     return found
 
 
@@ -276,7 +285,14 @@ def _patterns(value, where: str, name: str) -> tuple[str, ...]:
             re.compile(pattern.encode("utf-8"), re.MULTILINE)
         except re.error:
             raise _fail(where, f"{name} holds a pattern that is not a valid regular expression") from None
-    return tuple(value)
+    patterns = tuple(value)
+    try:
+        # The patterns are used as one alternation, where a global inline flag
+        # such as "(?i)" is no longer at the start and does not compile.
+        re.compile(_joined(patterns), re.MULTILINE)
+    except re.error:
+        raise _fail(where, f"{name} patterns do not combine: write inline flags scoped, as (?i:...)") from None
+    return patterns
 
 
 def _limits(value, base: Limits, where: str, name: str) -> Limits:
