@@ -264,6 +264,23 @@ def test_pruning_disabled_keeps_exact_output_under_the_cap(renv, tmp_path):
         assert view.snapshot_sha(call_id, "stdout", "after") == sha(proc.stdout)
 
 
+def test_a_broken_rule_pack_costs_the_pruning_not_the_archive(renv, tmp_path):
+    pack = tmp_path / "broken.toml"
+    pack.write_text('version = 1\n[[rule]]\nid = "Not An Id"\nprogram = ["sh"]\naction = "passthrough"\n')
+    config_dir = os.path.join(renv.environ["XDG_CONFIG_HOME"], "yarp")
+    os.makedirs(config_dir)
+    with open(os.path.join(config_dir, "config.toml"), "w") as handle:
+        handle.write(f'version = 1\n[rules]\npacks = ["{pack}"]\n')
+    proc = yrun(renv, "sh", "-c", "echo out; echo err >&2; exit 3")
+    assert proc.returncode == 3
+    assert proc.stdout == b"out\n"
+    assert proc.stderr.count(b"yarp: rules not applied: invalid rule file (rules.packs[0], rule 1)") == 1
+    assert proc.stderr.endswith(b"err\n") and b"archive failed" not in proc.stderr
+    call_id, *_ = only_call(renv)
+    with ArchiveView(renv) as view:
+        assert_streams_archived(view, call_id, b"out\n", b"err\n")
+
+
 # --- huge output ---------------------------------------------------------------------------
 
 

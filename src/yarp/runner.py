@@ -321,11 +321,17 @@ class Runner:
         rule = None
         silent = os.path.getsize(spool.stdout_before) == 0 and os.path.getsize(spool.stderr_before) == 0
         if self.config.pruning_enabled and not silent:
-            # Loading and compiling the rule set is the costliest step of a quiet
-            # command's run; an empty output has nothing to prune.
+            # Loading the rule set is the costliest step of a quiet command's
+            # run; an empty output has nothing to prune.
+            from .errors import UsageError
             from .shell.rules import load_rules, select_rule
 
-            rule = select_rule(self.argv, load_rules(self.config.rule_packs, environ=self.environ))
+            try:
+                rule = select_rule(self.argv, load_rules(self.config.rule_packs, environ=self.environ))
+            except UsageError as exc:
+                # A broken rule pack costs the pruning, never the archive: the
+                # streams are still captured and capped, and the problem is said once.
+                _stderr_line(f"yarp: rules not applied: {exc.message}\n")
         out, err = spool.stdout_before, spool.stderr_before
         changed = False
         if rule is not None:
