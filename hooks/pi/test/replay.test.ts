@@ -83,6 +83,7 @@ test("recorded real Pi sessions replay into the archive: every call archived, ve
       XDG_DATA_HOME: join(home, ".local", "share"),
       XDG_CONFIG_HOME: join(home, ".config"),
       XDG_STATE_HOME: join(home, ".local", "state"),
+      XDG_CACHE_HOME: join(home, ".cache"),
       XDG_RUNTIME_DIR: run,
       YARP_ARCHIVE: join(root, "tool-calls.sqlite3"),
       YARP_BIN: wrapper,
