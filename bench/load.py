@@ -21,7 +21,10 @@ the same schema and pragmas:
   process's calls/s over the fastest's).
 
 `--raw-clients` adds the raw broker rate: K processes sending begin_call
-requests back to back (1 KiB / 16 KiB inputs), requests/s.
+requests back to back (1 KiB / 16 KiB inputs), requests/s, with the clients'
+own CPU per request. Broker and raw rows also report how busy the whole
+machine was (`machine_busy_pct`, 100 = every core), since the clients share
+the cores with the broker.
 
 Everything runs under /tmp in a private runtime directory; nothing here
 touches the user's archive. Results print as a table and, with `--json`,
@@ -216,10 +219,12 @@ def run_broker(env: Env, clients: int, calls: int, size: int) -> dict:
         p.start()
     barrier.wait()
     cpu0 = cpu_seconds(pid)
+    busy0 = _machine_busy()
     t0 = time.perf_counter()
     results = [out.get(timeout=600) for _ in procs]
     wall = time.perf_counter() - t0
     cpu = cpu_seconds(pid) - cpu0
+    busy = _machine_busy() - busy0
     for p in procs:
         p.join()
     with BrokerClient(env.location, env.environ) as c:
@@ -242,6 +247,7 @@ def run_broker(env: Env, clients: int, calls: int, size: int) -> dict:
         "broker_cpu_pct": round(100 * cpu / wall, 1),
         "broker_cpu_us_per_op": round(1e6 * cpu / max(1, len(lat)), 1),
         "broker_rss_mib": rss_mib(pid),
+        "machine_busy_pct": round(100 * busy / (wall * (os.cpu_count() or 1)), 1),
         "batches": st["batches"],
         "requests": st["requests"],
         "commit_p50_ms": st["commitLatencyMsP50"],
@@ -375,6 +381,7 @@ def _raw_worker(env: Env, worker: int, count: int, size: int, barrier, out) -> N
     barrier.wait()
     lat = []
     failures = 0
+    cpu0 = time.process_time()
     for op in work:
         s = time.perf_counter()
         try:
@@ -382,8 +389,9 @@ def _raw_worker(env: Env, worker: int, count: int, size: int, barrier, out) -> N
             lat.append((time.perf_counter() - s) * 1000)
         except Exception:
             failures += 1
+    cpu = time.process_time() - cpu0
     client.close()
-    out.put({"lat": lat, "failures": failures})
+    out.put({"lat": lat, "failures": failures, "cpu": cpu})
 
 
 def run_raw(env: Env, clients: int, count: int, size: int) -> dict:
@@ -401,10 +409,12 @@ def run_raw(env: Env, clients: int, count: int, size: int) -> dict:
         p.start()
     barrier.wait()
     cpu0 = cpu_seconds(pid)
+    busy0 = _machine_busy()
     t0 = time.perf_counter()
     results = [out.get(timeout=600) for _ in procs]
     wall = time.perf_counter() - t0
     cpu = cpu_seconds(pid) - cpu0
+    busy = _machine_busy() - busy0
     for p in procs:
         p.join()
     with BrokerClient(env.location, env.environ) as c:
@@ -418,10 +428,22 @@ def run_raw(env: Env, clients: int, count: int, size: int) -> dict:
         "failed": sum(r["failures"] for r in results),
         "broker_cpu_pct": round(100 * cpu / wall, 1),
         "broker_cpu_us_per_req": round(1e6 * cpu / max(1, len(lat)), 1),
+        # The clients share the machine with the broker: their own CPU per
+        # request, and how busy all cores were (100 % = every core).
+        "clients_cpu_us_per_req": round(1e6 * sum(r["cpu"] for r in results) / max(1, len(lat)), 1),
+        "machine_busy_pct": round(100 * busy / (wall * (os.cpu_count() or 1)), 1),
         "mean_batch": round(st["requests"] / max(1, st["batches"]), 1),
         "pool": st["pool"],
         "inline": st.get("inlineBytes"),
     }
+
+
+def _machine_busy() -> float:
+    """Seconds of CPU time all cores have spent busy since boot (from /proc/stat)."""
+    with open("/proc/stat") as handle:
+        fields = [int(x) for x in handle.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return (sum(fields[:8]) - idle) / _TICK
 
 
 def stop_broker(env: Env) -> None:
