@@ -4,7 +4,7 @@ Tests that run YARP point HOME, XDG_* and the runtime directory into their own
 temporary directory (`private_home` here, the broker and run helpers for
 subprocesses), so no test can touch the developer's real archive or runtime
 directory, and brokers started by one test never answer another. The whole
-session's XDG_CACHE_HOME (the rule cache) is a private temporary directory too.
+session's XDG_CACHE_HOME (the parse cache) is a private temporary directory too.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def fastframe_impl(request):
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache_home(tmp_path_factory):
-    """Keep the rule cache of in-process and child YARP runs out of the developer's ~/.cache."""
+    """Keep the parse cache of in-process and child YARP runs out of the developer's ~/.cache."""
     previous = os.environ.get("XDG_CACHE_HOME")
     os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
     yield

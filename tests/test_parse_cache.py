@@ -13,7 +13,7 @@ import pytest
 
 from yarp.errors import UsageError
 from yarp import config, parse_cache
-from yarp.shell.rules import Rule, builtin_rule_files, load_rules
+from yarp.shell.rules import Rule, builtin_sources, load_rules
 
 PACK = """version = 1
 [[rule]]
@@ -36,7 +36,7 @@ def _cache_file(env) -> str:
 
 
 def _key(pack: str) -> str:
-    files = [("shipped " + os.path.basename(p), open(p, "rb").read()) for p in builtin_rule_files()]
+    files = [(origin, open(path, "rb").read()) for path, origin in builtin_sources()]
     return parse_cache.cache_key("rules", [*files, ("rules.packs[0]", open(pack, "rb").read())])
 
 

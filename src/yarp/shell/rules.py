@@ -424,12 +424,16 @@ def builtin_rule_files() -> list[str]:
     return [os.path.join(directory, name) for name in names]
 
 
+def builtin_sources() -> list[tuple[str, str]]:
+    """(path, origin) of each shipped rule file, in load order."""
+    return [(path, "shipped " + os.path.basename(path)) for path in builtin_rule_files()]
+
+
 def builtin_rules() -> list[Rule]:
     """The shipped rules, parsed from their files."""
     rules: list[Rule] = []
-    for path in builtin_rule_files():
-        name = "shipped " + os.path.basename(path)
-        rules.extend(parse_rules(_read_bounded(path, name), name))
+    for path, origin in builtin_sources():
+        rules.extend(parse_rules(_read_bounded(path, origin), origin))
     return rules
 
 
@@ -444,7 +448,7 @@ def load_rules(packs: Sequence[str] = (), *, include_builtin: bool = True, envir
 
     if len(packs) > MAX_PACKS:
         raise UsageError(f"rules.packs lists more than {MAX_PACKS} packs")
-    sources = [(path, "shipped " + os.path.basename(path)) for path in builtin_rule_files()] if include_builtin else []
+    sources = builtin_sources() if include_builtin else []
     for position, path in enumerate(packs):
         origin = f"rules.packs[{position}]"
         if not isinstance(path, str) or not path:
