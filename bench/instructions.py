@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import re
 import shutil
 import subprocess
@@ -36,6 +35,10 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.join(os.path.dirname(HERE), "src")
+sys.path.insert(0, HERE)
+
+from load import parse_size  # noqa: E402
+
 STAGES = ("setup", "envelope", "operation", "prepare", "apply")
 
 #: The measured program: runs every stage up to STOP_AFTER, then exits.
@@ -75,14 +78,6 @@ if stop == "prepare":
 for start in range(0, count, 25):
     store.apply_batch(prepared[start:start + 25])
 """
-
-
-def parse_size(text: str) -> int:
-    text = text.lower()
-    for suffix, factor in (("k", 1024), ("m", 1024 * 1024)):
-        if text.endswith(suffix):
-            return int(text[:-len(suffix)]) * factor
-    return int(text)
 
 
 def count_instructions(stop: str, requests: int, size: int, workdir: str) -> int:
