@@ -34,6 +34,7 @@ from archive_factory import ArchiveFactory, yarp_env  # noqa: E402
 from test_recovery import reference_scan  # noqa: E402
 
 from yarp import recovery, verify  # noqa: E402
+from yarp.limits import MAX_SCAN_LINE_BYTES  # noqa: E402
 from yarp.paths import resolve_archive  # noqa: E402
 from yarp.sqlite import open_readonly  # noqa: E402
 
@@ -230,7 +231,7 @@ def test_previous_per_line_search(benchmark, mib_stream):
         try:
             source = recovery.recovery_sources(conn, recovery.find_call(conn, ref))[0]
             return reference_scan(recovery.iter_verified(conn, source), matcher, options, 32768,
-                                  recovery.MAX_SCAN_LINE_BYTES)
+                                  MAX_SCAN_LINE_BYTES)
         finally:
             conn.close()
 

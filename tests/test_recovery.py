@@ -444,7 +444,7 @@ from collections import deque  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-_REF_ANSI = recovery._ANSI
+_REF_ANSI = recovery.search._ANSI
 
 
 def reference_lines(chunks, max_line):
@@ -483,7 +483,7 @@ def reference_scan(chunks, matcher, options, budget_bytes, max_line):
             if selected:
                 result.lines[number] = (result.lines[number][0], True)
             return True
-        clipped = recovery._clip(text)
+        clipped = recovery.search._clip(text)
         if used + len(clipped) + 16 > budget_bytes:
             return False
         used += len(clipped) + 16

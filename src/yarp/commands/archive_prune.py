@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from datetime import datetime, timezone
@@ -43,11 +42,10 @@ def configure(parser) -> None:
 def run(args) -> int:
     from .. import operations as ops
     from ..client import BrokerClient
-    from ..config import load
-    from ..paths import resolve_archive
+    from ._archive import resolve_location
 
     timestamp_ms = parse_utc(args.before)
-    location = resolve_archive(args.archive, os.environ, load().archive_path)
+    location = resolve_location(args.archive)
     with BrokerClient(location) as client:
         reply = client.request(ops.PruneBefore(timestamp_ms), time.monotonic() + PRUNE_TIMEOUT_S)
     print(f"pruned_calls: {reply.get('prunedCalls', 0)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from .. import recovery
+from . import _archive
 from ..errors import UsageError
 
 SUMMARY = "copy an archived call's original stdout and stderr to stdout and stderr"
@@ -32,7 +33,7 @@ def run(args) -> int:
     values = (args.archive_agent, args.archive_account, args.archive_session, args.archive_call)
     if not all(values):
         raise UsageError("--archive-agent, --archive-account, --archive-session and --archive-call are all required")
-    conn = recovery.open_archive(args.archive)
+    conn = _archive.open_archive(args.archive)
     try:
         call = recovery.find_call_by_source(conn, *values)
         stdout, stderr = recovery.stream_sources(conn, call)

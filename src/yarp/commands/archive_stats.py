@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import recovery, stats
+from .. import stats
+from . import _archive
 from ..sqlite import open_readonly
 
 SUMMARY = "print safe counts and sizes of the archive (never its content)"
@@ -29,7 +30,7 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    location = recovery.resolve_location(args.archive)
+    location = _archive.resolve_location(args.archive)
     conn = open_readonly(location)
     try:
         values = stats.archive_stats(conn, location)

@@ -6,7 +6,8 @@ import json
 import sys
 import time
 
-from .. import recovery, verify
+from .. import verify
+from . import _archive
 from ..errors import EXIT_DATA
 
 SUMMARY = "check the archive's integrity, payloads, lifecycle rules and permissions"
@@ -59,7 +60,7 @@ class _TerminalProgress:
 
 
 def run(args) -> int:
-    location = recovery.resolve_location(args.archive)
+    location = _archive.resolve_location(args.archive)
     progress = None
     if not args.json and sys.stderr.isatty():
         progress = _TerminalProgress(sys.stderr)

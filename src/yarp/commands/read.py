@@ -6,6 +6,7 @@ import json
 import sys
 
 from .. import recovery
+from . import _archive
 from ..errors import UsageError
 
 #: Options may follow the positional arguments (`yarp read REF --bytes 0:10`).
@@ -57,8 +58,8 @@ def run(args) -> int:
     recovery.check_ref(args.ref)
     name, text_range, in_bytes = _split(args)
     start, end = recovery.parse_range(text_range, minimum_start=0 if in_bytes else 1)
-    cap_bytes, cap_lines = recovery.recovery_caps()
-    conn = recovery.open_archive(args.archive)
+    cap_bytes, cap_lines = _archive.recovery_caps()
+    conn = _archive.open_archive(args.archive)
     try:
         call = recovery.find_call(conn, args.ref)
         source = recovery.choose_source(recovery.recovery_sources(conn, call), name)

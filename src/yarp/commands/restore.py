@@ -7,6 +7,7 @@ import os
 import sys
 
 from .. import recovery
+from . import _archive
 from ..errors import ArchiveError, UsageError
 
 SUMMARY = "write an archived call's exact original output to stdout or a file"
@@ -50,7 +51,7 @@ def run(args) -> int:
     recovery.check_ref(args.ref)
     if args.json and not args.output:
         raise UsageError("--json needs --output (stdout carries the restored bytes)")
-    conn = recovery.open_archive(args.archive)
+    conn = _archive.open_archive(args.archive)
     try:
         call = recovery.find_call(conn, args.ref)
         source = recovery.choose_source(recovery.recovery_sources(conn, call), args.source)

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from .. import recovery
+from . import _archive
 from ..errors import UsageError
 from ..limits import (
     DEFAULT_SEARCH_CONTEXT,
@@ -127,8 +128,8 @@ def run(args) -> int:
     recovery.check_ref(args.ref)
     options = _options(args)
     recovery.compile_patterns(options)  # usage errors before the archive is opened
-    cap_bytes, _ = recovery.recovery_caps()
-    conn = recovery.open_archive(args.archive)
+    cap_bytes, _ = _archive.recovery_caps()
+    conn = _archive.open_archive(args.archive)
     try:
         call = recovery.find_call(conn, args.ref)
         results = recovery.search_call(conn, call, options, budget_bytes=cap_bytes)
@@ -153,7 +154,7 @@ def _list(args) -> int:
     if args.text:
         matcher = recovery.compile_patterns(recovery.SearchOptions(
             patterns=(args.text,), fixed=args.fixed_strings, ignore_case=args.ignore_case, word=args.word_regexp))
-    conn = recovery.open_archive(args.archive)
+    conn = _archive.open_archive(args.archive)
     try:
         calls, more = recovery.list_calls(conn, tool=args.tool, since_ms=args.since, until_ms=args.until,
                                           text=matcher, limit=args.max_results)

@@ -1,0 +1,27 @@
+"""What the read-only archive commands share: which archive, opened how, shown how much."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from .. import config
+from ..paths import ArchiveLocation, resolve_archive
+
+
+def resolve_location(explicit: str | None) -> ArchiveLocation:
+    """The archive a command should use: --archive, $YARP_ARCHIVE, the configuration, the default."""
+    return resolve_archive(explicit, os.environ, config.load().archive_path)
+
+
+def open_archive(explicit: str | None) -> sqlite3.Connection:
+    """Open the resolved archive read-only (permission and version checks included)."""
+    from ..sqlite import open_readonly
+
+    return open_readonly(resolve_location(explicit))
+
+
+def recovery_caps() -> tuple[int, int]:
+    """(bytes, lines) bounds of direct recovery output, from the configuration."""
+    cfg = config.load()
+    return cfg.recovery_cap_bytes, cfg.recovery_cap_lines
