@@ -375,7 +375,8 @@ TYPED_TABLES = (
 )
 
 
-def _now() -> str:
+def utc_now() -> str:
+    """The index's timestamp form: ISO 8601 in UTC with offset, as every `*_at` column stores it."""
     return datetime.now(timezone.utc).isoformat()
 
 
@@ -427,7 +428,7 @@ def migrate(connection: sqlite3.Connection, target: int = SCHEMA_VERSION) -> lis
                 connection.execute(statement)
             connection.execute(
                 "INSERT INTO schema_migrations(version, applied_at, description) VALUES (?, ?, ?)",
-                (version, _now(), description),
+                (version, utc_now(), description),
             )
             connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             connection.execute(f"PRAGMA user_version = {int(version)}")

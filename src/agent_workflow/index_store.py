@@ -15,7 +15,6 @@ import os
 import sqlite3
 import stat
 import time
-from datetime import datetime, timezone
 
 from . import index_schema
 from .errors import IndexBusy, IndexIncompatible, IndexMissing, StateRootUnsafe
@@ -39,10 +38,6 @@ _URI_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 def quote(path: str) -> str:
     """Percent-encode a path for a SQLite `file:` URI (urllib.parse costs every query its import)."""
     return "".join(chr(b) if b in _URI_SAFE else "%%%02X" % b for b in os.fsencode(path))
-
-
-def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat()
 
 
 @contextlib.contextmanager
@@ -174,7 +169,7 @@ def sync(root: StateRoot, *, only: str | None = None, rebuild: bool = False) -> 
                 conn,
                 {
                     "authority": AUTHORITY,
-                    "last_sync_at": utc_now(),
+                    "last_sync_at": index_schema.utc_now(),
                     "last_sync_scope": "run" if only else "active+archive",
                     **report.pop("probe_metadata"),
                 },

@@ -26,6 +26,7 @@ from .discovery import (
     tree_fingerprint,
 )
 from .errors import EvidenceError, RecordInvalid
+from .index_schema import utc_now
 from .limits import FRESHNESS_TRUST_MARGIN_NS, MAX_INDEX_ERROR_CHARS
 from .state_root import StateRoot
 
@@ -59,12 +60,6 @@ _PATH_PREFIX = re.compile(r"([A-Za-z0-9_.\-/]+\.(?:jsonl?|md|log|diff|sh)):")
 def _error_path(message: str) -> str | None:
     match = _PATH_PREFIX.match(message)
     return match.group(1) if match else None
-
-
-def _now() -> str:
-    from .index_store import utc_now
-
-    return utc_now()
 
 
 def _delete_run(conn: sqlite3.Connection, session_id: str) -> None:
@@ -201,7 +196,7 @@ def reconcile(conn: sqlite3.Connection, root: StateRoot, *, only: str | None = N
             fingerprint = "symlink" if run.is_symlink else fingerprint_entries(entries)
         except OSError:
             entries, fingerprint = None, "unreadable"
-        indexed_at = _now()
+        indexed_at = utc_now()
         try:
             if entries is None:
                 raise EvidenceError("run directory cannot be listed")
@@ -283,7 +278,7 @@ def _sync_repairs(conn: sqlite3.Connection, root: StateRoot, *, force: bool) -> 
             " (SELECT COUNT(*) FROM index_errors WHERE relative_path LIKE 'evidence-repairs/%')"
         ).fetchone()
         return {"indexed": counts[0], "errors": counts[1]}
-    indexed_at = _now()
+    indexed_at = utc_now()
     rows, errors = project_repairs(conn, root, indexed_at)
     conn.execute("BEGIN IMMEDIATE")
     try:
