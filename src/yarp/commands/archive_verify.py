@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 
 from .. import verify
 from . import _archive
@@ -35,40 +34,30 @@ def configure(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON report (no progress)")
 
 
-class _TerminalProgress:
-    """A throttled one-line progress display on stderr."""
+def _payload_progress(stream):
+    """A terminal display of the payload check: payloads and MiB verified so far."""
+    from ..progress import TerminalProgress
 
-    def __init__(self, stream) -> None:
-        self.stream = stream
-        self.last = 0.0
-        self.shown = False
+    display = TerminalProgress(stream, "verifying payloads")
+    mib = 1024 * 1024
 
-    def __call__(self, done: int, total: int, done_bytes: int, total_bytes: int) -> None:
-        now = time.monotonic()
-        if now - self.last < 0.2 and done != total:
-            return
-        self.last = now
-        self.shown = True
-        mib = 1024 * 1024
-        self.stream.write(f"\rverifying payloads {done}/{total} ({done_bytes / mib:.1f}/{total_bytes / mib:.1f} MiB)")
-        self.stream.flush()
+    def show(done: int, total: int, done_bytes: int, total_bytes: int) -> None:
+        display.update(done, total, f"({done_bytes / mib:.1f}/{total_bytes / mib:.1f} MiB)")
 
-    def clear(self) -> None:
-        if self.shown:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
+    show.close = display.close
+    return show
 
 
 def run(args) -> int:
     location = _archive.resolve_location(args.archive)
     progress = None
     if not args.json and sys.stderr.isatty():
-        progress = _TerminalProgress(sys.stderr)
+        progress = _payload_progress(sys.stderr)
     try:
         report = verify.verify_archive(location, progress=progress)
     finally:
         if progress is not None:
-            progress.clear()
+            progress.close()
     if args.json:
         sys.stdout.write(json.dumps(report.to_json()) + "\n")
     else:
