@@ -16,6 +16,8 @@ import sqlite3
 import stat
 import time
 
+from yarp import private_files
+
 from . import index_schema
 from .errors import IndexBusy, IndexIncompatible, IndexMissing, StateRootUnsafe
 from .limits import BUSY_TIMEOUT_MS
@@ -44,11 +46,11 @@ def quote(path: str) -> str:
 def writer_lock(root: StateRoot, wait: float = LOCK_WAIT_SECONDS):
     """Hold the exclusive writer lock; raise `IndexBusy` after `wait` seconds."""
     ensure_index_dir(root)
-    fd = os.open(root.lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
-            raise StateRootUnsafe("index lock is not a regular file owned by this user")
+        fd = private_files.open_lock_file(root.lock, private=False)
+    except private_files.PrivatePathProblem as exc:
+        raise StateRootUnsafe(f"index lock {exc.problem}") from None
+    try:
         deadline = time.monotonic() + wait
         while True:
             try:
@@ -77,8 +79,7 @@ def connect_writer(root: StateRoot) -> sqlite3.Connection:
     """The one read-write connection; call only while holding `writer_lock`."""
     ensure_index_dir(root)
     if not _check_files(root):
-        fd = os.open(root.database, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        os.close(fd)
+        private_files.create_private_empty(root.database)
     try:
         conn = sqlite3.connect(
             f"file:{quote(root.database)}?mode=rwc&nofollow=1",

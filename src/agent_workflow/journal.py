@@ -11,7 +11,8 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import stat
+
+from yarp import private_files
 
 from .errors import UnsafeSource
 from .limits import MAX_SUPERVISOR_JOURNAL_BYTES
@@ -22,9 +23,9 @@ def append_record(path: str, record: dict, max_bytes: int = MAX_SUPERVISOR_JOURN
     line = (json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
-            raise UnsafeSource(f"{os.path.basename(path)}: journal is not a regular file owned by this user")
+        problem = private_files.problem_of(os.fstat(fd), directory=False, private=False)
+        if problem is not None:
+            raise UnsafeSource(f"{os.path.basename(path)}: journal {problem}")
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             if os.fstat(fd).st_size + len(line) > max_bytes:

@@ -128,7 +128,7 @@ def project_run(run: RunDir, entries, indexed_at: str) -> RunRows:
     rows = RunRows(run={})
     for rel, _size, _mtime, _mode, _uid, is_link in entries:
         if is_link:
-            raise UnsafeSource(f"{rel}: symbolic link refused")
+            raise UnsafeSource(f"{rel}: is a symbolic link")
         path = os.path.join(run.path, rel)
         is_journal = rel.endswith(".jsonl")
         data, st = read_source(path, rel, MAX_JSONL_BYTES if is_journal else MAX_JSON_BYTES, shared_lock=is_journal)

@@ -12,13 +12,21 @@ import fcntl
 import hashlib
 import json
 import os
-import stat
+
+from yarp import private_files
 
 from .errors import RecordInvalid, UnsafeSource
 from .limits import MAX_LINE_BYTES
 
-_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-_EUID = os.geteuid()
+
+def _open_source(path: str, relative: str) -> tuple[int, os.stat_result]:
+    """Open a regular file of this user's without following a final symlink (any mode: evidence is shared)."""
+    try:
+        return private_files.open_for_reading(path, private=False)
+    except private_files.PrivatePathProblem as exc:
+        raise UnsafeSource(f"{relative}: {exc.problem}") from None
+    except OSError as exc:
+        raise UnsafeSource(f"{relative}: cannot open ({exc.strerror})") from None
 
 
 def read_source(path: str, relative: str, limit: int, *, shared_lock: bool = False) -> tuple[bytes, os.stat_result]:
@@ -27,31 +35,14 @@ def read_source(path: str, relative: str, limit: int, *, shared_lock: bool = Fal
     Raises `UnsafeSource` for a symlink, a non-regular or foreign-owned file, or
     one larger than `limit`. The returned stat is taken from the open descriptor.
     """
+    fd, st = _open_source(path, relative)
     try:
-        fd = os.open(path, _OPEN_FLAGS)
-    except OSError as exc:
-        if exc.errno == 40:  # ELOOP: the final component is a symlink
-            raise UnsafeSource(f"{relative}: symbolic link refused") from None
-        raise UnsafeSource(f"{relative}: cannot open ({exc.strerror})") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UnsafeSource(f"{relative}: not a regular file")
-        if st.st_uid != _EUID:
-            raise UnsafeSource(f"{relative}: owned by another user")
         if st.st_size > limit:
             raise UnsafeSource(f"{relative}: larger than {limit} bytes")
         if shared_lock:
             fcntl.flock(fd, fcntl.LOCK_SH)
         try:
-            chunks = []
-            remaining = limit + 1
-            while remaining > 0:
-                chunk = os.read(fd, min(remaining, 1 << 20))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                remaining -= len(chunk)
+            data = private_files.read_bounded(fd, limit)
             if shared_lock:
                 st = os.fstat(fd)
         finally:
@@ -59,7 +50,6 @@ def read_source(path: str, relative: str, limit: int, *, shared_lock: bool = Fal
                 fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
-    data = b"".join(chunks)
     if len(data) > limit:
         raise UnsafeSource(f"{relative}: larger than {limit} bytes")
     return data, st
@@ -127,18 +117,8 @@ def count_lines(data: bytes) -> int:
 
 def hash_source(path: str, relative: str, limit: int) -> tuple[int, str]:
     """Stream a regular file (no-follow) through SHA-256; return (size, hex digest)."""
+    fd, st = _open_source(path, relative)
     try:
-        fd = os.open(path, _OPEN_FLAGS)
-    except OSError as exc:
-        if exc.errno == 40:
-            raise UnsafeSource(f"{relative}: symbolic link refused") from None
-        raise UnsafeSource(f"{relative}: cannot open ({exc.strerror})") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UnsafeSource(f"{relative}: not a regular file")
-        if st.st_uid != _EUID:
-            raise UnsafeSource(f"{relative}: owned by another user")
         if st.st_size > limit:
             raise UnsafeSource(f"{relative}: larger than {limit} bytes")
         digest = hashlib.sha256()

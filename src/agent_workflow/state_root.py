@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import os
 import stat
+
+from yarp import private_files
+
 from .errors import StateRootUnsafe
 
 APP_DIR = "agent-workflow"
@@ -95,12 +98,9 @@ def _check_dir(path: str, label: str, forbidden_bits: int) -> bool:
         st = os.lstat(path)
     except FileNotFoundError:
         return False
-    if stat.S_ISLNK(st.st_mode):
-        raise StateRootUnsafe(f"{label} is a symbolic link")
-    if not stat.S_ISDIR(st.st_mode):
-        raise StateRootUnsafe(f"{label} is not a directory")
-    if st.st_uid != os.geteuid():
-        raise StateRootUnsafe(f"{label} is owned by another user")
+    problem = private_files.problem_of(st, directory=True, private=False)
+    if problem is not None:
+        raise StateRootUnsafe(f"{label} {problem}")
     if stat.S_IMODE(st.st_mode) & forbidden_bits:
         raise StateRootUnsafe(f"{label} permissions are broader than allowed ({stat.S_IMODE(st.st_mode):04o})")
     return True
@@ -123,16 +123,9 @@ def resolve_state_root(explicit: str | None = None, *, create: bool = False, env
 def ensure_index_dir(root: StateRoot) -> None:
     """Create (0700) or narrow the index directory the writer owns."""
     try:
-        os.mkdir(root.index_dir, 0o700)
-    except FileExistsError:
-        pass
-    st = os.lstat(root.index_dir)
-    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-        raise StateRootUnsafe("index directory is not a real directory")
-    if st.st_uid != os.geteuid():
-        raise StateRootUnsafe("index directory is owned by another user")
-    if stat.S_IMODE(st.st_mode) != 0o700:
-        os.chmod(root.index_dir, 0o700, follow_symlinks=False)
+        private_files.ensure_private_directory(root.index_dir, create=True, narrow=True, parents=False)
+    except private_files.PrivatePathProblem as exc:
+        raise StateRootUnsafe(f"index directory {exc.problem}") from None
 
 
 def check_index_dir(root: StateRoot) -> bool:
@@ -146,10 +139,9 @@ def check_database_file(path: str, label: str = "index database") -> bool:
         st = os.lstat(path)
     except FileNotFoundError:
         return False
-    if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
-        raise StateRootUnsafe(f"{label} is not a regular file")
-    if st.st_uid != os.geteuid():
-        raise StateRootUnsafe(f"{label} is owned by another user")
-    if stat.S_IMODE(st.st_mode) & 0o177:
-        raise StateRootUnsafe(f"{label} permissions are broader than 0600")
+    problem = private_files.problem_of(st, directory=False)
+    if problem is None and stat.S_IMODE(st.st_mode) & 0o100:
+        problem = "permissions are broader than 0600"
+    if problem is not None:
+        raise StateRootUnsafe(f"{label} {problem}")
     return True

@@ -25,9 +25,9 @@ through a private temporary file and an atomic rename.
 from __future__ import annotations
 
 import os
-import stat
 import sys
 
+from . import private_files
 from ._digest import identity_sha256
 from ._version import __version__
 
@@ -65,23 +65,22 @@ def cache_key(kind: str, sources: Sequence[tuple[str, bytes]]) -> str:
     return digest.hexdigest()
 
 
-def _ours(st: os.stat_result, kind: int) -> bool:
-    """Of the expected type, owned by us and writable by nobody else."""
-    return stat.S_IFMT(st.st_mode) == kind and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+def _ours(st: os.stat_result, *, directory: bool) -> bool:
+    """Of the expected type, owned by us and writable by nobody else (readable is no doubt)."""
+    return private_files.problem_of(st, directory=directory, private=False) is None and not st.st_mode & 0o022
 
 
 def load(kind: str, key: str, environ: Mapping[str, str] = os.environ):
     """The value stored for `key`, or None (absent, stale, unsafe or unreadable)."""
     path = cache_path(kind, environ)
     try:
-        if not _ours(os.lstat(os.path.dirname(path)), stat.S_IFDIR):
+        if not _ours(os.lstat(os.path.dirname(path)), directory=True):
             return None
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
+        fd, st = private_files.open_for_reading(path, private=False)
+    except (OSError, private_files.PrivatePathProblem):
         return None
     try:
-        st = os.fstat(fd)
-        if not _ours(st, stat.S_IFREG) or st.st_size > MAX_CACHE_BYTES:
+        if not _ours(st, directory=False) or st.st_size > MAX_CACHE_BYTES:
             return None
         data = os.read(fd, MAX_CACHE_BYTES + 1)
     except OSError:
@@ -117,10 +116,10 @@ def store(kind: str, key: str, value, environ: Mapping[str, str] = os.environ) -
             os.makedirs(directory, 0o700)
         except FileExistsError:
             pass
-        if not _ours(os.lstat(directory), stat.S_IFDIR):
+        if not _ours(os.lstat(directory), directory=True):
             return
         temp = os.path.join(directory, f".{kind}.marshal.{os.getpid()}.{os.urandom(4).hex()}")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fd = private_files.create_private(temp)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)

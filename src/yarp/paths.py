@@ -14,8 +14,8 @@ establish private permissions is always an error, never a warning.
 from __future__ import annotations
 
 import os
-import stat
 
+from . import private_files
 from ._record import Record
 from .errors import ArchiveMissing, UnsafePath
 
@@ -72,16 +72,6 @@ def canonical_archive_path(path: str) -> str:
     return resolved
 
 
-def _describe_mode_problem(st: os.stat_result, want_dir: bool, label: str) -> str | None:
-    if want_dir and not stat.S_ISDIR(st.st_mode):
-        return f"{label} is not a directory"
-    if not want_dir and not stat.S_ISREG(st.st_mode):
-        return f"{label} is not a regular file"
-    if st.st_uid != os.geteuid():
-        return f"{label} is owned by another user"
-    return None
-
-
 def ensure_private_directory(path: str, *, narrow: bool, create: bool, label: str = "archive directory") -> None:
     """Make sure `path` is a real directory owned by us with mode 0700.
 
@@ -89,47 +79,22 @@ def ensure_private_directory(path: str, *, narrow: bool, create: bool, label: st
     group/other bit is an error. `create=True` creates missing directories 0700.
     """
     try:
-        st = os.lstat(path)
+        private_files.ensure_private_directory(path, create=create, narrow=narrow)
     except FileNotFoundError:
-        if not create:
-            raise ArchiveMissing(f"{label} does not exist") from None
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode):
-        raise UnsafePath(f"{label} is a symbolic link")
-    problem = _describe_mode_problem(st, True, label)
-    if problem:
-        raise UnsafePath(problem)
-    if stat.S_IMODE(st.st_mode) & 0o077:
-        if not narrow:
-            raise UnsafePath(f"{label} permissions are broader than 0700")
-        try:
-            os.chmod(path, stat.S_IMODE(st.st_mode) & 0o700, follow_symlinks=False)
-        except OSError as exc:
-            raise UnsafePath(f"cannot make {label} private: {exc.strerror}") from None
+        raise ArchiveMissing(f"{label} does not exist") from None
+    except private_files.PrivatePathProblem as exc:
+        raise UnsafePath(f"{label} {exc.problem}") from None
 
 
 def check_private_file(path: str, *, narrow: bool, label: str = "archive database", missing_ok: bool = False) -> bool:
     """Check (and, when `narrow`, repair) a private regular file; return whether it exists."""
     try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        if missing_ok:
-            return False
-        raise ArchiveMissing(f"{label} does not exist") from None
-    if stat.S_ISLNK(st.st_mode):
-        raise UnsafePath(f"{label} is a symbolic link")
-    problem = _describe_mode_problem(st, False, label)
-    if problem:
-        raise UnsafePath(problem)
-    if stat.S_IMODE(st.st_mode) & 0o077:
-        if not narrow:
-            raise UnsafePath(f"{label} permissions are broader than 0600")
-        try:
-            os.chmod(path, stat.S_IMODE(st.st_mode) & 0o600, follow_symlinks=False)
-        except OSError as exc:
-            raise UnsafePath(f"cannot make {label} private: {exc.strerror}") from None
-    return True
+        exists = private_files.check_private_file(path, narrow=narrow)
+    except private_files.PrivatePathProblem as exc:
+        raise UnsafePath(f"{label} {exc.problem}") from None
+    if not exists and not missing_ok:
+        raise ArchiveMissing(f"{label} does not exist")
+    return exists
 
 
 def secure_archive_location(location: ArchiveLocation, *, create: bool) -> bool:
@@ -146,12 +111,3 @@ def secure_archive_location(location: ArchiveLocation, *, create: bool) -> bool:
     for suffix in COMPANION_SUFFIXES:
         check_private_file(location.path + suffix, narrow=narrow, label=f"archive {suffix[1:]} file", missing_ok=True)
     return exists
-
-
-def create_private_file(path: str) -> None:
-    """Create an empty file with mode 0600 without following a symlink (no-op if it exists)."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except FileExistsError:
-        return
-    os.close(fd)

@@ -13,6 +13,7 @@ import os
 import time
 
 from .errors import ArchiveError, UnsupportedSchema
+from .private_files import create_private
 
 # Readers (`yarp run` among them) import this module for SCHEMA_VERSION only;
 # sqlite3 is imported where a connection is made (`backup`).
@@ -210,7 +211,7 @@ def backup(conn: sqlite3.Connection, database_path: str, version: int) -> str:
     for attempt in range(100):
         target = f"{stem}.backup" if attempt == 0 else f"{stem}-{attempt}.backup"
         try:
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            fd = create_private(target)
         except FileExistsError:
             continue
         except OSError as exc:

@@ -112,7 +112,7 @@ def open_writer(location: ArchiveLocation) -> sqlite3.Connection:
     database file. Applies the writer pragmas and creates or migrates the schema.
     """
     from . import schema
-    from .paths import create_private_file
+    from .private_files import create_private_empty
 
     try:
         secure_archive_location(location, create=True)
@@ -120,7 +120,7 @@ def open_writer(location: ArchiveLocation) -> sqlite3.Connection:
         raise map_error(exc, "creating archive directory") from None
     old_umask = os.umask(0o077)
     try:
-        create_private_file(location.path)
+        create_private_empty(location.path)
         conn = sqlite3.connect(_uri(location.path, "rw"), uri=True, isolation_level=None, check_same_thread=False)
         try:
             schema.check_supported(conn)

@@ -9,6 +9,7 @@ import sys
 from .. import recovery
 from . import _archive
 from ..errors import ArchiveError, UsageError
+from ..private_files import create_private
 
 SUMMARY = "write an archived call's exact original output to stdout or a file"
 EPILOG = """\
@@ -40,7 +41,7 @@ def configure(parser) -> None:
 def create_private_output(path: str) -> int:
     """Open a new file 0600 for writing, refusing existing files and symlinks."""
     try:
-        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        return create_private(path)
     except FileExistsError:
         raise UsageError("output file already exists; choose a new path") from None
     except OSError as exc:
