@@ -65,6 +65,7 @@ class Contract:
         self.rules = tuple(rules)
 
     def check(self, record: dict, where: str) -> None:
+        """Raise `RecordInvalid` (naming `where` and the schema) unless `record` meets this contract."""
         check_fields(record, self.fields, self.required, self.closed, where)
         for rule in self.rules:
             problem = rule(record)
@@ -73,6 +74,7 @@ class Contract:
 
 
 def check_fields(record: dict, fields, required, closed: bool, where: str) -> None:
+    """Check required, typed and (when `closed`) only-known fields of `record`; raise `RecordInvalid`."""
     for name in required:
         if name not in record:
             raise RecordInvalid(f"{where}: missing required field {name!r}")

@@ -106,6 +106,7 @@ def structured_entries(run_path: str) -> list[tuple[str, int, int, int, int, boo
 def fingerprint_entries(entries) -> str:
     # Unambiguous: a file name cannot contain NUL and every other field is a
     # decimal number, so two different entry lists never give the same text.
+    """A SHA-256 over a run's directory entries (name, size, mtime, mode, owner, link), changing when any does."""
     text = "\n".join(["%s\0%d\0%d\0%d\0%d\0%d" % entry for entry in entries])
     import hashlib
 

@@ -16,6 +16,7 @@ from .index_schema import TYPED_TABLES
 
 
 def export_parquet(conn: sqlite3.Connection, directory: str) -> dict:
+    """Write each projection table to `directory` as a private Parquet file; return the rows per table."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq

@@ -176,6 +176,7 @@ def probe_freshness(conn: sqlite3.Connection, root: StateRoot, budget: int = MAX
 
 
 def summary_line(report: dict) -> str:
+    """One line for a terminal: the index's freshness and its current, stale and error counts."""
     line = (
         f"index: {report['freshness']} ({report['current_run_count']} current, "
         f"{report['stale_run_count']} stale, {report['error_count']} errors)"

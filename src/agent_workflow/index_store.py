@@ -120,6 +120,7 @@ def connect_reader(root: StateRoot) -> sqlite3.Connection:
 
 
 def open_root(explicit: str | None, *, create: bool = False) -> StateRoot:
+    """The trust-checked state root (`--state-root`, else the default); `create` makes it 0700 when absent."""
     return resolve_state_root(explicit, create=create)
 
 
@@ -186,6 +187,7 @@ def sync(root: StateRoot, *, only: str | None = None, rebuild: bool = False) -> 
 
 
 def status(root: StateRoot) -> dict:
+    """The index's freshness report and row counts, through a read-only connection."""
     from .freshness import freshness
 
     conn = connect_reader(root)
@@ -234,6 +236,7 @@ def query(root: StateRoot, kind: str, filters: dict, limit: int, *, fresh: bool 
 
 
 def verify(root: StateRoot, *, review: str | None = None) -> dict:
+    """Check the projection against the evidence it was built from (see `verify.verify_full`)."""
     from .verify import verify_full
 
     conn = connect_reader(root)
@@ -244,6 +247,7 @@ def verify(root: StateRoot, *, review: str | None = None) -> dict:
 
 
 def export(root: StateRoot, directory: str) -> dict:
+    """Export the projection's tables as Parquet files into `directory` (see `export.export_parquet`)."""
     from .export import export_parquet
 
     conn = connect_reader(root)

@@ -42,15 +42,18 @@ def bounded(value, limit: int = MAX_FIELD_CHARS):
 
 
 def flag(value):
+    """A JSON boolean as SQLite stores it (0 or 1), keeping null."""
     return None if value is None else int(bool(value))
 
 
 def number(value):
+    """A JSON number as is; anything else, booleans included, as null."""
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 @dataclass
 class RunRows:
+    """Every projection row one run contributes, table by table, ready for one transaction."""
     run: dict
     source_files: list = field(default_factory=list)
     events: list = field(default_factory=list)

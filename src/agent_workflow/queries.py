@@ -130,6 +130,7 @@ def build(kind: str, filters: dict, limit: int) -> tuple[str, list]:
 
 
 def run_query(conn: sqlite3.Connection, kind: str, filters: dict, limit: int) -> list[dict]:
+    """Run one built-in query kind with its filters; return at most `limit` rows as dicts."""
     sql, params = build(kind, filters, limit)
     cursor = conn.execute(sql, params)
     names = [d[0] for d in cursor.description]

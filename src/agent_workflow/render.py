@@ -27,6 +27,7 @@ HUMAN_COLUMNS = {
 
 
 def cell(value) -> str:
+    """One value as a table cell: `-` for null, six significant digits for floats."""
     if value is None:
         return "-"
     if isinstance(value, float):
@@ -38,6 +39,7 @@ def cell(value) -> str:
 
 
 def table(columns, rows) -> str:
+    """Rows as left-aligned columns under a header line."""
     cells = [[cell(row.get(c)) for c in columns] for row in rows]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip()]
@@ -47,6 +49,7 @@ def table(columns, rows) -> str:
 
 
 def query_text(report: dict) -> str:
+    """A query report for a terminal: its summary line, then its rows as a table."""
     columns = HUMAN_COLUMNS[report["kind"]]
     body = table(columns, report["rows"]) if report["rows"] else "(no rows)"
     return summary_line(report) + "\n" + body

@@ -78,6 +78,7 @@ def _project_one(conn, root, repair_id: str, path: str, indexed_at: str) -> tupl
 
 
 def project_repairs(conn, root, indexed_at: str) -> tuple[list, list]:
+    """Read the state root's repair records; return (repair rows, index errors for records that fail)."""
     rows, errors = [], []
     try:
         entries = sorted(os.scandir(root.repairs), key=lambda e: e.name)

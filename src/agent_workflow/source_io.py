@@ -56,6 +56,7 @@ def read_source(path: str, relative: str, limit: int, *, shared_lock: bool = Fal
 
 
 def sha256_hex(data: bytes) -> str:
+    """Lowercase hex SHA-256 of `data`."""
     return hashlib.sha256(data).hexdigest()
 
 
@@ -67,6 +68,7 @@ def record_sha256(record: object) -> str:
 
 
 def text_sha256(text: str) -> str:
+    """Lowercase hex SHA-256 of `text` as UTF-8 (lone surrogates kept, as JSON allows them)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -112,6 +114,7 @@ def iter_jsonl(data: bytes, relative: str):
 
 
 def count_lines(data: bytes) -> int:
+    """The number of non-blank lines in `data`."""
     return sum(1 for line in data.split(b"\n") if line.strip())
 
 

@@ -31,6 +31,7 @@ COMPANION_SUFFIXES = ("-wal", "-shm")
 
 
 def default_state_root(environ=os.environ) -> str:
+    """`$XDG_STATE_HOME/agent-workflow` (else `~/.local/state/agent-workflow`)."""
     base = environ.get("XDG_STATE_HOME") or ""
     if not os.path.isabs(base):
         base = os.path.join(os.path.expanduser("~"), ".local", "state")
@@ -56,26 +57,32 @@ class StateRoot:
 
     @property
     def runs(self) -> str:
+        """Where active runs live."""
         return os.path.join(self.path, RUNS_DIR)
 
     @property
     def archive(self) -> str:
+        """Where archived runs live."""
         return os.path.join(self.path, ARCHIVE_DIR)
 
     @property
     def repairs(self) -> str:
+        """Where repair records live."""
         return os.path.join(self.path, REPAIRS_DIR)
 
     @property
     def index_dir(self) -> str:
+        """The index's own private directory."""
         return os.path.join(self.path, INDEX_DIR)
 
     @property
     def database(self) -> str:
+        """The projection database inside the index directory."""
         return os.path.join(self.index_dir, DATABASE_NAME)
 
     @property
     def lock(self) -> str:
+        """The writer lock file inside the index directory."""
         return os.path.join(self.index_dir, LOCK_NAME)
 
 

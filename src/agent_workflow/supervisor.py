@@ -136,6 +136,8 @@ def _incident(run_path: str, session_id: str, category: str, severity: str, summ
 
 
 def collect_run(run, threshold: float) -> dict | None:
+    """Sample one active run's processes, disk and progress into its health journal and record incidents
+    (alive without progress, processes missing); return the summary, or None when the run is not active."""
     status = _read_json(run.path, "status.json")
     if status.get("status") not in ACTIVE_RUN_STATES:
         return None
@@ -197,6 +199,7 @@ def collect_run(run, threshold: float) -> dict | None:
 
 
 def run_once(root: StateRoot, *, sync_index: bool = True, no_progress_seconds: float | None = None) -> dict:
+    """Sample every active run once (see `collect_run`), then sync the index unless `sync_index` is false."""
     threshold = NO_PROGRESS_SECONDS if no_progress_seconds is None else float(no_progress_seconds)
     results = []
     collection_errors = []

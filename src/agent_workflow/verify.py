@@ -74,6 +74,7 @@ def _check_run(conn, run, stored_row, problems) -> None:
 
 
 def verify_full(conn: sqlite3.Connection, root: StateRoot, *, review: str | None = None) -> dict:
+    """Check the index database and every indexed run against its evidence; return problems and quarantined runs."""
     problems: list[dict] = []
     quarantined: list[dict] = []
     check = conn.execute("PRAGMA quick_check").fetchone()[0]

@@ -65,6 +65,7 @@ def hash_in_background(data: bytes):
 
 
 def joined_digest(thread, box: list[bytes], data: bytes) -> bytes:
+    """The digest computed by a thread from `threaded_digest`, once it has finished (computed here if it failed)."""
     thread.join()
     # The thread can only fail for lack of memory; hash here rather than lose the digest.
     return box[0] if box else payload_sha256(data)

@@ -25,6 +25,7 @@ CONFIG_ENV = "YARP_CONFIG"
 
 
 class Config(Record):
+    """The validated configuration: pruning and cap sizes, recovery caps, archive switch and path, rule packs."""
     __slots__ = (
         "pruning_enabled", "cap_bytes", "recovery_cap_bytes", "recovery_cap_lines", "archive_enabled",
         "archive_path", "rule_packs",
@@ -73,6 +74,7 @@ _SCHEMA = {
 
 
 def config_path(environ=os.environ) -> str:
+    """`$YARP_CONFIG`, else `$XDG_CONFIG_HOME/yarp/config.toml` (else `~/.config/yarp/config.toml`)."""
     explicit = environ.get(CONFIG_ENV)
     if explicit:
         return explicit

@@ -44,6 +44,7 @@ MAX_CACHE_BYTES = 4 * 1024 * 1024
 
 
 def cache_dir(environ: Mapping[str, str] = os.environ) -> str:
+    """`$XDG_CACHE_HOME/yarp` (else `~/.cache/yarp`)."""
     base = environ.get("XDG_CACHE_HOME") or ""
     if not os.path.isabs(base):
         base = os.path.join(os.path.expanduser("~"), ".cache")
@@ -51,6 +52,7 @@ def cache_dir(environ: Mapping[str, str] = os.environ) -> str:
 
 
 def cache_path(kind: str, environ: Mapping[str, str] = os.environ) -> str:
+    """The cache file of one kind of entry (`rules` or `config`)."""
     if kind not in KINDS:
         raise ValueError(kind)
     return os.path.join(cache_dir(environ), f"{kind}.marshal")

@@ -34,10 +34,12 @@ class ArchiveLocation(Record):
 
     @property
     def directory(self) -> str:
+        """The directory that holds the database and its companions."""
         return os.path.dirname(self.path)
 
 
 def default_archive_path(environ=os.environ) -> str:
+    """`$XDG_DATA_HOME/yarp/tool-calls.sqlite3` (else under `~/.local/share`)."""
     data_home = environ.get("XDG_DATA_HOME") or ""
     if not os.path.isabs(data_home):
         data_home = os.path.join(os.path.expanduser("~"), ".local", "share")

@@ -114,14 +114,17 @@ MIGRATIONS: dict[int, Migration] = {}
 
 
 def user_version(conn: sqlite3.Connection) -> int:
+    """The database's `PRAGMA user_version` (the schema version it holds)."""
     return conn.execute("PRAGMA user_version").fetchone()[0]
 
 
 def is_empty(conn: sqlite3.Connection) -> bool:
+    """Whether the database has no schema objects at all."""
     return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
 
 
 def apply_writer_pragmas(conn: sqlite3.Connection) -> None:
+    """Set the single writer's connection pragmas (WAL, `synchronous = FULL`, foreign keys, busy timeout, manual checkpoints)."""
     for pragma in WRITER_PRAGMAS:
         conn.execute(pragma)
 

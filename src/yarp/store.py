@@ -76,11 +76,13 @@ class ArchiveStore:
 
     @classmethod
     def open(cls, location: ArchiveLocation | str | None = None) -> ArchiveStore:
+        """Open (creating or migrating) the archive for the single writer."""
         if not isinstance(location, ArchiveLocation):
             location = resolve_archive(location)
         return cls(open_writer(location), location)
 
     def close(self) -> None:
+        """Close the writer connection."""
         self.conn.close()
 
     # --- batches -----------------------------------------------------------

@@ -65,9 +65,11 @@ class VerifyReport:
 
     @property
     def ok(self) -> bool:
+        """Whether no problem was found."""
         return not self.problems
 
     def to_json(self) -> dict:
+        """The report as a JSON-ready dict (the `--json` form)."""
         return {
             "ok": self.ok,
             "incomplete_calls": self.incomplete_calls,

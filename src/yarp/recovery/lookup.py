@@ -58,6 +58,7 @@ class Source(Record):
 
     @property
     def complete_label(self) -> str:
+        """How search and read label completeness: `true`, `false` or `unknown`."""
         return _COMPLETE_LABEL.get(self.completeness, "unknown")
 
 

@@ -35,6 +35,7 @@ def render_search(ref: str, results: list[SourceMatches], options: SearchOptions
 
 
 def search_json(ref: str, results: list[SourceMatches], options: SearchOptions) -> dict:
+    """Search results as one JSON-ready dict, with a read command for each group of lines."""
     return {
         "ref": ref,
         "sources": [

@@ -108,6 +108,7 @@ class SourceMatches:
 
     @property
     def omitted(self) -> int:
+        """Selected lines counted but not shown (past `max_results` or the byte budget)."""
         return self.matches - len(self.shown)
 
 
