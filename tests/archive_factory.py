@@ -136,13 +136,23 @@ def build_sample(path: os.PathLike | str) -> dict[str, str]:
     return refs
 
 
+#: Switches a test run sets for every process it starts (`make test-twin`); isolated
+#: environments drop every other YARP_ variable but keep these.
+RUN_SWITCHES = ("YARP_NO_EXTENSIONS",)
+
+
+def run_switches() -> dict[str, str]:
+    """The test run's own implementation switches, for a child environment built from scratch."""
+    return {name: os.environ[name] for name in RUN_SWITCHES if name in os.environ}
+
+
 def yarp_env(home: os.PathLike | str) -> dict[str, str]:
     """An environment for a `python -m yarp` child isolated under `home`."""
     home = Path(home)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("YARP_", "XDG_"))}
     src = str(Path(__file__).resolve().parent.parent / "src")
     env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local" / "share"),
-               PYTHONPATH=src + os.pathsep + env.get("PYTHONPATH", ""))
+               PYTHONPATH=src + os.pathsep + env.get("PYTHONPATH", ""), **run_switches())
     return env
 
 

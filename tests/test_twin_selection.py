@@ -1,0 +1,46 @@
+"""Every child process the tests start runs the implementation the test run asked for.
+
+`make test-twin` runs the end-to-end suites with `YARP_NO_EXTENSIONS=1`; that
+only proves the pure-Python twin if the brokers, bridges and `yarp run`
+processes those tests start inherit the switch. Each environment factory of
+the test helpers is checked here by asking a real child which implementation
+it selected.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from archive_factory import yarp_env
+from broker_helpers import cleanup_broker_env, make_broker_env
+from ingest_helpers import Sandbox
+from yarp import fastframe
+
+PROBE = "from yarp import fastframe; print(fastframe.IMPLEMENTATION)"
+
+
+def _child_implementation(env: dict) -> str:
+    return subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True,
+                          check=True, timeout=60).stdout.strip()
+
+
+def test_broker_environments_keep_the_selection():
+    benv = make_broker_env()
+    try:
+        assert _child_implementation(benv.environ) == fastframe.IMPLEMENTATION
+    finally:
+        cleanup_broker_env(benv)
+
+
+def test_bridge_sandboxes_keep_the_selection(tmp_path):
+    assert _child_implementation(Sandbox.create(tmp_path).env()) == fastframe.IMPLEMENTATION
+
+
+def test_command_environments_keep_the_selection(tmp_path):
+    assert _child_implementation(yarp_env(tmp_path)) == fastframe.IMPLEMENTATION
+
+
+def test_the_probe_sees_the_switch(tmp_path):
+    """The probe itself can tell: with the switch set, a child always selects the twin."""
+    assert _child_implementation(dict(yarp_env(tmp_path), YARP_NO_EXTENSIONS="1")) == "py"
