@@ -57,9 +57,9 @@ def test_signal_lines_are_sorted_unique_and_real(cases):
         found = corpus_cases.signal_lines(case)
         keys = [(stream, index) for stream, index, _ in found]
         assert keys == sorted(set(keys)), case.name
+        lines = {"stdout": corpus_cases.split_lines(case.stdout), "stderr": corpus_cases.split_lines(case.stderr)}
         for stream, index, text in found:
-            data = case.stdout if stream == "stdout" else case.stderr
-            assert corpus_cases.split_lines(data)[index] == text
+            assert lines[stream][index] == text
 
 
 def test_needed_lines_fit_the_default_cap(cases):
@@ -92,9 +92,22 @@ def test_important_lines_sit_in_the_middle_somewhere(cases):
     """At least one large case needs a line far from both ends, where a head+tail cap cuts."""
     middle = 0
     for case in cases:
+        counts = {"stdout": case.stdout.count(b"\n"), "stderr": case.stderr.count(b"\n")}
         for stream, index, _ in corpus_cases.signal_lines(case):
-            lines = corpus_cases.split_lines(case.stdout if stream == "stdout" else case.stderr)
-            if 100 < index < len(lines) - 100:
+            if 100 < index < counts[stream] - 100:
                 middle += 1
                 break
     assert middle >= 3
+
+
+def test_only_large_streams_are_stored_compressed(cases):
+    """The repository stays lean: raw files are small, and only big outputs pay for zstandard."""
+    for case in cases:
+        for stream in corpus_cases.STREAMS:
+            path = corpus_cases.stream_path(case.name, stream)
+            size = len(getattr(case, stream))
+            if path.endswith(".zst"):
+                assert size > 200 * 1024, (case.name, stream)
+                assert os.path.getsize(path) * 10 < size, (case.name, stream)
+            else:
+                assert size <= 200 * 1024, (case.name, stream)

@@ -606,9 +606,37 @@ def _python_app(root):
         """)
 
 
+def _pipeline(root):
+    """A batch job that logs every record, logs one caught exception mid-run and finishes."""
+    _write(root, "pipeline.py", """
+        import logging
+        import sys
+
+        logging.basicConfig(stream=sys.stdout, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+        log = logging.getLogger("pipeline")
+
+        def convert(record):
+            return {"id": record["id"], "amount": round(float(record["amount"]) * 1.2, 2)}
+
+        def main():
+            failed = 0
+            for i in range(22000):
+                record = {"id": i, "amount": "n/a" if i == 11061 else str(i % 97)}
+                try:
+                    out = convert(record)
+                except ValueError:
+                    failed += 1
+                    log.exception("record %d could not be converted, skipped", i)
+                    continue
+                log.info("record %d converted: amount=%s currency=EUR batch=%d", i, out["amount"], i // 500)
+            log.info("done: %d records, %d failed", 22000, failed)
+
+        main()
+        """)
+
+
 def _app_log(root, size=1_300_000):
-    """A service log of `size` bytes with one ERROR (and its traceback line) in the middle."""
-    rng = random.Random(1)
+    """A service log of `size` bytes with one ERROR line in the middle; regular so it compresses well."""
     lines, total, error_at = [], 0, size // 2
     endpoints = ["/api/orders", "/api/users", "/health", "/api/cart", "/static/app.js"]
     n = 0
@@ -620,9 +648,8 @@ def _app_log(root, size=1_300_000):
                     f"upstream timeout after 30000 ms (gateway=stripe-eu, attempt=3)")
             error_at = None
         else:
-            ep = rng.choice(endpoints)
-            line = (f"{stamp} INFO  [worker-{rng.randrange(8)}] http: {rng.choice(['GET', 'POST'])} {ep} "
-                    f"200 {rng.randrange(1, 90)}ms bytes={rng.randrange(200, 9000)}")
+            line = (f"{stamp} INFO  [worker-{n % 7}] http: {('GET', 'POST', 'GET')[n % 3]} {endpoints[n % 5]} "
+                    f"200 {(3, 4, 7, 12)[n % 4]}ms bytes={(512, 1024, 2048, 8192, 640, 300)[n % 6]}")
         lines.append(line)
         total += len(line) + 1
     _write(root, "app.log", "\n".join(lines) + "\n")
@@ -987,6 +1014,13 @@ ADDED_SIGNALS = {
     "cat-app-log": (
         S("stdout", r" ERROR \[worker-3\] order-service: payment capture failed", "the one error in the log"),
     ),
+    "python-pipeline-log": (
+        S("stdout", r"^ERROR pipeline: record 11061 could not be converted", "the one failed record"),
+        S("stdout", r'^  File ".*/pipeline\.py", line \d+, in convert$', "innermost frame with file:line"),
+        S("stdout", r'^    return \{"id": record\["id"\], "amount": round\(float', "the failing source line"),
+        S("stdout", r"^ValueError: could not convert string to float: 'n/a'$", "the exception"),
+        S("stdout", r"^INFO pipeline: done: \d+ records, 1 failed$", "run summary"),
+    ),
     "tail-fatal-log": (
         S("stdout", r" CRITICAL db\.pool: ", "the critical event"),
         S("stdout", r" FATAL main: ", "why the service stopped"),
@@ -1109,6 +1143,7 @@ def _specs() -> list[Spec]:
         Spec("pytest-all-pass", "pytest", _pytest_green, (PY, "-m", "pytest", "-p", "no:cacheprovider", "tests")),
         Spec("python-logs-traceback", "python", _python_app, (PY, "app.py")),
         Spec("cat-app-log", "cat", _app_log, ("cat", "app.log")),
+        Spec("python-pipeline-log", "python", _pipeline, (PY, "pipeline.py")),
         Spec("tail-fatal-log", "tail", _fatal_log, ("tail", "-n", "2500", "service.log")),
         Spec("grep-latin1", "grep", _latin1_tree, ("grep", "-rn", "-a", "TODO", ".")),
         Spec("git-log-short", "git", _git_small, ("git", "log", "-n", "15")),
