@@ -230,26 +230,27 @@ _C_BODIES = {
 }
 
 
-def _c_multi(root, broken=True):
-    """Twelve C files full of warnings; three of them (in the middle) also have one error each."""
-    for n in range(12):
-        body = _C_BODIES.get(n) if broken else None
-        body = body or f"return helper_{n:02d}(values, 3, 0) + p.x;"
-        _write(root, f"f{n:02d}.c", _C_TEMPLATE.format(n=f"{n:02d}", body=body))
-    _write(root, "main.c", "int api_00(const char *name, int mode);\nint main(void) { return api_00(\"x\", 0); }\n")
-    objs = " ".join(f"f{n:02d}.o" for n in range(12)) + " main.o"
-    flags = "-Wall -Wextra" if broken else "-Wall"
+def _makefile(root, flags, count):
+    """A Makefile building f00.c .. f{count-1}.c and main.c into `app`, one object per rule."""
+    objs = " ".join(f"f{n:02d}.o" for n in range(count)) + " main.o"
     _write(root, "Makefile", f"CFLAGS = {flags}\nOBJS = {objs}\n\nall: app\n\napp: $(OBJS)\n"
            "\t$(CC) -o $@ $(OBJS)\n\n%.o: %.c\n\t$(CC) $(CFLAGS) -c $< -o $@\n")
+
+
+def _c_multi(root):
+    """Twelve C files full of warnings; three of them (in the middle) also have one error each."""
+    for n in range(12):
+        body = _C_BODIES.get(n) or f"return helper_{n:02d}(values, 3, 0) + p.x;"
+        _write(root, f"f{n:02d}.c", _C_TEMPLATE.format(n=f"{n:02d}", body=body))
+    _write(root, "main.c", "int api_00(const char *name, int mode);\nint main(void) { return api_00(\"x\", 0); }\n")
+    _makefile(root, "-Wall -Wextra", 12)
 
 
 def _c_clean(root):
     for n in range(6):
         _write(root, f"f{n:02d}.c", f"int api_{n:02d}(int v) {{ return v * {n + 1}; }}\n")
     _write(root, "main.c", "int api_00(int v);\nint main(void) { return api_00(0); }\n")
-    objs = " ".join(f"f{n:02d}.o" for n in range(6)) + " main.o"
-    _write(root, "Makefile", f"CFLAGS = -Wall -Wextra -O1\nOBJS = {objs}\n\nall: app\n\napp: $(OBJS)\n"
-           "\t$(CC) -o $@ $(OBJS)\n\n%.o: %.c\n\t$(CC) $(CFLAGS) -c $< -o $@\n")
+    _makefile(root, "-Wall -Wextra -O1", 6)
 
 
 def _c_latin1(root):
@@ -511,6 +512,16 @@ def _java_run(root):
     subprocess.run(["javac", "-d", "out", *sources], cwd=root, capture_output=True, check=True)
 
 
+def _gradle_project(root):
+    """The Java sources with compile errors, built by Gradle's java plugin (no dependencies)."""
+    _java_project(root)
+    os.rename(os.path.join(root, "src", "app"), os.path.join(root, "src", "app_tmp"))
+    os.makedirs(os.path.join(root, "src", "main", "java"))
+    os.rename(os.path.join(root, "src", "app_tmp"), os.path.join(root, "src", "main", "java", "app"))
+    _write(root, "build.gradle", "apply plugin: 'java'\ncompileJava.options.compilerArgs << '-Xlint:all'\n")
+    _write(root, "settings.gradle", "rootProject.name = 'demo'\n")
+
+
 def _maven_project(root):
     _write(root, "pom.xml", """\
         <project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -740,22 +751,21 @@ def _sqlite_project(root):
 # ---- signals: the lines a reader needs, written from what each output means -------------------
 
 #: Original cases.
+PYTEST_FAILURES = (
+        S('stdout', r"^E\s+\S", 'assertion and exception detail'),
+        S('stdout', r"^>\s", 'the failing statement'),
+        S('stdout', r"^\S+\.py:\d+: \w+$", 'file:line of each raised exception'),
+        S('stdout', r"^tests/\S+\.py:\d+: ", 'file:line in the test that failed'),
+        S('stdout', r"^FAILED tests/", 'which tests failed'),
+        S('stdout', r"^=+ \d+ failed, \d+ passed", 'test summary'),
+)
+BROKEN_C_ERROR = (
+        S('stderr', r"^broken\.c:\d+:\d+: error: ", 'compiler error with file:line'),
+        S('stderr', r"^\s+\d+ \| .*p\.z", 'source line of the error'),
+)
 LEGACY = {
-    "pytest-failures": (
-        S('stdout', r"^E\s+\S", 'assertion and exception detail'),
-        S('stdout', r"^>\s", 'the failing statement'),
-        S('stdout', r"^\S+\.py:\d+: \w+$", 'file:line of each raised exception'),
-        S('stdout', r"^tests/\S+\.py:\d+: ", 'file:line in the test that failed'),
-        S('stdout', r"^FAILED tests/", 'which tests failed'),
-        S('stdout', r"^=+ \d+ failed, \d+ passed", 'test summary'),
-    ),
-    "pytest-verbose": (
-        S('stdout', r"^E\s+\S", 'assertion and exception detail'),
-        S('stdout', r"^>\s", 'the failing statement'),
-        S('stdout', r"^\S+\.py:\d+: \w+$", 'file:line of each raised exception'),
-        S('stdout', r"^tests/\S+\.py:\d+: ", 'file:line in the test that failed'),
-        S('stdout', r"^FAILED tests/", 'which tests failed'),
-        S('stdout', r"^=+ \d+ failed, \d+ passed", 'test summary'),
+    "pytest-failures": PYTEST_FAILURES,
+    "pytest-verbose": PYTEST_FAILURES + (
         S('stdout', r"::\w+ FAILED\b", 'which tests failed, in progress order'),
     ),
     "unittest-failures": (
@@ -790,13 +800,8 @@ LEGACY = {
         S('stdout', r"^\tmodified:   ", 'each modified file'),
         S('stdout', r"^\tNEW\.txt$", 'the untracked file'),
     ),
-    "gcc-errors": (
-        S('stderr', r"^broken\.c:\d+:\d+: error: ", 'compiler error with file:line'),
-        S('stderr', r"^\s+\d+ \| .*p\.z", 'source line of the error'),
-    ),
-    "make-errors": (
-        S('stderr', r"^broken\.c:\d+:\d+: error: ", 'compiler error with file:line'),
-        S('stderr', r"^\s+\d+ \| .*p\.z", 'source line of the error'),
+    "gcc-errors": BROKEN_C_ERROR,
+    "make-errors": BROKEN_C_ERROR + (
         S('stderr', r"^make: \*\*\* \[.*\] Error \d+$", 'which make target failed'),
     ),
     "cargo-test": (
@@ -979,6 +984,15 @@ ADDED_SIGNALS = {
         S("stderr", r"^Caused by: java\.lang\.NumberFormatException: For input string: \"eighty\"$", "the root cause"),
         S("stderr", r"^\tat app\.", "the project's own frames with file:line"),
     ),
+    "gradle-compile-error": (
+        S("stdout", r"^:compileJava FAILED$", "which task failed"),
+        S("stderr", r"/src/main/java/app/Report\.java:\d+: error: ", "each compile error with file:line"),
+        S("stderr", r"^\s+(String count = n;|return heading \+ count;)$", "source line of each error"),
+        S("stderr", r"^\s+symbol:\s+variable heading$", "the unresolved symbol"),
+        S("stderr", r"^\d+ errors$", "error count"),
+        S("stderr", r"^Execution failed for task ':compileJava'\.$", "what went wrong"),
+        S("stderr", r"^BUILD FAILED in ", "build result"),
+    ),
     "mvn-offline-package": (
         S("stdout", r"\[INFO\] BUILD FAILURE$", "build result"),
         S("stdout", r"\[ERROR\] Failed to execute goal ", "why the build failed"),
@@ -1137,6 +1151,8 @@ def _specs() -> list[Spec]:
              "src/app/Main.java", "src/app/Report.java", "src/app/Store.java",
              *(f"src/app/Util{i}.java" for i in range(5)))),
         Spec("java-exception", "java", _java_run, ("java", "-cp", "out", "app.Main")),
+        Spec("gradle-compile-error", "gradle", _gradle_project,
+             ("gradle", "--offline", "--no-daemon", "--console=plain", "build")),
         Spec("mvn-offline-package", "mvn", _maven_project, ("mvn", "-o", "-B", "package")),
         Spec("pytest-verbose-prints", "pytest", _pytest_prints, (PY, "-m", "pytest", "-v", "-rA", "-p", "no:cacheprovider", "tests")),
         Spec("pytest-chained", "pytest", _pytest_chained, (PY, "-m", "pytest", "-p", "no:cacheprovider", "tests")),
