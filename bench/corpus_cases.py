@@ -46,15 +46,15 @@ class Case:
     signals: tuple[Signal, ...]
 
 
-def stream_path(name: str, stream: str) -> str:
+def stream_path(name: str, stream: str, corpus_dir: str = CORPUS_DIR) -> str:
     """The file holding one stream of a case: raw if present, else its `.zst` form."""
-    raw = os.path.join(CORPUS_DIR, f"{name}.{stream}")
+    raw = os.path.join(corpus_dir, f"{name}.{stream}")
     return raw if os.path.exists(raw) else raw + ".zst"
 
 
-def read_stream(name: str, stream: str) -> bytes:
+def read_stream(name: str, stream: str, corpus_dir: str = CORPUS_DIR) -> bytes:
     """The exact recorded bytes of one stream, decompressing the `.zst` form."""
-    path = stream_path(name, stream)
+    path = stream_path(name, stream, corpus_dir)
     with open(path, "rb") as handle:
         data = handle.read()
     if path.endswith(".zst"):

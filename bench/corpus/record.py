@@ -1208,7 +1208,7 @@ def _available(argv) -> bool:
 
 
 def _record(spec: Spec) -> int:
-    env = dict(os.environ, NO_COLOR="1", TERM="dumb", CARGO_TERM_COLOR="never", FORCE_COLOR="0", CI="1")
+    env = dict(os.environ, NO_COLOR="1", TERM="dumb", CARGO_TERM_COLOR="never", FORCE_COLOR="0")
     env.update(spec.env)
     with tempfile.TemporaryDirectory(prefix="corpus-") as root:
         spec.setup(root)
@@ -1227,7 +1227,7 @@ def _check_signals(spec: Spec) -> list[str]:
 
     problems = []
     for signal in spec.signals:
-        lines = split_lines(read_stream(spec.name, signal["stream"]))
+        lines = split_lines(read_stream(spec.name, signal["stream"], HERE))
         if not any(re.search(signal["pattern"], line) for line in lines):
             problems.append(f"{spec.name}: signal {signal['pattern']!r} matches no {signal['stream']} line")
     return problems
