@@ -1,0 +1,137 @@
+"""A scripted OpenAI Responses-API server on 127.0.0.1 for driving the real Codex CLI in tests.
+
+It answers `POST /v1/responses` (streaming, server-sent events: `response.created`,
+one `response.output_item.added`/`.done` pair per item, `response.completed`)
+with a predetermined script in the same format as `scripted_model.py`: a step is
+a `ToolCall`, a list of them, or a final `Text`. The step is chosen by the
+number of `function_call` items already in the request's `input`, so the server
+keeps no conversation state and a retried request gets the same answer. Every
+request body is recorded, so a test can read exactly what the agent sent back
+(for instance the tool outputs the model was shown, `function_call_output`).
+
+Standard library only; it must never listen on anything but loopback.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from scripted_model import Text, ToolCall
+
+__all__ = ["ScriptedResponses", "Text", "ToolCall", "tool_outputs"]
+
+
+def tool_outputs(request: dict) -> dict[str, str]:
+    """The `function_call_output` items of one recorded request, by call id, as text."""
+    out: dict[str, str] = {}
+    for item in request.get("input", []):
+        if not isinstance(item, dict) or item.get("type") != "function_call_output":
+            continue
+        output = item.get("output")
+        if isinstance(output, list):  # content items
+            output = "".join(part.get("text", "") for part in output if isinstance(part, dict))
+        out[item.get("call_id", "")] = output if isinstance(output, str) else json.dumps(output)
+    return out
+
+
+def _sse(data: dict) -> bytes:
+    return f"event: {data['type']}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+@dataclass
+class ScriptedResponses:
+    """Context manager running the scripted server; `base_url` ends with `/v1`."""
+
+    steps: list
+    model: str = "scripted-model"
+    requests: list[dict] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> "ScriptedResponses":
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:  # keep test output quiet
+                return
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+                length = int(self.headers.get("Content-Length") or 0)
+                try:
+                    body = json.loads(self.rfile.read(length) or b"{}")
+                except json.JSONDecodeError:
+                    self.send_error(400)
+                    return
+                if not self.path.split("?", 1)[0].rstrip("/").endswith("/responses"):
+                    self.send_error(404)
+                    return
+                with owner._lock:
+                    owner.requests.append(body)
+                payload = owner._stream(body)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "server not started"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    # --- answers -------------------------------------------------------------
+    def step_for(self, body: dict) -> Any:
+        """The first step whose tool calls are not all in the request's input yet."""
+        done = sum(1 for item in body.get("input", []) if isinstance(item, dict) and item.get("type") == "function_call")
+        for step in self.steps:
+            if isinstance(step, Text):
+                return step
+            calls = len(step) if isinstance(step, list) else 1
+            if done < calls:
+                return step
+            done -= calls
+        return Text("(script finished)")
+
+    def _items(self, step: Any) -> list[dict]:
+        if isinstance(step, Text):
+            return [{"type": "message", "id": "msg_scripted", "role": "assistant", "status": "completed",
+                     "content": [{"type": "output_text", "text": step.text, "annotations": []}]}]
+        calls = step if isinstance(step, list) else [step]
+        return [{"type": "function_call", "id": f"fc_{call.id}", "call_id": call.id, "name": call.name,
+                 "arguments": json.dumps(call.arguments), "status": "completed"} for call in calls]
+
+    def _stream(self, body: dict) -> bytes:
+        response = {"id": "resp_scripted", "object": "response", "model": self.model, "status": "in_progress",
+                    "output": []}
+        out = [_sse({"type": "response.created", "response": response})]
+        items = self._items(self.step_for(body))
+        for index, item in enumerate(items):
+            out.append(_sse({"type": "response.output_item.added", "output_index": index, "item": item}))
+            out.append(_sse({"type": "response.output_item.done", "output_index": index, "item": item}))
+        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+        out.append(_sse({"type": "response.completed",
+                         "response": {**response, "status": "completed", "output": items, "usage": usage}}))
+        return b"".join(out)
