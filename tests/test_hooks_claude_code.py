@@ -1,6 +1,7 @@
 """End to end: the real Claude Code binary, our installed hooks and the real `yarp`.
 
-Claude Code runs `-p` against the scripted Anthropic server on loopback, which
+Claude Code runs `-p` against the scripted Anthropic server on loopback, both
+inside a loopback-only network namespace (tests/netns.py), which
 asks for a Bash command with large output (one `yarp plan` wraps) and a Read.
 The hooks are installed with `yarp hook install claude-code --user` into the
 temporary HOME. The archive is then read read-only: exact inputs, the Bash call
@@ -22,6 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
+from netns import loopback_namespace
 from scripted_anthropic import ScriptedAnthropic, Text, ToolUse, tool_results
 from test_hooks import as_json, calls, make_haystack, world  # noqa: F401  (fixture)
 
@@ -71,7 +73,8 @@ def test_real_claude_code_archives_wrapped_bash_and_read(world, claude_bin):  # 
     warm = BrokerClient(resolve_archive(world.archive, world.env), world.env)
     warm.connect(time.monotonic() + 10)
     try:
-        with ScriptedAnthropic(steps) as server:
+        # Claude Code and the scripted server share a loopback-only network namespace (npm ran before it).
+        with loopback_namespace(), ScriptedAnthropic(steps) as server:
             env["ANTHROPIC_BASE_URL"] = server.base_url
             run = subprocess.run(
                 [str(claude_bin), "-p", "find the needles", "--model", "claude-sonnet-4-5", "--output-format", "json",

@@ -88,7 +88,10 @@ class CallEvidence:
     @property
     def running(self) -> bool:
         """Codex answered "still running" and no execution has completed since."""
-        return not self.executed and (self.model_output or "").startswith(RUNNING_PREFIX)
+        if self.executed or self.model_output is None:
+            return False
+        header = self.model_output.split("\nOutput:", 1)[0]
+        return any(line.startswith(RUNNING_PREFIX) for line in header.splitlines())
 
     @property
     def settled(self) -> bool:
@@ -128,12 +131,11 @@ def read_evidence(transcript_path: str, call_ids: list[str] | tuple[str, ...]) -
         fd = os.open(transcript_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError:
         raise ValidationError("the Codex transcript cannot be opened") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_TRANSCRIPT_BYTES:
+        os.close(fd)
+        raise ValidationError(f"the Codex transcript is not a regular file of at most {MAX_TRANSCRIPT_BYTES} bytes")
     with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise ValidationError("the Codex transcript is not a regular file")
-        if st.st_size > MAX_TRANSCRIPT_BYTES:
-            raise ValidationError(f"the Codex transcript is larger than {MAX_TRANSCRIPT_BYTES} bytes")
         needles = [json.dumps(call_id).encode("utf-8") for call_id in wanted]
         consumed = 0
         for line in handle:
