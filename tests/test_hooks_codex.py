@@ -124,6 +124,7 @@ def test_calls_without_a_post_event_are_settled_by_the_next_event(world, transcr
                                             tool_response=""))) is None
     assert calls(world.archive)["call_next"]["status"] == "started"
     transcript.executed("call_next", "", 0)
+    transcript.model_output("call_next", "Chunk ID: 2\nProcess exited with code 0\nOutput:\n")
     transcript.executed("call_late", "late\n", 0)
     world.hook("codex", event(world, transcript, "Stop", stop_hook_active=False, last_assistant_message="done"))
     archived = calls(world.archive)
@@ -190,6 +191,7 @@ def test_read_evidence_takes_complete_lines_and_the_last_record(tmp_path):
         "type": "CommandExecution", "id": "c", "aggregated_output": "x", "exit_code": 0}}}, newline=False)
     found = read_evidence(str(log.path), ["a", "b", "c", "d"])
     assert found["a"] == CallEvidence("a", "second\n", 0, "completed", None)
+    assert not found["a"].settled, "no tool output yet: its post hook may still be running"
     assert found["b"].model_output == "part one, two" and found["b"].settled and not found["b"].executed
     assert found["c"] == CallEvidence("c") and not found["c"].settled, "a line still being written is not read"
     assert found["d"] == CallEvidence("d")
@@ -207,3 +209,33 @@ def test_view_is_replaced_only_over_the_cap():
     view = capped_view(CallEvidence("a", "é" * 4000, 1), cap=5120, archive_ref="yr_" + "1" * 32)
     header = "Process exited with code 1\nOutput:\n"
     assert view.startswith(header + "é") and len(view[len(header):].encode()) <= 5120
+
+
+#: Modules the broker, `yarp plan` and the read-only commands need, never a Codex hook event.
+HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tree_sitter_bash", "yarp.broker",
+                  "yarp.store", "yarp.prepare", "yarp.shell.plan", "yarp.recovery", "zstandard", "orjson")
+
+
+def test_hook_events_import_only_what_their_path_needs(world, transcript):  # noqa: F811
+    from test_run_imports import imported_modules
+
+    env = dict(world.env)
+
+    def run(payload: dict) -> set[str]:
+        path = world.tmp / "event.json"
+        path.write_text(json.dumps(payload))
+        names, proc = imported_modules(env, "hook", "codex", entry=("-c", (
+            "import sys; sys.stdin = open(sys.argv[1]); from yarp.cli import main;"
+            " sys.argv[1:] = ['hook', 'codex']; sys.exit(main())"), str(path)))
+        assert proc.returncode == 0, proc.stderr[-500:]
+        return names
+
+    world.hook("codex", event(world, transcript, "PreToolUse", "call_warm", "true"))  # starts the broker
+    pre = run(event(world, transcript, "PreToolUse", "call_imp", "seq 1 8000"))
+    transcript.executed("call_imp", seq(8000), 0)
+    post = run(event(world, transcript, "PostToolUse", "call_imp", "seq 1 8000", tool_response="cut"))
+    assert calls(world.archive)["call_imp"]["status"] == "finished"
+    for names in (pre, post):
+        assert not names & set(HOOK_FORBIDDEN), sorted(names & set(HOOK_FORBIDDEN))
+    assert "yarp.hooks.codex" in pre and "yarp.client" in pre, "the listing sees the hook path"
+    assert "yarp.shell.cap" in post and "yarp.shell.cap" not in pre

@@ -95,8 +95,13 @@ class CallEvidence:
 
     @property
     def settled(self) -> bool:
-        """Whether the call's outcome is known: it finished, or the model got an answer without a run."""
-        return self.executed or (self.model_output is not None and not self.running)
+        """Whether a call without a post event can be finished now.
+
+        Codex writes the tool output it gives the model after the post hook ran,
+        so requiring it never races a post hook still at work; then the call
+        either ran to its end or got an answer without running.
+        """
+        return self.model_output is not None and (self.executed or not self.running)
 
     @property
     def is_error(self) -> bool:
