@@ -239,3 +239,21 @@ def test_hook_events_import_only_what_their_path_needs(world, transcript):  # no
         assert not names & set(HOOK_FORBIDDEN), sorted(names & set(HOOK_FORBIDDEN))
     assert "yarp.hooks.codex" in pre and "yarp.client" in pre, "the listing sees the hook path"
     assert "yarp.shell.cap" in post and "yarp.shell.cap" not in pre
+
+
+def test_read_evidence_reads_the_tail_first_and_the_whole_file_when_needed(tmp_path):
+    log = Transcript(tmp_path / "rollout.jsonl")
+    log.executed("old", "old output\n", 0)
+    log.model_output("old", "old shown")
+    for number in range(50):
+        log.executed(f"filler{number}", "y" * 1000, 0)
+    log.executed("new", "new output\n", 4)
+    # Only the whole file holds "old"; the tail alone answers for "new".
+    found = read_evidence(str(log.path), ["old", "new"], tail_bytes=2000)
+    assert found["old"] == CallEvidence("old", "old output\n", 0, "completed", "old shown")
+    assert found["new"] == CallEvidence("new", "new output\n", 4, "failed")
+    assert read_evidence(str(log.path), ["new"], tail_bytes=2000) == {"new": found["new"]}
+    # Evidence the tail holds only in part (the execution, not the shown output) sends the reader to the start.
+    log.executed("old", "old output, again\n", 0)
+    settled = read_evidence(str(log.path), ["old"], tail_bytes=2000, enough=lambda e: e.settled)["old"]
+    assert (settled.output, settled.model_output) == ("old output, again\n", "old shown")

@@ -50,6 +50,8 @@ POST = "PostToolUse"
 SETTLE_ONLY = ("Stop",)
 #: A transcript larger than this is not scanned (the call keeps Codex's own result).
 MAX_TRANSCRIPT_BYTES = 512 * 1024 * 1024
+#: The end of the transcript read first for a call's records (about 128 outputs as Codex keeps them).
+TAIL_BYTES = 8 * 1024 * 1024
 #: What Codex puts in the middle of an output it cut to 64 KiB before writing the transcript.
 PERSISTENCE_CUT = "\n... command output truncated for persistence ...\n"
 #: Codex's answer when a command is still running at `yield_time_ms`.
@@ -120,16 +122,29 @@ def _output_text(value: Any) -> str | None:
     return None
 
 
-def read_evidence(transcript_path: str, call_ids: list[str] | tuple[str, ...]) -> dict[str, CallEvidence]:
+def _executed(evidence: CallEvidence) -> bool:
+    return evidence.executed
+
+
+def _settled(evidence: CallEvidence) -> bool:
+    return evidence.settled
+
+
+def read_evidence(transcript_path: str, call_ids: list[str] | tuple[str, ...], *,
+                  enough=_executed, tail_bytes: int = TAIL_BYTES) -> dict[str, CallEvidence]:
     """Evidence for `call_ids` from a Codex session transcript (JSONL).
 
     Reads only complete lines, never follows a symlink, refuses a file that is
     not regular or larger than `MAX_TRANSCRIPT_BYTES` (`ValidationError`), and
     parses only lines that name one of the wanted ids. The last record of each
     kind wins (a later `item_completed` supersedes an earlier one).
+
+    The records of a call just made are at the end of the file: the last
+    `tail_bytes` are read first, and the whole file only when the tail does not
+    hold `enough` evidence for every id (a record in the tail is later than any
+    before it, so the tail's answer is the whole file's).
     """
-    wanted = {call_id for call_id in call_ids}
-    found: dict[str, dict] = {call_id: {} for call_id in wanted}
+    wanted = set(call_ids)
     if not wanted:
         return {}
     try:
@@ -140,15 +155,27 @@ def read_evidence(transcript_path: str, call_ids: list[str] | tuple[str, ...]) -
     if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_TRANSCRIPT_BYTES:
         os.close(fd)
         raise ValidationError(f"the Codex transcript is not a regular file of at most {MAX_TRANSCRIPT_BYTES} bytes")
+    needles = [json.dumps(call_id).encode("utf-8") for call_id in wanted]
     with os.fdopen(fd, "rb") as handle:
-        needles = [json.dumps(call_id).encode("utf-8") for call_id in wanted]
-        consumed = 0
-        for line in handle:
-            consumed += len(line)
-            if consumed > st.st_size or not line.endswith(b"\n"):
-                break  # a line still being written after our size check
-            if any(needle in line for needle in needles):
-                _absorb(line, found)
+        if st.st_size > tail_bytes:
+            found = _scan(handle, st.st_size - tail_bytes, st.st_size, wanted, needles)
+            if all(enough(evidence) for evidence in found.values()):
+                return found
+        return _scan(handle, 0, st.st_size, wanted, needles)
+
+
+def _scan(handle, start: int, size: int, wanted: set[str], needles: list[bytes]) -> dict[str, CallEvidence]:
+    found: dict[str, dict] = {call_id: {} for call_id in wanted}
+    handle.seek(start)
+    position = start
+    if start:  # begin at the first whole line
+        position += len(handle.readline())
+    for line in handle:
+        position += len(line)
+        if position > size or not line.endswith(b"\n"):
+            break  # a line still being written after our size check
+        if any(needle in line for needle in needles):
+            _absorb(line, found)
     return {call_id: CallEvidence(call_id, **fields) for call_id, fields in found.items()}
 
 
@@ -372,7 +399,7 @@ class CodexHook:
         pending = [call_id for call_id, (status, _) in known.items() if status == "started" and call_id != current]
         if not pending or self.transcript is None:
             return
-        for evidence in read_evidence(self.transcript, pending).values():
+        for evidence in read_evidence(self.transcript, pending, enough=_settled).values():
             if evidence.settled:
                 self._finish(client, evidence, evidence.model_output, known[evidence.call_id][1],
                              may_replace=False, deadline=deadline)
