@@ -257,3 +257,18 @@ def test_read_evidence_reads_the_tail_first_and_the_whole_file_when_needed(tmp_p
     log.executed("old", "old output, again\n", 0)
     settled = read_evidence(str(log.path), ["old"], tail_bytes=2000, enough=lambda e: e.settled)["old"]
     assert (settled.output, settled.model_output) == ("old output, again\n", "old shown")
+
+
+def test_archive_failure_leaves_codex_alone_and_warns_once(world, transcript):  # noqa: F811
+    os.chmod(Path(world.archive).parent, 0o755)  # a broadly readable archive directory is refused
+    transcript.executed("call_a", seq(8000), 0)
+    results = [world.hook("codex", event(world, transcript, "PreToolUse", "call_a", "seq 1 8000")),
+               world.hook("codex", event(world, transcript, "PostToolUse", "call_a", "seq 1 8000",
+                                         tool_response="cut")),
+               world.hook("codex", event(world, transcript, "Stop", stop_hook_active=False))]
+    for result in results:
+        assert (result.returncode, result.stdout) == (0, b""), "no answer: Codex's own result stands"
+    warnings = b"".join(result.stderr for result in results)
+    assert warnings.startswith(b"yarp: ") and warnings.count(b"\n") == 1, warnings
+    assert b"seq" not in warnings, "warnings never carry command text"
+    assert not os.path.exists(world.archive)

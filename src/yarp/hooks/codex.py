@@ -399,7 +399,12 @@ class CodexHook:
         pending = [call_id for call_id, (status, _) in known.items() if status == "started" and call_id != current]
         if not pending or self.transcript is None:
             return
-        for evidence in read_evidence(self.transcript, pending, enough=_settled).values():
+        try:
+            found = read_evidence(self.transcript, pending, enough=_settled)
+        except YarpError as exc:
+            self.warn(f"the Codex transcript is unreadable; earlier calls stay incomplete: {exc.message}")
+            return
+        for evidence in found.values():
             if evidence.settled:
                 self._finish(client, evidence, evidence.model_output, known[evidence.call_id][1],
                              may_replace=False, deadline=deadline)
@@ -429,7 +434,8 @@ class CodexHook:
                     remaining_ms = max(1, int((deadline - time.monotonic()) * 1000))
                     client.request(begin_operation(event, self.account, event.tool_input, requires_streams=False,
                                                    now_ms=now, deadline_at_ms=now + remaining_ms), deadline)
-                    deadline = time.monotonic() + RESULT_TIMEOUT_S
+                    # Codex waits for this process before it runs the command: settle briefly.
+                    deadline = time.monotonic() + BEGIN_TIMEOUT_S
                 self.settle(client, known, current, deadline)
                 if name != POST or known.get(current, ("", ""))[0] != "started":
                     return None  # never begun (capture failed before the tool) or already finished
@@ -441,9 +447,9 @@ class CodexHook:
                     return None  # left started: the next event of the session settles it
                 return self._finish(client, evidence, _output_text(event.response), known[current][1],
                                     may_replace=not is_recovery(self._command(event)), deadline=deadline)
-        except YarpError as exc:
+        except (YarpError, OSError) as exc:
             self.warn(f"archive capture failed; this session's calls run without capture or YARP's view "
-                      f"until the archive answers again: {exc.message}")
+                      f"until the archive answers again: {_reason(exc)}")
             return None
 
     def _finish_other(self, client, event, deadline: float) -> None:
@@ -468,6 +474,13 @@ class CodexHook:
     @staticmethod
     def _command(event) -> object:
         return event.tool_input.get("command") if isinstance(event.tool_input, dict) else None
+
+
+def _reason(exc: BaseException) -> str:
+    """Bounded and payload-free: a YARP error's own message, else only the OS error's name."""
+    if isinstance(exc, YarpError):
+        return exc.message
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
 
 
 def handle(payload: Any, *, archive: str | None = None, environ=os.environ) -> dict | None:
