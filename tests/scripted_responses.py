@@ -15,12 +15,11 @@ Standard library only; it must never listen on anything but loopback.
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from scripted_model import Text, ToolCall
+from scripted_server import ERROR, ScriptedServer
 
 __all__ = ["ScriptedResponses", "Text", "ToolCall", "tool_outputs"]
 
@@ -43,63 +42,22 @@ def _sse(data: dict) -> bytes:
 
 
 @dataclass
-class ScriptedResponses:
+class ScriptedResponses(ScriptedServer):
     """Context manager running the scripted server; `base_url` ends with `/v1`."""
 
     steps: list
     model: str = "scripted-model"
     requests: list[dict] = field(default_factory=list)
 
-    def __post_init__(self) -> None:
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> "ScriptedResponses":
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args) -> None:  # keep test output quiet
-                return
-
-            def do_POST(self) -> None:  # noqa: N802 (http.server naming)
-                length = int(self.headers.get("Content-Length") or 0)
-                try:
-                    body = json.loads(self.rfile.read(length) or b"{}")
-                except json.JSONDecodeError:
-                    self.send_error(400)
-                    return
-                if not self.path.split("?", 1)[0].rstrip("/").endswith("/responses"):
-                    self.send_error(404)
-                    return
-                with owner._lock:
-                    owner.requests.append(body)
-                payload = owner._stream(body)
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-
     @property
     def base_url(self) -> str:
-        assert self._server is not None, "server not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{self.origin}/v1"
+
+    def answer(self, path: str, body: dict) -> tuple[int, str, bytes]:
+        if not path.endswith("/responses"):
+            return 404, "application/json", ERROR
+        self.record(body, self.requests)
+        return 200, "text/event-stream", self._stream(body)
 
     # --- answers -------------------------------------------------------------
     def step_for(self, body: dict) -> Any:

@@ -22,14 +22,13 @@ the test skips only when npm is missing or cannot reach the registry.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
+from agent_packages import npm_binary, version_of
 from netns import loopback_namespace
 from scripted_responses import ScriptedResponses, Text, ToolCall, tool_outputs
 from test_hooks import as_json, calls, world  # noqa: F401  (fixture)
@@ -38,8 +37,6 @@ pytestmark = pytest.mark.slow
 
 CODEX_VERSION = "0.171.0"
 CAP = 5120
-NETWORK_ERRORS = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENETUNREACH",
-                  "network", "getaddrinfo")
 MARKER = re.compile(r"\[yarp: (\d+) byte\(s\) capped at (\d+); ref=(yr_[0-9a-f]{32}); (\w+) (\w+)\]")
 #: Codex's network rule: no update check, no analytics, no plugins or apps, no endless reconnects.
 CONFIG = """\
@@ -65,22 +62,8 @@ stream_max_retries = 0
 
 @pytest.fixture(scope="session")
 def codex_bin() -> Path:
-    if shutil.which("npm") is None or shutil.which("node") is None:
-        pytest.skip("node and npm are needed to run the real Codex CLI")
-    cache = Path(os.environ.get("YARP_TEST_CACHE") or "/tmp/yarp-test-cache") / f"codex-{CODEX_VERSION}"
-    binary = cache / "node_modules" / ".bin" / "codex"
-    if not binary.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        result = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error",
-             f"@openai/codex@{CODEX_VERSION}"],
-            cwd=cache, capture_output=True, text=True, timeout=600, check=False)
-        if result.returncode != 0:
-            if any(marker in result.stderr for marker in NETWORK_ERRORS):
-                pytest.skip("npm could not reach the registry to install Codex (no network)")
-            raise AssertionError(f"npm install failed: {result.stderr[-800:]}")
-    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60, check=False)
-    assert version.returncode == 0 and version.stdout.strip() == f"codex-cli {CODEX_VERSION}", version.stderr[-400:]
+    binary = npm_binary("@openai/codex", CODEX_VERSION, "codex", "codex")
+    assert version_of(binary) == f"codex-cli {CODEX_VERSION}"
     return binary
 
 
