@@ -65,11 +65,17 @@ class ScriptedModel(ScriptedServer):
     def base_url(self) -> str:
         return f"{self.origin}/v1"
 
+    #: The path (suffix) of the API this server speaks.
+    endpoint = "/chat/completions"
+
     def answer(self, path: str, body: dict) -> tuple[int, str, bytes]:
-        if not path.endswith("/chat/completions"):
+        if not path.endswith(self.endpoint):
             return 404, "application/json", ERROR
         self.record(body, self.requests)
-        return 200, "text/event-stream", b"".join(f"data: {event}\n\n".encode() for event in self._events(body))
+        return 200, "text/event-stream", self.stream(body)
+
+    def stream(self, body: dict) -> bytes:
+        return b"".join(f"data: {event}\n\n".encode() for event in self._events(body))
 
     # --- answers -------------------------------------------------------------
     def step_for(self, body: dict) -> Any:

@@ -15,11 +15,10 @@ Standard library only; it must never listen on anything but loopback.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from scripted_model import Text, ToolCall
-from scripted_server import ERROR, ScriptedServer
+from scripted_model import ScriptedModel, Text, ToolCall
 
 __all__ = ["ScriptedResponses", "Text", "ToolCall", "tool_outputs"]
 
@@ -42,22 +41,10 @@ def _sse(data: dict) -> bytes:
 
 
 @dataclass
-class ScriptedResponses(ScriptedServer):
+class ScriptedResponses(ScriptedModel):
     """Context manager running the scripted server; `base_url` ends with `/v1`."""
 
-    steps: list
-    model: str = "scripted-model"
-    requests: list[dict] = field(default_factory=list)
-
-    @property
-    def base_url(self) -> str:
-        return f"{self.origin}/v1"
-
-    def answer(self, path: str, body: dict) -> tuple[int, str, bytes]:
-        if not path.endswith("/responses"):
-            return 404, "application/json", ERROR
-        self.record(body, self.requests)
-        return 200, "text/event-stream", self._stream(body)
+    endpoint = "/responses"
 
     # --- answers -------------------------------------------------------------
     def step_for(self, body: dict) -> Any:
@@ -80,7 +67,7 @@ class ScriptedResponses(ScriptedServer):
         return [{"type": "function_call", "id": f"fc_{call.id}", "call_id": call.id, "name": call.name,
                  "arguments": json.dumps(call.arguments), "status": "completed"} for call in calls]
 
-    def _stream(self, body: dict) -> bytes:
+    def stream(self, body: dict) -> bytes:
         response = {"id": "resp_scripted", "object": "response", "model": self.model, "status": "in_progress",
                     "output": []}
         out = [_sse({"type": "response.created", "response": response})]
