@@ -112,11 +112,12 @@ def test_codex_project_scope_new_file_is_private(dirs):
     assert result.returncode == 0, result.stderr
     hooks = project / ".codex" / "hooks.json"
     data = json.loads(hooks.read_text())
-    assert set(data["hooks"]) == {"PreToolUse", "PostToolUse", "Stop"}
+    assert set(data["hooks"]) == {"PreToolUse", "PostToolUse", "Stop", "SessionEnd"}
     ours = {"type": "command", "command": our_command("codex"), "timeout": 30}
     for event in ("PreToolUse", "PostToolUse"):
         assert data["hooks"][event] == [{"matcher": "", "hooks": [ours]}]
-    assert data["hooks"]["Stop"] == [{"hooks": [ours]}], "Codex takes no matcher on Stop"
+    for event in ("Stop", "SessionEnd"):
+        assert data["hooks"][event] == [{"hooks": [ours]}], "Codex takes no matcher on these"
     assert stat.S_IMODE(hooks.stat().st_mode) == 0o600
     assert not list(hooks.parent.glob("*.yarp-backup-*")), "nothing to back up"
     assert not (home / ".codex").exists()

@@ -7,6 +7,8 @@ server). The hooks are installed with `yarp hook install codex` into the test's
 `CODEX_HOME`. The script asks for:
 
 - a command still running at `yield_time_ms` (no post event: settled later);
+- a command still running when the session ends (Codex kills it; settled at
+  `SessionEnd`);
 - a command asking to leave the sandbox, which Codex refuses (no post event);
 - a command with a large output: archived exactly from the transcript, the
   model shown YARP's capped view whose `yr_` marker `yarp search` resolves;
@@ -78,7 +80,7 @@ def test_real_codex_archives_exact_output_and_shows_the_capped_view(world, codex
     assert installed.returncode == 0, installed.stderr
     assert b"/hooks" in installed.stdout and b"codex_hooks" not in installed.stdout
     hooks = json.loads((codex_home / "hooks.json").read_text())
-    assert set(hooks["hooks"]) == {"PreToolUse", "PostToolUse", "Stop"}
+    assert set(hooks["hooks"]) == {"PreToolUse", "PostToolUse", "Stop", "SessionEnd"}
     assert str(world.yarp) in hooks["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
 
     big = "seq 1 10000"
@@ -86,6 +88,7 @@ def test_real_codex_archives_exact_output_and_shows_the_capped_view(world, codex
     failing = "echo failure-marker >&2; exit 3"
     steps = [
         ToolCall("call_late", "exec_command", {"cmd": "sleep 0.5; echo late", "yield_time_ms": 100}),
+        ToolCall("call_killed", "exec_command", {"cmd": "echo started; sleep 60", "yield_time_ms": 100}),
         ToolCall("call_refused", "exec_command", {"cmd": "touch refused.txt", "sandbox_permissions": "require_escalated",
                                                   "justification": "write a file"}),
         ToolCall("call_big", "exec_command", {"cmd": big}),
@@ -118,7 +121,7 @@ def test_real_codex_archives_exact_output_and_shows_the_capped_view(world, codex
         shown.update(tool_outputs(request))
 
     archived = calls(world.archive)
-    assert set(archived) == {"call_late", "call_refused", "call_big", "call_huge", "call_fail"}
+    assert set(archived) == {"call_late", "call_killed", "call_refused", "call_big", "call_huge", "call_fail"}
     sessions = {call["session"] for call in archived.values()}
     assert len(sessions) == 1
     for call in archived.values():
@@ -180,6 +183,13 @@ def test_real_codex_archives_exact_output_and_shows_the_capped_view(world, codex
     assert (call["executed"], call["is_error"]) == (1, 0)
     assert call["snaps"]["source_output/before"] == b"late\n"
     assert as_json(call["snaps"]["result/before"])["output"] == shown["call_late"]
+
+    # Still running when the session ended: Codex killed it and recorded that; settled at SessionEnd.
+    call = archived["call_killed"]
+    killed = as_json(call["snaps"]["result/before"])
+    assert (call["executed"], call["is_error"], killed["status"]) == (1, 1, "failed")
+    assert killed["exit_code"] not in (0, None) and killed["output"] == shown["call_killed"]
+    assert call["snaps"]["source_output/before"] == b"started\n"
 
     report = world.verify()
     assert "archive: ok" in report and "incomplete_calls: 0" in report

@@ -7,7 +7,7 @@ from ..hooks.cli import configure
 AGENT = "codex"
 SUMMARY = "Codex hook: archive one tool-call event read from stdin (installed by 'yarp hook install codex')"
 EPILOG = """\
-Reads one PreToolUse, PostToolUse or Stop event as JSON on stdin. Commands are
+Reads one PreToolUse, PostToolUse, Stop or SessionEnd event as JSON on stdin. Commands are
 never rewritten. PostToolUse archives the command's output and exit code from
 the session transcript and, when the output is over the cap, answers
 {"decision": "block", "reason": VIEW} so the model gets YARP's capped view with

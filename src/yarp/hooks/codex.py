@@ -19,10 +19,12 @@ the transcript, replace the view after the command"):
   YARP's capped view with its `yr_` marker; the call itself already ran.
 - A call Codex refuses or that is still running at `yield_time_ms` gets no
   post event. The next hook event of the session (any `PreToolUse`,
-  `PostToolUse` or `Stop`) settles it from the transcript: a
+  `PostToolUse`, `Stop` or `SessionEnd`) settles it from the transcript: a
   `CommandExecution` finishes it with its exit code; a tool output the model
-  got without any execution finishes it as not executed, an error. A command
-  still running stays `started` and `yarp archive verify` lists it.
+  got without any execution finishes it as not executed, an error. Codex kills
+  commands still running when the session ends and records them (exit code
+  137) before `SessionEnd`; only a call the transcript never completes (Codex
+  itself killed) stays `started`, and `yarp archive verify` lists it.
 
 Everything below the I/O boundary is a function over plain data (the event's
 dict, a transcript path, the broker's reply), so the same rules can run in the
@@ -47,7 +49,7 @@ SHELL_TOOL = "Bash"
 PRE = "PreToolUse"
 POST = "PostToolUse"
 #: Events that only settle the session's earlier calls.
-SETTLE_ONLY = ("Stop",)
+SETTLE_ONLY = ("Stop", "SessionEnd")
 #: A transcript larger than this is not scanned (the call keeps Codex's own result).
 MAX_TRANSCRIPT_BYTES = 512 * 1024 * 1024
 #: The end of the transcript read first for a call's records (about 128 outputs as Codex keeps them).

@@ -26,12 +26,12 @@ from ..errors import DataError, UsageError
 SETTINGS_FILES = {"claude-code": (".claude", "settings.json"), "codex": (".codex", "hooks.json")}
 HOOK_EVENTS = {
     "claude-code": ("PreToolUse", "PostToolUse", "PostToolUseFailure"),
-    # Codex has no PostToolUseFailure; Stop settles calls that never got a post event.
-    "codex": ("PreToolUse", "PostToolUse", "Stop"),
+    # Codex has no PostToolUseFailure; Stop and SessionEnd settle calls that never got a post event.
+    "codex": ("PreToolUse", "PostToolUse", "Stop", "SessionEnd"),
 }
 #: Match every tool: Claude Code documents "*"; Codex documents "" for all tools.
 MATCHERS = {"claude-code": "*", "codex": ""}
-#: Events whose groups take a tool matcher (Codex ignores matchers on Stop).
+#: Events whose groups take a tool matcher (Codex ignores matchers on Stop and SessionEnd).
 MATCHED_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
 #: Seconds the agent waits for one hook process. Begin waits 2 s and results
 #: 20 s internally; this only bounds a wedged process.
