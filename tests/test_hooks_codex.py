@@ -41,6 +41,10 @@ class Transcript:
             "status": "completed" if exit_code == 0 else "failed", "aggregated_output": output,
             "exit_code": exit_code, "duration": {"secs": 0, "nanos": 4000}}}})
 
+    def called(self, call_id: str, name: str, arguments: dict) -> None:
+        self.write({"type": "response_item", "payload": {"type": "function_call", "name": name,
+                                                          "arguments": json.dumps(arguments), "call_id": call_id}})
+
     def model_output(self, call_id: str, output: str) -> None:
         self.write({"type": "response_item", "payload": {"type": "function_call_output", "call_id": call_id,
                                                           "output": output}})
@@ -74,6 +78,8 @@ def seq(n: int) -> str:
 
 def test_large_output_is_archived_exactly_and_the_view_replaced(world, transcript):  # noqa: F811
     output = seq(8000)
+    arguments = {"cmd": "seq 1 8000", "yield_time_ms": 10000}
+    transcript.called("call_big", "exec_command", arguments)
     assert answer(world.hook("codex", event(world, transcript, "PreToolUse", "call_big", "seq 1 8000"))) is None
     transcript.executed("call_big", output, 0)
     cut = output[:5000] + "\n…33894 chars truncated…\n" + output[-5000:]  # Codex's own cut
@@ -81,6 +87,9 @@ def test_large_output_is_archived_exactly_and_the_view_replaced(world, transcrip
                                              tool_response=cut)))
     call = calls(world.archive)["call_big"]
     assert (call["status"], call["executed"], call["is_error"], call["requires_streams"]) == ("finished", 1, 0, 0)
+    # The call as the model made it, not Codex's `Bash {"command"}` translation; nothing rewritten.
+    assert call["tool"] == "exec_command"
+    assert as_json(call["snaps"]["input/before"]) == as_json(call["snaps"]["input/after"]) == arguments
     assert call["snaps"]["source_output/before"] == output.encode()
     assert as_json(call["snaps"]["result/before"]) == {"exit_code": 0, "status": "completed", "output": cut}
     view = reply["reason"]
@@ -100,6 +109,8 @@ def test_exit_code_decides_the_error_and_small_output_stays_codexs(world, transc
                                             tool_response="boom\n"))) is None
     call = calls(world.archive)["call_fail"]
     assert (call["status"], call["executed"], call["is_error"]) == ("finished", 1, 1)
+    assert (call["tool"], as_json(call["snaps"]["input/before"])) == ("Bash", {"command": "false"}), \
+        "without the model's call in the transcript the hook's view is archived"
     assert call["snaps"]["result/after"] == call["snaps"]["result/before"]
     assert as_json(call["snaps"]["result/before"]) == {"exit_code": 2, "status": "failed", "output": "boom\n"}
     assert call["snaps"]["source_output/before"] == b"boom\n"

@@ -132,7 +132,9 @@ def test_real_codex_archives_exact_output_and_shows_the_capped_view(world, codex
     exact = world.shell(big).stdout
     assert 10_000 < len(exact) < 65_536
     call = archived["call_big"]
-    assert as_json(call["snaps"]["input/before"]) == as_json(call["snaps"]["input/after"]) == {"command": big}
+    # The call as the model made it (Codex shows hooks `Bash {"command"}`); nothing was rewritten.
+    assert call["tool"] == "exec_command"
+    assert as_json(call["snaps"]["input/before"]) == as_json(call["snaps"]["input/after"]) == {"cmd": big}
     assert (call["executed"], call["is_error"]) == (1, 0)
     assert call["snaps"]["source_output/before"] == exact
     before = as_json(call["snaps"]["result/before"])
@@ -172,6 +174,7 @@ def test_real_codex_archives_exact_output_and_shows_the_capped_view(world, codex
     # Refused by Codex (no post event): settled by the next event as not executed, an error.
     call = archived["call_refused"]
     assert (call["executed"], call["is_error"]) == (0, 1)
+    assert as_json(call["snaps"]["input/before"])["sandbox_permissions"] == "require_escalated"
     refused = as_json(call["snaps"]["result/before"])
     assert refused["exit_code"] is None and refused["output"] == shown["call_refused"]
     assert "source_output/before" not in call["snaps"]

@@ -42,6 +42,7 @@ from typing import Any
 
 from .. import operations as ops
 from ..errors import ArchiveMissing, ValidationError, YarpError
+from ..limits import MAX_NAME_CHARS
 
 AGENT = "codex"
 #: The name Codex gives its `exec_command` tool in hook events.
@@ -71,7 +72,9 @@ class CallEvidence:
 
     `output`/`exit_code`/`status` come from the `CommandExecution` item (None
     when there is none); `model_output` is the text of the `function_call_output`
-    the model received (None when not yet written).
+    the model received (None when not yet written); `tool_name`/`arguments` are
+    the model's own `function_call` (for example `exec_command` with its JSON
+    arguments string), written before `PreToolUse` runs.
     """
 
     call_id: str
@@ -79,6 +82,8 @@ class CallEvidence:
     exit_code: int | None = None
     status: str | None = None
     model_output: str | None = None
+    tool_name: str | None = None
+    arguments: str | None = None
 
     @property
     def executed(self) -> bool:
@@ -202,10 +207,34 @@ def _absorb(line: bytes, found: dict[str, dict]) -> None:
         fields["output"] = output
         fields["exit_code"] = exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None
         fields["status"] = item.get("status") if isinstance(item.get("status"), str) else None
-    elif record.get("type") == "response_item" and kind == "function_call_output" and payload.get("call_id") in found:
+    elif record.get("type") != "response_item" or payload.get("call_id") not in found:
+        return
+    elif kind == "function_call_output":
         text = _output_text(payload.get("output"))
         if text is not None:
             found[payload["call_id"]]["model_output"] = text
+    elif kind == "function_call" and isinstance(payload.get("name"), str) and isinstance(payload.get("arguments"), str):
+        found[payload["call_id"]].update(tool_name=payload["name"], arguments=payload["arguments"])
+
+
+def _called(evidence: CallEvidence) -> bool:
+    return evidence.arguments is not None
+
+
+def model_call(evidence: CallEvidence | None, event) -> tuple[str, Any]:
+    """(tool name, input) of the call as the model made it, else as the hook event shows it.
+
+    Codex presents `exec_command {"cmd", "yield_time_ms", "sandbox_permissions", …}`
+    to hooks as `Bash {"command"}`; the transcript's `function_call` keeps the
+    model's own name and arguments, which are what `input/before` must hold.
+    """
+    if evidence is not None and evidence.arguments is not None and 0 < len(evidence.tool_name or "") <= MAX_NAME_CHARS:
+        try:
+            arguments = json.loads(evidence.arguments)
+        except ValueError:
+            arguments = evidence.arguments
+        return evidence.tool_name, arguments
+    return event.tool_name, event.tool_input
 
 
 # --- what is archived and what the model sees ----------------------------------------
@@ -413,7 +442,7 @@ class CodexHook:
 
     def run(self) -> dict | None:
         from ..client import BrokerClient
-        from .events import begin_operation, parse_event
+        from .events import parse_event
 
         name = self.payload.get("hook_event_name")
         event = parse_event(AGENT, self.payload) if name in (PRE, POST) else None
@@ -432,10 +461,7 @@ class CodexHook:
             with BrokerClient(self.location, self.environ) as client:
                 if name == PRE:
                     # The call is begun first: it must be durable before the command runs.
-                    now = _now_ms()
-                    remaining_ms = max(1, int((deadline - time.monotonic()) * 1000))
-                    client.request(begin_operation(event, self.account, event.tool_input, requires_streams=False,
-                                                   now_ms=now, deadline_at_ms=now + remaining_ms), deadline)
+                    client.request(self._begin(event, deadline), deadline)
                     # Codex waits for this process before it runs the command: settle briefly.
                     deadline = time.monotonic() + BEGIN_TIMEOUT_S
                 self.settle(client, known, current, deadline)
@@ -453,6 +479,21 @@ class CodexHook:
             self.warn(f"archive capture failed; this session's calls run without capture or YARP's view "
                       f"until the archive answers again: {_reason(exc)}")
             return None
+
+    def _begin(self, event, deadline: float) -> ops.BeginCall:
+        """The call as the model made it (nothing is rewritten: input before = after)."""
+        evidence = None
+        if self.transcript is not None:
+            try:
+                evidence = read_evidence(self.transcript, [event.call_id], enough=_called)[event.call_id]
+            except YarpError:
+                evidence = None  # the hook's view of the input is still worth archiving
+        tool_name, tool_input = model_call(evidence, event)
+        now = _now_ms()
+        meta = ops.CallMeta(source_call_id=event.call_id, tool_name=tool_name, started_at_ms=now,
+                            requires_streams=False, model=event.model, working_directory=event.cwd)
+        remaining_ms = max(1, int((deadline - time.monotonic()) * 1000))
+        return ops.BeginCall(self.session(), meta, tool_input, tool_input, now, now + remaining_ms)
 
     def _finish_other(self, client, event, deadline: float) -> None:
         """A tool other than the shell (patches, MCP tools): Codex's post event is its only
