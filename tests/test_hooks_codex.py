@@ -268,6 +268,8 @@ def test_read_evidence_reads_the_tail_first_and_the_whole_file_when_needed(tmp_p
     log.executed("old", "old output, again\n", 0)
     settled = read_evidence(str(log.path), ["old"], tail_bytes=2000, enough=lambda e: e.settled)["old"]
     assert (settled.output, settled.model_output) == ("old output, again\n", "old shown")
+    tail = read_evidence(str(log.path), ["old"], tail_bytes=2000, enough=lambda e: e.settled, tail_only=True)
+    assert tail["old"] == CallEvidence("old", "old output, again\n", 0, "completed"), "the tail alone, as asked"
 
 
 def test_archive_failure_leaves_codex_alone_and_warns_once(world, transcript):  # noqa: F811

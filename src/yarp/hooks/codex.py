@@ -138,7 +138,7 @@ def _settled(evidence: CallEvidence) -> bool:
 
 
 def read_evidence(transcript_path: str, call_ids: list[str] | tuple[str, ...], *,
-                  enough=_executed, tail_bytes: int = TAIL_BYTES) -> dict[str, CallEvidence]:
+                  enough=_executed, tail_bytes: int = TAIL_BYTES, tail_only: bool = False) -> dict[str, CallEvidence]:
     """Evidence for `call_ids` from a Codex session transcript (JSONL).
 
     Reads only complete lines, never follows a symlink, refuses a file that is
@@ -149,7 +149,7 @@ def read_evidence(transcript_path: str, call_ids: list[str] | tuple[str, ...], *
     The records of a call just made are at the end of the file: the last
     `tail_bytes` are read first, and the whole file only when the tail does not
     hold `enough` evidence for every id (a record in the tail is later than any
-    before it, so the tail's answer is the whole file's).
+    before it, so the tail's answer is the whole file's), unless `tail_only`.
     """
     wanted = set(call_ids)
     if not wanted:
@@ -166,7 +166,7 @@ def read_evidence(transcript_path: str, call_ids: list[str] | tuple[str, ...], *
     with os.fdopen(fd, "rb") as handle:
         if st.st_size > tail_bytes:
             found = _scan(handle, st.st_size - tail_bytes, st.st_size, wanted, needles)
-            if all(enough(evidence) for evidence in found.values()):
+            if tail_only or all(enough(evidence) for evidence in found.values()):
                 return found
         return _scan(handle, 0, st.st_size, wanted, needles)
 
@@ -485,7 +485,9 @@ class CodexHook:
         evidence = None
         if self.transcript is not None:
             try:
-                evidence = read_evidence(self.transcript, [event.call_id], enough=_called)[event.call_id]
+                # The model's call was just written: never scan a whole long transcript before a command.
+                evidence = read_evidence(self.transcript, [event.call_id], enough=_called,
+                                         tail_only=True)[event.call_id]
             except YarpError:
                 evidence = None  # the hook's view of the input is still worth archiving
         tool_name, tool_input = model_call(evidence, event)
