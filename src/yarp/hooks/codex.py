@@ -9,11 +9,15 @@ the transcript, replace the view after the command"):
   without knowing whether the call asked to leave the sandbox, and a rewritten
   `yarp run` cannot spool inside Codex's read-only sandbox. So nothing is
   rewritten: Codex runs the command under the user's own sandbox and approvals.
+  The model's own call (`function_call`, `exec_command` and its arguments) is
+  in the transcript before `PreToolUse` runs; `input/before` holds it.
 - `PostToolUse` carries no exit code and an output Codex already cut to about
   10 KB. The complete output and the exit code are in the session transcript
   (`transcript_path`, an `event_msg` / `item_completed` line whose `item` is a
   `CommandExecution` with `id` = the call id, `aggregated_output`, `exit_code`,
-  `status`), written before the post hook runs.
+  `status`), written before the post hook runs. Codex persists at most 64 KiB
+  of an output (head and tail); a cut one is archived as an incomplete
+  `result_text`, never as the exact source output.
 - A `PostToolUse` answer `{"decision": "block", "reason": T}` replaces the
   whole tool output the model receives with T. That is how the model gets
   YARP's capped view with its `yr_` marker; the call itself already ran.
