@@ -17,10 +17,10 @@ Standard library only; it must never listen on anything but loopback.
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from typing import Any
+
+from scripted_server import ERROR, ScriptedServer
 
 __all__ = ["ScriptedAnthropic", "Text", "ToolUse", "tool_results"]
 
@@ -59,78 +59,27 @@ def _sse(event: str, data: dict) -> bytes:
 
 
 @dataclass
-class ScriptedAnthropic:
+class ScriptedAnthropic(ScriptedServer):
     """Context manager running the scripted server; `base_url` has no `/v1` suffix."""
 
     steps: list
     requests: list[dict] = field(default_factory=list)
     side_requests: int = 0
 
-    def __post_init__(self) -> None:
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> Self:
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args) -> None:  # keep test output quiet
-                return
-
-            def _reply(self, status: int, content_type: str, payload: bytes) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def do_HEAD(self) -> None:
-                self._reply(200, "text/plain", b"")
-
-            def do_GET(self) -> None:
-                self._reply(404, "application/json", b'{"type":"error"}')
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                try:
-                    body = json.loads(self.rfile.read(length) or b"{}")
-                except json.JSONDecodeError:
-                    self._reply(400, "application/json", b'{"type":"error"}')
-                    return
-                path = self.path.split("?", 1)[0].rstrip("/")
-                if path.endswith("/count_tokens"):
-                    self._reply(200, "application/json", b'{"input_tokens": 10}')
-                    return
-                if not path.endswith("/v1/messages"):
-                    self._reply(404, "application/json", b'{"type":"error"}')
-                    return
-                blocks, stop, message_id = owner._answer(body)
-                model = str(body.get("model") or "scripted")
-                if not body.get("stream"):
-                    message = owner._message(message_id, model, blocks, stop)
-                    self._reply(200, "application/json", json.dumps(message).encode())
-                    return
-                self._reply(200, "text/event-stream", owner._stream(message_id, model, blocks, stop))
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-
     @property
     def base_url(self) -> str:
-        assert self._server is not None, "server not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return self.origin
+
+    def answer(self, path: str, body: dict) -> tuple[int, str, bytes]:
+        if path.endswith("/count_tokens"):
+            return 200, "application/json", b'{"input_tokens": 10}'
+        if not path.endswith("/v1/messages"):
+            return 404, "application/json", ERROR
+        blocks, stop, message_id = self._answer(body)
+        model = str(body.get("model") or "scripted")
+        if not body.get("stream"):
+            return 200, "application/json", json.dumps(self._message(message_id, model, blocks, stop)).encode()
+        return 200, "text/event-stream", self._stream(message_id, model, blocks, stop)
 
     # --- answers -------------------------------------------------------------
     def _answer(self, body: dict) -> tuple[list[dict], str, str]:
@@ -138,8 +87,7 @@ class ScriptedAnthropic:
             with self._lock:
                 self.side_requests += 1
             return [{"type": "text", "text": "Scripted session"}], "end_turn", "msg_scripted_side"
-        with self._lock:
-            self.requests.append(body)
+        self.record(body, self.requests)
         done = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
         step = self.steps[done] if done < len(self.steps) else Text("(script finished)")
         # The agent joins assistant messages that share an id: each step needs its own.

@@ -13,10 +13,10 @@ Standard library only; it must never listen on anything but loopback.
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from scripted_server import ERROR, ScriptedServer
 
 __all__ = ["ToolCall", "Text", "ScriptedModel", "tool_messages"]
 
@@ -54,65 +54,28 @@ def tool_messages(request: dict) -> dict[str, str]:
 
 
 @dataclass
-class ScriptedModel:
+class ScriptedModel(ScriptedServer):
     """Context manager running the scripted server; `base_url` ends with `/v1`."""
 
     steps: list
     model: str = "scripted-model"
     requests: list[dict] = field(default_factory=list)
 
-    def __post_init__(self) -> None:
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # --- lifecycle ---------------------------------------------------------
-    def __enter__(self) -> "ScriptedModel":
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args) -> None:  # keep test output quiet
-                return
-
-            def do_POST(self) -> None:  # noqa: N802 (http.server naming)
-                length = int(self.headers.get("Content-Length") or 0)
-                try:
-                    body = json.loads(self.rfile.read(length) or b"{}")
-                except json.JSONDecodeError:
-                    self.send_error(400)
-                    return
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self.send_error(404)
-                    return
-                with owner._lock:
-                    owner.requests.append(body)
-                events = owner._events(body)
-                payload = b"".join(f"data: {event}\n\n".encode() for event in events)
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-
     @property
     def base_url(self) -> str:
-        assert self._server is not None, "server not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{self.origin}/v1"
+
+    #: The path (suffix) of the API this server speaks.
+    endpoint = "/chat/completions"
+
+    def answer(self, path: str, body: dict) -> tuple[int, str, bytes]:
+        if not path.endswith(self.endpoint):
+            return 404, "application/json", ERROR
+        self.record(body, self.requests)
+        return 200, "text/event-stream", self.stream(body)
+
+    def stream(self, body: dict) -> bytes:
+        return b"".join(f"data: {event}\n\n".encode() for event in self._events(body))
 
     # --- answers -------------------------------------------------------------
     def step_for(self, body: dict) -> Any:

@@ -1,8 +1,8 @@
-"""Claude Code and Codex hooks: recorded event payloads through real hook processes.
+"""Claude Code hooks: recorded event payloads through real hook processes.
 
 Every event below has exactly the documented shape (`PreToolUse`, `PostToolUse`,
-`PostToolUseFailure` for Bash, Read, Edit, Write and an MCP tool; Codex's
-`Bash` and older `shell`). Each goes through `python -m yarp hook …` as a real
+`PostToolUseFailure` for Bash, Read, Edit, Write and an MCP tool; the Codex
+hook has its own tests in test_hooks_codex.py). Each goes through `python -m yarp hook …` as a real
 subprocess against a real broker; rewritten Bash commands are really run
 through a shell the way the agent would; the archive is then read read-only:
 every snapshot, status and flag, and `yarp archive verify`.
@@ -176,22 +176,6 @@ def claude_event(name: str, tool: str, tool_input: dict, call_id: str, cwd: str,
     return event
 
 
-def codex_event(name: str, tool: str, tool_input, call_id: str, cwd: str, **extra) -> dict:
-    event = {
-        "session_id": "019a0b1c-codex-session",
-        "transcript_path": None,
-        "cwd": cwd,
-        "hook_event_name": name,
-        "model": "gpt-5-codex",
-        "turn_id": "turn-1",
-        "tool_name": tool,
-        "tool_input": tool_input,
-        "tool_use_id": call_id,
-    }
-    event.update(extra)
-    return event
-
-
 def bash_response(run: subprocess.CompletedProcess) -> dict:
     return {"stdout": run.stdout.decode().rstrip("\n"), "stderr": run.stderr.decode().rstrip("\n"),
             "interrupted": False, "isImage": False, "noOutputExpected": False}
@@ -331,30 +315,6 @@ def test_other_tools_are_archived_unchanged(world):
     assert (missing["status"], missing["is_error"], missing["executed"]) == ("finished", 1, 1)
     assert as_json(missing["snaps"]["result/before"]) == {"error": "File does not exist.", "isInterrupt": False}
     assert "incomplete_calls: 0" in world.verify()
-
-
-def test_codex_events_record_the_model_and_rewrite_only_string_commands(world):
-    make_haystack(world.work, 8)
-    cwd = str(world.work)
-    tool_input = {"command": "grep -rn needle src"}
-    pre = answer(world.hook("codex", codex_event("PreToolUse", "Bash", tool_input, "call_bash", cwd)))
-    updated = pre["hookSpecificOutput"]["updatedInput"]
-    assert updated["command"].endswith(" -- grep -rn needle src") and "--archive-agent 'codex'" in updated["command"]
-    ran = world.shell(updated["command"])
-    world.hook("codex", codex_event("PostToolUse", "Bash", updated, "call_bash", cwd,
-                                    tool_response={"output": ran.stdout.decode(), "exit_code": 0}))
-    argv_input = {"command": ["bash", "-lc", "grep -rn needle src"], "workdir": cwd, "timeout_ms": 10000}
-    assert answer(world.hook("codex", codex_event("PreToolUse", "shell", argv_input, "call_shell", cwd))) is None
-    world.hook("codex", codex_event("PostToolUse", "shell", argv_input, "call_shell", cwd,
-                                    tool_response="line 1: needle"))
-    archived = calls(world.archive)
-    bash, shell = archived["call_bash"], archived["call_shell"]
-    assert (bash["agent"], bash["model"], bash["requires_streams"], bash["executed"]) == ("codex", "gpt-5-codex", 1, 1)
-    assert bash["snaps"]["stdout/before"] == world.shell("grep -rn needle src").stdout
-    assert (shell["requires_streams"], shell["status"]) == (0, "finished")
-    assert as_json(shell["snaps"]["input/after"]) == argv_input
-    assert as_json(shell["snaps"]["result/after"]) == "line 1: needle"
-    world.verify()
 
 
 def test_archive_failure_runs_the_tool_untouched_and_warns_once_per_session(world):

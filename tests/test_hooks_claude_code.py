@@ -1,6 +1,7 @@
 """End to end: the real Claude Code binary, our installed hooks and the real `yarp`.
 
-Claude Code runs `-p` against the scripted Anthropic server on loopback, which
+Claude Code runs `-p` against the scripted Anthropic server on loopback, both
+inside a loopback-only network namespace (tests/netns.py), which
 asks for a Bash command with large output (one `yarp plan` wraps) and a Read.
 The hooks are installed with `yarp hook install claude-code --user` into the
 temporary HOME. The archive is then read read-only: exact inputs, the Bash call
@@ -8,48 +9,33 @@ wrapped with four stream snapshots (or, if Claude ignored `updatedInput`,
 finished as not wrapped), the Read call, and `yarp archive verify`.
 
 The package is installed once per version into a cache directory
-($YARP_TEST_CACHE, else /tmp/yarp-test-cache); the test skips only when npm is
-missing or the install fails for lack of network.
+($YARP_TEST_CACHE, else /tmp/yarp-test-cache) before the namespace is entered;
+the test skips only when npm is missing or the install fails for lack of
+network (agent_packages.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
+from agent_packages import npm_binary, version_of
+from netns import loopback_namespace
 from scripted_anthropic import ScriptedAnthropic, Text, ToolUse, tool_results
 from test_hooks import as_json, calls, make_haystack, world  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.slow
 
 CLAUDE_VERSION = "2.1.197"
-NETWORK_ERRORS = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENETUNREACH",
-                  "network", "getaddrinfo")
 
 
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
-    if shutil.which("npm") is None or shutil.which("node") is None:
-        pytest.skip("node and npm are needed to run the real Claude Code")
-    cache = Path(os.environ.get("YARP_TEST_CACHE") or "/tmp/yarp-test-cache") / f"claude-code-{CLAUDE_VERSION}"
-    binary = cache / "node_modules" / ".bin" / "claude"
-    if not binary.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        result = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error",
-             f"@anthropic-ai/claude-code@{CLAUDE_VERSION}"],
-            cwd=cache, capture_output=True, text=True, timeout=600, check=False)
-        if result.returncode != 0:
-            if any(marker in result.stderr for marker in NETWORK_ERRORS):
-                pytest.skip("npm could not reach the registry to install Claude Code (no network)")
-            raise AssertionError(f"npm install failed: {result.stderr[-800:]}")
-    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60, check=False)
-    assert version.returncode == 0 and version.stdout.startswith(CLAUDE_VERSION), version.stderr[-400:]
+    binary = npm_binary("@anthropic-ai/claude-code", CLAUDE_VERSION, "claude", "claude-code")
+    assert version_of(binary).startswith(CLAUDE_VERSION)
     return binary
 
 
@@ -71,7 +57,8 @@ def test_real_claude_code_archives_wrapped_bash_and_read(world, claude_bin):  # 
     warm = BrokerClient(resolve_archive(world.archive, world.env), world.env)
     warm.connect(time.monotonic() + 10)
     try:
-        with ScriptedAnthropic(steps) as server:
+        # Claude Code and the scripted server share a loopback-only network namespace (npm ran before it).
+        with loopback_namespace(), ScriptedAnthropic(steps) as server:
             env["ANTHROPIC_BASE_URL"] = server.base_url
             run = subprocess.run(
                 [str(claude_bin), "-p", "find the needles", "--model", "claude-sonnet-4-5", "--output-format", "json",

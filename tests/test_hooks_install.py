@@ -24,9 +24,9 @@ EXISTING = {
 }
 
 
-def yarp(home: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("YARP_", "XDG_"))}
-    env.update(HOME=str(home), PYTHONPATH=str(ROOT / "src"), PATH="/usr/bin:/bin")
+def yarp(home: Path, cwd: Path, *args: str, **extra: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("YARP_", "XDG_")) and k != "CODEX_HOME"}
+    env.update(HOME=str(home), PYTHONPATH=str(ROOT / "src"), PATH="/usr/bin:/bin", **extra)
     return subprocess.run([sys.executable, "-m", "yarp", *args], env=env, cwd=cwd, capture_output=True, timeout=60,
                           check=False)
 
@@ -109,17 +109,36 @@ def test_install_replaces_an_entry_for_a_moved_yarp(dirs):
 def test_codex_project_scope_new_file_is_private(dirs):
     home, project = dirs
     result = yarp(home, project, "hook", "install", "codex", "--project")
-    assert result.returncode == 0 and b"codex_hooks" in result.stdout
+    assert result.returncode == 0, result.stderr
     hooks = project / ".codex" / "hooks.json"
     data = json.loads(hooks.read_text())
-    assert set(data["hooks"]) == {"PreToolUse", "PostToolUse"}
-    assert data["hooks"]["PreToolUse"] == [{"matcher": "", "hooks": [
-        {"type": "command", "command": our_command("codex"), "timeout": 30}]}]
+    assert set(data["hooks"]) == {"PreToolUse", "PostToolUse", "Stop", "SessionEnd"}
+    ours = {"type": "command", "command": our_command("codex"), "timeout": 30}
+    for event in ("PreToolUse", "PostToolUse"):
+        assert data["hooks"][event] == [{"matcher": "", "hooks": [ours]}]
+    for event in ("Stop", "SessionEnd"):
+        assert data["hooks"][event] == [{"hooks": [ours]}], "Codex takes no matcher on these"
     assert stat.S_IMODE(hooks.stat().st_mode) == 0o600
     assert not list(hooks.parent.glob("*.yarp-backup-*")), "nothing to back up"
     assert not (home / ".codex").exists()
     assert yarp(home, project, "hook", "uninstall", "codex", "--project").returncode == 0
     assert json.loads(hooks.read_text()) == {}
+
+
+def test_codex_install_says_how_to_trust_and_follows_codex_home(dirs):
+    home, project = dirs
+    codex_home = project / "codex-home"
+    first = yarp(home, project, "hook", "install", "codex", CODEX_HOME=str(codex_home))
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith(f"installed: {codex_home / 'hooks.json'}\n".encode())
+    # Untrusted hooks are skipped silently: the note names the way to trust them, not the obsolete flag.
+    assert b"/hooks" in first.stdout and b"trust" in first.stdout and b"codex_hooks" not in first.stdout
+    assert b"--dangerously-bypass-hook-trust" in first.stdout
+    assert not (home / ".codex").exists()
+    again = yarp(home, project, "hook", "install", "codex", CODEX_HOME=str(codex_home))
+    assert again.stdout.startswith(b"already installed: ") and b"/hooks" in again.stdout
+    default = yarp(home, project, "hook", "install", "codex")
+    assert default.stdout.startswith(f"installed: {home / '.codex' / 'hooks.json'}\n".encode())
 
 
 @pytest.mark.parametrize("content", [b"{broken", b"[1, 2]", b'{"hooks": []}'])

@@ -1,6 +1,7 @@
 """End to end: the real Pi coding agent, our extension and the real `yarp`.
 
-Pi runs non-interactively against the scripted model server on loopback, executes
+Pi runs non-interactively against the scripted model server on loopback, both
+inside a loopback-only network namespace (tests/netns.py), executes
 real tool calls (large, binary and failing shell output, write, read, edit) and
 loads hooks/pi with `-e`. The test then reads the archive read-only and checks
 every call's exact input, raw and visible result, stream and source-output
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from netns import loopback_namespace
 from scripted_model import ScriptedModel, Text, ToolCall, tool_messages
 
 pytestmark = pytest.mark.slow
@@ -180,7 +182,8 @@ def test_real_pi_calls_are_archived_pruned_and_capped(pi_cli, world):
         Text("all done"),
     ]
     calls = [step for step in script if isinstance(step, ToolCall)]
-    with ScriptedModel(script) as model:
+    # Pi and the scripted server share a loopback-only network namespace (npm ran before it).
+    with loopback_namespace(), ScriptedModel(script) as model:
         agent = dirs["agent"]
         (agent / "models.json").write_text(
             json.dumps(

@@ -6,13 +6,23 @@ SUMMARY = "add the archive hooks to an agent's settings file (claude-code or cod
 EPILOG = """\
 files:
   claude-code  --user: ~/.claude/settings.json     --project: ./.claude/settings.json
-  codex        --user: ~/.codex/hooks.json         --project: ./.codex/hooks.json
+  codex        --user: $CODEX_HOME/hooks.json (else ~/.codex/hooks.json)
+               --project: ./.codex/hooks.json
 
 Existing settings and other hooks are kept; installing twice changes nothing.
 The previous file is kept as <file>.yarp-backup-<unix ms> (mode 0600).
-Codex runs hooks only with `codex_hooks = true` under [features] in ~/.codex/config.toml.
+Codex skips hooks it has not been told to trust, silently: after installing,
+start `codex`, type /hooks and trust the entries that run `yarp hook codex`.
 """
 ARCHIVE_OPTION = False
+#: Codex runs an untrusted hook never and says nothing about it.
+CODEX_TRUST = (
+    "Codex runs these hooks only after you trust them, and skips untrusted hooks without a word:",
+    "  1. start `codex` in a terminal (in this project for --project),",
+    "  2. type /hooks, review the entries that run `yarp hook codex`, and trust each of them.",
+    "Trust is kept per entry in Codex's config.toml and lost when the entry changes (run this again, trust again).",
+    "For one `codex exec` run without trusting: codex exec --dangerously-bypass-hook-trust ...",
+)
 
 
 def configure(parser) -> None:
@@ -32,10 +42,11 @@ def run(args) -> int:
     change = install(args.agent, path, shell_join(yarp_argv() + ["hook", args.agent]))
     if not change.changed:
         print(f"already installed: {path}")
-        return 0
-    print(f"installed: {path}")
-    if change.backup:
-        print(f"backup: {change.backup}")
+    else:
+        print(f"installed: {path}")
+        if change.backup:
+            print(f"backup: {change.backup}")
     if args.agent == "codex":
-        print("note: Codex runs hooks only with codex_hooks = true under [features] in its config.toml")
+        for line in CODEX_TRUST:
+            print(line)
     return 0

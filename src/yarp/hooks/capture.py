@@ -172,6 +172,13 @@ def handle(agent: str, raw: bytes, *, archive: str | None = None, environ=os.env
 
     from .events import parse_event
 
+    if agent == "codex":
+        from .codex import handle as handle_codex
+
+        try:
+            return handle_codex(json.loads(raw), archive=archive, environ=environ)
+        except ValueError:
+            return None
     try:
         event = parse_event(agent, json.loads(raw))
     except (ValueError, YarpError):

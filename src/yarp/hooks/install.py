@@ -3,7 +3,7 @@
 Both agents read the same shape: `{"hooks": {EVENT: [{"matcher": M, "hooks":
 [{"type": "command", "command": C, "timeout": S}]}]}}` (Claude Code:
 `settings.json` under `~/.claude` or `./.claude`; Codex: `hooks.json` under
-`~/.codex` or `./.codex`). Installing merges into what is there (other keys,
+`$CODEX_HOME` (else `~/.codex`) or `./.codex`). Installing merges into what is there (other keys,
 other hooks and other matcher groups are kept), is idempotent, keeps a private
 backup of the previous file and replaces the file atomically. Uninstalling
 removes exactly the entries this module recognises as ours: a command that runs
@@ -26,10 +26,13 @@ from ..errors import DataError, UsageError
 SETTINGS_FILES = {"claude-code": (".claude", "settings.json"), "codex": (".codex", "hooks.json")}
 HOOK_EVENTS = {
     "claude-code": ("PreToolUse", "PostToolUse", "PostToolUseFailure"),
-    "codex": ("PreToolUse", "PostToolUse"),
+    # Codex has no PostToolUseFailure; Stop and SessionEnd settle calls that never got a post event.
+    "codex": ("PreToolUse", "PostToolUse", "Stop", "SessionEnd"),
 }
 #: Match every tool: Claude Code documents "*"; Codex documents "" for all tools.
 MATCHERS = {"claude-code": "*", "codex": ""}
+#: Events whose groups take a tool matcher (Codex ignores matchers on Stop and SessionEnd).
+MATCHED_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
 #: Seconds the agent waits for one hook process. Begin waits 2 s and results
 #: 20 s internally; this only bounds a wedged process.
 HOOK_TIMEOUT_S = 30
@@ -51,6 +54,9 @@ def settings_path(agent: str, scope: str, environ=os.environ, cwd: str | None = 
     directory, name = SETTINGS_FILES[agent]
     if scope == "project":
         base = cwd or os.getcwd()
+    elif agent == "codex" and os.path.isabs(environ.get("CODEX_HOME") or ""):
+        # Codex's user layer is $CODEX_HOME (else ~/.codex): its hooks.json sits beside config.toml.
+        return os.path.join(environ["CODEX_HOME"], name)
     else:
         base = environ.get("HOME") or os.path.expanduser("~")
     return os.path.join(os.path.abspath(base), directory, name)
@@ -198,8 +204,9 @@ def install(agent: str, path: str, command: str) -> Change:
         )
         if present:
             continue
-        groups.append({"matcher": MATCHERS[agent],
-                       "hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]})
+        group = {"matcher": MATCHERS[agent]} if event in MATCHED_EVENTS else {}
+        group["hooks"] = [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]
+        groups.append(group)
         added += 1
     if not added and not removed:
         return Change(path, False, None, 0)

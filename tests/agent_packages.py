@@ -1,0 +1,44 @@
+"""Real agent programs from the npm registry, installed once per version into a test cache.
+
+The cache is $YARP_TEST_CACHE, else /tmp/yarp-test-cache; each package and
+version gets its own directory. Installing needs the registry, so it runs before
+a test enters its loopback-only network namespace. A test is skipped only when
+node or npm is missing or npm cannot reach the registry; any other install
+failure fails the test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+NETWORK_ERRORS = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENETUNREACH",
+                  "network", "getaddrinfo")
+
+
+def npm_binary(package: str, version: str, command: str, cache_name: str) -> Path:
+    """The path of `command` from `package@version`, installing it into the cache when absent."""
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip(f"node and npm are needed to run the real {command}")
+    cache = Path(os.environ.get("YARP_TEST_CACHE") or "/tmp/yarp-test-cache") / f"{cache_name}-{version}"
+    binary = cache / "node_modules" / ".bin" / command
+    if not binary.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        result = subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error", f"{package}@{version}"],
+            cwd=cache, capture_output=True, text=True, timeout=600, check=False)
+        if result.returncode != 0:
+            if any(marker in result.stderr for marker in NETWORK_ERRORS):
+                pytest.skip(f"npm could not reach the registry to install {package} (no network)")
+            raise AssertionError(f"npm install failed: {result.stderr[-800:]}")
+    return binary
+
+
+def version_of(binary: Path) -> str:
+    result = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr[-400:]
+    return result.stdout.strip()
