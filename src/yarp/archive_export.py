@@ -1,0 +1,284 @@
+"""The archive as Parquet files any analytical engine reads without YARP.
+
+`export_parquet` writes one file per table into a directory: `sessions`,
+`calls`, `snapshots` (with the payload decoded to text where it is text, and
+the exact bytes where it is not) and `payloads` (sizes and compression only).
+Columns are typed: integers, booleans for the archive's 0/1 flags, UTC
+timestamps for every `*_ms` column, SHA-256 digests as lowercase hex.
+
+Memory stays bounded whatever the archive's size: rows stream from the
+read-only connection in id order and leave as one row group per batch (at most
+`BATCH_ROWS` rows or about `BATCH_BYTES` of payload, or one payload larger than
+that). Nothing is collected per call; the window is a SQL condition, not a
+list of ids.
+
+Incremental exports select by time window. Without a window every call is
+exported, incomplete ones included. With `since_ms`/`until_ms` only finished
+calls are exported, chosen by when the archive last received them: the later
+of `finished_at_ms` and their snapshots' latest `captured_at_ms`. A finished
+call never changes again, so consecutive windows export each call once, and
+history imported later (captured now, finished long ago) lands in the window
+of its import. The default end of a window lies `WINDOW_SETTLE_MS` in the past,
+so a finish still in flight to the broker (stamped before it committed) falls
+into the next window instead of between two.
+
+Files are created 0600 under temporary names and linked into place only when
+every table is complete; an existing file is never replaced. A directory the
+export creates is 0700. Nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import time
+
+from .codec import MEDIA_BINARY, decode_body
+from .errors import ExportUnavailable, UnsafePath, UsageError
+from .limits import MAX_DEADLINE_MS
+from .sqlite import map_error
+
+EXPORT_SCHEMA = "yarp.archive-export.v1"
+TABLES = ("sessions", "calls", "snapshots", "payloads")
+BATCH_ROWS = 8192
+BATCH_BYTES = 32 * 1024 * 1024
+#: A window's default end lies this far back: a finishing request commits
+#: within its deadline, so none stamped before the boundary can commit after it.
+WINDOW_SETTLE_MS = 2 * MAX_DEADLINE_MS
+
+_ARCHIVED_AT = (
+    "max(coalesce(c.finished_at_ms, 0),"
+    " coalesce((SELECT max(s2.captured_at_ms) FROM snapshots s2 WHERE s2.tool_call_id = c.id), 0))"
+)
+
+
+def _arrow():
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ExportUnavailable("Parquet export needs pyarrow (install the 'export' extra)") from None
+    return pa, pq
+
+
+def _schemas(pa):
+    ts = pa.timestamp("ms", tz="UTC")
+    return {
+        "sessions": pa.schema([
+            ("id", pa.int64()), ("agent", pa.string()), ("account", pa.string()),
+            ("source_session_id", pa.string()), ("started_at", ts),
+        ]),
+        "calls": pa.schema([
+            ("id", pa.int64()), ("session_id", pa.int64()), ("source_call_id", pa.string()),
+            ("archive_ref", pa.string()), ("tool_name", pa.string()), ("provider", pa.string()),
+            ("model", pa.string()), ("working_directory", pa.string()), ("started_at", ts),
+            ("requires_streams", pa.bool_()), ("finished_at", ts), ("status", pa.string()),
+            ("is_error", pa.bool_()), ("executed", pa.bool_()),
+        ]),
+        "snapshots": pa.schema([
+            ("tool_call_id", pa.int64()), ("subject", pa.string()), ("stage", pa.string()),
+            ("media_type", pa.string()), ("source_completeness", pa.string()), ("captured_at", ts),
+            ("payload_sha256", pa.string()), ("byte_length", pa.int64()),
+            ("text", pa.large_string()), ("body", pa.large_binary()),
+        ]),
+        "payloads": pa.schema([
+            ("sha256", pa.string()), ("compression", pa.string()), ("byte_length", pa.int64()),
+            ("stored_byte_length", pa.int64()),
+        ]),
+    }
+
+
+def _flag(value: int | None) -> bool | None:
+    return None if value is None else bool(value)
+
+
+def _queries(windowed: bool) -> dict[str, str]:
+    chosen = (
+        f"SELECT c.id FROM tool_calls c WHERE c.status = 'finished' AND {_ARCHIVED_AT} >= ?1 AND {_ARCHIVED_AT} < ?2"
+        if windowed else "SELECT id FROM tool_calls"
+    )
+    return {
+        "sessions": (
+            "SELECT id, agent, account, source_session_id, started_at_ms FROM sessions"
+            + (f" WHERE id IN (SELECT session_id FROM tool_calls WHERE id IN ({chosen}))" if windowed else "")
+            + " ORDER BY id"
+        ),
+        "calls": (
+            "SELECT id, session_id, source_call_id, archive_ref, tool_name, provider, model, working_directory,"
+            " started_at_ms, requires_streams, finished_at_ms, status, is_error, executed FROM tool_calls"
+            + (f" WHERE id IN ({chosen})" if windowed else "") + " ORDER BY id"
+        ),
+        "snapshots": (
+            "SELECT s.tool_call_id, s.subject, s.stage, s.media_type, s.source_completeness, s.captured_at_ms,"
+            " s.payload_sha256, p.compression, p.uncompressed_byte_length, p.body"
+            " FROM snapshots s JOIN payloads p ON p.sha256 = s.payload_sha256"
+            + (f" WHERE s.tool_call_id IN ({chosen})" if windowed else "")
+            + " ORDER BY s.tool_call_id, s.subject, s.stage"
+        ),
+        "payloads": (
+            "SELECT sha256, compression, uncompressed_byte_length, length(body) FROM payloads"
+            + (f" WHERE sha256 IN (SELECT payload_sha256 FROM snapshots WHERE tool_call_id IN ({chosen}))"
+               if windowed else "")
+            + " ORDER BY sha256"
+        ),
+    }
+
+
+class _TableWriter:
+    """Columns of one table, flushed to the Parquet file as one row group per batch."""
+
+    def __init__(self, pa, pq, handle, schema) -> None:
+        self.pa = pa
+        self.schema = schema
+        self.writer = pq.ParquetWriter(handle, schema, compression="zstd", use_dictionary=True)
+        self.columns: list[list] = [[] for _ in schema.names]
+        self.rows = 0
+        self.pending = 0
+        self.pending_bytes = 0
+
+    def add(self, row: tuple, nbytes: int = 0) -> None:
+        for column, value in zip(self.columns, row):
+            column.append(value)
+        self.pending += 1
+        self.pending_bytes += nbytes
+        if self.pending >= BATCH_ROWS or self.pending_bytes >= BATCH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        arrays = [self.pa.array(column, type=field.type) for column, field in zip(self.columns, self.schema)]
+        self.writer.write_batch(self.pa.RecordBatch.from_arrays(arrays, schema=self.schema))
+        self.rows += self.pending
+        self.pending = self.pending_bytes = 0
+        self.columns = [[] for _ in self.schema.names]
+
+    def close(self) -> None:
+        self.flush()
+        self.writer.close()
+
+
+def _prepare_directory(directory: str) -> str:
+    directory = os.path.abspath(directory)
+    try:
+        st = os.lstat(directory)
+    except FileNotFoundError:
+        try:
+            os.makedirs(directory, mode=0o700)
+        except OSError as exc:
+            raise UsageError(f"cannot create export directory: {exc.strerror}") from None
+        os.chmod(directory, 0o700)  # makedirs' mode is narrowed by the umask, never widened
+        return directory
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafePath("export directory is a symbolic link")
+    if not stat.S_ISDIR(st.st_mode):
+        raise UsageError("export path exists and is not a directory")
+    if st.st_uid != os.geteuid():
+        raise UnsafePath("export directory is owned by another user")
+    for table in TABLES:
+        if os.path.lexists(os.path.join(directory, f"{table}.parquet")):
+            raise UsageError(f"export file {table}.parquet already exists (choose a new directory per window)")
+    return directory
+
+
+def _open_private(path: str):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    return os.fdopen(fd, "wb", buffering=1 << 20)
+
+
+def _snapshot_rows(cursor):
+    """Snapshot rows with decoded text, decompressing a payload shared by neighbours once."""
+    last_sha = None
+    last = (None, None, 0)
+    for call_id, subject, stage, media, completeness, captured, sha, compression, length, body in cursor:
+        if sha != last_sha:
+            data = decode_body(compression, body, length)
+            text = None
+            if media != MEDIA_BINARY:
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    text = None
+            last = (text, None if text is not None else data, length)
+            last_sha = sha
+        text, raw, length = last
+        yield (call_id, subject, stage, media, completeness, captured, sha.hex(), length, text, raw), length
+
+
+def export_parquet(conn: sqlite3.Connection, directory: str, *, since_ms: int | None = None,
+                   until_ms: int | None = None, now_ms: int | None = None) -> dict:
+    """Write the archive (or one window of it) as Parquet into `directory`; return a summary."""
+    pa, pq = _arrow()
+    windowed = since_ms is not None or until_ms is not None
+    if windowed:
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        since_ms = 0 if since_ms is None else since_ms
+        until_ms = now_ms - WINDOW_SETTLE_MS if until_ms is None else until_ms
+        if until_ms <= since_ms:
+            raise UsageError("the export window is empty (--until must be later than --since)")
+    directory = _prepare_directory(directory)
+    schemas = _schemas(pa)
+    queries = _queries(windowed)
+    params = (since_ms, until_ms) if windowed else ()
+    token = f".partial-{os.getpid()}-{time.monotonic_ns()}"
+    temporary = {table: os.path.join(directory, f".{table}.parquet{token}") for table in TABLES}
+    summary: dict = {"schema": EXPORT_SCHEMA, "directory": directory, "format": "parquet",
+                     "since_ms": since_ms, "until_ms": until_ms, "tables": {}, "payload_bytes": 0}
+    linked: list[str] = []
+    try:
+        conn.execute("BEGIN")  # one read snapshot: the four files agree with each other
+        try:
+            for table in TABLES:
+                with _open_private(temporary[table]) as handle:
+                    writer = _TableWriter(pa, pq, handle, schemas[table])
+                    cursor = conn.execute(queries[table], params)
+                    if table == "snapshots":
+                        for row, nbytes in _snapshot_rows(cursor):
+                            writer.add(row, nbytes)
+                            summary["payload_bytes"] += nbytes
+                    else:
+                        for row in _rows(table, cursor):
+                            writer.add(row)
+                    writer.close()
+                summary["tables"][table] = {"rows": writer.rows, "file": f"{table}.parquet"}
+        finally:
+            conn.execute("COMMIT")
+        for table in TABLES:
+            final = os.path.join(directory, f"{table}.parquet")
+            os.link(temporary[table], final)  # never replaces a file that appeared meanwhile
+            linked.append(final)
+    except sqlite3.Error as exc:
+        _remove(linked)
+        raise map_error(exc, "exporting archive") from None
+    except FileExistsError:
+        _remove(linked)
+        raise UsageError("an export file appeared in the directory during the export") from None
+    except OSError as exc:
+        _remove(linked)
+        raise map_error(exc, "writing export files") from None
+    except BaseException:
+        _remove(linked)
+        raise
+    finally:
+        _remove(temporary.values())
+    return summary
+
+
+def _rows(table: str, cursor):
+    if table == "sessions":
+        yield from cursor
+    elif table == "calls":
+        for row in cursor:
+            yield (*row[:9], _flag(row[9]), row[10], row[11], _flag(row[12]), _flag(row[13]))
+    else:
+        for sha, compression, length, stored in cursor:
+            yield sha.hex(), compression, length, stored
+
+
+def _remove(paths) -> None:
+    for path in paths:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass

@@ -1,0 +1,483 @@
+"""What YARP kept out of the agent's view: bytes produced, shown and withheld.
+
+Every number comes from snapshot rows and the stored `uncompressed_byte_length`
+of their payloads, so the report never decompresses an output payload and stays
+fast on a large archive. Only the small `input/before` payloads of shell calls
+are read, to name their program, and only when a grouping or the top-commands
+list needs it.
+
+How one finished call is counted (the rule `docs/commands.md` documents):
+
+- **wrapped** (it has `stdout/after` or `stderr/after`): YARP's runner produced
+  the output the tool returned. produced = stdout/before + stderr/before;
+  withheld = (streams before − streams after) + (result/before − result/after).
+  The second term is what a later cap or summary removed from the result.
+- **not executed** (no `result/before`): no tool output existed; counted apart.
+- **rewritten** (`result/after` is another payload than `result/before`): the
+  adapter handed on YARP's result. produced = result/before, shown = result/after.
+- **imported** (its `result/before` was captured after the call finished): a
+  live capture commits the result before it finishes the call, so the call
+  came from a transcript; its view is unknown.
+- **unchanged** (same payload before and after): counted with nothing withheld
+  when the session's agent hands `result/after` to the model itself
+  (`VIEW_REPLACING_AGENTS`); otherwise the host kept its own output (a hook
+  that cannot replace a result) and the view is unknown.
+
+Calls with an unknown view are reported separately and never as savings.
+shown = produced − withheld for every counted call. Result sizes are the bytes
+of canonical JSON, stream sizes the exact stream bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+
+from .sqlite import map_error
+
+#: Bytes per token for the estimate: the common rule of thumb for English text
+#: and code under current tokenizers. An estimate, labelled as such.
+BYTES_PER_TOKEN = 4
+GROUPINGS = ("tool", "program", "day", "session")
+#: Agents whose adapter returns `result/after` to the model as the visible
+#: result (the Pi extension; a person's `yarp run`). Claude Code and Codex hooks
+#: cannot replace a tool's result, so their unchanged calls have an unknown view.
+VIEW_REPLACING_AGENTS = frozenset({"pi", "yarp-run"})
+#: Tool names (lower-cased) whose input names a shell command.
+SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "shell_command"})
+#: Words before the program that do not name it.
+_PREFIX_WORDS = frozenset({"sudo", "env", "time", "command", "exec", "nohup", "nice", "timeout", "builtin"})
+#: Leading commands that only prepare the one that produces the output.
+_SETUP_PROGRAMS = frozenset({"cd", "pushd", "export", "set", "source", ".", "unset", "true"})
+#: Programs whose first word names what they do (`git log`, `cargo test`).
+_SUBCOMMAND_PROGRAMS = frozenset({
+    "git", "cargo", "npm", "pnpm", "yarn", "bun", "deno", "go", "docker", "kubectl", "uv", "pip", "pip3",
+    "poetry", "gh", "dotnet", "mvn", "gradle", "make", "npx", "rustup", "helm", "terraform", "brew", "apt",
+    "apt-get", "systemctl", "yarp", "just", "nix", "bazel", "hatch", "tox", "nox", "conda",
+})
+_MAX_LABEL_CHARS = 48
+
+# Classes of finished calls.
+COUNTED = "counted"
+NOT_EXECUTED = "not_executed"
+IMPORTED = "imported"
+HOST_VIEW = "host_view"
+INCOMPLETE = "incomplete"
+
+#: Calls in the window: their metadata, and the agent of their session.
+_CALLS_SQL = """
+SELECT c.id, c.session_id, c.tool_name, c.started_at_ms, c.finished_at_ms, c.status, se.agent
+FROM tool_calls c JOIN sessions se ON se.id = c.session_id
+WHERE c.started_at_ms >= ? AND c.started_at_ms < ?
+"""
+#: Per call, the payload digests of its output snapshots and when its
+#: result/before was captured (import detection). Input snapshots are skipped.
+_OUTPUTS = """
+SELECT s.tool_call_id,
+  max(CASE WHEN s.subject = 'result' AND s.stage = 'before' THEN s.payload_sha256 END),
+  max(CASE WHEN s.subject = 'result' AND s.stage = 'after' THEN s.payload_sha256 END),
+  max(CASE WHEN s.subject = 'stdout' AND s.stage = 'before' THEN s.payload_sha256 END),
+  max(CASE WHEN s.subject = 'stderr' AND s.stage = 'before' THEN s.payload_sha256 END),
+  max(CASE WHEN s.subject = 'stdout' AND s.stage = 'after' THEN s.payload_sha256 END),
+  max(CASE WHEN s.subject = 'stderr' AND s.stage = 'after' THEN s.payload_sha256 END),
+  max(CASE WHEN s.subject = 'result' AND s.stage = 'before' THEN s.captured_at_ms END)
+FROM snapshots s {access}
+WHERE s.subject IN ('result', 'stdout', 'stderr') {window}
+GROUP BY s.tool_call_id
+"""
+#: The whole table read in storage order and grouped by a sorter: for a large
+#: window, sequential pages cost far less than one index descent per call.
+_OUTPUTS_SCAN_SQL = _OUTPUTS.format(access="NOT INDEXED", window="")
+_OUTPUTS_WINDOW_SQL = _OUTPUTS.format(
+    access="", window="AND s.tool_call_id IN (SELECT id FROM tool_calls WHERE started_at_ms >= ? AND started_at_ms < ?)")
+_NO_OUTPUTS = (None,) * 7
+#: Sizes of the payloads a window's calls use, looked up one by one: cheaper
+#: than reading the whole payload table only when the window is small.
+_WINDOW_SIZES_SQL = """
+SELECT p.sha256, p.uncompressed_byte_length FROM payloads p WHERE p.sha256 IN (
+  SELECT s.payload_sha256 FROM tool_calls c JOIN snapshots s ON s.tool_call_id = c.id
+  WHERE c.started_at_ms >= ? AND c.started_at_ms < ? AND s.subject IN ('result', 'stdout', 'stderr'))
+"""
+#: A lookup through the digest index costs several sequential row reads; below
+#: this ratio of payload rows to output snapshots in the window, scan instead.
+_LOOKUP_RATIO = 8
+
+_INPUT_DIGESTS_SQL = """
+SELECT s.tool_call_id, s.payload_sha256 FROM snapshots s
+WHERE s.tool_call_id IN (SELECT value FROM json_each(?)) AND s.subject = 'input' AND s.stage = 'before'
+"""
+_INPUT_BODIES_SQL = """
+SELECT sha256, compression, uncompressed_byte_length, body FROM payloads
+WHERE sha256 IN (SELECT s.payload_sha256 FROM snapshots s
+  WHERE s.tool_call_id IN (SELECT value FROM json_each(?)) AND s.subject = 'input' AND s.stage = 'before')
+"""
+
+
+@dataclass(slots=True)
+class Totals:
+    """Sums for one group (or for the whole window)."""
+
+    calls: int = 0
+    produced: int = 0
+    shown: int = 0
+    withheld: int = 0
+    imported_calls: int = 0
+    host_view_calls: int = 0
+    view_unknown_bytes: int = 0
+    not_executed_calls: int = 0
+    incomplete_calls: int = 0
+
+    @property
+    def view_unknown_calls(self) -> int:
+        return self.imported_calls + self.host_view_calls
+
+    def add(self, kind: str, produced: int, withheld: int) -> None:
+        if kind == COUNTED:
+            self.calls += 1
+            self.produced += produced
+            self.withheld += withheld
+            self.shown += produced - withheld
+        elif kind == IMPORTED:
+            self.imported_calls += 1
+            self.view_unknown_bytes += produced
+        elif kind == HOST_VIEW:
+            self.host_view_calls += 1
+            self.view_unknown_bytes += produced
+        elif kind == NOT_EXECUTED:
+            self.not_executed_calls += 1
+        else:
+            self.incomplete_calls += 1
+
+    def merge(self, other: Totals) -> None:
+        for name in self.__slots__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def as_dict(self) -> dict[str, int | float | None]:
+        return {
+            "calls": self.calls,
+            "bytes_produced": self.produced,
+            "bytes_shown": self.shown,
+            "bytes_withheld": self.withheld,
+            "withheld_ratio": round(self.withheld / self.produced, 4) if self.produced else None,
+            "tokens_produced_estimate": estimate_tokens(self.produced),
+            "tokens_shown_estimate": estimate_tokens(self.shown),
+            "tokens_withheld_estimate": estimate_tokens(self.withheld),
+            "view_unknown_calls": self.view_unknown_calls,
+            "view_unknown_imported_calls": self.imported_calls,
+            "view_unknown_host_calls": self.host_view_calls,
+            "view_unknown_bytes": self.view_unknown_bytes,
+            "not_executed_calls": self.not_executed_calls,
+            "incomplete_calls": self.incomplete_calls,
+        }
+
+
+@dataclass(slots=True)
+class Savings:
+    """The report: totals, per-group totals, the commands that withheld most."""
+
+    by: str
+    since_ms: int | None
+    until_ms: int | None
+    total: Totals = field(default_factory=Totals)
+    groups: dict[str, Totals] = field(default_factory=dict)
+    #: (command, calls, bytes produced, bytes withheld), most withheld first.
+    top_commands: list[tuple[str, int, int, int]] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        groups = sorted(self.groups.items(), key=_group_order(self.by))
+        return {
+            "by": self.by,
+            "since_ms": self.since_ms,
+            "until_ms": self.until_ms,
+            "bytes_per_token": BYTES_PER_TOKEN,
+            "total": self.total.as_dict(),
+            "groups": [{"group": key} | totals.as_dict() for key, totals in groups],
+            "top_commands": [
+                {"command": command, "calls": calls, "bytes_produced": produced, "bytes_withheld": withheld,
+                 "tokens_withheld_estimate": estimate_tokens(withheld)}
+                for command, calls, produced, withheld in self.top_commands
+            ],
+        }
+
+
+def estimate_tokens(nbytes: int) -> int:
+    return round(nbytes / BYTES_PER_TOKEN)
+
+
+def _group_order(by: str):
+    if by == "day":
+        return lambda item: item[0]
+    return lambda item: (-item[1].withheld, -item[1].produced, item[0])
+
+
+def classify(row: tuple, outputs: tuple, sizes: dict[bytes, int]) -> tuple[str, int, int]:
+    """(class, bytes produced, bytes withheld) of one `_CALLS_SQL` row and its outputs."""
+    finished_at, status, agent = row[4], row[5], row[6]
+    result_before, result_after, out_before, err_before, out_after, err_after, result_captured = outputs
+    if status != "finished":
+        return INCOMPLETE, 0, 0
+    before = sizes.get(result_before, 0) if result_before is not None else None
+    delta = 0
+    if result_before is not None and result_after is not None and result_after != result_before:
+        delta = before - sizes.get(result_after, 0)
+    if out_after is not None or err_after is not None:
+        produced = (sizes.get(out_before, 0) if out_before is not None else 0) + (
+            sizes.get(err_before, 0) if err_before is not None else 0)
+        shown = (sizes.get(out_after, 0) if out_after is not None else 0) + (
+            sizes.get(err_after, 0) if err_after is not None else 0)
+        return COUNTED, produced, produced - shown + delta
+    if before is None:
+        return NOT_EXECUTED, 0, 0
+    if result_after is not None and result_after != result_before:
+        return COUNTED, before, delta
+    if finished_at is not None and result_captured is not None and result_captured > finished_at:
+        return IMPORTED, before, 0
+    if agent in VIEW_REPLACING_AGENTS:
+        return COUNTED, before, 0
+    return HOST_VIEW, before, 0
+
+
+def _sizes(conn: sqlite3.Connection, low: int, high: int, calls: int) -> dict[bytes, int]:
+    """Uncompressed sizes of (at least) the payloads the window's calls use."""
+    payload_rows = conn.execute("SELECT max(rowid) FROM payloads").fetchone()[0] or 0
+    if calls * 3 * _LOOKUP_RATIO < payload_rows:
+        return dict(conn.execute(_WINDOW_SIZES_SQL, (low, high)))
+    # Whole-table scan: sequential pages, no index descent per payload.
+    return dict(conn.execute("SELECT sha256, uncompressed_byte_length FROM payloads"))
+
+
+def _day(ms: int) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d", time.gmtime(ms // 1000))
+
+
+def _clean(text: str) -> str:
+    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    return text if len(text) <= _MAX_LABEL_CHARS else text[: _MAX_LABEL_CHARS - 1] + "\u2026"
+
+
+def _words_of(value: object) -> list[str] | None:
+    """The argv a shell tool's input names, from its known shapes."""
+    if not isinstance(value, dict):
+        return None
+    for key in ("command", "cmd", "argv"):
+        found = value.get(key)
+        if isinstance(found, str):
+            return _first_command(found)
+        if isinstance(found, list) and found and all(isinstance(w, str) for w in found):
+            # `["bash", "-lc", "script"]` runs the script; a plain argv is the command.
+            if len(found) >= 3 and found[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and found[1] in ("-c", "-lc"):
+                return _first_command(found[2])
+            return list(found)
+    return None
+
+
+def _first_command(text: str) -> list[str]:
+    """Words of the first command that is not set-up (`cd x && cargo test` -> cargo test)."""
+    for separator in ("&&", "||", ";", "\n"):
+        text = text.replace(separator, "\0")
+    for segment in text.split("\0"):
+        words = segment.split("|", 1)[0].split()
+        while words and ("=" in words[0] and not words[0].startswith("=") or words[0] in _PREFIX_WORDS):
+            words.pop(0)
+        if words and words[0] not in _SETUP_PROGRAMS:
+            return [w.strip("'\"") for w in words]
+    return []
+
+
+def command_key(tool: str, value: object, *, subcommand: bool) -> str:
+    """The program (and for `git`-like programs its first word) a call ran; else its tool."""
+    words = _words_of(value) if tool.lower() in SHELL_TOOLS else None
+    if not words:
+        return _clean(tool)
+    program = words[0].rsplit("/", 1)[-1] or words[0]
+    if subcommand and program in _SUBCOMMAND_PROGRAMS:
+        rest = [w for w in words[1:] if not w.startswith("-")]
+        if rest and len(rest[0]) <= 24 and "/" not in rest[0]:
+            return _clean(f"{program} {rest[0]}")
+    return _clean(program)
+
+
+def _inputs(conn: sqlite3.Connection, call_ids: list[int]) -> tuple[dict[int, bytes], dict[bytes, object]]:
+    """(call id -> input/before digest, digest -> decoded input); each payload is decoded once."""
+    if not call_ids:
+        return {}, {}
+    from .codec import decode_body
+
+    ids = json.dumps(call_ids)
+    digests = dict(conn.execute(_INPUT_DIGESTS_SQL, (ids,)).fetchall())
+    values: dict[bytes, object] = {}
+    for sha, compression, length, body in conn.execute(_INPUT_BODIES_SQL, (ids,)):
+        try:
+            values[sha] = json.loads(decode_body(compression, body, length))
+        except ValueError:  # damaged or undecodable: verify reports it; the call is named by its tool
+            values[sha] = None
+    return digests, values
+
+
+def compute(conn: sqlite3.Connection, *, by: str = "tool", since_ms: int | None = None,
+            until_ms: int | None = None, top: int = 10) -> Savings:
+    """The savings of calls started in [since_ms, until_ms), grouped by `by`."""
+    if by not in GROUPINGS:
+        raise ValueError(by)
+    report = Savings(by=by, since_ms=since_ms, until_ms=until_ms)
+    low = since_ms if since_ms is not None else -(2**63)
+    high = until_ms if until_ms is not None else 2**63 - 1
+    try:
+        rows = conn.execute(_CALLS_SQL, (low, high)).fetchall()
+        all_calls = conn.execute("SELECT max(rowid) FROM tool_calls").fetchone()[0] or 0
+        if len(rows) * _LOOKUP_RATIO < all_calls:
+            outputs = {r[0]: r[1:] for r in conn.execute(_OUTPUTS_WINDOW_SQL, (low, high))}
+        else:
+            outputs = {r[0]: r[1:] for r in conn.execute(_OUTPUTS_SCAN_SQL)}
+        sizes = _sizes(conn, low, high, len(rows))
+        classified = [(row, *classify(row, outputs.get(row[0], _NO_OUTPUTS), sizes)) for row in rows]
+        del sizes, outputs
+        session_labels = (
+            {sid: f"{agent}:{source}" for sid, agent, source in
+             conn.execute("SELECT id, agent, source_session_id FROM sessions")}
+            if by == "session" else {}
+        )
+        shell = [row[0] for row, kind, _, withheld in classified
+                 if row[2].lower() in SHELL_TOOLS and (by == "program" or (kind == COUNTED and withheld > 0))]
+        digests, values = _inputs(conn, shell)
+    except sqlite3.Error as exc:
+        raise map_error(exc, "reading archive savings") from None
+
+    # Labels are cached by what they are computed from: most calls share a
+    # tool, a day, a session or an input payload with many others.
+    labels: dict = {}
+
+    def command(tool: str, call_id: int, subcommand: bool) -> str:
+        sha = digests.get(call_id)
+        cache_key = (tool, sha, subcommand)
+        label = labels.get(cache_key)
+        if label is None:
+            label = labels[cache_key] = command_key(tool, values.get(sha), subcommand=subcommand)
+        return label
+
+    groups: dict[str, Totals] = {}
+    commands: dict[str, list[int]] = {}
+    for row, kind, produced, withheld in classified:
+        if by == "tool":
+            key = labels.get(row[2])
+            if key is None:
+                key = labels[row[2]] = _clean(row[2])
+        elif by == "program":
+            key = command(row[2], row[0], False)
+        elif by == "day":
+            day = row[3] // 86_400_000
+            key = labels.get(day)
+            if key is None:
+                key = labels[day] = _day(row[3])
+        else:
+            key = labels.get(row[1])
+            if key is None:
+                key = labels[row[1]] = _clean(session_labels.get(row[1], str(row[1])))
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = Totals()
+        group.add(kind, produced, withheld)
+        if kind == COUNTED and withheld > 0:
+            name = command(row[2], row[0], True)
+            entry = commands.get(name)
+            if entry is None:
+                commands[name] = [1, produced, withheld]
+            else:
+                entry[0] += 1
+                entry[1] += produced
+                entry[2] += withheld
+    report.groups = groups
+    for group in groups.values():
+        report.total.merge(group)
+    ranked = sorted(commands.items(), key=lambda item: (-item[1][2], item[0]))[:top]
+    report.top_commands = [(name, calls, produced, withheld) for name, (calls, produced, withheld) in ranked]
+    return report
+
+
+# --- rendering ------------------------------------------------------------------
+
+_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def human_bytes(n: int) -> str:
+    value = float(n)
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    for unit in _UNITS:
+        if value < 1024 or unit == _UNITS[-1]:
+            return f"{sign}{value:.0f} {unit}" if unit == "B" else f"{sign}{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def human_count(n: int) -> str:
+    for limit, suffix in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
+        if abs(n) >= limit:
+            return f"{n / limit:.1f}{suffix}"
+    return str(n)
+
+
+def bar(shown: int, withheld: int, scale: int, width: int, *, ascii_only: bool = False) -> str:
+    """One group's bar: shown (dark) then withheld (light), `scale` bytes = `width` cells."""
+    full, light = ("#", "-") if ascii_only else ("\u2588", "\u2591")
+    if scale <= 0:
+        return ""
+    shown_cells = round(max(shown, 0) * width / scale)
+    withheld_cells = round(max(withheld, 0) * width / scale)
+    if withheld > 0 and withheld_cells == 0:
+        withheld_cells = 1
+    if shown > 0 and shown_cells == 0:
+        shown_cells = 1
+    return full * shown_cells + light * withheld_cells
+
+
+def render(report: Savings, *, width: int = 80, color: bool = False, ascii_only: bool = False,
+           rows: int = 20) -> str:
+    """The terminal report: totals, one bar per group, the top commands."""
+    total = report.total
+    out: list[str] = []
+    pct = f" ({total.withheld / total.produced:.1%})" if total.produced else ""
+    out.append(f"produced {human_bytes(total.produced)} · shown {human_bytes(total.shown)} · "
+               f"withheld {human_bytes(total.withheld)}{pct} · ~{human_count(estimate_tokens(total.withheld))} tokens "
+               f"withheld in {total.calls} calls")
+    if total.view_unknown_calls:
+        out.append(f"view unknown: {total.view_unknown_calls} calls, {human_bytes(total.view_unknown_bytes)} "
+                   f"(host output {total.host_view_calls}, imported {total.imported_calls}); not counted as savings")
+    extra = [f"{total.not_executed_calls} not executed"] if total.not_executed_calls else []
+    extra += [f"{total.incomplete_calls} incomplete"] if total.incomplete_calls else []
+    if extra:
+        out.append("also " + ", ".join(extra) + " (no output to count)")
+    groups = sorted(report.groups.items(), key=_group_order(report.by))
+    if groups:
+        shown_groups = groups[:rows]
+        label_width = min(max(len(key) for key, _ in shown_groups), 24)
+        numbers = [(f"{human_bytes(t.withheld)}", f"{t.withheld / t.produced:.0%}" if t.produced else "-")
+                   for _, t in shown_groups]
+        number_width = max(len(a) for a, _ in numbers)
+        bar_width = max(10, width - label_width - number_width - 14)
+        scale = max(max(t.produced, t.shown) for _, t in shown_groups) or 1
+        full, light = ("#", "-") if ascii_only else ("\u2588", "\u2591")
+        out.append("")
+        out.append(f"by {report.by}  ({full} shown  {light} withheld)")
+        for (key, t), (withheld, share) in zip(shown_groups, numbers):
+            label = key if len(key) <= label_width else key[: label_width - 1] + "\u2026"
+            cells = bar(t.shown, t.withheld, scale, bar_width, ascii_only=ascii_only)
+            if color and cells:
+                split = cells.rstrip(light)
+                cells = f"\x1b[36m{split}\x1b[0m\x1b[2m{cells[len(split):]}\x1b[0m"
+            pad = " " * (bar_width - len(bar(t.shown, t.withheld, scale, bar_width, ascii_only=ascii_only)))
+            unknown = f"  +{t.view_unknown_calls} unknown" if t.view_unknown_calls else ""
+            out.append(f"{label:<{label_width}}  {cells}{pad}  {withheld:>{number_width}} {share:>4}{unknown}")
+        if len(groups) > rows:
+            out.append(f"… {len(groups) - rows} more groups (--json lists all)")
+    if report.top_commands:
+        out.append("")
+        out.append("top commands by bytes withheld")
+        command_width = min(max(len(c) for c, *_ in report.top_commands), _MAX_LABEL_CHARS)
+        for command, calls, produced, withheld in report.top_commands:
+            share = f"{withheld / produced:.0%}" if produced else "-"
+            out.append(f"  {command:<{command_width}}  {human_bytes(withheld):>10} {share:>4}  {calls} calls")
+    return "\n".join(out) + "\n"
