@@ -65,43 +65,89 @@ IMPORTED = "imported"
 HOST_VIEW = "host_view"
 INCOMPLETE = "incomplete"
 
-#: Calls in the window: their metadata, and the agent of their session.
-_CALLS_SQL = """
-SELECT c.id, c.session_id, c.tool_name, c.started_at_ms, c.finished_at_ms, c.status, se.agent
-FROM tool_calls c JOIN sessions se ON se.id = c.session_id
-WHERE c.started_at_ms >= ? AND c.started_at_ms < ?
-"""
-#: Per call, the payload digests of its output snapshots and when its
-#: result/before was captured (import detection). Input snapshots are skipped.
+#: Per call with an output snapshot: the sizes of its result and stream
+#: snapshots, whether result/after is result/before's payload, how many stream
+#: snapshots it has after YARP, and when its result/before was captured.
+#: Input snapshots are never read. `{access}`/`{window}` pick a whole-table
+#: scan (sequential pages, grouped by a sorter) or, for a small window, the
+#: primary-key index limited to the window's calls.
 _OUTPUTS = """
-SELECT s.tool_call_id,
-  max(CASE WHEN s.subject = 'result' AND s.stage = 'before' THEN s.payload_sha256 END),
-  max(CASE WHEN s.subject = 'result' AND s.stage = 'after' THEN s.payload_sha256 END),
-  max(CASE WHEN s.subject = 'stdout' AND s.stage = 'before' THEN s.payload_sha256 END),
-  max(CASE WHEN s.subject = 'stderr' AND s.stage = 'before' THEN s.payload_sha256 END),
-  max(CASE WHEN s.subject = 'stdout' AND s.stage = 'after' THEN s.payload_sha256 END),
-  max(CASE WHEN s.subject = 'stderr' AND s.stage = 'after' THEN s.payload_sha256 END),
-  max(CASE WHEN s.subject = 'result' AND s.stage = 'before' THEN s.captured_at_ms END)
-FROM snapshots s {access}
+SELECT s.tool_call_id AS id,
+  sum(CASE WHEN s.subject = 'result' AND s.stage = 'before' THEN p.uncompressed_byte_length END) AS rb,
+  sum(CASE WHEN s.subject = 'result' AND s.stage = 'after' THEN p.uncompressed_byte_length END) AS ra,
+  max(CASE WHEN s.subject = 'result' AND s.stage = 'before' THEN s.payload_sha256 END)
+    IS max(CASE WHEN s.subject = 'result' AND s.stage = 'after' THEN s.payload_sha256 END) AS rsame,
+  total(CASE WHEN s.subject <> 'result' AND s.stage = 'before' THEN p.uncompressed_byte_length END) AS sb,
+  total(CASE WHEN s.subject <> 'result' AND s.stage = 'after' THEN p.uncompressed_byte_length END) AS sa,
+  count(CASE WHEN s.subject <> 'result' AND s.stage = 'after' THEN 1 END) AS streams,
+  max(CASE WHEN s.subject = 'result' AND s.stage = 'before' THEN s.captured_at_ms END) AS rcap
+FROM snapshots s {access} JOIN payloads p ON p.sha256 = s.payload_sha256
 WHERE s.subject IN ('result', 'stdout', 'stderr') {window}
 GROUP BY s.tool_call_id
 """
-#: The whole table read in storage order and grouped by a sorter: for a large
-#: window, sequential pages cost far less than one index descent per call.
-_OUTPUTS_SCAN_SQL = _OUTPUTS.format(access="NOT INDEXED", window="")
-_OUTPUTS_WINDOW_SQL = _OUTPUTS.format(
-    access="", window="AND s.tool_call_id IN (SELECT id FROM tool_calls WHERE started_at_ms >= ? AND started_at_ms < ?)")
-_NO_OUTPUTS = (None,) * 7
-#: Sizes of the payloads a window's calls use, looked up one by one: cheaper
-#: than reading the whole payload table only when the window is small.
-_WINDOW_SIZES_SQL = """
-SELECT p.sha256, p.uncompressed_byte_length FROM payloads p WHERE p.sha256 IN (
-  SELECT s.payload_sha256 FROM tool_calls c JOIN snapshots s ON s.tool_call_id = c.id
-  WHERE c.started_at_ms >= ? AND c.started_at_ms < ? AND s.subject IN ('result', 'stdout', 'stderr'))
+#: The classification of `docs/commands.md`, per call, in SQL.
+_KIND = """CASE
+  WHEN c.status <> 'finished' THEN 'incomplete'
+  WHEN o.streams > 0 THEN 'counted'
+  WHEN o.rb IS NULL THEN 'not_executed'
+  WHEN o.ra IS NOT NULL AND NOT o.rsame THEN 'counted'
+  WHEN c.finished_at_ms IS NOT NULL AND o.rcap > c.finished_at_ms THEN 'imported'
+  WHEN se.agent IN ({replacing}) THEN 'counted'
+  ELSE 'host_view' END"""
+#: Below one call in this many, a window reads its calls' snapshots through
+#: the primary-key index instead of scanning the whole snapshot table.
+_INDEX_RATIO = 8
+_DELTA = "(CASE WHEN o.ra IS NOT NULL AND NOT o.rsame THEN o.rb - o.ra ELSE 0 END)"
+#: One row per (tool, group, kind, withheld anything, call when it must be
+#: named from its input): classified and summed inside SQLite, so Python sees
+#: a few rows per group plus one per shell call it has to name. The join is
+#: driven by the grouped outputs (one primary-key lookup per call); calls
+#: without any output snapshot (begun, never finished) are counted after it.
+_SUMMARY = """
+WITH o AS ({outputs}),
+k0 AS (
+  SELECT c.id, c.tool_name, {group} AS grp, {kind} AS kind, o.streams, o.sb, o.sa, o.rb, {delta} AS delta
+  FROM o CROSS JOIN tool_calls c ON c.id = o.id JOIN sessions se ON se.id = c.session_id
+  WHERE c.started_at_ms >= ?1 AND c.started_at_ms < ?2
+),
+k AS (
+  SELECT id, tool_name, grp, kind,
+    CASE WHEN kind IN ('incomplete', 'not_executed') THEN 0
+         WHEN streams > 0 THEN CAST(sb AS INTEGER) ELSE rb END AS produced,
+    CASE WHEN kind <> 'counted' THEN 0
+         WHEN streams > 0 THEN CAST(sb - sa AS INTEGER) + delta ELSE delta END AS withheld
+  FROM k0
+)
+SELECT tool_name, grp, kind, withheld > 0,
+  CASE WHEN lower(tool_name) IN ({shell}) AND ({by_program} OR (kind = 'counted' AND withheld > 0)) THEN id END,
+  count(*), sum(produced), sum(withheld)
+FROM k GROUP BY 1, 2, 3, 4, 5
+UNION ALL
+SELECT c.tool_name, {group}, 'incomplete', 0, CASE WHEN {by_program} AND lower(c.tool_name) IN ({shell}) THEN c.id END,
+  count(*), 0, 0
+FROM tool_calls c
+WHERE c.status <> 'finished' AND c.started_at_ms >= ?1 AND c.started_at_ms < ?2 AND NOT EXISTS (
+  SELECT 1 FROM snapshots s WHERE s.tool_call_id = c.id AND s.subject IN ('result', 'stdout', 'stderr'))
+GROUP BY 1, 2, 3, 4, 5
 """
-#: A lookup through the digest index costs several sequential row reads; below
-#: this ratio of payload rows to output snapshots in the window, scan instead.
-_LOOKUP_RATIO = 8
+_GROUP_SQL = {"tool": "NULL", "program": "NULL", "day": "c.started_at_ms / 86400000", "session": "c.session_id"}
+
+
+def _quoted(names) -> str:
+    return ", ".join("'" + name.replace("'", "''") + "'" for name in sorted(names))
+
+
+def summary_sql(by: str, windowed: bool) -> str:
+    """The one query behind a report (its text depends only on the grouping and the access path)."""
+    outputs = _OUTPUTS.format(
+        access="" if windowed else "NOT INDEXED",
+        window="AND s.tool_call_id IN (SELECT id FROM tool_calls WHERE started_at_ms >= ?1 AND started_at_ms < ?2)"
+        if windowed else "",
+    )
+    return _SUMMARY.format(outputs=outputs, group=_GROUP_SQL[by], kind=_KIND.format(
+        replacing=_quoted(VIEW_REPLACING_AGENTS)), delta=_DELTA, shell=_quoted(SHELL_TOOLS),
+        by_program="1" if by == "program" else "0")
+
 
 _INPUT_DIGESTS_SQL = """
 SELECT s.tool_call_id, s.payload_sha256 FROM snapshots s
@@ -132,22 +178,22 @@ class Totals:
     def view_unknown_calls(self) -> int:
         return self.imported_calls + self.host_view_calls
 
-    def add(self, kind: str, produced: int, withheld: int) -> None:
+    def add(self, kind: str, produced: int, withheld: int, calls: int = 1) -> None:
         if kind == COUNTED:
-            self.calls += 1
+            self.calls += calls
             self.produced += produced
             self.withheld += withheld
             self.shown += produced - withheld
         elif kind == IMPORTED:
-            self.imported_calls += 1
+            self.imported_calls += calls
             self.view_unknown_bytes += produced
         elif kind == HOST_VIEW:
-            self.host_view_calls += 1
+            self.host_view_calls += calls
             self.view_unknown_bytes += produced
         elif kind == NOT_EXECUTED:
-            self.not_executed_calls += 1
+            self.not_executed_calls += calls
         else:
-            self.incomplete_calls += 1
+            self.incomplete_calls += calls
 
     def merge(self, other: Totals) -> None:
         for name in self.__slots__:
@@ -209,42 +255,6 @@ def _group_order(by: str):
     if by == "day":
         return lambda item: item[0]
     return lambda item: (-item[1].withheld, -item[1].produced, item[0])
-
-
-def classify(row: tuple, outputs: tuple, sizes: dict[bytes, int]) -> tuple[str, int, int]:
-    """(class, bytes produced, bytes withheld) of one `_CALLS_SQL` row and its outputs."""
-    finished_at, status, agent = row[4], row[5], row[6]
-    result_before, result_after, out_before, err_before, out_after, err_after, result_captured = outputs
-    if status != "finished":
-        return INCOMPLETE, 0, 0
-    before = sizes.get(result_before, 0) if result_before is not None else None
-    delta = 0
-    if result_before is not None and result_after is not None and result_after != result_before:
-        delta = before - sizes.get(result_after, 0)
-    if out_after is not None or err_after is not None:
-        produced = (sizes.get(out_before, 0) if out_before is not None else 0) + (
-            sizes.get(err_before, 0) if err_before is not None else 0)
-        shown = (sizes.get(out_after, 0) if out_after is not None else 0) + (
-            sizes.get(err_after, 0) if err_after is not None else 0)
-        return COUNTED, produced, produced - shown + delta
-    if before is None:
-        return NOT_EXECUTED, 0, 0
-    if result_after is not None and result_after != result_before:
-        return COUNTED, before, delta
-    if finished_at is not None and result_captured is not None and result_captured > finished_at:
-        return IMPORTED, before, 0
-    if agent in VIEW_REPLACING_AGENTS:
-        return COUNTED, before, 0
-    return HOST_VIEW, before, 0
-
-
-def _sizes(conn: sqlite3.Connection, low: int, high: int, calls: int) -> dict[bytes, int]:
-    """Uncompressed sizes of (at least) the payloads the window's calls use."""
-    payload_rows = conn.execute("SELECT max(rowid) FROM payloads").fetchone()[0] or 0
-    if calls * 3 * _LOOKUP_RATIO < payload_rows:
-        return dict(conn.execute(_WINDOW_SIZES_SQL, (low, high)))
-    # Whole-table scan: sequential pages, no index descent per payload.
-    return dict(conn.execute("SELECT sha256, uncompressed_byte_length FROM payloads"))
 
 
 def _day(ms: int) -> str:
@@ -326,32 +336,26 @@ def compute(conn: sqlite3.Connection, *, by: str = "tool", since_ms: int | None 
     low = since_ms if since_ms is not None else -(2**63)
     high = until_ms if until_ms is not None else 2**63 - 1
     try:
-        rows = conn.execute(_CALLS_SQL, (low, high)).fetchall()
-        all_calls = conn.execute("SELECT max(rowid) FROM tool_calls").fetchone()[0] or 0
-        if len(rows) * _LOOKUP_RATIO < all_calls:
-            outputs = {r[0]: r[1:] for r in conn.execute(_OUTPUTS_WINDOW_SQL, (low, high))}
-        else:
-            outputs = {r[0]: r[1:] for r in conn.execute(_OUTPUTS_SCAN_SQL)}
-        sizes = _sizes(conn, low, high, len(rows))
-        classified = [(row, *classify(row, outputs.get(row[0], _NO_OUTPUTS), sizes)) for row in rows]
-        del sizes, outputs
+        windowed = False
+        if since_ms is not None or until_ms is not None:
+            in_window = conn.execute("SELECT count(*) FROM tool_calls WHERE started_at_ms >= ? AND started_at_ms < ?",
+                                     (low, high)).fetchone()[0]
+            everything = conn.execute("SELECT max(rowid) FROM tool_calls").fetchone()[0] or 0
+            windowed = in_window * _INDEX_RATIO < everything
+        rows = conn.execute(summary_sql(by, windowed), (low, high)).fetchall()
         session_labels = (
             {sid: f"{agent}:{source}" for sid, agent, source in
              conn.execute("SELECT id, agent, source_session_id FROM sessions")}
             if by == "session" else {}
         )
-        shell = [row[0] for row, kind, _, withheld in classified
-                 if row[2].lower() in SHELL_TOOLS and (by == "program" or (kind == COUNTED and withheld > 0))]
-        digests, values = _inputs(conn, shell)
+        digests, values = _inputs(conn, [row[4] for row in rows if row[4] is not None])
     except sqlite3.Error as exc:
         raise map_error(exc, "reading archive savings") from None
 
-    # Labels are cached by what they are computed from: most calls share a
-    # tool, a day, a session or an input payload with many others.
     labels: dict = {}
 
-    def command(tool: str, call_id: int, subcommand: bool) -> str:
-        sha = digests.get(call_id)
+    def command(tool: str, call_id: int | None, subcommand: bool) -> str:
+        sha = digests.get(call_id) if call_id is not None else None
         cache_key = (tool, sha, subcommand)
         label = labels.get(cache_key)
         if label is None:
@@ -360,33 +364,26 @@ def compute(conn: sqlite3.Connection, *, by: str = "tool", since_ms: int | None 
 
     groups: dict[str, Totals] = {}
     commands: dict[str, list[int]] = {}
-    for row, kind, produced, withheld in classified:
+    for tool, grp, kind, positive, named, calls, produced, withheld in rows:
         if by == "tool":
-            key = labels.get(row[2])
-            if key is None:
-                key = labels[row[2]] = _clean(row[2])
+            key = _clean(tool)
         elif by == "program":
-            key = command(row[2], row[0], False)
+            key = command(tool, named, False)
         elif by == "day":
-            day = row[3] // 86_400_000
-            key = labels.get(day)
-            if key is None:
-                key = labels[day] = _day(row[3])
+            key = _day(grp * 86_400_000)
         else:
-            key = labels.get(row[1])
-            if key is None:
-                key = labels[row[1]] = _clean(session_labels.get(row[1], str(row[1])))
+            key = _clean(session_labels.get(grp, str(grp)))
         group = groups.get(key)
         if group is None:
             group = groups[key] = Totals()
-        group.add(kind, produced, withheld)
-        if kind == COUNTED and withheld > 0:
-            name = command(row[2], row[0], True)
+        group.add(kind, produced, withheld, calls)
+        if kind == COUNTED and positive:
+            name = command(tool, named, True)
             entry = commands.get(name)
             if entry is None:
-                commands[name] = [1, produced, withheld]
+                commands[name] = [calls, produced, withheld]
             else:
-                entry[0] += 1
+                entry[0] += calls
                 entry[1] += produced
                 entry[2] += withheld
     report.groups = groups
