@@ -179,9 +179,12 @@ def test_terminal_chart_and_read_only(archive):
     assert result.returncode == 0, result.stderr
     text = result.stdout.decode()
     shell_withheld, read_withheld, cc_withheld, _ = expected()
-    assert text.startswith("produced ")
-    assert "view unknown: 2 calls" in text and "not counted as savings" in text
-    assert "by tool" in text and "top commands by bytes withheld" in text
+    total = shell_withheld + read_withheld + cc_withheld
+    assert text.startswith(f"withheld {savings.human_bytes(total)} of ")
+    assert "view unknown: 2 calls" in text and "not counted (1 host, 1 imported)" in text
+    assert "no output to count: 1 not executed, 1 incomplete" in text
+    assert "by tool: " in text and "top commands by bytes withheld" in text
+    assert max(len(line) for line in text.splitlines()) <= 80
     bars = [line for line in text.splitlines() if line.startswith(("bash ", "read ", "Bash "))]
     assert len(bars) == 3 and all("\u2591" in line for line in bars)  # each withheld something
     assert "\x1b[" not in text  # no colour when stdout is not a terminal

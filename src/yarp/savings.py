@@ -433,48 +433,49 @@ def bar(shown: int, withheld: int, scale: int, width: int, *, ascii_only: bool =
 
 def render(report: Savings, *, width: int = 80, color: bool = False, ascii_only: bool = False,
            rows: int = 20) -> str:
-    """The terminal report: totals, one bar per group, the top commands."""
+    """The terminal report: totals, one bar per group (at most `width` columns), the top commands."""
     total = report.total
     out: list[str] = []
     pct = f" ({total.withheld / total.produced:.1%})" if total.produced else ""
-    out.append(f"produced {human_bytes(total.produced)} · shown {human_bytes(total.shown)} · "
-               f"withheld {human_bytes(total.withheld)}{pct} · ~{human_count(estimate_tokens(total.withheld))} tokens "
-               f"withheld in {total.calls} calls")
+    out.append(f"withheld {human_bytes(total.withheld)} of {human_bytes(total.produced)} produced{pct}, "
+               f"~{human_count(estimate_tokens(total.withheld))} tokens")
+    out.append(f"shown {human_bytes(total.shown)} in {total.calls:,} calls")
     if total.view_unknown_calls:
-        out.append(f"view unknown: {total.view_unknown_calls} calls, {human_bytes(total.view_unknown_bytes)} "
-                   f"(host output {total.host_view_calls}, imported {total.imported_calls}); not counted as savings")
-    extra = [f"{total.not_executed_calls} not executed"] if total.not_executed_calls else []
-    extra += [f"{total.incomplete_calls} incomplete"] if total.incomplete_calls else []
+        out.append(f"view unknown: {total.view_unknown_calls:,} calls, {human_bytes(total.view_unknown_bytes)}, "
+                   f"not counted ({total.host_view_calls:,} host, {total.imported_calls:,} imported)")
+    extra = [f"{total.not_executed_calls:,} not executed"] if total.not_executed_calls else []
+    extra += [f"{total.incomplete_calls:,} incomplete"] if total.incomplete_calls else []
     if extra:
-        out.append("also " + ", ".join(extra) + " (no output to count)")
+        out.append("no output to count: " + ", ".join(extra))
     groups = sorted(report.groups.items(), key=_group_order(report.by))
     if groups:
         shown_groups = groups[:rows]
-        label_width = min(max(len(key) for key, _ in shown_groups), 24)
-        numbers = [(f"{human_bytes(t.withheld)}", f"{t.withheld / t.produced:.0%}" if t.produced else "-")
-                   for _, t in shown_groups]
-        number_width = max(len(a) for a, _ in numbers)
-        bar_width = max(10, width - label_width - number_width - 14)
-        scale = max(max(t.produced, t.shown) for _, t in shown_groups) or 1
         full, light = ("#", "-") if ascii_only else ("\u2588", "\u2591")
+        label_width = min(max(len(key) for key, _ in shown_groups), 24)
+        cells = [(human_bytes(t.withheld), f"{t.withheld / t.produced:.0%}" if t.produced else "-",
+                  f"+{t.view_unknown_calls:,} unknown" if t.view_unknown_calls else "") for _, t in shown_groups]
+        number_width = max(len(c[0]) for c in cells)
+        unknown_width = max(len(c[2]) for c in cells)
+        bar_width = max(10, width - label_width - number_width - 5 - (unknown_width + 2 if unknown_width else 0) - 4)
+        scale = max(max(t.produced, t.shown) for _, t in shown_groups) or 1
         out.append("")
-        out.append(f"by {report.by}  ({full} shown  {light} withheld)")
-        for (key, t), (withheld, share) in zip(shown_groups, numbers):
+        out.append(f"by {report.by}: {full} shown {light} withheld, withheld bytes and share")
+        for (key, t), (withheld, share, unknown) in zip(shown_groups, cells):
             label = key if len(key) <= label_width else key[: label_width - 1] + "\u2026"
-            cells = bar(t.shown, t.withheld, scale, bar_width, ascii_only=ascii_only)
-            if color and cells:
-                split = cells.rstrip(light)
-                cells = f"\x1b[36m{split}\x1b[0m\x1b[2m{cells[len(split):]}\x1b[0m"
-            pad = " " * (bar_width - len(bar(t.shown, t.withheld, scale, bar_width, ascii_only=ascii_only)))
-            unknown = f"  +{t.view_unknown_calls} unknown" if t.view_unknown_calls else ""
-            out.append(f"{label:<{label_width}}  {cells}{pad}  {withheld:>{number_width}} {share:>4}{unknown}")
+            drawn = bar(t.shown, t.withheld, scale, bar_width, ascii_only=ascii_only)
+            pad = " " * (bar_width - len(drawn))
+            if color and drawn:
+                dark = drawn.rstrip(light)
+                drawn = f"\x1b[36m{dark}\x1b[0m\x1b[2m{drawn[len(dark):]}\x1b[0m"
+            line = f"{label:<{label_width}}  {drawn}{pad}  {withheld:>{number_width}} {share:>4}"
+            out.append(f"{line}  {unknown}" if unknown else line)
         if len(groups) > rows:
-            out.append(f"… {len(groups) - rows} more groups (--json lists all)")
+            out.append(f"\u2026 {len(groups) - rows} more groups (--json lists all)")
     if report.top_commands:
         out.append("")
         out.append("top commands by bytes withheld")
         command_width = min(max(len(c) for c, *_ in report.top_commands), _MAX_LABEL_CHARS)
         for command, calls, produced, withheld in report.top_commands:
             share = f"{withheld / produced:.0%}" if produced else "-"
-            out.append(f"  {command:<{command_width}}  {human_bytes(withheld):>10} {share:>4}  {calls} calls")
+            out.append(f"  {command:<{command_width}}  {human_bytes(withheld):>10} {share:>4}  {calls:,} calls")
     return "\n".join(out) + "\n"
