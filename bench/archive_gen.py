@@ -39,6 +39,9 @@ BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 CALLS_PER_SESSION = 200
 BATCH = 256
 PROGRAMS = ("cargo test", "git log", "pytest -q", "npm test", "ls -la", "grep -rn TODO src", "make build")
+#: Share of stdout each program's rule keeps (test runners keep failures only).
+KEPT = {"cargo test": 0.06, "git log": 0.4, "pytest -q": 0.1, "npm test": 0.15, "ls -la": 0.9,
+        "grep -rn TODO src": 0.6, "make build": 0.2}
 _WORDS = ("compiling", "warning", "test", "ok", "passed", "src/lib.rs", "error[E0308]", "note", "running",
           "finished", "target", "debug", "module", "index", "fn", "assert", "line", "0.01s", "PASS", "cache")
 
@@ -85,7 +88,7 @@ def call_requests(n: int, text: _Text, rng: random.Random, mean_size: int) -> li
         meta = ops.CallMeta(call_id, "bash", started, True, "prov", "model-1", "/work")
         stdout = text(n, size).encode()
         stderr = text(n + 1, size // 8).encode() if n % 3 == 0 else b""
-        stdout_after = stdout[: max(len(stdout) // 6, 40)] + b"\n[yarp: lines omitted]\n"
+        stdout_after = stdout[: max(int(len(stdout) * KEPT[command]), 40)] + b"\n[yarp: lines omitted]\n"
         begin = prepare(ops.BeginCall(session, meta, {"command": command},
                                       {"command": f"yarp run -- {command}"}, started))
         streams_op = ops.CaptureStreams(session, call_id, started + 5, *(ops.StreamFile("/dev/null"),) * 4)

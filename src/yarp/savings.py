@@ -34,6 +34,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 
+from .errors import DataError
 from .sqlite import map_error
 
 #: Bytes per token for the estimate: the common rule of thumb for English text
@@ -57,6 +58,8 @@ _SUBCOMMAND_PROGRAMS = frozenset({
     "apt-get", "systemctl", "yarp", "just", "nix", "bazel", "hatch", "tox", "nox", "conda",
 })
 _MAX_LABEL_CHARS = 48
+#: SQLite page cache for the report's connection, KiB.
+SAVINGS_CACHE_KIB = 16 * 1024
 
 # Classes of finished calls.
 COUNTED = "counted"
@@ -98,9 +101,9 @@ _KIND = """CASE
 #: the primary-key index instead of scanning the whole snapshot table.
 _INDEX_RATIO = 8
 _DELTA = "(CASE WHEN o.ra IS NOT NULL AND NOT o.rsame THEN o.rb - o.ra ELSE 0 END)"
-#: One row per (tool, group, kind, withheld anything, call when it must be
-#: named from its input): classified and summed inside SQLite, so Python sees
-#: a few rows per group plus one per shell call it has to name. The join is
+#: One row per (tool, group, kind, withheld anything, input payload when the
+#: call must be named from its input): classified and summed inside SQLite, so
+#: Python sees a few rows per group and per distinct shell command. The join is
 #: driven by the grouped outputs (one primary-key lookup per call); calls
 #: without any output snapshot (begun, never finished) are counted after it.
 _SUMMARY = """
@@ -119,11 +122,15 @@ k AS (
   FROM k0
 )
 SELECT tool_name, grp, kind, withheld > 0,
-  CASE WHEN lower(tool_name) IN ({shell}) AND ({by_program} OR (kind = 'counted' AND withheld > 0)) THEN id END,
+  CASE WHEN lower(tool_name) IN ({shell}) AND ({by_program} OR (kind = 'counted' AND withheld > 0)) THEN
+    (SELECT i.payload_sha256 FROM snapshots i WHERE i.tool_call_id = id AND i.subject = 'input' AND i.stage = 'before')
+  END,
   count(*), sum(produced), sum(withheld)
 FROM k GROUP BY 1, 2, 3, 4, 5
 UNION ALL
-SELECT c.tool_name, {group}, 'incomplete', 0, CASE WHEN {by_program} AND lower(c.tool_name) IN ({shell}) THEN c.id END,
+SELECT c.tool_name, {group}, 'incomplete', 0, CASE WHEN {by_program} AND lower(c.tool_name) IN ({shell}) THEN
+    (SELECT i.payload_sha256 FROM snapshots i WHERE i.tool_call_id = c.id AND i.subject = 'input' AND i.stage = 'before')
+  END,
   count(*), 0, 0
 FROM tool_calls c
 WHERE c.status <> 'finished' AND c.started_at_ms >= ?1 AND c.started_at_ms < ?2 AND NOT EXISTS (
@@ -149,15 +156,7 @@ def summary_sql(by: str, windowed: bool) -> str:
         by_program="1" if by == "program" else "0")
 
 
-_INPUT_DIGESTS_SQL = """
-SELECT s.tool_call_id, s.payload_sha256 FROM snapshots s
-WHERE s.tool_call_id IN (SELECT value FROM json_each(?)) AND s.subject = 'input' AND s.stage = 'before'
-"""
-_INPUT_BODIES_SQL = """
-SELECT sha256, compression, uncompressed_byte_length, body FROM payloads
-WHERE sha256 IN (SELECT s.payload_sha256 FROM snapshots s
-  WHERE s.tool_call_id IN (SELECT value FROM json_each(?)) AND s.subject = 'input' AND s.stage = 'before')
-"""
+_INPUT_SQL = "SELECT compression, body, uncompressed_byte_length FROM payloads WHERE sha256 = ?"
 
 
 @dataclass(slots=True)
@@ -310,21 +309,18 @@ def command_key(tool: str, value: object, *, subcommand: bool) -> str:
     return _clean(program)
 
 
-def _inputs(conn: sqlite3.Connection, call_ids: list[int]) -> tuple[dict[int, bytes], dict[bytes, object]]:
-    """(call id -> input/before digest, digest -> decoded input); each payload is decoded once."""
-    if not call_ids:
-        return {}, {}
+def _inputs(conn: sqlite3.Connection, digests: set[bytes]) -> dict[bytes, object]:
+    """Input digest -> decoded input; each distinct (small) input payload is read once."""
     from .codec import decode_body
 
-    ids = json.dumps(call_ids)
-    digests = dict(conn.execute(_INPUT_DIGESTS_SQL, (ids,)).fetchall())
     values: dict[bytes, object] = {}
-    for sha, compression, length, body in conn.execute(_INPUT_BODIES_SQL, (ids,)):
+    for sha in digests:
+        row = conn.execute(_INPUT_SQL, (sha,)).fetchone()
         try:
-            values[sha] = json.loads(decode_body(compression, body, length))
-        except ValueError:  # damaged or undecodable: verify reports it; the call is named by its tool
+            values[sha] = json.loads(decode_body(*row)) if row else None
+        except (ValueError, DataError):  # damaged or not JSON: verify reports it; the tool names the call
             values[sha] = None
-    return digests, values
+    return values
 
 
 def compute(conn: sqlite3.Connection, *, by: str = "tool", since_ms: int | None = None,
@@ -336,6 +332,10 @@ def compute(conn: sqlite3.Connection, *, by: str = "tool", since_ms: int | None 
     low = since_ms if since_ms is not None else -(2**63)
     high = until_ms if until_ms is not None else 2**63 - 1
     try:
+        # Index pages of the payload digests are revisited by every size
+        # lookup; a 16 MiB page cache keeps them instead of re-reading them
+        # (about a third less system time on a 300 MB archive).
+        conn.execute(f"PRAGMA cache_size = -{SAVINGS_CACHE_KIB}")
         windowed = False
         if since_ms is not None or until_ms is not None:
             in_window = conn.execute("SELECT count(*) FROM tool_calls WHERE started_at_ms >= ? AND started_at_ms < ?",
@@ -348,14 +348,13 @@ def compute(conn: sqlite3.Connection, *, by: str = "tool", since_ms: int | None 
              conn.execute("SELECT id, agent, source_session_id FROM sessions")}
             if by == "session" else {}
         )
-        digests, values = _inputs(conn, [row[4] for row in rows if row[4] is not None])
+        values = _inputs(conn, {row[4] for row in rows if row[4] is not None})
     except sqlite3.Error as exc:
         raise map_error(exc, "reading archive savings") from None
 
     labels: dict = {}
 
-    def command(tool: str, call_id: int | None, subcommand: bool) -> str:
-        sha = digests.get(call_id) if call_id is not None else None
+    def command(tool: str, sha: bytes | None, subcommand: bool) -> str:
         cache_key = (tool, sha, subcommand)
         label = labels.get(cache_key)
         if label is None:
