@@ -119,6 +119,11 @@ def test_text_bytes_types_and_timestamps(archive, exported):
     assert types["started_at"] == types["finished_at"] == "TIMESTAMP WITH TIME ZONE"
     assert types["is_error"] == types["executed"] == types["requires_streams"] == "BOOLEAN"
     assert types["id"] == "BIGINT"
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(calls)  # NOT NULL in the archive is non-nullable in the file, and only there
+    assert [f.name for f in schema if not f.nullable] == [
+        "id", "session_id", "source_call_id", "archive_ref", "tool_name", "started_at", "requires_streams", "status"]
     exported_times = con.execute(f"SELECT archive_ref, epoch_ms(started_at), epoch_ms(finished_at), executed"
                                  f" FROM '{calls}' ORDER BY id").fetchall()
     archived = sqlite_rows(archive, "SELECT archive_ref, started_at_ms, finished_at_ms, executed FROM tool_calls"

@@ -63,29 +63,34 @@ def _arrow():
 
 
 def _schemas(pa):
+    """Arrow schemas; a column is non-nullable exactly where the archive says NOT NULL."""
     ts = pa.timestamp("ms", tz="UTC")
+
+    def table(*columns):
+        return pa.schema([pa.field(name, kind, nullable=nullable) for name, kind, nullable in columns])
+
     return {
-        "sessions": pa.schema([
-            ("id", pa.int64()), ("agent", pa.string()), ("account", pa.string()),
-            ("source_session_id", pa.string()), ("started_at", ts),
-        ]),
-        "calls": pa.schema([
-            ("id", pa.int64()), ("session_id", pa.int64()), ("source_call_id", pa.string()),
-            ("archive_ref", pa.string()), ("tool_name", pa.string()), ("provider", pa.string()),
-            ("model", pa.string()), ("working_directory", pa.string()), ("started_at", ts),
-            ("requires_streams", pa.bool_()), ("finished_at", ts), ("status", pa.string()),
-            ("is_error", pa.bool_()), ("executed", pa.bool_()),
-        ]),
-        "snapshots": pa.schema([
-            ("tool_call_id", pa.int64()), ("subject", pa.string()), ("stage", pa.string()),
-            ("media_type", pa.string()), ("source_completeness", pa.string()), ("captured_at", ts),
-            ("payload_sha256", pa.string()), ("byte_length", pa.int64()),
-            ("text", pa.large_string()), ("body", pa.large_binary()),
-        ]),
-        "payloads": pa.schema([
-            ("sha256", pa.string()), ("compression", pa.string()), ("byte_length", pa.int64()),
-            ("stored_byte_length", pa.int64()),
-        ]),
+        "sessions": table(
+            ("id", pa.int64(), False), ("agent", pa.string(), False), ("account", pa.string(), False),
+            ("source_session_id", pa.string(), False), ("started_at", ts, True),
+        ),
+        "calls": table(
+            ("id", pa.int64(), False), ("session_id", pa.int64(), False), ("source_call_id", pa.string(), False),
+            ("archive_ref", pa.string(), False), ("tool_name", pa.string(), False), ("provider", pa.string(), True),
+            ("model", pa.string(), True), ("working_directory", pa.string(), True), ("started_at", ts, False),
+            ("requires_streams", pa.bool_(), False), ("finished_at", ts, True), ("status", pa.string(), False),
+            ("is_error", pa.bool_(), True), ("executed", pa.bool_(), True),
+        ),
+        "snapshots": table(
+            ("tool_call_id", pa.int64(), False), ("subject", pa.string(), False), ("stage", pa.string(), False),
+            ("media_type", pa.string(), False), ("source_completeness", pa.string(), True),
+            ("captured_at", ts, False), ("payload_sha256", pa.string(), False), ("byte_length", pa.int64(), False),
+            ("text", pa.large_string(), True), ("body", pa.large_binary(), True),
+        ),
+        "payloads": table(
+            ("sha256", pa.string(), False), ("compression", pa.string(), False), ("byte_length", pa.int64(), False),
+            ("stored_byte_length", pa.int64(), False),
+        ),
     }
 
 
