@@ -146,6 +146,11 @@ def test_files_are_private_and_never_replaced(archive, exported, tmp_path):
     refused = export(archive, link)
     assert refused.returncode == 74 and b"symbolic link" in refused.stderr
     assert not list(tmp_path.glob("*.parquet"))
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    os.chmod(shared, 0o755)
+    broad = export(archive, shared)
+    assert broad.returncode == 74 and b"broader than 0700" in broad.stderr and not os.listdir(shared)
 
 
 def test_windows_partition_finished_calls(archive, tmp_path):

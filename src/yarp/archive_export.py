@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import stat
 import time
 
 from .codec import MEDIA_BINARY, decode_body
-from .errors import ExportUnavailable, UnsafePath, UsageError
+from .errors import ExportUnavailable, UsageError
 from .limits import MAX_DEADLINE_MS
+from .paths import ensure_private_directory
 from .sqlite import map_error
 
 EXPORT_SCHEMA = "yarp.archive-export.v1"
@@ -165,22 +165,12 @@ class _TableWriter:
 
 
 def _prepare_directory(directory: str) -> str:
+    """The export directory: created 0700, or an existing private one of ours with no export in it."""
     directory = os.path.abspath(directory)
     try:
-        st = os.lstat(directory)
-    except FileNotFoundError:
-        try:
-            os.makedirs(directory, mode=0o700)
-        except OSError as exc:
-            raise UsageError(f"cannot create export directory: {exc.strerror}") from None
-        os.chmod(directory, 0o700)  # makedirs' mode is narrowed by the umask, never widened
-        return directory
-    if stat.S_ISLNK(st.st_mode):
-        raise UnsafePath("export directory is a symbolic link")
-    if not stat.S_ISDIR(st.st_mode):
-        raise UsageError("export path exists and is not a directory")
-    if st.st_uid != os.geteuid():
-        raise UnsafePath("export directory is owned by another user")
+        ensure_private_directory(directory, narrow=False, create=True, label="export directory")
+    except OSError as exc:
+        raise UsageError(f"cannot create export directory: {exc.strerror}") from None
     for table in TABLES:
         if os.path.lexists(os.path.join(directory, f"{table}.parquet")):
             raise UsageError(f"export file {table}.parquet already exists (choose a new directory per window)")
