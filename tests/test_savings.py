@@ -242,6 +242,22 @@ def test_library_classifies_every_call_once(archive):
     assert t.calls + t.view_unknown_calls + t.not_executed_calls + t.incomplete_calls == calls
 
 
+@pytest.mark.parametrize("by", savings.GROUPINGS)
+def test_index_path_for_small_windows_agrees_with_the_scan(archive, by):
+    """The two access paths of the one query give the same rows for any window."""
+    path, _ = archive
+    conn = open_readonly(resolve_archive(str(path), {}))
+    try:
+        bounds = [r[0] for r in conn.execute("SELECT started_at_ms FROM tool_calls ORDER BY 1")]
+        windows = [(-(2**63), 2**63 - 1), (bounds[0], bounds[3]), (bounds[2], bounds[-1]), (bounds[-1], bounds[-1] + 1)]
+        for low, high in windows:
+            scan = sorted(conn.execute(savings.summary_sql(by, False), (low, high)).fetchall(), key=repr)
+            index = sorted(conn.execute(savings.summary_sql(by, True), (low, high)).fetchall(), key=repr)
+            assert scan == index and scan, (by, low, high)
+    finally:
+        conn.close()
+
+
 @pytest.mark.parametrize("value, subcommand, key", [
     ({"command": "FOO=1 sudo git status --short"}, True, "git status"),
     ({"command": "cd a; ls -la | head"}, False, "ls"),

@@ -1,10 +1,12 @@
 """What YARP kept out of the agent's view: bytes produced, shown and withheld.
 
 Every number comes from snapshot rows and the stored `uncompressed_byte_length`
-of their payloads, so the report never decompresses an output payload and stays
-fast on a large archive. Only the small `input/before` payloads of shell calls
-are read, to name their program, and only when a grouping or the top-commands
-list needs it.
+of their payloads, so the report never decompresses an output payload. Calls
+are classified and summed inside SQLite by one statement (`summary_sql`), so
+Python sees a few rows per group and memory does not grow with the archive.
+Only the small `input/before` payloads of shell calls are read, each distinct
+one once, to name their program when a grouping or the top-commands list needs
+it.
 
 How one finished call is counted (the rule `docs/commands.md` documents):
 
