@@ -238,7 +238,8 @@ def export_parquet(conn: sqlite3.Connection, directory: str, *, since_ms: int | 
                     writer.close()
                 summary["tables"][table] = {"rows": writer.rows, "file": f"{table}.parquet"}
         finally:
-            conn.execute("COMMIT")
+            if conn.in_transaction:
+                conn.execute("COMMIT")
         for table in TABLES:
             final = os.path.join(directory, f"{table}.parquet")
             os.link(temporary[table], final)  # never replaces a file that appeared meanwhile
