@@ -193,3 +193,25 @@ def test_usage_errors(archive, tmp_path):
                     home=root).returncode == 64
     empty = export(archive, tmp_path / "y", "--since", "2000", "--until", "1000")
     assert empty.returncode == 64 and not (tmp_path / "y").exists()
+
+
+def test_damaged_payload_fails_cleanly(archive, tmp_path):
+    """A payload that no longer decompresses stops the export with one bounded line and no files."""
+    import sqlite3
+
+    path, root, _ = archive
+    copy_dir = tmp_path / "copy"
+    copy_dir.mkdir(mode=0o700)
+    copy = copy_dir / "tool-calls.sqlite3"
+    src, dst = sqlite3.connect(path), sqlite3.connect(copy)
+    src.backup(dst)
+    src.close()
+    assert dst.execute("UPDATE payloads SET body = x'28b52ffd00' WHERE compression = 'zstd'").rowcount >= 1
+    dst.commit()
+    dst.close()
+    os.chmod(copy, 0o600)
+    out = tmp_path / "out"
+    result = run_yarp("archive", "export", "--format", "parquet", str(out), "--archive", str(copy), home=root)
+    assert result.returncode == 65
+    assert result.stderr.startswith(b"yarp: ") and result.stderr.count(b"\n") == 1
+    assert os.listdir(out) == []

@@ -163,6 +163,13 @@ class _TableWriter:
         self.flush()
         self.writer.close()
 
+    def abandon(self) -> None:
+        """Close after a failure, before the file handle goes (the file is removed anyway)."""
+        try:
+            self.writer.close()
+        except Exception:  # noqa: BLE001 - the original failure is what gets reported
+            pass
+
 
 def _prepare_directory(directory: str) -> str:
     """The export directory: created 0700, or an existing private one of ours with no export in it."""
@@ -227,14 +234,18 @@ def export_parquet(conn: sqlite3.Connection, directory: str, *, since_ms: int | 
             for table in TABLES:
                 with _open_private(temporary[table]) as handle:
                     writer = _TableWriter(pa, pq, handle, schemas[table])
-                    cursor = conn.execute(queries[table], params)
-                    if table == "snapshots":
-                        for row, nbytes in _snapshot_rows(cursor):
-                            writer.add(row, nbytes)
-                            summary["payload_bytes"] += nbytes
-                    else:
-                        for row in _rows(table, cursor):
-                            writer.add(row)
+                    try:
+                        cursor = conn.execute(queries[table], params)
+                        if table == "snapshots":
+                            for row, nbytes in _snapshot_rows(cursor):
+                                writer.add(row, nbytes)
+                                summary["payload_bytes"] += nbytes
+                        else:
+                            for row in _rows(table, cursor):
+                                writer.add(row)
+                    except BaseException:
+                        writer.abandon()
+                        raise
                     writer.close()
                 summary["tables"][table] = {"rows": writer.rows, "file": f"{table}.parquet"}
         finally:
