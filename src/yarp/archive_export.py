@@ -94,10 +94,6 @@ def _schemas(pa):
     }
 
 
-def _flag(value: int | None) -> bool | None:
-    return None if value is None else bool(value)
-
-
 def _queries(windowed: bool) -> dict[str, str]:
     chosen = (
         f"SELECT c.id FROM tool_calls c WHERE c.status = 'finished' AND {_ARCHIVED_AT} >= ?1 AND {_ARCHIVED_AT} < ?2"
@@ -116,13 +112,13 @@ def _queries(windowed: bool) -> dict[str, str]:
         ),
         "snapshots": (
             "SELECT s.tool_call_id, s.subject, s.stage, s.media_type, s.source_completeness, s.captured_at_ms,"
-            " s.payload_sha256, p.compression, p.uncompressed_byte_length, p.body"
+            " lower(hex(s.payload_sha256)), p.uncompressed_byte_length, p.compression, p.body"
             " FROM snapshots s JOIN payloads p ON p.sha256 = s.payload_sha256"
             + (f" WHERE s.tool_call_id IN ({chosen})" if windowed else "")
             + " ORDER BY s.tool_call_id, s.subject, s.stage"
         ),
         "payloads": (
-            "SELECT sha256, compression, uncompressed_byte_length, length(body) FROM payloads"
+            "SELECT lower(hex(sha256)), compression, uncompressed_byte_length, length(body) FROM payloads"
             + (f" WHERE sha256 IN (SELECT payload_sha256 FROM snapshots WHERE tool_call_id IN ({chosen}))"
                if windowed else "")
             + " ORDER BY sha256"
@@ -131,33 +127,44 @@ def _queries(windowed: bool) -> dict[str, str]:
 
 
 class _TableWriter:
-    """Columns of one table, flushed to the Parquet file as one row group per batch."""
+    """Rows of one table, written to the Parquet file as one row group per batch.
+
+    Rows are kept as the tuples SQLite returned and turned into columns only at
+    a flush (one `zip`), so a row costs one append; 0/1 flags become booleans
+    by an Arrow cast, not per value in Python.
+    """
 
     def __init__(self, pa, pq, handle, schema) -> None:
         self.pa = pa
         self.schema = schema
-        self.writer = pq.ParquetWriter(handle, schema, compression="zstd", use_dictionary=True)
-        self.columns: list[list] = [[] for _ in schema.names]
+        # Dictionary pages only where values repeat (names, enumerations);
+        # trying them on payload text costs time for nothing.
+        small = [f.name for f in schema if f.name not in ("text", "body")]
+        self.writer = pq.ParquetWriter(handle, schema, compression="zstd", use_dictionary=small)
+        self.batch: list[tuple] = []
         self.rows = 0
-        self.pending = 0
         self.pending_bytes = 0
 
     def add(self, row: tuple, nbytes: int = 0) -> None:
-        for column, value in zip(self.columns, row):
-            column.append(value)
-        self.pending += 1
+        self.batch.append(row)
         self.pending_bytes += nbytes
-        if self.pending >= BATCH_ROWS or self.pending_bytes >= BATCH_BYTES:
+        if len(self.batch) >= BATCH_ROWS or self.pending_bytes >= BATCH_BYTES:
             self.flush()
 
     def flush(self) -> None:
-        if not self.pending:
+        if not self.batch:
             return
-        arrays = [self.pa.array(column, type=field.type) for column, field in zip(self.columns, self.schema)]
-        self.writer.write_batch(self.pa.RecordBatch.from_arrays(arrays, schema=self.schema))
-        self.rows += self.pending
-        self.pending = self.pending_bytes = 0
-        self.columns = [[] for _ in self.schema.names]
+        pa = self.pa
+        arrays = []
+        for values, field in zip(zip(*self.batch), self.schema):
+            if field.type == pa.bool_():
+                arrays.append(pa.array(values, type=pa.int8()).cast(pa.bool_()))
+            else:
+                arrays.append(pa.array(values, type=field.type))
+        self.writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
+        self.rows += len(self.batch)
+        self.batch = []
+        self.pending_bytes = 0
 
     def close(self) -> None:
         self.flush()
@@ -189,23 +196,31 @@ def _open_private(path: str):
     return os.fdopen(fd, "wb", buffering=1 << 20)
 
 
-def _snapshot_rows(cursor):
-    """Snapshot rows with decoded text, decompressing a payload shared by neighbours once."""
+def _write_snapshots(cursor, writer: _TableWriter) -> int:
+    """Write snapshot rows with decoded text; return their payload bytes.
+
+    A payload shared by neighbouring snapshots (before = after) is decompressed
+    and decoded once. Each row is the query's first eight columns plus text and
+    exact bytes, exactly one of which is set.
+    """
     last_sha = None
-    last = (None, None, 0)
-    for call_id, subject, stage, media, completeness, captured, sha, compression, length, body in cursor:
+    content = (None, None)
+    total = 0
+    add = writer.add
+    for row in cursor:
+        sha, length = row[6], row[7]
         if sha != last_sha:
-            data = decode_body(compression, body, length)
-            text = None
-            if media != MEDIA_BINARY:
+            data = decode_body(row[8], row[9], length)
+            content = (None, data)
+            if row[3] != MEDIA_BINARY:
                 try:
-                    text = data.decode("utf-8")
+                    content = (data.decode("utf-8"), None)
                 except UnicodeDecodeError:
-                    text = None
-            last = (text, None if text is not None else data, length)
+                    pass
             last_sha = sha
-        text, raw, length = last
-        yield (call_id, subject, stage, media, completeness, captured, sha.hex(), length, text, raw), length
+        add(row[:8] + content, length)
+        total += length
+    return total
 
 
 def export_parquet(conn: sqlite3.Connection, directory: str, *, since_ms: int | None = None,
@@ -237,11 +252,9 @@ def export_parquet(conn: sqlite3.Connection, directory: str, *, since_ms: int | 
                     try:
                         cursor = conn.execute(queries[table], params)
                         if table == "snapshots":
-                            for row, nbytes in _snapshot_rows(cursor):
-                                writer.add(row, nbytes)
-                                summary["payload_bytes"] += nbytes
+                            summary["payload_bytes"] = _write_snapshots(cursor, writer)
                         else:
-                            for row in _rows(table, cursor):
+                            for row in cursor:
                                 writer.add(row)
                     except BaseException:
                         writer.abandon()
@@ -270,17 +283,6 @@ def export_parquet(conn: sqlite3.Connection, directory: str, *, since_ms: int | 
     finally:
         _remove(temporary.values())
     return summary
-
-
-def _rows(table: str, cursor):
-    if table == "sessions":
-        yield from cursor
-    elif table == "calls":
-        for row in cursor:
-            yield (*row[:9], _flag(row[9]), row[10], row[11], _flag(row[12]), _flag(row[13]))
-    else:
-        for sha, compression, length, stored in cursor:
-            yield sha.hex(), compression, length, stored
 
 
 def _remove(paths) -> None:
