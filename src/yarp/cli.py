@@ -27,6 +27,8 @@ COMMANDS: dict[tuple[str, ...], str] = {
     ("read",): "read",
     ("restore",): "restore",
     ("archive", "stats"): "archive_stats",
+    ("archive", "savings"): "archive_savings",
+    ("archive", "export"): "archive_export",
     ("archive", "verify"): "archive_verify",
     ("archive", "prune"): "archive_prune",
     ("archive", "restore"): "archive_restore",

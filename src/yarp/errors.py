@@ -28,6 +28,7 @@ replies and ingest acknowledgements)::
         ├── DeadlineExceeded          the request's end-to-end deadline passed
         ├── ShuttingDown              the broker is draining for idle exit (retry start-up)
         └── UnknownOutcome            a prune acknowledgement was lost
+    ExportUnavailable [74]            the optional Parquet extra (pyarrow) is missing
 
 Messages are bounded (`MAX_ERROR_CHARS`), control characters are replaced, and no
 message ever carries archived payloads, command text or credentials: callers pass
@@ -214,6 +215,12 @@ class UnknownOutcome(BrokerError):
     """Raised when a prune acknowledgement was lost: inspect the archive before pruning again."""
 
     code = "unknown_outcome"
+
+
+class ExportUnavailable(YarpError):
+    """Raised when `yarp archive export` needs pyarrow and it is not installed."""
+
+    code = "export_unavailable"
 
 
 #: Wire code -> class, used to rebuild a typed error from a broker reply.

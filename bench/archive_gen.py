@@ -1,0 +1,155 @@
+"""Generate a large, realistic archive quickly, through the archive's one writer.
+
+Every row is written by `yarp.store.ArchiveStore.apply_batch` from prepared
+operations, exactly as the broker applies them (same canonical JSON, hashing,
+compression decision, savepoints and lifecycle checks), 256 requests per
+transaction. The only step skipped is the broker's socket and its reading of
+the runner's spool files: stream snapshots are prepared from bytes in memory
+with the same `bytes_payload` the broker uses. That keeps 100,000 calls to
+about a minute on this machine instead of an hour of fsync-bound round trips.
+
+The mix (per 100 calls): 35 wrapped shell calls from the Pi agent whose
+streams were pruned, 30 Pi reads whose result was capped, 15 unchanged Pi
+calls, 15 Claude Code calls the hook could not change, 5 imported calls
+(input captured after the call finished). Payload text is drawn from a
+generated build-log corpus with the call number in it, so payloads are
+distinct and compress like real logs.
+
+    python bench/archive_gen.py PATH CALLS
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+from pathlib import Path
+
+_SRC = str(Path(__file__).resolve().parent.parent / "src")
+if _SRC not in sys.path:
+    sys.path.insert(0, _SRC)
+
+from yarp import operations as ops  # noqa: E402
+from yarp.codec import bytes_payload  # noqa: E402
+from yarp.paths import resolve_archive  # noqa: E402
+from yarp.prepare import Prepared, SnapshotSpec, prepare  # noqa: E402
+from yarp.store import ArchiveStore  # noqa: E402
+
+BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+CALLS_PER_SESSION = 200
+BATCH = 256
+PROGRAMS = ("cargo test", "git log", "pytest -q", "npm test", "ls -la", "grep -rn TODO src", "make build")
+#: Share of stdout each program's rule keeps (test runners keep failures only).
+KEPT = {"cargo test": 0.06, "git log": 0.4, "pytest -q": 0.1, "npm test": 0.15, "ls -la": 0.9,
+        "grep -rn TODO src": 0.6, "make build": 0.2}
+_WORDS = ("compiling", "warning", "test", "ok", "passed", "src/lib.rs", "error[E0308]", "note", "running",
+          "finished", "target", "debug", "module", "index", "fn", "assert", "line", "0.01s", "PASS", "cache")
+
+
+def corpus(size: int, rng: random.Random) -> str:
+    lines, total = [], 0
+    while total < size:
+        line = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(3, 14))) + "\n"
+        lines.append(line)
+        total += len(line)
+    return "".join(lines)
+
+
+class _Text:
+    """Distinct log-like texts of a given size, cut from one corpus."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.body = corpus(1 << 20, rng)
+
+    def __call__(self, n: int, size: int) -> str:
+        start = self.rng.randrange(0, len(self.body) - size - 1)
+        head = f"call {n}\n"
+        return head + self.body[start:start + max(size - len(head), 0)]
+
+
+def _session(index: int) -> ops.Session:
+    agent = "claude-code" if index % 7 == 3 else "pi"
+    return ops.Session(agent=agent, account="bench", source_session_id=f"bench-session-{index}",
+                       started_at_ms=BASE_MS + index * CALLS_PER_SESSION * 30_000)
+
+
+def call_requests(n: int, text: _Text, rng: random.Random, mean_size: int) -> list[Prepared]:
+    """Prepared requests that record call number `n` from begin to finish."""
+    session = _session(n // CALLS_PER_SESSION)
+    started = BASE_MS + n * 30_000
+    call_id = f"call-{n}"
+    kind = n % 20
+    size = max(64, int(rng.expovariate(1 / mean_size)))
+    if session.agent == "claude-code":
+        kind = 18  # the hook cannot replace the result: unchanged, unknown view
+    if kind < 7:  # wrapped shell, streams pruned
+        command = PROGRAMS[n % len(PROGRAMS)]
+        meta = ops.CallMeta(call_id, "bash", started, True, "prov", "model-1", "/work")
+        stdout = text(n, size).encode()
+        stderr = text(n + 1, size // 8).encode() if n % 3 == 0 else b""
+        stdout_after = stdout[: max(int(len(stdout) * KEPT[command]), 40)] + b"\n[yarp: lines omitted]\n"
+        begin = prepare(ops.BeginCall(session, meta, {"command": command},
+                                      {"command": f"yarp run -- {command}"}, started))
+        streams_op = ops.CaptureStreams(session, call_id, started + 5, *(ops.StreamFile("/dev/null"),) * 4)
+        stream_specs = (SnapshotSpec("stdout", "before", bytes_payload(stdout)),
+                        SnapshotSpec("stderr", "before", bytes_payload(stderr)),
+                        SnapshotSpec("stdout", "after", bytes_payload(stdout_after)),
+                        SnapshotSpec("stderr", "after", bytes_payload(stderr)))
+        result = {"content": [{"type": "text", "text": stdout_after.decode()}], "details": None, "isError": False}
+        return [begin, Prepared(streams_op, stream_specs),
+                prepare(ops.ResultBefore(session, call_id, result, started + 6)),
+                prepare(ops.FinishCall(session, call_id, result, False, True, started + 7))]
+    tool = "Read" if session.agent == "claude-code" else "read"
+    meta = ops.CallMeta(call_id, tool, started, False, "prov", "model-1", "/work")
+    body = text(n, size)
+    before = {"content": [{"type": "text", "text": body}], "details": None, "isError": False}
+    if kind < 13 and len(body) > 5120:  # capped read
+        after = {"content": [{"type": "text", "text": body[:2048] + "\n[yarp: capped]\n" + body[-1024:]}],
+                 "details": None, "isError": False}
+    else:
+        after = before
+    captured = started
+    finished = started + 8
+    if kind == 19 and session.agent == "pi":  # imported from a transcript: captured long after it finished
+        captured = started + 86_400_000
+    requests = [prepare(ops.BeginCall(session, meta, {"path": f"/src/file{n}.py"}, {"path": f"/src/file{n}.py"},
+                                      captured)),
+                prepare(ops.ResultBefore(session, call_id, before, captured + 1))]
+    if after is not before:
+        requests.append(prepare(ops.ResultText(session, call_id, body, "complete", captured + 2)))
+    requests.append(prepare(ops.FinishCall(session, call_id, after, False, True, finished)))
+    return requests
+
+
+def generate(path: str | os.PathLike, calls: int, *, seed: int = 7, mean_size: int = 4096) -> dict:
+    """Write `calls` finished calls into a new archive at `path`; return what was written."""
+    path = Path(path)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(path.parent, 0o700)
+    rng = random.Random(seed)
+    text = _Text(rng)
+    store = ArchiveStore.open(resolve_archive(str(path), {}))
+    try:
+        pending: list[Prepared] = []
+        for n in range(calls):
+            pending.extend(call_requests(n, text, rng, mean_size))
+            if len(pending) >= BATCH:
+                _apply(store, pending)
+                pending = []
+        if pending:
+            _apply(store, pending)
+        store.wal_checkpoint("TRUNCATE")
+    finally:
+        store.close()
+    return {"calls": calls, "path": str(path)}
+
+
+def _apply(store: ArchiveStore, batch: list[Prepared]) -> None:
+    for outcome in store.apply_batch(batch):
+        if isinstance(outcome, Exception):
+            raise outcome
+
+
+if __name__ == "__main__":
+    generate(sys.argv[1], int(sys.argv[2]))

@@ -1,0 +1,148 @@
+"""`yarp archive savings` and `yarp archive export` on a 100,000-call archive, beside baselines.
+
+Run: PYTHONPATH=src:tests .venv/bin/python -m pytest bench/test_bench_savings.py -q -s
+     (YARP_BENCH_SAVINGS_CALLS=100000 by default; YARP_BENCH_SAVINGS_DIR=DIR keeps the
+     generated archives between runs, since generating 100,000 calls takes about a minute)
+
+Archives come from bench/archive_gen.py (the archive's one writer, 256 requests per
+transaction; the mix is described there). Every figure is a whole process
+(`python -m yarp ...`), wall time and the child's own CPU (user + system):
+
+* savings: `yarp archive savings` against `yarp archive stats` (the other read-only
+  metadata report) on the same archive, both whole processes, and against the
+  target of 1 s.
+* export: `yarp archive export --format parquet` in MB/s of logical payload (the
+  payload table's uncompressed bytes), against a floor that only reads and
+  decompresses every snapshot's payload in a Python process (no Parquet), and the
+  export's peak RSS at two archive sizes (a fifth of the calls, and all of them):
+  bounded memory means the two peaks are close while the archives differ 5x.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
+sys.path.insert(0, os.path.dirname(__file__))
+
+from archive_factory import yarp_env  # noqa: E402
+from archive_gen import generate  # noqa: E402
+
+CALLS = int(os.environ.get("YARP_BENCH_SAVINGS_CALLS", "100000"))
+MB = 1_000_000
+ROUNDS = 5
+
+_FLOOR = """
+import sqlite3, sys, zstandard
+conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+dec = zstandard.ZstdDecompressor()
+n = 0
+for compression, length, body in conn.execute(
+        "SELECT p.compression, p.uncompressed_byte_length, p.body FROM snapshots s"
+        " JOIN payloads p ON p.sha256 = s.payload_sha256 ORDER BY s.tool_call_id, s.subject, s.stage"):
+    data = dec.decompress(body, max_output_size=length) if compression == "zstd" else body
+    n += len(data)
+print(n)
+"""
+
+
+def _archive(root: Path, calls: int) -> Path:
+    path = root / f"calls-{calls}" / "tool-calls.sqlite3"
+    if not path.exists():
+        started = time.perf_counter()
+        generate(path, calls)
+        print(f"\ngenerated {calls} calls in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return path
+
+
+@pytest.fixture(scope="module")
+def archives(tmp_path_factory):
+    keep = os.environ.get("YARP_BENCH_SAVINGS_DIR")
+    root = Path(keep) if keep else tmp_path_factory.mktemp("bench-savings")
+    root.mkdir(parents=True, exist_ok=True)
+    return root, {CALLS // 5: _archive(root, CALLS // 5), CALLS: _archive(root, CALLS)}
+
+
+def _run(argv: list[str], home: Path) -> tuple[float, float, int, bytes]:
+    """(wall s, child CPU s, child peak RSS KiB, stdout) of one whole process."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, env=yarp_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.stdout.read(), proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - started
+    assert proc.returncode == 0, err
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, out
+
+
+def _yarp(*args: str) -> list[str]:
+    return [sys.executable, "-m", "yarp", *args]
+
+
+def _best(runs):
+    return min(r[0] for r in runs), min(r[1] for r in runs)
+
+
+def test_savings_whole_process(archives):
+    root, paths = archives
+    path = paths[CALLS]
+    results = {}
+    for name, argv in (("savings", _yarp("archive", "savings", "--archive", str(path))),
+                       ("savings --by program", _yarp("archive", "savings", "--by", "program", "--archive",
+                                                      str(path))),
+                       ("stats (baseline)", _yarp("archive", "stats", "--archive", str(path)))):
+        runs = [_run(argv, root) for _ in range(ROUNDS)]
+        results[name] = _best(runs)
+    print(f"\nsavings over {CALLS} calls, whole process, best of {ROUNDS} (wall s / CPU s):")
+    for name, (wall, cpu) in results.items():
+        print(f"  {name:<22} {wall:6.3f} / {cpu:6.3f}")
+    base = results["stats (baseline)"]
+    print(f"  ratio savings/stats: wall {results['savings'][0] / base[0]:.2f}, CPU {results['savings'][1] / base[1]:.2f}")
+    report = json.loads(_run(_yarp("archive", "savings", "--json", "--archive", str(path)), root)[3])
+    total = report["total"]
+    assert total["calls"] + total["view_unknown_calls"] + total["not_executed_calls"] + total["incomplete_calls"] \
+        == CALLS
+
+
+def test_export_throughput_and_memory(archives, tmp_path):
+    root, paths = archives
+    logical = {}
+    peaks = {}
+    for calls, path in sorted(paths.items()):
+        import sqlite3
+
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        logical[calls] = conn.execute("SELECT sum(uncompressed_byte_length) FROM payloads").fetchone()[0]
+        conn.close()
+        runs = []
+        for attempt in range(2):
+            out = tmp_path / f"export-{calls}-{attempt}"
+            runs.append(_run(_yarp("archive", "export", "--format", "parquet", str(out), "--json", "--archive",
+                                   str(path)), root))
+            summary = json.loads(runs[-1][3])
+            assert summary["tables"]["calls"]["rows"] == calls
+            shutil.rmtree(out)
+        floor = [_run([sys.executable, "-c", _FLOOR, str(path)], root) for _ in range(2)]
+        wall, cpu = _best(runs)
+        floor_wall, floor_cpu = _best(floor)
+        peaks[calls] = max(r[2] for r in runs)
+        print(f"\nexport of {calls} calls, {logical[calls] / MB:.0f} MB logical payload "
+              f"({summary['payload_bytes'] / MB:.0f} MB across snapshots), best of 2:")
+        # MB per wall second, and per CPU second (steadier when other work shares the cores).
+        print(f"  export   {wall:6.2f} s wall {cpu:6.2f} s CPU  {logical[calls] / MB / wall:6.1f} MB/s"
+              f" ({logical[calls] / MB / cpu:.1f} per CPU s)  peak RSS {peaks[calls] / 1024:.0f} MiB")
+        print(f"  floor    {floor_wall:6.2f} s wall {floor_cpu:6.2f} s CPU  {logical[calls] / MB / floor_wall:6.1f} MB/s"
+              f" ({logical[calls] / MB / floor_cpu:.1f} per CPU s)  (read + decompress only)")
+        print(f"  ratio export/floor: wall {wall / floor_wall:.2f}, CPU {cpu / floor_cpu:.2f}")
+    small, large = sorted(peaks)
+    print(f"\npeak RSS: {peaks[small] / 1024:.0f} MiB at {small} calls, {peaks[large] / 1024:.0f} MiB at {large} calls")
+    # Bounded memory: five times the archive must not mean a markedly larger peak.
+    assert peaks[large] < peaks[small] * 1.5

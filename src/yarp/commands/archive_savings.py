@@ -1,0 +1,65 @@
+"""`yarp archive savings`: how many output bytes YARP kept from the agent, per group."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from .. import recovery, savings
+from ..errors import UsageError
+from ..sqlite import open_readonly
+from .search import parse_time_ms
+
+SUMMARY = "show bytes produced, shown and withheld from the agent (from stored sizes)"
+EPILOG = """\
+Counts every finished call started in [--since, --until): bytes its tools
+produced, bytes the agent was shown, bytes YARP withheld, and an estimated
+token count (bytes / 4), in total and per group, then the commands that
+withheld most. Numbers come from stored payload sizes; output payloads are
+never decompressed. Calls whose view is unknown (a hook that cannot replace a
+tool's output, imported history) are counted separately, never as savings.
+
+TIME is an RFC 3339 time with a zone (2026-01-02T03:04:05Z) or Unix
+milliseconds. Days are UTC. On a terminal each group gets a bar: dark is what
+was shown, light what was withheld.
+
+Exit status: 0, 74 archive missing, locked, corrupt or unsafe, 64 bad usage.
+
+Examples:
+  yarp archive savings
+  yarp archive savings --by day --since 2026-01-01T00:00:00Z
+  yarp archive savings --by program --json
+"""
+
+
+def configure(parser) -> None:
+    parser.add_argument("--since", type=parse_time_ms, metavar="TIME", help="calls started at or after TIME")
+    parser.add_argument("--until", type=parse_time_ms, metavar="TIME", help="calls started before TIME")
+    parser.add_argument("--by", choices=savings.GROUPINGS, default="tool", help="group by (default: tool)")
+    parser.add_argument("--top", type=int, default=10, metavar="N", help="top commands to list (0-100, default 10)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args) -> int:
+    if not 0 <= args.top <= 100:
+        raise UsageError("--top must be between 0 and 100")
+    if args.since is not None and args.until is not None and args.until <= args.since:
+        raise UsageError("--until must be later than --since")
+    conn = open_readonly(recovery.resolve_location(args.archive))
+    try:
+        report = savings.compute(conn, by=args.by, since_ms=args.since, until_ms=args.until, top=args.top)
+    finally:
+        conn.close()
+    if args.json:
+        sys.stdout.write(json.dumps(report.as_dict()) + "\n")
+        return 0
+    tty = sys.stdout.isatty()
+    try:
+        width = os.get_terminal_size(sys.stdout.fileno()).columns if tty else 80
+    except OSError:
+        width = 80
+    ascii_only = (sys.stdout.encoding or "").lower().replace("-", "") != "utf8"
+    color = tty and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+    sys.stdout.write(savings.render(report, width=min(max(width, 40), 120), color=color, ascii_only=ascii_only))
+    return 0

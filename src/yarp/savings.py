@@ -1,0 +1,482 @@
+"""What YARP kept out of the agent's view: bytes produced, shown and withheld.
+
+Every number comes from snapshot rows and the stored `uncompressed_byte_length`
+of their payloads, so the report never decompresses an output payload. Calls
+are classified and summed inside SQLite by one statement (`summary_sql`), so
+Python sees a few rows per group and memory does not grow with the archive.
+Only the small `input/before` payloads of shell calls are read, each distinct
+one once, to name their program when a grouping or the top-commands list needs
+it.
+
+How one finished call is counted (the rule `docs/commands.md` documents):
+
+- **wrapped** (it has `stdout/after` or `stderr/after`): YARP's runner produced
+  the output the tool returned. produced = stdout/before + stderr/before;
+  withheld = (streams before − streams after) + (result/before − result/after).
+  The second term is what a later cap or summary removed from the result.
+- **not executed** (no `result/before`): no tool output existed; counted apart.
+- **rewritten** (`result/after` is another payload than `result/before`): the
+  adapter handed on YARP's result. produced = result/before, shown = result/after.
+- **imported** (its `result/before` was captured after the call finished): a
+  live capture commits the result before it finishes the call, so the call
+  came from a transcript; its view is unknown.
+- **unchanged** (same payload before and after): counted with nothing withheld
+  when the session's agent hands `result/after` to the model itself
+  (`VIEW_REPLACING_AGENTS`); otherwise the host kept its own output (a hook
+  that cannot replace a result) and the view is unknown.
+
+Calls with an unknown view are reported separately and never as savings.
+shown = produced − withheld for every counted call. Result sizes are the bytes
+of canonical JSON, stream sizes the exact stream bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+
+from .errors import DataError
+from .sqlite import map_error
+
+#: Bytes per token for the estimate: the common rule of thumb for English text
+#: and code under current tokenizers. An estimate, labelled as such.
+BYTES_PER_TOKEN = 4
+GROUPINGS = ("tool", "program", "day", "session")
+#: Agents whose adapter returns `result/after` to the model as the visible
+#: result (the Pi extension; a person's `yarp run`). Claude Code and Codex hooks
+#: cannot replace a tool's result, so their unchanged calls have an unknown view.
+VIEW_REPLACING_AGENTS = frozenset({"pi", "yarp-run"})
+#: Tool names (lower-cased) whose input names a shell command.
+SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "shell_command"})
+#: Words before the program that do not name it.
+_PREFIX_WORDS = frozenset({"sudo", "env", "time", "command", "exec", "nohup", "nice", "timeout", "builtin"})
+#: Leading commands that only prepare the one that produces the output.
+_SETUP_PROGRAMS = frozenset({"cd", "pushd", "export", "set", "source", ".", "unset", "true"})
+#: Programs whose first word names what they do (`git log`, `cargo test`).
+_SUBCOMMAND_PROGRAMS = frozenset({
+    "git", "cargo", "npm", "pnpm", "yarn", "bun", "deno", "go", "docker", "kubectl", "uv", "pip", "pip3",
+    "poetry", "gh", "dotnet", "mvn", "gradle", "make", "npx", "rustup", "helm", "terraform", "brew", "apt",
+    "apt-get", "systemctl", "yarp", "just", "nix", "bazel", "hatch", "tox", "nox", "conda",
+})
+_MAX_LABEL_CHARS = 48
+#: SQLite page cache for the report's connection, KiB.
+SAVINGS_CACHE_KIB = 16 * 1024
+
+# Classes of finished calls.
+COUNTED = "counted"
+NOT_EXECUTED = "not_executed"
+IMPORTED = "imported"
+HOST_VIEW = "host_view"
+INCOMPLETE = "incomplete"
+
+#: Per call with an output snapshot: the sizes of its result and stream
+#: snapshots, whether result/after is result/before's payload, how many stream
+#: snapshots it has after YARP, and when its result/before was captured.
+#: Input snapshots are never read. `{access}`/`{window}` pick a whole-table
+#: scan (sequential pages, grouped by a sorter) or, for a small window, the
+#: primary-key index limited to the window's calls.
+_OUTPUTS = """
+SELECT s.tool_call_id AS id,
+  sum(CASE WHEN s.subject = 'result' AND s.stage = 'before' THEN p.uncompressed_byte_length END) AS rb,
+  sum(CASE WHEN s.subject = 'result' AND s.stage = 'after' THEN p.uncompressed_byte_length END) AS ra,
+  max(CASE WHEN s.subject = 'result' AND s.stage = 'before' THEN s.payload_sha256 END)
+    IS max(CASE WHEN s.subject = 'result' AND s.stage = 'after' THEN s.payload_sha256 END) AS rsame,
+  total(CASE WHEN s.subject <> 'result' AND s.stage = 'before' THEN p.uncompressed_byte_length END) AS sb,
+  total(CASE WHEN s.subject <> 'result' AND s.stage = 'after' THEN p.uncompressed_byte_length END) AS sa,
+  count(CASE WHEN s.subject <> 'result' AND s.stage = 'after' THEN 1 END) AS streams,
+  max(CASE WHEN s.subject = 'result' AND s.stage = 'before' THEN s.captured_at_ms END) AS rcap
+FROM snapshots s {access} JOIN payloads p ON p.sha256 = s.payload_sha256
+WHERE s.subject IN ('result', 'stdout', 'stderr') {window}
+GROUP BY s.tool_call_id
+"""
+#: The classification of `docs/commands.md`, per call, in SQL.
+_KIND = """CASE
+  WHEN c.status <> 'finished' THEN 'incomplete'
+  WHEN o.streams > 0 THEN 'counted'
+  WHEN o.rb IS NULL THEN 'not_executed'
+  WHEN o.ra IS NOT NULL AND NOT o.rsame THEN 'counted'
+  WHEN c.finished_at_ms IS NOT NULL AND o.rcap > c.finished_at_ms THEN 'imported'
+  WHEN se.agent IN ({replacing}) THEN 'counted'
+  ELSE 'host_view' END"""
+#: Below one call in this many, a window reads its calls' snapshots through
+#: the primary-key index instead of scanning the whole snapshot table.
+_INDEX_RATIO = 8
+_DELTA = "(CASE WHEN o.ra IS NOT NULL AND NOT o.rsame THEN o.rb - o.ra ELSE 0 END)"
+#: One row per (tool, group, kind, withheld anything, input payload when the
+#: call must be named from its input): classified and summed inside SQLite, so
+#: Python sees a few rows per group and per distinct shell command. The join is
+#: driven by the grouped outputs (one primary-key lookup per call); calls
+#: without any output snapshot (begun, never finished) are counted after it.
+_SUMMARY = """
+WITH o AS ({outputs}),
+k0 AS (
+  SELECT c.id, c.tool_name, {group} AS grp, {kind} AS kind, o.streams, o.sb, o.sa, o.rb, {delta} AS delta
+  FROM o CROSS JOIN tool_calls c ON c.id = o.id JOIN sessions se ON se.id = c.session_id
+  WHERE c.started_at_ms >= ?1 AND c.started_at_ms < ?2
+),
+k AS (
+  SELECT id, tool_name, grp, kind,
+    CASE WHEN kind IN ('incomplete', 'not_executed') THEN 0
+         WHEN streams > 0 THEN CAST(sb AS INTEGER) ELSE rb END AS produced,
+    CASE WHEN kind <> 'counted' THEN 0
+         WHEN streams > 0 THEN CAST(sb - sa AS INTEGER) + delta ELSE delta END AS withheld
+  FROM k0
+)
+SELECT tool_name, grp, kind, withheld > 0,
+  CASE WHEN lower(tool_name) IN ({shell}) AND ({by_program} OR (kind = 'counted' AND withheld > 0)) THEN
+    (SELECT i.payload_sha256 FROM snapshots i WHERE i.tool_call_id = id AND i.subject = 'input' AND i.stage = 'before')
+  END,
+  count(*), sum(produced), sum(withheld)
+FROM k GROUP BY 1, 2, 3, 4, 5
+UNION ALL
+SELECT c.tool_name, {group}, 'incomplete', 0, CASE WHEN {by_program} AND lower(c.tool_name) IN ({shell}) THEN
+    (SELECT i.payload_sha256 FROM snapshots i WHERE i.tool_call_id = c.id AND i.subject = 'input' AND i.stage = 'before')
+  END,
+  count(*), 0, 0
+FROM tool_calls c
+WHERE c.status <> 'finished' AND c.started_at_ms >= ?1 AND c.started_at_ms < ?2 AND NOT EXISTS (
+  SELECT 1 FROM snapshots s WHERE s.tool_call_id = c.id AND s.subject IN ('result', 'stdout', 'stderr'))
+GROUP BY 1, 2, 3, 4, 5
+"""
+_GROUP_SQL = {"tool": "NULL", "program": "NULL", "day": "c.started_at_ms / 86400000", "session": "c.session_id"}
+
+
+def _quoted(names) -> str:
+    return ", ".join("'" + name.replace("'", "''") + "'" for name in sorted(names))
+
+
+def summary_sql(by: str, windowed: bool) -> str:
+    """The one query behind a report (its text depends only on the grouping and the access path)."""
+    outputs = _OUTPUTS.format(
+        access="" if windowed else "NOT INDEXED",
+        window="AND s.tool_call_id IN (SELECT id FROM tool_calls WHERE started_at_ms >= ?1 AND started_at_ms < ?2)"
+        if windowed else "",
+    )
+    return _SUMMARY.format(outputs=outputs, group=_GROUP_SQL[by], kind=_KIND.format(
+        replacing=_quoted(VIEW_REPLACING_AGENTS)), delta=_DELTA, shell=_quoted(SHELL_TOOLS),
+        by_program="1" if by == "program" else "0")
+
+
+_INPUT_SQL = "SELECT compression, body, uncompressed_byte_length FROM payloads WHERE sha256 = ?"
+
+
+@dataclass(slots=True)
+class Totals:
+    """Sums for one group (or for the whole window)."""
+
+    calls: int = 0
+    produced: int = 0
+    shown: int = 0
+    withheld: int = 0
+    imported_calls: int = 0
+    host_view_calls: int = 0
+    view_unknown_bytes: int = 0
+    not_executed_calls: int = 0
+    incomplete_calls: int = 0
+
+    @property
+    def view_unknown_calls(self) -> int:
+        return self.imported_calls + self.host_view_calls
+
+    def add(self, kind: str, produced: int, withheld: int, calls: int = 1) -> None:
+        if kind == COUNTED:
+            self.calls += calls
+            self.produced += produced
+            self.withheld += withheld
+            self.shown += produced - withheld
+        elif kind == IMPORTED:
+            self.imported_calls += calls
+            self.view_unknown_bytes += produced
+        elif kind == HOST_VIEW:
+            self.host_view_calls += calls
+            self.view_unknown_bytes += produced
+        elif kind == NOT_EXECUTED:
+            self.not_executed_calls += calls
+        else:
+            self.incomplete_calls += calls
+
+    def merge(self, other: Totals) -> None:
+        for name in self.__slots__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def as_dict(self) -> dict[str, int | float | None]:
+        return {
+            "calls": self.calls,
+            "bytes_produced": self.produced,
+            "bytes_shown": self.shown,
+            "bytes_withheld": self.withheld,
+            "withheld_ratio": round(self.withheld / self.produced, 4) if self.produced else None,
+            "tokens_produced_estimate": estimate_tokens(self.produced),
+            "tokens_shown_estimate": estimate_tokens(self.shown),
+            "tokens_withheld_estimate": estimate_tokens(self.withheld),
+            "view_unknown_calls": self.view_unknown_calls,
+            "view_unknown_imported_calls": self.imported_calls,
+            "view_unknown_host_calls": self.host_view_calls,
+            "view_unknown_bytes": self.view_unknown_bytes,
+            "not_executed_calls": self.not_executed_calls,
+            "incomplete_calls": self.incomplete_calls,
+        }
+
+
+@dataclass(slots=True)
+class Savings:
+    """The report: totals, per-group totals, the commands that withheld most."""
+
+    by: str
+    since_ms: int | None
+    until_ms: int | None
+    total: Totals = field(default_factory=Totals)
+    groups: dict[str, Totals] = field(default_factory=dict)
+    #: (command, calls, bytes produced, bytes withheld), most withheld first.
+    top_commands: list[tuple[str, int, int, int]] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        groups = sorted(self.groups.items(), key=_group_order(self.by))
+        return {
+            "by": self.by,
+            "since_ms": self.since_ms,
+            "until_ms": self.until_ms,
+            "bytes_per_token": BYTES_PER_TOKEN,
+            "total": self.total.as_dict(),
+            "groups": [{"group": key} | totals.as_dict() for key, totals in groups],
+            "top_commands": [
+                {"command": command, "calls": calls, "bytes_produced": produced, "bytes_withheld": withheld,
+                 "tokens_withheld_estimate": estimate_tokens(withheld)}
+                for command, calls, produced, withheld in self.top_commands
+            ],
+        }
+
+
+def estimate_tokens(nbytes: int) -> int:
+    return round(nbytes / BYTES_PER_TOKEN)
+
+
+def _group_order(by: str):
+    if by == "day":
+        return lambda item: item[0]
+    return lambda item: (-item[1].withheld, -item[1].produced, item[0])
+
+
+def _day(ms: int) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d", time.gmtime(ms // 1000))
+
+
+def _clean(text: str) -> str:
+    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    return text if len(text) <= _MAX_LABEL_CHARS else text[: _MAX_LABEL_CHARS - 1] + "\u2026"
+
+
+def _words_of(value: object) -> list[str] | None:
+    """The argv a shell tool's input names, from its known shapes."""
+    if not isinstance(value, dict):
+        return None
+    for key in ("command", "cmd", "argv"):
+        found = value.get(key)
+        if isinstance(found, str):
+            return _first_command(found)
+        if isinstance(found, list) and found and all(isinstance(w, str) for w in found):
+            # `["bash", "-lc", "script"]` runs the script; a plain argv is the command.
+            if len(found) >= 3 and found[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and found[1] in ("-c", "-lc"):
+                return _first_command(found[2])
+            return list(found)
+    return None
+
+
+def _first_command(text: str) -> list[str]:
+    """Words of the first command that is not set-up (`cd x && cargo test` -> cargo test)."""
+    for separator in ("&&", "||", ";", "\n"):
+        text = text.replace(separator, "\0")
+    for segment in text.split("\0"):
+        words = segment.split("|", 1)[0].split()
+        while words and ("=" in words[0] and not words[0].startswith("=") or words[0] in _PREFIX_WORDS):
+            words.pop(0)
+        if words and words[0] not in _SETUP_PROGRAMS:
+            return [w.strip("'\"") for w in words]
+    return []
+
+
+def command_key(tool: str, value: object, *, subcommand: bool) -> str:
+    """The program (and for `git`-like programs its first word) a call ran; else its tool."""
+    words = _words_of(value) if tool.lower() in SHELL_TOOLS else None
+    if not words:
+        return _clean(tool)
+    program = words[0].rsplit("/", 1)[-1] or words[0]
+    if subcommand and program in _SUBCOMMAND_PROGRAMS:
+        rest = [w for w in words[1:] if not w.startswith("-")]
+        if rest and len(rest[0]) <= 24 and "/" not in rest[0]:
+            return _clean(f"{program} {rest[0]}")
+    return _clean(program)
+
+
+def _inputs(conn: sqlite3.Connection, digests: set[bytes]) -> dict[bytes, object]:
+    """Input digest -> decoded input; each distinct (small) input payload is read once."""
+    from .codec import decode_body
+
+    values: dict[bytes, object] = {}
+    for sha in digests:
+        row = conn.execute(_INPUT_SQL, (sha,)).fetchone()
+        try:
+            values[sha] = json.loads(decode_body(*row)) if row else None
+        except (ValueError, DataError):  # damaged or not JSON: verify reports it; the tool names the call
+            values[sha] = None
+    return values
+
+
+def compute(conn: sqlite3.Connection, *, by: str = "tool", since_ms: int | None = None,
+            until_ms: int | None = None, top: int = 10) -> Savings:
+    """The savings of calls started in [since_ms, until_ms), grouped by `by`."""
+    if by not in GROUPINGS:
+        raise ValueError(by)
+    report = Savings(by=by, since_ms=since_ms, until_ms=until_ms)
+    low = since_ms if since_ms is not None else -(2**63)
+    high = until_ms if until_ms is not None else 2**63 - 1
+    try:
+        # Index pages of the payload digests are revisited by every size
+        # lookup; a 16 MiB page cache keeps them instead of re-reading them
+        # (about a third less system time on a 300 MB archive).
+        conn.execute(f"PRAGMA cache_size = -{SAVINGS_CACHE_KIB}")
+        windowed = False
+        if since_ms is not None or until_ms is not None:
+            in_window = conn.execute("SELECT count(*) FROM tool_calls WHERE started_at_ms >= ? AND started_at_ms < ?",
+                                     (low, high)).fetchone()[0]
+            everything = conn.execute("SELECT max(rowid) FROM tool_calls").fetchone()[0] or 0
+            windowed = in_window * _INDEX_RATIO < everything
+        rows = conn.execute(summary_sql(by, windowed), (low, high)).fetchall()
+        session_labels = (
+            {sid: f"{agent}:{source}" for sid, agent, source in
+             conn.execute("SELECT id, agent, source_session_id FROM sessions")}
+            if by == "session" else {}
+        )
+        values = _inputs(conn, {row[4] for row in rows if row[4] is not None})
+    except sqlite3.Error as exc:
+        raise map_error(exc, "reading archive savings") from None
+
+    labels: dict = {}
+
+    def command(tool: str, sha: bytes | None, subcommand: bool) -> str:
+        cache_key = (tool, sha, subcommand)
+        label = labels.get(cache_key)
+        if label is None:
+            label = labels[cache_key] = command_key(tool, values.get(sha), subcommand=subcommand)
+        return label
+
+    groups: dict[str, Totals] = {}
+    commands: dict[str, list[int]] = {}
+    for tool, grp, kind, positive, named, calls, produced, withheld in rows:
+        if by == "tool":
+            key = _clean(tool)
+        elif by == "program":
+            key = command(tool, named, False)
+        elif by == "day":
+            key = _day(grp * 86_400_000)
+        else:
+            key = _clean(session_labels.get(grp, str(grp)))
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = Totals()
+        group.add(kind, produced, withheld, calls)
+        if kind == COUNTED and positive:
+            name = command(tool, named, True)
+            entry = commands.get(name)
+            if entry is None:
+                commands[name] = [calls, produced, withheld]
+            else:
+                entry[0] += calls
+                entry[1] += produced
+                entry[2] += withheld
+    report.groups = groups
+    for group in groups.values():
+        report.total.merge(group)
+    ranked = sorted(commands.items(), key=lambda item: (-item[1][2], item[0]))[:top]
+    report.top_commands = [(name, calls, produced, withheld) for name, (calls, produced, withheld) in ranked]
+    return report
+
+
+# --- rendering ------------------------------------------------------------------
+
+_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def human_bytes(n: int) -> str:
+    value = float(n)
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    for unit in _UNITS:
+        if value < 1024 or unit == _UNITS[-1]:
+            return f"{sign}{value:.0f} {unit}" if unit == "B" else f"{sign}{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def human_count(n: int) -> str:
+    for limit, suffix in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
+        if abs(n) >= limit:
+            return f"{n / limit:.1f}{suffix}"
+    return str(n)
+
+
+def bar(shown: int, withheld: int, scale: int, width: int, *, ascii_only: bool = False) -> str:
+    """One group's bar: shown (dark) then withheld (light), `scale` bytes = `width` cells."""
+    full, light = ("#", "-") if ascii_only else ("\u2588", "\u2591")
+    if scale <= 0:
+        return ""
+    shown_cells = round(max(shown, 0) * width / scale)
+    withheld_cells = round(max(withheld, 0) * width / scale)
+    if withheld > 0 and withheld_cells == 0:
+        withheld_cells = 1
+    if shown > 0 and shown_cells == 0:
+        shown_cells = 1
+    return full * shown_cells + light * withheld_cells
+
+
+def render(report: Savings, *, width: int = 80, color: bool = False, ascii_only: bool = False,
+           rows: int = 20) -> str:
+    """The terminal report: totals, one bar per group (at most `width` columns), the top commands."""
+    total = report.total
+    out: list[str] = []
+    pct = f" ({total.withheld / total.produced:.1%})" if total.produced else ""
+    out.append(f"withheld {human_bytes(total.withheld)} of {human_bytes(total.produced)} produced{pct}, "
+               f"~{human_count(estimate_tokens(total.withheld))} tokens")
+    out.append(f"shown {human_bytes(total.shown)} in {total.calls:,} calls")
+    if total.view_unknown_calls:
+        out.append(f"view unknown: {total.view_unknown_calls:,} calls, {human_bytes(total.view_unknown_bytes)}, "
+                   f"not counted ({total.host_view_calls:,} host, {total.imported_calls:,} imported)")
+    extra = [f"{total.not_executed_calls:,} not executed"] if total.not_executed_calls else []
+    extra += [f"{total.incomplete_calls:,} incomplete"] if total.incomplete_calls else []
+    if extra:
+        out.append("no output to count: " + ", ".join(extra))
+    groups = sorted(report.groups.items(), key=_group_order(report.by))
+    if groups:
+        shown_groups = groups[:rows]
+        full, light = ("#", "-") if ascii_only else ("\u2588", "\u2591")
+        label_width = min(max(len(key) for key, _ in shown_groups), 24)
+        cells = [(human_bytes(t.withheld), f"{t.withheld / t.produced:.0%}" if t.produced else "-",
+                  f"+{t.view_unknown_calls:,} unknown" if t.view_unknown_calls else "") for _, t in shown_groups]
+        number_width = max(len(c[0]) for c in cells)
+        unknown_width = max(len(c[2]) for c in cells)
+        bar_width = max(10, width - label_width - number_width - 5 - (unknown_width + 2 if unknown_width else 0) - 4)
+        scale = max(max(t.produced, t.shown) for _, t in shown_groups) or 1
+        out.append("")
+        out.append(f"by {report.by}: {full} shown {light} withheld, withheld bytes and share")
+        for (key, t), (withheld, share, unknown) in zip(shown_groups, cells):
+            label = key if len(key) <= label_width else key[: label_width - 1] + "\u2026"
+            drawn = bar(t.shown, t.withheld, scale, bar_width, ascii_only=ascii_only)
+            pad = " " * (bar_width - len(drawn))
+            if color and drawn:
+                dark = drawn.rstrip(light)
+                drawn = f"\x1b[36m{dark}\x1b[0m\x1b[2m{drawn[len(dark):]}\x1b[0m"
+            line = f"{label:<{label_width}}  {drawn}{pad}  {withheld:>{number_width}} {share:>4}"
+            out.append(f"{line}  {unknown}" if unknown else line)
+        if len(groups) > rows:
+            out.append(f"\u2026 {len(groups) - rows} more groups (--json lists all)")
+    if report.top_commands:
+        out.append("")
+        out.append("top commands by bytes withheld")
+        command_width = min(max(len(c) for c, *_ in report.top_commands), _MAX_LABEL_CHARS)
+        for command, calls, produced, withheld in report.top_commands:
+            share = f"{withheld / produced:.0%}" if produced else "-"
+            out.append(f"  {command:<{command_width}}  {human_bytes(withheld):>10} {share:>4}  {calls:,} calls")
+    return "\n".join(out) + "\n"
