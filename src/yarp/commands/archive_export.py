@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import recovery
+from . import _archive
 from ..sqlite import open_readonly
 from .search import parse_time_ms
 
@@ -45,7 +45,7 @@ def configure(parser) -> None:
 def run(args) -> int:
     from ..archive_export import export_parquet
 
-    conn = open_readonly(recovery.resolve_location(args.archive))
+    conn = open_readonly(_archive.resolve_location(args.archive))
     try:
         summary = export_parquet(conn, args.directory, since_ms=args.since, until_ms=args.until)
     finally:

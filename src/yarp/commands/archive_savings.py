@@ -6,7 +6,8 @@ import json
 import os
 import sys
 
-from .. import recovery, savings
+from .. import savings
+from . import _archive
 from ..errors import UsageError
 from ..sqlite import open_readonly
 from .search import parse_time_ms
@@ -46,7 +47,7 @@ def run(args) -> int:
         raise UsageError("--top must be between 0 and 100")
     if args.since is not None and args.until is not None and args.until <= args.since:
         raise UsageError("--until must be later than --since")
-    conn = open_readonly(recovery.resolve_location(args.archive))
+    conn = open_readonly(_archive.resolve_location(args.archive))
     try:
         report = savings.compute(conn, by=args.by, since_ms=args.since, until_ms=args.until, top=args.top)
     finally:
