@@ -50,6 +50,7 @@ from .errors import (
     YarpError,
 )
 from .fastframe import FrameSplitter, encode_frame
+from .hooks.service import HookService, is_hook_request
 from .limits import (
     BATCH_WAIT_MS,
     BROKER_IDLE_MS,
@@ -289,6 +290,7 @@ class Broker:
         self._pool: concurrent.futures.Executor | None = None
         self._busy_ms = SQLITE_BUSY_TIMEOUT_MS
         self._writer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="yarp-writer")
+        self._hooks: HookService | None = None
 
     # logging -------------------------------------------------------------------
 
@@ -546,9 +548,20 @@ class Broker:
     async def _process(self, request: Request, frame: bytes) -> bytes:
         obj = protocol.decode_json(frame, "envelope")
         del frame
+        if is_hook_request(obj):
+            return await self.hook_service().serve(request, obj)
         env = protocol.parse_envelope(obj, request.conn.correlation_id)
         if isinstance(env, protocol.Control):
             return protocol.reply_ok(extra={"status": self.status()})
+        return await self.submit(request, env)
+
+    def hook_service(self) -> HookService:
+        if self._hooks is None:
+            self._hooks = HookService(self)
+        return self._hooks
+
+    async def submit(self, request: Request, env: protocol.Envelope, prepared=None) -> bytes:
+        """Order, prepare (unless `prepared` is given) and commit one envelope's operation; the reply."""
         request.envelope = env
         request.deadline = request.received + env.deadline_ms / 1000
         last = self.sequences.get(env.source_key)
@@ -567,6 +580,10 @@ class Broker:
         self.in_flight[env.source_key] = request
         if self.loop.time() >= request.deadline:
             raise DeadlineExceeded("request deadline expired before it was admitted")
+        if prepared is not None:
+            request.prepared = prepared
+            self._enqueue(request)
+            return await self._wait_done(request)
         if request.frame_bytes <= self.inline_bytes and not _reads_files(env):
             # Small requests are prepared on the loop: a pool hop costs more
             # than the work, and the GIL serialises pure-Python work anyway
