@@ -74,15 +74,10 @@ def _read_event() -> bytes | None:
 
 def _event_head(raw: bytes) -> tuple[str, str] | None:
     """(event name, session id) of an event we archive, else None (never an error)."""
-    if not raw.startswith(b"{"):
-        return None
-    from ..protocol import _client_loads
+    from .connection import json_object
 
-    try:
-        event = _client_loads(raw, "hook event")
-    except Exception:  # noqa: BLE001 - the C scanner can fail oddly (SystemError) on malformed text
-        return None
-    if not isinstance(event, dict):
+    event = json_object(raw) if raw.startswith(b"{") else None
+    if event is None:
         return None
     name, session = event.get("hook_event_name"), event.get("session_id")
     if name not in EVENTS or not isinstance(session, str) or not 0 < len(session) <= _MAX_SESSION_CHARS:
@@ -115,8 +110,11 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
     timeout = BEGIN_TIMEOUT_S if name == PRE else RESULT_TIMEOUT_S
     fields = {"agent": agent, "launcher": _launcher(environ), "pruning": config.pruning_enabled,
               "rulePacks": list(config.rule_packs)}
+    deadline = time.monotonic() + timeout
     try:
-        reply = forward(location, environ, fields, raw, time.monotonic() + timeout)
+        reply = quick(location, environ, fields, raw, deadline)
+        if reply is None:
+            reply = forward(location, environ, fields, raw, deadline)
     except YarpError as exc:
         if name == PRE:
             text = ("archive capture failed; this session's tool calls run without capture or rewriting "
@@ -144,6 +142,48 @@ def _launcher(environ) -> list[str]:
     return yarp_argv(environ)
 
 
+def _remaining_ms(deadline: float) -> int:
+    from ..errors import DeadlineExceeded
+
+    remaining_ms = int((deadline - time.monotonic()) * 1000)
+    if remaining_ms < 1:
+        raise DeadlineExceeded("hook deadline expired before an acknowledgement")
+    return min(remaining_ms, 30_000)
+
+
+def _rejection(reply: dict):
+    """The broker's typed rejection, or None when it is shutting down (try again elsewhere)."""
+    from ..errors import ShuttingDown, from_code
+
+    error = from_code(str(reply.get("code", "broker")), str(reply.get("error", "broker rejected the request")))
+    return None if isinstance(error, ShuttingDown) else error
+
+
+def quick(location, environ, fields: dict, raw: bytes, deadline: float) -> dict | None:
+    """The request through a running broker with the lean transport (`connection`); None when
+    the full client must do it (no broker yet, shutting down, a dropped connection)."""
+    from ..errors import DeadlineExceeded
+    from ..runtime import check_socket_entry, runtime_paths
+    from .connection import Unfinished, hook_fields, request
+
+    paths = runtime_paths(location.path, environ)
+    if not check_socket_entry(paths.socket):
+        return None
+    head = hook_fields(dict(fields, deadlineMs=_remaining_ms(deadline)))
+    try:
+        reply = request(paths.socket, paths.archive_id, head, raw, deadline)
+    except Unfinished:
+        return None
+    except TimeoutError:
+        raise DeadlineExceeded("hook deadline expired waiting for the acknowledgement") from None
+    if reply.get("ok") is True:
+        return reply
+    error = _rejection(reply) if reply.get("ok") is False else None
+    if error is None:
+        return None
+    raise error
+
+
 def forward(location, environ, fields: dict, raw: bytes, deadline: float) -> dict:
     """Send one hook request (`fields` plus the event's exact bytes) and return the broker's reply.
 
@@ -154,18 +194,17 @@ def forward(location, environ, fields: dict, raw: bytes, deadline: float) -> dic
     broker rejection is final.
     """
     from ..client import BrokerClient, _Transport
-    from ..errors import DeadlineExceeded, ShuttingDown, from_code
+    from ..errors import DeadlineExceeded
     from ..protocol import SCHEMA, _client_dumps, parse_reply
+    from .connection import hook_fields
 
     with BrokerClient(location, environ) as client:
         while True:
-            remaining_ms = int((deadline - time.monotonic()) * 1000)
-            if remaining_ms < 1:
-                raise DeadlineExceeded("hook deadline expired before an acknowledgement")
+            remaining_ms = _remaining_ms(deadline)
             client.connect(deadline)
-            head = _client_dumps({"schema": SCHEMA, "correlationId": client.correlation_id,
-                                  "hook": dict(fields, deadlineMs=min(remaining_ms, 30_000))})
-            body = head[:-1] + b',"event":' + raw + b"}"
+            head = _client_dumps({"schema": SCHEMA, "correlationId": client.correlation_id})
+            body = (head[:-1] + b"," + hook_fields(dict(fields, deadlineMs=remaining_ms)).encode() + b',"event":'
+                    + raw + b"}")
             try:
                 client._send(body, deadline)
                 reply = parse_reply(client._recv_frame(deadline))
@@ -178,8 +217,8 @@ def forward(location, environ, fields: dict, raw: bytes, deadline: float) -> dic
                 raise
             if reply["ok"]:
                 return reply
-            error = from_code(str(reply.get("code", "broker")), str(reply.get("error", "broker rejected the request")))
-            if isinstance(error, ShuttingDown):
+            error = _rejection(reply)
+            if error is None:
                 client.close()
                 continue
             raise error
