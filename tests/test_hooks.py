@@ -443,7 +443,7 @@ def test_hook_process_imports_only_the_c_cores(world):
     tool_input = {"command": "grep -rn needle src"}
     names, pre = hook_imports(world, "claude-code", claude_event("PreToolUse", "Bash", tool_input, "toolu_imp", cwd))
     updated = answer(pre)["hookSpecificOutput"]["updatedInput"]  # planned and rewritten, by the broker
-    assert "yarp.hooks.cli" in names and "yarp.hooks.connection" in names  # the list is real
+    assert "yarp.hooks.cli" in names and "yarp.thin_client" in names  # the list is real
     assert sorted(set(HOOK_FORBIDDEN) & names) == []
     ran = world.shell(updated["command"])
     post_event = claude_event("PostToolUse", "Bash", updated, "toolu_imp", cwd, tool_response=bash_response(ran))
@@ -525,15 +525,16 @@ def test_a_stopped_broker_costs_the_tool_nothing_but_the_deadline(world):
     assert second.stderr == b"", "one warning per session"
 
 
-def test_the_lean_transport_speaks_the_broker_protocol():
-    # The hook's own transport writes the handshake and frames without
-    # importing `yarp.protocol`; they must stay the protocol's.
-    from yarp import protocol
+def test_the_thin_client_speaks_the_broker_protocol():
+    # The thin client writes the handshake and frames without importing
+    # `yarp.protocol`; they must stay the protocol's.
+    from yarp import protocol, thin_client
     from yarp.fastframe import encode_frame
-    from yarp.hooks import connection
 
-    assert connection.SCHEMA == protocol.SCHEMA
-    assert connection._frame(b'{"a":1}') == encode_frame(b'{"a":1}')
+    assert thin_client.SCHEMA == protocol.SCHEMA
+    assert thin_client._frame(b'{"a":1}') == encode_frame(b'{"a":1}')
     fields = {"agent": "claude-code", "launcher": ["/bin/yarp", "é"], "pruning": True, "rulePacks": [],
-              "deadlineMs": 2000}
-    assert json.loads("{" + connection.hook_fields(fields) + "}") == {"hook": fields}
+              "nested": {"n": None, "size": 7}}
+    assert json.loads("{" + thin_client.members("hook", fields) + "}") == {"hook": fields}
+    for bad in (b"", b"{not json", b"[]", b'{"a":1} x', b"\xff"):
+        assert thin_client.json_object(bad) is None

@@ -74,7 +74,7 @@ def _read_event() -> bytes | None:
 
 def _event_head(raw: bytes) -> tuple[str, str] | None:
     """(event name, session id) of an event we archive, else None (never an error)."""
-    from .connection import json_object
+    from ..thin_client import json_object
 
     event = json_object(raw) if raw.startswith(b"{") else None
     if event is None:
@@ -110,11 +110,8 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
     timeout = BEGIN_TIMEOUT_S if name == PRE else RESULT_TIMEOUT_S
     fields = {"agent": agent, "launcher": _launcher(environ), "pruning": config.pruning_enabled,
               "rulePacks": list(config.rule_packs)}
-    deadline = time.monotonic() + timeout
     try:
-        reply = quick(location, environ, fields, raw, deadline)
-        if reply is None:
-            reply = forward(location, environ, fields, raw, deadline)
+        reply = forward(location, environ, fields, raw, time.monotonic() + timeout)
     except YarpError as exc:
         if name == PRE:
             text = ("archive capture failed; this session's tool calls run without capture or rewriting "
@@ -142,83 +139,13 @@ def _launcher(environ) -> list[str]:
     return yarp_argv(environ)
 
 
-def _remaining_ms(deadline: float) -> int:
-    from ..errors import DeadlineExceeded
-
-    remaining_ms = int((deadline - time.monotonic()) * 1000)
-    if remaining_ms < 1:
-        raise DeadlineExceeded("hook deadline expired before an acknowledgement")
-    return min(remaining_ms, 30_000)
-
-
-def _rejection(reply: dict):
-    """The broker's typed rejection, or None when it is shutting down (try again elsewhere)."""
-    from ..errors import ShuttingDown, from_code
-
-    error = from_code(str(reply.get("code", "broker")), str(reply.get("error", "broker rejected the request")))
-    return None if isinstance(error, ShuttingDown) else error
-
-
-def quick(location, environ, fields: dict, raw: bytes, deadline: float) -> dict | None:
-    """The request through a running broker with the lean transport (`connection`); None when
-    the full client must do it (no broker yet, shutting down, a dropped connection)."""
-    from ..errors import DeadlineExceeded
-    from ..runtime import check_socket_entry, runtime_paths
-    from .connection import Unfinished, hook_fields, request
-
-    paths = runtime_paths(location.path, environ)
-    if not check_socket_entry(paths.socket):
-        return None
-    head = hook_fields(dict(fields, deadlineMs=_remaining_ms(deadline)))
-    try:
-        reply = request(paths.socket, paths.archive_id, head, raw, deadline)
-    except Unfinished:
-        return None
-    except TimeoutError:
-        raise DeadlineExceeded("hook deadline expired waiting for the acknowledgement") from None
-    if reply.get("ok") is True:
-        return reply
-    error = _rejection(reply) if reply.get("ok") is False else None
-    if error is None:
-        return None
-    raise error
-
-
 def forward(location, environ, fields: dict, raw: bytes, deadline: float) -> dict:
-    """Send one hook request (`fields` plus the event's exact bytes) and return the broker's reply.
+    """One hook request: `fields` plus the event's exact bytes; the broker's reply.
 
     The event was checked to be one JSON object, so its bytes are spliced in
-    as they are: no re-encoding in this process. A dropped connection is tried
-    again within the deadline (both halves of a hook event are replay-safe:
-    the broker's operations are idempotent by their stable identities); a
-    broker rejection is final.
+    as they are: no re-encoding in this process.
     """
-    from ..client import BrokerClient, _Transport
-    from ..errors import DeadlineExceeded
-    from ..protocol import SCHEMA, _client_dumps, parse_reply
-    from .connection import hook_fields
+    from ..thin_client import Channel, members
 
-    with BrokerClient(location, environ) as client:
-        while True:
-            remaining_ms = _remaining_ms(deadline)
-            client.connect(deadline)
-            head = _client_dumps({"schema": SCHEMA, "correlationId": client.correlation_id})
-            body = (head[:-1] + b"," + hook_fields(dict(fields, deadlineMs=remaining_ms)).encode() + b',"event":'
-                    + raw + b"}")
-            try:
-                client._send(body, deadline)
-                reply = parse_reply(client._recv_frame(deadline))
-            except _Transport:
-                client.close()
-                time.sleep(0.005)
-                continue
-            except DeadlineExceeded:
-                client.close()
-                raise
-            if reply["ok"]:
-                return reply
-            error = _rejection(reply)
-            if error is None:
-                client.close()
-                continue
-            raise error
+    with Channel(location, environ) as channel:
+        return channel.ask(members("hook", fields), b',"event":' + raw, deadline)

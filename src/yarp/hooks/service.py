@@ -24,9 +24,8 @@ ordinary error reply, and the hook then leaves the tool untouched.
 Request shape (validated strictly; unknown fields fail)::
 
     {"schema": "yarp.archive-broker.v1", "correlationId": …,
-     "hook": {"agent": "claude-code", "launcher": ["/abs/yarp"], "pruning": true,
-              "rulePacks": [], "deadlineMs": 2000},
-     "event": {… the agent's event, exactly as it arrived …}}
+     "hook": {"agent": "claude-code", "launcher": ["/abs/yarp"], "pruning": true, "rulePacks": []},
+     "deadlineMs": 2000, "event": {… the agent's event, exactly as it arrived …}}
 """
 
 from __future__ import annotations
@@ -48,8 +47,8 @@ from .events import parse_event
 
 #: Calls remembered between their Pre and Post events (the broker's sequence-cache bound).
 MAX_REMEMBERED_CALLS = MAX_SEQUENCE_CACHE_KEYS
-_HOOK_FIELDS = frozenset({"agent", "launcher", "pruning", "rulePacks", "deadlineMs"})
-_REQUEST_FIELDS = frozenset({"schema", "correlationId", "hook", "event"})
+_HOOK_FIELDS = frozenset({"agent", "launcher", "pruning", "rulePacks"})
+_REQUEST_FIELDS = frozenset({"schema", "correlationId", "hook", "deadlineMs", "event"})
 _MAX_PACKS = 16
 
 
@@ -99,7 +98,7 @@ def parse_request(obj: dict, correlation_id: str) -> HookRequest:
     packs = _strings(hook["rulePacks"], most=_MAX_PACKS)
     if packs is None:
         raise ValidationError(f"hook request rulePacks must be at most {_MAX_PACKS} paths")
-    deadline = hook["deadlineMs"]
+    deadline = obj["deadlineMs"]
     if type(deadline) is not int or not MIN_DEADLINE_MS <= deadline <= MAX_DEADLINE_MS:
         raise ValidationError(f"hook request deadline must be {MIN_DEADLINE_MS}..{MAX_DEADLINE_MS} ms")
     return HookRequest(hook["agent"], launcher, hook["pruning"], packs, deadline, obj["event"])
