@@ -50,7 +50,7 @@ from .errors import (
     YarpError,
 )
 from .fastframe import FrameSplitter, encode_frame
-from .hooks.service import HookService, is_hook_request
+from .services import service_for
 from .limits import (
     BATCH_WAIT_MS,
     BROKER_IDLE_MS,
@@ -290,7 +290,8 @@ class Broker:
         self._pool: concurrent.futures.Executor | None = None
         self._busy_ms = SQLITE_BUSY_TIMEOUT_MS
         self._writer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="yarp-writer")
-        self._hooks: HookService | None = None
+        #: The thin clients' services (`yarp.services.Warm`), made on first use.
+        self.services = None
 
     # logging -------------------------------------------------------------------
 
@@ -548,17 +549,13 @@ class Broker:
     async def _process(self, request: Request, frame: bytes) -> bytes:
         obj = protocol.decode_json(frame, "envelope")
         del frame
-        if is_hook_request(obj):
-            return await self.hook_service().serve(request, obj)
+        service = service_for(self, obj)
+        if service is not None:  # a thin client's hook event or run step (yarp.services)
+            return await service.serve(request, obj)
         env = protocol.parse_envelope(obj, request.conn.correlation_id)
         if isinstance(env, protocol.Control):
             return protocol.reply_ok(extra={"status": self.status()})
         return await self.submit(request, env)
-
-    def hook_service(self) -> HookService:
-        if self._hooks is None:
-            self._hooks = HookService(self)
-        return self._hooks
 
     async def submit(self, request: Request, env: protocol.Envelope, prepared=None) -> bytes:
         """Order, prepare (unless `prepared` is given) and commit one envelope's operation; the reply."""

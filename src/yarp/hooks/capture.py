@@ -25,22 +25,6 @@ from .. import operations as ops
 from .events import HookEvent, begin_operation, session_of
 
 
-class CallState:
-    """What the Post event of a begun call needs from its Pre event.
-
-    `wrapper_flags` is the archive-flag text of the `yarp run` form the call
-    was rewritten to (None when it was not rewritten); `archive_ref` the
-    reference the begin returned.
-    """
-
-    __slots__ = ("requires_streams", "wrapper_flags", "archive_ref")
-
-    def __init__(self, requires_streams: bool, wrapper_flags: str | None, archive_ref: str | None) -> None:
-        self.requires_streams = requires_streams
-        self.wrapper_flags = wrapper_flags
-        self.archive_ref = archive_ref
-
-
 def identity(event: HookEvent, account: str):
     from ..shell.plan import ArchiveIdentity
 
