@@ -176,3 +176,70 @@ def test_hook_and_run_latency_beside_the_floor(benchmark, warm):
     lines += [f"{key:34s} {value:6.1f}" for key, value in over.items()]
     benchmark.extra_info.update({k: round(v, 2) for k, v in over.items()})
     print("\n" + "\n".join(lines))
+
+
+# --- the real Claude Code: added latency per Bash call ----------------------------------------
+
+CLAUDE = os.path.join(os.environ.get("YARP_TEST_CACHE") or "/tmp/yarp-test-cache", "claude-code-2.1.197",
+                      "node_modules", ".bin", "claude")
+BASH_CALLS = 5
+
+
+def _turnarounds(claude_env: dict, cwd: str) -> list[float]:
+    """Seconds from each scripted Bash answer to the request that carries its result."""
+    from scripted_anthropic import ScriptedAnthropic, Text, ToolUse
+
+    class Timed(ScriptedAnthropic):
+        def _answer(self, body):
+            answer = super()._answer(body)
+            if body.get("tools"):
+                self.times.append(time.monotonic())
+            return answer
+
+    steps = [ToolUse(f"toolu_b{i}", "Bash", {"command": "grep -rn needle .", "description": "find"})
+             for i in range(BASH_CALLS)] + [Text("done")]
+    server = Timed(steps)
+    server.times = []
+    with server:
+        env = dict(claude_env, ANTHROPIC_BASE_URL=server.base_url)
+        proc = subprocess.run([CLAUDE, "-p", "find the needles", "--model", "claude-sonnet-4-5", "--output-format",
+                               "json", "--allowedTools", "Bash"], env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-800:]
+    assert json.loads(proc.stdout)["result"] == "done"
+    return [b - a for a, b in zip(server.times, server.times[1:])]
+
+
+@pytest.mark.skipif(not os.access(CLAUDE, os.X_OK), reason="the real Claude Code is not installed in the test cache")
+def test_real_claude_code_added_latency_per_bash_call(benchmark, warm, tmp_path):
+    """The same five-Bash-call script with and without the installed hooks, alternated.
+
+    With the hooks each call pays for two hook processes and `yarp run`
+    (the command is rewritten); the difference of the median turnarounds is
+    the end-to-end latency YARP adds to one Bash call.
+    """
+    home = tmp_path / "home"
+    home.mkdir()
+    base_env = dict(warm.environ, HOME=str(home), ANTHROPIC_API_KEY="sk-dummy",
+                    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1",
+                    PATH=os.path.dirname(_SCRIPT) + os.pathsep + os.environ.get("PATH", ""))
+    settings = home / ".claude" / "settings.json"
+    installed = subprocess.run([*YARP, "hook", "install", "claude-code"], env=base_env, capture_output=True)
+    assert installed.returncode == 0, installed.stderr
+    hooked = settings.read_text()
+    with_hooks: list[float] = []
+    without: list[float] = []
+
+    def one_pair() -> None:
+        settings.write_text(hooked)
+        with_hooks.extend(_turnarounds(base_env, warm.work))
+        settings.write_text("{}\n")
+        without.extend(_turnarounds(base_env, warm.work))
+
+    benchmark.pedantic(one_pair, rounds=int(os.environ.get("YARP_BENCH_CLAUDE_ROUNDS", "3")), warmup_rounds=0)
+    added = statistics.median(with_hooks) - statistics.median(without)
+    benchmark.extra_info.update(added_ms_per_bash_call=round(added * 1000, 1),
+                                turnaround_with_hooks_ms=round(statistics.median(with_hooks) * 1000, 1),
+                                turnaround_without_ms=round(statistics.median(without) * 1000, 1))
+    print(f"\nreal Claude Code, per Bash call: with hooks {_ms(with_hooks)}; without {_ms(without)}; "
+          f"added (median) {added * 1000:.1f} ms")
