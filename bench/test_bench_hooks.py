@@ -212,11 +212,13 @@ def _turnarounds(claude_env: dict, cwd: str) -> list[float]:
 
 @pytest.mark.skipif(not os.access(CLAUDE, os.X_OK), reason="the real Claude Code is not installed in the test cache")
 def test_real_claude_code_added_latency_per_bash_call(benchmark, warm, tmp_path):
-    """The same five-Bash-call script with and without the installed hooks, alternated.
+    """The same five-Bash-call script with YARP's hooks, with no-op hooks and with none, alternated.
 
-    With the hooks each call pays for two hook processes and `yarp run`
-    (the command is rewritten); the difference of the median turnarounds is
-    the end-to-end latency YARP adds to one Bash call.
+    With YARP's hooks each call pays for two hook processes and `yarp run`
+    (the command is rewritten); the difference of the median turnarounds from
+    the run without hooks is the end-to-end latency YARP adds to one Bash call.
+    No-op hooks (`true` for the same events) show what Claude Code's own
+    hook machinery costs whatever the hook does.
     """
     home = tmp_path / "home"
     home.mkdir()
@@ -227,19 +229,33 @@ def test_real_claude_code_added_latency_per_bash_call(benchmark, warm, tmp_path)
     installed = subprocess.run([*YARP, "hook", "install", "claude-code"], env=base_env, capture_output=True)
     assert installed.returncode == 0, installed.stderr
     hooked = settings.read_text()
+    noop = json.loads(hooked)
+    for groups in noop["hooks"].values():
+        for group in groups:
+            for entry in group["hooks"]:
+                entry["command"] = "true"
+    noop = json.dumps(noop)
     with_hooks: list[float] = []
+    with_noop: list[float] = []
     without: list[float] = []
 
     def one_pair() -> None:
         settings.write_text(hooked)
         with_hooks.extend(_turnarounds(base_env, warm.work))
+        settings.write_text(noop)
+        with_noop.extend(_turnarounds(base_env, warm.work))
         settings.write_text("{}\n")
         without.extend(_turnarounds(base_env, warm.work))
 
     benchmark.pedantic(one_pair, rounds=int(os.environ.get("YARP_BENCH_CLAUDE_ROUNDS", "3")), warmup_rounds=0)
     added = statistics.median(with_hooks) - statistics.median(without)
+    machinery = statistics.median(with_noop) - statistics.median(without)
     benchmark.extra_info.update(added_ms_per_bash_call=round(added * 1000, 1),
+                                noop_hooks_added_ms=round(machinery * 1000, 1),
                                 turnaround_with_hooks_ms=round(statistics.median(with_hooks) * 1000, 1),
+                                turnaround_noop_hooks_ms=round(statistics.median(with_noop) * 1000, 1),
                                 turnaround_without_ms=round(statistics.median(without) * 1000, 1))
-    print(f"\nreal Claude Code, per Bash call: with hooks {_ms(with_hooks)}; without {_ms(without)}; "
-          f"added (median) {added * 1000:.1f} ms")
+    print(f"\nreal Claude Code, turnaround per Bash call:\n  YARP hooks   {_ms(with_hooks)}\n"
+          f"  no-op hooks  {_ms(with_noop)}\n  no hooks     {_ms(without)}\n"
+          f"  added by YARP's hooks (median) {added * 1000:.1f} ms, of which Claude Code's hook machinery "
+          f"(no-op hooks) {machinery * 1000:.1f} ms")

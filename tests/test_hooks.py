@@ -409,7 +409,7 @@ HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tre
                   "orjson", "zstandard", "rfc8785", "dataclasses", "argparse", "typing", "json", "re", "socket",
                   "selectors", "signal", "enum", "hashlib", "_hashlib", "threading", "shutil", "shlex", "tomllib",
                   "yarp.broker", "yarp.store", "yarp.prepare", "yarp.shell.plan", "yarp.shell.rules",
-                  "yarp.hooks.events", "yarp.hooks.capture", "yarp.hooks.service",
+                  "yarp.hooks.events", "yarp.hooks.capture", "yarp.hooks.service", "yarp.hooks.notice",
                   # With a broker running, the full client (start-up, locks, operation types) stays unloaded.
                   "yarp.client", "yarp.protocol", "yarp.operations", "yarp.fastframe", "yarp._fastframe")
 

@@ -9,8 +9,10 @@ waiting for the child, signals, emitting the output and the exit status.
 Everything else is asked of the warm broker (`yarp.runner_service`), where the
 rule set is already loaded, through the thin client (`yarp.thin_client`):
 
-1. a standalone run (no archive flags) begins its own call before the child
-   starts; an adapter's run names the call the adapter began;
+1. a standalone run (no archive flags) sends the begin of its own call
+   before the child starts (with a broker running, its acknowledgement is
+   read once the child has exited: the commit overlaps the command); an
+   adapter's run names the call the adapter began;
 2. after the child exits, one `capture` request names the spool files (never
    their bytes): the broker prunes and caps them into the "after" files,
    captures all four streams and, for a standalone run, records the result
@@ -258,19 +260,51 @@ class Runner:
 
     # --- archive steps ------------------------------------------------------------
 
-    def _ask(self, fields: dict) -> dict:
-        from .thin_client import Channel, members
-
+    def _channel(self):
         if self.channel is None:
-            self.channel = Channel(self.location, self.environ)
-        return self.channel.ask(members("run", fields), b"", self.deadline)
+            from .thin_client import Channel
 
-    def _begin_standalone(self) -> None:
+            self.channel = Channel(self.location, self.environ)
+        return self.channel
+
+    def _ask(self, fields: dict) -> dict:
+        from .thin_client import members
+
+        return self._channel().ask(members("run", fields), b"", self.deadline)
+
+    def _begin_standalone(self) -> bool:
+        """Send the run's own begin before the command starts.
+
+        With a broker running, the command starts while the broker commits the
+        begin, and its acknowledgement is read after the command exits
+        (`_settle_begin`); True then. Otherwise the begin waits for a broker to
+        start (at most `BEGIN_TIMEOUT_S`) before the command runs; False.
+        """
+        from .thin_client import members
+
         started = _now_ms()
         session_id = f"run-{os.uname().nodename}-{os.getpid()}-{started}"
         self.target, self.standalone = {"session": session_id}, True
-        self._ask({"step": "begin", "session": session_id, "startedAtMs": started, "argv": self.argv,
-                   "cwd": os.getcwd()})
+        head = members("run", {"step": "begin", "session": session_id, "startedAtMs": started, "argv": self.argv,
+                               "cwd": os.getcwd()})
+        if self._channel().send(head, b"", self.deadline):
+            return True
+        self.channel.ask(head, b"", self.deadline)
+        return False
+
+    def _settle_begin(self, pending: bool, error):
+        """The begin's error, once its acknowledgement (if still pending) has been read."""
+        if not pending:
+            return error
+        from .errors import YarpError
+
+        try:
+            self.channel.receive(time.monotonic() + ARCHIVE_TIMEOUT_S)
+        except YarpError as exc:
+            return exc
+        except OSError as exc:
+            return YarpError(f"archive unavailable: {exc.strerror or 'I/O error'}")
+        return None
 
     def _archive(self, spool: Spool, status: int, signum: int | None) -> tuple[str, str]:
         """Capture the streams durably (the broker writes the view); return the files to emit."""
@@ -317,10 +351,11 @@ class Runner:
         from .errors import YarpError
 
         begin_error: YarpError | None = None
+        begin_pending = False
         if self.target is None:
             self.deadline = time.monotonic() + BEGIN_TIMEOUT_S
             try:
-                self._begin_standalone()
+                begin_pending = self._begin_standalone()
             except YarpError as exc:
                 begin_error = exc
             except OSError as exc:
@@ -337,7 +372,7 @@ class Runner:
                 pid = spawn(self.argv, out_fd, err_fd, old_mask)
             except OSError as exc:
                 status = _spawn_error(exc)
-                self._finish_preflight(status, begin_error)
+                self._finish_preflight(status, self._settle_begin(begin_pending, begin_error))
                 return status
             finally:
                 os.close(out_fd)
@@ -348,6 +383,7 @@ class Runner:
         status = exit_status(returncode)
         signum = -returncode if returncode < 0 else None
         with _Deferred():
+            begin_error = self._settle_begin(begin_pending, begin_error)
             if begin_error is not None:
                 return self._fallback(spool, status, begin_error)
             self.deadline = time.monotonic() + ARCHIVE_TIMEOUT_S

@@ -142,6 +142,7 @@ class Channel:
         self.sock = None
         self.correlation = ""
         self.client = None  # the full BrokerClient, once the lean path failed
+        self._pending: tuple[str, bytes] | None = None
 
     def close(self) -> None:
         if self.sock is not None:
@@ -158,16 +159,63 @@ class Channel:
         self.close()
 
     def ask(self, head: str, tail: bytes, deadline: float) -> dict:
-        """Send `{"schema", "correlationId", <head><tail>}`; `head` is JSON object members
-        ending in the deadline-free fields, `tail` raw bytes appended after it (may be empty)."""
-        if self.client is None:
-            try:
-                return self._lean(head, tail, deadline)
-            except _Unfinished:
-                if self.sock is not None:
-                    self.sock.close()
-                    self.sock = None
+        """Send `{"schema", "correlationId", <head>, "deadlineMs", <tail>}` and return the reply.
+
+        `head` is JSON object members (`members`); `tail` raw bytes that
+        continue the object after the deadline (empty, or `,"name":<JSON>`).
+        """
+        if self.send(head, tail, deadline):
+            return self.receive(deadline)
         return self._full(head, tail, deadline)
+
+    def send(self, head: str, tail: bytes, deadline: float) -> bool:
+        """Send one request on the lean path without waiting for its reply (`receive` gets it).
+
+        False when the lean path is not available (no broker running, a
+        refused handshake): nothing was sent, and `ask` would use the full
+        client, starting a broker if needed.
+        """
+        if self.client is not None:
+            return False
+        try:
+            if self.sock is None:
+                self._connect(deadline)
+            body = (f'{{"schema":"{SCHEMA}","correlationId":"{self.correlation}",{head},'
+                    f'"deadlineMs":{_remaining_ms(deadline)}').encode() + tail + b"}"
+            self.sock.settimeout(max(0.001, deadline - time.monotonic()))
+            self.sock.sendall(_frame(body))
+        except (_Unfinished, OSError):
+            self._drop()
+            return False
+        self._pending = (head, tail)
+        return True
+
+    def receive(self, deadline: float) -> dict:
+        """The reply to the request `send` sent; tried again with the full client if the
+        connection failed (every request here is replay-safe)."""
+        head, tail = self._pending
+        self._pending = None
+        try:
+            self.sock.settimeout(max(0.001, deadline - time.monotonic()))
+            reply = _read_frame(self.sock, MAX_FRAME_BYTES)
+        except TimeoutError:
+            self.close()
+            raise DeadlineExceeded("request deadline expired waiting for the acknowledgement") from None
+        except (_Unfinished, OSError):
+            self._drop()
+            return self._full(head, tail, deadline)
+        if reply.get("ok") is True:
+            return reply
+        error = _rejection(reply) if reply.get("ok") is False else None
+        if error is None:
+            self._drop()
+            return self._full(head, tail, deadline)
+        raise error
+
+    def _drop(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
 
     # --- the lean path ------------------------------------------------------------
 
@@ -198,27 +246,6 @@ class Channel:
             sock.close()
             raise _Unfinished()
         self.sock, self.correlation = sock, correlation
-
-    def _lean(self, head: str, tail: bytes, deadline: float) -> dict:
-        if self.sock is None:
-            self._connect(deadline)
-        body = (f'{{"schema":"{SCHEMA}","correlationId":"{self.correlation}",{head},'
-                f'"deadlineMs":{_remaining_ms(deadline)}').encode() + tail + b"}"
-        try:
-            self.sock.settimeout(max(0.001, deadline - time.monotonic()))
-            self.sock.sendall(_frame(body))
-            reply = _read_frame(self.sock, MAX_FRAME_BYTES)
-        except TimeoutError:
-            self.close()
-            raise DeadlineExceeded("request deadline expired waiting for the acknowledgement") from None
-        except OSError:
-            raise _Unfinished() from None
-        if reply.get("ok") is True:
-            return reply
-        error = _rejection(reply) if reply.get("ok") is False else None
-        if error is None:
-            raise _Unfinished()
-        raise error
 
     # --- the full client ------------------------------------------------------------
 

@@ -94,7 +94,6 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
         return 0
     name, session = head
     from ..errors import YarpError
-    from .notice import warn_once
 
     try:
         from ..config import load
@@ -131,6 +130,13 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
         except OSError:
             pass
     return 0
+
+
+def warn_once(agent: str, session: str, text: str, environ) -> None:
+    # Imported only when there is something to say: most events say nothing.
+    from .notice import warn_once as warn
+
+    warn(agent, session, text, environ)
 
 
 def _launcher(environ) -> list[str]:
