@@ -162,12 +162,17 @@ def test_child_gets_default_sigpipe(renv):
 
 
 def test_spool_files_are_private_and_removed(renv):
-    probe = 'f=$(readlink /proc/$$/fd/1); stat -c "%a %F" "$(dirname "$f")" "$f"'
+    probe = 'f=$(readlink /proc/$$/fd/1); g=$(readlink /proc/$$/fd/2); basename "$f"; stat -c "%a %F" "$f" "$g"'
     proc = yrun(renv, "sh", "-c", probe)
     assert proc.returncode == 0
-    modes = proc.stdout.decode().splitlines()
-    assert modes[0] == "700 directory"
-    assert modes[1].startswith("600 regular")
+    name, *modes = proc.stdout.decode().splitlines()
+    assert name.startswith("yarp-run-") and name.endswith(".stdout"), "an exclusive name in the temporary directory"
+    assert [m.split()[0] for m in modes] == ["600", "600"] and all("regular" in m for m in modes)
+    assert os.listdir(renv.environ["TMPDIR"]) == []
+    # A pruned and capped view is written by the broker into files it creates
+    # 0600 beside them; they are removed with the rest.
+    proc = yrun(renv, "seq", "1", "20000")
+    assert proc.returncode == 0 and b"yarp search yr_" in proc.stdout
     assert os.listdir(renv.environ["TMPDIR"]) == []
 
 

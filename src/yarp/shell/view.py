@@ -2,16 +2,18 @@
 
 Computed in the broker (`yarp.runner_service`), where the rule set is already
 loaded, from the runner's spool files: the exact `before` files stay as the
-command wrote them; the pruned and capped form is written into the runner's
-private `after` files (created 0600 by the runner, truncated in place here, so
-their mode never widens). An unchanged stream keeps no after form: its before
-file is named twice.
+command wrote them; the pruned and capped form is written into the two
+`after` files the runner named, created here only when something is
+shortened (0600, exclusive, never following a link; the reducers and the cap
+then truncate them in place, so their mode never widens). An unchanged stream
+keeps no after form: its before file is named twice.
 
-Every path comes from a client. Each is checked with `lstat` before it is
-opened: a regular file, owned by this user, private (no group or other bits),
-the four in one directory, and the before files exactly as declared (device,
-inode, size). The broker runs as the same user as its clients, so this guards
-against mistakes and races, not against a more privileged caller.
+Every path comes from a client. The four must sit in one directory; the
+before files are checked with `lstat` (a regular file, owned by this user,
+private, exactly as declared: device, inode, size); an after file that
+already exists (a replayed request) must pass the same checks. The broker
+runs as the same user as its clients, so this guards against mistakes and
+races, not against a more privileged caller.
 """
 
 from __future__ import annotations
@@ -57,12 +59,24 @@ def check_spool(files: SpoolFiles) -> None:
         st = _check_private(declared.path)
         if (st.st_dev, st.st_ino, st.st_size) != (declared.device, declared.inode, declared.size):
             raise UnsafePath("spool file is not the file that was declared")
-    for path in (files.stdout_after, files.stderr_after):
+
+
+def _open_after(path: str) -> int:
+    """An after file for writing: created private, or (a replayed request) the private one already there."""
+    try:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
         _check_private(path)
+        return os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+
+def _prepare_after(files: SpoolFiles) -> None:
+    for path in (files.stdout_after, files.stderr_after):
+        os.close(_open_after(path))
 
 
 def _write_after(path: str, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC)
+    fd = _open_after(path)
     try:
         view = memoryview(data)
         while view:
@@ -83,6 +97,7 @@ def write_view(rule, status: int, cap: int, files: SpoolFiles, ref: str | None) 
     if rule is not None:
         from .reducers import reduce_stream
 
+        _prepare_after(files)
         if reduce_stream(rule, status, out, files.stdout_after, ref=ref, stream_name="stdout").reduced:
             out, out_after = files.stdout_after, True
         if reduce_stream(rule, status, err, files.stderr_after, ref=ref, stream_name="stderr").reduced:
