@@ -43,36 +43,23 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 sys.path.insert(0, os.path.join(HERE, "..", "src"))
 
-from test_run_helpers import broker_pids, close_run_env, kill_pid, make_run_env  # noqa: E402
+from test_bench_run import PY, YARP, _SCRIPT  # noqa: E402
+from test_bench_run import warm as warm_run  # noqa: E402, F401  (the shared warm-broker fixture)
+from test_run_helpers import broker_pids  # noqa: E402
 
-PY = sys.executable
-_SCRIPT = os.path.join(os.path.dirname(PY), "yarp")
-YARP = [_SCRIPT] if os.access(_SCRIPT, os.X_OK) else [PY, "-m", "yarp"]
 ROUNDS = int(os.environ.get("YARP_BENCH_HOOK_ROUNDS", "40"))
 SESSION = "bench-hooks-session"
 
 
 @pytest.fixture(scope="module")
-def warm():
-    benv = make_run_env(idle_ms=600_000)
-    benv.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    benv.environ["PYTHONPYCACHEPREFIX"] = os.path.join(benv.root, "pyc")
-    benv.environ["XDG_CACHE_HOME"] = os.path.join(benv.root, "cache")
-    work = os.path.join(benv.root, "work")
-    os.mkdir(work)
+def warm(warm_run):
+    """The run benchmark's warm broker and caches, plus a working directory with a file to grep."""
+    work = os.path.join(warm_run.root, "work")
+    os.makedirs(work, exist_ok=True)
     with open(os.path.join(work, "notes.txt"), "w") as handle:
         handle.write("".join(f"line {i}: needle {i}\n" for i in range(50)))
-    benv.work = work
-    for _ in range(2):  # start the broker, write the bytecode and rule caches
-        subprocess.run([*YARP, "run", "--", "echo", "warm"], env=benv.environ, check=True,
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-    try:
-        yield benv
-    finally:
-        benv.environ["YARP_BROKER_IDLE_MS"] = "300"
-        for pid in broker_pids(benv.archive):
-            kill_pid(pid)
-        close_run_env(benv, timeout=5)
+    warm_run.work = work
+    return warm_run
 
 
 def _event(name: str, tool: str, tool_input: dict, call_id: str, cwd: str, **extra) -> bytes:
