@@ -371,6 +371,8 @@ class Broker:
                 client.fail_connection(ShuttingDown("broker is shutting down; start a new one"))
         while self.admitted_count or self.in_transaction:
             await asyncio.sleep(0.002)
+        if self.services is not None:
+            self.services.close()  # the thin clients' services hold a read-only connection
         store = self.store
         if store is not None:
             try:

@@ -39,7 +39,14 @@ import orjson
 from . import operations as ops
 from . import protocol
 from .errors import NotFound, UsageError, ValidationError
-from .limits import MAX_DEADLINE_MS, MAX_IDENTITY_CHARS, MAX_NAME_CHARS, MAX_WORKING_DIRECTORY_CHARS, MIN_DEADLINE_MS
+from .limits import (
+    MAX_DEADLINE_MS,
+    MAX_IDENTITY_CHARS,
+    MAX_NAME_CHARS,
+    MAX_PACKS,
+    MAX_WORKING_DIRECTORY_CHARS,
+    MIN_DEADLINE_MS,
+)
 from .services import CallState, envelope_for, now_ms, prepare_composite
 
 #: Agent, tool and call id of standalone runs (a person or script typing `yarp run`).
@@ -161,8 +168,8 @@ class RunService:
         if not isinstance(run["pruning"], bool):
             raise ValidationError("run request pruning must be a boolean")
         packs = run["rulePacks"]
-        if not isinstance(packs, list) or not all(isinstance(p, str) for p in packs) or len(packs) > 16:
-            raise ValidationError("run request rulePacks must be at most 16 paths")
+        if not isinstance(packs, list) or not all(isinstance(p, str) for p in packs) or len(packs) > MAX_PACKS:
+            raise ValidationError(f"run request rulePacks must be at most {MAX_PACKS} paths")
         spool = run["spool"]
         if not isinstance(spool, dict) or set(spool) != {"stdout", "stderr", "stdoutAfter", "stderrAfter"}:
             raise ValidationError("run request spool must be {stdout, stderr, stdoutAfter, stderrAfter}")

@@ -36,27 +36,25 @@ import orjson
 
 from .. import operations as ops
 from .. import protocol
+from .._record import Record
 from ..errors import ValidationError, YarpError
-from ..limits import MAX_DEADLINE_MS, MAX_WORKING_DIRECTORY_CHARS, MIN_DEADLINE_MS
+from ..limits import MAX_DEADLINE_MS, MAX_PACKS, MAX_WORKING_DIRECTORY_CHARS, MIN_DEADLINE_MS
 from ..services import CallState, envelope_for, now_ms, prepare_composite
 from . import AGENTS, PRE, capture
 from .events import parse_event, session_of
 
 _HOOK_FIELDS = frozenset({"agent", "launcher", "pruning", "rulePacks"})
 _REQUEST_FIELDS = frozenset({"schema", "correlationId", "hook", "deadlineMs", "event"})
-_MAX_PACKS = 16
 
 
-class HookRequest:
+class HookRequest(Record):
     __slots__ = ("agent", "launcher", "pruning", "rule_packs", "deadline_ms", "event")
-
-    def __init__(self, agent, launcher, pruning, rule_packs, deadline_ms, event) -> None:
-        self.agent = agent
-        self.launcher = launcher
-        self.pruning = pruning
-        self.rule_packs = rule_packs
-        self.deadline_ms = deadline_ms
-        self.event = event
+    agent: str
+    launcher: tuple[str, ...]
+    pruning: bool
+    rule_packs: tuple[str, ...]
+    deadline_ms: int
+    event: object
 
 
 def _strings(value, *, most: int, at_least: int = 0) -> tuple[str, ...] | None:
@@ -85,9 +83,9 @@ def parse_request(obj: dict, correlation_id: str) -> HookRequest:
         raise ValidationError("hook request launcher must be 1 to 3 strings, the first an absolute path")
     if not isinstance(hook["pruning"], bool):
         raise ValidationError("hook request pruning must be a boolean")
-    packs = _strings(hook["rulePacks"], most=_MAX_PACKS)
+    packs = _strings(hook["rulePacks"], most=MAX_PACKS)
     if packs is None:
-        raise ValidationError(f"hook request rulePacks must be at most {_MAX_PACKS} paths")
+        raise ValidationError(f"hook request rulePacks must be at most {MAX_PACKS} paths")
     deadline = obj["deadlineMs"]
     if type(deadline) is not int or not MIN_DEADLINE_MS <= deadline <= MAX_DEADLINE_MS:
         raise ValidationError(f"hook request deadline must be {MIN_DEADLINE_MS}..{MAX_DEADLINE_MS} ms")
