@@ -411,7 +411,7 @@ HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tre
                   "yarp.broker", "yarp.store", "yarp.prepare", "yarp.shell.plan", "yarp.shell.rules",
                   "yarp.hooks.events", "yarp.hooks.capture", "yarp.hooks.service", "yarp.hooks.notice",
                   # With a broker running, the full client (start-up, locks, operation types) stays unloaded.
-                  "yarp.client", "yarp.protocol", "yarp.operations", "yarp.fastframe", "yarp._fastframe")
+                  "yarp.client", "yarp.protocol", "yarp.operations", "yarp.fastframe", "yarp._fastframe", "fcntl")
 
 
 def hook_imports(world: HookWorld, agent: str, payload: dict) -> tuple[set[str], subprocess.CompletedProcess]:
@@ -538,3 +538,33 @@ def test_the_thin_client_speaks_the_broker_protocol():
     assert json.loads("{" + thin_client.members("hook", fields) + "}") == {"hook": fields}
     for bad in (b"", b"{not json", b"[]", b'{"a":1} x', b"\xff"):
         assert thin_client.json_object(bad) is None
+
+
+def test_malformed_service_requests_get_bounded_errors(world):
+    # Requests that name a service are validated as strictly as operations:
+    # fixed field sets, bounded values, errors without payload text.
+    from yarp.errors import ValidationError
+    from yarp.paths import resolve_archive
+    from yarp.thin_client import Channel, members
+
+    cwd = str(world.work)
+    assert answer(world.hook("claude-code", claude_event("PreToolUse", "Read", {"file_path": "/x"}, "t_v", cwd))) is None
+    location = resolve_archive(world.archive, world.env)
+    secret = "s3cr3t-payload"
+    bad = [
+        (members("hook", {"agent": "other-agent", "launcher": ["/bin/yarp"], "pruning": True, "rulePacks": []}),
+         b',"event":{}'),
+        (members("hook", {"agent": "claude-code", "launcher": ["relative"], "pruning": True, "rulePacks": []}),
+         b',"event":{}'),
+        (members("hook", {"agent": "claude-code", "launcher": ["/bin/yarp"], "pruning": True, "rulePacks": [],
+                          "extra": secret}), b',"event":{}'),
+        (members("run", {"step": "launch", "argv": [secret]}), b""),
+        (members("run", {"step": "not_started", "target": {"agent": "pi", "account": "a", "session": "s",
+                                                           "call": "c"}, "status": 1}), b""),
+    ]
+    with Channel(location, world.env) as channel:
+        for head, tail in bad:
+            with pytest.raises(ValidationError) as caught:
+                channel.ask(head, tail, time.monotonic() + 10)
+            assert secret not in caught.value.message and len(caught.value.message) < 200
+    assert set(calls(world.archive)) == {"t_v"}, "nothing was archived from a refused request"
