@@ -198,9 +198,12 @@ class RunService:
             out_after, err_after = await broker.loop.run_in_executor(
                 broker._pool, write_view, rule, status, cap, files, ref)
         now = now_ms()
+        # What preparation reads: the before files (sizes checked as declared) and any view file.
+        snapshot_bytes = files.stdout.size + files.stderr.size
         if out_after or err_after:
             shown = [_declared(files.stdout_after) if out_after else files.stdout,
                      _declared(files.stderr_after) if err_after else files.stderr]
+            snapshot_bytes += shown[0].size + shown[1].size
             capture = ops.CaptureStreams(session, call_id, now, files.stdout, files.stderr, *shown)
         else:
             capture = ops.CapturePassthroughStreams(session, call_id, now, files.stdout, files.stderr)
@@ -209,7 +212,7 @@ class RunService:
             result = {"exitCode": status, "signal": signum}
             operations += (ops.ResultBefore(session, call_id, result, now),
                            ops.FinishCall(session, call_id, result, status != 0, True, now))
-        prepared = await prepare_composite(broker, request, operations)
+        prepared = await prepare_composite(broker, request, operations, snapshot_bytes)
         env = envelope_for(operations[-1], request.conn.correlation_id, deadline_ms,
                            sequence=operations[0].sequence)
         await broker.submit(request, env, prepared)

@@ -163,13 +163,10 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-async def prepare_composite(broker, request, operations: tuple) -> PreparedParts:
-    """Prepare a composite's parts: on the loop when the request is small, else in the pool.
-
-    Parts that snapshot files always go to the pool (their size is not the frame's).
-    """
-    reads_files = any(isinstance(op, (ops.CaptureStreams, ops.CapturePassthroughStreams)) for op in operations)
-    if request.frame_bytes <= broker.inline_bytes and not reads_files:
+async def prepare_composite(broker, request, operations: tuple, file_bytes: int = 0) -> PreparedParts:
+    """Prepare a composite's parts: on the loop when the request and the files it
+    snapshots (`file_bytes`, as declared and checked) are small, else in the pool."""
+    if request.frame_bytes + file_bytes <= broker.inline_bytes:
         return prepare_parts(operations)
     return await broker.loop.run_in_executor(broker._pool, prepare_parts, operations)
 
