@@ -141,6 +141,16 @@ def rewrite_answer(agent: str, updated_input: dict) -> dict:
     return pre_tool_answer(updated_input)
 
 
+def post_tool_answer(agent: str, event: HookEvent) -> dict | None:
+    """The PostToolUse answer for `agent` once the result is archived, or None for none.
+
+    Neither agent gets one today: what the model sees is the tool's own
+    result. The other agent-specific step of the event flow, beside
+    `rewrite_answer`.
+    """
+    return None
+
+
 def pre_tool_answer(updated_input: dict) -> dict:
     """The PreToolUse answer that hands the rewritten input on.
 

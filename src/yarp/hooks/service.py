@@ -167,6 +167,9 @@ class HookService:
         prepared = await prepare_composite(self.broker, request, operations)
         env = envelope_for(operations[-1], request.conn.correlation_id, hook.deadline_ms,
                            sequence=operations[0].sequence)
-        reply = await self.broker.submit(request, env, prepared)
+        await self.broker.submit(request, env, prepared)
         self.warm.forget(key)
-        return reply
+        from .events import post_tool_answer
+
+        answer = post_tool_answer(event.agent, event)
+        return protocol.reply_ok(extra={"answer": orjson.dumps(answer).decode()} if answer is not None else None)
