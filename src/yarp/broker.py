@@ -50,7 +50,7 @@ from .errors import (
     YarpError,
 )
 from .fastframe import FrameSplitter, encode_frame
-from .services import service_for
+from .dispatch import service_for
 from .limits import (
     BATCH_WAIT_MS,
     BROKER_IDLE_MS,
@@ -290,7 +290,7 @@ class Broker:
         self._pool: concurrent.futures.Executor | None = None
         self._busy_ms = SQLITE_BUSY_TIMEOUT_MS
         self._writer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="yarp-writer")
-        #: The thin clients' services (`yarp.services.Warm`), made on first use.
+        #: The thin clients' services (`yarp.dispatch.Services`), made on first use.
         self.services = None
 
     # logging -------------------------------------------------------------------
@@ -552,7 +552,7 @@ class Broker:
         obj = protocol.decode_json(frame, "envelope")
         del frame
         service = service_for(self, obj)
-        if service is not None:  # a thin client's hook event or run step (yarp.services)
+        if service is not None:  # a thin client's hook event or run step (yarp.dispatch)
             return await service.serve(request, obj)
         env = protocol.parse_envelope(obj, request.conn.correlation_id)
         if isinstance(env, protocol.Control):

@@ -1,16 +1,15 @@
-"""The broker's services for thin clients, and what they keep loaded between requests.
+"""What the broker's services for thin clients share, and keep loaded between requests.
 
 The hook processes and `yarp run` (`yarp.thin_client`) send the broker a
 request that names a service instead of an archive operation: `"hook"`
-(`yarp.hooks.service`) or `"run"` (`yarp.runner_service`). The service builds
-the operations and submits them through the broker's ordinary path (order,
-preparation, batching, one commit per batch). Doing that work here, once per
-broker, rather than in every short-lived process is the point: the account,
-the rule set (`rules`), the shell parser (`yarp.shell.plan`'s own cache) and
-the calls between their first and last request (`calls`) stay loaded.
-
-The broker's dispatch is one call: `service_for(broker, obj)` returns the
-service for a decoded request, or None for an ordinary envelope.
+(`yarp.hooks.service`) or `"run"` (`yarp.runner_service`); `yarp.dispatch`
+picks it. The service builds the operations and submits them through the
+broker's ordinary path (order, preparation, batching, one commit per batch).
+Doing that work there, once per broker, rather than in every short-lived
+process is the point: the account, the rule set (`Warm.rules`), the shell
+parser (`yarp.shell.plan`'s own cache) and the calls between their first and
+last request (`Warm.calls`) stay loaded. Composite requests (several
+operations of one call, one savepoint) are `PreparedParts`.
 """
 
 from __future__ import annotations
@@ -57,8 +56,6 @@ class Warm:
 
     def __init__(self, broker) -> None:
         from .hooks.events import local_account
-        from .hooks.service import HookService
-        from .runner_service import RunService
 
         self.broker = broker
         self.account = local_account()
@@ -66,8 +63,6 @@ class Warm:
         self._rules = None
         self._rules_key = None
         self._reader = None
-        self.hooks = HookService(broker, self)
-        self.runs = RunService(broker, self)
 
     def rules(self, packs: tuple[str, ...]):
         """The rule set, loaded once and again only when a pack file changes (`UsageError` if broken)."""
@@ -169,13 +164,3 @@ async def prepare_composite(broker, request, operations: tuple, file_bytes: int 
     if request.frame_bytes + file_bytes <= broker.inline_bytes:
         return prepare_parts(operations)
     return await broker.loop.run_in_executor(broker._pool, prepare_parts, operations)
-
-
-def service_for(broker, obj):
-    """The service that answers a decoded request, or None for an ordinary envelope."""
-    if not isinstance(obj, dict) or ("hook" not in obj and "run" not in obj):
-        return None
-    warm = broker.services
-    if warm is None:
-        warm = broker.services = Warm(broker)
-    return warm.hooks if "hook" in obj else warm.runs

@@ -2,7 +2,7 @@
 
 An agent starts `yarp hook` twice and `yarp run` once for every shell command,
 so these processes send the broker one or two small requests and leave the
-work to it (`yarp.services`). Their transport is the smallest that speaks
+work to it (`yarp.dispatch`). Their transport is the smallest that speaks
 `yarp.archive-broker.v1` to a broker that is already running: `_socket`,
 `_json`'s C encoder and scanner, and a length prefix. The full client
 (`yarp.client`) carries the broker start-up, the lock protocol, the operation
