@@ -40,6 +40,7 @@ import orjson
 
 from . import operations as ops
 from . import protocol
+from .dispatch import service_for
 from .errors import (
     ArchiveBusy,
     BrokerError,
@@ -50,7 +51,6 @@ from .errors import (
     YarpError,
 )
 from .fastframe import FrameSplitter, encode_frame
-from .dispatch import service_for
 from .limits import (
     BATCH_WAIT_MS,
     BROKER_IDLE_MS,

@@ -184,7 +184,7 @@ class ArchiveStore:
     def _apply(self, prepared: Prepared) -> Outcome:
         parts = getattr(prepared, "parts", None)
         if parts is not None:
-            # A composite request (`yarp.hooks.service.PreparedParts`): every
+            # A composite request (`yarp.services.PreparedParts`): every
             # part in order, inside this request's one savepoint.
             outcome = None
             for part in parts:
