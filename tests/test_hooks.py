@@ -359,3 +359,172 @@ def test_disabled_archive_leaves_the_tool_alone(world):
     result = world.hook("claude-code", event)
     assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
     assert not os.path.exists(world.archive)
+
+
+# --- the thin client and the broker's half ------------------------------------------------
+
+#: Modules the hook process must never import: the broker, the planner, SQLite,
+#: the slow conveniences over the C cores it reaches directly.
+HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tree_sitter_bash", "sqlite3", "_sqlite3",
+                  "orjson", "zstandard", "rfc8785", "dataclasses", "argparse", "typing", "json", "re", "socket",
+                  "selectors", "signal", "enum", "hashlib", "_hashlib", "threading", "shutil", "shlex", "tomllib",
+                  "yarp.broker", "yarp.store", "yarp.prepare", "yarp.shell.plan", "yarp.shell.rules",
+                  "yarp.hooks.events", "yarp.hooks.capture", "yarp.hooks.service", "yarp.hooks.notice",
+                  # With a broker running, the full client (start-up, locks, operation types) stays unloaded.
+                  "yarp.client", "yarp.protocol", "yarp.operations", "yarp.fastframe", "yarp._fastframe", "fcntl")
+
+
+def hook_imports(world: HookWorld, agent: str, payload: dict) -> tuple[set[str], subprocess.CompletedProcess]:
+    """`python -X importtime` of one hook event, started as the console script starts."""
+    entry = "import sys; from yarp.cli import main; sys.exit(main())"
+    result = subprocess.run([sys.executable, "-X", "importtime", "-c", entry, "hook", agent],
+                            input=json.dumps(payload).encode(), env=world.env, capture_output=True, timeout=60,
+                            cwd=world.work, check=False)
+    names = set()
+    for line in result.stderr.decode().splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip())
+    return names, result
+
+
+def broker_status(world: HookWorld) -> dict:
+    from yarp.client import BrokerClient
+    from yarp.paths import resolve_archive
+
+    with BrokerClient(resolve_archive(world.archive, world.env), world.env) as client:
+        return client.status(time.monotonic() + 10)
+
+
+def test_hook_process_imports_only_the_c_cores(world):
+    make_haystack(world.work, 8)
+    cwd = str(world.work)
+    warm = claude_event("PreToolUse", "Read", {"file_path": "/etc/hostname"}, "toolu_warm", cwd)
+    assert answer(world.hook("claude-code", warm)) is None  # the broker is running from here on
+    tool_input = {"command": "grep -rn needle src"}
+    names, pre = hook_imports(world, "claude-code", claude_event("PreToolUse", "Bash", tool_input, "toolu_imp", cwd))
+    updated = answer(pre)["hookSpecificOutput"]["updatedInput"]  # planned and rewritten, by the broker
+    assert "yarp.hooks.cli" in names and "yarp.thin_client" in names  # the list is real
+    assert sorted(set(HOOK_FORBIDDEN) & names) == []
+    ran = world.shell(updated["command"])
+    post_event = claude_event("PostToolUse", "Bash", updated, "toolu_imp", cwd, tool_response=bash_response(ran))
+    names, post = hook_imports(world, "claude-code", post_event)
+    assert answer(post) is None and b"yarp:" not in post.stderr
+    assert "yarp.hooks.cli" in names and sorted(set(HOOK_FORBIDDEN) & names) == []
+    assert calls(world.archive)["toolu_imp"]["status"] == "finished"
+
+
+def test_post_event_is_one_request_and_one_commit(world):
+    make_haystack(world.work, 8)
+    cwd = str(world.work)
+    tool_input = {"command": "grep -rn needle src"}
+    updated = answer(world.hook("claude-code", claude_event("PreToolUse", "Bash", tool_input, "toolu_one", cwd)))[
+        "hookSpecificOutput"]["updatedInput"]
+    ran = world.shell(updated["command"])
+    before = broker_status(world)
+    post = world.hook("claude-code", claude_event("PostToolUse", "Bash", updated, "toolu_one", cwd,
+                                                  tool_response=bash_response(ran)))
+    assert answer(post) is None and post.stderr == b""
+    after = broker_status(world)
+    assert after["pid"] == before["pid"]
+    # Raw result, visible result and finish: one request, one batch (one commit).
+    assert (after["requests"] - before["requests"], after["batches"] - before["batches"]) == (1, 1)
+    call = calls(world.archive)["toolu_one"]
+    assert (call["status"], call["executed"], call["requires_streams"]) == ("finished", 1, 1)
+    assert set(call["snaps"]) >= {"result/before", "result/after", "stdout/before", "stdout/after"}
+
+
+def test_post_event_after_a_broker_restart_reads_the_call_from_the_archive(world):
+    # The broker remembers a call between its events; a new broker does not, and
+    # finds the begun call (wrapped or not) in the archive instead.
+    make_haystack(world.work, 8)
+    cwd = str(world.work)
+    updated = answer(world.hook("claude-code", claude_event("PreToolUse", "Bash", {"command": "grep -rn needle src"},
+                                                            "toolu_wr", cwd)))["hookSpecificOutput"]["updatedInput"]
+    ran = world.shell(updated["command"])
+    ignored = {"command": "grep -rn needle src"}
+    assert answer(world.hook("claude-code", claude_event("PreToolUse", "Bash", ignored, "toolu_ig", cwd))) is not None
+    first = broker_status(world)["pid"]
+    os.kill(first, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while first in broker_pids(world.archive) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for call_id, command_input, result in (("toolu_wr", updated, ran), ("toolu_ig", ignored, world.shell("true"))):
+        post = world.hook("claude-code", claude_event("PostToolUse", "Bash", command_input, call_id, cwd,
+                                                      tool_response=bash_response(result)))
+        assert answer(post) is None and post.stderr == b"", post.stderr
+    assert broker_status(world)["pid"] != first
+    archived = calls(world.archive)
+    assert (archived["toolu_wr"]["status"], archived["toolu_wr"]["executed"]) == ("finished", 1)
+    assert (archived["toolu_ig"]["status"], archived["toolu_ig"]["executed"]) == ("finished", 0)
+    # A replayed post event of a finished call changes nothing and says nothing.
+    again = world.hook("claude-code", claude_event("PostToolUse", "Bash", updated, "toolu_wr", cwd,
+                                                   tool_response=bash_response(ran)))
+    assert answer(again) is None and again.stderr == b""
+    assert calls(world.archive)["toolu_wr"]["snaps"] == archived["toolu_wr"]["snaps"]
+    assert "incomplete_calls: 0" in world.verify()
+
+
+def test_a_stopped_broker_costs_the_tool_nothing_but_the_deadline(world):
+    # A broker that accepts and never answers (stopped by SIGSTOP): the hook
+    # gives up at its 2 s deadline, answers "no change" and warns once.
+    cwd = str(world.work)
+    warm = claude_event("PreToolUse", "Read", {"file_path": "/etc/hostname"}, "toolu_w", cwd)
+    assert answer(world.hook("claude-code", warm)) is None
+    pid = broker_status(world)["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        make_haystack(world.work, 8)
+        first = world.hook("claude-code", claude_event("PreToolUse", "Bash", {"command": "grep -rn needle src"},
+                                                       "toolu_s1", cwd))
+        second = world.hook("claude-code", claude_event("PreToolUse", "Read", {"file_path": "/etc/hostname"},
+                                                        "toolu_s2", cwd))
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert (first.returncode, first.stdout, second.returncode, second.stdout) == (0, b"", 0, b"")
+    assert first.stderr.startswith(b"yarp: archive capture failed") and b"deadline" in first.stderr
+    assert second.stderr == b"", "one warning per session"
+
+
+def test_the_thin_client_speaks_the_broker_protocol():
+    # The thin client writes the handshake and frames without importing
+    # `yarp.protocol`; they must stay the protocol's.
+    from yarp import protocol, thin_client
+    from yarp.fastframe import encode_frame
+
+    assert thin_client.SCHEMA == protocol.SCHEMA
+    assert thin_client._frame(b'{"a":1}') == encode_frame(b'{"a":1}')
+    fields = {"agent": "claude-code", "launcher": ["/bin/yarp", "é"], "pruning": True, "rulePacks": [],
+              "nested": {"n": None, "size": 7}}
+    assert json.loads("{" + thin_client.members("hook", fields) + "}") == {"hook": fields}
+    for bad in (b"", b"{not json", b"[]", b'{"a":1} x', b"\xff"):
+        assert thin_client.json_object(bad) is None
+
+
+def test_malformed_service_requests_get_bounded_errors(world):
+    # Requests that name a service are validated as strictly as operations:
+    # fixed field sets, bounded values, errors without payload text.
+    from yarp.errors import ValidationError
+    from yarp.paths import resolve_archive
+    from yarp.thin_client import Channel, members
+
+    cwd = str(world.work)
+    assert answer(world.hook("claude-code", claude_event("PreToolUse", "Read", {"file_path": "/x"}, "t_v", cwd))) is None
+    location = resolve_archive(world.archive, world.env)
+    secret = "s3cr3t-payload"
+    bad = [
+        (members("hook", {"agent": "other-agent", "launcher": ["/bin/yarp"], "pruning": True, "rulePacks": []}),
+         b',"event":{}'),
+        (members("hook", {"agent": "claude-code", "launcher": ["relative"], "pruning": True, "rulePacks": []}),
+         b',"event":{}'),
+        (members("hook", {"agent": "claude-code", "launcher": ["/bin/yarp"], "pruning": True, "rulePacks": [],
+                          "extra": secret}), b',"event":{}'),
+        (members("run", {"step": "launch", "argv": [secret]}), b""),
+        (members("run", {"step": "not_started", "target": {"agent": "pi", "account": "a", "session": "s",
+                                                           "call": "c"}, "status": 1}), b""),
+    ]
+    with Channel(location, world.env) as channel:
+        for head, tail in bad:
+            with pytest.raises(ValidationError) as caught:
+                channel.ask(head, tail, time.monotonic() + 10)
+            assert secret not in caught.value.message and len(caught.value.message) < 200
+    assert set(calls(world.archive)) == {"t_v"}, "nothing was archived from a refused request"

@@ -162,12 +162,17 @@ def test_child_gets_default_sigpipe(renv):
 
 
 def test_spool_files_are_private_and_removed(renv):
-    probe = 'f=$(readlink /proc/$$/fd/1); stat -c "%a %F" "$(dirname "$f")" "$f"'
+    probe = 'f=$(readlink /proc/$$/fd/1); g=$(readlink /proc/$$/fd/2); basename "$f"; stat -c "%a %F" "$f" "$g"'
     proc = yrun(renv, "sh", "-c", probe)
     assert proc.returncode == 0
-    modes = proc.stdout.decode().splitlines()
-    assert modes[0] == "700 directory"
-    assert modes[1].startswith("600 regular")
+    name, *modes = proc.stdout.decode().splitlines()
+    assert name.startswith("yarp-run-") and name.endswith(".stdout"), "an exclusive name in the temporary directory"
+    assert [m.split()[0] for m in modes] == ["600", "600"] and all("regular" in m for m in modes)
+    assert os.listdir(renv.environ["TMPDIR"]) == []
+    # A pruned and capped view is written by the broker into files it creates
+    # 0600 beside them; they are removed with the rest.
+    proc = yrun(renv, "seq", "1", "20000")
+    assert proc.returncode == 0 and b"yarp search yr_" in proc.stdout
     assert os.listdir(renv.environ["TMPDIR"]) == []
 
 
@@ -540,3 +545,50 @@ def test_spool_is_private_even_with_a_permissive_umask(renv):
     call_id, *_ = only_call(renv)
     mode = stat.S_IMODE(os.stat(renv.archive).st_mode)
     assert mode == 0o600
+
+
+def test_the_broker_refuses_spool_files_that_are_not_the_runners(renv):
+    # The broker writes the view and snapshots the streams from paths a client
+    # names: each must be a private regular file of this user, as declared.
+    from yarp.errors import UnsafePath
+    from yarp.paths import resolve_archive
+    from yarp.thin_client import Channel, members
+
+    session = ops.Session("pi", "me", "spool-checks")
+    renv.request(ops.BeginCall(session, ops.CallMeta("c1", "bash", 1, True), {}, {}, 1))
+    spool = os.path.join(renv.environ["TMPDIR"], "yarp-run-0123456789abcdef")
+    for suffix, mode in ((".stdout", 0o600), (".stderr", 0o644)):
+        fd = os.open(spool + suffix, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, b"data\n")
+        os.close(fd)
+        os.chmod(spool + suffix, mode)
+
+    def declared(path: str, **change) -> dict:
+        st = os.lstat(path)
+        return dict({"path": path, "device": st.st_dev, "inode": st.st_ino, "size": st.st_size}, **change)
+
+    def capture(stdout: dict, stderr: dict, after_dir: str = renv.environ["TMPDIR"]) -> None:
+        fields = {"step": "capture", "target": {"agent": "pi", "account": "me", "session": "spool-checks",
+                                                "call": "c1"},
+                  "argv": ["true"], "status": 0, "signal": None, "pruning": True, "rulePacks": [], "capBytes": 5120,
+                  "spool": {"stdout": stdout, "stderr": stderr,
+                            "stdoutAfter": os.path.join(after_dir, "v.stdout"),
+                            "stderrAfter": os.path.join(after_dir, "v.stderr")}}
+        with Channel(resolve_archive(renv.archive, renv.environ), renv.environ) as channel:
+            channel.ask(members("run", fields), b"", time.monotonic() + 10)
+
+    out = declared(spool + ".stdout")
+    refused = [
+        ((out, declared(spool + ".stderr")), {}, "broader than 0600"),
+        ((declared(spool + ".stdout", size=1), out), {}, "not the file that was declared"),
+        ((out, out), {"after_dir": "/tmp"}, "one directory"),
+    ]
+    for streams, where, refusal in refused:
+        with pytest.raises(UnsafePath) as caught:
+            capture(*streams, **where)
+        assert refusal in caught.value.message
+    with ArchiveView(renv) as view:
+        call_id = view.calls("pi")[0][0]
+        assert view.snapshot_keys(call_id) == {("input", "before"), ("input", "after")}, "nothing was captured"
+    for suffix in (".stdout", ".stderr"):
+        os.unlink(spool + suffix)

@@ -2,8 +2,11 @@
 
 These are import-set assertions (never timings): `python -X importtime -m yarp
 run -- true` against a warm broker lists every module imported, and none of the
-event loop, worker pool, shell parser, canonical-JSON or SQLite modules may be
-among them. Timings live in bench/test_bench_run.py.
+event loop, worker pool, shell parser, rules, canonical-JSON or SQLite modules
+may be among them. With a broker running, not even the full broker client:
+the runner asks the broker through `yarp.thin_client`, and the broker prunes,
+caps and archives. Timings live in bench/test_bench_run.py and
+bench/test_bench_hooks.py.
 """
 
 from __future__ import annotations
@@ -17,7 +20,10 @@ from test_run_helpers import close_run_env, make_run_env, yrun
 #: Modules only the broker, `yarp plan` or the read-only commands need.
 FORBIDDEN = ("uvloop", "tree_sitter", "tree_sitter_bash", "concurrent.futures", "asyncio", "rfc8785", "sqlite3",
              "_sqlite3", "yarp.broker", "yarp.store", "yarp.prepare", "yarp.codec", "yarp.shell.plan",
-             "yarp.recovery", "orjson", "dataclasses", "argparse", "zstandard")
+             "yarp.recovery", "orjson", "dataclasses", "argparse", "zstandard",
+             # The view is the broker's work (yarp.runner_service); the full client is for start-up only.
+             "yarp.shell.rules", "yarp.shell.reducers", "yarp.shell.cap", "yarp.shell.view", "yarp.client",
+             "yarp.protocol", "yarp.operations", "yarp.fastframe", "yarp._fastframe")
 #: Standard-library modules the run path reaches through their C cores instead
 #: (`_json`, `_socket`, `_signal`, the built-in SHA-256); each costs every
 #: wrapped command a millisecond or more.
@@ -64,28 +70,26 @@ QUIET_RUNS = [
 def test_standalone_run_of_true_imports_nothing_heavy(warm_env):
     names, proc = imported_modules(warm_env.environ, "run", "--", "true")
     assert proc.returncode == 0
-    assert "yarp.runner" in names and "yarp.client" in names  # the list is real
+    assert "yarp.runner" in names and "yarp.thin_client" in names  # the list is real
     assert sorted(set(FORBIDDEN) & names) == []
 
 
 @pytest.mark.parametrize("args", QUIET_RUNS)
 def test_quiet_run_avoids_costly_stdlib_modules(warm_env, args):
     names, _ = imported_modules(warm_env.environ, *args, entry=SCRIPT)
-    assert "yarp.runner" in names and "yarp.protocol" in names  # the list is real
+    assert "yarp.runner" in names and "yarp.thin_client" in names  # the list is real
     assert sorted(set(STDLIB_AVOIDED) & names) == []
 
 
-def test_output_of_an_unknown_command_needs_no_rule_parsing_once_cached(warm_env, tmp_path):
-    # The first run with output parses the rule files and fills the rule cache;
-    # later runs read the cache and, with no rule selected, never import a parser.
+def test_output_is_pruned_by_the_broker_not_the_runner(warm_env, tmp_path):
+    # A command with output: the rules are consulted, and the view written, in
+    # the broker. The runner reads no rule file and imports no parser.
     env = dict(warm_env.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
-    first, proc = imported_modules(env, "run", "--", "echo", "hello", entry=SCRIPT)
-    assert proc.returncode == 0 and proc.stdout == b"hello\n"
-    assert "tomllib" in first and "yarp.parse_cache" in first
-    names, proc = imported_modules(env, "run", "--", "echo", "hello", entry=SCRIPT)
-    assert proc.returncode == 0 and proc.stdout == b"hello\n"
-    assert "yarp.shell.rules" in names and "yarp.parse_cache" in names  # the rules were consulted
-    assert sorted((set(STDLIB_AVOIDED) | {"tomllib"}) & names) == []
+    for _ in range(2):
+        names, proc = imported_modules(env, "run", "--", "echo", "hello", entry=SCRIPT)
+        assert proc.returncode == 0 and proc.stdout == b"hello\n"
+        assert "yarp.thin_client" in names  # the list is real
+        assert sorted((set(STDLIB_AVOIDED) | set(FORBIDDEN) | {"tomllib", "yarp.parse_cache"}) & names) == []
 
 
 def test_archive_disabled_run_imports_no_archive_code(warm_env, tmp_path):
@@ -115,10 +119,9 @@ def test_run_help_and_errors_still_use_argparse(warm_env):
     assert "argparse" in names
 
 
-def test_capped_adapter_run_reads_its_reference_without_heavy_imports(warm_env):
-    # An adapter's call whose output passes the cap: the runner reads the call's
-    # reference from the archive (read-only SQLite) to write the marker. The
-    # first run fills the rule cache; the second is measured.
+def test_capped_adapter_run_imports_neither_sqlite_nor_the_cap(warm_env):
+    # An adapter's call whose output passes the cap: the broker finds the
+    # call's reference and writes the capped view with its marker.
     from yarp import operations as ops
 
     session = ops.Session("pi", "me", "imports")
@@ -129,8 +132,8 @@ def test_capped_adapter_run_reads_its_reference_without_heavy_imports(warm_env):
         names, proc = imported_modules(warm_env.environ, "run", *flags, "--", sys.executable, "-c",
                                        "print('x' * 20000)", entry=SCRIPT)
         assert proc.returncode == 0 and b"yarp search yr_" in proc.stdout  # capped, with a marker
-    assert "yarp.sqlite" in names and "yarp.shell.cap" in names  # the list is real
-    assert sorted((set(STDLIB_AVOIDED) | {"tomllib", "sqlite3", "urllib.parse", "datetime"}) & names) == []
+    assert "yarp.runner" in names and "yarp.thin_client" in names  # the list is real
+    assert sorted((set(STDLIB_AVOIDED) | set(FORBIDDEN) | {"yarp.sqlite", "urllib.parse", "datetime"}) & names) == []
 
 
 def test_a_configuration_file_is_parsed_once(warm_env, tmp_path):

@@ -40,6 +40,7 @@ import orjson
 
 from . import operations as ops
 from . import protocol
+from .dispatch import service_for
 from .errors import (
     ArchiveBusy,
     BrokerError,
@@ -289,6 +290,8 @@ class Broker:
         self._pool: concurrent.futures.Executor | None = None
         self._busy_ms = SQLITE_BUSY_TIMEOUT_MS
         self._writer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="yarp-writer")
+        #: The thin clients' services (`yarp.dispatch.Services`), made on first use.
+        self.services = None
 
     # logging -------------------------------------------------------------------
 
@@ -368,6 +371,8 @@ class Broker:
                 client.fail_connection(ShuttingDown("broker is shutting down; start a new one"))
         while self.admitted_count or self.in_transaction:
             await asyncio.sleep(0.002)
+        if self.services is not None:
+            self.services.close()  # the thin clients' services hold a read-only connection
         store = self.store
         if store is not None:
             try:
@@ -546,9 +551,16 @@ class Broker:
     async def _process(self, request: Request, frame: bytes) -> bytes:
         obj = protocol.decode_json(frame, "envelope")
         del frame
+        service = service_for(self, obj)
+        if service is not None:  # a thin client's hook event or run step (yarp.dispatch)
+            return await service.serve(request, obj)
         env = protocol.parse_envelope(obj, request.conn.correlation_id)
         if isinstance(env, protocol.Control):
             return protocol.reply_ok(extra={"status": self.status()})
+        return await self.submit(request, env)
+
+    async def submit(self, request: Request, env: protocol.Envelope, prepared=None) -> bytes:
+        """Order, prepare (unless `prepared` is given) and commit one envelope's operation; the reply."""
         request.envelope = env
         request.deadline = request.received + env.deadline_ms / 1000
         last = self.sequences.get(env.source_key)
@@ -567,6 +579,10 @@ class Broker:
         self.in_flight[env.source_key] = request
         if self.loop.time() >= request.deadline:
             raise DeadlineExceeded("request deadline expired before it was admitted")
+        if prepared is not None:
+            request.prepared = prepared
+            self._enqueue(request)
+            return await self._wait_done(request)
         if request.frame_bytes <= self.inline_bytes and not _reads_files(env):
             # Small requests are prepared on the loop: a pool hop costs more
             # than the work, and the GIL serialises pure-Python work anyway

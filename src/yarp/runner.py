@@ -1,18 +1,24 @@
 """`yarp run`: run one command, archive its exact streams, then show a pruned view.
 
 The child gets the runner's stdin and writes its stdout and stderr straight
-into two private spool files (0600 in a 0700 directory), so the exact bytes
-are kept at disk speed and in constant memory. After the child exits:
+into two private spool files (0600, exclusive names), so the exact bytes
+are kept at disk speed and in constant memory.
 
-1. the call is identified — the adapter's call (archive flags) or a call of
-   our own, begun before the child started (standalone use);
-2. each stream is pruned by the command-aware rules, then the global cap is
-   applied across what remains, into "after" files (an unchanged stream has
-   no after file: its before file is named twice);
-3. one stream-capture operation names the spool files (never their bytes) and
-   we wait for the broker's durable acknowledgement;
-4. only then the visible form is emitted and we exit with the child's status
-   (128 + N for a death by signal N).
+This process keeps only what must happen in it: the spool, spawning and
+waiting for the child, signals, emitting the output and the exit status.
+Everything else is asked of the warm broker (`yarp.runner_service`), where the
+rule set is already loaded, through the thin client (`yarp.thin_client`):
+
+1. a standalone run (no archive flags) sends the begin of its own call
+   before the child starts (with a broker running, its acknowledgement is
+   read once the child has exited: the commit overlaps the command); an
+   adapter's run names the call the adapter began;
+2. after the child exits, one `capture` request names the spool files (never
+   their bytes): the broker prunes and caps them into the "after" files,
+   captures all four streams and, for a standalone run, records the result
+   and finishes the call, in one commit, and says which files to show;
+3. only after that durable acknowledgement is the visible form emitted, and
+   we exit with the child's status (128 + N for a death by signal N).
 
 If anything on the archive side fails after the child started, the exact raw
 bytes are emitted on their original streams instead, the archive error is
@@ -20,9 +26,8 @@ reported once on stderr, and the child's status is kept: tool execution never
 depends on the archive.
 
 This module sits on the path of every shell command an agent runs. It must
-never import an event loop, a worker pool, the shell parser or SQLite on the
-common path: the operation types, the broker client, the rules and the
-reducers are imported only when the step that needs them runs, and the child
+never import an event loop, a worker pool, the shell parser, the rules or
+SQLite, and with a broker running not even the full broker client: the child
 is started with `os.posix_spawnp` rather than `subprocess`.
 """
 
@@ -44,9 +49,6 @@ ARCHIVE_TIMEOUT_S = 30.0
 #: Time a standalone run waits to begin its call before it runs the command
 #: anyway: the broker start-up bound, so a cold start still gets archived.
 BEGIN_TIMEOUT_S = 5.0
-#: Agent name used for standalone runs (a person or script typing `yarp run`).
-STANDALONE_AGENT = "yarp-run"
-STANDALONE_TOOL = "shell"
 #: Exit statuses of a command that could not be started (POSIX shells' values).
 STATUS_NOT_FOUND = 127
 STATUS_NOT_EXECUTABLE = 126
@@ -59,18 +61,7 @@ _SI_KERNEL = 0x80
 # Python ignores SIGPIPE and SIGXFSZ for itself; the child gets the defaults
 # back, as a shell would give them (`yes | head` must end).
 _CHILD_DEFAULTS = (signal.SIGPIPE, signal.SIGXFSZ)
-_SPOOL_NAMES = ("stdout.before", "stderr.before", "stdout.after", "stderr.after")
-
-
-class CallTarget:
-    """The archive call a run belongs to: a session, a source call id, and whether we began it."""
-
-    __slots__ = ("session", "source_call_id", "standalone")
-
-    def __init__(self, session, source_call_id: str, standalone: bool) -> None:
-        self.session = session
-        self.source_call_id = source_call_id
-        self.standalone = standalone
+_SPOOL_SUFFIXES = (".stdout", ".stderr", ".stdout.view", ".stderr.view")
 
 
 def _temp_base(environ) -> str:
@@ -81,62 +72,64 @@ def _temp_base(environ) -> str:
 
 
 class Spool:
-    """The private spool directory (0700) and its four files (created 0600, never widened)."""
+    """The run's four spool files, side by side under the temporary directory.
 
-    __slots__ = ("directory", "stdout_before", "stderr_before", "stdout_after", "stderr_after")
+    The two "before" files are created here, private (0600, `O_EXCL`, never
+    following a link) under an unguessable name; the command writes into them.
+    The two "after" files (the pruned and capped view) are created by the
+    broker only when the view differs, with the same rules. No directory of
+    our own: creating and removing one cost every run about half a
+    millisecond on ext4, for nothing the exclusive names do not already give.
+    """
 
-    def __init__(self, directory: str) -> None:
-        self.directory = directory
+    __slots__ = ("stdout_before", "stderr_before", "stdout_after", "stderr_after", "stdout_fd", "stderr_fd")
+
+    def __init__(self, prefix: str) -> None:
         self.stdout_before, self.stderr_before, self.stdout_after, self.stderr_after = (
-            os.path.join(directory, name) for name in _SPOOL_NAMES
+            prefix + suffix for suffix in _SPOOL_SUFFIXES
         )
+        self.stdout_fd = self.stderr_fd = -1
 
     @classmethod
     def create(cls, environ=os.environ) -> Spool:
         base = _temp_base(environ)
         for _ in range(16):
-            directory = os.path.join(base, f"yarp-run-{os.urandom(8).hex()}")
+            spool = cls(os.path.join(base, f"yarp-run-{os.urandom(8).hex()}"))
             try:
-                os.mkdir(directory, 0o700)
+                spool.stdout_fd = spool.open_private(spool.stdout_before)
             except FileExistsError:
                 continue
-            return cls(directory)
-        raise FileExistsError("no unused spool directory name")
+            try:
+                spool.stderr_fd = spool.open_private(spool.stderr_before)
+            except BaseException:
+                spool.close_fds()
+                spool.remove()
+                raise
+            return spool
+        raise FileExistsError("no unused spool file name")
 
     @staticmethod
     def open_private(path: str) -> int:
         return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
 
-    @staticmethod
-    def write_after(path: str, data: bytes) -> None:
-        # The after files were created 0600 up front; truncating in place keeps that mode.
-        fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
+    def close_fds(self) -> None:
+        for fd in (self.stdout_fd, self.stderr_fd):
+            if fd >= 0:
+                os.close(fd)
+        self.stdout_fd = self.stderr_fd = -1
 
     def remove(self) -> None:
-        for name in _SPOOL_NAMES:
+        for path in (self.stdout_before, self.stderr_before, self.stdout_after, self.stderr_after):
             try:
-                os.unlink(os.path.join(self.directory, name))
-            except FileNotFoundError:
-                pass
+                os.unlink(path)
             except OSError:
                 pass
-        try:
-            os.rmdir(self.directory)
-        except OSError:
-            pass
 
 
-def stream_file(path: str):
-    from .operations import StreamFile
-
+def declared(path: str) -> dict:
+    """A spool file as the broker checks it: path, device, inode and size."""
     st = os.lstat(path)
-    return StreamFile(path, st.st_dev, st.st_ino, st.st_size)
+    return {"path": path, "device": st.st_dev, "inode": st.st_ino, "size": st.st_size}
 
 
 def exit_status(returncode: int) -> int:
@@ -255,149 +248,90 @@ class _Deferred:
             signal.signal(signum, handler)
 
 
-def _lookup_ref(location, target: CallTarget) -> str:
-    """The archive reference of a call the adapter already began (read-only)."""
-    from .errors import NotFound
-    from .sqlite import open_readonly
-
-    conn = open_readonly(location)
-    try:
-        row = conn.execute(
-            "SELECT c.archive_ref FROM tool_calls c JOIN sessions s ON s.id = c.session_id"
-            " WHERE s.agent = ? AND s.account = ? AND s.source_session_id = ? AND c.source_call_id = ?",
-            (target.session.agent, target.session.account, target.session.source_session_id, target.source_call_id),
-        ).fetchone()
-    except Exception as exc:  # sqlite3.Error, without importing sqlite3 here
-        from .sqlite import map_error
-
-        raise map_error(exc, "reading the call's reference") from None
-    finally:
-        conn.close()
-    if row is None:
-        raise NotFound("the call named by the archive flags has not been begun")
-    return row[0]
-
-
 class Runner:
-    def __init__(self, argv: list[str], *, target: CallTarget | None, config, location, environ=os.environ) -> None:
+    def __init__(self, argv: list[str], *, target: dict | None, config, location, environ=os.environ) -> None:
         self.argv = argv
+        #: The call on the wire: the adapter's `{agent, account, session, call}`, or a
+        #: standalone run's `{session}` once it has begun its own.
         self.target = target
+        self.standalone = False
         self.config = config
         self.location = location
         self.environ = environ
-        self.client = None
-        self.ref: str | None = None
+        self.channel = None
         self.deadline = 0.0
 
     # --- archive steps ------------------------------------------------------------
 
-    def _send(self, operation) -> dict:
-        if self.client is None:
-            from .client import BrokerClient
+    def _channel(self):
+        if self.channel is None:
+            from .thin_client import Channel
 
-            self.client = BrokerClient(self.location, self.environ)
-        return self.client.request(operation, self.deadline)
+            self.channel = Channel(self.location, self.environ)
+        return self.channel
 
-    def _begin_standalone(self) -> None:
-        from . import operations as ops
+    def _ask(self, fields: dict) -> dict:
+        from .thin_client import members
+
+        return self._channel().ask(members("run", fields), b"", self.deadline)
+
+    def _begin_standalone(self) -> bool:
+        """Send the run's own begin before the command starts.
+
+        With a broker running, the command starts while the broker commits the
+        begin, and its acknowledgement is read after the command exits
+        (`_settle_begin`); True then. Otherwise the begin waits for a broker to
+        start (at most `BEGIN_TIMEOUT_S`) before the command runs; False.
+        """
+        from .thin_client import members
 
         started = _now_ms()
         session_id = f"run-{os.uname().nodename}-{os.getpid()}-{started}"
-        session = ops.Session(STANDALONE_AGENT, _account(), session_id, started)
-        self.target = CallTarget(session, "1", standalone=True)
-        cwd = os.getcwd()
-        meta = ops.CallMeta("1", STANDALONE_TOOL, started, True, working_directory=cwd)
-        payload = {"argv": self.argv, "cwd": cwd}
-        reply = self._send(ops.BeginCall(session, meta, payload, payload, started))
-        self.ref = reply["archiveRef"]
+        self.target, self.standalone = {"session": session_id}, True
+        head = members("run", {"step": "begin", "session": session_id, "startedAtMs": started, "argv": self.argv,
+                               "cwd": os.getcwd()})
+        if self._channel().send(head, b"", self.deadline):
+            return True
+        self.channel.ask(head, b"", self.deadline)
+        return False
 
-    def _archive_ref(self) -> str:
-        if self.ref is None:
-            self.ref = _lookup_ref(self.location, self.target)
-        return self.ref
+    def _settle_begin(self, pending: bool, error):
+        """The begin's error, once its acknowledgement (if still pending) has been read."""
+        if not pending:
+            return error
+        from .errors import YarpError
 
-    def _visible(self, spool: Spool, status: int) -> tuple[str, str] | None:
-        """Write the visible form; return its (stdout, stderr) files, or None when it is the raw form."""
-        rule = None
-        silent = os.path.getsize(spool.stdout_before) == 0 and os.path.getsize(spool.stderr_before) == 0
-        if self.config.pruning_enabled and not silent:
-            # Loading the rule set is the costliest step of a quiet command's
-            # run; an empty output has nothing to prune.
-            from .errors import UsageError
-            from .shell.rules import load_rules, select_rule
-
-            try:
-                rule = select_rule(self.argv, load_rules(self.config.rule_packs, environ=self.environ))
-            except UsageError as exc:
-                # A broken rule pack costs the pruning, never the archive: the
-                # streams are still captured and capped, and the problem is said once.
-                _stderr_line(f"yarp: rules not applied: {exc.message}\n")
-        out, err = spool.stdout_before, spool.stderr_before
-        changed = False
-        if rule is not None:
-            from .shell.reducers import reduce_stream
-
-            ref = self._archive_ref()
-            if reduce_stream(rule, status, out, spool.stdout_after, ref=ref, stream_name="stdout").reduced:
-                out, changed = spool.stdout_after, True
-            if reduce_stream(rule, status, err, spool.stderr_after, ref=ref, stream_name="stderr").reduced:
-                err, changed = spool.stderr_after, True
-        cap = self.config.cap_bytes
-        if cap:
-            out_size, err_size = os.path.getsize(out), os.path.getsize(err)
-            if out_size + err_size > cap:
-                from .shell.cap import cap_files, marker
-
-                ref = self._archive_ref()
-                # The marker names the stream holding the first omitted byte; both
-                # names have six letters, so the marker's length (and the cut) is
-                # the same whichever is named.
-                budget = cap - len(marker(out_size + err_size, cap, ref, "stdout", "complete").encode())
-                source = "stdout" if budget // 2 < out_size else "stderr"
-                capped = cap_files([out, err], cap=cap, archive_ref=ref, source=source, completeness="complete")
-                if capped is not None:
-                    targets = []
-                    for after, data in zip((spool.stdout_after, spool.stderr_after), capped):
-                        spool.write_after(after, data)
-                        targets.append(after)
-                    out, err = targets
-                    changed = True
-        return (out, err) if changed else None
+        try:
+            self.channel.receive(time.monotonic() + ARCHIVE_TIMEOUT_S)
+        except YarpError as exc:
+            return exc
+        except OSError as exc:
+            return YarpError(f"archive unavailable: {exc.strerror or 'I/O error'}")
+        return None
 
     def _archive(self, spool: Spool, status: int, signum: int | None) -> tuple[str, str]:
-        """Capture the streams durably; return the (stdout, stderr) files to emit."""
-        from . import operations as ops
-
-        target = self.target
-        visible = self._visible(spool, status)
-        declared = {p: stream_file(p) for p in (spool.stdout_before, spool.stderr_before)}
-        if visible is not None:
-            for path in visible:
-                declared.setdefault(path, stream_file(path))
-            operation = ops.CaptureStreams(
-                target.session, target.source_call_id, _now_ms(),
-                declared[spool.stdout_before], declared[spool.stderr_before],
-                declared[visible[0]], declared[visible[1]])
-            emitted = visible
-        else:
-            operation = ops.CapturePassthroughStreams(
-                target.session, target.source_call_id, _now_ms(),
-                declared[spool.stdout_before], declared[spool.stderr_before])
-            emitted = (spool.stdout_before, spool.stderr_before)
-        self._send(operation)
+        """Capture the streams durably (the broker writes the view); return the files to emit."""
+        config = self.config
+        files = {p: declared(p) for p in (spool.stdout_before, spool.stderr_before)}
+        reply = self._ask({
+            "step": "capture", "target": self.target, "argv": self.argv, "status": status, "signal": signum,
+            "pruning": config.pruning_enabled, "rulePacks": list(config.rule_packs), "capBytes": config.cap_bytes,
+            "spool": {"stdout": files[spool.stdout_before], "stderr": files[spool.stderr_before],
+                      "stdoutAfter": spool.stdout_after, "stderrAfter": spool.stderr_after},
+        })
+        warning = reply.get("warning")
+        if isinstance(warning, str):
+            _stderr_line(f"yarp: {warning}\n")
         # A process the child left behind may still hold the spool files: bytes
         # written after the broker's snapshot are in no archive, so the raw form
         # must be shown instead of a view that would hide them.
-        for path in (spool.stdout_before, spool.stderr_before):
-            if os.lstat(path).st_size != declared[path].size:
+        for path, seen in files.items():
+            if os.lstat(path).st_size != seen["size"]:
                 from .errors import ArchiveError
 
                 raise ArchiveError("the command's output kept changing after it was captured")
-        if target.standalone:
-            result = {"exitCode": status, "signal": signum}
-            self._send(ops.ResultBefore(target.session, target.source_call_id, result, _now_ms()))
-            self._send(ops.FinishCall(target.session, target.source_call_id, result, status != 0, True, _now_ms()))
-        return emitted
+        return (spool.stdout_after if reply.get("stdoutAfter") is True else spool.stdout_before,
+                spool.stderr_after if reply.get("stderrAfter") is True else spool.stderr_before)
 
     # --- the run ------------------------------------------------------------------------
 
@@ -412,45 +346,41 @@ class Runner:
         try:
             return self._run(spool)
         finally:
-            if self.client is not None:
-                self.client.close()
+            spool.close_fds()
+            if self.channel is not None:
+                self.channel.close()
             spool.remove()
 
     def _run(self, spool: Spool) -> int:
         from .errors import YarpError
 
         begin_error: YarpError | None = None
+        begin_pending = False
         if self.target is None:
             self.deadline = time.monotonic() + BEGIN_TIMEOUT_S
             try:
-                self._begin_standalone()
+                begin_pending = self._begin_standalone()
             except YarpError as exc:
                 begin_error = exc
             except OSError as exc:
                 begin_error = YarpError(f"archive unavailable: {exc.strerror or 'I/O error'}")
-        # All four spool files are created private up front; the reducers and
-        # the cap truncate the after files in place, so 0600 never widens.
-        for path in (spool.stdout_after, spool.stderr_after):
-            os.close(spool.open_private(path))
-        out_fd = spool.open_private(spool.stdout_before)
-        err_fd = spool.open_private(spool.stderr_before)
         old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGCHLD, *_SIGNALS))
         try:
             try:
-                pid = spawn(self.argv, out_fd, err_fd, old_mask)
+                pid = spawn(self.argv, spool.stdout_fd, spool.stderr_fd, old_mask)
             except OSError as exc:
                 status = _spawn_error(exc)
-                self._finish_preflight(status, begin_error)
+                self._finish_preflight(status, self._settle_begin(begin_pending, begin_error))
                 return status
             finally:
-                os.close(out_fd)
-                os.close(err_fd)
+                spool.close_fds()
             returncode = wait_forwarding(pid)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         status = exit_status(returncode)
         signum = -returncode if returncode < 0 else None
         with _Deferred():
+            begin_error = self._settle_begin(begin_pending, begin_error)
             if begin_error is not None:
                 return self._fallback(spool, status, begin_error)
             self.deadline = time.monotonic() + ARCHIVE_TIMEOUT_S
@@ -466,15 +396,13 @@ class Runner:
 
     def _finish_preflight(self, status: int, begin_error) -> None:
         """A standalone command that never started finishes as not executed."""
-        if self.target is None or not self.target.standalone or begin_error is not None:
+        if not self.standalone or begin_error is not None:
             return
-        from . import operations as ops
         from .errors import YarpError
 
-        result = {"exitCode": status, "error": "command could not be started"}
         self.deadline = time.monotonic() + ARCHIVE_TIMEOUT_S
         try:
-            self._send(ops.FinishCall(self.target.session, self.target.source_call_id, result, True, False, _now_ms()))
+            self._ask({"step": "not_started", "target": self.target, "status": status})
         except YarpError as exc:
             _stderr_line(f"yarp: archive failed: {exc.message}\n")
 
@@ -484,15 +412,6 @@ class Runner:
         _emit_quietly(spool.stderr_before, 2)
         _stderr_line(f"yarp: archive failed after command execution: {error.message}\n")
         return status
-
-
-def _account() -> str:
-    try:
-        import pwd
-
-        return pwd.getpwuid(os.geteuid()).pw_name
-    except (KeyError, ImportError):
-        return str(os.geteuid())
 
 
 def run_untouched(argv: list[str]) -> int:
@@ -525,10 +444,8 @@ def run_command(argv: list[str], source: tuple[str, str, str, str] | None, archi
 
     target = None
     if source is not None:
-        from .operations import Session
-
         agent, account, session, call = source
-        target = CallTarget(Session(agent, account, session), call, standalone=False)
+        target = {"agent": agent, "account": account, "session": session, "call": call}
 
     location = resolve_archive(archive, environ, config.archive_path)
     return Runner(argv, target=target, config=config, location=location, environ=environ).run()

@@ -16,7 +16,6 @@ opened without following links. Nothing here ever contains request payloads.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import stat
 
@@ -136,6 +135,8 @@ def open_lock_file(path: str) -> int:
 
 def try_lock(fd: int) -> bool:
     """Take an exclusive flock without blocking; False if another process holds it."""
+    import fcntl  # only for locks: a thin client that finds its broker never loads it
+
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -151,6 +152,8 @@ def lock_held_elsewhere(path: str) -> bool:
         return False
     try:
         if try_lock(fd):
+            import fcntl
+
             fcntl.flock(fd, fcntl.LOCK_UN)
             return False
         return True

@@ -184,6 +184,14 @@ class ArchiveStore:
     # --- one request -----------------------------------------------------------
 
     def _apply(self, prepared: Prepared) -> Outcome:
+        parts = getattr(prepared, "parts", None)
+        if parts is not None:
+            # A composite request (`yarp.services.PreparedParts`): every
+            # part in order, inside this request's one savepoint.
+            outcome = None
+            for part in parts:
+                outcome = self._apply(part)
+            return outcome
         op = prepared.operation
         snaps = prepared.snapshots
         match op:

@@ -1,24 +1,50 @@
-"""The shared body of `yarp hook claude-code` and `yarp hook codex`.
+"""`yarp hook claude-code|codex`: a thin client that forwards one event to the warm broker.
 
-Reads one bounded event from stdin, runs it, prints the answer (if any) and
-always exits 0: a hook must never fail the agent's tool because of the archive.
+The agent starts this process for every tool call, twice, so it does only what
+must happen in it: read the event (bounded), decide with the C JSON scanner
+whether it is an event we archive at all, read the configuration (from the
+parse cache) to know whether the archive is on and where it is, send the
+event's bytes to the broker in one request, and print the answer. Planning the
+rewrite (tree-sitter, the rule set), the account, the operations and the
+commit all happen in the broker (`yarp.hooks.service`), which keeps them loaded.
+
+Importing only the standard library's C cores (`_json`, `_socket`, the built-in
+SHA-256) is held by `tests/test_hooks.py`'s import-set test, as
+`tests/test_run_imports.py` holds it for `yarp run`.
+
+Failure is always "no change": the process exits 0, prints nothing, and says
+why once per session on stderr (`notice`). It never waits longer than the
+event's deadline: 2 s before the tool runs (`BEGIN_TIMEOUT_S`, like the Pi
+adapter's initial capture), 20 s after it (`RESULT_TIMEOUT_S`); the installed
+hook timeout (30 s) only bounds a wedged process.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
+import time
 
 from ..limits import MAX_FRAME_BYTES
+from . import EVENTS, PRE
+
+#: Initial capture must be durable before the tool runs; like the Pi adapter, wait at most 2 s.
+BEGIN_TIMEOUT_S = 2.0
+#: The post-tool request's deadline; the installed hook timeout is larger.
+RESULT_TIMEOUT_S = 20.0
+#: Room left in one frame for the request's own fields around the event.
+_ENVELOPE_ROOM = 64 * 1024
+MAX_EVENT_BYTES = MAX_FRAME_BYTES - _ENVELOPE_ROOM
+#: Longest session id used to name the once-per-session warning marker.
+_MAX_SESSION_CHARS = 1024
 
 #: Help text shared by `yarp hook claude-code` and `yarp hook codex`.
 HOOK_EPILOG = """\
-Reads one PreToolUse, PostToolUse or PostToolUseFailure event as JSON on stdin.
-PreToolUse answers on stdout only to hand on a shell command rewritten to
-'yarp run'; every other event, and every archive failure, prints nothing and
-exits 0 so the tool runs untouched. Failures are reported once per session on
-stderr.
+Reads one PreToolUse, PostToolUse or PostToolUseFailure event as JSON on stdin
+and hands it to the archive's broker (started on demand). PreToolUse answers on
+stdout only to hand on a shell command rewritten to 'yarp run'; every other
+event, and every archive failure, prints nothing and exits 0 so the tool runs
+untouched. Failures are reported once per session on stderr.
 """
 
 
@@ -26,17 +52,100 @@ def configure(parser) -> None:
     """Hook commands take no options beyond --archive."""
 
 
+def run_fast(agent: str, argv: list[str]) -> int | None:
+    """`yarp hook AGENT [--archive PATH]` without argparse; anything else returns None."""
+    if not argv:
+        return run_hook(agent, None)
+    if len(argv) == 2 and argv[0] == "--archive" and argv[1]:
+        return run_hook(agent, argv[1])
+    if len(argv) == 1 and argv[0].startswith("--archive=") and len(argv[0]) > len("--archive="):
+        return run_hook(agent, argv[0][len("--archive="):])
+    return None
+
+
+def _read_event() -> bytes | None:
+    try:
+        raw = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
+    except (OSError, AttributeError, ValueError):
+        return None
+    raw = raw.strip()
+    return raw if raw and len(raw) <= MAX_EVENT_BYTES else None
+
+
+def _event_head(raw: bytes) -> tuple[str, str] | None:
+    """(event name, session id) of an event we archive, else None (never an error)."""
+    from ..thin_client import json_object
+
+    event = json_object(raw) if raw.startswith(b"{") else None
+    if event is None:
+        return None
+    name, session = event.get("hook_event_name"), event.get("session_id")
+    if name not in EVENTS or not isinstance(session, str) or not 0 < len(session) <= _MAX_SESSION_CHARS:
+        return None
+    return name, session
+
 
 def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
-    from .capture import handle
+    """Always 0: a hook must never fail the agent's tool because of the archive."""
+    raw = _read_event()
+    if agent == "codex":
+        return _run_codex(raw, archive, environ)
+    head = _event_head(raw) if raw is not None else None
+    if head is None:
+        # Malformed, oversized or foreign: nothing to archive, no session to warn.
+        return 0
+    name, session = head
+    from ..errors import YarpError
 
     try:
-        raw = sys.stdin.buffer.read(MAX_FRAME_BYTES + 1)
-    except OSError:
+        from ..config import load
+        from ..paths import resolve_archive
+
+        config = load(environ)
+        if not config.archive_enabled:
+            return 0
+        location = resolve_archive(archive, environ, config.archive_path)
+    except YarpError as exc:
+        warn_once(agent, session, f"archive capture is off for this session: {exc.message}", environ)
         return 0
-    if not raw or len(raw) > MAX_FRAME_BYTES:
+    timeout = BEGIN_TIMEOUT_S if name == PRE else RESULT_TIMEOUT_S
+    fields = {"agent": agent, "launcher": _launcher(environ), "pruning": config.pruning_enabled,
+              "rulePacks": list(config.rule_packs)}
+    try:
+        reply = forward(location, environ, fields, raw, time.monotonic() + timeout)
+    except YarpError as exc:
+        if name == PRE:
+            text = ("archive capture failed; this session's tool calls run without capture or rewriting "
+                    f"until the archive answers again: {exc.message}")
+        else:
+            text = f"result archive failed; the call stays incomplete: {exc.message}"
+        warn_once(agent, session, text, environ)
         return 0
-    answer = handle(agent, raw, archive=archive, environ=environ)
+    warning = reply.get("warning")
+    if isinstance(warning, str):
+        warn_once(agent, session, warning, environ)
+    answer = reply.get("answer")
+    if isinstance(answer, str):
+        try:
+            sys.stdout.write(answer + "\n")
+            sys.stdout.flush()
+        except OSError:
+            pass
+    return 0
+
+
+def _run_codex(raw: bytes | None, archive: str | None, environ) -> int:
+    """Codex events run in this process for now: they read the session transcript (see `hooks.codex`)."""
+    if raw is None:
+        return 0
+    import json
+
+    from .codex import handle
+
+    try:
+        answer = handle(json.loads(raw), archive=archive, environ=environ)
+    except ValueError:
+        return 0
     if answer is not None:
         try:
             sys.stdout.write(json.dumps(answer, ensure_ascii=False, separators=(",", ":")) + "\n")
@@ -44,3 +153,28 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
         except OSError:
             pass
     return 0
+
+
+def warn_once(agent: str, session: str, text: str, environ) -> None:
+    # Imported only when there is something to say: most events say nothing.
+    from .notice import warn_once as warn
+
+    warn(agent, session, text, environ)
+
+
+def _launcher(environ) -> list[str]:
+    from .launcher import yarp_argv
+
+    return yarp_argv(environ)
+
+
+def forward(location, environ, fields: dict, raw: bytes, deadline: float) -> dict:
+    """One hook request: `fields` plus the event's exact bytes; the broker's reply.
+
+    The event was checked to be one JSON object, so its bytes are spliced in
+    as they are: no re-encoding in this process.
+    """
+    from ..thin_client import Channel, members
+
+    with Channel(location, environ) as channel:
+        return channel.ask(members("hook", fields), b',"event":' + raw, deadline)

@@ -6,6 +6,7 @@ Both agents send one object per hook event with the same core fields
 `begin_call`; `PostToolUse` and `PostToolUseFailure` become the raw result, the
 visible result and the finish. Only this module knows those field names.
 
+Runs in the broker (`yarp.hooks.service`), never in the hook process.
 Pure translation: no I/O, no broker, no archive. Malformed events raise
 `ValidationError` with fixed wording (never payload text).
 """
@@ -19,11 +20,8 @@ from typing import Any
 from .. import operations as ops
 from ..errors import ValidationError
 from ..limits import MAX_IDENTITY_CHARS, MAX_NAME_CHARS, MAX_WORKING_DIRECTORY_CHARS
+from . import EVENTS, POST, POST_FAILURE, PRE
 
-PRE = "PreToolUse"
-POST = "PostToolUse"
-POST_FAILURE = "PostToolUseFailure"
-EVENTS = (PRE, POST, POST_FAILURE)
 #: Shell tools whose string `command` may be rewritten to `yarp run`. Codex's
 #: older `shell` tool passes an argv list, which is recorded but never rewritten.
 SHELL_TOOLS = {"claude-code": frozenset({"Bash"}), "codex": frozenset({"Bash", "shell"})}
@@ -132,6 +130,25 @@ def rewritten_input(tool_input: dict, command: str) -> dict:
     updated = dict(tool_input)
     updated["command"] = command
     return updated
+
+
+def rewrite_answer(agent: str, updated_input: dict) -> dict:
+    """The PreToolUse answer that hands a rewritten input to `agent`.
+
+    The one agent-specific step of the event flow: every agent's answer is
+    shaped here, and only here.
+    """
+    return pre_tool_answer(updated_input)
+
+
+def post_tool_answer(agent: str, event: HookEvent) -> dict | None:
+    """The PostToolUse answer for `agent` once the result is archived, or None for none.
+
+    Neither agent gets one today: what the model sees is the tool's own
+    result. The other agent-specific step of the event flow, beside
+    `rewrite_answer`.
+    """
+    return None
 
 
 def pre_tool_answer(updated_input: dict) -> dict:

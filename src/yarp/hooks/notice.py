@@ -3,23 +3,24 @@
 Every hook event is its own process, so "once" is remembered by a small marker
 file, `<runtime>/yarp/hooks/<agent>-<session hash>.warned` (0600 in a 0700
 directory). The file holds nothing but its name; the session id itself is
-hashed so it never appears on disk. If the marker cannot be written the warning
+hashed so it never appears on disk (the interpreter's built-in SHA-256: the
+hook client never loads OpenSSL for a digest of a few bytes). If the marker cannot be written the warning
 is printed anyway: a repeated warning is better than a silent failure.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 
+from .._digest import identity_sha256
 from ..errors import YarpError
 
 
 def marker_path(agent: str, session_id: str, environ=os.environ) -> str:
     from ..runtime import runtime_base
 
-    digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    digest = identity_sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return os.path.join(runtime_base(environ), "yarp", "hooks", f"{agent}-{digest}.warned")
 
 

@@ -1,0 +1,253 @@
+"""Hook and `yarp run` latency: whole processes beside the interpreter floor, in one run.
+
+Run: PYTHONPATH=src .venv/bin/python -m pytest bench/test_bench_hooks.py -q -s
+(`-s` prints the summary table; `--benchmark-columns=min,median,max` for the
+pytest-benchmark table as well).
+
+Every case is a whole process against one warm broker, timed in the same run
+as `python -c pass` (the floor), interleaved round by round so a noisy
+machine moves all of them together:
+
+* `floor`: `python -c pass`, the interpreter's own start-up;
+* `hook Read pre`: one `yarp hook claude-code` PreToolUse for a Read (one
+  begin_call, no rewrite);
+* `hook Bash pre+post`: the PreToolUse of a Bash command that is rewritten to
+  `yarp run`, then its PostToolUse (raw result, visible result, finish). The
+  rewritten command runs between them, untimed, as the agent would run it;
+* `yarp run -- true`: a standalone run (its own call, begun and finished).
+
+Budgets (issue "hooks at the interpreter's floor"): one hook event ≤ floor +
+8 ms, the Bash pair ≤ 2 × floor + 15 ms, `yarp run -- true` ≤ floor + 8 ms.
+The summary also reports each hook process's own CPU (user + system, from
+`RUSAGE_CHILDREN`) and the broker's CPU per hook event (`/proc/PID/stat`
+ticks over all rounds). These are measurements, not assertions: the bars are
+checked by reading the table.
+
+`yarp` is the installed console script, as agents run it; processes run with
+bytecode caching on and warm rule caches, as an installed package would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+sys.path.insert(0, os.path.join(HERE, "..", "src"))
+
+from test_bench_run import PY, YARP, _SCRIPT  # noqa: E402
+from test_bench_run import warm as warm_run  # noqa: E402, F401  (the shared warm-broker fixture)
+from test_run_helpers import broker_pids  # noqa: E402
+
+ROUNDS = int(os.environ.get("YARP_BENCH_HOOK_ROUNDS", "40"))
+SESSION = "bench-hooks-session"
+
+
+@pytest.fixture(scope="module")
+def warm(warm_run):
+    """The run benchmark's warm broker and caches, plus a working directory with a file to grep."""
+    work = os.path.join(warm_run.root, "work")
+    os.makedirs(work, exist_ok=True)
+    with open(os.path.join(work, "notes.txt"), "w") as handle:
+        handle.write("".join(f"line {i}: needle {i}\n" for i in range(50)))
+    warm_run.work = work
+    return warm_run
+
+
+def _event(name: str, tool: str, tool_input: dict, call_id: str, cwd: str, **extra) -> bytes:
+    event = {"session_id": SESSION, "transcript_path": "/tmp/none.jsonl", "cwd": cwd,
+             "permission_mode": "default", "hook_event_name": name, "tool_name": tool,
+             "tool_input": tool_input, "tool_use_id": call_id}
+    event.update(extra)
+    return json.dumps(event).encode()
+
+
+class Clock:
+    """Wall time and the child's own CPU (user + system) of one whole process."""
+
+    def __init__(self) -> None:
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+
+    def run(self, argv: list[str], env: dict, data: bytes | None = None, cwd: str | None = None
+            ) -> subprocess.CompletedProcess:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        proc = subprocess.run(argv, env=env, input=data, capture_output=True, cwd=cwd,
+                              stdin=None if data is not None else subprocess.DEVNULL)
+        self.wall.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        return proc
+
+
+def _broker_ticks(archive: str) -> int:
+    total = 0
+    for pid in broker_pids(archive):
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total
+
+
+def _ms(values: list[float]) -> str:
+    ordered = sorted(values)
+    return (f"min {ordered[0] * 1000:6.1f}  median {statistics.median(ordered) * 1000:6.1f}  "
+            f"max {ordered[-1] * 1000:6.1f} ms")
+
+
+def test_hook_and_run_latency_beside_the_floor(benchmark, warm):
+    env, cwd = warm.environ, warm.work
+    floor, read_pre, bash_pre, bash_post, pair, run_true = (Clock() for _ in range(6))
+    hook = [*YARP, "hook", "claude-code"]
+    broker_hook_ticks = 0
+    hook_events = 0
+    counter = iter(range(10**6))
+
+    def one_round() -> None:
+        nonlocal broker_hook_ticks, hook_events
+        n = next(counter)
+        floor.run([PY, "-c", "pass"], env)
+        ticks = _broker_ticks(warm.archive)
+        proc = read_pre.run(hook, env, _event("PreToolUse", "Read", {"file_path": f"{cwd}/notes.txt"},
+                                              f"read-{n}", cwd), cwd)
+        assert proc.returncode == 0 and proc.stdout == b"", proc.stderr
+        tool_input = {"command": "grep -rn needle .", "description": "find"}
+        proc = bash_pre.run(hook, env, _event("PreToolUse", "Bash", tool_input, f"bash-{n}", cwd), cwd)
+        answer = json.loads(proc.stdout)
+        updated = answer["hookSpecificOutput"]["updatedInput"]
+        broker_hook_ticks += _broker_ticks(warm.archive) - ticks
+        ran = subprocess.run(["bash", "-c", updated["command"]], env=env, cwd=cwd, capture_output=True)
+        assert ran.returncode == 0
+        response = {"stdout": ran.stdout.decode(), "stderr": ran.stderr.decode(), "interrupted": False,
+                    "isImage": False}
+        ticks = _broker_ticks(warm.archive)
+        proc = bash_post.run(hook, env, _event("PostToolUse", "Bash", updated, f"bash-{n}", cwd,
+                                               tool_response=response), cwd)
+        assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+        broker_hook_ticks += _broker_ticks(warm.archive) - ticks
+        hook_events += 3
+        pair.wall.append(bash_pre.wall[-1] + bash_post.wall[-1])
+        pair.cpu.append(bash_pre.cpu[-1] + bash_post.cpu[-1])
+        proc = run_true.run([*YARP, "run", "--", "true"], env)
+        assert proc.returncode == 0
+
+    benchmark.pedantic(one_round, rounds=ROUNDS, warmup_rounds=2)
+    # Warm-up rounds are not part of the comparison.
+    for clock in (floor, read_pre, bash_pre, bash_post, pair, run_true):
+        del clock.wall[:2], clock.cpu[:2]
+    tick = os.sysconf("SC_CLK_TCK")
+    base = statistics.median(floor.wall)
+    rows = [("python -c pass (floor)", floor), ("hook Read PreToolUse", read_pre),
+            ("hook Bash PreToolUse (rewritten)", bash_pre), ("hook Bash PostToolUse", bash_post),
+            ("hook Bash Pre + Post", pair), ("yarp run -- true", run_true)]
+    lines = [f"{name:34s} {_ms(clock.wall)}  cpu median {statistics.median(clock.cpu) * 1000:5.1f} ms"
+             for name, clock in rows]
+    low = min(floor.wall)
+    over = {
+        # Medians over the floor's median, and (steadier on a shared machine) minimum over minimum.
+        "hook_read_pre_over_floor_min_ms": (min(read_pre.wall) - low) * 1000,
+        "hook_pair_over_2floor_min_ms": (min(pair.wall) - 2 * low) * 1000,
+        "run_true_over_floor_min_ms": (min(run_true.wall) - low) * 1000,
+        "hook_read_pre_over_floor_ms": (statistics.median(read_pre.wall) - base) * 1000,
+        "hook_bash_pre_over_floor_ms": (statistics.median(bash_pre.wall) - base) * 1000,
+        "hook_bash_post_over_floor_ms": (statistics.median(bash_post.wall) - base) * 1000,
+        "hook_pair_over_2floor_ms": (statistics.median(pair.wall) - 2 * base) * 1000,
+        "run_true_over_floor_ms": (statistics.median(run_true.wall) - base) * 1000,
+        "broker_cpu_per_hook_event_ms": broker_hook_ticks / tick / max(1, hook_events) * 1000,
+        "hook_cpu_per_event_ms": statistics.median(read_pre.cpu + bash_pre.cpu + bash_post.cpu) * 1000,
+    }
+    lines += [f"{key:34s} {value:6.1f}" for key, value in over.items()]
+    benchmark.extra_info.update({k: round(v, 2) for k, v in over.items()})
+    print("\n" + "\n".join(lines))
+
+
+# --- the real Claude Code: added latency per Bash call ----------------------------------------
+
+CLAUDE = os.path.join(os.environ.get("YARP_TEST_CACHE") or "/tmp/yarp-test-cache", "claude-code-2.1.197",
+                      "node_modules", ".bin", "claude")
+BASH_CALLS = 5
+
+
+def _turnarounds(claude_env: dict, cwd: str) -> list[float]:
+    """Seconds from each scripted Bash answer to the request that carries its result."""
+    from scripted_anthropic import ScriptedAnthropic, Text, ToolUse
+
+    class Timed(ScriptedAnthropic):
+        def _answer(self, body):
+            answer = super()._answer(body)
+            if body.get("tools"):
+                self.times.append(time.monotonic())
+            return answer
+
+    steps = [ToolUse(f"toolu_b{i}", "Bash", {"command": "grep -rn needle .", "description": "find"})
+             for i in range(BASH_CALLS)] + [Text("done")]
+    server = Timed(steps)
+    server.times = []
+    with server:
+        env = dict(claude_env, ANTHROPIC_BASE_URL=server.base_url)
+        proc = subprocess.run([CLAUDE, "-p", "find the needles", "--model", "claude-sonnet-4-5", "--output-format",
+                               "json", "--allowedTools", "Bash"], env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-800:]
+    assert json.loads(proc.stdout)["result"] == "done"
+    return [b - a for a, b in zip(server.times, server.times[1:])]
+
+
+@pytest.mark.skipif(not os.access(CLAUDE, os.X_OK), reason="the real Claude Code is not installed in the test cache")
+def test_real_claude_code_added_latency_per_bash_call(benchmark, warm, tmp_path):
+    """The same five-Bash-call script with YARP's hooks, with no-op hooks and with none, alternated.
+
+    With YARP's hooks each call pays for two hook processes and `yarp run`
+    (the command is rewritten); the difference of the median turnarounds from
+    the run without hooks is the end-to-end latency YARP adds to one Bash call.
+    No-op hooks (`true` for the same events) show what Claude Code's own
+    hook machinery costs whatever the hook does.
+    """
+    home = tmp_path / "home"
+    home.mkdir()
+    base_env = dict(warm.environ, HOME=str(home), ANTHROPIC_API_KEY="sk-dummy",
+                    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1",
+                    PATH=os.path.dirname(_SCRIPT) + os.pathsep + os.environ.get("PATH", ""))
+    settings = home / ".claude" / "settings.json"
+    installed = subprocess.run([*YARP, "hook", "install", "claude-code"], env=base_env, capture_output=True)
+    assert installed.returncode == 0, installed.stderr
+    hooked = settings.read_text()
+    noop = json.loads(hooked)
+    for groups in noop["hooks"].values():
+        for group in groups:
+            for entry in group["hooks"]:
+                entry["command"] = "true"
+    noop = json.dumps(noop)
+    with_hooks: list[float] = []
+    with_noop: list[float] = []
+    without: list[float] = []
+
+    def one_pair() -> None:
+        settings.write_text(hooked)
+        with_hooks.extend(_turnarounds(base_env, warm.work))
+        settings.write_text(noop)
+        with_noop.extend(_turnarounds(base_env, warm.work))
+        settings.write_text("{}\n")
+        without.extend(_turnarounds(base_env, warm.work))
+
+    benchmark.pedantic(one_pair, rounds=int(os.environ.get("YARP_BENCH_CLAUDE_ROUNDS", "3")), warmup_rounds=0)
+    added = statistics.median(with_hooks) - statistics.median(without)
+    machinery = statistics.median(with_noop) - statistics.median(without)
+    benchmark.extra_info.update(added_ms_per_bash_call=round(added * 1000, 1),
+                                noop_hooks_added_ms=round(machinery * 1000, 1),
+                                turnaround_with_hooks_ms=round(statistics.median(with_hooks) * 1000, 1),
+                                turnaround_noop_hooks_ms=round(statistics.median(with_noop) * 1000, 1),
+                                turnaround_without_ms=round(statistics.median(without) * 1000, 1))
+    print(f"\nreal Claude Code, turnaround per Bash call:\n  YARP hooks   {_ms(with_hooks)}\n"
+          f"  no-op hooks  {_ms(with_noop)}\n  no hooks     {_ms(without)}\n"
+          f"  added by YARP's hooks (median) {added * 1000:.1f} ms, of which Claude Code's hook machinery "
+          f"(no-op hooks) {machinery * 1000:.1f} ms")

@@ -1,0 +1,37 @@
+"""The broker's one call into the thin clients' services: which service answers a request.
+
+A decoded request that names `"hook"` goes to `yarp.hooks.service`, one that
+names `"run"` to `yarp.runner_service`; anything else is an ordinary envelope
+for the broker's own path. The services and their shared state
+(`yarp.services.Warm`) are made on first use and kept on the broker
+(`broker.services`), so a broker that only ever serves the Pi bridge never
+loads them.
+"""
+
+from __future__ import annotations
+
+
+class Services:
+    """The per-broker services and the state they share."""
+
+    def __init__(self, broker) -> None:
+        from .hooks.service import HookService
+        from .runner_service import RunService
+        from .services import Warm
+
+        self.warm = Warm(broker)
+        self.hooks = HookService(broker, self.warm)
+        self.runs = RunService(broker, self.warm)
+
+    def close(self) -> None:
+        self.warm.close()
+
+
+def service_for(broker, obj):
+    """The service that answers a decoded request, or None for an ordinary envelope."""
+    if not isinstance(obj, dict) or ("hook" not in obj and "run" not in obj):
+        return None
+    services = broker.services
+    if services is None:
+        services = broker.services = Services(broker)
+    return services.hooks if "hook" in obj else services.runs

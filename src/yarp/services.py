@@ -1,0 +1,166 @@
+"""What the broker's services for thin clients share, and keep loaded between requests.
+
+The hook processes and `yarp run` (`yarp.thin_client`) send the broker a
+request that names a service instead of an archive operation: `"hook"`
+(`yarp.hooks.service`) or `"run"` (`yarp.runner_service`); `yarp.dispatch`
+picks it. The service builds the operations and submits them through the
+broker's ordinary path (order, preparation, batching, one commit per batch).
+Doing that work there, once per broker, rather than in every short-lived
+process is the point: the account, the rule set (`Warm.rules`), the shell
+parser (`yarp.shell.plan`'s own cache) and the calls between their first and
+last request (`Warm.calls`) stay loaded. Composite requests (several
+operations of one call, one savepoint) are `PreparedParts`.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import time
+
+from . import operations as ops
+from . import protocol
+from .limits import MAX_SEQUENCE_CACHE_KEYS
+from .prepare import Prepared, prepare
+
+#: Calls remembered between their first and last request (the broker's sequence-cache bound).
+MAX_REMEMBERED_CALLS = MAX_SEQUENCE_CACHE_KEYS
+
+
+class CallState:
+    """What a later request for a begun call needs from its first.
+
+    `requires_streams`: begun as a wrapped shell call. `wrapper_flags`: the
+    archive-flag text of the `yarp run` form a hook rewrote it to (None when
+    not rewritten by a hook). `archive_ref`: the reference the begin returned.
+    """
+
+    __slots__ = ("requires_streams", "wrapper_flags", "archive_ref")
+
+    def __init__(self, requires_streams: bool, wrapper_flags: str | None, archive_ref: str | None) -> None:
+        self.requires_streams = requires_streams
+        self.wrapper_flags = wrapper_flags
+        self.archive_ref = archive_ref
+
+
+def _stat_key(path: str):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+class Warm:
+    """Per-broker state shared by the services."""
+
+    def __init__(self, broker) -> None:
+        from .hooks.events import local_account
+
+        self.broker = broker
+        self.account = local_account()
+        self.calls: collections.OrderedDict[str, CallState] = collections.OrderedDict()
+        self._rules = None
+        self._rules_key = None
+        self._reader = None
+
+    def rules(self, packs: tuple[str, ...]):
+        """The rule set, loaded once and again only when a pack file changes (`UsageError` if broken)."""
+        key = (packs, tuple(_stat_key(os.path.expanduser(p)) for p in packs))
+        if self._rules is None or key != self._rules_key:
+            from .shell.rules import load_rules
+
+            self._rules = load_rules(packs)
+            self._rules_key = key
+        return self._rules
+
+    # --- calls between requests ------------------------------------------------------
+
+    def remember(self, key: str, state: CallState) -> None:
+        self.calls.pop(key, None)
+        self.calls[key] = state
+        while len(self.calls) > MAX_REMEMBERED_CALLS:
+            self.calls.popitem(last=False)
+
+    def forget(self, key: str) -> None:
+        self.calls.pop(key, None)
+
+    def stored_call(self, session, source_call_id: str) -> tuple[bool, str, str] | None:
+        """(requires_streams, status, archive_ref) of a call from the archive (read-only), or None.
+
+        For calls begun before this broker started, or dropped from `calls`.
+        """
+        from .sqlite import map_error, open_readonly
+
+        if self._reader is None:
+            self._reader = open_readonly(self.broker.location)
+        try:
+            # fetchall, not fetchone: a statement left open would hold a read
+            # transaction and keep the writer's checkpoints from finishing.
+            rows = self._reader.execute(
+                "SELECT c.requires_streams, c.status, c.archive_ref FROM tool_calls c"
+                " JOIN sessions s ON s.id = c.session_id"
+                " WHERE s.agent = ? AND s.account = ? AND s.source_session_id = ? AND c.source_call_id = ?",
+                (session.agent, session.account, session.source_session_id, source_call_id),
+            ).fetchall()
+        except Exception as exc:  # sqlite3.Error, without importing sqlite3 here
+            raise map_error(exc, "reading a call's state") from None
+        return (bool(rows[0][0]), rows[0][1], rows[0][2]) if rows else None
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+
+class PreparedParts:
+    """Prepared operations of one call applied in order in one savepoint: one request, one commit.
+
+    Stands where a `Prepared` does in the broker's queue and the store's batch.
+    """
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: tuple[Prepared, ...]) -> None:
+        self.parts = parts
+
+    @property
+    def operation(self) -> ops.ArchiveOperation:
+        return self.parts[-1].operation
+
+    @property
+    def payload_bytes(self) -> int:
+        return sum(p.payload_bytes for p in self.parts)
+
+
+def prepare_checked(operation: ops.ArchiveOperation) -> Prepared:
+    """Validate an operation built here exactly as a client's would be, then prepare it."""
+    return prepare(ops.parse_operation(ops.operation_to_json(operation)))
+
+
+def prepare_parts(operations: tuple[ops.ArchiveOperation, ...]) -> PreparedParts:
+    return PreparedParts(tuple(prepare_checked(op) for op in operations))
+
+
+def envelope_for(operation: ops.ArchiveOperation, correlation_id: str, deadline_ms: int, *,
+                 sequence: int | None = None, body: dict | None = None) -> protocol.Envelope:
+    """The routing envelope of an operation built in the broker (identities derived, never sent).
+
+    `body` is the operation's JSON, which the broker validates and prepares
+    as a client's; a composite passes its parts already prepared instead.
+    """
+    return protocol.Envelope(correlation_id, ops.operation_id(operation), ops.source_key(operation),
+                             operation.sequence if sequence is None else sequence, deadline_ms,
+                             body if body is not None else {"operation": operation.kind}, operation.kind)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+async def prepare_composite(broker, request, operations: tuple, file_bytes: int = 0) -> PreparedParts:
+    """Prepare a composite's parts: on the loop when the request and the files it
+    snapshots (`file_bytes`, as declared and checked) are small, else in the pool."""
+    if request.frame_bytes + file_bytes <= broker.inline_bytes:
+        return prepare_parts(operations)
+    return await broker.loop.run_in_executor(broker._pool, prepare_parts, operations)
