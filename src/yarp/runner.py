@@ -36,6 +36,8 @@ from __future__ import annotations
 import os
 import time
 
+from .private_files import create_private
+
 try:
     # The C module under `signal`: the same functions, with plain-int signal
     # numbers, minus the enum wrappers whose import costs every wrapped command.
@@ -110,7 +112,7 @@ class Spool:
 
     @staticmethod
     def open_private(path: str) -> int:
-        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        return create_private(path, os.O_RDWR)
 
     def close_fds(self) -> None:
         for fd in (self.stdout_fd, self.stderr_fd):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
+from .. import private_files
 from .._digest import identity_sha256
 from ..errors import YarpError
 
@@ -27,23 +28,15 @@ def marker_path(agent: str, session_id: str, environ=os.environ) -> str:
 def _first_time(path: str) -> bool:
     directory = os.path.dirname(path)
     for part in (os.path.dirname(directory), directory):
-        try:
-            os.mkdir(part, 0o700)
-        except FileExistsError:
-            pass
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except FileExistsError:
-        return False
-    os.close(fd)
-    return True
+        private_files.ensure_private_directory(part, create=True, narrow=True, parents=False)
+    return private_files.create_private_empty(path)
 
 
 def warn_once(agent: str, session_id: str, text: str, environ=os.environ) -> bool:
     """Write `yarp: <text>` to stderr unless this session was already warned; return whether written."""
     try:
         first = _first_time(marker_path(agent, session_id, environ))
-    except (OSError, YarpError):  # an unusable runtime directory must not hide the warning
+    except (OSError, YarpError, private_files.PrivatePathProblem):  # an unusable directory must not hide it
         first = True
     if first:
         try:

@@ -19,8 +19,8 @@ races, not against a more privileged caller.
 from __future__ import annotations
 
 import os
-import stat
 
+from .. import private_files
 from ..errors import UnsafePath
 
 
@@ -40,12 +40,9 @@ def _check_private(path: str) -> os.stat_result:
         st = os.lstat(path)
     except OSError as exc:
         raise UnsafePath(f"spool file cannot be examined: {exc.strerror or 'I/O error'}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise UnsafePath("spool file is not a regular file")
-    if st.st_uid != os.geteuid():
-        raise UnsafePath("spool file is owned by another user")
-    if stat.S_IMODE(st.st_mode) & 0o077:
-        raise UnsafePath("spool file permissions are broader than 0600")
+    problem = private_files.problem_of(st, directory=False)
+    if problem is not None:
+        raise UnsafePath(f"spool file {problem}")
     return st
 
 
@@ -64,7 +61,7 @@ def check_spool(files: SpoolFiles) -> None:
 def _open_after(path: str) -> int:
     """An after file for writing: created private, or (a replayed request) the private one already there."""
     try:
-        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        return private_files.create_private(path)
     except FileExistsError:
         _check_private(path)
         return os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -78,9 +75,7 @@ def _prepare_after(files: SpoolFiles) -> None:
 def _write_after(path: str, data: bytes) -> None:
     fd = _open_after(path)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        private_files.write_all(fd, data)
     finally:
         os.close(fd)
 
