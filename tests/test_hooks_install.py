@@ -68,7 +68,7 @@ def test_install_merges_keeps_other_content_and_is_idempotent(dirs):
     assert second.returncode == 0 and second.stdout.startswith(b"already installed")
     assert settings.read_bytes() == before
     assert len(list(settings.parent.glob("settings.json.yarp-backup-*"))) == 1
-    assert not list(settings.parent.glob("*.yarp-tmp-*"))
+    assert not list(settings.parent.glob("*.tmp-*"))
 
 
 def test_uninstall_removes_exactly_our_entries(dirs):

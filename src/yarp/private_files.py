@@ -86,7 +86,8 @@ def replace_atomically(path: str, data: bytes, mode: int = FILE_MODE) -> None:
     """Make `path` hold exactly `data`, all or nothing: a new private file, synced, renamed over it.
 
     The temporary name lives in the same directory, so the rename is atomic; it
-    is removed again when anything fails.
+    is removed again when anything fails. The directory is synced afterwards
+    (best effort) so the rename itself survives a crash.
     """
     temporary = f"{path}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
     fd = create_private(temporary)
@@ -105,6 +106,16 @@ def replace_atomically(path: str, data: bytes, mode: int = FILE_MODE) -> None:
         except OSError:
             pass
         raise
+    try:
+        dir_fd = os.open(os.path.dirname(path) or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
 
 
 def ensure_private_directory(path: str, *, create: bool, narrow: bool, parents: bool = True) -> bool:

@@ -21,6 +21,7 @@ import shlex
 import time
 from dataclasses import dataclass
 
+from .. import private_files
 from ..errors import DataError, UsageError
 
 SETTINGS_FILES = {"claude-code": (".claude", "settings.json"), "codex": (".codex", "hooks.json")}
@@ -79,14 +80,18 @@ def is_ours(command: object, agent: str) -> bool:
 
 def _load(path: str) -> tuple[dict, bytes | None, int | None]:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd, st = private_files.open_for_reading(path, private=False)
     except FileNotFoundError:
         return {}, None, None
+    except private_files.PrivatePathProblem as exc:
+        raise DataError(f"the settings file {exc.problem}; it was left unchanged") from None
     except OSError as exc:
         raise DataError(f"cannot open the settings file: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(handle.fileno()).st_mode & 0o777
-        data = handle.read(MAX_SETTINGS_BYTES + 1)
+    try:
+        mode = st.st_mode & 0o777
+        data = private_files.read_bounded(fd, MAX_SETTINGS_BYTES)
+    finally:
+        os.close(fd)
     if len(data) > MAX_SETTINGS_BYTES:
         raise DataError(f"the settings file is larger than {MAX_SETTINGS_BYTES} bytes")
     if not data.strip():
@@ -100,13 +105,10 @@ def _load(path: str) -> tuple[dict, bytes | None, int | None]:
     return settings, data, mode
 
 
-def _write_private(path: str, data: bytes, mode: int) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+def _write_private(path: str, data: bytes) -> None:
+    fd = private_files.create_private(path)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fchmod(fd, mode)
+        private_files.write_all(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -118,26 +120,9 @@ def _save(path: str, settings: dict, previous: bytes | None, mode: int | None) -
     backup = None
     if previous is not None:
         backup = f"{path}.yarp-backup-{int(time.time() * 1000)}"
-        _write_private(backup, previous, 0o600)
+        _write_private(backup, previous)
     body = (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    temporary = f"{path}.yarp-tmp-{os.getpid()}"
-    try:
-        _write_private(temporary, body, 0o600 if mode is None else mode)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
+    private_files.replace_atomically(path, body, private_files.FILE_MODE if mode is None else mode)
     return backup
 
 
