@@ -1,0 +1,236 @@
+"""Salience: which lines of a command's output an engineer must see, as plain data.
+
+Every view (a reducer's summary, the global cap, the Pi extension's cap) spends
+its bytes by the classes this module gives lines:
+
+    failure, exit, traceback   errors, failures, exceptions, panics, assertion lines,
+                               compiler diagnostics, exit lines, the start of a trace
+    summary, header            test and build summaries; diff file headers, commit
+                               lines, test section headers
+    warning                    warnings
+    plain                      everything else; `noise` marks plain lines not worth
+                               showing even as context (PASSED/ok lines, progress bars)
+
+The patterns live in `yarp/rules/salience.json`, which the TypeScript twin reads
+too; packs add entries with `[[salience]]` tables (see `rules.py`). A line is
+matched against the patterns only when it holds one of the data's trigger
+literals (ASCII case-insensitive): finding literals is a C-speed scan over a
+whole buffer, so the regular expressions run on a few lines, never on every
+byte. Among the patterns the match that starts leftmost wins, ties going to the
+earlier entry (one alternation, the same rule in Python and JavaScript).
+
+Blocks keep a diagnostic together: a failure line takes up to `max_lead` lines
+before it that lead into it (its location, source and caret lines) and the
+indented, caret, frame and `E ` lines after it, up to `max_lines`; a header
+takes its `index`/`---`/`+++` or `Author`/`Date` lines and a commit's subject.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+#: Classes in the order a view spends its budget on them (see `RANK`).
+CLASSES = ("failure", "exit", "traceback", "summary", "header", "warning", "noise")
+FAILURE_CLASSES = frozenset({"failure", "exit", "traceback"})
+RANK = {"failure": 0, "exit": 0, "traceback": 0, "summary": 1, "header": 1, "warning": 3, "plain": 4, "noise": 5}
+
+DATA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules", "salience.json")
+
+
+class Classifier:
+    """The compiled salience data: triggers, one alternation of entries, noise and block patterns."""
+
+    __slots__ = ("triggers", "classes", "pattern", "noise", "continuation", "lead", "header_continuation",
+                 "max_lines", "max_lead", "header_max_lines")
+
+    def __init__(self, data: dict, extra: tuple[tuple[str, str, tuple[str, ...]], ...] = ()) -> None:
+        import re
+
+        triggers = [t.lower() for t in data["triggers"]]
+        entries = [(e["class"], e["pattern"]) for e in data["entries"]]
+        noise = list(data["noise"])
+        for cls, pattern, extra_triggers in extra:
+            if cls == "noise":
+                noise.append(pattern)
+            else:
+                entries.append((cls, pattern))
+                triggers.extend(t.lower() for t in extra_triggers)
+        self.triggers = tuple(dict.fromkeys(t.encode("utf-8") for t in triggers))
+        self.classes = {f"e{number}": cls for number, (cls, _) in enumerate(entries)}
+        self.pattern = re.compile(b"|".join(
+            b"(?P<e%d>%s)" % (number, pattern.encode("utf-8")) for number, (_, pattern) in enumerate(entries)))
+        self.noise = re.compile(b"|".join(b"(?:" + p.encode("utf-8") + b")" for p in noise))
+        block = data["block"]
+        self.continuation = re.compile(block["continuation"].encode("utf-8"))
+        self.lead = re.compile(block["lead"].encode("utf-8"))
+        self.header_continuation = re.compile(block["header_continuation"].encode("utf-8"))
+        self.max_lines = int(block["max_lines"])
+        self.max_lead = int(block["max_lead"])
+        self.header_max_lines = int(block["header_max_lines"])
+
+    def triggered(self, line: bytes) -> bool:
+        low = line.lower()
+        return any(t in low for t in self.triggers)
+
+    def classify(self, line: bytes) -> str:
+        """The class of one line (without its newline): a salience class, `noise` or `plain`."""
+        if self.triggered(line):
+            match = self.pattern.search(line)
+            if match is not None:
+                return self.classes[match.lastgroup]
+        return "noise" if self.noise.search(line) else "plain"
+
+    def salient_offsets(self, buf: bytes) -> list[int]:
+        """Start offsets of every line of `buf` that holds a trigger, ascending.
+
+        One `find` pass per trigger over a lowercased copy; after a hit the scan
+        jumps to the next line, so a trigger costs one pass whatever its count.
+        """
+        low = buf.lower()
+        starts: set[int] = set()
+        find, rfind = low.find, low.rfind
+        size = len(low)
+        for trigger in self.triggers:
+            pos = find(trigger)
+            while pos >= 0:
+                start = rfind(b"\n", 0, pos) + 1
+                starts.add(start)
+                end = find(b"\n", pos)
+                if end < 0:
+                    break
+                pos = find(trigger, end + 1) if end + 1 < size else -1
+        return sorted(starts)
+
+
+_DEFAULT: Classifier | None = None
+_PACK_ENTRIES: tuple = ()
+_WITH_PACKS: Classifier | None = None
+
+
+def shipped_data() -> dict:
+    with open(DATA_PATH, "rb") as handle:
+        return json.loads(handle.read())
+
+
+def use_pack_entries(entries: tuple[tuple[str, str, tuple[str, ...]], ...]) -> None:
+    """Make the packs' `[[salience]]` entries part of this process's classifier.
+
+    `load_rules` calls it with every loaded pack's entries, so the views that
+    run after it (reducers, the cap) see the same classes the rules were loaded with.
+    """
+    global _PACK_ENTRIES, _WITH_PACKS
+    if entries != _PACK_ENTRIES:
+        _PACK_ENTRIES = tuple(entries)
+        _WITH_PACKS = None
+
+
+def classifier() -> Classifier:
+    """The shipped classifier, extended by the last loaded packs' entries (compiled once per process)."""
+    global _DEFAULT, _WITH_PACKS
+    if _PACK_ENTRIES:
+        if _WITH_PACKS is None:
+            _WITH_PACKS = Classifier(shipped_data(), _PACK_ENTRIES)
+        return _WITH_PACKS
+    if _DEFAULT is None:
+        _DEFAULT = Classifier(shipped_data())
+    return _DEFAULT
+
+
+def is_blank(line: bytes) -> bool:
+    return not line.strip(b" \t\r")
+
+
+class Unit:
+    """A run of lines [start, end] of one stream kept or dropped together, with its rank."""
+
+    __slots__ = ("stream", "start", "end", "rank", "anchor")
+
+    def __init__(self, stream: int, start: int, end: int, rank: int, anchor: int) -> None:
+        self.stream, self.start, self.end, self.rank, self.anchor = stream, start, end, rank, anchor
+
+    def __repr__(self) -> str:
+        return f"Unit({self.stream}, {self.start}, {self.end}, rank={self.rank})"
+
+
+def block_units(lines: list[bytes], classes: dict[int, str], stream: int, sal: Classifier) -> list[Unit]:
+    """The blocks of one stream: failure and warning blocks with their lead and
+    continuation lines, header blocks, single summary lines. Failure blocks that
+    touch are merged; a line belongs to the highest-ranked block that claims it."""
+    total = len(lines)
+    units: list[Unit] = []
+    for index in sorted(classes):
+        cls = classes[index]
+        if cls in FAILURE_CLASSES or cls == "warning":
+            start = index
+            back = index - 1
+            while back >= 0 and index - back <= sal.max_lead:
+                line = lines[back]
+                if classes.get(back) in ("summary", "header"):
+                    break
+                if not (is_blank(line) or sal.lead.search(line)):
+                    break
+                start = back
+                back -= 1
+            while start < index and is_blank(lines[start]):
+                start += 1
+            end = index
+            forward = index + 1
+            while forward < total and forward - index <= sal.max_lines:
+                line = lines[forward]
+                follows = classes.get(forward)
+                if follows in ("summary", "header"):
+                    break
+                if sal.continuation.search(line) or follows in FAILURE_CLASSES or (
+                        cls == "warning" and follows == "warning"):
+                    end = forward
+                    forward += 1
+                    continue
+                if (is_blank(line) and forward + 1 < total and forward + 1 - index <= sal.max_lines
+                        and classes.get(forward + 1) not in ("summary", "header")
+                        and sal.continuation.search(lines[forward + 1])):
+                    forward += 1
+                    continue
+                break
+            units.append(Unit(stream, start, end, RANK[cls], index))
+        elif cls == "header":
+            end = index
+            forward = index + 1
+            while forward < total and forward - index < sal.header_max_lines:
+                line = lines[forward]
+                if forward in classes:
+                    break
+                if sal.header_continuation.search(line):
+                    end = forward
+                elif is_blank(line):
+                    pass
+                else:
+                    if line[:1] in (b" ", b"\t") and lines[index].startswith(b"commit "):
+                        end = forward  # the commit's subject
+                    break
+                forward += 1
+            units.append(Unit(stream, index, end, RANK[cls], index))
+        elif cls == "summary":
+            units.append(Unit(stream, index, index, RANK[cls], index))
+    return _merge(units)
+
+
+def _merge(units: list[Unit]) -> list[Unit]:
+    """Merge touching or overlapping blocks of the same rank; trim lower blocks
+    where a higher one already holds their lines."""
+    by_rank: dict[int, list[Unit]] = {}
+    for unit in units:
+        by_rank.setdefault(unit.rank, []).append(unit)
+    merged: list[Unit] = []
+    for rank in sorted(by_rank):
+        group = sorted(by_rank[rank], key=lambda u: u.start)
+        out: list[Unit] = []
+        for unit in group:
+            if out and unit.start <= out[-1].end + 1 and rank == 0:
+                out[-1].end = max(out[-1].end, unit.end)
+            elif out and unit.start <= out[-1].end:
+                out[-1].end = max(out[-1].end, unit.end)
+            else:
+                out.append(Unit(unit.stream, unit.start, unit.end, unit.rank, unit.anchor))
+        merged.extend(out)
+    return merged
