@@ -203,9 +203,7 @@ def _select(view: _View, sal: Classifier) -> None:
     units = []
     for number, stream in enumerate(streams):
         units.extend(block_units(stream.lines, stream.classes, number, sal))
-    failures = [u for u in units if u.rank == 0]
-    order = failures[:1] + failures[-1:] if len(failures) > 1 else failures[:]
-    order += failures[1:-1]
+    order = _first_last_rest([u for u in units if u.rank == 0])
     skipped = []
     misses = 0
     for unit in order:
@@ -217,14 +215,25 @@ def _select(view: _View, sal: Classifier) -> None:
         else:
             skipped.append(unit)
             misses += 1
+    # A block that does not fit gives way to its anchor lines, then each anchor's
+    # lead (location, source, caret), then its following lines one by one.
     misses = 0
-    for unit in skipped:  # a block that does not fit gives way to its failure lines
-        classes = streams[unit.stream].classes
-        for index in range(unit.start, unit.end + 1):
-            if classes.get(index) in FAILURE_CLASSES:
-                if misses >= MAX_MISSES or view.full():
+    anchors = [(unit.stream, anchor) for unit in skipped for _, anchor, _ in unit.parts]
+    for stream, anchor in _first_last_rest(anchors):
+        if misses >= MAX_MISSES or view.full():
+            break
+        misses = 0 if view.add(stream, [anchor]) else misses + 1
+    for unit in skipped:
+        for start, anchor, _ in unit.parts:
+            if misses >= MAX_MISSES or view.full():
+                break
+            misses = 0 if view.add(unit.stream, range(start, anchor + 1)) else misses + 1
+    for unit in skipped:
+        for _, anchor, end in unit.parts:
+            for index in range(anchor + 1, end + 1):
+                if misses >= MAX_MISSES or view.full() or not view.add(unit.stream, [index]):
+                    misses += 1
                     break
-                misses = 0 if view.add(unit.stream, [index]) else misses + 1
     misses = 0
     for unit in units:
         if unit.rank == 1 and misses < MAX_MISSES and not view.full():
@@ -235,6 +244,13 @@ def _select(view: _View, sal: Classifier) -> None:
         if unit.rank == 3 and misses < MAX_MISSES and not view.full():
             misses = 0 if view.add(unit.stream, range(unit.start, unit.end + 1)) else misses + 1
     _context(view, view.budget, view.budget)
+
+
+def _first_last_rest(items: list) -> list:
+    """The first, the last, then the others in order: the first error and the final one matter most."""
+    if len(items) < 2:
+        return list(items)
+    return [items[0], items[-1]] + items[1:-1]
 
 
 def _context(view: _View, head_share: int, tail_share: int) -> None:

@@ -20,7 +20,8 @@ byte. Among the patterns the match that starts leftmost wins, ties going to the
 earlier entry (one alternation, the same rule in Python and JavaScript).
 
 Blocks keep a diagnostic together: a failure line takes up to `max_lead` lines
-before it that lead into it (its location, source and caret lines) and the
+before it that lead into it (its location, source and caret lines; the line
+above a caret line is always taken, being the source it points into) and the
 indented, caret, frame and `E ` lines after it, up to `max_lines`; a header
 takes its `index`/`---`/`+++` or `Author`/`Date` lines and a commit's subject.
 """
@@ -41,7 +42,7 @@ DATA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 class Classifier:
     """The compiled salience data: triggers, one alternation of entries, noise and block patterns."""
 
-    __slots__ = ("triggers", "classes", "pattern", "noise", "continuation", "lead", "header_continuation",
+    __slots__ = ("triggers", "classes", "pattern", "noise", "continuation", "lead", "caret", "header_continuation",
                  "max_lines", "max_lead", "header_max_lines")
 
     def __init__(self, data: dict, extra: tuple[tuple[str, str, tuple[str, ...]], ...] = ()) -> None:
@@ -64,6 +65,7 @@ class Classifier:
         block = data["block"]
         self.continuation = re.compile(block["continuation"].encode("utf-8"))
         self.lead = re.compile(block["lead"].encode("utf-8"))
+        self.caret = re.compile(block["caret"].encode("utf-8"))
         self.header_continuation = re.compile(block["header_continuation"].encode("utf-8"))
         self.max_lines = int(block["max_lines"])
         self.max_lead = int(block["max_lead"])
@@ -144,10 +146,12 @@ def is_blank(line: bytes) -> bool:
 class Unit:
     """A run of lines [start, end] of one stream kept or dropped together, with its rank."""
 
-    __slots__ = ("stream", "start", "end", "rank", "anchor")
+    __slots__ = ("stream", "start", "end", "rank", "parts")
 
     def __init__(self, stream: int, start: int, end: int, rank: int, anchor: int) -> None:
-        self.stream, self.start, self.end, self.rank, self.anchor = stream, start, end, rank, anchor
+        self.stream, self.start, self.end, self.rank = stream, start, end, rank
+        #: The blocks merged into this unit, each as (start, anchor line, end).
+        self.parts = [(start, anchor, end)]
 
     def __repr__(self) -> str:
         return f"Unit({self.stream}, {self.start}, {self.end}, rank={self.rank})"
@@ -164,12 +168,14 @@ def block_units(lines: list[bytes], classes: dict[int, str], stream: int, sal: C
         if cls in FAILURE_CLASSES or cls == "warning":
             start = index
             back = index - 1
+            below_caret = False  # the line above a caret line is the source it points into
             while back >= 0 and index - back <= sal.max_lead:
                 line = lines[back]
                 if classes.get(back) in ("summary", "header"):
                     break
-                if not (is_blank(line) or sal.lead.search(line)):
+                if not (below_caret or is_blank(line) or sal.lead.search(line)):
                     break
+                below_caret = bool(sal.caret.search(line))
                 start = back
                 back -= 1
             while start < index and is_blank(lines[start]):
@@ -226,11 +232,10 @@ def _merge(units: list[Unit]) -> list[Unit]:
         group = sorted(by_rank[rank], key=lambda u: u.start)
         out: list[Unit] = []
         for unit in group:
-            if out and unit.start <= out[-1].end + 1 and rank == 0:
+            if out and unit.start <= out[-1].end + (1 if rank == 0 else 0):
                 out[-1].end = max(out[-1].end, unit.end)
-            elif out and unit.start <= out[-1].end:
-                out[-1].end = max(out[-1].end, unit.end)
+                out[-1].parts.extend(unit.parts)
             else:
-                out.append(Unit(unit.stream, unit.start, unit.end, unit.rank, unit.anchor))
+                out.append(unit)
         merged.extend(out)
     return merged
