@@ -24,7 +24,7 @@ REF = "yr_" + "ab" * 16
 VECTORS = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "vectors", "cap", "*.json")))
 MAIN_RE = re.compile(r"^\[yarp: (\d+) byte\(s\) capped at (\d+); ref=(yr_[0-9a-f]{32}); (\w+) (complete|incomplete|unknown)\]$")
 SEARCH_RE = re.compile(r"^Search omitted output: yarp search (yr_[0-9a-f]{32}) '([^']+)'$")
-COUNTS_RE = re.compile(r"^\[yarp: omitted (\d+ (failure|summary|warning|other)(, )?)+ line\(s\)(; exit status -?\d+)?\]$")
+COUNTS_RE = re.compile(r"^\[yarp: omitted (0|(\d+ (failure|summary|warning|other)(, )?)+) line\(s\)(; exit status -?\d+)?\]$")
 GAP_RE = re.compile(r"^\[yarp: omitted (\d+) line\(s\); (\w+) (\d+):(\d+)\]$")
 CUT_RE = re.compile(r"^\[yarp: line (\d+) cut after (\d+) of (\d+) byte\(s\)\]$")
 
@@ -130,6 +130,13 @@ def test_a_long_line_is_cut_at_a_character_boundary_with_a_whole_marker():
     assert "error: boom" in text and re.search(r"^\[yarp: line 1 cut after \d+ of 10000 byte\(s\)\]$", text, re.M)
 
 
+def test_one_long_line_keeps_a_whole_marker_in_its_own_stream():
+    parts = cap_streams([("stdout", b"x" * 20000 + b"\n"), ("stderr", b"")], cap=5120, archive_ref=REF)
+    assert parts[1] == b""
+    assert parts[0].startswith(b"x" * 1024 + b"\n[yarp: line 1 cut after 1024 of 20000 byte(s)]\n[yarp: 20001 byte(s)")
+    assert parts[0].endswith(b"[yarp: omitted 0 line(s)]\n")
+
+
 def test_invalid_utf8_is_shown_replaced():
     data = b"\xff\xfe bad bytes\n" * 400 + b"fatal: not a git repository\n"
     view = cap_text(data, cap=1024, archive_ref=REF)
@@ -230,3 +237,29 @@ def test_markers_resolve_with_yarp_read_and_search_on_a_real_archive(renv, tmp_p
     found = yarp(renv, "search", ref, hint[2])
     assert found.returncode == 0, found.stderr
     assert found.stdout
+
+
+def test_a_big_stream_is_scanned_in_bounded_memory_and_matches_the_whole_read(tmp_path, monkeypatch):
+    import tracemalloc
+
+    from yarp.shell import cap as cap_module
+
+    lines = [b"record %d copied" % i for i in range(400_000)]
+    lines[123_456] = b"Traceback (most recent call last):"
+    lines[123_457] = b'  File "job.py", line 3, in run'
+    lines[123_458] = b"ValueError: bad record 123456"
+    data = b"\n".join(lines) + b"\n"
+    (tmp_path / "o").write_bytes(data)
+    (tmp_path / "e").write_bytes(b"")
+    whole = cap_streams([("stdout", data), ("stderr", b"")], archive_ref=REF, completeness="complete")
+    monkeypatch.setattr(cap_module, "DENSE_LIMIT", 1 << 20)
+    monkeypatch.setattr(cap_module, "CHUNK_BYTES", 1 << 18)
+    tracemalloc.start()
+    try:
+        parts = cap_files([str(tmp_path / "o"), str(tmp_path / "e")], archive_ref=REF)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert parts == whole
+    assert b"ValueError: bad record 123456\n" in parts[0]
+    assert peak < 4 * (1 << 20), peak  # chunks and windows, not the 6 MB stream

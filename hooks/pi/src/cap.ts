@@ -84,6 +84,7 @@ const MAX_MISSES = 64
 const REDUCER_SUMMARY = "[yarp summary: "
 const YARP_MARKER = "[yarp: "
 const SEARCH_LINE = "Search omitted output: "
+const CUT_NOTE = "[yarp: line "
 
 /** Python matches bytes: `.` must cross every character, so patterns compile with the `s` flag. */
 const compile = (pattern: string) => new RegExp(pattern, "s")
@@ -263,7 +264,7 @@ class Stream {
     const bytes = Buffer.from(line, "utf8")
     if (bytes.length > limit) {
       const cut = utf8Floor(bytes, limit)
-      const note = `[yarp: line ${index + 1} cut after ${cut} of ${bytes.length} byte(s)]`
+      const note = `${CUT_NOTE}${index + 1} cut after ${cut} of ${bytes.length} byte(s)]`
       return bytes.subarray(0, cut).toString("utf8") + "\n" + note + (last ? "" : "\n")
     }
     return last ? line : line + "\n"
@@ -486,7 +487,7 @@ function omittedCounts(streams: Stream[], kept: Set<number>[]): string {
   const parts = [...counts].filter(([, value]) => value > 0).map(([name, value]) => `${value} ${name}`)
   const other = omitted - [...counts.values()].reduce((a, b) => a + b, 0)
   if (other > 0) parts.push(`${other} other`)
-  return parts.join(", ")
+  return parts.join(", ") || "0"
 }
 
 const details = (counts: string, exitCode: number | undefined) =>
@@ -544,8 +545,12 @@ export function capStreams(
     out.push(text)
   })
   if (!mainPlaced) {
-    const tail = capMarker(total, capBytes, archiveRef, streams[0].name, completeness, searchHint(streams, view.kept)).slice(1)
-    out[out.length - 1] += (endsNewline ? "" : "\n") + tail + details(omittedCounts(streams, view.kept), exitCode)
+    // Every line kept, some cut short: the marker follows the first cut line's stream.
+    let number = streams.findIndex((stream) => [...stream.shown.values()].some((line) => line.includes(CUT_NOTE)))
+    if (number < 0) number = 0
+    const tail = capMarker(total, capBytes, archiveRef, streams[number].name, completeness, searchHint(streams, view.kept)).slice(1)
+    const ends = out[number].endsWith("\n") || out[number] === ""
+    out[number] += (ends ? "" : "\n") + tail + details(omittedCounts(streams, view.kept), exitCode)
   }
   return out
 }

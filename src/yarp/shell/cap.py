@@ -52,6 +52,15 @@ MAX_MISSES = 64
 REDUCER_SUMMARY = b"[yarp summary: "
 YARP_MARKER = b"[yarp: "
 SEARCH_LINE = b"Search omitted output: "
+CUT_NOTE = b"[yarp: line "
+#: A stream larger than this is scanned in chunks and only its head, tail and
+#: the windows around its first and last salient lines are held.
+DENSE_LIMIT = 4 << 20
+CHUNK_BYTES = 1 << 20
+EDGE_BYTES = 64 << 10
+MAX_WINDOWS = 256
+#: What a line not held in memory reads as: never blank, never a lead or continuation line.
+UNAVAILABLE = b"\x00"
 
 
 def marker(source_bytes: int, cap: int, archive_ref: str, source: str, completeness: str,
@@ -89,10 +98,28 @@ def _displayable(line: bytes) -> bytes:
         return line.decode("utf-8", "replace").encode("utf-8")
 
 
+class SparseLines:
+    """The lines of a big stream that were held: the rest read as `UNAVAILABLE`."""
+
+    __slots__ = ("total", "held")
+
+    def __init__(self, total: int, held: dict[int, bytes]) -> None:
+        self.total, self.held = total, held
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __getitem__(self, index: int) -> bytes:
+        return self.held.get(index, UNAVAILABLE)
+
+    def available(self) -> list[int]:
+        return sorted(self.held)
+
+
 class Stream:
     """One text to cap: its name in markers, its lines (without newlines) and classes."""
 
-    __slots__ = ("name", "lines", "final_newline", "ranges", "classes", "shown")
+    __slots__ = ("name", "lines", "final_newline", "ranges", "classes", "shown", "extra_counts")
 
     def __init__(self, name: str, data: bytes, sal: Classifier) -> None:
         self.name = name
@@ -103,6 +130,8 @@ class Stream:
         self.ranges = not data.startswith(REDUCER_SUMMARY)
         self.classes: dict[int, str] = {}
         self.shown: dict[int, bytes] = {}
+        #: Salient lines of a big stream whose windows were not held, by class.
+        self.extra_counts: dict[str, int] = {}
         if not data:
             return
         offsets = sal.salient_offsets(body)
@@ -114,15 +143,133 @@ class Stream:
             if cls not in ("plain", "noise"):
                 self.classes[number] = cls
 
+    def held(self, index: int) -> bool:
+        lines = self.lines
+        return not isinstance(lines, SparseLines) or index in lines.held
+
+    def indices(self):
+        lines = self.lines
+        return lines.available() if isinstance(lines, SparseLines) else range(len(lines))
+
+    @classmethod
+    def from_file(cls, name: str, path: str, sal: Classifier) -> "Stream":
+        """Read a stream file: whole when small, else in chunks holding bounded windows."""
+        import os
+
+        size = os.path.getsize(path)
+        with open(path, "rb") as handle:
+            if size <= DENSE_LIMIT:
+                return cls(name, handle.read(), sal)
+            return _sparse(cls(name, b"", sal), handle, size, sal)
+
     def line_bytes(self, index: int, limit: int) -> bytes:
         """What the view prints for line `index`, newline and any cut marker included."""
         line = _displayable(self.lines[index])
         last = index == len(self.lines) - 1 and not self.final_newline
         if len(line) > limit:
             cut = utf8_floor(line, limit)
-            note = f"[yarp: line {index + 1} cut after {cut} of {len(line)} byte(s)]"
+            note = f"{CUT_NOTE.decode()}{index + 1} cut after {cut} of {len(line)} byte(s)]"
             return line[:cut] + b"\n" + note.encode() + (b"" if last else b"\n")
         return line if last else line + b"\n"
+
+
+def _sparse(stream: Stream, handle, size: int, sal: Classifier) -> Stream:
+    """Fill `stream` from a big file in bounded memory: head and tail bytes' lines,
+    and for the first and the last `MAX_WINDOWS` salient lines their lead and
+    continuation windows; every other salient line is only counted."""
+    from collections import deque
+
+    held: dict[int, bytes] = {}
+    classes: dict[int, str] = {}
+    extra: dict[str, int] = {}
+    first: list[tuple[int, str, list[tuple[int, bytes]]]] = []
+    last: deque = deque(maxlen=MAX_WINDOWS)
+    open_windows: list[tuple[int, list[tuple[int, bytes]]]] = []  # (lines still wanted, window)
+    before: deque = deque(maxlen=sal.max_lead)
+    number = 0
+    carry = b""
+    read = 0
+    while read < size:
+        data = handle.read(min(CHUNK_BYTES, size - read))
+        if not data:
+            break
+        read += len(data)
+        buf = carry + data
+        cut = buf.rfind(b"\n") + 1
+        if read < size:
+            if cut == 0:
+                carry = buf[-EDGE_BYTES:] if len(buf) > EDGE_BYTES else buf  # an endless line: keep its end
+                continue
+            buf, carry = buf[:cut], buf[cut:]
+        else:
+            carry = b""
+        body = buf[:-1] if buf.endswith(b"\n") else buf
+        lines = body.split(b"\n")
+        if number == 0:
+            used = 0
+            for index, line in enumerate(lines):
+                used += len(line) + 1
+                if used > EDGE_BYTES:
+                    break
+                held[index] = line
+        # Lines still owed to windows opened near the end of the previous chunk.
+        still = []
+        for wanted, window in open_windows:
+            take = lines[:wanted]
+            window.extend((number + i, line) for i, line in enumerate(take))
+            if wanted > len(take):
+                still.append((wanted - len(take), window))
+        open_windows = still
+        previous, local = 0, 0
+        for offset in sal.salient_offsets(body):
+            local += body.count(b"\n", previous, offset)
+            previous = offset
+            cls = sal.classify(lines[local])
+            if cls in ("plain", "noise"):
+                continue
+            index = number + local
+            lead = [(index - k, lines[local - k]) for k in range(min(sal.max_lead, local), 0, -1)]
+            if local < sal.max_lead:
+                lead = [item for item in before if item[0] >= index - sal.max_lead] + lead
+            window = lead + [(index, lines[local])]
+            span = max(sal.max_lines, sal.header_max_lines) + 1
+            after = lines[local + 1: local + 1 + span]
+            window.extend((index + 1 + i, line) for i, line in enumerate(after))
+            if len(after) < span:
+                open_windows.append((span - len(after), window))
+            entry = (index, cls, window)
+            if len(first) < MAX_WINDOWS:
+                first.append(entry)
+            else:
+                if len(last) == last.maxlen:
+                    dropped = last[0][1]
+                    extra[dropped] = extra.get(dropped, 0) + 1
+                last.append(entry)
+        tail_lines = lines[-sal.max_lead:]
+        first_tail = number + len(lines) - len(tail_lines)
+        before.extend((first_tail + i, line) for i, line in enumerate(tail_lines))
+        number += len(lines)
+    total = number
+    for index, cls, window in list(first) + list(last):
+        classes[index] = cls
+        held.update(window)
+    tail_start = max(0, size - EDGE_BYTES)
+    handle.seek(tail_start)
+    tail = handle.read()
+    final_newline = tail.endswith(b"\n")
+    tail_body = tail[:-1] if final_newline else tail
+    tail_lines = tail_body.split(b"\n")
+    if tail_start > 0:
+        tail_lines = tail_lines[1:]  # the first may be a partial line
+    start = total - len(tail_lines)
+    for offset, line in enumerate(tail_lines):
+        held.setdefault(start + offset, line)
+    stream.lines = SparseLines(total, {i: line for i, line in held.items() if 0 <= i < total})
+    stream.final_newline = final_newline
+    stream.classes = classes
+    stream.extra_counts = extra
+    stream.ranges = not held.get(0, b"").startswith(REDUCER_SUMMARY)
+    return stream
 
 
 class _View:
@@ -153,6 +300,8 @@ class _View:
         new = [i for i in indices if i not in kept]
         if not new:
             return True
+        if not all(self.streams[stream].held(i) for i in new):
+            return False
         extra = sum(self.cost(stream, i) for i in new)
         if self.used + extra > self.budget:
             return False
@@ -290,14 +439,12 @@ def _skippable(stream: Stream, index: int) -> bool:
 
 def _hint(streams: list[Stream], kept: list[set[int]]) -> str:
     """A search pattern for what was cut: leading words of the highest class omitted."""
-    import re
-
-    word = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{2,}")
-    location = re.compile(rb"^[ \t]*([^ \t:]+:\d+(:\d+)?:?[ \t]*)?")
+    sal = classifier()
+    word, location = sal.word, sal.location
     for _, group in COUNT_GROUPS + (("other", None),):
         words: list[str] = []
         for number, stream in enumerate(streams):
-            candidates = range(len(stream.lines)) if group is None else sorted(stream.classes)
+            candidates = stream.indices() if group is None else sorted(stream.classes)
             for index in candidates:
                 if index in kept[number]:
                     continue
@@ -333,11 +480,15 @@ def _counts(streams: list[Stream], kept: list[set[int]]) -> str:
                 for name, group in COUNT_GROUPS:
                     if cls in group:
                         counts[name] += 1
+        for cls, count in stream.extra_counts.items():
+            for name, group in COUNT_GROUPS:
+                if cls in group:
+                    counts[name] += count
     parts = [f"{value} {name}" for name, value in counts.items() if value]
     other = omitted - sum(counts.values())
     if other:
         parts.append(f"{other} other")
-    return ", ".join(parts)
+    return ", ".join(parts) or "0"
 
 
 def _details(counts: str, exit_code: int | None) -> str:
@@ -363,7 +514,13 @@ def cap_streams(
     if cap <= 0 or total <= cap:
         return None
     sal = classifier()
-    streams = [Stream(name, data, sal) for name, data in texts]
+    return _cap([Stream(name, data, sal) for name, data in texts], total, cap=cap, archive_ref=archive_ref,
+                completeness=completeness, exit_code=exit_code, source=source, sal=sal)
+
+
+def _cap(streams: list[Stream], total: int, *, cap: int, archive_ref: str, completeness: str,
+         exit_code: int | None, source: str | None, sal: Classifier) -> list[bytes]:
+    """The view of `streams` (of `total` source bytes, over the cap)."""
     total_lines = sum(len(s.lines) for s in streams)
     worst_counts = ", ".join(f"{total_lines} {name}" for name in ("failure", "summary", "warning", "other"))
     reserve = len(marker(total, cap, archive_ref, "x" * max(len(s.name) for s in streams), completeness,
@@ -401,10 +558,13 @@ def cap_streams(
             ends_newline = line.endswith(b"\n")
             index += 1
         out.append(b"".join(pieces))
-    if not main_placed:  # every line kept but some cut short
-        name = source or streams[0].name
+    if not main_placed:  # every line kept, some cut short: the marker follows the first cut line's stream
+        number = next((n for n, stream in enumerate(streams) if len(stream.lines) and any(
+            CUT_NOTE in line for line in stream.shown.values())), 0)
+        name = source or streams[number].name
         tail = marker(total, cap, archive_ref, name, completeness, _hint(streams, view.kept))[1:].encode()
-        out[-1] += (b"" if ends_newline else b"\n") + tail + _details(_counts(streams, view.kept), exit_code).encode()
+        ends = out[number].endswith(b"\n") or not out[number]
+        out[number] += (b"" if ends else b"\n") + tail + _details(_counts(streams, view.kept), exit_code).encode()
     return out
 
 
@@ -481,8 +641,8 @@ def cap_files(
     sizes = [os.path.getsize(path) for path in paths]
     if cap <= 0 or sum(sizes) <= cap:
         return None
-    texts = []
-    for number, path in enumerate(paths):
-        with open(path, "rb") as handle:
-            texts.append((names[number] if number < len(names) else source, handle.read()))
-    return cap_streams(texts, cap=cap, archive_ref=archive_ref, completeness=completeness, exit_code=exit_code)
+    sal = classifier()
+    streams = [Stream.from_file(names[number] if number < len(names) else source, path, sal)
+               for number, path in enumerate(paths)]
+    return _cap(streams, sum(sizes), cap=cap, archive_ref=archive_ref, completeness=completeness,
+                exit_code=exit_code, source=None, sal=sal)

@@ -12,7 +12,8 @@ its bytes by the classes this module gives lines:
                                showing even as context (PASSED/ok lines, progress bars)
 
 The patterns live in `yarp/rules/salience.json`, which the TypeScript twin reads
-too; packs add entries with `[[salience]]` tables (see `rules.py`). A line is
+too (compiled once and kept in the parse cache, so a warm run imports neither
+`json` nor `re`); packs add entries with `[[salience]]` tables (see `rules.py`). A line is
 matched against the patterns only when it holds one of the data's trigger
 literals (ASCII case-insensitive): finding literals is a C-speed scan over a
 whole buffer, so the regular expressions run on a few lines, never on every
@@ -28,7 +29,6 @@ takes its `index`/`---`/`+++` or `Author`/`Date` lines and a commit's subject.
 
 from __future__ import annotations
 
-import json
 import os
 
 #: Classes in the order a view spends its budget on them (see `RANK`).
@@ -39,37 +39,24 @@ RANK = {"failure": 0, "exit": 0, "traceback": 0, "summary": 1, "header": 1, "war
 DATA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules", "salience.json")
 
 
+#: The single patterns of the data's `block` table, plus the two the hint builder uses.
+BLOCK_PATTERNS = ("continuation", "lead", "caret", "header_continuation")
+HINT_PATTERNS = {"word": "[A-Za-z_][A-Za-z0-9_]{2,}", "location": "^[ \\t]*([^ \\t:]+:\\d+(:\\d+)?:?[ \\t]*)?"}
+
+
 class Classifier:
     """The compiled salience data: triggers, one alternation of entries, noise and block patterns."""
 
     __slots__ = ("triggers", "classes", "pattern", "noise", "continuation", "lead", "caret", "header_continuation",
-                 "max_lines", "max_lead", "header_max_lines")
+                 "word", "location", "max_lines", "max_lead", "header_max_lines")
 
-    def __init__(self, data: dict, extra: tuple[tuple[str, str, tuple[str, ...]], ...] = ()) -> None:
-        import re
-
-        triggers = [t.lower() for t in data["triggers"]]
-        entries = [(e["class"], e["pattern"]) for e in data["entries"]]
-        noise = list(data["noise"])
-        for cls, pattern, extra_triggers in extra:
-            if cls == "noise":
-                noise.append(pattern)
-            else:
-                entries.append((cls, pattern))
-                triggers.extend(t.lower() for t in extra_triggers)
-        self.triggers = tuple(dict.fromkeys(t.encode("utf-8") for t in triggers))
-        self.classes = {f"e{number}": cls for number, (cls, _) in enumerate(entries)}
-        self.pattern = re.compile(b"|".join(
-            b"(?P<e%d>%s)" % (number, pattern.encode("utf-8")) for number, (_, pattern) in enumerate(entries)))
-        self.noise = re.compile(b"|".join(b"(?:" + p.encode("utf-8") + b")" for p in noise))
-        block = data["block"]
-        self.continuation = re.compile(block["continuation"].encode("utf-8"))
-        self.lead = re.compile(block["lead"].encode("utf-8"))
-        self.caret = re.compile(block["caret"].encode("utf-8"))
-        self.header_continuation = re.compile(block["header_continuation"].encode("utf-8"))
-        self.max_lines = int(block["max_lines"])
-        self.max_lead = int(block["max_lead"])
-        self.header_max_lines = int(block["header_max_lines"])
+    def __init__(self, bundle: tuple) -> None:
+        triggers, classes, regexes, limits = bundle
+        self.triggers = tuple(triggers)
+        self.classes = tuple(classes)
+        for name, args in regexes:
+            setattr(self, name, _compile(args))
+        self.max_lines, self.max_lead, self.header_max_lines = limits
 
     def triggered(self, line: bytes) -> bool:
         low = line.lower()
@@ -80,7 +67,7 @@ class Classifier:
         if self.triggered(line):
             match = self.pattern.search(line)
             if match is not None:
-                return self.classes[match.lastgroup]
+                return self.classes[int(match.lastgroup[1:])]
         return "noise" if self.noise.search(line) else "plain"
 
     def salient_offsets(self, buf: bytes) -> list[int]:
@@ -105,38 +92,114 @@ class Classifier:
         return sorted(starts)
 
 
-_DEFAULT: Classifier | None = None
+def _sre_args(pattern: str) -> tuple:
+    """What `re` hands the `_sre` engine for a bytes pattern: plain data the parse cache can keep."""
+    from re import _compiler, _parser
+
+    source = pattern.encode("utf-8")
+    parsed = _parser.parse(source, 0)
+    groupindex = dict(parsed.state.groupdict)
+    indexgroup = [None] * parsed.state.groups
+    for name, number in groupindex.items():
+        indexgroup[number] = name
+    code = [int(op) for op in _compiler._code(parsed, 0)]  # named opcode ints are not plain data
+    return (source, int(parsed.state.flags), code, parsed.state.groups - 1, groupindex,
+            tuple(indexgroup))
+
+
+def _compile(args: tuple):
+    """A compiled pattern straight from cached engine data (no `re` import), else through `re`."""
+    try:
+        import _sre
+
+        return _sre.compile(*args)
+    except Exception:  # another engine layout: compile the source again
+        import re
+
+        return re.compile(args[0])
+
+
+def build_bundle(data: dict, extra: tuple = ()) -> tuple:
+    """Validate and compile the salience data (and pack entries) into cacheable plain data."""
+    triggers = [t.lower() for t in data["triggers"]]
+    entries = [(e["class"], e["pattern"]) for e in data["entries"]]
+    noise = list(data["noise"])
+    for cls, pattern, extra_triggers in extra:
+        if cls == "noise":
+            noise.append(pattern)
+        else:
+            entries.append((cls, pattern))
+            triggers.extend(t.lower() for t in extra_triggers)
+    block = data["block"]
+    regexes = [
+        ("pattern", _sre_args("|".join(f"(?P<e{n}>{pattern})" for n, (_, pattern) in enumerate(entries)))),
+        ("noise", _sre_args("|".join(f"(?:{pattern})" for pattern in noise))),
+    ]
+    regexes += [(name, _sre_args(block[name])) for name in BLOCK_PATTERNS]
+    regexes += [(name, _sre_args(pattern)) for name, pattern in HINT_PATTERNS.items()]
+    unique = list(dict.fromkeys(t.encode("utf-8") for t in triggers))
+    # A trigger that holds another adds no line the shorter one misses: one scan less.
+    unique = [t for t in unique if not any(o != t and o in t for o in unique)]
+    return (
+        tuple(unique),
+        tuple(cls for cls, _ in entries),
+        tuple(regexes),
+        (int(block["max_lines"]), int(block["max_lead"]), int(block["header_max_lines"])),
+    )
+
+
+#: Bumped whenever `build_bundle` changes what it stores.
+BUNDLE_FORMAT = b"2"
+_CLASSIFIER: Classifier | None = None
 _PACK_ENTRIES: tuple = ()
-_WITH_PACKS: Classifier | None = None
 
 
-def shipped_data() -> dict:
+def read_data() -> bytes:
     with open(DATA_PATH, "rb") as handle:
-        return json.loads(handle.read())
+        return handle.read()
 
 
 def use_pack_entries(entries: tuple[tuple[str, str, tuple[str, ...]], ...]) -> None:
     """Make the packs' `[[salience]]` entries part of this process's classifier.
 
     `load_rules` calls it with every loaded pack's entries, so the views that
-    run after it (reducers, the cap) see the same classes the rules were loaded with.
+    run after it (reducers, the cap) see the classes the rules were loaded with.
     """
-    global _PACK_ENTRIES, _WITH_PACKS
+    global _PACK_ENTRIES, _CLASSIFIER
+    entries = tuple(entries)
     if entries != _PACK_ENTRIES:
-        _PACK_ENTRIES = tuple(entries)
-        _WITH_PACKS = None
+        _PACK_ENTRIES = entries
+        _CLASSIFIER = None
 
 
-def classifier() -> Classifier:
-    """The shipped classifier, extended by the last loaded packs' entries (compiled once per process)."""
-    global _DEFAULT, _WITH_PACKS
-    if _PACK_ENTRIES:
-        if _WITH_PACKS is None:
-            _WITH_PACKS = Classifier(shipped_data(), _PACK_ENTRIES)
-        return _WITH_PACKS
-    if _DEFAULT is None:
-        _DEFAULT = Classifier(shipped_data())
-    return _DEFAULT
+def classifier(environ=os.environ) -> Classifier:
+    """The shipped classifier extended by the loaded packs' entries, compiled once per process.
+
+    The compiled form is kept in the parse cache keyed by the data's bytes and
+    the pack entries, so a warm `yarp run` imports neither `json` nor `re`.
+    """
+    global _CLASSIFIER
+    if _CLASSIFIER is None:
+        from .. import parse_cache
+
+        data = read_data()
+        key = parse_cache.cache_key("salience", [("salience.json", data), ("packs", repr(_PACK_ENTRIES).encode()),
+                                                 ("bundle", BUNDLE_FORMAT)])
+        bundle = parse_cache.load("salience", key, environ)
+        classifier_ = None
+        if bundle is not None:
+            try:
+                classifier_ = Classifier(bundle)
+            except (TypeError, ValueError, AttributeError):
+                classifier_ = None
+        if classifier_ is None:
+            import json
+
+            bundle = build_bundle(json.loads(data), _PACK_ENTRIES)
+            classifier_ = Classifier(bundle)
+            parse_cache.store("salience", key, bundle, environ)
+        _CLASSIFIER = classifier_
+    return _CLASSIFIER
 
 
 def is_blank(line: bytes) -> bool:
