@@ -253,6 +253,8 @@ class Stream {
     this.lines = text === "" ? [] : body.split("\n")
     this.ranges = !text.startsWith(REDUCER_SUMMARY)
     this.lines.forEach((line, index) => {
+      // A reducer's own marker is kept or cut with its pair, never salient.
+      if (line.startsWith(YARP_MARKER) || line.startsWith(SEARCH_LINE)) return
       const cls = sal.classify(line)
       if (cls !== "plain" && cls !== "noise") this.classes.set(index, cls)
     })

@@ -53,6 +53,7 @@ REDUCER_SUMMARY = b"[yarp summary: "
 YARP_MARKER = b"[yarp: "
 SEARCH_LINE = b"Search omitted output: "
 CUT_NOTE = b"[yarp: line "
+MARKER_LINES = (YARP_MARKER, SEARCH_LINE)
 #: A stream larger than this is scanned in chunks and only its head, tail and
 #: the windows around its first and last salient lines are held.
 DENSE_LIMIT = 4 << 20
@@ -139,7 +140,10 @@ class Stream:
         for offset in offsets:
             number += body.count(b"\n", previous, offset)
             previous = offset
-            cls = sal.classify(self.lines[number])
+            line = self.lines[number]
+            if line.startswith(MARKER_LINES):
+                continue  # a reducer's own marker: kept or cut with its pair, never salient
+            cls = sal.classify(line)
             if cls not in ("plain", "noise"):
                 self.classes[number] = cls
 
@@ -224,6 +228,8 @@ def _sparse(stream: Stream, handle, size: int, sal: Classifier) -> Stream:
         for offset in sal.salient_offsets(body):
             local += body.count(b"\n", previous, offset)
             previous = offset
+            if lines[local].startswith(MARKER_LINES):
+                continue
             cls = sal.classify(lines[local])
             if cls in ("plain", "noise"):
                 continue
