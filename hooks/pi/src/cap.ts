@@ -394,26 +394,34 @@ function select(view: View, sal: Classifier): void {
   streams.forEach((stream, number) => {
     for (const unit of blockUnits(stream.lines, stream.classes, sal)) units.push({ ...unit, stream: number })
   })
-  const skipped: (Unit & { stream: number })[] = []
-  let misses = 0
-  for (const unit of firstLastRest(units.filter((u) => u.rank === 0))) {
-    if (misses >= MAX_MISSES || view.full()) {
-      skipped.push(unit)
-      continue
-    }
-    if (view.add(unit.stream, range(unit.start, unit.end))) {
-      misses = 0
-    } else {
-      skipped.push(unit)
-      misses += 1
-    }
+  const failures = units.filter((u) => u.rank === 0)
+  const order = firstLastRest(failures)
+  const whole = new Set<Unit>()
+  // The first and the last failure blocks whole; then every failure's anchor line;
+  // then the other blocks whole; then, for blocks that did not fit, each anchor's
+  // lead (location, source, caret) and its following lines one by one.
+  for (const unit of order.slice(0, 2)) {
+    if (!view.full() && view.add(unit.stream, range(unit.start, unit.end))) whole.add(unit)
   }
-  misses = 0
-  const anchors: [number, number][] = skipped.flatMap((u) => u.parts.map(([, anchor]) => [u.stream, anchor] as [number, number]))
+  let misses = 0
+  const anchors: [number, number][] = failures.filter((u) => !whole.has(u))
+    .flatMap((u) => u.parts.map(([, anchor]) => [u.stream, anchor] as [number, number]))
   for (const [stream, anchor] of firstLastRest(anchors)) {
     if (misses >= MAX_MISSES || view.full()) break
     misses = view.add(stream, [anchor]) ? 0 : misses + 1
   }
+  misses = 0
+  for (const unit of order.slice(2)) {
+    if (misses >= MAX_MISSES || view.full()) break
+    if (view.add(unit.stream, range(unit.start, unit.end))) {
+      whole.add(unit)
+      misses = 0
+    } else {
+      misses += 1
+    }
+  }
+  const skipped = failures.filter((u) => !whole.has(u))
+  misses = 0
   outer: for (const unit of skipped) {
     for (const [start, anchor] of unit.parts) {
       if (misses >= MAX_MISSES || view.full()) break outer

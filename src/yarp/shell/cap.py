@@ -358,26 +358,32 @@ def _select(view: _View, sal: Classifier) -> None:
     units = []
     for number, stream in enumerate(streams):
         units.extend(block_units(stream.lines, stream.classes, number, sal))
-    order = _first_last_rest([u for u in units if u.rank == 0])
-    skipped = []
+    failures = [u for u in units if u.rank == 0]
+    order = _first_last_rest(failures)
+    whole: set[int] = set()  # ids of failure units kept whole
+    # The first and the last failure blocks whole; then every failure's anchor line;
+    # then the other blocks whole; then, for blocks that did not fit, each anchor's
+    # lead (location, source, caret) and its following lines one by one.
+    for unit in order[:2]:
+        if not view.full() and view.add(unit.stream, range(unit.start, unit.end + 1)):
+            whole.add(id(unit))
     misses = 0
-    for unit in order:
-        if misses >= MAX_MISSES or view.full():
-            skipped.append(unit)
-            continue
-        if view.add(unit.stream, range(unit.start, unit.end + 1)):
-            misses = 0
-        else:
-            skipped.append(unit)
-            misses += 1
-    # A block that does not fit gives way to its anchor lines, then each anchor's
-    # lead (location, source, caret), then its following lines one by one.
-    misses = 0
-    anchors = [(unit.stream, anchor) for unit in skipped for _, anchor, _ in unit.parts]
+    anchors = [(u.stream, anchor) for u in failures if id(u) not in whole for _, anchor, _ in u.parts]
     for stream, anchor in _first_last_rest(anchors):
         if misses >= MAX_MISSES or view.full():
             break
         misses = 0 if view.add(stream, [anchor]) else misses + 1
+    misses = 0
+    for unit in order[2:]:
+        if misses >= MAX_MISSES or view.full():
+            break
+        if view.add(unit.stream, range(unit.start, unit.end + 1)):
+            whole.add(id(unit))
+            misses = 0
+        else:
+            misses += 1
+    skipped = [u for u in failures if id(u) not in whole]
+    misses = 0
     for unit in skipped:
         for start, anchor, _ in unit.parts:
             if misses >= MAX_MISSES or view.full():
