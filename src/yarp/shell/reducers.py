@@ -69,6 +69,9 @@ class Family(Record):
     evidence_share: int
 
 
+#: Context lines kept after a secondary (warning, hunk) evidence line: its source and caret.
+SECONDARY_CONTEXT = 2
+
 #: Lines that only say a test passed.
 PASSED_LINES = (b" PASSED", b" ... ok\n", b"\nok ", b"\n--- PASS: ", b"\n=== RUN ", "\u2713".encode(),
                 "\u2714".encode())
@@ -81,7 +84,7 @@ FAMILIES: dict[str, Family] = {
             b"\nE ", b"\n>  ", b"\nnot ok", b" failed", b" passed", b"\nRan ", b"\nOK",
             b"\ntest result:", b"\nTests:", b"\nTest Suites:", "\u2715".encode(), b"\n---- ",
             b"\npanic:", b"Exception", "\u25cf".encode(), "\u2716".encode(), b"\n# fail", b"\n# pass",
-            b" passing", b" failing", b"\n___", b"\n===",
+            b" passing", b" failing", b"\n___", b"\n===", b": in ", b": \n",
         ),
         "FAILED|Error",
         counters=(("passed_lines", b" PASSED"), ("ok_lines", b"\nok ")),
@@ -423,7 +426,8 @@ class _Selector:
                     break
                 pos = end
                 index += 1
-                left = max(context, subject)
+                # A warning's block is its source and caret lines; errors keep the full context.
+                left = max(min(context, SECONDARY_CONTEXT) if secondary else context, subject)
                 while left and pos < len(buf):
                     nxt = buf.index(b"\n", pos) + 1
                     if secondary:
