@@ -72,7 +72,7 @@ type SalienceData = {
 }
 
 const FAILURE_CLASSES = new Set(["failure", "exit", "traceback"])
-const RANK: Record<string, number> = { failure: 0, exit: 0, traceback: 0, summary: 1, header: 1, warning: 3 }
+const RANK: Record<string, number> = { failure: 0, exit: 0, traceback: 0, summary: 1, header: 1, location: 2, warning: 3 }
 const COUNT_GROUPS: [string, Set<string>][] = [
   ["failure", FAILURE_CLASSES],
   ["summary", new Set(["summary", "header"])],
@@ -142,7 +142,8 @@ function classifier(): Classifier {
 
 const isBlank = (line: string) => /^[ \t\r]*$/.test(line)
 
-type Unit = { start: number; end: number; rank: number; parts: [number, number, number][] }
+/** parts: the blocks merged into a unit, each as [start, first line of its core, anchor, end]. */
+type Unit = { start: number; end: number; rank: number; parts: [number, number, number, number][] }
 
 function blockUnits(lines: string[], classes: Map<number, string>, sal: Classifier): Unit[] {
   const total = lines.length
@@ -153,7 +154,7 @@ function blockUnits(lines: string[], classes: Map<number, string>, sal: Classifi
   }
   for (const index of [...classes.keys()].sort((a, b) => a - b)) {
     const cls = classes.get(index)!
-    if (FAILURE_CLASSES.has(cls) || cls === "warning") {
+    if (FAILURE_CLASSES.has(cls) || cls === "warning" || cls === "location") {
       let start = index
       let back = index - 1
       let belowCaret = false
@@ -166,6 +167,11 @@ function blockUnits(lines: string[], classes: Map<number, string>, sal: Classifi
         back -= 1
       }
       while (start < index && isBlank(lines[start])) start += 1
+      let head = index
+      if (cls === "location" && index > 0 && !isBlank(lines[index - 1])) {
+        head = Math.min(start, index - 1) // the finding the location belongs to
+        start = head
+      }
       let end = index
       let forward = index + 1
       while (forward < total && forward - index <= sal.maxLines) {
@@ -185,7 +191,7 @@ function blockUnits(lines: string[], classes: Map<number, string>, sal: Classifi
         }
         break
       }
-      units.push({ start, end, rank: RANK[cls], parts: [[start, index, end]] })
+      units.push({ start, end, rank: RANK[cls], parts: [[start, head, index, end]] })
     } else if (cls === "header") {
       let end = index
       let forward = index + 1
@@ -200,9 +206,9 @@ function blockUnits(lines: string[], classes: Map<number, string>, sal: Classifi
         }
         forward += 1
       }
-      units.push({ start: index, end, rank: RANK[cls], parts: [[index, index, end]] })
+      units.push({ start: index, end, rank: RANK[cls], parts: [[index, index, index, end]] })
     } else if (cls === "summary") {
-      units.push({ start: index, end: index, rank: RANK[cls], parts: [[index, index, index]] })
+      units.push({ start: index, end: index, rank: RANK[cls], parts: [[index, index, index, index]] })
     }
   }
   const merged: Unit[] = []
@@ -388,27 +394,25 @@ function context(view: View, headShare: number, tailShare: number, sal: Classifi
   }
 }
 
-function select(view: View, sal: Classifier): void {
-  const streams = view.streams
-  const units: (Unit & { stream: number })[] = []
-  streams.forEach((stream, number) => {
-    for (const unit of blockUnits(stream.lines, stream.classes, sal)) units.push({ ...unit, stream: number })
-  })
-  const failures = units.filter((u) => u.rank === 0)
-  const order = firstLastRest(failures)
+type StreamUnit = Unit & { stream: number }
+
+/**
+ * The first and the last block whole; then every block's core (its anchor line, or a
+ * location with its finding); then the other blocks whole; then, for blocks that did
+ * not fit, each anchor's lead (location, source, caret) and its following lines one by one.
+ */
+function spendOnBlocks(view: View, blocks: StreamUnit[]): void {
+  const order = firstLastRest(blocks)
   const whole = new Set<Unit>()
-  // The first and the last failure blocks whole; then every failure's anchor line;
-  // then the other blocks whole; then, for blocks that did not fit, each anchor's
-  // lead (location, source, caret) and its following lines one by one.
   for (const unit of order.slice(0, 2)) {
     if (!view.full() && view.add(unit.stream, range(unit.start, unit.end))) whole.add(unit)
   }
   let misses = 0
-  const anchors: [number, number][] = failures.filter((u) => !whole.has(u))
-    .flatMap((u) => u.parts.map(([, anchor]) => [u.stream, anchor] as [number, number]))
-  for (const [stream, anchor] of firstLastRest(anchors)) {
+  const cores: [number, number, number][] = blocks.filter((u) => !whole.has(u))
+    .flatMap((u) => u.parts.map(([, head, anchor]) => [u.stream, head, anchor] as [number, number, number]))
+  for (const [stream, head, anchor] of firstLastRest(cores)) {
     if (misses >= MAX_MISSES || view.full()) break
-    misses = view.add(stream, [anchor]) ? 0 : misses + 1
+    misses = view.add(stream, range(head, anchor)) ? 0 : misses + 1
   }
   misses = 0
   for (const unit of order.slice(2)) {
@@ -420,16 +424,16 @@ function select(view: View, sal: Classifier): void {
       misses += 1
     }
   }
-  const skipped = failures.filter((u) => !whole.has(u))
+  const skipped = blocks.filter((u) => !whole.has(u))
   misses = 0
   outer: for (const unit of skipped) {
-    for (const [start, anchor] of unit.parts) {
+    for (const [start, , anchor] of unit.parts) {
       if (misses >= MAX_MISSES || view.full()) break outer
       misses = view.add(unit.stream, range(start, anchor)) ? 0 : misses + 1
     }
   }
   for (const unit of skipped) {
-    for (const [, anchor, end] of unit.parts) {
+    for (const [, , anchor, end] of unit.parts) {
       for (let index = anchor + 1; index <= end; index += 1) {
         if (misses >= MAX_MISSES || view.full() || !view.add(unit.stream, [index])) {
           misses += 1
@@ -438,12 +442,22 @@ function select(view: View, sal: Classifier): void {
       }
     }
   }
-  misses = 0
+}
+
+function select(view: View, sal: Classifier): void {
+  const streams = view.streams
+  const units: StreamUnit[] = []
+  streams.forEach((stream, number) => {
+    for (const unit of blockUnits(stream.lines, stream.classes, sal)) units.push({ ...unit, stream: number })
+  })
+  spendOnBlocks(view, units.filter((u) => u.rank === 0))
+  let misses = 0
   for (const unit of units) {
     if (unit.rank === 1 && misses < MAX_MISSES && !view.full()) {
       misses = view.add(unit.stream, range(unit.start, unit.end)) ? 0 : misses + 1
     }
   }
+  spendOnBlocks(view, units.filter((u) => u.rank === 2))
   context(view, Math.floor(view.budget / 8), Math.floor(view.budget / 4), sal)
   misses = 0
   for (const unit of units) {

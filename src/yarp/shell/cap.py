@@ -5,13 +5,15 @@ disables the cap). Over it, the view keeps whole lines, in their original
 order, chosen by the classes of `salience` and spent in this order:
 
     1. failure blocks (errors, exceptions, tracebacks, diagnostics with their
-       source and caret lines, exit lines): the first, the last, then the rest;
-       a block that does not fit gives way to its failure lines one by one
+       source and caret lines, exit lines): the first and the last whole, then
+       every failure line, then the other blocks whole, then what fits of the
+       blocks that did not (their lead lines, then following lines one by one)
     2. summaries and headers (test and build summaries, diff file headers,
        commit lines with their subjects)
-    3. head and tail context (noise such as PASSED lines and progress bars skipped)
-    4. warning blocks
-    5. the rest, from the head onward and from the tail backward
+    3. location blocks (a linter's ` --> file:line` with its finding), as failures
+    4. head and tail context (noise such as PASSED lines and progress bars skipped)
+    5. warning blocks
+    6. the rest, from the head onward and from the tail backward
 
 Every omitted run becomes one whole marker line naming its line range in the
 recovery source (`yarp read REF SOURCE A:B`); the first omitted position also
@@ -358,21 +360,36 @@ def _select(view: _View, sal: Classifier) -> None:
     units = []
     for number, stream in enumerate(streams):
         units.extend(block_units(stream.lines, stream.classes, number, sal))
-    failures = [u for u in units if u.rank == 0]
-    order = _first_last_rest(failures)
-    whole: set[int] = set()  # ids of failure units kept whole
-    # The first and the last failure blocks whole; then every failure's anchor line;
-    # then the other blocks whole; then, for blocks that did not fit, each anchor's
-    # lead (location, source, caret) and its following lines one by one.
+    _spend_on_blocks(view, [u for u in units if u.rank == 0])
+    misses = 0
+    for unit in units:
+        if unit.rank == 1 and misses < MAX_MISSES and not view.full():
+            misses = 0 if view.add(unit.stream, range(unit.start, unit.end + 1)) else misses + 1
+    _spend_on_blocks(view, [u for u in units if u.rank == 2])
+    _context(view, view.budget // 8, view.budget // 4)
+    misses = 0
+    for unit in units:
+        if unit.rank == 3 and misses < MAX_MISSES and not view.full():
+            misses = 0 if view.add(unit.stream, range(unit.start, unit.end + 1)) else misses + 1
+    _context(view, view.budget, view.budget)
+
+
+def _spend_on_blocks(view: _View, blocks: list) -> None:
+    """The first and the last block whole; then every block's core (its anchor line,
+    or a location with its finding); then the other blocks whole; then, for blocks
+    that did not fit, each anchor's lead (location, source, caret) and its
+    following lines one by one."""
+    order = _first_last_rest(blocks)
+    whole: set[int] = set()  # ids of the blocks kept whole
     for unit in order[:2]:
         if not view.full() and view.add(unit.stream, range(unit.start, unit.end + 1)):
             whole.add(id(unit))
     misses = 0
-    anchors = [(u.stream, anchor) for u in failures if id(u) not in whole for _, anchor, _ in u.parts]
-    for stream, anchor in _first_last_rest(anchors):
+    cores = [(u.stream, head, anchor) for u in blocks if id(u) not in whole for _, head, anchor, _ in u.parts]
+    for stream, head, anchor in _first_last_rest(cores):
         if misses >= MAX_MISSES or view.full():
             break
-        misses = 0 if view.add(stream, [anchor]) else misses + 1
+        misses = 0 if view.add(stream, range(head, anchor + 1)) else misses + 1
     misses = 0
     for unit in order[2:]:
         if misses >= MAX_MISSES or view.full():
@@ -382,29 +399,19 @@ def _select(view: _View, sal: Classifier) -> None:
             misses = 0
         else:
             misses += 1
-    skipped = [u for u in failures if id(u) not in whole]
+    skipped = [u for u in blocks if id(u) not in whole]
     misses = 0
     for unit in skipped:
-        for start, anchor, _ in unit.parts:
+        for start, _, anchor, _ in unit.parts:
             if misses >= MAX_MISSES or view.full():
                 break
             misses = 0 if view.add(unit.stream, range(start, anchor + 1)) else misses + 1
     for unit in skipped:
-        for _, anchor, end in unit.parts:
+        for _, _, anchor, end in unit.parts:
             for index in range(anchor + 1, end + 1):
                 if misses >= MAX_MISSES or view.full() or not view.add(unit.stream, [index]):
                     misses += 1
                     break
-    misses = 0
-    for unit in units:
-        if unit.rank == 1 and misses < MAX_MISSES and not view.full():
-            misses = 0 if view.add(unit.stream, range(unit.start, unit.end + 1)) else misses + 1
-    _context(view, view.budget // 8, view.budget // 4)
-    misses = 0
-    for unit in units:
-        if unit.rank == 3 and misses < MAX_MISSES and not view.full():
-            misses = 0 if view.add(unit.stream, range(unit.start, unit.end + 1)) else misses + 1
-    _context(view, view.budget, view.budget)
 
 
 def _first_last_rest(items: list) -> list:

@@ -7,6 +7,8 @@ its bytes by the classes this module gives lines:
                                compiler diagnostics, exit lines, the start of a trace
     summary, header            test and build summaries; diff file headers, commit
                                lines, test section headers
+    location                   a ` --> file:line:col` line with the finding above it
+                               (linters such as ruff print no severity word)
     warning                    warnings
     plain                      everything else; `noise` marks plain lines not worth
                                showing even as context (PASSED/ok lines, progress bars)
@@ -32,9 +34,10 @@ from __future__ import annotations
 import os
 
 #: Classes in the order a view spends its budget on them (see `RANK`).
-CLASSES = ("failure", "exit", "traceback", "summary", "header", "warning", "noise")
+CLASSES = ("failure", "exit", "traceback", "summary", "header", "location", "warning", "noise")
 FAILURE_CLASSES = frozenset({"failure", "exit", "traceback"})
-RANK = {"failure": 0, "exit": 0, "traceback": 0, "summary": 1, "header": 1, "warning": 3, "plain": 4, "noise": 5}
+RANK = {"failure": 0, "exit": 0, "traceback": 0, "summary": 1, "header": 1, "location": 2, "warning": 3, "plain": 4,
+        "noise": 5}
 
 DATA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules", "salience.json")
 
@@ -211,10 +214,12 @@ class Unit:
 
     __slots__ = ("stream", "start", "end", "rank", "parts")
 
-    def __init__(self, stream: int, start: int, end: int, rank: int, anchor: int) -> None:
+    def __init__(self, stream: int, start: int, end: int, rank: int, anchor: int, head: int | None = None) -> None:
         self.stream, self.start, self.end, self.rank = stream, start, end, rank
-        #: The blocks merged into this unit, each as (start, anchor line, end).
-        self.parts = [(start, anchor, end)]
+        #: The blocks merged into this unit, each as (start, first line of its core,
+        #: anchor line, end); the core (a location with the finding above it) is kept
+        #: whole even when the block is not.
+        self.parts = [(start, anchor if head is None else head, anchor, end)]
 
     def __repr__(self) -> str:
         return f"Unit({self.stream}, {self.start}, {self.end}, rank={self.rank})"
@@ -228,7 +233,7 @@ def block_units(lines: list[bytes], classes: dict[int, str], stream: int, sal: C
     units: list[Unit] = []
     for index in sorted(classes):
         cls = classes[index]
-        if cls in FAILURE_CLASSES or cls == "warning":
+        if cls in FAILURE_CLASSES or cls in ("warning", "location"):
             start = index
             back = index - 1
             below_caret = False  # the line above a caret line is the source it points into
@@ -243,6 +248,10 @@ def block_units(lines: list[bytes], classes: dict[int, str], stream: int, sal: C
                 back -= 1
             while start < index and is_blank(lines[start]):
                 start += 1
+            head = index
+            if cls == "location" and index > 0 and not is_blank(lines[index - 1]):
+                head = min(start, index - 1)  # the finding the location belongs to
+                start = head
             end = index
             forward = index + 1
             while forward < total and forward - index <= sal.max_lines:
@@ -261,7 +270,7 @@ def block_units(lines: list[bytes], classes: dict[int, str], stream: int, sal: C
                     forward += 1
                     continue
                 break
-            units.append(Unit(stream, start, end, RANK[cls], index))
+            units.append(Unit(stream, start, end, RANK[cls], index, head))
         elif cls == "header":
             end = index
             forward = index + 1
