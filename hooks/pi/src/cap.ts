@@ -57,8 +57,7 @@ export type CapResult = {
 // --- salience: the twin of src/yarp/shell/salience.py, reading the same data file -------------
 
 type SalienceData = {
-  triggers: string[]
-  entries: { class: string; pattern: string }[]
+  entries: { class: string; pattern: string; triggers: string[] }[]
   noise: string[]
   block: {
     continuation: string
@@ -92,9 +91,8 @@ const lowerAscii = (text: string) => text.replace(/[A-Z]+/g, (run) => run.toLowe
 const utf8Bytes = (text: string) => Buffer.byteLength(text, "utf8")
 
 class Classifier {
-  readonly triggers: string[]
-  readonly classes: string[]
-  readonly pattern: RegExp
+  /** [class, its triggers, pattern] per entry, in data order. */
+  readonly entries: [string, string[], RegExp][]
   readonly noise: RegExp
   readonly continuation: RegExp
   readonly lead: RegExp
@@ -105,9 +103,7 @@ class Classifier {
   readonly headerMaxLines: number
 
   constructor(data: SalienceData) {
-    this.triggers = [...new Set(data.triggers.map((t) => t.toLowerCase()))]
-    this.classes = data.entries.map((entry) => entry.class)
-    this.pattern = compile(data.entries.map((entry, n) => `(?<e${n}>${entry.pattern})`).join("|"))
+    this.entries = data.entries.map((entry) => [entry.class, entry.triggers.map((t) => t.toLowerCase()), compile(entry.pattern)])
     this.noise = compile(data.noise.map((p) => `(?:${p})`).join("|"))
     this.continuation = compile(data.block.continuation)
     this.lead = compile(data.block.lead)
@@ -118,16 +114,20 @@ class Classifier {
     this.headerMaxLines = data.block.header_max_lines
   }
 
+  /** Entries whose triggers the line holds are tried; the leftmost match wins, ties to the earlier entry. */
   classify(line: string): string {
     const low = lowerAscii(line)
-    if (this.triggers.some((trigger) => low.includes(trigger))) {
-      const match = this.pattern.exec(line)
-      if (match?.groups) {
-        for (let n = 0; n < this.classes.length; n += 1) {
-          if (match.groups[`e${n}`] !== undefined) return this.classes[n]
-        }
+    let bestClass: string | undefined
+    let bestStart = -1
+    for (const [cls, triggers, pattern] of this.entries) {
+      if (!triggers.some((trigger) => low.includes(trigger))) continue
+      const match = pattern.exec(line)
+      if (match !== null && (bestClass === undefined || match.index < bestStart)) {
+        bestClass = cls
+        bestStart = match.index
       }
     }
+    if (bestClass !== undefined) return bestClass
     return this.noise.test(line) ? "noise" : "plain"
   }
 }

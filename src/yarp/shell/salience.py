@@ -17,10 +17,11 @@ The patterns live in `yarp/rules/salience.json`, which the TypeScript twin reads
 too (compiled once and kept in the parse cache, so a warm run imports neither
 `json` nor `re`); packs add entries with `[[salience]]` tables (see `rules.py`). A line is
 matched against the patterns only when it holds one of the data's trigger
-literals (ASCII case-insensitive): finding literals is a C-speed scan over a
-whole buffer, so the regular expressions run on a few lines, never on every
-byte. Among the patterns the match that starts leftmost wins, ties going to the
-earlier entry (one alternation, the same rule in Python and JavaScript).
+literals (ASCII case-insensitive), and an entry is tried only when the line
+holds one of its own triggers: finding literals is a C-speed scan over a whole
+buffer, so the regular expressions run on a few lines, never on every byte.
+Among the entries tried the match that starts leftmost wins, ties going to the
+earlier entry (the same rule in Python and JavaScript).
 
 Blocks keep a diagnostic together: a failure line takes up to `max_lead` lines
 before it that lead into it (its location, source and caret lines; the line
@@ -50,13 +51,16 @@ HINT_PATTERNS = {"word": "[A-Za-z_][A-Za-z0-9_]{2,}", "location": "^[ \\t]*([^ \
 class Classifier:
     """The compiled salience data: triggers, one alternation of entries, noise and block patterns."""
 
-    __slots__ = ("triggers", "classes", "pattern", "noise", "continuation", "lead", "caret", "header_continuation",
+    __slots__ = ("triggers", "entries", "noise", "continuation", "lead", "caret", "header_continuation",
                  "word", "location", "max_lines", "max_lead", "header_max_lines")
 
     def __init__(self, bundle: tuple) -> None:
-        triggers, classes, regexes, limits = bundle
-        self.triggers = tuple(triggers)
-        self.classes = tuple(classes)
+        entries, regexes, limits = bundle
+        #: (class, its triggers, compiled pattern) per entry, in data order.
+        self.entries = tuple((cls, tuple(triggers), _compile(args)) for cls, triggers, args in entries)
+        unique = list(dict.fromkeys(t for _, triggers, _ in self.entries for t in triggers))
+        # A trigger that holds another adds no line the shorter one misses: one scan less.
+        self.triggers = tuple(t for t in unique if not any(o != t and o in t for o in unique))
         for name, args in regexes:
             setattr(self, name, _compile(args))
         self.max_lines, self.max_lead, self.header_max_lines = limits
@@ -66,11 +70,22 @@ class Classifier:
         return any(t in low for t in self.triggers)
 
     def classify(self, line: bytes) -> str:
-        """The class of one line (without its newline): a salience class, `noise` or `plain`."""
-        if self.triggered(line):
-            match = self.pattern.search(line)
-            if match is not None:
-                return self.classes[int(match.lastgroup[1:])]
+        """The class of one line (without its newline): a salience class, `noise` or `plain`.
+
+        Only entries whose triggers the line holds are tried; the leftmost match
+        wins, ties going to the earlier entry.
+        """
+        low = line.lower()
+        best_class, best_start = None, -1
+        for cls, triggers, pattern in self.entries:
+            for trigger in triggers:
+                if trigger in low:
+                    match = pattern.search(line)
+                    if match is not None and (best_class is None or match.start() < best_start):
+                        best_class, best_start = cls, match.start()
+                    break
+        if best_class is not None:
+            return best_class
         return "noise" if self.noise.search(line) else "plain"
 
     def salient_offsets(self, buf: bytes) -> list[int]:
@@ -124,35 +139,27 @@ def _compile(args: tuple):
 
 def build_bundle(data: dict, extra: tuple = ()) -> tuple:
     """Validate and compile the salience data (and pack entries) into cacheable plain data."""
-    triggers = [t.lower() for t in data["triggers"]]
-    entries = [(e["class"], e["pattern"]) for e in data["entries"]]
+    entries = [(e["class"], tuple(t.lower().encode("utf-8") for t in e["triggers"]), e["pattern"])
+               for e in data["entries"]]
     noise = list(data["noise"])
     for cls, pattern, extra_triggers in extra:
         if cls == "noise":
             noise.append(pattern)
         else:
-            entries.append((cls, pattern))
-            triggers.extend(t.lower() for t in extra_triggers)
+            entries.append((cls, tuple(t.lower().encode("utf-8") for t in extra_triggers), pattern))
     block = data["block"]
-    regexes = [
-        ("pattern", _sre_args("|".join(f"(?P<e{n}>{pattern})" for n, (_, pattern) in enumerate(entries)))),
-        ("noise", _sre_args("|".join(f"(?:{pattern})" for pattern in noise))),
-    ]
+    regexes = [("noise", _sre_args("|".join(f"(?:{pattern})" for pattern in noise)))]
     regexes += [(name, _sre_args(block[name])) for name in BLOCK_PATTERNS]
     regexes += [(name, _sre_args(pattern)) for name, pattern in HINT_PATTERNS.items()]
-    unique = list(dict.fromkeys(t.encode("utf-8") for t in triggers))
-    # A trigger that holds another adds no line the shorter one misses: one scan less.
-    unique = [t for t in unique if not any(o != t and o in t for o in unique)]
     return (
-        tuple(unique),
-        tuple(cls for cls, _ in entries),
+        tuple((cls, triggers, _sre_args(pattern)) for cls, triggers, pattern in entries),
         tuple(regexes),
         (int(block["max_lines"]), int(block["max_lead"]), int(block["header_max_lines"])),
     )
 
 
 #: Bumped whenever `build_bundle` changes what it stores.
-BUNDLE_FORMAT = b"2"
+BUNDLE_FORMAT = b"3"
 _CLASSIFIER: Classifier | None = None
 _PACK_ENTRIES: tuple = ()
 
