@@ -28,6 +28,7 @@ from collections import deque
 from .._record import Record
 from ..limits import MARKER_COST, MAX_CARRY_BYTES
 from ..limits import REDUCER_CHUNK_BYTES as CHUNK_BYTES
+from .cap import utf8_floor
 from .rules import Limits, Rule
 
 
@@ -201,16 +202,6 @@ class ReduceStats(Record):
     source_lines: int
     omitted_lines: int
     reduced: bool
-
-
-def utf8_floor(data: bytes, limit: int) -> int:
-    """The largest cut position <= limit that does not split a UTF-8 sequence."""
-    if limit >= len(data):
-        return len(data)
-    cut = limit
-    while cut > 0 and (data[cut] & 0xC0) == 0x80:
-        cut -= 1
-    return cut
 
 
 def copy_stream(src_path: str, dst_path: str) -> int:
