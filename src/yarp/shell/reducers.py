@@ -43,9 +43,9 @@ class Family(Record):
     """
 
     __slots__ = ("name", "evidence", "search_hint", "counters", "count_lines_as", "secondary", "primary",
-                 "secondary_share", "noise", "min_context", "section", "evidence_share")
+                 "secondary_share", "noise", "min_context", "section", "evidence_share", "locations")
     _defaults = {"counters": (), "count_lines_as": None, "secondary": (), "primary": (), "secondary_share": 0,
-                 "noise": (), "min_context": 0, "section": None, "evidence_share": 50}
+                 "noise": (), "min_context": 0, "section": None, "evidence_share": 50, "locations": ()}
     name: str
     evidence: tuple[bytes, ...]
     search_hint: str
@@ -68,6 +68,9 @@ class Family(Record):
     section: bytes | None
     #: Percent of the output budget evidence may spend; the head and tail share the rest.
     evidence_share: int
+    #: Evidence lines starting (after indentation) with one of these are locations:
+    #: kept with the line above them (the finding) and a short context.
+    locations: tuple[bytes, ...]
 
 
 #: Context lines kept after a secondary (warning, hunk) evidence line: its source and caret.
@@ -102,6 +105,7 @@ FAMILIES: dict[str, Family] = {
         secondary=(b"warning", b"Warning", b"WARN", b"note:", b"help:"),
         primary=(b"error", b"Error", b"ERROR", b"ERR!", b"fatal", b"failed", b"Failed", b"undefined reference"),
         secondary_share=40,
+        locations=(b"--> ",),
         noise=(b"\n   Compiling ", b"\n  Downloaded ", b"\n  Downloading ", b"\nDownloading ",
                b"\nCollecting ", b"\n  Using cached "),
     ),
@@ -412,12 +416,19 @@ class _Selector:
                         self.important_open = False
                         self.pending_context = 0
                         break
+                located = bool(self.family.locations) and line.lstrip().startswith(self.family.locations)
+                if located and index - 1 > self.last_kept and start > 0:
+                    # A linter's ` --> file:line` belongs to the finding on the line above it.
+                    above = buf.rfind(b"\n", 0, start - 1) + 1
+                    if above >= pos and not self._keep_important(index - 1, buf[above:start]):
+                        break
                 if not self._keep_important(index, line):
                     break
                 pos = end
                 index += 1
-                # A warning's block is its source and caret lines; errors keep the full context.
-                left = max(min(context, SECONDARY_CONTEXT) if secondary else context, subject)
+                # A warning's block (and a location's) is its source and caret lines;
+                # errors keep the full context.
+                left = max(min(context, SECONDARY_CONTEXT + located) if secondary or located else context, subject)
                 while left and pos < len(buf):
                     nxt = buf.index(b"\n", pos) + 1
                     if secondary:
