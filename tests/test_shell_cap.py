@@ -26,6 +26,7 @@ MAIN_RE = re.compile(r"^\[yarp: (\d+) byte\(s\) capped at (\d+); ref=(yr_[0-9a-f
 SEARCH_RE = re.compile(r"^Search omitted output: yarp search (yr_[0-9a-f]{32}) '([^']+)'$")
 COUNTS_RE = re.compile(r"^\[yarp: omitted (0|(\d+ (failure|summary|warning|other)(, )?)+) line\(s\)(; exit status -?\d+)?\]$")
 GAP_RE = re.compile(r"^\[yarp: omitted (\d+) line\(s\); (\w+) (\d+):(\d+)\]$")
+VIEW_GAP_RE = re.compile(r"^\[yarp: omitted (\d+) line\(s\) of this view\]$")
 CUT_RE = re.compile(r"^\[yarp: line (\d+) cut after (\d+) of (\d+) byte\(s\)\]$")
 
 
@@ -42,7 +43,15 @@ def check_view(source_lines: list[str], view: str, name: str = "result_text") ->
         lines.pop()
     position = 0
     for number, line in enumerate(lines):
+        if line.startswith(("[yarp: ", "Search omitted output: ")) and position < len(source_lines) and (
+                line == source_lines[position]):
+            position += 1  # a reducer's own marker line, kept
+            continue
         if line.startswith("[yarp: "):
+            view_gap = VIEW_GAP_RE.match(line)
+            if view_gap:
+                position += int(view_gap[1])
+                continue
             gap = GAP_RE.match(line)
             if gap:
                 count, stream, start, end = int(gap[1]), gap[2], int(gap[3]), int(gap[4])

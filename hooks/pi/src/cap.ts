@@ -84,6 +84,7 @@ const REDUCER_SUMMARY = "[yarp summary: "
 const YARP_MARKER = "[yarp: "
 const SEARCH_LINE = "Search omitted output: "
 const CUT_NOTE = "[yarp: line "
+const REDUCER_MARKER = "[yarp: omitted "
 
 /** Python matches bytes: `.` must cross every character, so patterns compile with the `s` flag. */
 const compile = (pattern: string) => new RegExp(pattern, "s")
@@ -264,6 +265,11 @@ class Stream {
       const cls = sal.classify(line)
       if (cls !== "plain" && cls !== "noise") this.classes.set(index, cls)
     })
+    if (!this.ranges) {
+      // A reducer's first marker pair names the raw stream's recovery search: kept like a header.
+      const first = this.lines.findIndex((line) => line.startsWith(REDUCER_MARKER))
+      if (first >= 0) this.classes.set(first, "header")
+    }
   }
 
   lineText(index: number, limit: number): string {

@@ -55,6 +55,7 @@ REDUCER_SUMMARY = b"[yarp summary: "
 YARP_MARKER = b"[yarp: "
 SEARCH_LINE = b"Search omitted output: "
 CUT_NOTE = b"[yarp: line "
+REDUCER_MARKER = b"[yarp: omitted "
 MARKER_LINES = (YARP_MARKER, SEARCH_LINE)
 #: A stream larger than this is scanned in chunks and only its head, tail and
 #: the windows around its first and last salient lines are held.
@@ -148,6 +149,11 @@ class Stream:
             cls = sal.classify(line)
             if cls not in ("plain", "noise"):
                 self.classes[number] = cls
+        if not self.ranges:
+            # A reducer's first marker pair names the raw stream's recovery search: kept like a header.
+            first = next((n for n, line in enumerate(self.lines) if line.startswith(REDUCER_MARKER)), None)
+            if first is not None:
+                self.classes[first] = "header"
 
     def held(self, index: int) -> bool:
         lines = self.lines
