@@ -1,7 +1,12 @@
-"""Pruning benchmarks: reducer throughput per family, passthrough copy vs `cat`, pruning quality.
+"""Pruning benchmarks: reducer and cap throughput, passthrough copy vs `cat`, pruning quality.
 
 Run: PYTHONPATH=src .venv/bin/python -m pytest bench/test_bench_pruning.py -q -s
 The corpus (bench/corpus) is scaled up to about 32 MB per case for throughput.
+
+`test_salience_against_naive_cap` scores the view `yarp run` shows (the case's
+rule, if any, then the global cap) against a naive cap of the same budget (the
+first and last bytes) on every annotated case of `corpus_cases.load_cases()`:
+signal lines kept whole, view bytes and raw bytes, per case and in total.
 """
 
 from __future__ import annotations
@@ -9,10 +14,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 
 import pytest
 
+from yarp.limits import DEFAULT_CAP_BYTES
+from yarp.shell.cap import cap_files, cap_streams
 from yarp.shell.reducers import copy_stream, reduce_stream
 from yarp.shell.rules import load_rules, select_rule
 
@@ -136,3 +144,130 @@ def test_pruning_quality_table(tmp_path):
     print("\n".join(rows))
     print(f"{'total':36} {total_src:8} {total_shown:7} {100 * total_shown / total_src:6.1f}%")
     assert total_shown < total_src
+
+
+CAP_BYTES = 8 * 1024 * 1024
+
+
+@pytest.mark.parametrize("kind", ["app-log", "pytest-verbose"])
+def test_cap_throughput(benchmark, tmp_path_factory, kind):
+    """The salience cap over an 8 MB stream with no rule (the chunked scan): a log with an
+    ERROR line every few hundred lines, and pytest -v (a trigger on every PASSED line, the worst case)."""
+    path = tmp_path_factory.getbasetemp() / f"cap-{kind}"
+    if kind == "app-log":
+        block = b"".join(b"2026-12-03 12:00:%02d INFO worker-%d handled request id=%d status=200\n" % (i % 60, i % 4, i)
+                         for i in range(300)) + b"2026-12-03 12:05:00 ERROR worker-3 gateway timeout\n"
+    else:
+        with open(os.path.join(CORPUS, "pytest-verbose.stdout"), "rb") as handle:
+            block = handle.read()
+    path.write_bytes(block * (CAP_BYTES // len(block) + 1))
+    empty = tmp_path_factory.getbasetemp() / "empty"
+    empty.write_bytes(b"")
+    parts = benchmark.pedantic(cap_files, args=([str(path), str(empty)],), kwargs={"archive_ref": REF, "exit_code": 1},
+                               rounds=2, iterations=1)
+    assert parts is not None and sum(map(len, parts)) <= DEFAULT_CAP_BYTES
+    rate = os.path.getsize(path) / benchmark.stats.stats.mean / 1e6
+    benchmark.extra_info["MB_per_s"] = round(rate, 1)
+    print(f"\ncap, {kind}, {os.path.getsize(path)} bytes: {rate:.1f} MB/s")
+
+
+# --- salience: signal lines kept, against a naive head+tail cap of the same budget ------------------
+
+
+def _corpus_cases():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    try:
+        import corpus_cases
+    except ImportError:
+        pytest.skip("bench/corpus_cases.py (the annotated corpus) is not present")
+    finally:
+        sys.path.pop(0)
+    return corpus_cases
+
+
+def naive_cap(data: bytes, cap: int) -> bytes:
+    """The first floor(budget/2) and last bytes of `data`, budget = cap minus a marker of the same size."""
+    if len(data) <= cap:
+        return data
+    marker = (f"\n[yarp: {len(data)} byte(s) capped at {cap}; ref={REF}; stdout complete]\n"
+              f"Search omitted output: yarp search {REF} 'term|alternate'\n").encode()
+    budget = cap - len(marker)
+    head = budget // 2
+    while head > 0 and (data[head] & 0xC0) == 0x80:
+        head -= 1
+    tail = len(data) - (budget - head)
+    while tail < len(data) and (data[tail] & 0xC0) == 0x80:
+        tail += 1
+    return data[:head] + marker + data[tail:]
+
+
+def _lines(data: bytes) -> set[str]:
+    return set(data.decode("utf-8", errors="replace").split("\n"))
+
+
+def run_view(case, rules, tmp_path, cap: int = DEFAULT_CAP_BYTES) -> tuple[bytes, bytes]:
+    """What `yarp run` shows for a case: each stream pruned by its rule, then both capped together."""
+    rule = select_rule(list(case.argv), rules)
+    paths = []
+    for stream, data in (("stdout", case.stdout), ("stderr", case.stderr)):
+        raw = tmp_path / f"{case.name}.{stream}"
+        raw.write_bytes(data)
+        pruned = tmp_path / f"{case.name}.{stream}.after"
+        if rule is not None and reduce_stream(rule, case.exit_code, str(raw), str(pruned), ref=REF,
+                                              stream_name=stream).reduced:
+            paths.append(str(pruned))
+        else:
+            paths.append(str(raw))
+    capped = cap_files(paths, cap=cap, archive_ref=REF, exit_code=case.exit_code)
+    if capped is None:
+        out = []
+        for path in paths:
+            with open(path, "rb") as handle:
+                out.append(handle.read())
+        return out[0], out[1]
+    return capped[0], capped[1]
+
+
+def test_salience_against_naive_cap(tmp_path):
+    corpus = _corpus_cases()
+    cases = corpus.load_cases()
+    rules = load_rules()
+    cap = DEFAULT_CAP_BYTES
+    rows = []
+    totals = {"signal": 0, "kept": 0, "naive_kept": 0, "view": 0, "naive": 0, "raw": 0}
+    problems = []
+    for case in cases:
+        out, err = run_view(case, rules, tmp_path, cap)
+        view = out + err
+        raw = case.stdout + case.stderr
+        naive = naive_cap(raw, cap)
+        shown = {"stdout": _lines(out), "stderr": _lines(err)}
+        naive_shown = _lines(naive)
+        signals = corpus.signal_lines(case)
+        kept = sum(text in shown[stream] for stream, _, text in signals)
+        naive_kept = sum(text in naive_shown for _, _, text in signals)
+        exit_visible = view == raw or f"exit status {case.exit_code}]".encode() in view or (
+            f"exit_status={case.exit_code}".encode() in view)
+        rows.append(f"{case.name[:34]:34} {case.tool[:10]:10} {kept:3}/{len(signals):<3} {naive_kept:3}/{len(signals):<3} "
+                    f"{len(view):7} {len(naive):7} {len(raw):9} {'yes' if exit_visible else 'NO':>4}")
+        totals["signal"] += len(signals)
+        totals["kept"] += kept
+        totals["naive_kept"] += naive_kept
+        totals["view"] += len(view)
+        totals["naive"] += len(naive)
+        totals["raw"] += len(raw)
+        missed = [text for stream, _, text in signals if text not in shown[stream]]
+        if missed:
+            problems.append(f"{case.name}: missed {missed[:3]}")
+        if len(raw) > 2 * cap and len(view) > cap:
+            problems.append(f"{case.name}: view {len(view)} > cap {cap}")
+        if not exit_visible:
+            problems.append(f"{case.name}: exit status not visible")
+    print("\n" + f"{'case':34} {'tool':10} {'ours':>7} {'naive':>7} {'view':>7} {'naive':>7} {'raw':>9} {'exit':>4}")
+    print("\n".join(rows))
+    print(f"{'total (' + str(len(cases)) + ' cases)':45} {totals['kept']:3}/{totals['signal']:<3} "
+          f"{totals['naive_kept']:3}/{totals['signal']:<3} {totals['view']:7} {totals['naive']:7} {totals['raw']:9}")
+    if problems:
+        print("\n".join(["problems:"] + problems))
+    assert totals["view"] <= totals["naive"]
+    assert not problems, problems

@@ -38,8 +38,8 @@ EXTENSION = PI_DIR  # loaded as a directory through its package.json `pi.extensi
 PI_VERSION = "0.73.1"
 CAP = 5120
 MARKER = re.compile(
-    r"\n\[yarp: (\d+) byte\(s\) capped at (\d+); ref=(yr_[0-9a-f]{32}); (\w+) (complete|incomplete|unknown)\]\n"
-    r"Search omitted output: yarp search (yr_[0-9a-f]{32}) 'term\|alternate'\n"
+    r"(?:^|\n)\[yarp: (\d+) byte\(s\) capped at (\d+); ref=(yr_[0-9a-f]{32}); (\w+) (complete|incomplete|unknown)\]\n"
+    r"Search omitted output: yarp search (yr_[0-9a-f]{32}) '[^'\n]+'\n"
 )
 #: yarp commands the extension and this test drive, as `yarp.commands` modules.
 REQUIRED = {
@@ -285,12 +285,15 @@ def test_real_pi_calls_are_archived_pruned_and_capped(pi_cli, world):
                 (call_id,),
             ).fetchone()
             assert stored == (completeness,)
-            head, tail = visible.split(marker.group(0))
-            omitted_region = raw[len(head) : len(raw) - len(tail)]
-            assert raw == head + omitted_region + tail
-            candidates = [
-                line for line in omitted_region.splitlines()[1:-1] if len(line) > 3 and line.isprintable()
-            ]
+            # Every omitted run is named by its line range in result_text; its lines are searchable.
+            raw_lines = raw.split("\n")
+            omitted_region = []
+            for gap in re.finditer(r"^\[yarp: omitted (\d+) line\(s\); result_text (\d+):(\d+)\]$", visible, re.M):
+                start, end = int(gap[2]), int(gap[3])
+                assert end - start + 1 == int(gap[1])
+                omitted_region += raw_lines[start - 1 : end]
+            assert omitted_region, call.id
+            candidates = [line for line in omitted_region[1:-1] if len(line) > 3 and line.isprintable()]
             if candidates:
                 omitted = candidates[len(candidates) // 2]
                 found = yarp(env, "search", "-F", ref, omitted)

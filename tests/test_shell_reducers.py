@@ -20,6 +20,8 @@ MARKER_RE = re.compile(
     + rb"; (stdout|stderr) complete\]\nSearch omitted output: yarp search " + REF.encode() + rb" '[^'\n]+'\n",
     re.MULTILINE,
 )
+#: The line count a diff reducer shows after each kept file header.
+SECTION_RE = re.compile(rb"^\[yarp: (\d+) line\(s\) in this file's diff\]\n", re.MULTILINE)
 
 with open(os.path.join(CORPUS, "manifest.json"), encoding="utf-8") as _handle:
     MANIFEST = json.load(_handle)
@@ -43,7 +45,7 @@ def shipped():
 
 def _lines_subsequence(shown: bytes, source: bytes) -> None:
     """Every non-marker line shown is a whole source line (or a prefix of one), in source order."""
-    body = MARKER_RE.sub(b"", shown.split(b"\n", 1)[1])
+    body = SECTION_RE.sub(b"", MARKER_RE.sub(b"", shown.split(b"\n", 1)[1]))
     src_lines = source.splitlines(keepends=True)
     cursor = 0
     for line in body.splitlines(keepends=True):
@@ -233,3 +235,86 @@ def test_line_start_evidence_only_matches_at_line_start(tmp_path):
     shown = (tmp_path / "out").read_bytes()
     assert b"commit aaa\n" in shown and b"commit bbb\n" in shown and b"mentions" not in shown
     assert b"commits=2" in shown
+
+
+# --- failures before successes, on real tool outputs (tests/vectors/cap) ---------------------------
+
+
+def _vector_input(name: str) -> bytes:
+    path = os.path.join(os.path.dirname(__file__), "vectors", "cap", f"{name}.json")
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)["input"].encode()
+
+
+def _reduce(tmp_path, argv, data: bytes, exit_code: int) -> bytes:
+    src = tmp_path / "src"
+    src.write_bytes(data)
+    rule = select_rule(argv, load_rules())
+    stats = reduce_stream(rule, exit_code, str(src), str(tmp_path / "dst"), ref=REF, stream_name="stdout")
+    assert stats.reduced
+    return (tmp_path / "dst").read_bytes()
+
+
+def test_build_errors_survive_many_warnings(tmp_path):
+    data = _vector_input("gcc-errors-among-warnings")
+    errors = [line for line in data.split(b"\n") if b": error: " in line]
+    assert len(errors) == 3
+    data = data * 6  # many more warnings before the last errors
+    shown = _reduce(tmp_path, ["gcc", "-c", "f1.c"], data, 1)
+    assert shown.startswith(b"[yarp summary: build;") and b"exit_status=1]" in shown.split(b"\n", 1)[0]
+    for line in errors:
+        assert line in shown
+
+
+def test_tests_count_passed_lines_and_show_every_failure(tmp_path):
+    data = _vector_input("pytest-v-two-failures")
+    shown = _reduce(tmp_path, ["pytest", "-v"], data, 1)
+    header = shown.split(b"\n", 1)[0]
+    assert b"passed_lines=400" in header
+    assert shown.count(b" PASSED") == 0
+    for needle in (b"E       KeyError: 'missing'", b"test_many.py:8: AssertionError", b"test_many.py:12: KeyError",
+                   b"E       AssertionError: assert {'a': 1} == {'a': 2, 'b': 3}", b"2 failed, 400 passed"):
+        assert needle in shown, needle
+
+
+@pytest.fixture
+def repo(tmp_path):
+    import subprocess
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    env = dict(os.environ, GIT_AUTHOR_NAME="A", GIT_AUTHOR_EMAIL="a@example.com", GIT_COMMITTER_NAME="A",
+               GIT_COMMITTER_EMAIL="a@example.com")
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, check=True).stdout
+
+    git("init", "-q")
+    for number in range(60):
+        (root / f"m{number % 12}.py").write_text("".join(f"value_{number}_{i} = {i}\n" for i in range(40)))
+        git("add", ".")
+        git("commit", "-q", "-m", f"Change module {number % 12} for release {number}", "-m", "Longer body text.\n" * 3)
+    return git
+
+
+def test_git_log_keeps_each_shown_commits_subject(tmp_path, repo):
+    data = repo("log", "--stat")
+    shown = _reduce(tmp_path, ["git", "log", "--stat"], data, 0).decode()
+    lines = shown.split("\n")
+    commits = [i for i, line in enumerate(lines) if line.startswith("commit ")]
+    assert len(commits) >= 10
+    for index in commits:
+        block = lines[index:index + 6]
+        assert any(line.startswith("    Change module ") for line in block), block
+
+
+def test_git_diff_keeps_every_file_header_with_its_line_count(tmp_path, repo):
+    data = repo("diff", "HEAD~12")
+    headers = [line for line in data.split(b"\n") if line.startswith(b"diff --git ")]
+    assert len(headers) == 12
+    shown = _reduce(tmp_path, ["git", "diff", "HEAD~12"], data, 0)
+    lines = shown.split(b"\n")
+    for header in headers:
+        at = lines.index(header)
+        count = SECTION_RE.match(lines[at + 1] + b"\n")
+        assert count and int(count[1]) > 0

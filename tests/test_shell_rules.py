@@ -197,3 +197,38 @@ def test_short_and_long_required_argument_forms(shipped):
     assert select_rule(["git", "log", "--pretty=oneline"], shipped) is None
     # A long option never matches as a cluster of short ones.
     assert select_rule(["ls", "--color=auto"], shipped) is None
+
+
+def test_a_pack_adds_salience_entries_that_the_cap_uses(tmp_path, monkeypatch):
+    from yarp.shell import salience
+    from yarp.shell.cap import cap_text
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    pack = tmp_path / "pack.toml"
+    pack.write_text('version = 1\n[[salience]]\nclass = "failure"\npattern = "^DEPLOY HALTED "\n'
+                    'triggers = ["deploy halted"]\n')
+    data = ("".join(f"step {i} fine\n" for i in range(600)) + "DEPLOY HALTED at stage 3\n"
+            + "".join(f"after {i}\n" for i in range(600))).encode()
+    try:
+        salience.use_pack_entries(())
+        assert b"DEPLOY HALTED at stage 3" not in cap_text(data, cap=1024, archive_ref="yr_" + "0" * 32)
+        for _ in range(2):  # parsed, then from the parse cache
+            salience.use_pack_entries(())
+            load_rules([str(pack)], environ={"XDG_CACHE_HOME": str(tmp_path / "cache")})
+            assert b"DEPLOY HALTED at stage 3\n" in cap_text(data, cap=1024, archive_ref="yr_" + "0" * 32)
+    finally:
+        salience.use_pack_entries(())
+
+
+@pytest.mark.parametrize("body, problem", [
+    ('[[salience]]\nclass = "bogus"\npattern = "x"\ntriggers = ["x"]\n', "salience class"),
+    ('[[salience]]\nclass = "failure"\npattern = "("\ntriggers = ["x"]\n', "not a valid regular expression"),
+    ('[[salience]]\nclass = "failure"\npattern = "x"\n', "triggers must not be empty"),
+    ('[[salience]]\nclass = "failure"\npattern = "x"\ntriggers = ["x"]\nextra = 1\n', "a salience entry is a table"),
+])
+def test_bad_salience_entries_are_usage_errors(tmp_path, body, problem):
+    pack = tmp_path / "pack.toml"
+    pack.write_text("version = 1\n" + body)
+    with pytest.raises(UsageError) as caught:
+        load_rules([str(pack)], environ={"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert problem in caught.value.message

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 #: Bumped whenever a stored layout changes.
 CACHE_FORMAT = 1
 #: The kinds of entry (one file each).
-KINDS = ("rules", "config")
+KINDS = ("rules", "config", "salience")
 #: A cache file larger than this is not ours to read (the sources themselves are bounded).
 MAX_CACHE_BYTES = 4 * 1024 * 1024
 

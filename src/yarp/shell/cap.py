@@ -1,28 +1,41 @@
-"""The global cap on agent-visible text, exactly as the contract defines it.
+"""The global cap on agent-visible text: a salience-ordered view that fits.
 
-All text blocks are joined without separators and measured in UTF-8 bytes. At
-or under the cap nothing changes (0 disables the cap). Over it:
+All text is measured in UTF-8 bytes; at or under the cap nothing changes (0
+disables the cap). Over it, the view keeps whole lines, in their original
+order, chosen by the classes of `salience` and spent in this order:
 
-    budget = cap - len(marker)
-    head   = floor(budget / 2), moved back to a UTF-8 boundary
-    tail   = len - (budget - head), moved forward past continuation bytes
+    1. failure blocks (errors, exceptions, tracebacks, diagnostics with their
+       source and caret lines, exit lines): the first and the last whole, then
+       every failure line, then the other blocks whole, then what fits of the
+       blocks that did not (their lead lines, then following lines one by one)
+    2. summaries and headers (test and build summaries, diff file headers,
+       commit lines with their subjects)
+    3. location blocks (a linter's ` --> file:line` with its finding), as failures
+    4. head and tail context (noise such as PASSED lines and progress bars skipped)
+    5. warning blocks
+    6. the rest, from the head onward and from the tail backward
 
-and the marker sits at the first omitted position. Image blocks keep their
-order and do not count. The visible result is therefore never larger than the
-cap, its head is an exact prefix and its tail an exact suffix of the input.
+Every omitted run becomes one whole marker line naming its line range in the
+recovery source (`yarp read REF SOURCE A:B`); the first omitted position also
+carries the main marker, which names the archive reference, how many lines of
+each class were cut and a search pattern built from the cut lines' leading
+words. A line longer than `max_line_bytes(cap)` is shown cut at a UTF-8
+boundary and followed by a marker line. Markers are never cut, so the view is
+never larger than the cap unless the cap cannot hold the main marker at all.
 
-Two entry points: `cap_blocks` for an agent's list of content blocks, and
-`cap_files` for the runner, which caps the combined pruned stdout and stderr
-files while reading only the bytes it keeps. Neither touches the archive: the
-caller commits the exact text before it shows the capped form.
+`hooks/pi/src/cap.ts` is this module's twin: the shared vectors in
+`tests/vectors/cap` hold both to the same view for the same input.
+
+Two entry points as before: `cap_blocks`/`cap_text` for text the agent's host
+produced (source `result_text`) and `cap_files` for the runner, which caps the
+pruned stdout and stderr together. Neither touches the archive: the caller
+commits the exact text before it shows the capped form.
 """
 
 from __future__ import annotations
 
-import os
-
-from .._record import Record
 from ..limits import DEFAULT_CAP_BYTES
+from .salience import FAILURE_CLASSES, RANK, Classifier, block_units, classifier, is_blank
 
 # typing costs `yarp run` milliseconds; annotations only need it.
 TYPE_CHECKING = False
@@ -30,55 +43,554 @@ if TYPE_CHECKING:
     from typing import Sequence
 
 COMPLETENESS = ("complete", "incomplete", "unknown")
+#: Longest search pattern a main marker builds, and how many words it joins.
+MAX_HINT_CHARS = 64
+MAX_HINT_WORDS = 4
+#: Omitted-line counts are reported in these groups, in this order.
+COUNT_GROUPS = (("failure", FAILURE_CLASSES), ("summary", frozenset({"summary", "header"})),
+                ("warning", frozenset({"warning"})))
+#: Give up a phase after this many candidates in a row did not fit.
+MAX_MISSES = 64
+REDUCER_SUMMARY = b"[yarp summary: "
+YARP_MARKER = b"[yarp: "
+SEARCH_LINE = b"Search omitted output: "
+CUT_NOTE = b"[yarp: line "
+REDUCER_MARKER = b"[yarp: omitted "
+MARKER_LINES = (YARP_MARKER, SEARCH_LINE)
+#: A stream larger than this is scanned in chunks and only its head, tail and
+#: the windows around its first and last salient lines are held.
+DENSE_LIMIT = 4 << 20
+CHUNK_BYTES = 1 << 20
+EDGE_BYTES = 64 << 10
+MAX_WINDOWS = 256
+#: What a line not held in memory reads as: never blank, never a lead or continuation line.
+UNAVAILABLE = b"\x00"
 
 
-def marker(source_bytes: int, cap: int, archive_ref: str, source: str, completeness: str) -> str:
-    """The contract's cap marker; it starts and ends with a newline."""
+def marker(source_bytes: int, cap: int, archive_ref: str, source: str, completeness: str,
+           hint: str = "term|alternate") -> str:
+    """The main marker's first two lines; it starts and ends with a newline."""
     return (
         f"\n[yarp: {source_bytes} byte(s) capped at {cap}; ref={archive_ref}; {source} {completeness}]\n"
-        f"Search omitted output: yarp search {archive_ref} 'term|alternate'\n"
+        f"Search omitted output: yarp search {archive_ref} '{hint}'\n"
     )
 
 
-class CapPlan(Record):
-    """Where the cap cuts a text of `source_bytes` bytes: keep [0, head) and [tail, end)."""
-
-    __slots__ = ("source_bytes", "head", "tail", "marker")
-    source_bytes: int
-    head: int
-    tail: int
-    marker: bytes
+def max_line_bytes(cap: int) -> int:
+    """The longest line a view shows whole: a quarter of the cap, at least 64 and at most 1,024 bytes."""
+    return max(64, min(1024, cap // 4))
 
 
-def _is_continuation(byte: int) -> bool:
-    return (byte & 0xC0) == 0x80
+def utf8_floor(data: bytes, limit: int) -> int:
+    """The largest cut position <= limit that does not split a UTF-8 sequence."""
+    if limit >= len(data):
+        return len(data)
+    cut = limit
+    while cut > 0 and (data[cut] & 0xC0) == 0x80:
+        cut -= 1
+    return cut
 
 
-def plan_cap(
-    source_bytes: int,
-    byte_at,
+def _displayable(line: bytes) -> bytes:
+    """The line as UTF-8: invalid bytes become U+FFFD, as the agent's host would show them."""
+    if line.isascii():
+        return line
+    try:
+        line.decode("utf-8")
+        return line
+    except UnicodeDecodeError:
+        return line.decode("utf-8", "replace").encode("utf-8")
+
+
+class SparseLines:
+    """The lines of a big stream that were held: the rest read as `UNAVAILABLE`."""
+
+    __slots__ = ("total", "held")
+
+    def __init__(self, total: int, held: dict[int, bytes]) -> None:
+        self.total, self.held = total, held
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __getitem__(self, index: int) -> bytes:
+        return self.held.get(index, UNAVAILABLE)
+
+    def available(self) -> list[int]:
+        return sorted(self.held)
+
+
+class Stream:
+    """One text to cap: its name in markers, its lines (without newlines) and classes."""
+
+    __slots__ = ("name", "lines", "final_newline", "ranges", "classes", "shown", "extra_counts")
+
+    def __init__(self, name: str, data: bytes, sal: Classifier) -> None:
+        self.name = name
+        self.final_newline = data.endswith(b"\n")
+        body = data[:-1] if self.final_newline else data
+        self.lines = body.split(b"\n") if data else []
+        # A reducer's view has its own line numbers: its omissions are named by search only.
+        self.ranges = not data.startswith(REDUCER_SUMMARY)
+        self.classes: dict[int, str] = {}
+        self.shown: dict[int, bytes] = {}
+        #: Salient lines of a big stream whose windows were not held, by class.
+        self.extra_counts: dict[str, int] = {}
+        if not data:
+            return
+        offsets = sal.salient_offsets(body)
+        previous, number = 0, 0
+        for offset in offsets:
+            number += body.count(b"\n", previous, offset)
+            previous = offset
+            line = self.lines[number]
+            if line.startswith(MARKER_LINES):
+                continue  # a reducer's own marker: kept or cut with its pair, never salient
+            cls = sal.classify(line)
+            if cls not in ("plain", "noise"):
+                self.classes[number] = cls
+        if not self.ranges:
+            # A reducer's first marker pair names the raw stream's recovery search: kept like a header.
+            first = next((n for n, line in enumerate(self.lines) if line.startswith(REDUCER_MARKER)), None)
+            if first is not None:
+                self.classes[first] = "header"
+
+    def held(self, index: int) -> bool:
+        lines = self.lines
+        return not isinstance(lines, SparseLines) or index in lines.held
+
+    def indices(self):
+        lines = self.lines
+        return lines.available() if isinstance(lines, SparseLines) else range(len(lines))
+
+    @classmethod
+    def from_file(cls, name: str, path: str, sal: Classifier) -> "Stream":
+        """Read a stream file: whole when small, else in chunks holding bounded windows."""
+        import os
+
+        size = os.path.getsize(path)
+        with open(path, "rb") as handle:
+            if size <= DENSE_LIMIT:
+                return cls(name, handle.read(), sal)
+            return _sparse(cls(name, b"", sal), handle, size, sal)
+
+    def line_bytes(self, index: int, limit: int) -> bytes:
+        """What the view prints for line `index`, newline and any cut marker included."""
+        line = _displayable(self.lines[index])
+        last = index == len(self.lines) - 1 and not self.final_newline
+        if len(line) > limit:
+            cut = utf8_floor(line, limit)
+            note = f"{CUT_NOTE.decode()}{index + 1} cut after {cut} of {len(line)} byte(s)]"
+            return line[:cut] + b"\n" + note.encode() + (b"" if last else b"\n")
+        return line if last else line + b"\n"
+
+
+def _sparse(stream: Stream, handle, size: int, sal: Classifier) -> Stream:
+    """Fill `stream` from a big file in bounded memory: head and tail bytes' lines,
+    and for the first and the last `MAX_WINDOWS` salient lines their lead and
+    continuation windows; every other salient line is only counted."""
+    from collections import deque
+
+    held: dict[int, bytes] = {}
+    classes: dict[int, str] = {}
+    extra: dict[str, int] = {}
+    first: list[tuple[int, str, list[tuple[int, bytes]]]] = []
+    last: deque = deque(maxlen=MAX_WINDOWS)
+    open_windows: list[tuple[int, list[tuple[int, bytes]]]] = []  # (lines still wanted, window)
+    before: deque = deque(maxlen=sal.max_lead)
+    number = 0
+    carry = b""
+    read = 0
+    while read < size:
+        data = handle.read(min(CHUNK_BYTES, size - read))
+        if not data:
+            break
+        read += len(data)
+        buf = carry + data
+        cut = buf.rfind(b"\n") + 1
+        if read < size:
+            if cut == 0:
+                carry = buf[-EDGE_BYTES:] if len(buf) > EDGE_BYTES else buf  # an endless line: keep its end
+                continue
+            buf, carry = buf[:cut], buf[cut:]
+        else:
+            carry = b""
+        body = buf[:-1] if buf.endswith(b"\n") else buf
+        lines = body.split(b"\n")
+        if number == 0:
+            used = 0
+            for index, line in enumerate(lines):
+                used += len(line) + 1
+                if used > EDGE_BYTES:
+                    break
+                held[index] = line
+        # Lines still owed to windows opened near the end of the previous chunk.
+        still = []
+        for wanted, window in open_windows:
+            take = lines[:wanted]
+            window.extend((number + i, line) for i, line in enumerate(take))
+            if wanted > len(take):
+                still.append((wanted - len(take), window))
+        open_windows = still
+        previous, local = 0, 0
+        for offset in sal.salient_offsets(body):
+            local += body.count(b"\n", previous, offset)
+            previous = offset
+            if lines[local].startswith(MARKER_LINES):
+                continue
+            cls = sal.classify(lines[local])
+            if cls in ("plain", "noise"):
+                continue
+            index = number + local
+            lead = [(index - k, lines[local - k]) for k in range(min(sal.max_lead, local), 0, -1)]
+            if local < sal.max_lead:
+                lead = [item for item in before if item[0] >= index - sal.max_lead] + lead
+            window = lead + [(index, lines[local])]
+            span = max(sal.max_lines, sal.header_max_lines) + 1
+            after = lines[local + 1: local + 1 + span]
+            window.extend((index + 1 + i, line) for i, line in enumerate(after))
+            if len(after) < span:
+                open_windows.append((span - len(after), window))
+            entry = (index, cls, window)
+            if len(first) < MAX_WINDOWS:
+                first.append(entry)
+            else:
+                if len(last) == last.maxlen:
+                    dropped = last[0][1]
+                    extra[dropped] = extra.get(dropped, 0) + 1
+                last.append(entry)
+        tail_lines = lines[-sal.max_lead:]
+        first_tail = number + len(lines) - len(tail_lines)
+        before.extend((first_tail + i, line) for i, line in enumerate(tail_lines))
+        number += len(lines)
+    total = number
+    for index, cls, window in list(first) + list(last):
+        classes[index] = cls
+        held.update(window)
+    tail_start = max(0, size - EDGE_BYTES)
+    handle.seek(tail_start)
+    tail = handle.read()
+    final_newline = tail.endswith(b"\n")
+    tail_body = tail[:-1] if final_newline else tail
+    tail_lines = tail_body.split(b"\n")
+    if tail_start > 0:
+        tail_lines = tail_lines[1:]  # the first may be a partial line
+    start = total - len(tail_lines)
+    for offset, line in enumerate(tail_lines):
+        held.setdefault(start + offset, line)
+    stream.lines = SparseLines(total, {i: line for i, line in held.items() if 0 <= i < total})
+    stream.final_newline = final_newline
+    stream.classes = classes
+    stream.extra_counts = extra
+    stream.ranges = not held.get(0, b"").startswith(REDUCER_SUMMARY)
+    return stream
+
+
+class _View:
+    """The lines chosen so far and the exact size of their rendering."""
+
+    def __init__(self, streams: list[Stream], cap: int, reserve: int) -> None:
+        self.streams = streams
+        self.limit = max_line_bytes(cap)
+        self.kept: list[set[int]] = [set() for _ in streams]
+        self.budget = cap - reserve
+        self.used = sum(self._gaps_cost(number) for number in range(len(streams)))
+
+    def cost(self, stream: int, index: int) -> int:
+        cache = self.streams[stream].shown
+        line = cache.get(index)
+        if line is None:
+            line = cache[index] = self.streams[stream].line_bytes(index, self.limit)
+        return len(line)
+
+    def _gaps_cost(self, number: int, kept: set[int] | None = None) -> int:
+        stream = self.streams[number]
+        kept = self.kept[number] if kept is None else kept
+        return sum(len(gap_marker(stream, start, end)) for start, end in gaps(len(stream.lines), kept))
+
+    def add(self, stream: int, indices) -> bool:
+        """Keep `indices` of `stream` if the view still fits; all or none."""
+        kept = self.kept[stream]
+        new = [i for i in indices if i not in kept]
+        if not new:
+            return True
+        if not all(self.streams[stream].held(i) for i in new):
+            return False
+        extra = sum(self.cost(stream, i) for i in new)
+        if self.used + extra > self.budget:
+            return False
+        candidate = kept.union(new)
+        delta = extra + self._gaps_cost(stream, candidate) - self._gaps_cost(stream)
+        if self.used + delta > self.budget:
+            return False
+        self.kept[stream] = candidate
+        self.used += delta
+        return True
+
+    def full(self) -> bool:
+        return self.budget - self.used < 2
+
+
+def gaps(total: int, kept: set[int]) -> list[tuple[int, int]]:
+    """The omitted runs [start, end] of a stream of `total` lines."""
+    out = []
+    start = 0
+    for index in sorted(kept):
+        if index > start:
+            out.append((start, index - 1))
+        start = index + 1
+    if start < total:
+        out.append((start, total - 1))
+    return out
+
+
+def gap_marker(stream: Stream, start: int, end: int) -> bytes:
+    count = end - start + 1
+    if stream.ranges:
+        return f"[yarp: omitted {count} line(s); {stream.name} {start + 1}:{end + 1}]\n".encode()
+    return f"[yarp: omitted {count} line(s) of this view]\n".encode()
+
+
+def _marker_pair(stream: Stream, index: int) -> list[int]:
+    """A reducer's marker line and its search line are kept or cut together."""
+    lines = stream.lines
+    if lines[index].startswith(YARP_MARKER) and index + 1 < len(lines) and lines[index + 1].startswith(SEARCH_LINE):
+        return [index, index + 1]
+    if lines[index].startswith(SEARCH_LINE) and index > 0 and lines[index - 1].startswith(YARP_MARKER):
+        return [index - 1, index]
+    return [index]
+
+
+def _select(view: _View, sal: Classifier) -> None:
+    streams = view.streams
+    units = []
+    for number, stream in enumerate(streams):
+        units.extend(block_units(stream.lines, stream.classes, number, sal))
+    _spend_on_blocks(view, [u for u in units if u.rank == 0])
+    misses = 0
+    for unit in units:
+        if unit.rank == 1 and misses < MAX_MISSES and not view.full():
+            misses = 0 if view.add(unit.stream, range(unit.start, unit.end + 1)) else misses + 1
+    _spend_on_blocks(view, [u for u in units if u.rank == 2])
+    _context(view, view.budget // 8, view.budget // 4)
+    misses = 0
+    for unit in units:
+        if unit.rank == 3 and misses < MAX_MISSES and not view.full():
+            misses = 0 if view.add(unit.stream, range(unit.start, unit.end + 1)) else misses + 1
+    _context(view, view.budget, view.budget)
+
+
+def _spend_on_blocks(view: _View, blocks: list) -> None:
+    """The first and the last block whole; then every block's core (its anchor line,
+    or a location with its finding); then the other blocks whole; then, for blocks
+    that did not fit, each anchor's lead (location, source, caret) and its
+    following lines one by one."""
+    order = _first_last_rest(blocks)
+    whole: set[int] = set()  # ids of the blocks kept whole
+    for unit in order[:2]:
+        if not view.full() and view.add(unit.stream, range(unit.start, unit.end + 1)):
+            whole.add(id(unit))
+    misses = 0
+    cores = [(u.stream, head, anchor) for u in blocks if id(u) not in whole for _, head, anchor, _ in u.parts]
+    for stream, head, anchor in _first_last_rest(cores):
+        if misses >= MAX_MISSES or view.full():
+            break
+        misses = 0 if view.add(stream, range(head, anchor + 1)) else misses + 1
+    misses = 0
+    for unit in order[2:]:
+        if misses >= MAX_MISSES or view.full():
+            break
+        if view.add(unit.stream, range(unit.start, unit.end + 1)):
+            whole.add(id(unit))
+            misses = 0
+        else:
+            misses += 1
+    skipped = [u for u in blocks if id(u) not in whole]
+    misses = 0
+    for unit in skipped:
+        for start, _, anchor, _ in unit.parts:
+            if misses >= MAX_MISSES or view.full():
+                break
+            misses = 0 if view.add(unit.stream, range(start, anchor + 1)) else misses + 1
+    for unit in skipped:
+        for _, _, anchor, end in unit.parts:
+            for index in range(anchor + 1, end + 1):
+                if misses >= MAX_MISSES or view.full() or not view.add(unit.stream, [index]):
+                    misses += 1
+                    break
+
+
+def _first_last_rest(items: list) -> list:
+    """The first, the last, then the others in order: the first error and the final one matter most."""
+    if len(items) < 2:
+        return list(items)
+    return [items[0], items[-1]] + items[1:-1]
+
+
+def _context(view: _View, head_share: int, tail_share: int) -> None:
+    """Extend from the first line onward and the last line backward, skipping runs of noise,
+    each direction until its share of newly spent bytes or the budget runs out."""
+    streams = view.streams
+    for share, forward in ((head_share, True), (tail_share, False)):
+        start = view.used
+        numbers = range(len(streams)) if forward else range(len(streams) - 1, -1, -1)
+        stop = False
+        for number in numbers:
+            stream = streams[number]
+            total = len(stream.lines)
+            indices = range(total) if forward else range(total - 1, -1, -1)
+            for index in indices:
+                if index in view.kept[number] or _skippable(stream, index):
+                    continue
+                pair = _marker_pair(stream, index)
+                needed = sum(view.cost(number, i) for i in pair if i not in view.kept[number])
+                if view.used - start + needed > share or not view.add(number, pair):
+                    stop = True
+                    break
+            if stop:
+                break
+
+
+def _noise(stream: Stream, index: int) -> bool:
+    if index < 0 or index >= len(stream.lines) or index in stream.classes:
+        return False
+    return bool(classifier().noise.search(stream.lines[index]))
+
+
+def _skippable(stream: Stream, index: int) -> bool:
+    """A noise line in a run of at least two: skipping a lone one would cost a marker line."""
+    return _noise(stream, index) and (_noise(stream, index - 1) or _noise(stream, index + 1))
+
+
+def _hint(streams: list[Stream], kept: list[set[int]]) -> str:
+    """A search pattern for what was cut: leading words of the highest class omitted."""
+    sal = classifier()
+    word, location = sal.word, sal.location
+    for _, group in COUNT_GROUPS + (("other", None),):
+        words: list[str] = []
+        for number, stream in enumerate(streams):
+            candidates = stream.indices() if group is None else sorted(stream.classes)
+            for index in candidates:
+                if index in kept[number]:
+                    continue
+                cls = stream.classes.get(index)
+                if group is None:
+                    if cls is not None or stream.lines[index].startswith((YARP_MARKER, SEARCH_LINE)):
+                        continue
+                elif cls not in group:
+                    continue
+                line = stream.lines[index]
+                found = word.search(line, location.match(line).end())
+                if found is None:
+                    continue
+                text = found.group().decode()
+                if text not in words and len("|".join(words + [text])) <= MAX_HINT_CHARS:
+                    words.append(text)
+                if len(words) >= MAX_HINT_WORDS:
+                    break
+            if len(words) >= MAX_HINT_WORDS:
+                break
+        if words:
+            return "|".join(words)
+    return "."
+
+
+def _counts(streams: list[Stream], kept: list[set[int]]) -> str:
+    counts = {name: 0 for name, _ in COUNT_GROUPS}
+    omitted = 0
+    for number, stream in enumerate(streams):
+        omitted += len(stream.lines) - len(kept[number])
+        for index, cls in stream.classes.items():
+            if index not in kept[number]:
+                for name, group in COUNT_GROUPS:
+                    if cls in group:
+                        counts[name] += 1
+        for cls, count in stream.extra_counts.items():
+            for name, group in COUNT_GROUPS:
+                if cls in group:
+                    counts[name] += count
+    parts = [f"{value} {name}" for name, value in counts.items() if value]
+    other = omitted - sum(counts.values())
+    if other:
+        parts.append(f"{other} other")
+    return ", ".join(parts) or "0"
+
+
+def _details(counts: str, exit_code: int | None) -> str:
+    status = f"; exit status {exit_code}" if exit_code is not None else ""
+    return f"[yarp: omitted {counts} line(s){status}]\n"
+
+
+def cap_streams(
+    texts: Sequence[tuple[str, bytes]],
     *,
-    cap: int,
+    cap: int = DEFAULT_CAP_BYTES,
     archive_ref: str,
-    source: str,
-    completeness: str,
-) -> CapPlan | None:
-    """Compute the cut for a text of `source_bytes` bytes, or None when nothing changes.
+    completeness: str = "unknown",
+    exit_code: int | None = None,
+    source: str | None = None,
+) -> list[bytes] | None:
+    """Cap several named texts taken together; one output per text, or None when they fit.
 
-    `byte_at(i)` returns the i-th byte of the joined text; only a few bytes
-    around the two cut points are read, so the text itself may live in files.
+    `texts` are (recovery source name, bytes) pairs in display order. The main
+    marker names `source` if given, else the text holding the first omitted line.
     """
-    if cap <= 0 or source_bytes <= cap:
+    total = sum(len(data) for _, data in texts)
+    if cap <= 0 or total <= cap:
         return None
-    mark = marker(source_bytes, cap, archive_ref, source, completeness).encode("utf-8")
-    budget = max(0, cap - len(mark))
-    head = budget // 2
-    while head > 0 and _is_continuation(byte_at(head)):
-        head -= 1
-    tail = source_bytes - (budget - head)
-    while tail < source_bytes and _is_continuation(byte_at(tail)):
-        tail += 1
-    return CapPlan(source_bytes, head, tail, mark)
+    sal = classifier()
+    return _cap([Stream(name, data, sal) for name, data in texts], total, cap=cap, archive_ref=archive_ref,
+                completeness=completeness, exit_code=exit_code, source=source, sal=sal)
+
+
+def _cap(streams: list[Stream], total: int, *, cap: int, archive_ref: str, completeness: str,
+         exit_code: int | None, source: str | None, sal: Classifier) -> list[bytes]:
+    """The view of `streams` (of `total` source bytes, over the cap)."""
+    total_lines = sum(len(s.lines) for s in streams)
+    worst_counts = ", ".join(f"{total_lines} {name}" for name in ("failure", "summary", "warning", "other"))
+    reserve = len(marker(total, cap, archive_ref, "x" * max(len(s.name) for s in streams), completeness,
+                         "x" * MAX_HINT_CHARS).encode()) + len(_details(worst_counts, exit_code).encode())
+    view = _View(streams, cap, reserve)
+    if view.budget - view.used > 0:
+        _select(view, sal)
+    else:
+        view.kept = [set() for _ in streams]
+    out: list[bytes] = []
+    main_placed = False
+    ends_newline = True
+    for number, stream in enumerate(streams):
+        kept = view.kept[number]
+        pieces: list[bytes] = []
+        omitted = dict(gaps(len(stream.lines), kept))
+        index = 0
+        while index < len(stream.lines):
+            if index in omitted:
+                end = omitted[index]
+                if not ends_newline:
+                    pieces.append(b"\n")
+                if not main_placed:
+                    name = source or stream.name
+                    text = marker(total, cap, archive_ref, name, completeness, _hint(streams, view.kept))
+                    pieces.append(text[1:].encode())
+                    pieces.append(_details(_counts(streams, view.kept), exit_code).encode())
+                    main_placed = True
+                pieces.append(gap_marker(stream, index, end))
+                ends_newline = True
+                index = end + 1
+                continue
+            line = stream.shown.get(index) or stream.line_bytes(index, view.limit)
+            pieces.append(line)
+            ends_newline = line.endswith(b"\n")
+            index += 1
+        out.append(b"".join(pieces))
+    if not main_placed:  # every line kept, some cut short: the marker follows the first cut line's stream
+        number = next((n for n, stream in enumerate(streams) if len(stream.lines) and any(
+            CUT_NOTE in line for line in stream.shown.values())), 0)
+        name = source or streams[number].name
+        tail = marker(total, cap, archive_ref, name, completeness, _hint(streams, view.kept))[1:].encode()
+        ends = out[number].endswith(b"\n") or not out[number]
+        out[number] += (b"" if ends else b"\n") + tail + _details(_counts(streams, view.kept), exit_code).encode()
+    return out
 
 
 def cap_text(
@@ -88,14 +600,12 @@ def cap_text(
     archive_ref: str,
     source: str = "result_text",
     completeness: str = "unknown",
+    exit_code: int | None = None,
 ) -> bytes:
-    """Cap one UTF-8 byte string (head + marker + tail), or return it unchanged."""
-    plan = plan_cap(
-        len(data), data.__getitem__, cap=cap, archive_ref=archive_ref, source=source, completeness=completeness
-    )
-    if plan is None:
-        return data
-    return data[: plan.head] + plan.marker + data[plan.tail :]
+    """Cap one UTF-8 byte string, or return it unchanged."""
+    capped = cap_streams([(source, data)], cap=cap, archive_ref=archive_ref, completeness=completeness,
+                         exit_code=exit_code)
+    return data if capped is None else capped[0]
 
 
 def cap_blocks(
@@ -105,71 +615,33 @@ def cap_blocks(
     archive_ref: str,
     source: str = "result_text",
     completeness: str = "unknown",
+    exit_code: int | None = None,
 ) -> list[dict] | None:
     """Cap a list of content blocks; return new blocks, or None when nothing changes.
 
-    Text blocks are `{"type": "text", "text": str}`; every other block (images)
-    is kept in place and not counted. A text block whose whole text falls in the
-    omitted middle disappears; the marker is added to the block that holds the
-    first omitted byte.
+    Text blocks are `{"type": "text", "text": str}`, measured joined without
+    separators; the view of that joined text replaces them as one block at the
+    first text block's place. Other blocks (images) keep their order and do not count.
     """
-    encoded: list[bytes | None] = []
-    for block in blocks:
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-            encoded.append(block["text"].encode("utf-8"))
-        else:
-            encoded.append(None)
-    joined = b"".join(part for part in encoded if part is not None)
-    plan = plan_cap(
-        len(joined), joined.__getitem__, cap=cap, archive_ref=archive_ref, source=source, completeness=completeness
-    )
-    if plan is None:
+    texts = [b["text"] for b in blocks
+             if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
+    joined = "".join(texts).encode("utf-8")
+    capped = cap_streams([(source, joined)], cap=cap, archive_ref=archive_ref, completeness=completeness,
+                         exit_code=exit_code)
+    if capped is None:
         return None
     out: list[dict] = []
-    offset = 0
-    marker_placed = False
-    for block, part in zip(blocks, encoded):
-        if part is None:
-            out.append(block)
+    placed = False
+    for block in blocks:
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            if not placed:
+                new_block = dict(block)
+                new_block["text"] = capped[0].decode("utf-8")
+                out.append(new_block)
+                placed = True
             continue
-        start, end = offset, offset + len(part)
-        offset = end
-        pieces = []
-        if start < plan.head:
-            pieces.append(part[: min(end, plan.head) - start])
-        if not marker_placed and start <= plan.head < end:
-            pieces.append(plan.marker)
-            marker_placed = True
-        if end > plan.tail:
-            pieces.append(part[max(start, plan.tail) - start :])
-        if pieces:
-            new_block = dict(block)
-            new_block["text"] = b"".join(pieces).decode("utf-8")
-            out.append(new_block)
-    if not marker_placed:  # head == len(joined) cannot happen over the cap; kept for safety
-        out.append({"type": "text", "text": plan.marker.decode("utf-8")})
+        out.append(block)
     return out
-
-
-class _FileBytes:
-    """Random access to single bytes of several files taken as one joined text."""
-
-    def __init__(self, handles, sizes) -> None:
-        self.handles = handles
-        self.sizes = sizes
-
-    def locate(self, position: int) -> tuple[int, int]:
-        for number, size in enumerate(self.sizes):
-            if position < size:
-                return number, position
-            position -= size
-        raise IndexError(position)
-
-    def __call__(self, position: int) -> int:
-        number, local = self.locate(position)
-        handle = self.handles[number]
-        handle.seek(local)
-        return handle.read(1)[0]
 
 
 def cap_files(
@@ -179,41 +651,23 @@ def cap_files(
     archive_ref: str,
     source: str = "stdout",
     completeness: str = "complete",
+    exit_code: int | None = None,
+    names: Sequence[str] = ("stdout", "stderr"),
 ) -> list[bytes] | None:
-    """Cap the joined contents of `paths` (e.g. pruned stdout then stderr).
+    """Cap the joined contents of `paths` (pruned stdout then stderr).
 
-    Returns one byte string per path (what to emit on that path's stream, the
-    marker inside the part holding the first omitted byte), or None when the
-    joined size is at or under the cap and the files should be emitted as they
-    are. Reads only the kept bytes: memory is bounded by the cap.
+    Returns one byte string per path (what to emit on that path's stream), or
+    None when the joined size is at or under the cap and the files should be
+    emitted as they are. `source` is accepted for compatibility; the main
+    marker names the stream that holds the first omitted line.
     """
-    handles = [open(path, "rb") for path in paths]
-    try:
-        sizes = [os.fstat(handle.fileno()).st_size for handle in handles]
-        total = sum(sizes)
-        reader = _FileBytes(handles, sizes)
-        plan = plan_cap(total, reader, cap=cap, archive_ref=archive_ref, source=source, completeness=completeness)
-        if plan is None:
-            return None
-        out: list[bytes] = []
-        offset = 0
-        marker_placed = False
-        for handle, size in zip(handles, sizes):
-            start, end = offset, offset + size
-            offset = end
-            pieces = []
-            if start < plan.head:
-                handle.seek(0)
-                pieces.append(handle.read(min(end, plan.head) - start))
-            if not marker_placed and start <= plan.head < end:
-                pieces.append(plan.marker)
-                marker_placed = True
-            if end > plan.tail:
-                local = max(start, plan.tail) - start
-                handle.seek(local)
-                pieces.append(handle.read(size - local))
-            out.append(b"".join(pieces))
-        return out
-    finally:
-        for handle in handles:
-            handle.close()
+    import os
+
+    sizes = [os.path.getsize(path) for path in paths]
+    if cap <= 0 or sum(sizes) <= cap:
+        return None
+    sal = classifier()
+    streams = [Stream.from_file(names[number] if number < len(names) else source, path, sal)
+               for number, path in enumerate(paths)]
+    return _cap(streams, sum(sizes), cap=cap, archive_ref=archive_ref, completeness=completeness,
+                exit_code=exit_code, source=None, sal=sal)

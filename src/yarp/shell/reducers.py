@@ -28,6 +28,7 @@ from collections import deque
 from .._record import Record
 from ..limits import MARKER_COST, MAX_CARRY_BYTES
 from ..limits import REDUCER_CHUNK_BYTES as CHUNK_BYTES
+from .cap import utf8_floor
 from .rules import Limits, Rule
 
 
@@ -41,8 +42,10 @@ class Family(Record):
     no evidence at all; literals keep the worst case above 100 MB/s.
     """
 
-    __slots__ = ("name", "evidence", "search_hint", "counters", "count_lines_as")
-    _defaults = {"counters": (), "count_lines_as": None}
+    __slots__ = ("name", "evidence", "search_hint", "counters", "count_lines_as", "secondary", "primary",
+                 "secondary_share", "noise", "min_context", "section", "evidence_share", "locations")
+    _defaults = {"counters": (), "count_lines_as": None, "secondary": (), "primary": (), "secondary_share": 0,
+                 "noise": (), "min_context": 0, "section": None, "evidence_share": 50, "locations": ()}
     name: str
     evidence: tuple[bytes, ...]
     search_hint: str
@@ -50,7 +53,32 @@ class Family(Record):
     counters: tuple[tuple[str, bytes], ...]
     #: Field name under which the summary reports the line count (search results, file lists).
     count_lines_as: str | None
+    #: Evidence lines holding one of `secondary` and none of `primary` (warnings
+    #: beside errors, hunks beside file headers) may spend only `secondary_share`
+    #: percent of the evidence budget, so later failures still fit.
+    secondary: tuple[bytes, ...]
+    primary: tuple[bytes, ...]
+    secondary_share: int
+    #: Lines holding one of these (PASSED, ok) are counted, never shown as head or tail context.
+    noise: tuple[bytes, ...]
+    #: Keep each evidence line's following lines through its subject: the first line
+    #: indented four spaces after a blank line, within `min_context` lines (git log).
+    min_context: int
+    #: A line-start literal opening a section whose line count is shown after it (diff files).
+    section: bytes | None
+    #: Percent of the output budget evidence may spend; the head and tail share the rest.
+    evidence_share: int
+    #: Evidence lines starting (after indentation) with one of these are locations:
+    #: kept with the line above them (the finding) and a short context.
+    locations: tuple[bytes, ...]
 
+
+#: Context lines kept after a secondary (warning, hunk) evidence line: its source and caret.
+SECONDARY_CONTEXT = 2
+
+#: Lines that only say a test passed.
+PASSED_LINES = (b" PASSED", b" ... ok\n", b"\nok ", b"\n--- PASS: ", b"\n=== RUN ", "\u2713".encode(),
+                "\u2714".encode())
 
 FAMILIES: dict[str, Family] = {
     "test": Family(
@@ -59,9 +87,11 @@ FAMILIES: dict[str, Family] = {
             b"FAIL", b"ERROR", b"Error", b"error:", b"error[", b"Traceback", b"panicked", b"assert",
             b"\nE ", b"\n>  ", b"\nnot ok", b" failed", b" passed", b"\nRan ", b"\nOK",
             b"\ntest result:", b"\nTests:", b"\nTest Suites:", "\u2715".encode(), b"\n---- ",
-            b"\npanic:",
+            b"\npanic:", b"Exception", b"\n___", b": in ", b": \n",
         ),
         "FAILED|Error",
+        counters=(("passed_lines", b" PASSED"), ("ok_lines", b"\nok ")),
+        noise=PASSED_LINES,
     ),
     "build": Family(
         "build",
@@ -72,6 +102,12 @@ FAMILIES: dict[str, Family] = {
         ),
         "error|warning",
         counters=(("error_mentions", b"error"), ("warning_mentions", b"warning")),
+        secondary=(b"warning", b"Warning", b"WARN", b"note:", b"help:"),
+        primary=(b"error", b"Error", b"ERROR", b"ERR!", b"fatal", b"failed", b"Failed", b"undefined reference"),
+        secondary_share=40,
+        locations=(b"--> ",),
+        noise=(b"\n   Compiling ", b"\n  Downloaded ", b"\n  Downloading ", b"\nDownloading ",
+               b"\nCollecting ", b"\n  Using cached "),
     ),
     "search": Family("search", (), "term|alternate", count_lines_as="matches"),
     "diff": Family(
@@ -79,12 +115,19 @@ FAMILIES: dict[str, Family] = {
         (b"\ndiff --git ", b"\n@@ ", b"\n+++ ", b"\nBinary files ", b"\ncommit "),
         "^diff|^@@",
         counters=(("files", b"\ndiff --git "), ("hunks", b"\n@@ ")),
+        secondary=(b"@@ ",),
+        primary=(b"diff --git ", b"commit "),
+        secondary_share=50,
+        section=b"diff --git ",
+        evidence_share=80,
     ),
     "log": Family(
         "log",
         (b"\ncommit ",),
         "commit|Author",
         counters=(("commits", b"\ncommit "),),
+        min_context=6,
+        evidence_share=85,
     ),
     "status": Family(
         "status",
@@ -165,16 +208,6 @@ class ReduceStats(Record):
     reduced: bool
 
 
-def utf8_floor(data: bytes, limit: int) -> int:
-    """The largest cut position <= limit that does not split a UTF-8 sequence."""
-    if limit >= len(data):
-        return len(data)
-    cut = limit
-    while cut > 0 and (data[cut] & 0xC0) == 0x80:
-        cut -= 1
-    return cut
-
-
 def copy_stream(src_path: str, dst_path: str) -> int:
     """Copy a stream file unchanged in kernel space when possible; return its size."""
     with open(src_path, "rb") as src, open(dst_path, "wb") as dst:
@@ -222,10 +255,10 @@ class _Selector:
         self.drop = rule.drop
         budget = limits.max_output_bytes
         has_evidence = bool(self.evidence) and limits.max_important_lines > 0
-        # Evidence gets half the output budget; the first and last lines share the
-        # rest (or all of it when there is no evidence to look for).
+        # Evidence gets the family's share of the output budget (half by default);
+        # the first and last lines share the rest (or all of it without evidence).
         parts = (limits.head_lines > 0) + (limits.tail_lines > 0)
-        edge = budget // 2 if has_evidence else budget
+        edge = budget * (100 - family.evidence_share) // 100 if has_evidence else budget
         self.head_budget = edge // parts if limits.head_lines and parts else 0
         self.tail_budget = edge // parts if limits.tail_lines and parts else 0
         self.important_budget = budget - self.head_budget - self.tail_budget if has_evidence else 0
@@ -242,9 +275,53 @@ class _Selector:
         self.tail: deque[tuple[int, bytes]] = deque(maxlen=limits.tail_lines or 1)
         self.counters = {name: 0 for name, _ in family.counters}
         self.truncated_long: set[int] = set()
+        self.secondary_budget = self.important_budget * family.secondary_share // 100
+        self.secondary_bytes = 0
+        self.context = limits.context_lines
+        #: Kept section-opening line index -> lines in its section (diff files).
+        self.sections: dict[int, int] = {}
+        self.open_section: int | None = None
 
     def _cost(self, line: bytes) -> int:
         return min(len(line), self.line_cap + 1)
+
+    def _is_noise(self, line: bytes) -> bool:
+        """`line` (with its newline) holds a noise literal, by the evidence newline convention."""
+        for lit in self.family.noise:
+            if lit.startswith(b"\n"):
+                if line.startswith(lit[1:]):
+                    return True
+            elif lit.endswith(b"\n"):
+                if line.endswith(lit):
+                    return True
+            elif lit in line:
+                return True
+        return False
+
+    def _sections(self, buf: bytes, base: int) -> None:
+        """Count the lines of each section (a diff's files) opened in `buf`."""
+        section = self.family.section
+        starts = [0] if buf.startswith(section) else []
+        hit = buf.find(b"\n" + section)
+        while hit >= 0:
+            if hit + 1 < len(buf):
+                starts.append(hit + 1)
+            hit = buf.find(b"\n" + section, hit + 1)
+        previous, index = 0, base
+        for start in starts:
+            index += buf.count(b"\n", previous, start)
+            previous = start
+            if self.open_section is not None:
+                self.sections[self.open_section] = index - self.open_section
+            if len(self.sections) < self.limits.max_important_lines:
+                self.open_section = index
+            else:
+                self.open_section = None
+
+    def _secondary(self, line: bytes) -> bool:
+        family = self.family
+        return (bool(family.secondary) and any(lit in line for lit in family.secondary)
+                and not any(lit in line for lit in family.primary))
 
     def _keep_important(self, index: int, line: bytes) -> bool:
         if self.drop is not None and self.drop.search(line):
@@ -263,6 +340,8 @@ class _Selector:
         """Consume complete lines; `buf` ends with a newline."""
         base = self.lines
         count = buf.count(b"\n")
+        if self.family.section is not None:
+            self._sections(buf, base)
         for name, prefix in self.family.counters:
             if prefix.startswith(b"\n"):  # lines that start with the rest of the prefix
                 self.counters[name] += buf.count(prefix) + buf.startswith(prefix[1:])
@@ -275,6 +354,10 @@ class _Selector:
             while pos < len(buf) and self.head_open:
                 end = buf.index(b"\n", pos) + 1
                 line = buf[pos:end]
+                if self.family.noise and self._is_noise(line):
+                    pos = end
+                    index += 1
+                    continue
                 cost = self._cost(line)
                 if len(self.head) >= self.limits.head_lines or self.head_bytes + cost > self.head_budget:
                     self.head_open = False
@@ -296,7 +379,7 @@ class _Selector:
                 index += 1
 
         if self.important_open:
-            context = self.limits.context_lines
+            context = self.context
             count_pos, count_index = pos, index
             next_hit = self.evidence.scanner(buf)
             while self.important_open:
@@ -309,15 +392,54 @@ class _Selector:
                 end = buf.index(b"\n", hit) + 1
                 index = count_index + buf.count(b"\n", count_pos, start)
                 count_pos, count_index = start, index
-                if not self._keep_important(index, buf[start:end]):
+                line = buf[start:end]
+                secondary = bool(self.family.secondary_share) and self._secondary(line)
+                if secondary:
+                    # Warnings (or hunks) and their context have their own share, their
+                    # markers included: past it they are skipped, and the scan goes on
+                    # for the errors (or file headers) after them.
+                    cost = self._cost(line) + (MARKER_COST if index != self.last_kept + 1 else 0)
+                    if self.secondary_bytes + cost > self.secondary_budget:
+                        pos = end
+                        count_pos, count_index = pos, index + 1
+                        continue
+                    self.secondary_bytes += cost
+                subject = _subject_distance(buf, end, self.family.min_context) if self.family.min_context else 0
+                if subject:
+                    # A commit and its subject are kept together or not at all.
+                    through = end
+                    for _ in range(subject):
+                        through = buf.index(b"\n", through) + 1
+                    need = self._cost(buf[start:through]) + MARKER_COST
+                    if (self.kept_bytes + need > self.important_budget
+                            or len(self.kept) + subject + 1 > self.limits.max_important_lines):
+                        self.important_open = False
+                        self.pending_context = 0
+                        break
+                located = bool(self.family.locations) and line.lstrip().startswith(self.family.locations)
+                if located and index - 1 > self.last_kept and start > 0:
+                    # A linter's ` --> file:line` belongs to the finding on the line above it.
+                    above = buf.rfind(b"\n", 0, start - 1) + 1
+                    if above >= pos and not self._keep_important(index - 1, buf[above:start]):
+                        break
+                if not self._keep_important(index, line):
                     break
                 pos = end
                 index += 1
-                left = context
+                # A warning's block (and a location's) is its source and caret lines;
+                # errors keep the full context.
+                left = max(min(context, SECONDARY_CONTEXT + located) if secondary or located else context, subject)
                 while left and pos < len(buf):
                     nxt = buf.index(b"\n", pos) + 1
+                    if secondary:
+                        cost = self._cost(buf[pos:nxt])
+                        if self.secondary_bytes + cost > self.secondary_budget:
+                            left = 0
+                            break
                     if not self._keep_important(index, buf[pos:nxt]):
                         break
+                    if secondary:
+                        self.secondary_bytes += cost
                     pos = nxt
                     index += 1
                     left -= 1
@@ -330,16 +452,20 @@ class _Selector:
         if want:
             ends = []
             pos = len(buf) - 1
+            number = base + count - 1
+            noise = self.family.noise
             while len(ends) < want and pos >= 0:
                 start = buf.rfind(b"\n", 0, pos) + 1
-                ends.append((start, pos + 1))
+                if not (noise and self._is_noise(buf[start:pos + 1])):
+                    ends.append((number, start, pos + 1))
                 pos = start - 1
-            first = base + count - len(ends)
-            for offset, (start, end) in enumerate(reversed(ends)):
-                self.tail.append((first + offset, buf[start:end]))
+                number -= 1
+            for number, start, end in reversed(ends):
+                self.tail.append((number, buf[start:end]))
         self.lines = base + count
 
-    def render(self, *, total_lines: int, final_newline: bool, ref: str, stream: str, hint: str) -> tuple[bytes, int]:
+    def render(self, *, total_lines: int, final_newline: bool, ref: str, stream: str, hint: str,
+               exit_code: int | None = None) -> tuple[bytes, int]:
         shown: dict[int, bytes] = {}
         for index, line in self.head:
             shown[index] = line
@@ -364,6 +490,10 @@ class _Selector:
         if self.family.count_lines_as:
             fields.append(f"{self.family.count_lines_as}={total_lines}")
         fields.extend(f"{name}={value}" for name, value in self.counters.items())
+        if exit_code is not None:
+            fields.append(f"exit_status={exit_code}")
+        if self.open_section is not None:
+            self.sections[self.open_section] = total_lines - self.open_section
         out = [f"[yarp summary: {self.family.name}; {'; '.join(fields)}]\n".encode()]
         previous = -1
         truncated = 0
@@ -381,6 +511,8 @@ class _Selector:
             if index == total_lines - 1 and not final_newline and line.endswith(b"\n"):
                 line = line[:-1]
             out.append(line)
+            if index in self.sections and line.endswith(b"\n"):
+                out.append(f"[yarp: {self.sections[index]} line(s) in this file's diff]\n".encode())
             previous = index
         gap = total_lines - previous - 1
         if gap or truncated:
@@ -388,6 +520,21 @@ class _Selector:
                 out.append(b"\n")
             out.append(_marker(gap, truncated, ref, stream, hint))
         return b"".join(out), omitted_total
+
+
+def _subject_distance(buf: bytes, pos: int, within: int) -> int:
+    """How many lines from `pos` reach a subject line (four-space indent after a blank line), or 0."""
+    previous_blank = False
+    for distance in range(1, within + 1):
+        end = buf.find(b"\n", pos)
+        if end < 0:
+            return 0
+        line = buf[pos:end]
+        if previous_blank and line.startswith(b"    "):
+            return distance
+        previous_blank = not line.strip()
+        pos = end + 1
+    return 0
 
 
 def _marker(omitted: int, truncated: int, ref: str, stream: str, hint: str) -> bytes:
@@ -471,7 +618,8 @@ def reduce_stream(
     total_lines = selector.lines
     hint = rule.search_hint or family.search_hint
     text, omitted = selector.render(
-        total_lines=total_lines, final_newline=final_newline, ref=ref, stream=stream_name, hint=hint
+        total_lines=total_lines, final_newline=final_newline, ref=ref, stream=stream_name, hint=hint,
+        exit_code=exit_code,
     )
     if source_bytes - len(text) < max(limits.min_savings_bytes, 1):
         return _copy(src_path, dst_path, lines=total_lines)

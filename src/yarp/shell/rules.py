@@ -7,7 +7,8 @@ reducer on its own) or `passthrough` (a guard that keeps output exact).
 
 The shipped rules live in `yarp/rules/*.toml`; user packs listed in the
 configuration's `rules.packs` are loaded after them and replace shipped rules
-with the same `id`. `yarp run` loads rules on every call with output, so a
+with the same `id`. A file may also add `[[salience]]` entries (class, pattern,
+triggers) to the shipped salience data of `salience.py`. `yarp run` loads rules on every call with output, so a
 validated rule set is kept in a private cache (`yarp.parse_cache`) keyed
 by the bytes of every rule file: a warm load is one `marshal` read, with neither
 `tomllib` nor `re` imported. A rule's `keep`/`drop` patterns are validated when
@@ -371,8 +372,36 @@ def _compile_rule(raw, where: str, origin: str) -> Rule:
     )
 
 
+#: Classes a pack's `[[salience]]` entry may name (see `salience.py`).
+SALIENCE_CLASSES = ("failure", "exit", "traceback", "summary", "header", "location", "warning", "noise")
+MAX_SALIENCE_ENTRIES = 256
+_SALIENCE_KEYS = {"class", "pattern", "triggers"}
+
+
+def _salience_entry(raw, where: str) -> tuple[str, str, tuple[str, ...]]:
+    """One validated `[[salience]]` table as (class, pattern, triggers)."""
+    if not isinstance(raw, dict) or set(raw) - _SALIENCE_KEYS:
+        raise _fail(where, "a salience entry is a table of class, pattern and triggers")
+    cls = raw.get("class")
+    if cls not in SALIENCE_CLASSES:
+        raise _fail(where, "salience class must be one of " + ", ".join(SALIENCE_CLASSES))
+    (pattern,) = _patterns([raw.get("pattern")] if isinstance(raw.get("pattern"), str) else None, where, "pattern") \
+        or (None,)
+    if pattern is None:
+        raise _fail(where, "a salience entry needs a pattern")
+    triggers = _words(raw.get("triggers", []), where, "triggers", MAX_PATTERNS_PER_RULE, allow_empty=cls == "noise")
+    if not all(t.isascii() or not any(c.isupper() for c in t) for t in triggers):
+        raise _fail(where, "triggers are matched case-insensitively: write them in lower case")
+    return cls, pattern, tuple(t.lower() for t in triggers)
+
+
 def parse_rules(data: bytes, origin: str) -> list[Rule]:
     """Parse and strictly validate one rule file's bytes; raise `UsageError` on any problem."""
+    return parse_file(data, origin)[0]
+
+
+def parse_file(data: bytes, origin: str) -> tuple[list[Rule], list[tuple[str, str, tuple[str, ...]]]]:
+    """One rule file's rules and its `[[salience]]` entries, strictly validated."""
     if len(data) > MAX_PACK_FILE_BYTES:
         raise _fail(origin, f"file is larger than {MAX_PACK_FILE_BYTES} bytes")
     import tomllib
@@ -383,8 +412,8 @@ def parse_rules(data: bytes, origin: str) -> list[Rule]:
         raise _fail(origin, "file is not UTF-8") from None
     except tomllib.TOMLDecodeError:
         raise _fail(origin, "file is not valid TOML") from None
-    if set(doc) - {"version", "rule"}:
-        raise _fail(origin, "unknown top-level key (expected version and [[rule]])")
+    if set(doc) - {"version", "rule", "salience"}:
+        raise _fail(origin, "unknown top-level key (expected version, [[rule]] and [[salience]])")
     if doc.get("version") != RULE_SCHEMA_VERSION:
         raise _fail(origin, f"version must be {RULE_SCHEMA_VERSION}")
     raw_rules = doc.get("rule", [])
@@ -398,7 +427,11 @@ def parse_rules(data: bytes, origin: str) -> list[Rule]:
         if rule.id in seen:
             raise _fail(f"{origin}, rule {number}", "id repeats an earlier rule in the same file")
         seen.add(rule.id)
-    return rules
+    raw_salience = doc.get("salience", [])
+    if not isinstance(raw_salience, list) or len(raw_salience) > MAX_SALIENCE_ENTRIES:
+        raise _fail(origin, f"salience must be an array of at most {MAX_SALIENCE_ENTRIES} tables ([[salience]])")
+    salience = [_salience_entry(raw, f"{origin}, salience {number}") for number, raw in enumerate(raw_salience, 1)]
+    return rules, salience
 
 
 def _read_bounded(path: str, origin: str) -> bytes:
@@ -454,18 +487,31 @@ def load_rules(packs: Sequence[str] = (), *, include_builtin: bool = True, envir
         if not isinstance(path, str) or not path:
             raise _fail(origin, "pack path must be a non-empty string")
         sources.append((os.path.expanduser(path), origin))
+    from . import salience
+
     files = [(origin, _read_bounded(path, origin)) for path, origin in sources]
     key = parse_cache.cache_key("rules", files)
-    rows = parse_cache.load("rules", key, environ)
-    if rows is not None:
+    stored = parse_cache.load("rules", key, environ)
+    if stored is not None:
+        # Rule rows alone, or (rows, salience entries) when a file adds salience entries.
+        paired = len(stored) == 2 and type(stored[0]) is tuple and (not stored[0] or type(stored[0][0]) is tuple)
+        rows, entries = stored if paired else (stored, ())
         try:
-            return RuleSet(_rule_from(row) for row in rows)
+            ruleset = RuleSet(_rule_from(row) for row in rows)
+            salience.use_pack_entries(tuple((c, p, tuple(t)) for c, p, t in entries))
+            return ruleset
         except (TypeError, ValueError):
             pass  # not what we store: parse instead, and overwrite it
     rules: list[Rule] = []
+    entries: list[tuple[str, str, tuple[str, ...]]] = []
     for origin, data in files:
-        rules.extend(parse_rules(data, origin))
-    parse_cache.store("rules", key, tuple(_row_of(rule) for rule in rules), environ)
+        file_rules, file_entries = parse_file(data, origin)
+        rules.extend(file_rules)
+        entries.extend(file_entries)
+    rows = tuple(_row_of(rule) for rule in rules)
+    parse_cache.store("rules", key, (rows, tuple(entries)) if entries else rows, environ)
+    # The packs' salience entries join the shipped classifier for the views this process writes.
+    salience.use_pack_entries(tuple(entries))
     return RuleSet(rules)
 
 
