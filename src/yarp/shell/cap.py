@@ -138,15 +138,15 @@ class Stream:
         self.extra_counts: dict[str, int] = {}
         if not data:
             return
-        offsets = sal.salient_offsets(body)
+        found = sal.salient_lines(body)
         previous, number = 0, 0
-        for offset in offsets:
+        for offset in sorted(found):
             number += body.count(b"\n", previous, offset)
             previous = offset
             line = self.lines[number]
             if line.startswith(MARKER_LINES):
                 continue  # a reducer's own marker: kept or cut with its pair, never salient
-            cls = sal.classify(line)
+            cls = sal.classify(line, found[offset])
             if cls not in ("plain", "noise"):
                 self.classes[number] = cls
         if not self.ranges:
@@ -233,12 +233,15 @@ def _sparse(stream: Stream, handle, size: int, sal: Classifier) -> Stream:
                 still.append((wanted - len(take), window))
         open_windows = still
         previous, local = 0, 0
-        for offset in sal.salient_offsets(body):
+        # Past the first chunk, only failure, exit and traceback lines are looked for: the
+        # tail is held whole anyway, and a few triggers keep the scan near memory speed.
+        found = sal.salient_lines(body, None if number == 0 else sal.failure_triggers)
+        for offset in sorted(found):
             local += body.count(b"\n", previous, offset)
             previous = offset
             if lines[local].startswith(MARKER_LINES):
                 continue
-            cls = sal.classify(lines[local])
+            cls = sal.classify(lines[local], found[offset])
             if cls in ("plain", "noise"):
                 continue
             index = number + local

@@ -52,7 +52,7 @@ class Classifier:
     """The compiled salience data: triggers, one alternation of entries, noise and block patterns."""
 
     __slots__ = ("triggers", "entries", "noise", "continuation", "lead", "caret", "header_continuation",
-                 "word", "location", "max_lines", "max_lead", "header_max_lines")
+                 "word", "location", "max_lines", "max_lead", "header_max_lines", "candidates", "failure_triggers")
 
     def __init__(self, bundle: tuple) -> None:
         entries, regexes, limits = bundle
@@ -61,6 +61,13 @@ class Classifier:
         unique = list(dict.fromkeys(t for _, triggers, _ in self.entries for t in triggers))
         # A trigger that holds another adds no line the shorter one misses: one scan less.
         self.triggers = tuple(t for t in unique if not any(o != t and o in t for o in unique))
+        #: Per scanned trigger, the entries (data order) that a line found by it may match: those
+        #: with a trigger containing it. Only they are tried, with the same result as trying all.
+        self.candidates = {t: tuple(entry for entry in self.entries if any(t in u for u in entry[1]))
+                           for t in self.triggers}
+        #: The scanned triggers that can find a failure, exit or traceback line.
+        self.failure_triggers = tuple(t for t in self.triggers
+                                      if any(entry[0] in FAILURE_CLASSES for entry in self.candidates[t]))
         for name, args in regexes:
             setattr(self, name, _compile(args))
         self.max_lines, self.max_lead, self.header_max_lines = limits
@@ -69,15 +76,23 @@ class Classifier:
         low = line.lower()
         return any(t in low for t in self.triggers)
 
-    def classify(self, line: bytes) -> str:
+    def classify(self, line: bytes, found: tuple[bytes, ...] | None = None) -> str:
         """The class of one line (without its newline): a salience class, `noise` or `plain`.
 
         Only entries whose triggers the line holds are tried; the leftmost match
-        wins, ties going to the earlier entry.
+        wins, ties going to the earlier entry. `found`, the scanned triggers a
+        buffer scan saw on this line (`salient_lines`), narrows the entries
+        looked at without changing the result.
         """
         low = line.lower()
+        if found is None:
+            entries = self.entries
+        elif len(found) == 1:
+            entries = self.candidates[found[0]]
+        else:
+            entries = tuple(e for e in self.entries if any(e in self.candidates[t] for t in found))
         best_class, best_start = None, -1
-        for cls, triggers, pattern in self.entries:
+        for cls, triggers, pattern in entries:
             for trigger in triggers:
                 if trigger in low:
                     match = pattern.search(line)
@@ -89,25 +104,30 @@ class Classifier:
         return "noise" if self.noise.search(line) else "plain"
 
     def salient_offsets(self, buf: bytes) -> list[int]:
-        """Start offsets of every line of `buf` that holds a trigger, ascending.
+        """Start offsets of every line of `buf` that holds a trigger, ascending."""
+        return sorted(self.salient_lines(buf))
 
-        One `find` pass per trigger over a lowercased copy; after a hit the scan
-        jumps to the next line, so a trigger costs one pass whatever its count.
+    def salient_lines(self, buf: bytes, triggers: tuple[bytes, ...] | None = None) -> dict[int, tuple[bytes, ...]]:
+        """Per start offset of a line of `buf` holding a trigger, the triggers found on it.
+
+        One `find` pass per trigger (all scanned triggers, or `triggers`) over a
+        lowercased copy; after a hit the scan jumps to the next line, so a
+        trigger costs one pass whatever its count.
         """
         low = buf.lower()
-        starts: set[int] = set()
+        starts: dict[int, tuple[bytes, ...]] = {}
         find, rfind = low.find, low.rfind
         size = len(low)
-        for trigger in self.triggers:
+        for trigger in self.triggers if triggers is None else triggers:
             pos = find(trigger)
             while pos >= 0:
                 start = rfind(b"\n", 0, pos) + 1
-                starts.add(start)
+                starts[start] = starts.get(start, ()) + (trigger,)
                 end = find(b"\n", pos)
                 if end < 0:
                     break
                 pos = find(trigger, end + 1) if end + 1 < size else -1
-        return sorted(starts)
+        return starts
 
 
 def _sre_args(pattern: str) -> tuple:

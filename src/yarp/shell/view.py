@@ -107,7 +107,8 @@ def write_view(rule, status: int, cap: int, files: SpoolFiles, ref: str | None) 
             # the same whichever is named.
             budget = cap - len(marker(out_size + err_size, cap, ref, "stdout", "complete").encode())
             source = "stdout" if budget // 2 < out_size else "stderr"
-            capped = cap_files([out, err], cap=cap, archive_ref=ref, source=source, completeness="complete")
+            capped = cap_files([out, err], cap=cap, archive_ref=ref, source=source, completeness="complete",
+                               exit_code=status)
             if capped is not None:
                 _write_after(files.stdout_after, capped[0])
                 _write_after(files.stderr_after, capped[1])
