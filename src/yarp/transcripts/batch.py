@@ -1,0 +1,241 @@
+"""The batched import operation: past calls read from transcripts, applied by the broker.
+
+A live adapter records a call in four to six small operations while it runs;
+an imported call is already over, so it travels whole: session, call record,
+input, result (when the transcript has one) and an approved source-output file.
+Many calls travel in one `import_calls` operation so that one broker request
+and one savepoint cover hundreds of calls (the live path is bounded by one
+commit per few requests, see docs/decisions.md).
+
+The broker stays the only writer. This module holds the three pieces it runs:
+`parse_import_calls` (strict, bounded validation of the wire object),
+`prepare_import_calls` (canonical JSON, hashes and compression, off the writer
+thread) and `apply_import_calls` (the rows, inside the store's transaction).
+
+Applying never replays into an existing call: an identity that is already in
+the archive (captured live, or imported before) is reported ``existing`` and
+left untouched, so live rows stay the richer copy and re-imports write nothing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from .. import operations as ops
+from .._digest import identity_sha256
+from ..codec import bytes_payload, canonical_json, json_payload
+from ..errors import UnsafePath, ValidationError
+from ..limits import MAX_IDENTITY_CHARS, MAX_WORKING_DIRECTORY_CHARS
+from ..prepare import Prepared, SnapshotSpec, read_snapshot_file
+
+KIND = "import_calls"
+#: Calls per import operation: big enough to amortise a commit, small enough
+#: that one refused batch costs little and frames stay far below the limit.
+MAX_BATCH_CALLS = 2048
+#: Per-call outcome letters in the reply: imported, existing, refused.
+IMPORTED, EXISTING, REFUSED = "i", "e", "r"
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedCall:
+    """One past call as a transcript proves it.
+
+    `result` is None for a call the transcript shows without a result: it is
+    recorded as `started` (incomplete) with no result snapshots. With a result
+    the call is `finished` with `executed = 1`; `is_error` is what the
+    transcript says, False when it says nothing (the live adapters record the
+    same default).
+    """
+
+    session: ops.Session
+    call: ops.CallMeta
+    input: Any
+    result: Any = None
+    has_result: bool = False
+    is_error: bool = False
+    finished_at_ms: int | None = None
+    source_output_path: str | None = None
+
+
+def call_to_json(c: ImportedCall) -> dict:
+    out: dict[str, Any] = {
+        "session": ops._session_json(c.session),
+        "call": _call_meta_json(c.call),
+        "input": c.input,
+    }
+    if c.has_result:
+        out.update(result=c.result, isError=c.is_error, finishedAtMs=c.finished_at_ms)
+        if c.source_output_path is not None:
+            out["sourceOutputPath"] = c.source_output_path
+    return out
+
+
+def _call_meta_json(m: ops.CallMeta) -> dict:
+    out = {"sourceCallId": m.source_call_id, "toolName": m.tool_name, "startedAtMs": m.started_at_ms,
+           "requiresStreams": False}
+    for key, value in (("provider", m.provider), ("model", m.model), ("workingDirectory", m.working_directory)):
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def _parse_call(obj: Any, where: str) -> ImportedCall:
+    f = ops._Fields(obj, where)
+    session = ops._session(f.json("session"))
+    meta = ops._call(f.json("call"))
+    if meta.requires_streams:
+        raise ValidationError(f"{where}.call.requiresStreams must be false for an imported call")
+    value = f.json("input")
+    has_result = "result" in f.obj
+    result = is_error = finished = path = None
+    if has_result:
+        result = f.json("result")
+        is_error = f.flag("isError")
+        finished = f.time_ms("finishedAtMs")
+        path = f.text("sourceOutputPath", MAX_WORKING_DIRECTORY_CHARS, required=False)
+        if path is not None and (not path.startswith("/") or "\x00" in path):
+            raise ValidationError(f"{where}.sourceOutputPath must be an absolute path")
+    f.finish()
+    return ImportedCall(session, meta, value, result, has_result, bool(is_error), finished, path)
+
+
+def parse_import_calls(obj: dict) -> ops.ImportCalls:
+    """Validate one `import_calls` operation object strictly (the broker's boundary)."""
+    f = ops._Fields(obj, KIND)
+    f.used.add("operation")
+    batch_id = f.text("batchId", MAX_IDENTITY_CHARS)
+    captured_at_ms = f.time_ms("capturedAtMs")
+    raw = f.json("calls")
+    f.finish()
+    if not isinstance(raw, list) or not raw:
+        raise ValidationError(f"{KIND}.calls must be a non-empty list")
+    if len(raw) > MAX_BATCH_CALLS:
+        raise ValidationError(f"{KIND}.calls holds more than {MAX_BATCH_CALLS} calls")
+    calls = tuple(_parse_call(item, f"{KIND}.calls[{i}]") for i, item in enumerate(raw))
+    if batch_id != batch_id_of(calls):
+        raise ValidationError(f"{KIND}.batchId does not match its calls")
+    return ops.ImportCalls(batch_id, calls, captured_at_ms)
+
+
+def batch_id_of(calls) -> str:
+    """The batch identity: SHA-256 over its calls' source identities, in order.
+
+    It keys the envelope (one source key per batch), so replaying the same
+    batch after a lost acknowledgement is the same request.
+    """
+    h = identity_sha256(b"import_calls\x1f")
+    for c in calls:
+        s = c.session
+        h.update("\x1f".join((s.agent, s.account, s.source_session_id, c.call.source_call_id)).encode(
+            "utf-8", "surrogatepass") + b"\x1e")
+    return h.hexdigest()
+
+
+def make_operation(calls: list[ImportedCall], captured_at_ms: int) -> ops.ImportCalls:
+    return ops.ImportCalls(batch_id_of(calls), tuple(calls), captured_at_ms)
+
+
+def operation_json(op: ops.ImportCalls) -> dict:
+    return {"operation": KIND, "batchId": op.batch_id, "capturedAtMs": op.captured_at_ms,
+            "calls": [call_to_json(c) for c in op.calls]}
+
+
+# --- broker: prepare ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedCall:
+    call: ImportedCall
+    snapshots: tuple[SnapshotSpec, ...]
+
+
+def prepare_import_calls(op: ops.ImportCalls) -> Prepared:
+    """Every payload of every call: input before = after, result before = after.
+
+    No processing happened between the agent and its tool for an imported
+    call, so each pair is one payload row. An approved source-output file that
+    cannot be read (gone, replaced by a link) leaves the call without it rather
+    than refusing the call: the transcript's result is still exact.
+    """
+    prepared = []
+    for c in op.calls:
+        data = canonical_json(c.input)
+        payload = bytes_payload(data, "application/json")
+        snaps = [SnapshotSpec("input", "before", payload), SnapshotSpec("input", "after", payload)]
+        if c.has_result:
+            result = json_payload(c.result)
+            snaps += [SnapshotSpec("result", "before", result), SnapshotSpec("result", "after", result)]
+            if c.source_output_path is not None:
+                try:
+                    raw = read_snapshot_file(ops.StreamFile(c.source_output_path), private=False)
+                except (ValidationError, UnsafePath, OSError):
+                    raw = None
+                if raw is not None:
+                    snaps.append(SnapshotSpec("source_output", "before", bytes_payload(raw)))
+        prepared.append(PreparedCall(c, tuple(snaps)))
+    return PreparedImport(op, tuple(s for p in prepared for s in p.snapshots), tuple(prepared))
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedImport(Prepared):
+    """A prepared batch that keeps each call's snapshots apart (the store writes them per call)."""
+
+    calls: tuple[PreparedCall, ...] = ()
+
+
+# --- broker: apply -------------------------------------------------------------------
+
+
+def apply_import_calls(store, prepared: PreparedImport):
+    """Write every new call of the batch; return the store's `Outcome` with per-call letters.
+
+    Runs inside the store's request savepoint. Each call has its own nested
+    savepoint, so one refused call (an archive constraint) does not undo the
+    others; a failure that is not request-local propagates and the whole
+    batch rolls back with the transaction.
+    """
+    from ..store import Outcome, _Call, new_archive_ref
+
+    conn = store.conn
+    captured_at_ms = prepared.operation.captured_at_ms
+    letters = []
+    for index, pc in enumerate(prepared.calls):
+        c = pc.call
+        session_id = store._session_id(c.session, create=True)
+        if store._load_call(session_id, c.call.source_call_id) is not None:
+            letters.append(EXISTING)
+            continue
+        savepoint = f"i{index}"
+        conn.execute(f"SAVEPOINT {savepoint}")
+        try:
+            m = c.call
+            ref = new_archive_ref()
+            if c.has_result:
+                cur = conn.execute(
+                    "INSERT INTO tool_calls (session_id, source_call_id, archive_ref, tool_name, provider, model,"
+                    " working_directory, started_at_ms, requires_streams, status, finished_at_ms, is_error, executed)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 'finished', ?, ?, 1)",
+                    (session_id, m.source_call_id, ref, m.tool_name, m.provider, m.model, m.working_directory,
+                     m.started_at_ms, c.finished_at_ms, int(c.is_error)),
+                )
+            else:
+                cur = conn.execute(
+                    "INSERT INTO tool_calls (session_id, source_call_id, archive_ref, tool_name, provider, model,"
+                    " working_directory, started_at_ms, requires_streams, status)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 'started')",
+                    (session_id, m.source_call_id, ref, m.tool_name, m.provider, m.model, m.working_directory,
+                     m.started_at_ms),
+                )
+            row = _Call(cur.lastrowid, ref, m.tool_name, m.provider, m.model, m.working_directory, m.started_at_ms,
+                        0, "started", None, None)
+            store._insert_snapshots(row, pc.snapshots, captured_at_ms)
+        except sqlite3.IntegrityError:
+            conn.execute(f"ROLLBACK TO {savepoint}")
+            conn.execute(f"RELEASE {savepoint}")
+            letters.append(REFUSED)
+            continue
+        conn.execute(f"RELEASE {savepoint}")
+        letters.append(IMPORTED)
+    return Outcome(extra={"calls": "".join(letters)})
