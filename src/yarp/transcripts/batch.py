@@ -25,7 +25,7 @@ from typing import Any
 
 from .. import operations as ops
 from .._digest import identity_sha256
-from ..codec import bytes_payload, canonical_json, json_payload
+from ..codec import MEDIA_TEXT, bytes_payload, canonical_json, json_payload
 from ..errors import UnsafePath, ValidationError
 from ..limits import MAX_IDENTITY_CHARS, MAX_WORKING_DIRECTORY_CHARS
 from ..prepare import Prepared, SnapshotSpec, read_snapshot_file
@@ -57,6 +57,9 @@ class ImportedCall:
     is_error: bool = False
     finished_at_ms: int | None = None
     source_output_path: str | None = None
+    #: The result's exact text where the transcript proves it complete (Codex's
+    #: `aggregated_output`), stored as `result_text/before` for line search.
+    result_text: str | None = None
 
 
 def call_to_json(c: ImportedCall) -> dict:
@@ -69,6 +72,8 @@ def call_to_json(c: ImportedCall) -> dict:
         out.update(result=c.result, isError=c.is_error, finishedAtMs=c.finished_at_ms)
         if c.source_output_path is not None:
             out["sourceOutputPath"] = c.source_output_path
+        if c.result_text is not None:
+            out["resultText"] = c.result_text
     return out
 
 
@@ -89,7 +94,7 @@ def _parse_call(obj: Any, where: str) -> ImportedCall:
         raise ValidationError(f"{where}.call.requiresStreams must be false for an imported call")
     value = f.json("input")
     has_result = "result" in f.obj
-    result = is_error = finished = path = None
+    result = is_error = finished = path = text = None
     if has_result:
         result = f.json("result")
         is_error = f.flag("isError")
@@ -97,8 +102,10 @@ def _parse_call(obj: Any, where: str) -> ImportedCall:
         path = f.text("sourceOutputPath", MAX_WORKING_DIRECTORY_CHARS, required=False)
         if path is not None and (not path.startswith("/") or "\x00" in path):
             raise ValidationError(f"{where}.sourceOutputPath must be an absolute path")
+        if "resultText" in f.obj:
+            text = f.any_text("resultText")
     f.finish()
-    return ImportedCall(session, meta, value, result, has_result, bool(is_error), finished, path)
+    return ImportedCall(session, meta, value, result, has_result, bool(is_error), finished, path, text)
 
 
 def parse_import_calls(obj: dict) -> ops.ImportCalls:
@@ -167,6 +174,9 @@ def prepare_import_calls(op: ops.ImportCalls) -> Prepared:
         if c.has_result:
             result = json_payload(c.result)
             snaps += [SnapshotSpec("result", "before", result), SnapshotSpec("result", "after", result)]
+            if c.result_text is not None:
+                text = bytes_payload(c.result_text.encode("utf-8"), MEDIA_TEXT)
+                snaps.append(SnapshotSpec("result_text", "before", text, "complete"))
             if c.source_output_path is not None:
                 try:
                     raw = read_snapshot_file(ops.StreamFile(c.source_output_path), private=False)

@@ -268,8 +268,7 @@ def _import_file(agent: str, path: str, state: ImportState, sender: _Sender, tal
         for line in reader.oversized:
             tally.oversized_lines += 1
             tally.issue(path, line, "line is longer than the frame limit")
-        if settled:
-            parser.settle()
+        parser.end_of_read(settled)
         drain()
         sender.flush()
         after = os.fstat(fd)

@@ -123,10 +123,10 @@ class TranscriptParser:
         return entry
 
     def complete(self, call: ImportedCall, result, is_error: bool, finished_at_ms: int | None,
-                 source_output_path: str | None = None) -> None:
+                 source_output_path: str | None = None, result_text: str | None = None) -> None:
         finished = finished_at_ms if finished_at_ms is not None else call.call.started_at_ms
         self.ready.append(ImportedCall(call.session, call.call, call.input, result, True, bool(is_error),
-                                       max(finished, call.call.started_at_ms), source_output_path))
+                                       max(finished, call.call.started_at_ms), source_output_path, result_text))
 
     def unmatched_result(self, line: int) -> None:
         self.tally.results_without_call += 1
@@ -139,6 +139,11 @@ class TranscriptParser:
 
     def feed(self, obj: dict, line: int) -> None:
         raise NotImplementedError
+
+    def end_of_read(self, settled: bool) -> None:
+        """Every complete line is read; `settled`: the file has been idle for the settle time."""
+        if settled:
+            self.settle()
 
     def settle(self) -> None:
         """The file is idle: calls still waiting will never get a result here."""
