@@ -178,3 +178,45 @@ def set_old_mtime(*paths, seconds: int = 3600) -> None:
     moment = time.time() - seconds
     for path in paths:
         os.utime(path, (moment, moment))
+
+
+# --- Pi (version 3) ------------------------------------------------------------------------
+
+PI_SESSION = "7d1e0c52-3a4b-4c8d-9e0f-a1b2c3d4e5f6"
+
+
+def pi_header(session_id: str = PI_SESSION, cwd: str = "/home/dev/app") -> dict:
+    return {"type": "session", "version": 3, "id": session_id, "timestamp": iso(0), "cwd": cwd}
+
+
+def pi_call(entry_id: str, parent: str | None, call_id: str, second: int, command: str) -> dict:
+    return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": iso(second),
+            "message": {"role": "assistant", "content": [{"type": "toolCall", "id": call_id, "name": "bash",
+                                                          "arguments": {"command": command}}],
+                        "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5",
+                        "stopReason": "toolUse", "timestamp": 1772359200000 + second * 1000}}
+
+
+def pi_result(entry_id: str, parent: str, call_id: str, second: int, text: str, *, is_error: bool = False) -> dict:
+    return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": iso(second),
+            "message": {"role": "toolResult", "toolCallId": call_id, "toolName": "bash",
+                        "content": [{"type": "text", "text": text}], "isError": is_error,
+                        "timestamp": 1772359200000 + second * 1000 + 500}}
+
+
+def pi_pair(n: int, *, payload: str = "", call_prefix: str = "toolu_") -> list[dict]:
+    """Call n and its result, chained after entry n-1's result (a linear session)."""
+    call_id = f"{call_prefix}{n:08d}"
+    parent = f"r{n - 1:07x}" if n else None
+    return [pi_call(f"c{n:07x}", parent, call_id, n % 3600, f"echo {n}"),
+            pi_result(f"r{n:07x}", f"c{n:07x}", call_id, n % 3600, f"{n}\n{payload}")]
+
+
+def pi_session_file(path: Path, calls: int, *, payload: str = "", session_id: str = PI_SESSION) -> None:
+    """A settled linear Pi session of `calls` bash calls, each with its result (streamed to disk)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(pi_header(session_id)) + "\n")
+        for n in range(calls):
+            for record in pi_pair(n, payload=payload):
+                handle.write(json.dumps(record, separators=(",", ":")) + "\n")
