@@ -201,12 +201,92 @@ class PreparedImport(Prepared):
 def apply_import_calls(store, prepared: PreparedImport):
     """Write every new call of the batch; return the store's `Outcome` with per-call letters.
 
-    Runs inside the store's request savepoint. Each call has its own nested
-    savepoint, so one refused call (an archive constraint) does not undo the
-    others; a failure that is not request-local propagates and the whole
-    batch rolls back with the transaction.
+    Runs inside the store's request savepoint. The fast path inserts the call
+    rows one by one (their ids are needed) and every payload and snapshot row
+    of the batch with one `executemany` each — per-statement overhead, not
+    SQLite's work, dominated a per-call loop. Should any row break a
+    constraint, the batch is rolled back to its start and applied again call
+    by call, each in its own savepoint, so that only the offending call is
+    refused.
     """
-    from ..store import Outcome, _Call, new_archive_ref
+    from ..store import Outcome
+
+    conn = store.conn
+    conn.execute("SAVEPOINT import_batch")
+    try:
+        letters = _apply_fast(store, prepared)
+    except sqlite3.IntegrityError:
+        conn.execute("ROLLBACK TO import_batch")
+        letters = _apply_each(store, prepared)
+    conn.execute("RELEASE import_batch")
+    return Outcome(extra={"calls": "".join(letters)})
+
+
+_INSERT_FINISHED = (
+    "INSERT INTO tool_calls (session_id, source_call_id, archive_ref, tool_name, provider, model,"
+    " working_directory, started_at_ms, requires_streams, status, finished_at_ms, is_error, executed)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 'finished', ?, ?, 1)"
+)
+_INSERT_STARTED = (
+    "INSERT INTO tool_calls (session_id, source_call_id, archive_ref, tool_name, provider, model,"
+    " working_directory, started_at_ms, requires_streams, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 'started')"
+)
+
+
+def _insert_call(conn, session_id: int, c: ImportedCall) -> tuple[int, str]:
+    from ..store import new_archive_ref
+
+    m = c.call
+    ref = new_archive_ref()
+    row = (session_id, m.source_call_id, ref, m.tool_name, m.provider, m.model, m.working_directory, m.started_at_ms)
+    if c.has_result:
+        cur = conn.execute(_INSERT_FINISHED, (*row, c.finished_at_ms, int(c.is_error)))
+    else:
+        cur = conn.execute(_INSERT_STARTED, row)
+    return cur.lastrowid, ref
+
+
+def _new_calls(store, prepared: PreparedImport):
+    """(index, session row id) of each call not yet archived; letters with `existing` filled in."""
+    sessions: dict = {}
+    letters = [EXISTING] * len(prepared.calls)
+    fresh = []
+    for index, pc in enumerate(prepared.calls):
+        s = pc.call.session
+        key = (s.agent, s.account, s.source_session_id)
+        session_id = sessions.get(key)
+        if session_id is None:
+            session_id = sessions[key] = store._session_id(s, create=True)
+        if store._load_call(session_id, pc.call.call.source_call_id) is None:
+            fresh.append((index, session_id))
+    return letters, fresh
+
+
+def _apply_fast(store, prepared: PreparedImport) -> list[str]:
+    conn = store.conn
+    captured_at_ms = prepared.operation.captured_at_ms
+    letters, fresh = _new_calls(store, prepared)
+    payload_rows: dict[bytes, tuple] = {}
+    snapshot_rows = []
+    for index, session_id in fresh:
+        pc = prepared.calls[index]
+        call_rowid, _ref = _insert_call(conn, session_id, pc.call)
+        for spec in pc.snapshots:
+            p = spec.payload
+            if p.sha256 not in payload_rows:
+                payload_rows[p.sha256] = (p.sha256, p.compression, p.length, p.body)
+            snapshot_rows.append((call_rowid, spec.subject, spec.stage, p.media_type, spec.source_completeness,
+                                  captured_at_ms, p.sha256))
+        letters[index] = IMPORTED
+    conn.executemany("INSERT OR IGNORE INTO payloads (sha256, compression, uncompressed_byte_length, body)"
+                     " VALUES (?, ?, ?, ?)", payload_rows.values())
+    conn.executemany("INSERT INTO snapshots (tool_call_id, subject, stage, media_type, source_completeness,"
+                     " captured_at_ms, payload_sha256) VALUES (?, ?, ?, ?, ?, ?, ?)", snapshot_rows)
+    return letters
+
+
+def _apply_each(store, prepared: PreparedImport) -> list[str]:
+    from ..store import _Call
 
     conn = store.conn
     captured_at_ms = prepared.operation.captured_at_ms
@@ -220,26 +300,10 @@ def apply_import_calls(store, prepared: PreparedImport):
         savepoint = f"i{index}"
         conn.execute(f"SAVEPOINT {savepoint}")
         try:
+            rowid, ref = _insert_call(conn, session_id, c)
             m = c.call
-            ref = new_archive_ref()
-            if c.has_result:
-                cur = conn.execute(
-                    "INSERT INTO tool_calls (session_id, source_call_id, archive_ref, tool_name, provider, model,"
-                    " working_directory, started_at_ms, requires_streams, status, finished_at_ms, is_error, executed)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 'finished', ?, ?, 1)",
-                    (session_id, m.source_call_id, ref, m.tool_name, m.provider, m.model, m.working_directory,
-                     m.started_at_ms, c.finished_at_ms, int(c.is_error)),
-                )
-            else:
-                cur = conn.execute(
-                    "INSERT INTO tool_calls (session_id, source_call_id, archive_ref, tool_name, provider, model,"
-                    " working_directory, started_at_ms, requires_streams, status)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 'started')",
-                    (session_id, m.source_call_id, ref, m.tool_name, m.provider, m.model, m.working_directory,
-                     m.started_at_ms),
-                )
-            row = _Call(cur.lastrowid, ref, m.tool_name, m.provider, m.model, m.working_directory, m.started_at_ms,
-                        0, "started", None, None)
+            row = _Call(rowid, ref, m.tool_name, m.provider, m.model, m.working_directory, m.started_at_ms, 0,
+                        "started", None, None)
             store._insert_snapshots(row, pc.snapshots, captured_at_ms)
         except sqlite3.IntegrityError:
             conn.execute(f"ROLLBACK TO {savepoint}")
@@ -248,4 +312,4 @@ def apply_import_calls(store, prepared: PreparedImport):
             continue
         conn.execute(f"RELEASE {savepoint}")
         letters.append(IMPORTED)
-    return Outcome(extra={"calls": "".join(letters)})
+    return letters

@@ -12,6 +12,8 @@ broker answers `existing` for what it already holds: no loss, no duplicate.
 from __future__ import annotations
 
 import os
+import queue
+import threading
 import time
 from dataclasses import dataclass
 
@@ -32,7 +34,7 @@ DEFAULT_SETTLE_S = 600.0
 BATCH_BYTES = 16 * 1024 * 1024
 #: Seconds allowed per batch request (admission, preparation and commit).
 BATCH_TIMEOUT_S = 120.0
-#: Minimum seconds between state-file writes while many files complete.
+#: Minimum seconds between state-file writes while many files complete (and at the end).
 STATE_SAVE_INTERVAL_S = 2.0
 
 
@@ -82,7 +84,15 @@ def discover(options: ImportOptions, environ=os.environ):
 
 
 class _Sender:
-    """Batches complete calls and sends them to the broker (or counts them in a dry run)."""
+    """Batches complete calls and sends them to the broker (or counts them in a dry run).
+
+    Up to `IN_FLIGHT` batches travel at once, each on its own connection, so
+    the broker prepares one batch while it commits another and this process
+    parses the next. A file's checkpoint is applied only once every batch
+    holding one of its calls has been acknowledged (`when_sent`).
+    """
+
+    IN_FLIGHT = 2
 
     def __init__(self, location: ArchiveLocation, tally: Tally, dry_run: bool, environ) -> None:
         self.location = location
@@ -91,8 +101,15 @@ class _Sender:
         self.environ = environ
         self.calls: list[wire.ImportedCall] = []
         self.bytes = 0
-        self.client = None
         self.reader = None
+        self.enqueued = 0
+        self.done: set[int] = set()
+        self.acked = 0  # every batch numbered <= acked is acknowledged
+        self.waiting: list[tuple[int, object]] = []
+        self.error: BaseException | None = None
+        self.lock = threading.Lock()
+        self.queue: queue.Queue = queue.Queue(maxsize=self.IN_FLIGHT)
+        self.threads: list[threading.Thread] = []
 
     def add(self, call: wire.ImportedCall) -> None:
         self.calls.append(call)
@@ -100,24 +117,80 @@ class _Sender:
         if len(self.calls) >= wire.MAX_BATCH_CALLS or self.bytes >= BATCH_BYTES:
             self.flush()
 
+    def when_sent(self, action) -> None:
+        """Run `action` once every call added so far is acknowledged."""
+        needed = self.enqueued + (1 if self.calls else 0)
+        with self.lock:
+            if needed <= self.acked:
+                action()
+            else:
+                self.waiting.append((needed, action))
+        self._raise()
+
     def flush(self) -> None:
         calls, self.calls, self.bytes = self.calls, [], 0
         if not calls:
             return
+        self.enqueued += 1
         if self.dry_run:
             self._count_existing(calls)
+            self._acknowledge(self.enqueued)
             return
-        if self.client is None:
-            from ..client import BrokerClient
+        if not self.threads:
+            self.threads = [threading.Thread(target=self._send_loop, daemon=True) for _ in range(self.IN_FLIGHT)]
+            for thread in self.threads:
+                thread.start()
+        self._raise()
+        self.queue.put((self.enqueued, wire.make_operation(calls, int(time.time() * 1000))))
 
-            self.client = BrokerClient(self.location, self.environ)
-        op = wire.make_operation(calls, int(time.time() * 1000))
-        reply = self.client.request(op, time.monotonic() + BATCH_TIMEOUT_S)
-        letters = reply.get("calls", "")
-        self.tally.calls_new += letters.count(wire.IMPORTED)
-        self.tally.calls_existing += letters.count(wire.EXISTING)
-        refused = letters.count(wire.REFUSED)
-        self.tally.calls_refused += refused
+    def _send_loop(self) -> None:
+        from ..client import BrokerClient
+
+        client = BrokerClient(self.location, self.environ)
+        try:
+            while True:
+                item = self.queue.get()
+                if item is None:
+                    return
+                number, op = item
+                try:
+                    if self.error is None:
+                        reply = client.request(op, time.monotonic() + BATCH_TIMEOUT_S)
+                        letters = reply.get("calls", "")
+                        with self.lock:
+                            self.tally.calls_new += letters.count(wire.IMPORTED)
+                            self.tally.calls_existing += letters.count(wire.EXISTING)
+                            self.tally.calls_refused += letters.count(wire.REFUSED)
+                        self._acknowledge(number)
+                except BaseException as exc:  # handed to the main thread, which raises it
+                    self.error = exc
+                finally:
+                    self.queue.task_done()
+        finally:
+            client.close()
+
+    def _acknowledge(self, number: int) -> None:
+        with self.lock:
+            self.done.add(number)
+            while self.acked + 1 in self.done:
+                self.acked += 1
+                self.done.discard(self.acked)
+            ready = [action for needed, action in self.waiting if needed <= self.acked]
+            self.waiting = [(n, a) for n, a in self.waiting if n > self.acked]
+            for action in ready:
+                action()
+
+    def _raise(self) -> None:
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+
+    def finish(self) -> None:
+        """Send what is left and wait for every acknowledgement."""
+        self.flush()
+        if self.threads:
+            self.queue.join()
+        self._raise()
 
     def _count_existing(self, calls) -> None:
         if self.reader is None:
@@ -140,8 +213,10 @@ class _Sender:
         self.tally.calls_new += len(calls) - existing
 
     def close(self) -> None:
-        if self.client is not None:
-            self.client.close()
+        for _ in self.threads:
+            self.queue.put(None)
+        for thread in self.threads:
+            thread.join(timeout=BATCH_TIMEOUT_S)
         if self.reader:
             self.reader.close()
 
@@ -165,29 +240,43 @@ def import_transcripts(location: ArchiveLocation, options: ImportOptions, *, env
     state = ImportState.load(location)
     sender = _Sender(location, tally, options.dry_run, environ)
     files = list(discover(options, environ))
+    dirty = [False]
     last_save = time.monotonic()
-    dirty = False
+
+    def save() -> None:
+        with sender.lock:
+            if not dirty[0]:
+                return
+            dirty[0] = False
+            state.save()
+
     try:
         for index, (agent, path) in enumerate(files):
             if progress is not None:
                 progress(index, len(files), tally)
-            changed = _import_file(agent, path, state, sender, tally, options, account)
-            dirty = dirty or changed
-            if dirty and not options.dry_run and time.monotonic() - last_save >= STATE_SAVE_INTERVAL_S:
-                state.save()
-                dirty, last_save = False, time.monotonic()
+            checkpoint = _import_file(agent, path, state, sender, tally, options, account)
+            if checkpoint is not None and not options.dry_run:
+                def apply(path=path, checkpoint=checkpoint) -> None:
+                    state.files[path] = checkpoint
+                    dirty[0] = True
+
+                sender.when_sent(apply)
+            if time.monotonic() - last_save >= STATE_SAVE_INTERVAL_S:
+                save()
+                last_save = time.monotonic()
+        sender.finish()
         if progress is not None:
             progress(len(files), len(files), tally)
     finally:
         sender.close()
-    if dirty and not options.dry_run:
-        state.save()
+        if not options.dry_run:
+            save()
     return tally
 
 
 def _import_file(agent: str, path: str, state: ImportState, sender: _Sender, tally: Tally,
-                 options: ImportOptions, account: str) -> bool:
-    """Read one transcript from its checkpoint; return whether its checkpoint changed."""
+                 options: ImportOptions, account: str) -> FileCheckpoint | None:
+    """Read one transcript from its checkpoint; return its new checkpoint, None when it stays."""
     tally.files += 1
     cls = parser_class(agent)
     cp = state.files.get(path)
@@ -195,23 +284,23 @@ def _import_file(agent: str, path: str, state: ImportState, sender: _Sender, tal
         st = os.lstat(path)
     except OSError:
         tally.files_skipped += 1
-        return False
+        return None
     if options.since_ms is not None and st.st_mtime_ns // 1_000_000 < options.since_ms:
         tally.files_skipped += 1
-        return False
+        return None
     unchanged = (cp is not None and cp.agent == agent and cp.parser_version == cls.version
                  and (cp.device, cp.inode, cp.size, cp.mtime_ns) == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
     settled = time.time() - st.st_mtime >= options.settle_s
     if unchanged and not (cp.pending and settled):
         tally.files_unchanged += 1
         tally.calls_pending += len(cp.pending)
-        return False
+        return None
     try:
         fd, ident = open_transcript(path)
     except YarpError as exc:
         tally.files_skipped += 1
         tally.issue(path, 0, exc.message)
-        return False
+        return None
     try:
         hasher = None
         resume = (cp is not None and cp.agent == agent and cp.parser_version == cls.version
@@ -270,20 +359,18 @@ def _import_file(agent: str, path: str, state: ImportState, sender: _Sender, tal
             tally.issue(path, line, "line is longer than the frame limit")
         parser.end_of_read(settled)
         drain()
-        sender.flush()
         after = os.fstat(fd)
         if (after.st_dev, after.st_ino) != (ident.device, ident.inode) or after.st_size < reader.offset:
             tally.files_changed_during_read += 1
             tally.issue(path, 0, "file changed while it was read; it is read again next time")
-            return False
+            return None
         if options.dry_run:
             tally.calls_pending += sum(len(w) for w in parser.pending.values())
-            return False
-        state.files[path] = FileCheckpoint(
+            return None
+        return FileCheckpoint(
             agent, ident.device, ident.inode, ident.size, ident.mtime_ns, cls.version, reader.offset, reader.line,
             reader.hasher.hexdigest(), parser.context, parser.pending_json(),
             (cp.taken if cp is not None else []) + new_taken,
         )
-        return True
     finally:
         os.close(fd)
