@@ -31,7 +31,7 @@ from .state import FileCheckpoint, ImportState
 #: are recorded as such (a session still running may yet answer them).
 DEFAULT_SETTLE_S = 600.0
 #: Serialised call bytes per batch (the frame limit is far above).
-BATCH_BYTES = 16 * 1024 * 1024
+BATCH_BYTES = 8 * 1024 * 1024
 #: Seconds allowed per batch request (admission, preparation and commit).
 BATCH_TIMEOUT_S = 120.0
 #: Minimum seconds between state-file writes while many files complete (and at the end).
@@ -108,7 +108,7 @@ class _Sender:
         self.waiting: list[tuple[int, object]] = []
         self.error: BaseException | None = None
         self.lock = threading.Lock()
-        self.queue: queue.Queue = queue.Queue(maxsize=self.IN_FLIGHT)
+        self.queue: queue.Queue = queue.Queue(maxsize=1)
         self.threads: list[threading.Thread] = []
 
     def add(self, call: wire.ImportedCall) -> None:
