@@ -190,3 +190,43 @@ def test_corrupt_and_oversized_lines_are_reported_and_skipped(broker_env, tmp_pa
     # In the importer's process the long line is within the limit: a message entry without a body.
     assert summary["unknownRecords"] == {"pi:future_entry": 1, "pi:message-without-body": 1}
     assert {"file": str(path), "line": 4, "reason": "line is not valid JSON"} in summary["issues"]
+
+
+def test_a_replaced_archive_gets_every_call_again(broker_env, tmp_path):  # noqa: F811
+    path = tmp_path / "s.jsonl"
+    write_lines(path, [pi_header(), *pi_pair(0), *pi_pair(1)])
+    set_old_mtime(path)
+    assert import_json(broker_env, "pi", str(path))["callsNew"] == 2
+    from broker_helpers import broker_pids, kill_pid
+
+    for pid in broker_pids(broker_env.archive):
+        kill_pid(pid)
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(broker_env.archive + suffix):
+            os.unlink(broker_env.archive + suffix)
+    # The checkpoints belonged to the removed archive file: the new one is filled again.
+    assert import_json(broker_env, "pi", str(path))["callsNew"] == 2
+    assert set(call_rows(broker_env)) == {"toolu_00000000", "toolu_00000001"}
+
+
+def test_all_recognises_each_agent_and_since_selects_files(broker_env, tmp_path):  # noqa: F811
+    from import_fixtures import claude_project, codex_rollout
+
+    pi_path = tmp_path / "mixed" / "pi.jsonl"
+    write_lines(pi_path, [pi_header(), *pi_pair(0)])
+    claude = claude_project(tmp_path / "mixed" / "claude", "big\n" * 10)
+    codex = codex_rollout(tmp_path / "mixed" / "codex", "1\n")
+    set_old_mtime(pi_path, claude["main"], claude["sub"], seconds=7200)
+    set_old_mtime(codex["path"], seconds=3600)
+    since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 5400))
+    recent = import_json(broker_env, "all", str(tmp_path / "mixed"), "--since", since)
+    assert (recent["files"], recent["filesSkipped"], recent["callsNew"]) == (4, 3, 4)
+    everything = import_json(broker_env, "all", str(tmp_path / "mixed"))
+    assert everything["callsNew"] == 1 + 7 and everything["filesUnchanged"] == 1
+    conn = broker_env.db()
+    try:
+        agents = dict(conn.execute("SELECT s.agent, count(*) FROM tool_calls c JOIN sessions s"
+                                   " ON s.id = c.session_id GROUP BY s.agent"))
+    finally:
+        conn.close()
+    assert agents == {"pi": 1, "claude-code": 7, "codex": 4}

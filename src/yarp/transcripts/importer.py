@@ -11,6 +11,7 @@ broker answers `existing` for what it already holds: no loss, no duplicate.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import queue
 import threading
@@ -315,8 +316,6 @@ def _import_file(agent: str, path: str, state: ImportState, sender: _Sender, tal
         else:
             if cp is not None:
                 tally.files_reset += 1
-            import hashlib
-
             parser = cls(path, account, tally, None, None)
             reader = LineReader(fd, 0, ident.size, 0, hashlib.sha256())
         new_taken: list[str] = []

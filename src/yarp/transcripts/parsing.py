@@ -46,9 +46,11 @@ class Tally:
     oversized_lines: int = 0
     unknown_records: Counter = field(default_factory=Counter)
     issues: list = field(default_factory=list)
+    issues_per_file: Counter = field(default_factory=Counter)
 
     def issue(self, path: str, line: int, reason: str) -> None:
-        if sum(1 for i in self.issues if i[0] == path) < MAX_REPORTED_LINES:
+        self.issues_per_file[path] += 1
+        if self.issues_per_file[path] <= MAX_REPORTED_LINES:
             self.issues.append((path, line, reason))
 
     def to_json(self) -> dict:

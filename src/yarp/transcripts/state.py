@@ -65,18 +65,32 @@ class FileCheckpoint:
                    obj["offset"], obj["lines"], obj["prefixSha256"], obj["context"], obj["pending"], obj["taken"])
 
 
-class ImportState:
-    """The checkpoints of every transcript this archive has imported from."""
+def _archive_identity(location: ArchiveLocation) -> list | None:
+    try:
+        st = os.stat(location.path)
+    except FileNotFoundError:
+        return None
+    return [st.st_dev, st.st_ino]
 
-    def __init__(self, path: str, files: dict[str, FileCheckpoint]) -> None:
+
+class ImportState:
+    """The checkpoints of every transcript this archive has imported from.
+
+    The state names the archive file it belongs to (device, inode): when the
+    archive was removed or replaced, its checkpoints describe calls the new
+    archive does not hold, so they are dropped and every transcript is read again.
+    """
+
+    def __init__(self, path: str, files: dict[str, FileCheckpoint], location: ArchiveLocation | None = None) -> None:
         self.path = path
         self.files = files
+        self.location = location
 
     @classmethod
     def load(cls, location: ArchiveLocation) -> ImportState:
         path = state_path(location)
         if not check_private_file(path, narrow=True, label="import state file", missing_ok=True):
-            return cls(path, {})
+            return cls(path, {}, location)
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError as exc:
@@ -85,16 +99,16 @@ class ImportState:
             data = handle.read()
         try:
             obj = orjson.loads(data)
-            if obj.get("version") != STATE_VERSION:
-                # An unknown layout is re-derived, never guessed at.
-                return cls(path, {})
+            if obj.get("version") != STATE_VERSION or obj.get("archive") != _archive_identity(location):
+                # An unknown layout, or checkpoints of another archive file: re-derived, never guessed at.
+                return cls(path, {}, location)
             files = {name: FileCheckpoint.from_json(entry) for name, entry in obj["files"].items()}
         except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
             raise ArchiveError("import state file is corrupt; remove it to re-read every transcript") from None
-        return cls(path, files)
+        return cls(path, files, location)
 
     def save(self) -> None:
-        body = orjson.dumps({"version": STATE_VERSION,
+        body = orjson.dumps({"version": STATE_VERSION, "archive": _archive_identity(self.location),
                              "files": {name: cp.to_json() for name, cp in self.files.items()}})
         tmp = f"{self.path}.tmp{os.getpid()}"
         try:
