@@ -39,8 +39,9 @@ _AGENT_CHOICES = ("pi", "claude-code", "codex", "all")
 
 
 def configure(parser) -> None:
-    parser.add_argument("agent", nargs="?", default="all", choices=_AGENT_CHOICES, help="whose transcripts to read")
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="transcript files or directories")
+    parser.add_argument("targets", nargs="*", metavar="[AGENT] PATH",
+                        help=f"whose transcripts to read ({', '.join(_AGENT_CHOICES)}; default all),"
+                             " then transcript files or directories")
     parser.add_argument("--since", metavar="TIME", help="only transcripts modified since (RFC 3339 or Unix ms)")
     parser.add_argument("--dry-run", action="store_true", help="count only; write nothing")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
@@ -82,9 +83,11 @@ def run(args) -> int:
             raise UsageError(f"--since: {exc}") from None
     if args.settle is not None and not 0 <= args.settle <= 10**7:
         raise UsageError("--settle must be between 0 and 10000000 seconds")
-    agents = AGENTS if args.agent == "all" else (args.agent,)
+    targets = list(args.targets)
+    agent = targets.pop(0) if targets and targets[0] in _AGENT_CHOICES else "all"
+    agents = AGENTS if agent == "all" else (agent,)
     location = resolve_archive(args.archive, os.environ, load().archive_path)
-    options = ImportOptions(agents, tuple(args.paths), since_ms, args.dry_run,
+    options = ImportOptions(agents, tuple(targets), since_ms, args.dry_run,
                             DEFAULT_SETTLE_S if args.settle is None else args.settle)
     progress = _progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
     tally = import_transcripts(location, options, progress=progress)

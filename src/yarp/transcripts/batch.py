@@ -25,7 +25,7 @@ from typing import Any
 
 from .. import operations as ops
 from .._digest import identity_sha256
-from ..codec import MEDIA_TEXT, bytes_payload, canonical_json, json_payload
+from ..codec import MEDIA_TEXT, bytes_payload, json_payload
 from ..errors import UnsafePath, ValidationError
 from ..limits import MAX_IDENTITY_CHARS, MAX_WORKING_DIRECTORY_CHARS
 from ..prepare import Prepared, SnapshotSpec, read_snapshot_file
@@ -168,8 +168,7 @@ def prepare_import_calls(op: ops.ImportCalls) -> Prepared:
     """
     prepared = []
     for c in op.calls:
-        data = canonical_json(c.input)
-        payload = bytes_payload(data, "application/json")
+        payload = json_payload(c.input)
         snaps = [SnapshotSpec("input", "before", payload), SnapshotSpec("input", "after", payload)]
         if c.has_result:
             result = json_payload(c.result)

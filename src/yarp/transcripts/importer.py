@@ -358,8 +358,12 @@ def _import_file(agent: str, path: str, state: ImportState, sender: _Sender, tal
             tally.issue(path, line, "line is longer than the frame limit")
         parser.end_of_read(settled)
         drain()
-        after = os.fstat(fd)
-        if (after.st_dev, after.st_ino) != (ident.device, ident.inode) or after.st_size < reader.offset:
+        try:
+            after = os.lstat(path)  # the path, not our descriptor: was the file replaced meanwhile?
+        except OSError:
+            after = None
+        if after is None or (after.st_dev, after.st_ino) != (ident.device, ident.inode) \
+                or after.st_size < reader.offset:
             tally.files_changed_during_read += 1
             tally.issue(path, 0, "file changed while it was read; it is read again next time")
             return None
