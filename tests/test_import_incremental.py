@@ -230,3 +230,18 @@ def test_all_recognises_each_agent_and_since_selects_files(broker_env, tmp_path)
     finally:
         conn.close()
     assert agents == {"pi": 1, "claude-code": 7, "codex": 4}
+
+
+def test_progress_is_reported_inside_a_large_file(broker_env, tmp_path):  # noqa: F811
+    from yarp.transcripts.importer import ImportOptions, import_transcripts
+
+    path = tmp_path / "s.jsonl"
+    pi_session_file(path, 25_000)
+    set_old_mtime(path)
+    seen = []
+    tally = import_transcripts(broker_env.location, ImportOptions(("pi",), (str(path),)), environ=broker_env.environ,
+                               progress=lambda done, total, t: seen.append((done, total, t.calls_found)))
+    assert tally.calls_new == 25_000
+    assert seen[0] == (0, 1, 0) and seen[-1] == (1, 1, 25_000)
+    # Updates while the one file is read, not only between files.
+    assert any(0 < found < 25_000 for _done, _total, found in seen)

@@ -51,7 +51,8 @@ def configure(parser) -> None:
 
 def _progress(stream):
     def show(done: int, total: int, tally) -> None:
-        stream.write(f"\rimporting: {done}/{total} files, {tally.calls_new} calls imported")
+        stream.write(f"\rimporting: {done}/{total} files, {tally.calls_found} calls read,"
+                     f" {tally.calls_new} imported\x1b[K")
         if done == total:
             stream.write("\n")
         stream.flush()

@@ -35,6 +35,8 @@ DEFAULT_SETTLE_S = 600.0
 BATCH_BYTES = 8 * 1024 * 1024
 #: Seconds allowed per batch request (admission, preparation and commit).
 BATCH_TIMEOUT_S = 120.0
+#: Lines between progress updates inside one large transcript.
+PROGRESS_LINES = 20_000
 #: Minimum seconds between state-file writes while many files complete (and at the end).
 STATE_SAVE_INTERVAL_S = 2.0
 
@@ -255,7 +257,8 @@ def import_transcripts(location: ArchiveLocation, options: ImportOptions, *, env
         for index, (agent, path) in enumerate(files):
             if progress is not None:
                 progress(index, len(files), tally)
-            checkpoint = _import_file(agent, path, state, sender, tally, options, account)
+            tick = (lambda index=index: progress(index, len(files), tally)) if progress is not None else None
+            checkpoint = _import_file(agent, path, state, sender, tally, options, account, tick)
             if checkpoint is not None and not options.dry_run:
                 def apply(path=path, checkpoint=checkpoint) -> None:
                     state.files[path] = checkpoint
@@ -276,7 +279,7 @@ def import_transcripts(location: ArchiveLocation, options: ImportOptions, *, env
 
 
 def _import_file(agent: str, path: str, state: ImportState, sender: _Sender, tally: Tally,
-                 options: ImportOptions, account: str) -> FileCheckpoint | None:
+                 options: ImportOptions, account: str, tick=None) -> FileCheckpoint | None:
     """Read one transcript from its checkpoint; return its new checkpoint, None when it stays."""
     tally.files += 1
     cls = parser_class(agent)
@@ -353,6 +356,8 @@ def _import_file(agent: str, path: str, state: ImportState, sender: _Sender, tal
                 continue
             if parser.ready:
                 drain()
+            if tick is not None and not line % PROGRESS_LINES:
+                tick()
         for line in reader.oversized:
             tally.oversized_lines += 1
             tally.issue(path, line, "line is longer than the frame limit")
