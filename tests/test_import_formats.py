@@ -107,3 +107,28 @@ def test_codex_rollout_uses_complete_output_and_exit_codes(broker_env, tmp_path)
     ref = broker_env.db().execute("SELECT archive_ref FROM tool_calls WHERE source_call_id = 'call_0'").fetchone()[0]
     assert "result_text:4999:4999" in yarp(broker_env, "search", ref, "^4999$").stdout
     assert "archive: ok" in yarp(broker_env, "archive", "verify").stdout
+
+
+def test_codex_bare_era_rollout_with_a_local_shell_call(broker_env, tmp_path):  # noqa: F811
+    from import_fixtures import set_old_mtime, write_lines
+
+    path = tmp_path / "rollout-2025-08-01T10-00-00-bare.jsonl"
+    output = json.dumps({"output": "ls: x: No such file\n", "metadata": {"exit_code": 1, "duration_seconds": 0.1}})
+    action = {"type": "exec", "command": ["ls", "x"], "working_directory": "/home/dev/old", "timeout_ms": 10000}
+    write_lines(path, [
+        {"id": "bare-thread-1", "timestamp": "2025-08-01T10:00:00.000Z", "instructions": None,
+         "git": {"branch": "main"}},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "look"}]},
+        {"type": "local_shell_call", "call_id": "ls_1", "status": "completed", "action": action},
+        {"type": "function_call_output", "call_id": "ls_1", "output": output},
+    ])
+    set_old_mtime(path)
+    summary = import_json(broker_env, "codex", str(path))
+    assert (summary["callsNew"], summary["unknownRecords"], summary["corruptLines"]) == (1, {}, 0)
+    call = calls_by_id(broker_env)["ls_1"]
+    assert (call["session"], call["tool"], call["cwd"], call["is_error"]) == \
+        ("bare-thread-1", "local_shell", "/home/dev/old", 1)
+    assert call["started"] == 1754042400000  # no line times in this era: the session's start
+    assert call["snaps"][("input", "before")] == canonical_json(action)
+    assert call["snaps"][("result", "before")] == canonical_json(output)
