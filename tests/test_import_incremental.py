@@ -245,3 +245,15 @@ def test_progress_is_reported_inside_a_large_file(broker_env, tmp_path):  # noqa
     assert seen[0] == (0, 1, 0) and seen[-1] == (1, 1, 25_000)
     # Updates while the one file is read, not only between files.
     assert any(0 < found < 25_000 for _done, _total, found in seen)
+
+
+def test_pi_sessions_are_discovered_under_home(broker_env, tmp_path):  # noqa: F811
+    home = tmp_path / "home"
+    path = home / ".pi" / "agent" / "sessions" / "--home-dev-app--" / "2026-03-01T10-00-00-000Z_s.jsonl"
+    write_lines(path, [pi_header(), *pi_pair(0), *pi_pair(1)])
+    set_old_mtime(path)
+    proc = subprocess.run([sys.executable, "-m", "yarp", "import", "pi", "--json", "--archive", broker_env.archive],
+                          env=broker_env.with_env(HOME=home, PI_CODING_AGENT_DIR=None), capture_output=True,
+                          text=True, timeout=120, check=True)
+    summary = json.loads(proc.stdout)
+    assert (summary["files"], summary["callsNew"]) == (1, 2)
