@@ -257,3 +257,26 @@ def test_pi_sessions_are_discovered_under_home(broker_env, tmp_path):  # noqa: F
                           text=True, timeout=120, check=True)
     summary = json.loads(proc.stdout)
     assert (summary["files"], summary["callsNew"]) == (1, 2)
+
+
+def test_a_call_the_archive_cannot_hold_is_refused_alone(broker_env, tmp_path):  # noqa: F811
+    path = tmp_path / "s.jsonl"
+    deep: dict = {}
+    node = deep
+    for _ in range(200):
+        node["d"] = {}
+        node = node["d"]
+    bad_number = pi_call("cx", None, "toolu_bignum", 1, "x")
+    bad_number["message"]["content"][0]["arguments"] = {"n": 10**30}
+    bad_depth = pi_call("cy", None, "toolu_deep", 2, "y")
+    bad_depth["message"]["content"][0]["arguments"] = deep
+    write_lines(path, [pi_header(), *pi_pair(0), bad_number, pi_result("rx", "cx", "toolu_bignum", 1, "n"),
+                       *pi_pair(1), bad_depth, pi_result("ry", "cy", "toolu_deep", 2, "d"), *pi_pair(2)])
+    set_old_mtime(path)
+    summary = import_json(broker_env, "pi", str(path))
+    assert (summary["callsNew"], summary["callsRefused"]) == (3, 2)
+    reasons = [issue["reason"] for issue in summary["issues"]]
+    assert any(r.startswith("call toolu_bignum refused") for r in reasons)
+    assert any(r.startswith("call toolu_deep refused") for r in reasons)
+    assert set(call_rows(broker_env)) == {"toolu_00000000", "toolu_00000001", "toolu_00000002"}
+    assert import_json(broker_env, "pi", str(path))["callsNew"] == 0

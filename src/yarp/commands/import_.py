@@ -64,6 +64,7 @@ def summary_line(values: dict, dry_run: bool) -> str:
     verb = "would import" if dry_run else "imported"
     return (f"{verb} {values['callsNew']} calls from {values['files']} files ({values['sessions']} sessions);"
             f" {values['callsAlreadyArchived'] + values['callsImportedBefore']} already archived,"
+            f" {values['callsRefused']} refused,"
             f" {values['callsWithoutResult']} without result, {values['callsWaitingForResult']} waiting,"
             f" {values['resultsWithoutCall']} results without call, {values['corruptLines']} corrupt lines,"
             f" {sum(values['unknownRecords'].values())} unknown records")

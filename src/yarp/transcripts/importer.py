@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 import orjson
 
-from ..errors import ArchiveMissing, YarpError
+from ..errors import ArchiveMissing, DataError, YarpError
 from ..paths import ArchiveLocation
+from ..protocol import decode_json
 from . import batch as wire
 from .discovery import AGENTS, default_roots, guess_agent, transcript_files
 from .parsing import Tally, TranscriptParser
@@ -158,12 +159,7 @@ class _Sender:
                 number, op = item
                 try:
                     if self.error is None:
-                        reply = client.request(op, time.monotonic() + BATCH_TIMEOUT_S)
-                        letters = reply.get("calls", "")
-                        with self.lock:
-                            self.tally.calls_new += letters.count(wire.IMPORTED)
-                            self.tally.calls_existing += letters.count(wire.EXISTING)
-                            self.tally.calls_refused += letters.count(wire.REFUSED)
+                        self._send(client, list(op.calls), op.captured_at_ms)
                         self._acknowledge(number)
                 except BaseException as exc:  # handed to the main thread, which raises it
                     self.error = exc
@@ -171,6 +167,34 @@ class _Sender:
                     self.queue.task_done()
         finally:
             client.close()
+
+    def _send(self, client, calls: list, captured_at_ms: int) -> None:
+        """Send one batch; a batch the broker refuses as invalid is split until the bad calls are alone.
+
+        One call the archive cannot hold (a JSON value canonical JSON refuses,
+        nesting beyond the limit) must not keep every other call of its batch
+        out; it is counted as refused and reported by identity, never content.
+        """
+        op = wire.make_operation(calls, captured_at_ms)
+        try:
+            reply = client.request(op, time.monotonic() + BATCH_TIMEOUT_S)
+        except DataError as exc:
+            if len(calls) > 1:
+                half = len(calls) // 2
+                self._send(client, calls[:half], captured_at_ms)
+                self._send(client, calls[half:], captured_at_ms)
+                return
+            c = calls[0]
+            with self.lock:
+                self.tally.calls_refused += 1
+                self.tally.issue(f"{c.session.agent} session {c.session.source_session_id[:80]}", 0,
+                                 f"call {c.call.source_call_id[:80]} refused: {exc.message}")
+            return
+        letters = reply.get("calls", "")
+        with self.lock:
+            self.tally.calls_new += letters.count(wire.IMPORTED)
+            self.tally.calls_existing += letters.count(wire.EXISTING)
+            self.tally.calls_refused += letters.count(wire.REFUSED)
 
     def _acknowledge(self, number: int) -> None:
         with self.lock:
@@ -334,13 +358,13 @@ def _import_file(agent: str, path: str, state: ImportState, sender: _Sender, tal
                 new_taken.append(cid)
                 sender.add(call)
 
-        loads = orjson.loads
         for _offset, line, raw in reader:
             if not raw.strip():
                 continue
             try:
-                obj = loads(raw)
-            except orjson.JSONDecodeError:
+                # As the broker reads frames: integer literals are never rounded into floats.
+                obj = decode_json(raw, "transcript line")
+            except YarpError:
                 tally.corrupt_lines += 1
                 tally.issue(path, line, "line is not valid JSON")
                 continue
