@@ -38,6 +38,9 @@ VALID = {
     "update_final_result": {"operation": "update_final_result", "session": SESSION, "sourceCallId": "c1",
                             "result": {}, "isError": False, "finishedAtMs": 2},
     "prune_before": {"operation": "prune_before", "timestampMs": 5},
+    "import_calls": {"operation": "import_calls", "capturedAtMs": 2,
+                     "batchId": hashlib.sha256(b"import_calls\x1fpi\x1fme\x1fs1\x1fc1\x1e").hexdigest(),
+                     "calls": [{"session": SESSION, "call": CALL, "input": {"a": 1}}]},
 }
 
 
@@ -202,7 +205,8 @@ def test_replay_policy_refuses_an_unknown_class():
 def test_fixed_sequences():
     assert {t.kind: t.sequence for t in ops.OPERATION_TYPES} == {
         "begin_call": 0, "capture_streams": 1, "capture_passthrough_streams": 1, "result_before": 2,
-        "result_text": 3, "stage_result": 4, "finish_call": 5, "update_final_result": 6, "prune_before": 0}
+        "result_text": 3, "stage_result": 4, "finish_call": 5, "update_final_result": 6, "prune_before": 0,
+        "import_calls": 0}
 
 
 def test_source_key_is_sha256_of_unit_separated_identity():

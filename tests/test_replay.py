@@ -27,6 +27,7 @@ from ingest_helpers import (
     session,
 )
 from yarp import operations as ops
+from yarp.transcripts import batch
 
 
 @pytest.fixture
@@ -71,6 +72,8 @@ SAMPLES = {
     "update_final_result": {"operation": "update_final_result", "session": session(), "sourceCallId": "c",
                             "result": {}, "isError": False, "finishedAtMs": 1},
     "prune_before": prune_before(1),
+    "import_calls": batch.operation_json(batch.make_operation(
+        [batch.ImportedCall(ops.Session("pi", "me", "s"), ops.CallMeta("c", "bash", 1, False), {})], 1)),
 }
 
 

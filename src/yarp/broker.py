@@ -706,7 +706,7 @@ class Broker:
                 env = r.envelope
                 self._remember_sequence(env)
                 vacuum = vacuum or env.kind == "prune_before"
-                _settle(r, protocol.reply_ok(result.archive_ref, result.pruned_calls))
+                _settle(r, protocol.reply_ok(result.archive_ref, result.pruned_calls, result.extra))
             await self._after_commit(vacuum)
             return
 
@@ -798,7 +798,7 @@ class Broker:
         }
 
 
-_FILE_KINDS = frozenset({"capture_streams", "capture_passthrough_streams"})
+_FILE_KINDS = frozenset({"capture_streams", "capture_passthrough_streams", "import_calls"})
 
 
 def _reads_files(env: protocol.Envelope) -> bool:

@@ -38,6 +38,7 @@ COMMANDS: dict[tuple[str, ...], str] = {
     ("hook", "codex"): "hook_codex",
     ("hook", "install"): "hook_install",
     ("hook", "uninstall"): "hook_uninstall",
+    ("import",): "import_",
 }
 
 GROUPS = {

@@ -195,6 +195,22 @@ class PruneBefore(Record):
     sequence = 0
 
 
+class ImportCalls(Record):
+    """A batch of past calls read from agent transcripts (`yarp import`).
+
+    Validated, prepared and applied by `yarp.transcripts.batch`; its source
+    identity is the batch's own (`batch_id`), not one call's.
+    """
+
+    __slots__ = ("batch_id", "calls", "captured_at_ms")
+    batch_id: str
+    calls: tuple
+    captured_at_ms: int
+
+    kind = "import_calls"
+    sequence = 0
+
+
 CaptureOperation = (
     BeginCall
     | CaptureStreams
@@ -205,7 +221,7 @@ CaptureOperation = (
     | FinishCall
     | UpdateFinalResult
 )
-ArchiveOperation = CaptureOperation | PruneBefore
+ArchiveOperation = CaptureOperation | PruneBefore | ImportCalls
 
 #: Every operation type, in sequence order. Tests enumerate this tuple.
 OPERATION_TYPES: tuple[type, ...] = (
@@ -218,6 +234,7 @@ OPERATION_TYPES: tuple[type, ...] = (
     FinishCall,
     UpdateFinalResult,
     PruneBefore,
+    ImportCalls,
 )
 OPERATIONS_BY_KIND: dict[str, type] = {t.kind: t for t in OPERATION_TYPES}
 #: Operations after which a call's recent-sequence cache entry is dropped.
@@ -269,6 +286,8 @@ def replay_policy(operation: ArchiveOperation) -> ReplayPolicy:
             return ReplayPolicy.SAFE_REPLAY
         case PruneBefore():
             return ReplayPolicy.UNKNOWN_ON_DISCONNECT
+        case ImportCalls():
+            return ReplayPolicy.SAFE_REPLAY
     raise TypeError(f"operation type {type(operation).__name__} has no replay policy")
 
 
@@ -279,6 +298,8 @@ def source_identity(operation: ArchiveOperation) -> str:
     """agent␟account␟sourceSessionId␟sourceCallId, or the maintenance identity."""
     if isinstance(operation, PruneBefore):
         return UNIT_SEPARATOR.join(("maintenance", "prune"))
+    if isinstance(operation, ImportCalls):
+        return UNIT_SEPARATOR.join(("import", operation.batch_id))
     s = operation.session
     return UNIT_SEPARATOR.join((s.agent, s.account, s.source_session_id, operation.source_call_id))
 
@@ -471,6 +492,10 @@ def parse_operation(obj: Any) -> ArchiveOperation:
     kind = obj.get("operation")
     if not isinstance(kind, str) or kind not in OPERATIONS_BY_KIND:
         raise ValidationError("unknown operation")
+    if kind == "import_calls":
+        from .transcripts.batch import parse_import_calls
+
+        return parse_import_calls(obj)
     f = _Fields(obj, kind)
     f.used.add("operation")
     op: ArchiveOperation
@@ -532,6 +557,10 @@ def operation_to_json(op: ArchiveOperation) -> dict:
     """The inverse of `parse_operation` (used by clients building envelopes)."""
     if isinstance(op, PruneBefore):
         return {"operation": op.kind, "timestampMs": op.timestamp_ms}
+    if isinstance(op, ImportCalls):
+        from .transcripts.batch import operation_json
+
+        return operation_json(op)
     out: dict[str, Any] = {"operation": op.kind, "session": _session_json(op.session)}
     if isinstance(op, BeginCall):
         c = op.call

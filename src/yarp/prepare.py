@@ -140,6 +140,10 @@ def prepare(op: ops.ArchiveOperation) -> Prepared:
             snaps = _streams(op)
         case ops.PruneBefore():
             snaps = ()
+        case ops.ImportCalls():
+            from .transcripts.batch import prepare_import_calls
+
+            return prepare_import_calls(op)
         case _:
             raise TypeError(type(op).__name__)
     return Prepared(op, snaps)

@@ -34,6 +34,8 @@ class Outcome:
 
     archive_ref: str | None = None
     pruned_calls: int | None = None
+    #: Further reply fields (an import batch's per-call outcomes).
+    extra: dict | None = None
 
 
 @dataclass(slots=True)
@@ -199,6 +201,10 @@ class ArchiveStore:
                 return self._begin_call(op, snaps)
             case ops.PruneBefore():
                 return self._prune(op)
+            case ops.ImportCalls():
+                from .transcripts.batch import apply_import_calls
+
+                return apply_import_calls(self, prepared)
         call = self._find_call(op.session, op.source_call_id)
         match op:
             case ops.ResultBefore() | ops.ResultText() | ops.CaptureStreams() | ops.CapturePassthroughStreams():

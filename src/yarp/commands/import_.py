@@ -1,0 +1,103 @@
+"""`yarp import`: past Pi, Claude Code and Codex sessions into the archive, through the broker."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from ..errors import UsageError
+
+SUMMARY = "import past Pi, Claude Code and Codex tool calls from their transcripts"
+EPILOG = """\
+Agents: pi, claude-code, codex, or all (the default). Without PATHS the usual
+locations are read: ~/.pi/agent/sessions, ~/.claude/projects (or
+$CLAUDE_CONFIG_DIR/projects), $CODEX_HOME/sessions and archived_sessions (else
+~/.codex/...). PATHS may be files or directories.
+
+Imports are incremental: each transcript's checkpoint (identity, size, offset,
+prefix hash, parser version) lives in a private state file next to the archive,
+so a second run reads only what was appended and imports nothing twice. Calls
+already archived (captured live) are left untouched. Calls of a transcript
+written in the last --settle seconds that still wait for their result are kept
+for the next run; older ones are recorded without a result.
+
+--dry-run reads and counts but writes nothing; no output ever shows content.
+Ends with a one-line summary (or one JSON object with --json); a progress line
+is drawn on a terminal.
+
+Exit status: 0, 64 bad usage, 65 bad data, 74 archive or broker unavailable.
+
+Examples:
+  yarp import
+  yarp import pi --dry-run
+  yarp import claude-code ~/.claude/projects/-home-me-src-app --since 2026-01-01T00:00:00Z
+  yarp import all --json
+"""
+
+_AGENT_CHOICES = ("pi", "claude-code", "codex", "all")
+
+
+def configure(parser) -> None:
+    parser.add_argument("targets", nargs="*", metavar="[AGENT] PATH",
+                        help=f"whose transcripts to read ({', '.join(_AGENT_CHOICES)}; default all),"
+                             " then transcript files or directories")
+    parser.add_argument("--since", metavar="TIME", help="only transcripts modified since (RFC 3339 or Unix ms)")
+    parser.add_argument("--dry-run", action="store_true", help="count only; write nothing")
+    parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    parser.add_argument("--settle", type=float, default=None, metavar="SECONDS",
+                        help="idle time after which calls without a result are recorded as such (default 600)")
+
+
+def _progress(stream):
+    def show(done: int, total: int, tally) -> None:
+        stream.write(f"\rimporting: {done}/{total} files, {tally.calls_found} calls read,"
+                     f" {tally.calls_new} imported\x1b[K")
+        if done == total:
+            stream.write("\n")
+        stream.flush()
+
+    return show
+
+
+def summary_line(values: dict, dry_run: bool) -> str:
+    verb = "would import" if dry_run else "imported"
+    return (f"{verb} {values['callsNew']} calls from {values['files']} files ({values['sessions']} sessions);"
+            f" {values['callsAlreadyArchived'] + values['callsImportedBefore']} already archived,"
+            f" {values['callsRefused']} refused,"
+            f" {values['callsWithoutResult']} without result, {values['callsWaitingForResult']} waiting,"
+            f" {values['resultsWithoutCall']} results without call, {values['corruptLines']} corrupt lines,"
+            f" {sum(values['unknownRecords'].values())} unknown records")
+
+
+def run(args) -> int:
+    from ..commands.search import parse_time_ms
+    from ..config import load
+    from ..paths import resolve_archive
+    from ..transcripts.discovery import AGENTS
+    from ..transcripts.importer import DEFAULT_SETTLE_S, ImportOptions, import_transcripts
+
+    since_ms = None
+    if args.since is not None:
+        try:
+            since_ms = parse_time_ms(args.since)
+        except Exception as exc:
+            raise UsageError(f"--since: {exc}") from None
+    if args.settle is not None and not 0 <= args.settle <= 10**7:
+        raise UsageError("--settle must be between 0 and 10000000 seconds")
+    targets = list(args.targets)
+    agent = targets.pop(0) if targets and targets[0] in _AGENT_CHOICES else "all"
+    agents = AGENTS if agent == "all" else (agent,)
+    location = resolve_archive(args.archive, os.environ, load().archive_path)
+    options = ImportOptions(agents, tuple(targets), since_ms, args.dry_run,
+                            DEFAULT_SETTLE_S if args.settle is None else args.settle)
+    progress = _progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
+    tally = import_transcripts(location, options, progress=progress)
+    values = tally.to_json()
+    if args.json:
+        sys.stdout.write(json.dumps(values) + "\n")
+    else:
+        for issue in values["issues"]:
+            sys.stderr.write(f"yarp import: {issue['file']}:{issue['line']}: {issue['reason']}\n")
+        sys.stdout.write(summary_line(values, args.dry_run) + "\n")
+    return 0

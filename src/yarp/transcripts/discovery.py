@@ -1,0 +1,73 @@
+"""Where each agent keeps its transcripts, and the files to read under a root.
+
+Defaults: Pi `~/.pi/agent/sessions` (`PI_CODING_AGENT_DIR`/sessions when set),
+Claude Code `~/.claude/projects` (`CLAUDE_CONFIG_DIR`/projects when set),
+Codex `$CODEX_HOME/sessions` and `archived_sessions` (else `~/.codex/...`).
+Only regular `*.jsonl` files are taken; symbolic links are never followed, so
+a root cannot lead the importer outside itself.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+AGENTS = ("pi", "claude-code", "codex")
+
+
+def default_roots(agent: str, environ=os.environ) -> list[str]:
+    home = environ.get("HOME") or os.path.expanduser("~")
+    if agent == "pi":
+        base = environ.get("PI_CODING_AGENT_DIR") or os.path.join(home, ".pi", "agent")
+        return [os.path.join(base, "sessions")]
+    if agent == "claude-code":
+        base = environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
+        return [os.path.join(base, "projects")]
+    if agent == "codex":
+        base = environ.get("CODEX_HOME") or os.path.join(home, ".codex")
+        return [os.path.join(base, "sessions"), os.path.join(base, "archived_sessions")]
+    raise ValueError(agent)
+
+
+def transcript_files(root: str):
+    """Every regular `*.jsonl` file under `root` (or `root` itself), sorted, links not followed."""
+    try:
+        st = os.lstat(root)
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode):
+        yield os.path.abspath(root)
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        return
+    stack = [os.path.abspath(root)]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name, reverse=True)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif entry.is_file(follow_symlinks=False) and entry.name.endswith(".jsonl"):
+                    yield entry.path
+            except OSError:
+                continue
+
+
+def guess_agent(path: str) -> str | None:
+    """The agent whose transcript `path` is, from its first line (for `all` with explicit paths)."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(64 * 1024)
+    except OSError:
+        return None
+    if b'"type":"session"' in first.replace(b" ", b""):
+        return "pi"
+    if b'"session_meta"' in first or (b'"instructions"' in first and b'"type"' not in first):
+        return "codex"
+    if b'"sessionId"' in first or b'"leafUuid"' in first or b'"type"' in first:
+        return "claude-code"
+    return None
