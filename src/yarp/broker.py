@@ -43,6 +43,7 @@ from . import protocol
 from .errors import (
     ArchiveBusy,
     BrokerError,
+    ContractViolation,
     DeadlineExceeded,
     FrameError,
     ShuttingDown,
@@ -90,7 +91,10 @@ _PEERCRED = struct.Struct("3i")
 
 def prepare_request(operation_obj: dict, source_key: str, operation_id: str) -> Prepared:
     """Pool work: validate the operation, prove its identities, prepare payloads."""
-    operation = ops.parse_operation(operation_obj)
+    try:
+        operation = ops.parse_operation(operation_obj)
+    except ValidationError as exc:
+        raise ContractViolation(exc.message) from None
     if ops.source_key(operation) != source_key:
         raise ValidationError("envelope source key does not match the operation")
     if ops.operation_id(operation) != operation_id:

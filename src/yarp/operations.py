@@ -275,26 +275,50 @@ def replay_policy(operation: ArchiveOperation) -> ReplayPolicy:
 # --- Identities ------------------------------------------------------------------
 
 
+MAINTENANCE_IDENTITY = UNIT_SEPARATOR.join(("maintenance", "prune"))
+
+
+def _sha256_hex(text: str) -> str:
+    return identity_sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def source_identity(operation: ArchiveOperation) -> str:
     """agent␟account␟sourceSessionId␟sourceCallId, or the maintenance identity."""
     if isinstance(operation, PruneBefore):
-        return UNIT_SEPARATOR.join(("maintenance", "prune"))
+        return MAINTENANCE_IDENTITY
     s = operation.session
     return UNIT_SEPARATOR.join((s.agent, s.account, s.source_session_id, operation.source_call_id))
 
 
 def source_key(operation: ArchiveOperation) -> str:
     """The ordering key: SHA-256 hex of the source identity (raw ids never routed)."""
-    return identity_sha256(source_identity(operation).encode("utf-8", "surrogatepass")).hexdigest()
+    return _sha256_hex(source_identity(operation))
 
 
 def operation_id(operation: ArchiveOperation) -> str:
     """The stable operation identity: SHA-256 of the source identity and operation kind."""
     if isinstance(operation, PruneBefore):
-        material = f"{source_identity(operation)}{UNIT_SEPARATOR}{operation.timestamp_ms}"
-    else:
-        material = f"{source_identity(operation)}{UNIT_SEPARATOR}{operation.kind}"
-    return identity_sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
+        return prune_operation_id(operation.timestamp_ms)
+    return _sha256_hex(f"{source_identity(operation)}{UNIT_SEPARATOR}{operation.kind}")
+
+
+def identities(ids: tuple[str, str, str, str], kind: str) -> tuple[str, str]:
+    """(operation identity, source key) of a capture operation from its four source ids.
+
+    The same digests as `operation_id` and `source_key`, for a caller that has
+    the ids but no parsed operation (the ingest relay, the broker's request path).
+    """
+    identity = UNIT_SEPARATOR.join(ids)
+    return _sha256_hex(f"{identity}{UNIT_SEPARATOR}{kind}"), _sha256_hex(identity)
+
+
+def prune_operation_id(timestamp_ms: int) -> str:
+    return _sha256_hex(f"{MAINTENANCE_IDENTITY}{UNIT_SEPARATOR}{timestamp_ms}")
+
+
+MAINTENANCE_SOURCE_KEY = _sha256_hex(MAINTENANCE_IDENTITY)
+#: Each operation kind's replay policy, read off `replay_policy` (the one place that decides).
+REPLAY_BY_KIND: dict[str, ReplayPolicy] = {t.kind: replay_policy(object.__new__(t)) for t in OPERATION_TYPES}
 
 
 # --- JSON -> operation --------------------------------------------------------------

@@ -46,8 +46,8 @@ from __future__ import annotations
 from . import operations as ops
 from ._record import Record
 from ._version import __version__
-from .errors import FrameError, HandshakeMismatch, ValidationError, YarpError, bounded_text
-from .limits import MAX_CORRELATION_ID_CHARS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
+from .errors import FrameError, FrameTooLarge, HandshakeMismatch, ValidationError, YarpError, bounded_text
+from .limits import MAX_CORRELATION_ID_CHARS, MAX_DEADLINE_MS, MAX_FRAME_BYTES, MIN_DEADLINE_MS
 
 # typing costs milliseconds on `yarp run`'s path and is needed by annotations only.
 TYPE_CHECKING = False
@@ -251,24 +251,65 @@ class Control(Record):
     control: str
 
 
-def envelope(operation: ops.ArchiveOperation, correlation_id: str, deadline_ms: int) -> bytes:
-    """Encode one request envelope for `operation` (client side).
+class Outgoing(Record):
+    """One operation, encoded once for sending (client side).
+
+    `body` is the operation's JSON exactly as it goes on the wire; `routing`
+    the envelope fields derived from it (operation identity, source key,
+    sequence). A send, and every replay of it, splices these unchanged bytes
+    into a fresh envelope header: only the connection's correlation id and
+    the remaining deadline differ between attempts.
+    """
+
+    __slots__ = ("kind", "policy", "routing", "body")
+    kind: str
+    policy: ops.ReplayPolicy
+    routing: bytes
+    body: bytes
+
+
+_HEAD = b'{"schema":"' + SCHEMA.encode() + b'","correlationId":"'
+_OPERATION_FIELD = b',"operation":'
+
+
+def routing(operation_id: str, source_key: str, sequence: int) -> bytes:
+    """The envelope's middle: identity, key, sequence, up to the deadline's value.
+
+    Every value is lowercase hex or a small integer, so nothing needs escaping.
+    """
+    return (f'","operationId":"{operation_id}","sourceKey":"{source_key}","sequence":{sequence}'
+            ',"deadlineMs":').encode("ascii")
+
+
+def outgoing(operation: ops.ArchiveOperation) -> Outgoing:
+    """Encode `operation` once, with its routing fields.
 
     Raises `ValidationError` for a value JSON cannot carry (NaN, a lone
     surrogate); integers of any size travel exactly and the broker refuses
     those canonical JSON cannot store.
     """
-    return _client_dumps(
-        {
-            "schema": SCHEMA,
-            "correlationId": correlation_id,
-            "operationId": ops.operation_id(operation),
-            "sourceKey": ops.source_key(operation),
-            "sequence": operation.sequence,
-            "deadlineMs": deadline_ms,
-            "operation": ops.operation_to_json(operation),
-        }
-    )
+    return Outgoing(operation.kind, ops.replay_policy(operation),
+                    routing(ops.operation_id(operation), ops.source_key(operation), operation.sequence),
+                    _client_dumps(ops.operation_to_json(operation)))
+
+
+def envelope_frame(out: Outgoing, correlation_id: str, deadline_ms: int) -> bytes:
+    """The whole wire frame (length header included) of one envelope carrying `out`.
+
+    One join: the operation's bytes are copied once, straight into the frame.
+    """
+    tail = b"%d" % deadline_ms
+    size = (len(_HEAD) + len(correlation_id) + len(out.routing) + len(tail) + len(_OPERATION_FIELD)
+            + len(out.body) + 1)
+    if size > MAX_FRAME_BYTES:
+        raise FrameTooLarge(size, MAX_FRAME_BYTES)
+    return b"".join((size.to_bytes(8, "big"), _HEAD, correlation_id.encode("ascii"), out.routing, tail,
+                     _OPERATION_FIELD, out.body, b"}"))
+
+
+def envelope(operation: ops.ArchiveOperation, correlation_id: str, deadline_ms: int) -> bytes:
+    """Encode one request envelope for `operation` (client side), without the frame header."""
+    return envelope_frame(outgoing(operation), correlation_id, deadline_ms)[8:]
 
 
 def control(correlation_id: str, name: str) -> bytes:
