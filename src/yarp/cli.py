@@ -130,9 +130,11 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"unknown command: {bounded_text(' '.join(argv[:2]), 80)} (see 'yarp --help')")
         path, rest = matched
         module = load_command(path)
-        if path == ("run",):
-            # The runner wraps every agent shell command: skip argparse when we can.
-            status = module.run_fast(rest)
+        run_fast = getattr(module, "run_fast", None)
+        if run_fast is not None:
+            # The runner and the ingest bridge start for every tool call or
+            # session: they skip argparse when they can.
+            status = run_fast(rest)
             if status is not None:
                 return status
         parser = build_parser(path, module)

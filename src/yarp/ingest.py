@@ -9,7 +9,9 @@ The bridge checks only what it owns — frame bounds, ``requestId``,
 ``schemaVersion``, ``begin_call``'s ``deadlineAtMs``, and the identity of the
 stream and source files a request names (which only this process can see as
 the adapter left them) — and forwards the adapter's operation otherwise
-unchanged: one orjson decode, one orjson encode. The broker is the only
+unchanged: one decode, one encode, both in C (`_json`, as every short-lived
+client does: importing orjson alone costs a bridge more start-up CPU than
+all its other work, see `yarp.protocol`). The broker is the only
 validator of the operation; a contract violation comes back with its own code
 (`ContractViolation`) and ends the bridge with 74 as before. `yarp.client`
 owns reconnect and replay, and a replay re-sends the exact forwarded bytes.
@@ -33,8 +35,6 @@ import os
 import sys
 import time
 
-import orjson
-
 from . import operations as ops
 from .client import BrokerClient
 from .errors import (
@@ -52,7 +52,7 @@ from .errors import (
 from .fastframe import FrameSplitter
 from .limits import DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MAX_FRAME_BYTES
 from .paths import ArchiveLocation
-from .protocol import Outgoing, routing
+from .protocol import Outgoing, client_dumps, client_loads, routing
 
 SCHEMA_VERSION = 1
 #: Time allowed to reach (or start) the broker before any input is read.
@@ -70,10 +70,6 @@ _FILE_FIELDS = {
     "capture_passthrough_streams": ("stdoutPath", "stderrPath"),
     "result_before": ("fullOutputPath",),
 }
-#: A run of 20 digits may be an integer beyond 64 bits, which orjson would round
-#: into a float (see `yarp.protocol.decode_json`): such a frame is relayed exactly.
-_DIGITS_ONLY = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
-_TWENTY_DIGITS = b"0" * 20
 #: Routing for an operation whose identity fields are not all strings: the
 #: broker refuses the operation itself (a contract violation) before it
 #: looks at the envelope's identities.
@@ -167,29 +163,18 @@ def _declare_files(obj: dict, names: tuple[str, ...]) -> None:
 
 
 def _decode(frame: bytes) -> object:
+    """The C scanner `json` runs on: integers stay exact, NaN and Infinity are refused."""
     try:
-        value = orjson.loads(frame)
-    except orjson.JSONDecodeError:
-        raise BridgeExit(FrameError("request frame is not valid UTF-8 JSON")) from None
-    if _TWENTY_DIGITS in frame.translate(_DIGITS_ONLY):
-        from .protocol import decode_json
-
-        try:
-            return decode_json(frame, "request frame")
-        except YarpError as exc:
-            raise BridgeExit(exc) from None
-    return value
+        return client_loads(frame, "request frame")
+    except YarpError as exc:
+        raise BridgeExit(exc) from None
 
 
 def _encode(operation: dict) -> bytes:
     try:
-        return orjson.dumps(operation)
-    except TypeError:
-        # An integer beyond 64 bits (decoded exactly above): the standard
-        # encoder writes it as it was; the broker decides whether it may be stored.
-        import json
-
-        return json.dumps(operation, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+        return client_dumps(operation)
+    except ValidationError as exc:  # a lone surrogate: not UTF-8, cannot be forwarded
+        raise BridgeExit(exc) from None
 
 
 def parse_request(frame: bytes, now_ms: int) -> IngestRequest:
@@ -255,7 +240,7 @@ def ack(request_id: int, reply: dict | None = None, error: str | None = None, ki
             body["prunedCalls"] = reply["prunedCalls"]
     if error is not None:
         body["error"] = error
-    return orjson.dumps(body) + b"\n"
+    return client_dumps(body) + b"\n"
 
 
 class Bridge:
@@ -334,8 +319,8 @@ _FATAL = (BrokerUnavailable, DeadlineExceeded, HandshakeMismatch)
 
 def _peek_request_id(frame: bytes) -> int | None:
     try:
-        obj = orjson.loads(frame)
-    except orjson.JSONDecodeError:
+        obj = client_loads(frame, "request frame")
+    except YarpError:
         return None
     if isinstance(obj, dict):
         rid = obj.get("requestId")

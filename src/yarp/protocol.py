@@ -143,7 +143,11 @@ def _client_loads(frame: bytes, what: str) -> Any:
         if _scan_once is not None:
             try:
                 value, end = _scan_once(text, 0)
-            except StopIteration:
+            except (StopIteration, ValueError, SystemError):
+                # Not JSON. The accelerator reports its errors through the
+                # `json` package; before that is imported it may fail without
+                # a proper exception (SystemError). Either way the full parser
+                # below gives the answer.
                 end = -1
             if end == len(text):
                 return value
@@ -153,6 +157,12 @@ def _client_loads(frame: bytes, what: str) -> Any:
         return json.loads(text)
     except (ValueError, RecursionError):
         raise FrameError(f"{what} is not valid UTF-8 JSON") from None
+
+
+#: The client side's codec, for other short-lived processes (the ingest relay):
+#: exact integers, compact output, no orjson import.
+client_dumps = _client_dumps
+client_loads = _client_loads
 
 
 def decode_json(frame: bytes, what: str) -> Any:
