@@ -409,8 +409,12 @@ def ingest_frame(op, request_id: int) -> bytes:
     return len(body).to_bytes(8, "big") + body
 
 
+#: How an installed `yarp` console script starts (`-m` would add runpy's own imports).
+CONSOLE_SCRIPT = ("-c", "import sys; from yarp.cli import main; sys.exit(main())")
+
+
 def bridge_command(env: Env) -> list[str]:
-    return [sys.executable, "-m", "yarp", "archive", "ingest", "--archive", env.location.path]
+    return [sys.executable, *CONSOLE_SCRIPT, "archive", "ingest", "--archive", env.location.path]
 
 
 def _proc_cpu(pid: int) -> float:
@@ -747,6 +751,11 @@ def main(argv=None) -> int:
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="extra broker environment")
     ap.add_argument("--json", help="write all results to this file")
     args = ap.parse_args(argv)
+    # Measure what an installed package runs: byte-compiled modules, whatever
+    # PYTHONDONTWRITEBYTECODE says (it would make every child compile every module).
+    import compileall
+
+    compileall.compile_dir(os.path.join(os.path.dirname(HERE), "src"), quiet=1)
     for item in args.env:
         key, _, value = item.partition("=")
         EXTRA_ENV[key] = value
