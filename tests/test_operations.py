@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import importlib
 import json
 from dataclasses import dataclass
 
@@ -11,8 +12,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from yarp import _compat, validate
 from yarp import operations as ops
-from yarp.errors import ValidationError
+from yarp.errors import ContractViolation, ValidationError
 from yarp.limits import MAX_IDENTITY_CHARS, MAX_JSON_DEPTH, MAX_NAME_CHARS, MAX_WORKING_DIRECTORY_CHARS
 
 SESSION = {"agent": "pi", "account": "me", "sourceSessionId": "s1"}
@@ -39,6 +41,43 @@ VALID = {
                             "result": {}, "isError": False, "finishedAtMs": 2},
     "prune_before": {"operation": "prune_before", "timestampMs": 5},
 }
+
+
+@pytest.fixture(autouse=True, params=["c", "py"])
+def validator(request, monkeypatch):
+    """Every test here runs against the compiled validator (`c`) and its pure-Python twin (`py`).
+
+    `ops.parse_operation` looks the validator up in `yarp.validate` on each
+    call, so replacing it there routes every parse through the chosen one.
+    """
+    if request.param == "c" and _compat.NO_EXTENSIONS:
+        pytest.skip("YARP_NO_EXTENSIONS is set")
+    impl = importlib.import_module("yarp._validate" if request.param == "c" else "yarp._validate_py")
+    assert impl.IMPLEMENTATION == request.param
+    monkeypatch.setattr(validate, "parse_operation", impl.parse_operation)
+    return impl
+
+
+def test_the_compiled_validator_is_loaded_in_a_normal_install():
+    if _compat.NO_EXTENSIONS:
+        pytest.skip("YARP_NO_EXTENSIONS is set")
+    assert validate.IMPLEMENTATION == "c"
+
+
+def test_a_malformed_operation_in_an_envelope_is_a_contract_violation(validator):
+    from yarp import protocol
+
+    op = ops.parse_operation(VALID["result_text"])
+    frame = protocol.envelope(op, "c-test", 1000)
+    env = validator.parse_envelope(frame, "c-test")
+    assert validator.check_operation(env) == op
+    bad = validator.parse_envelope(frame.replace(b'"text":"t"', b'"text":7'), "c-test")
+    with pytest.raises(ContractViolation, match=r"result_text\.text must be a string"):
+        validator.check_operation(bad)
+    other = validator.parse_envelope(frame.replace(b'"sourceCallId":"c1"', b'"sourceCallId":"c2"'), "c-test")
+    with pytest.raises(ValidationError, match="source key does not match") as caught:
+        validator.check_operation(other)
+    assert not isinstance(caught.value, ContractViolation)
 
 
 def test_valid_examples_cover_every_operation_and_round_trip():

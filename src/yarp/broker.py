@@ -43,7 +43,6 @@ from . import protocol
 from .errors import (
     ArchiveBusy,
     BrokerError,
-    ContractViolation,
     DeadlineExceeded,
     FrameError,
     ShuttingDown,
@@ -80,6 +79,7 @@ from .runtime import (
     try_lock,
 )
 from .sqlite import map_error
+from .validate import check_operation, parse_envelope
 from .store import ArchiveStore
 
 IDLE_ENV = "YARP_BROKER_IDLE_MS"
@@ -89,17 +89,9 @@ INLINE_ENV = "YARP_BROKER_INLINE_BYTES"
 _PEERCRED = struct.Struct("3i")
 
 
-def prepare_request(operation_obj: dict, source_key: str, operation_id: str) -> Prepared:
-    """Pool work: validate the operation, prove its identities, prepare payloads."""
-    try:
-        operation = ops.parse_operation(operation_obj)
-    except ValidationError as exc:
-        raise ContractViolation(exc.message) from None
-    if ops.source_key(operation) != source_key:
-        raise ValidationError("envelope source key does not match the operation")
-    if ops.operation_id(operation) != operation_id:
-        raise ValidationError("envelope operation identity does not match the operation")
-    return prepare(operation)
+def prepare_request(env: protocol.Envelope) -> Prepared:
+    """Validate the envelope's operation, prove its identities, prepare its payloads (pool or loop)."""
+    return prepare(check_operation(env))
 
 
 @dataclass(eq=False)
@@ -499,7 +491,7 @@ class Broker:
         client with nothing admitted gets here, so replies stay in order.
         """
         try:
-            env = protocol.parse_envelope(protocol.decode_json(frame, "envelope"), client.correlation_id)
+            env = parse_envelope(frame, client.correlation_id)
         except YarpError:
             return False
         if not isinstance(env, protocol.Control):
@@ -548,9 +540,8 @@ class Broker:
         self._release(request)
 
     async def _process(self, request: Request, frame: bytes) -> bytes:
-        obj = protocol.decode_json(frame, "envelope")
+        env = parse_envelope(frame, request.conn.correlation_id)
         del frame
-        env = protocol.parse_envelope(obj, request.conn.correlation_id)
         if isinstance(env, protocol.Control):
             return protocol.reply_ok(extra={"status": self.status()})
         request.envelope = env
@@ -575,13 +566,13 @@ class Broker:
             # Small requests are prepared on the loop: a pool hop costs more
             # than the work, and the GIL serialises pure-Python work anyway
             # (measurements: docs/decisions.md, "Broker preparation pool").
-            request.prepared = prepare_request(env.operation, env.source_key, env.operation_id)
+            request.prepared = prepare_request(env)
             self._enqueue(request)
             return await self._wait_done(request)
         self.preparing += 1
         try:
             request.prepared = await asyncio.wait_for(
-                self.loop.run_in_executor(self._pool, prepare_request, env.operation, env.source_key, env.operation_id),
+                self.loop.run_in_executor(self._pool, prepare_request, env),
                 timeout=max(0.0, request.deadline - self.loop.time()),
             )
         except asyncio.TimeoutError:

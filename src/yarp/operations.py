@@ -13,13 +13,6 @@ from __future__ import annotations
 
 from ._digest import identity_sha256
 from ._record import Record
-from .errors import ValidationError
-from .limits import (
-    MAX_IDENTITY_CHARS,
-    MAX_JSON_DEPTH,
-    MAX_NAME_CHARS,
-    MAX_WORKING_DIRECTORY_CHARS,
-)
 
 # typing costs milliseconds on `yarp run`'s path and is needed by annotations only.
 TYPE_CHECKING = False
@@ -323,217 +316,17 @@ REPLAY_BY_KIND: dict[str, ReplayPolicy] = {t.kind: replay_policy(object.__new__(
 
 # --- JSON -> operation --------------------------------------------------------------
 
-_MISSING = object()
-
-
-class _Fields:
-    """Strict reader over one JSON object: typed getters, unknown fields rejected."""
-
-    def __init__(self, obj: Any, where: str, *, tolerate_unknown: bool = False) -> None:
-        if not isinstance(obj, dict):
-            raise ValidationError(f"{where} must be a JSON object")
-        self.obj = obj
-        self.where = where
-        self.used: set[str] = set()
-        self.tolerate_unknown = tolerate_unknown
-
-    def _get(self, name: str, required: bool) -> Any:
-        self.used.add(name)
-        value = self.obj.get(name, _MISSING)
-        if value is _MISSING or value is None:
-            # Optional fields may be absent or null; a required one may be neither.
-            if required:
-                raise ValidationError(f"{self.where}.{name} is required")
-            return None
-        return value
-
-    def text(self, name: str, limit: int, *, required: bool = True, allow_empty: bool = False) -> str | None:
-        value = self._get(name, required)
-        if value is None:
-            return None
-        if not isinstance(value, str):
-            raise ValidationError(f"{self.where}.{name} must be a string")
-        if len(value) > limit:
-            raise ValidationError(f"{self.where}.{name} is longer than {limit} characters")
-        if not value and not allow_empty:
-            raise ValidationError(f"{self.where}.{name} must not be empty")
-        _check_scalar_text(value, f"{self.where}.{name}")
-        return value
-
-    def any_text(self, name: str) -> str:
-        value = self._get(name, True)
-        if not isinstance(value, str):
-            raise ValidationError(f"{self.where}.{name} must be a string")
-        _check_scalar_text(value, f"{self.where}.{name}")
-        return value
-
-    def time_ms(self, name: str, *, required: bool = True) -> int | None:
-        value = self._get(name, required)
-        if value is None:
-            return None
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_TIME_MS:
-            raise ValidationError(f"{self.where}.{name} must be a non-negative integer of milliseconds")
-        return value
-
-    def flag(self, name: str) -> bool:
-        value = self._get(name, True)
-        if not isinstance(value, bool):
-            raise ValidationError(f"{self.where}.{name} must be a boolean")
-        return value
-
-    def json(self, name: str) -> Any:
-        self.used.add(name)
-        if name not in self.obj:
-            raise ValidationError(f"{self.where}.{name} is required")
-        value = self.obj[name]
-        if _too_deep(value, MAX_JSON_DEPTH):
-            raise ValidationError(f"{self.where}.{name} is nested deeper than {MAX_JSON_DEPTH} levels")
-        return value
-
-    def choice(self, name: str, allowed: tuple[str, ...]) -> str:
-        value = self._get(name, True)
-        if value not in allowed:
-            raise ValidationError(f"{self.where}.{name} must be one of {', '.join(allowed)}")
-        return value
-
-    def finish(self) -> None:
-        if self.tolerate_unknown:
-            return
-        unknown = set(self.obj) - self.used
-        if unknown:
-            names = ", ".join(sorted(_bounded_name(n) for n in unknown)[:5])
-            raise ValidationError(f"{self.where} has unknown field(s): {names}")
-
-
-def _too_deep(value: Any, limit: int) -> bool:
-    """Whether a JSON value nests containers more than `limit` levels (level by level: no recursion).
-
-    Only containers are carried to the next level, so a wide object of
-    scalars (the common tool input) costs one pass over its values.
-    """
-    level = [value] if isinstance(value, (dict, list)) else []
-    depth = 1
-    while level:
-        if depth > limit:
-            return True
-        deeper = []
-        for item in level:
-            for child in item.values() if isinstance(item, dict) else item:
-                if isinstance(child, (dict, list)):
-                    deeper.append(child)
-        level = deeper
-        depth += 1
-    return False
-
-
-def _bounded_name(name: str) -> str:
-    return name[:40] if name.isprintable() else "<non-printable>"
-
-
-def _check_scalar_text(value: str, where: str) -> None:
-    # Lone surrogates cannot be stored as UTF-8; refuse them at the boundary.
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValidationError(f"{where} is not valid Unicode text") from None
-
-
-def _session(obj: Any) -> Session:
-    f = _Fields(obj, "session", tolerate_unknown=True)
-    return Session(
-        agent=f.text("agent", MAX_NAME_CHARS),
-        account=f.text("account", MAX_IDENTITY_CHARS),
-        source_session_id=f.text("sourceSessionId", MAX_IDENTITY_CHARS),
-        started_at_ms=f.time_ms("startedAtMs", required=False),
-    )
-
-
-def _call(obj: Any) -> CallMeta:
-    f = _Fields(obj, "call", tolerate_unknown=True)
-    return CallMeta(
-        source_call_id=f.text("sourceCallId", MAX_IDENTITY_CHARS),
-        tool_name=f.text("toolName", MAX_NAME_CHARS),
-        provider=f.text("provider", MAX_NAME_CHARS, required=False),
-        model=f.text("model", MAX_NAME_CHARS, required=False),
-        working_directory=f.text("workingDirectory", MAX_WORKING_DIRECTORY_CHARS, required=False),
-        started_at_ms=f.time_ms("startedAtMs"),
-        requires_streams=f.flag("requiresStreams"),
-    )
-
-
-def _stream_file(f: _Fields, name: str, *, required: bool = True) -> StreamFile | None:
-    """A path string (ingest form) or {path, device, inode, size} (runner form)."""
-    f.used.add(name)
-    value = f.obj.get(name)
-    if value is None:
-        if required:
-            raise ValidationError(f"{f.where}.{name} is required")
-        return None
-    if isinstance(value, str):
-        sub_path = value
-        device = inode = size = None
-    else:
-        g = _Fields(value, f"{f.where}.{name}")
-        sub_path = g.text("path", MAX_WORKING_DIRECTORY_CHARS)
-        device, inode, size = (g.time_ms(k, required=False) for k in ("device", "inode", "size"))
-        g.finish()
-    if not isinstance(sub_path, str) or not sub_path.startswith("/") or "\x00" in sub_path:
-        raise ValidationError(f"{f.where}.{name} must be an absolute path")
-    if len(sub_path) > MAX_WORKING_DIRECTORY_CHARS:
-        raise ValidationError(f"{f.where}.{name} is too long")
-    return StreamFile(sub_path, device, inode, size)
-
-
-def _call_target(f: _Fields) -> tuple[Session, str]:
-    return _session(f.json("session")), f.text("sourceCallId", MAX_IDENTITY_CHARS)
-
 
 def parse_operation(obj: Any) -> ArchiveOperation:
-    """Validate one operation object (without requestId/schemaVersion) strictly."""
-    if not isinstance(obj, dict):
-        raise ValidationError("operation must be a JSON object")
-    kind = obj.get("operation")
-    if not isinstance(kind, str) or kind not in OPERATIONS_BY_KIND:
-        raise ValidationError("unknown operation")
-    f = _Fields(obj, kind)
-    f.used.add("operation")
-    op: ArchiveOperation
-    if kind == "begin_call":
-        op = BeginCall(
-            session=_session(f.json("session")),
-            call=_call(f.json("call")),
-            input_before=f.json("inputBefore"),
-            input_after=f.json("inputAfter"),
-            captured_at_ms=f.time_ms("capturedAtMs"),
-            deadline_at_ms=f.time_ms("deadlineAtMs", required=False),
-        )
-    elif kind == "prune_before":
-        op = PruneBefore(timestamp_ms=f.time_ms("timestampMs"))
-    else:
-        session, call_id = _call_target(f)
-        if kind == "result_before":
-            op = ResultBefore(session, call_id, f.json("result"), f.time_ms("capturedAtMs"),
-                              _stream_file(f, "fullOutputPath", required=False))
-        elif kind == "result_text":
-            op = ResultText(session, call_id, f.any_text("text"),
-                            f.choice("sourceCompleteness", COMPLETENESS), f.time_ms("capturedAtMs"))
-        elif kind == "stage_result":
-            op = StageResult(session, call_id, f.json("result"), f.flag("isError"), f.time_ms("capturedAtMs"))
-        elif kind == "finish_call":
-            op = FinishCall(session, call_id, f.json("result"), f.flag("isError"),
-                            f.flag("requirePreResult"), f.time_ms("finishedAtMs"))
-        elif kind == "update_final_result":
-            op = UpdateFinalResult(session, call_id, f.json("result"), f.flag("isError"),
-                                   f.time_ms("finishedAtMs"))
-        elif kind == "capture_streams":
-            op = CaptureStreams(session, call_id, f.time_ms("capturedAtMs"),
-                                *(_stream_file(f, n) for n in ("stdoutBeforePath", "stderrBeforePath",
-                                                               "stdoutAfterPath", "stderrAfterPath")))
-        else:
-            op = CapturePassthroughStreams(session, call_id, f.time_ms("capturedAtMs"),
-                                           _stream_file(f, "stdoutPath"), _stream_file(f, "stderrPath"))
-    f.finish()
-    return op
+    """Validate one operation object (without requestId/schemaVersion) strictly.
+
+    The validator lives in `yarp.validate` (compiled, with a pure-Python
+    twin), loaded on first use: `yarp run` builds its operations itself and
+    never pays for it.
+    """
+    from .validate import parse_operation as validate
+
+    return validate(obj)
 
 
 # --- operation -> JSON --------------------------------------------------------------

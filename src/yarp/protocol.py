@@ -23,10 +23,11 @@ or a control request ``{"schema", "correlationId", "control": "status"}``.
 Reply: ``{"ok": true, "archiveRef"?, "prunedCalls"?}`` or
 ``{"ok": false, "code": "<errors code>", "error": "<bounded text>"}``.
 
+The broker validates envelopes and operations in `yarp.validate` (compiled):
 `parse_envelope` checks everything the event loop needs to route a request
-(cheap, structural); `check_identities` (run with the operation's preparation,
-off the loop) proves the operation identity, source key and sequence match the
-operation itself. Unknown fields, schemas, identities and sequences fail.
+(cheap, structural); `check_operation` validates the operation and proves the
+operation identity, source key and sequence match it. Unknown fields,
+schemas, identities and sequences fail.
 
 The broker side encodes and decodes with orjson. The client side (handshake,
 envelopes, replies as seen by `yarp run`, ingest and prune) encodes one small
@@ -58,8 +59,6 @@ SCHEMA = "yarp.archive-broker.v1"
 #: Deletion tables: a value is made only of these characters when deleting them leaves nothing.
 _LOWER_HEX = str.maketrans("", "", "0123456789abcdef")
 _CORRELATION_CHARS = str.maketrans("", "", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-")
-_ENVELOPE_FIELDS = frozenset({"schema", "correlationId", "operationId", "sourceKey", "sequence", "deadlineMs", "operation"})
-_CONTROL_FIELDS = frozenset({"schema", "correlationId", "control"})
 CONTROLS = ("status",)
 
 
@@ -251,6 +250,7 @@ class Envelope(Record):
     source_key: str
     sequence: int
     deadline_ms: int
+    #: The operation's JSON object as received; `yarp.validate.check_operation` proves it.
     operation: dict
     kind: str
 
@@ -324,51 +324,6 @@ def envelope(operation: ops.ArchiveOperation, correlation_id: str, deadline_ms: 
 
 def control(correlation_id: str, name: str) -> bytes:
     return _client_dumps({"schema": SCHEMA, "correlationId": correlation_id, "control": name})
-
-
-def parse_envelope(obj: Any, correlation_id: str) -> Envelope | Control:
-    """Structural validation of a decoded request (no canonicalisation, no hashing)."""
-    if not isinstance(obj, dict):
-        raise ValidationError("envelope must be a JSON object")
-    if obj.get("schema") != SCHEMA:
-        raise ValidationError("envelope schema is not supported")
-    if obj.get("correlationId") != correlation_id:
-        raise ValidationError("envelope correlation id does not match the connection")
-    if "control" in obj:
-        if set(obj) != _CONTROL_FIELDS or obj["control"] not in CONTROLS:
-            raise ValidationError("unknown control request")
-        return Control(correlation_id, obj["control"])
-    unknown = set(obj) - _ENVELOPE_FIELDS
-    if unknown or len(obj) != len(_ENVELOPE_FIELDS):
-        raise ValidationError("envelope has unknown or missing fields")
-    op_id, key, seq, deadline, operation = (
-        obj["operationId"], obj["sourceKey"], obj["sequence"], obj["deadlineMs"], obj["operation"]
-    )
-    if not _is_lower_hex(op_id, 64):
-        raise ValidationError("envelope operation identity is malformed")
-    if not _is_lower_hex(key, 64):
-        raise ValidationError("envelope source key is malformed")
-    if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq <= 6:
-        raise ValidationError("envelope sequence is not a known operation sequence")
-    if not isinstance(deadline, int) or isinstance(deadline, bool) or not MIN_DEADLINE_MS <= deadline <= MAX_DEADLINE_MS:
-        raise ValidationError(f"envelope deadline must be {MIN_DEADLINE_MS}..{MAX_DEADLINE_MS} ms")
-    if not isinstance(operation, dict):
-        raise ValidationError("envelope operation must be a JSON object")
-    kind = operation.get("operation")
-    op_type = ops.OPERATIONS_BY_KIND.get(kind) if isinstance(kind, str) else None
-    if op_type is None:
-        raise ValidationError("unknown operation")
-    if seq != op_type.sequence:
-        raise ValidationError("envelope sequence does not match the operation")
-    return Envelope(correlation_id, op_id, key, seq, deadline, operation, kind)
-
-
-def check_identities(env: Envelope, operation: ops.ArchiveOperation) -> None:
-    """Prove the envelope's identity fields were derived from this operation."""
-    if ops.source_key(operation) != env.source_key:
-        raise ValidationError("envelope source key does not match the operation")
-    if ops.operation_id(operation) != env.operation_id:
-        raise ValidationError("envelope operation identity does not match the operation")
 
 
 # --- replies ----------------------------------------------------------------------
