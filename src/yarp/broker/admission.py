@@ -83,7 +83,10 @@ class Admission:
             self.bytes += len(frame)
             if client.pending:
                 client.pause()
-            broker.start(request, frame)
+            # Started from the loop, not from here: admission runs inside
+            # `finish` when room frees up, and a request that fails at once
+            # would otherwise finish (and admit the next) recursively.
+            broker.loop.call_soon(broker.start, request, frame)
             return
 
     def _answer_control(self, client, frame: bytes) -> bool:
@@ -105,6 +108,8 @@ class Admission:
         self.count -= 1
         self.bytes -= request.frame_bytes
         for _ in range(len(self.waiting)):
+            if not self.waiting:
+                break
             waiting = self.waiting.popleft()
             if waiting.closed:
                 continue

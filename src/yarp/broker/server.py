@@ -193,9 +193,12 @@ class Broker:
         """Loop side of the writer: every outcome of one batch (reply bytes or an error)."""
         self.writer.queued -= len(outcomes)
         for request, outcome in outcomes:
-            if committed and isinstance(outcome, bytes):
-                self.sequencer.remember(request.envelope)
-            self.finish(request, outcome)
+            try:
+                if committed and isinstance(outcome, bytes):
+                    self.sequencer.remember(request.envelope)
+                self.finish(request, outcome)
+            except Exception as exc:  # never leave the rest of the batch unanswered
+                self.log("internal_error", kind=type(exc).__name__)
 
     def finish(self, request: Request, outcome) -> None:
         """Send the one reply, give back admission, then let followers and waiting clients in."""
