@@ -179,6 +179,30 @@ def pct(values: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
 
 
+def _race(target, clients: int, worker_args, pid: int | None = None, timeout: float = 900):
+    """Start `clients` worker processes, release them together, collect their results.
+
+    Returns (results, wall seconds, CPU seconds of process `pid` and its
+    children over the race, busy CPU seconds of the whole machine).
+    """
+    barrier = _CTX.Barrier(clients + 1)
+    out = _CTX.Queue()
+    procs = [_CTX.Process(target=target, args=(*worker_args(w), barrier, out)) for w in range(clients)]
+    for p in procs:
+        p.start()
+    barrier.wait()
+    cpu0 = cpu_seconds(pid) if pid else 0.0
+    busy0 = _machine_busy()
+    t0 = time.perf_counter()
+    results = [out.get(timeout=timeout) for _ in procs]
+    wall = time.perf_counter() - t0
+    cpu = cpu_seconds(pid) - cpu0 if pid else 0.0
+    busy = _machine_busy() - busy0
+    for p in procs:
+        p.join()
+    return results, wall, cpu, busy
+
+
 # --- broker clients ---------------------------------------------------------------
 
 
@@ -225,21 +249,7 @@ def run_broker(env: Env, clients: int, calls: int, size: int) -> dict:
                       time.monotonic() + 10)
             status = c.status(time.monotonic() + 5)
     pid = status["pid"]
-    barrier = _CTX.Barrier(clients + 1)
-    out = _CTX.Queue()
-    procs = [_CTX.Process(target=_broker_worker, args=(env, w, calls, size, barrier, out)) for w in range(clients)]
-    for p in procs:
-        p.start()
-    barrier.wait()
-    cpu0 = cpu_seconds(pid)
-    busy0 = _machine_busy()
-    t0 = time.perf_counter()
-    results = [out.get(timeout=600) for _ in procs]
-    wall = time.perf_counter() - t0
-    cpu = cpu_seconds(pid) - cpu0
-    busy = _machine_busy() - busy0
-    for p in procs:
-        p.join()
+    results, wall, cpu, busy = _race(_broker_worker, clients, lambda w: (env, w, calls, size), pid, 600)
     with BrokerClient(env.location, env.environ) as c:
         st = c.status(time.monotonic() + 5)
     lat = [x for r in results for x in r["lat"]]
@@ -352,17 +362,7 @@ def run_direct(env: Env, clients: int, calls: int, size: int) -> dict:
     from yarp.store import ArchiveStore
 
     ArchiveStore.open(env.location).close()  # schema exists before the race
-    barrier = _CTX.Barrier(clients + 1)
-    out = _CTX.Queue()
-    procs = [_CTX.Process(target=_direct_worker, args=(env, w, calls, size, barrier, out)) for w in range(clients)]
-    for p in procs:
-        p.start()
-    barrier.wait()
-    t0 = time.perf_counter()
-    results = [out.get(timeout=900) for _ in procs]
-    wall = time.perf_counter() - t0
-    for p in procs:
-        p.join()
+    results, wall, _, _ = _race(_direct_worker, clients, lambda w: (env, w, calls, size))
     lat = [x for r in results for x in r["lat"]]
     per_proc = [calls / r["elapsed"] for r in results]
     return {
@@ -481,21 +481,7 @@ def _broker_pid(env: Env) -> int:
 
 def run_ingest(env: Env, clients: int, calls: int, size: int) -> dict:
     pid = _broker_pid(env)
-    barrier = _CTX.Barrier(clients + 1)
-    out = _CTX.Queue()
-    procs = [_CTX.Process(target=_ingest_worker, args=(env, w, calls, size, barrier, out)) for w in range(clients)]
-    for p in procs:
-        p.start()
-    barrier.wait()
-    cpu0 = cpu_seconds(pid)
-    busy0 = _machine_busy()
-    t0 = time.perf_counter()
-    results = [out.get(timeout=900) for _ in procs]
-    wall = time.perf_counter() - t0
-    cpu = cpu_seconds(pid) - cpu0
-    busy = _machine_busy() - busy0
-    for p in procs:
-        p.join()
+    results, wall, cpu, busy = _race(_ingest_worker, clients, lambda w: (env, w, calls, size), pid)
     lat = [x for r in results for x in r["lat"]]
     requests = sum(r["requests"] for r in results)
     bridge_cpu = sum(r["bridge_cpu"] for r in results)
@@ -579,18 +565,7 @@ def run_direct_calls(env: Env, clients: int, calls: int, size: int, per_op: bool
     from yarp.store import ArchiveStore
 
     ArchiveStore.open(env.location).close()  # schema exists before the race
-    barrier = _CTX.Barrier(clients + 1)
-    out = _CTX.Queue()
-    procs = [_CTX.Process(target=_direct_call_worker, args=(env, w, calls, size, per_op, barrier, out))
-             for w in range(clients)]
-    for p in procs:
-        p.start()
-    barrier.wait()
-    t0 = time.perf_counter()
-    results = [out.get(timeout=900) for _ in procs]
-    wall = time.perf_counter() - t0
-    for p in procs:
-        p.join()
+    results, wall, _, _ = _race(_direct_call_worker, clients, lambda w: (env, w, calls, size, per_op))
     lat = [x for r in results for x in r["lat"]]
     per_proc = [calls / r["elapsed"] for r in results]
     return {
@@ -642,21 +617,7 @@ def run_raw(env: Env, clients: int, count: int, size: int) -> dict:
         c.request(ops.BeginCall(ops.Session("bench", "raw", "warm"), ops.CallMeta("warm", "t", 1, False), {}, {}, 1),
                   time.monotonic() + 10)
         pid = c.status(time.monotonic() + 5)["pid"]
-    barrier = _CTX.Barrier(clients + 1)
-    out = _CTX.Queue()
-    procs = [_CTX.Process(target=_raw_worker, args=(env, w, count, size, barrier, out)) for w in range(clients)]
-    for p in procs:
-        p.start()
-    barrier.wait()
-    cpu0 = cpu_seconds(pid)
-    busy0 = _machine_busy()
-    t0 = time.perf_counter()
-    results = [out.get(timeout=600) for _ in procs]
-    wall = time.perf_counter() - t0
-    cpu = cpu_seconds(pid) - cpu0
-    busy = _machine_busy() - busy0
-    for p in procs:
-        p.join()
+    results, wall, cpu, busy = _race(_raw_worker, clients, lambda w: (env, w, count, size), pid, 600)
     with BrokerClient(env.location, env.environ) as c:
         st = c.status(time.monotonic() + 5)
     lat = [x for r in results for x in r["lat"]]

@@ -313,3 +313,11 @@ def test_any_extra_top_level_field_is_rejected(op, extra):
     obj[extra] = 0
     with pytest.raises(ValidationError):
         ops.parse_operation(obj)
+
+
+def test_every_operation_kind_has_one_broker_handler():
+    """The broker's dispatch table is the one place a kind is wired to its preparation."""
+    from yarp.broker.dispatch import HANDLERS
+
+    assert set(HANDLERS) == set(ops.OPERATIONS_BY_KIND)
+    assert set(ops.REPLAY_BY_KIND) == set(ops.OPERATIONS_BY_KIND)
