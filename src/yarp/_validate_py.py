@@ -232,25 +232,27 @@ def _check_scalar_text(value, where):
 
 def _session(obj):
     f = _Fields(obj, "session", tolerate_unknown=True)
+    # Positional construction (in field order) is the records' fast path.
     return ops.Session(
-        agent=f.text("agent", MAX_NAME_CHARS),
-        account=f.text("account", MAX_IDENTITY_CHARS),
-        source_session_id=f.text("sourceSessionId", MAX_IDENTITY_CHARS),
-        started_at_ms=f.time_ms("startedAtMs", required=False),
+        f.text("agent", MAX_NAME_CHARS),
+        f.text("account", MAX_IDENTITY_CHARS),
+        f.text("sourceSessionId", MAX_IDENTITY_CHARS),
+        f.time_ms("startedAtMs", required=False),
     )
 
 
 def _call(obj):
     f = _Fields(obj, "call", tolerate_unknown=True)
-    return ops.CallMeta(
-        source_call_id=f.text("sourceCallId", MAX_IDENTITY_CHARS),
-        tool_name=f.text("toolName", MAX_NAME_CHARS),
-        provider=f.text("provider", MAX_NAME_CHARS, required=False),
-        model=f.text("model", MAX_NAME_CHARS, required=False),
-        working_directory=f.text("workingDirectory", MAX_WORKING_DIRECTORY_CHARS, required=False),
-        started_at_ms=f.time_ms("startedAtMs"),
-        requires_streams=f.flag("requiresStreams"),
-    )
+    # Checked in this order (the first failure is the one reported), built positionally.
+    source_call_id = f.text("sourceCallId", MAX_IDENTITY_CHARS)
+    tool_name = f.text("toolName", MAX_NAME_CHARS)
+    provider = f.text("provider", MAX_NAME_CHARS, required=False)
+    model = f.text("model", MAX_NAME_CHARS, required=False)
+    working_directory = f.text("workingDirectory", MAX_WORKING_DIRECTORY_CHARS, required=False)
+    started_at_ms = f.time_ms("startedAtMs")
+    requires_streams = f.flag("requiresStreams")
+    return ops.CallMeta(source_call_id, tool_name, started_at_ms, requires_streams, provider, model,
+                        working_directory)
 
 
 def _stream_file(f, name, *, required=True):
@@ -291,15 +293,15 @@ def parse_operation(obj):
     f.used.add("operation")
     if kind == "begin_call":
         op = ops.BeginCall(
-            session=_session(f.json("session")),
-            call=_call(f.json("call")),
-            input_before=f.json("inputBefore"),
-            input_after=f.json("inputAfter"),
-            captured_at_ms=f.time_ms("capturedAtMs"),
-            deadline_at_ms=f.time_ms("deadlineAtMs", required=False),
+            _session(f.json("session")),
+            _call(f.json("call")),
+            f.json("inputBefore"),
+            f.json("inputAfter"),
+            f.time_ms("capturedAtMs"),
+            f.time_ms("deadlineAtMs", required=False),
         )
     elif kind == "prune_before":
-        op = ops.PruneBefore(timestamp_ms=f.time_ms("timestampMs"))
+        op = ops.PruneBefore(f.time_ms("timestampMs"))
     else:
         session, call_id = _call_target(f)
         if kind == "result_before":
