@@ -85,7 +85,8 @@ for start in range(0, count, 25):
 def count_instructions(stop: str, requests: int, size: int, workdir: str) -> int:
     archive = os.path.join(workdir, f"{stop}.sqlite3")
     script = os.path.join(workdir, "program.py")
-    env = dict(os.environ, STOP_AFTER=stop, PYTHONPATH=SRC)
+    # A fixed hash seed: set and dict layouts, hence the instructions, repeat exactly.
+    env = dict(os.environ, STOP_AFTER=stop, PYTHONPATH=SRC, PYTHONHASHSEED="0")
     proc = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, script,
          str(requests), str(size), archive],
@@ -106,6 +107,10 @@ def main(argv=None) -> int:
         print("valgrind is not installed: nothing measured (apt install valgrind)")
         return 0
     size = parse_size(args.payload)
+    # Byte-compiled modules, as installed: a stage must not count compiling a module it imports first.
+    import compileall
+
+    compileall.compile_dir(SRC, quiet=1)
     with tempfile.TemporaryDirectory(prefix="yarp-instr-") as workdir:
         os.chmod(workdir, 0o700)
         with open(os.path.join(workdir, "program.py"), "w") as handle:

@@ -48,7 +48,7 @@ from . import operations as ops
 from ._record import Record
 from ._version import __version__
 from .errors import FrameError, FrameTooLarge, HandshakeMismatch, ValidationError, YarpError, bounded_text
-from .limits import MAX_CORRELATION_ID_CHARS, MAX_DEADLINE_MS, MAX_FRAME_BYTES, MIN_DEADLINE_MS
+from .limits import MAX_CORRELATION_ID_CHARS, MAX_FRAME_BYTES
 
 # typing costs milliseconds on `yarp run`'s path and is needed by annotations only.
 TYPE_CHECKING = False
