@@ -488,3 +488,38 @@ def test_the_bridge_makes_at_most_five_system_calls_per_request(shared_sandbox, 
     per_request = len(between) / (count - 1)
     assert per_request <= 5, (per_request, between[:12])
     print(f"bridge system calls per request: {per_request:.2f}")
+
+
+def test_the_relay_forwards_the_adapter_operation_unchanged_with_its_identities():
+    from yarp import operations as ops
+    from yarp import protocol
+    from yarp.validate import check_operation, parse_envelope
+
+    now = now_ms()
+    request = {"requestId": 9, "schemaVersion": 1,
+               **begin_call(session("relay-s"), "relay-c", deadline_in_ms=1500, provider="p", extraCallField=[1])}
+    relayed = ingest.parse_request(json.dumps(request).encode(), now)
+    assert relayed.request_id == 9 and relayed.kind == "begin_call"
+    assert 0 < relayed.deadline_ms <= 1500
+    forwarded = json.loads(relayed.outgoing.body)
+    expected = {k: v for k, v in request.items() if k not in ("requestId", "schemaVersion", "deadlineAtMs")}
+    assert forwarded == expected  # tolerated unknown call fields included
+    # The broker proves the routing the relay derived.
+    frame = protocol.envelope_frame(relayed.outgoing, "c-relay", 1000)
+    env = parse_envelope(frame[8:], "c-relay")
+    operation = check_operation(env)
+    assert (env.operation_id, env.source_key) == (ops.operation_id(operation), ops.source_key(operation))
+
+
+def test_a_replay_splices_the_same_operation_bytes_into_a_new_envelope():
+    from yarp import protocol
+
+    relayed = ingest.parse_request(encode({"requestId": 1, "schemaVersion": 1,
+                                           **result_text(session("s"), "c", "t")})[8:], now_ms())
+    first = protocol.envelope_frame(relayed.outgoing, "c-first", 30_000)
+    again = protocol.envelope_frame(relayed.outgoing, "c-second-connection", 1_234)
+    body = relayed.outgoing.body
+    assert first.endswith(body + b"}") and again.endswith(body + b"}")
+    assert json.loads(first[8:])["operation"] == json.loads(again[8:])["operation"]
+    assert json.loads(again[8:])["deadlineMs"] == 1_234
+    assert int.from_bytes(again[:8], "big") == len(again) - 8
