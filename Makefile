@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py src/yarp/_fastframe.pyx
+$(STAMP): pyproject.toml setup.py src/yarp/_fastframe.pyx src/yarp/_validate.pyx src/yarp/_validate_py.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip "setuptools>=77" wheel Cython
 	$(BIN)/python -m pip install -q -e '.[test,export]'
@@ -31,4 +31,4 @@ bench: setup
 	$(BIN)/python -m pytest -q bench --benchmark-columns=min,median,mean,ops
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info src/yarp/_fastframe.c src/yarp/_fastframe*.so
+	rm -rf $(VENV) build src/*.egg-info src/yarp/_fastframe.c src/yarp/_fastframe*.so src/yarp/_validate.c src/yarp/_validate*.so

@@ -22,7 +22,8 @@ else:
 
     print("*** yarp: accelerated build ***")
     ext_modules = cythonize(
-        [Extension("yarp._fastframe", ["src/yarp/_fastframe.pyx"], extra_compile_args=["-O2"])],
+        [Extension("yarp._fastframe", ["src/yarp/_fastframe.pyx"], extra_compile_args=["-O2"]),
+         Extension("yarp._validate", ["src/yarp/_validate.pyx"], extra_compile_args=["-O2"])],
         compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False},
     )
 

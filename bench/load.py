@@ -20,6 +20,18 @@ the same schema and pragmas:
   a 5 s give-up, then counted lost) and per-process starvation (slowest
   process's calls/s over the fastest's).
 
+`--ingest-clients` measures what an agent adapter sees: N sessions, each
+driving its own `yarp archive ingest` bridge with Pi-shaped calls
+(begin_call → result_before → stage_result → update_final_result, each
+acknowledged before the next), side by side with two direct-writer
+baselines doing the same four operations straight into a spec-schema SQLite
+file: `direct_call` (one transaction per call) and `direct_op` (one
+transaction per operation). It reports calls/s, p50/p99 per call, the
+slowest session's rate over the fastest's, the bridges' and the broker's own
+CPU per request in steady state (from /proc, sampled after each bridge's
+first acknowledgement and before its stdin closes), and the bridge's
+start-up CPU (its own rusage for a start, connect and clean exit).
+
 `--raw-clients` adds the raw broker rate: K processes sending begin_call
 requests back to back (1 KiB / 16 KiB inputs), requests/s, with the clients'
 own CPU per request. Broker and raw rows also report how busy the whole
@@ -40,6 +52,7 @@ import random
 import shutil
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -166,6 +179,30 @@ def pct(values: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
 
 
+def _race(target, clients: int, worker_args, pid: int | None = None, timeout: float = 900):
+    """Start `clients` worker processes, release them together, collect their results.
+
+    Returns (results, wall seconds, CPU seconds of process `pid` and its
+    children over the race, busy CPU seconds of the whole machine).
+    """
+    barrier = _CTX.Barrier(clients + 1)
+    out = _CTX.Queue()
+    procs = [_CTX.Process(target=target, args=(*worker_args(w), barrier, out)) for w in range(clients)]
+    for p in procs:
+        p.start()
+    barrier.wait()
+    cpu0 = cpu_seconds(pid) if pid else 0.0
+    busy0 = _machine_busy()
+    t0 = time.perf_counter()
+    results = [out.get(timeout=timeout) for _ in procs]
+    wall = time.perf_counter() - t0
+    cpu = cpu_seconds(pid) - cpu0 if pid else 0.0
+    busy = _machine_busy() - busy0
+    for p in procs:
+        p.join()
+    return results, wall, cpu, busy
+
+
 # --- broker clients ---------------------------------------------------------------
 
 
@@ -212,21 +249,7 @@ def run_broker(env: Env, clients: int, calls: int, size: int) -> dict:
                       time.monotonic() + 10)
             status = c.status(time.monotonic() + 5)
     pid = status["pid"]
-    barrier = _CTX.Barrier(clients + 1)
-    out = _CTX.Queue()
-    procs = [_CTX.Process(target=_broker_worker, args=(env, w, calls, size, barrier, out)) for w in range(clients)]
-    for p in procs:
-        p.start()
-    barrier.wait()
-    cpu0 = cpu_seconds(pid)
-    busy0 = _machine_busy()
-    t0 = time.perf_counter()
-    results = [out.get(timeout=600) for _ in procs]
-    wall = time.perf_counter() - t0
-    cpu = cpu_seconds(pid) - cpu0
-    busy = _machine_busy() - busy0
-    for p in procs:
-        p.join()
+    results, wall, cpu, busy = _race(_broker_worker, clients, lambda w: (env, w, calls, size), pid, 600)
     with BrokerClient(env.location, env.environ) as c:
         st = c.status(time.monotonic() + 5)
     lat = [x for r in results for x in r["lat"]]
@@ -339,17 +362,7 @@ def run_direct(env: Env, clients: int, calls: int, size: int) -> dict:
     from yarp.store import ArchiveStore
 
     ArchiveStore.open(env.location).close()  # schema exists before the race
-    barrier = _CTX.Barrier(clients + 1)
-    out = _CTX.Queue()
-    procs = [_CTX.Process(target=_direct_worker, args=(env, w, calls, size, barrier, out)) for w in range(clients)]
-    for p in procs:
-        p.start()
-    barrier.wait()
-    t0 = time.perf_counter()
-    results = [out.get(timeout=900) for _ in procs]
-    wall = time.perf_counter() - t0
-    for p in procs:
-        p.join()
+    results, wall, _, _ = _race(_direct_worker, clients, lambda w: (env, w, calls, size))
     lat = [x for r in results for x in r["lat"]]
     per_proc = [calls / r["elapsed"] for r in results]
     return {
@@ -358,6 +371,210 @@ def run_direct(env: Env, clients: int, calls: int, size: int) -> dict:
         "ops_per_s": round(len(lat) / wall, 1),
         "ack_p50_ms": pct(lat, 0.50),
         "ack_p99_ms": pct(lat, 0.99),
+        "locked_errors": sum(r["locked"] for r in results),
+        "lost": sum(r["lost"] for r in results),
+        "starvation": round(min(per_proc) / max(per_proc), 2),
+    }
+
+
+# --- sessions through `yarp archive ingest` ------------------------------------------------
+
+
+def pi_call_ops(worker: int, i: int, size: int, rng: random.Random) -> list:
+    """One Pi-shaped call: the four operations an adapter sends for a captured tool call."""
+    sess = ops.Session("bench", "load", f"w{worker}")
+    cid = f"c{worker}-{i}"
+    inp = {"command": "run", "args": make_text(max(16, size // 4), rng)}
+    res = {"content": [{"type": "text", "text": make_text(size, rng)}], "details": None, "isError": False}
+    fin = {"content": [{"type": "text", "text": make_text(max(16, size // 8), rng)}], "details": None,
+           "isError": False}
+    return [
+        ops.BeginCall(sess, ops.CallMeta(cid, "bash", 1, False), inp, inp, 2),
+        ops.ResultBefore(sess, cid, res, 3),
+        ops.StageResult(sess, cid, fin, False, 4),
+        ops.UpdateFinalResult(sess, cid, fin, False, 5),
+    ]
+
+
+def ingest_frame(op, request_id: int, deadline: bool = True) -> bytes:
+    """The adapter's frame for `op` (begin_call with an absolute deadline 2 s ahead, as Pi sends it)."""
+    import orjson
+
+    obj = ops.operation_to_json(op)
+    obj["requestId"] = request_id
+    obj["schemaVersion"] = 1
+    if op.kind == "begin_call" and deadline:
+        obj["deadlineAtMs"] = int(time.time() * 1000) + 2000
+    body = orjson.dumps(obj)
+    return len(body).to_bytes(8, "big") + body
+
+
+#: How an installed `yarp` console script starts (`-m` would add runpy's own imports).
+CONSOLE_SCRIPT = ("-c", "import sys; from yarp.cli import main; sys.exit(main())")
+
+
+def bridge_command(env: Env) -> list[str]:
+    return [sys.executable, *CONSOLE_SCRIPT, "archive", "ingest", "--archive", env.location.path]
+
+
+def _proc_cpu(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def _ingest_worker(env: Env, worker: int, calls: int, size: int, barrier, out) -> None:
+    rng = random.Random(worker)
+    work = [pi_call_ops(worker, i, size, rng) for i in range(calls)]
+    bridge = subprocess.Popen(bridge_command(env), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env.environ)
+    stdin, stdout = bridge.stdin, bridge.stdout
+    warm = ops.BeginCall(ops.Session("bench", "load", f"warm{worker}"), ops.CallMeta("warm", "bash", 1, False),
+                         {}, {}, 1)
+    # No deadline on the warm-up: 16 bridges starting at once on a loaded
+    # machine may read it more than 2 s after it was written.
+    stdin.write(ingest_frame(warm, 1, deadline=False))
+    stdin.flush()
+    stdout.readline()
+    barrier.wait()
+    import orjson
+
+    cpu0 = _proc_cpu(bridge.pid)
+    lat: list[float] = []
+    refs: list[tuple[str, str]] = []
+    failures = 0
+    codes: dict[str, int] = {}
+    request_id = 1
+    t0 = time.perf_counter()
+    for call in work:
+        s = time.perf_counter()
+        ok = True
+        for op in call:
+            request_id += 1
+            stdin.write(ingest_frame(op, request_id))
+            stdin.flush()
+            ack = orjson.loads(stdout.readline() or b'{"ok":false,"error":"bridge exited"}')
+            if not ack["ok"]:
+                ok = False
+                failures += 1
+                code = str(ack.get("error", "?"))[:40]
+                codes[code] = codes.get(code, 0) + 1
+                break
+            if op.kind == "begin_call":
+                refs.append((op.call.source_call_id, ack["archiveRef"]))
+        if ok:
+            lat.append((time.perf_counter() - s) * 1000)
+    elapsed = time.perf_counter() - t0
+    cpu = _proc_cpu(bridge.pid) - cpu0
+    stdin.close()
+    status = bridge.wait(30)
+    out.put({"lat": lat, "refs": refs, "failures": failures, "codes": codes, "elapsed": elapsed,
+             "bridge_cpu": cpu, "requests": request_id - 1, "status": status})
+
+
+def _broker_pid(env: Env) -> int:
+    from yarp.client import BrokerClient
+
+    os.environ.update(env.environ)
+    with BrokerClient(env.location, env.environ) as c:
+        c.request(ops.BeginCall(ops.Session("bench", "load", "warm"), ops.CallMeta("warm", "t", 1, False), {}, {}, 1),
+                  time.monotonic() + 10)
+        return c.status(time.monotonic() + 5)["pid"]
+
+
+def run_ingest(env: Env, clients: int, calls: int, size: int) -> dict:
+    pid = _broker_pid(env)
+    results, wall, cpu, busy = _race(_ingest_worker, clients, lambda w: (env, w, calls, size), pid)
+    lat = [x for r in results for x in r["lat"]]
+    requests = sum(r["requests"] for r in results)
+    bridge_cpu = sum(r["bridge_cpu"] for r in results)
+    per_proc = [calls / r["elapsed"] for r in results]
+    audit = audit_archive(env, [ref for r in results for ref in r["refs"]], clients * calls)
+    return {
+        "mode": "ingest",
+        "calls_per_s": round(clients * calls / wall, 1),
+        "call_p50_ms": pct(lat, 0.50),
+        "call_p99_ms": pct(lat, 0.99),
+        "failed": sum(r["failures"] for r in results),
+        "errors": _merge_codes(results),
+        "lost": audit["lost"],
+        "bridge_exit": ",".join(sorted({str(r["status"]) for r in results})),
+        "starvation": round(min(per_proc) / max(per_proc), 2),
+        "bridge_cpu_us_per_req": round(1e6 * bridge_cpu / max(1, requests), 1),
+        "broker_cpu_us_per_req": round(1e6 * cpu / max(1, requests), 1),
+        "total_cpu_us_per_req": round(1e6 * (bridge_cpu + cpu) / max(1, requests), 1),
+        "machine_busy_pct": round(100 * busy / (wall * (os.cpu_count() or 1)), 1),
+        "audit": audit["ok"],
+    }
+
+
+def bridge_startup(env: Env, samples: int) -> dict:
+    """A bridge's own CPU for start-up, connecting to a running broker and a clean exit at EOF."""
+    _broker_pid(env)
+    cpu = []
+    for _ in range(samples):
+        proc = subprocess.Popen(bridge_command(env), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                env=env.environ)
+        proc.stdin.close()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        cpu.append((usage.ru_utime + usage.ru_stime) * 1000)
+    return {"mode": "bridge_startup", "cpu_ms_median": round(statistics.median(cpu), 1),
+            "cpu_ms_min": round(min(cpu), 1), "cpu_ms_max": round(max(cpu), 1), "samples": samples}
+
+
+def _direct_call_worker(env: Env, worker: int, calls: int, size: int, per_op: bool, barrier, out) -> None:
+    from yarp.errors import ArchiveBusy
+    from yarp.prepare import prepare
+    from yarp.store import ArchiveStore
+
+    rng = random.Random(worker)
+    work = [pi_call_ops(worker, i, size, rng) for i in range(calls)]
+    store = ArchiveStore.open(env.location)
+    locked = lost = 0
+    lat: list[float] = []
+    barrier.wait()
+    t0 = time.perf_counter()
+    for call in work:
+        s = time.perf_counter()
+        batches = [[op] for op in call] if per_op else [call]
+        failed = False
+        for batch in batches:
+            give_up = time.monotonic() + 5
+            while True:
+                try:
+                    results = store.apply_batch([prepare(op) for op in batch])
+                    if any(isinstance(r, Exception) for r in results):
+                        failed = True
+                    break
+                except ArchiveBusy:
+                    locked += 1
+                    if time.monotonic() > give_up:
+                        failed = True
+                        break
+                except Exception:
+                    failed = True
+                    break
+        if failed:
+            lost += 1
+        else:
+            lat.append((time.perf_counter() - s) * 1000)
+    elapsed = time.perf_counter() - t0
+    store.close()
+    out.put({"locked": locked, "lost": lost, "lat": lat, "elapsed": elapsed})
+
+
+def run_direct_calls(env: Env, clients: int, calls: int, size: int, per_op: bool) -> dict:
+    from yarp.store import ArchiveStore
+
+    ArchiveStore.open(env.location).close()  # schema exists before the race
+    results, wall, _, _ = _race(_direct_call_worker, clients, lambda w: (env, w, calls, size, per_op))
+    lat = [x for r in results for x in r["lat"]]
+    per_proc = [calls / r["elapsed"] for r in results]
+    return {
+        "mode": "direct_op" if per_op else "direct_call",
+        "calls_per_s": round(clients * calls / wall, 1),
+        "call_p50_ms": pct(lat, 0.50),
+        "call_p99_ms": pct(lat, 0.99),
         "locked_errors": sum(r["locked"] for r in results),
         "lost": sum(r["lost"] for r in results),
         "starvation": round(min(per_proc) / max(per_proc), 2),
@@ -402,21 +619,7 @@ def run_raw(env: Env, clients: int, count: int, size: int) -> dict:
         c.request(ops.BeginCall(ops.Session("bench", "raw", "warm"), ops.CallMeta("warm", "t", 1, False), {}, {}, 1),
                   time.monotonic() + 10)
         pid = c.status(time.monotonic() + 5)["pid"]
-    barrier = _CTX.Barrier(clients + 1)
-    out = _CTX.Queue()
-    procs = [_CTX.Process(target=_raw_worker, args=(env, w, count, size, barrier, out)) for w in range(clients)]
-    for p in procs:
-        p.start()
-    barrier.wait()
-    cpu0 = cpu_seconds(pid)
-    busy0 = _machine_busy()
-    t0 = time.perf_counter()
-    results = [out.get(timeout=600) for _ in procs]
-    wall = time.perf_counter() - t0
-    cpu = cpu_seconds(pid) - cpu0
-    busy = _machine_busy() - busy0
-    for p in procs:
-        p.join()
+    results, wall, cpu, busy = _race(_raw_worker, clients, lambda w: (env, w, count, size), pid, 600)
     with BrokerClient(env.location, env.environ) as c:
         st = c.status(time.monotonic() + 5)
     lat = [x for r in results for x in r["lat"]]
@@ -502,10 +705,20 @@ def main(argv=None) -> int:
     ap.add_argument("--raw-clients", type=int, default=0)
     ap.add_argument("--raw-calls", type=int, default=300, help="requests per raw client")
     ap.add_argument("--raw-payload", nargs="*", default=["1k", "16k"])
+    ap.add_argument("--ingest-clients", type=int, nargs="*", default=[],
+                    help="sessions driving their own `yarp archive ingest`, beside both direct baselines")
+    ap.add_argument("--ingest-calls", type=int, default=100, help="complete calls per ingest session")
+    ap.add_argument("--ingest-payload", nargs="*", default=["1k"])
+    ap.add_argument("--bridge-startup", type=int, default=0, help="samples of bridge start-up CPU")
     ap.add_argument("--cold-start", type=int, default=0, help="samples of cold start to ready")
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="extra broker environment")
     ap.add_argument("--json", help="write all results to this file")
     args = ap.parse_args(argv)
+    # Measure what an installed package runs: byte-compiled modules, whatever
+    # PYTHONDONTWRITEBYTECODE says (it would make every child compile every module).
+    import compileall
+
+    compileall.compile_dir(os.path.join(os.path.dirname(HERE), "src"), quiet=1)
     for item in args.env:
         key, _, value = item.partition("=")
         EXTRA_ENV[key] = value
@@ -535,6 +748,30 @@ def main(argv=None) -> int:
                 env = Env()
                 try:
                     show({"clients": n, "payload": payload, **runner(env, n, args.calls, size)})
+                finally:
+                    env.close()
+    if args.bridge_startup:
+        env = Env()
+        try:
+            show(bridge_startup(env, args.bridge_startup))
+        finally:
+            stop_broker(env)
+            env.close()
+    for payload in args.ingest_payload if args.ingest_clients else []:
+        size = parse_size(payload)
+        for n in args.ingest_clients:
+            env = Env()
+            try:
+                show({"clients": n, "payload": payload, **run_ingest(env, n, args.ingest_calls, size)})
+            finally:
+                stop_broker(env)
+                env.close()
+            if args.no_baselines:
+                continue
+            for per_op in (False, True):
+                env = Env()
+                try:
+                    show({"clients": n, "payload": payload, **run_direct_calls(env, n, args.ingest_calls, size, per_op)})
                 finally:
                     env.close()
     if args.raw_clients:

@@ -4,13 +4,21 @@ Run: PYTHONPATH=src .venv/bin/python -m pytest bench/test_bench_broker.py -q
 Regression workflow (docs/broker.md): `pytest bench --benchmark-autosave`, then
 `pytest bench --benchmark-compare --benchmark-compare-fail=median:10%`.
 
-* envelope: `protocol.parse_envelope` on a decoded 1 KiB begin_call envelope
-  (the event-loop part), against a bare `orjson.loads` of the same frame.
-* prepare: `broker.prepare_request` on the same operation (validation, identity
-  proof, canonical JSON, SHA-256, compression decision), the pool's unit of
-  work, against `hashlib.sha256` of the frame (the cheapest possible proof).
-* frame path: decode + parse_envelope + prepare_request + reply encoding for
-  one 1 KiB request, the whole CPU cost the broker pays outside SQLite.
+* envelope: `parse_envelope` (decode and structural checks) of a 1 KiB
+  begin_call envelope, compiled (`c`) and pure Python (`py`), against a bare
+  `orjson.loads` of the same frame.
+* validator: `check_operation` (the strict validation of the operation and
+  the identities derived from it), `c` against `py`.
+* prepare: `broker.prepare_request` (validation, identity proof, canonical
+  JSON, SHA-256, compression decision), against `hashlib.sha256` of the frame
+  (the cheapest possible proof).
+* relay: the ingest bridge's whole per-request CPU path for a 1 KiB
+  begin_call (`ingest.parse_request`: decode, the checks it owns, identities,
+  one encode; then the envelope frame), against decoding and re-encoding the
+  same frame with the same C codec (the floor for a relay that must strip
+  `requestId` and `schemaVersion`).
+* frame path: parse_envelope + prepare_request + reply encoding for one 1 KiB
+  request, the whole CPU cost the broker pays outside SQLite.
 """
 
 from __future__ import annotations
@@ -27,7 +35,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 
 from yarp import operations as ops  # noqa: E402
 from yarp import protocol  # noqa: E402
+from yarp import _validate_py, ingest  # noqa: E402
 from yarp.broker import prepare_request  # noqa: E402
+from yarp.validate import parse_envelope  # noqa: E402
+
+try:
+    from yarp import _validate
+except ImportError:  # a pure build: only the twin is measured
+    _validate = None
+VALIDATORS = [pytest.param(_validate_py, id="py")] + ([pytest.param(_validate, id="c")] if _validate else [])
 
 CORRELATION = "c-bench"
 
@@ -58,14 +74,51 @@ def test_envelope_baseline_orjson_loads(benchmark, frame_1k):
     benchmark(orjson.loads, frame_1k)
 
 
-def test_envelope_parse(benchmark, frame_1k):
+@pytest.mark.parametrize("impl", VALIDATORS)
+def test_envelope_parse(benchmark, frame_1k, impl):
     benchmark.group = "envelope-1k"
+    env = benchmark(impl.parse_envelope, frame_1k, CORRELATION)
+    assert env.kind == "begin_call"
+
+
+@pytest.mark.parametrize("impl", VALIDATORS)
+def test_validator_check_operation(benchmark, frame_1k, impl):
+    benchmark.group = "validator-1k"
+    env = impl.parse_envelope(frame_1k, CORRELATION)
+    op = benchmark(impl.check_operation, env)
+    assert op.kind == "begin_call"
+
+
+@pytest.fixture(scope="module")
+def ingest_frame_1k(frame_1k) -> bytes:
+    obj = orjson.loads(frame_1k)["operation"]
+    obj.update(requestId=7, schemaVersion=1)
+    return orjson.dumps(obj)
+
+
+def test_relay_baseline_decode_encode(benchmark, ingest_frame_1k):
+    benchmark.group = "relay-1k"
 
     def run():
-        return protocol.parse_envelope(orjson.loads(frame_1k), CORRELATION)
+        obj = protocol.client_loads(ingest_frame_1k, "request frame")
+        del obj["requestId"], obj["schemaVersion"]
+        return protocol.client_dumps(obj)
 
-    env = benchmark(run)
-    assert env.kind == "begin_call"
+    benchmark(run)
+
+
+def test_relay_request(benchmark, ingest_frame_1k):
+    benchmark.group = "relay-1k"
+
+    def run():
+        request = ingest.parse_request(ingest_frame_1k, 1_700_000_000_000)
+        return protocol.envelope_frame(request.outgoing, CORRELATION, 5000)
+
+    frame = benchmark(run)
+    env = parse_envelope(frame[8:], CORRELATION)
+    sent = orjson.loads(ingest_frame_1k)
+    del sent["requestId"], sent["schemaVersion"]
+    assert env.operation == sent  # forwarded unchanged
 
 
 def test_prepare_baseline_sha256(benchmark, frame_1k):
@@ -75,8 +128,8 @@ def test_prepare_baseline_sha256(benchmark, frame_1k):
 
 def test_prepare_request(benchmark, frame_1k):
     benchmark.group = "prepare-1k"
-    env = protocol.parse_envelope(orjson.loads(frame_1k), CORRELATION)
-    prepared = benchmark(prepare_request, env.operation, env.source_key, env.operation_id)
+    env = parse_envelope(frame_1k, CORRELATION)
+    prepared = benchmark(prepare_request, env)
     assert [s.subject for s in prepared.snapshots] == ["input", "input"]
 
 
@@ -84,8 +137,7 @@ def test_request_cpu_path(benchmark, frame_1k):
     benchmark.group = "request-1k"
 
     def run():
-        env = protocol.parse_envelope(protocol.decode_json(frame_1k, "envelope"), CORRELATION)
-        prepare_request(env.operation, env.source_key, env.operation_id)
+        prepare_request(parse_envelope(frame_1k, CORRELATION))
         return protocol.reply_ok("yr_" + "0" * 32)
 
     assert orjson.loads(benchmark(run))["ok"] is True

@@ -87,14 +87,14 @@ def run_ingest(sb: Sandbox, shards: list[list[dict]]) -> tuple[float, list[float
 
 
 def _client_worker(env: dict, archive: str, shard: list[dict], warm_id: str, barrier, queue) -> None:
-    from yarp import operations as ops
+    from yarp import validate
     from yarp.client import BrokerClient
     from yarp.paths import ArchiveLocation
 
-    operations = [ops.parse_operation(req) for req in shard]
+    operations = [validate.parse_operation(req) for req in shard]
     out = []
     with BrokerClient(ArchiveLocation(archive, False), env) as client:
-        client.request(ops.parse_operation(_warmup(warm_id)), time.monotonic() + 30)
+        client.request(validate.parse_operation(_warmup(warm_id)), time.monotonic() + 30)
         barrier.wait()
         for op in operations:
             t0 = time.perf_counter()
@@ -131,7 +131,7 @@ def measure(path: str, sessions: int, root: Path) -> dict:
     try:
         # Keep one connection open so the broker is up (and stays up) before timing starts.
         keeper = BrokerClient(ArchiveLocation(str(sb.archive), False), sb.env())
-        keeper.request(ops.parse_operation(_warmup("keeper")), time.monotonic() + 30)
+        keeper.request(validate.parse_operation(_warmup("keeper")), time.monotonic() + 30)
         elapsed, lat = (run_ingest if path == "ingest" else run_client)(sb, shards)
         keeper.close()
         stored = sb.query("SELECT count(*) FROM tool_calls WHERE source_call_id <> 'warmup'")[0][0]

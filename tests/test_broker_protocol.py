@@ -166,7 +166,10 @@ def test_every_invalid_envelope_gets_a_bounded_error_without_echo(served):
             reply = conn.recv_obj()
             assert reply is not None, name
             assert reply["ok"] is False, name
-            assert reply["code"] == "validation", (name, reply)
+            # What the operation itself holds breaks the adapter contract (a
+            # relay ends with 74 for it); what routes it is the envelope's.
+            expected = "contract" if name in ("unknown operation field", "bad operation data") else "validation"
+            assert reply["code"] == expected, (name, reply)
             text = orjson.dumps(reply).decode()
             assert SECRET not in text, name
             assert len(reply["error"]) <= MAX_ERROR_CHARS

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -33,7 +34,7 @@ from ingest_helpers import (
     stage_result,
     update_final_result,
 )
-from yarp import ingest
+from yarp import ingest, validate
 from yarp.limits import MAX_ERROR_CHARS, MAX_FRAME_BYTES
 
 REF_KEYS = {"requestId", "ok", "archiveRef"}
@@ -414,7 +415,7 @@ def test_the_protocol_document_shows_every_operation_with_a_valid_example():
         assert f"### `{kind}`" in text
         assert obj["schemaVersion"] == 1
         body = {k: v for k, v in obj.items() if k not in ("requestId", "schemaVersion", "deadlineAtMs")}
-        assert type(ops.parse_operation(body)).kind == kind
+        assert type(validate.parse_operation(body)).kind == kind
 
 
 def test_an_integer_beyond_64_bits_is_refused_not_rounded(shared_sandbox):
@@ -428,3 +429,97 @@ def test_an_integer_beyond_64_bits_is_refused_not_rounded(shared_sandbox):
     status, acks, err, _ = run_bridge(shared_sandbox, frame)
     assert status == 0 and acks[0]["ok"] is False
     assert "integer" in acks[0]["error"]
+
+
+# --- the relay's own cost: its imports and its system calls ------------------------------------------
+
+#: Modules only the broker needs. The bridge relays; it never validates,
+#: canonicalises, hashes payloads or writes SQLite, and starts for every session.
+BRIDGE_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "sqlite3", "_sqlite3", "yarp.broker", "yarp.store",
+                    "yarp.prepare", "yarp.codec", "rfc8785", "zstandard", "orjson", "dataclasses", "argparse",
+                    "json", "re", "hashlib", "_hashlib", "threading", "subprocess", "typing", "enum")
+#: How the installed console script starts.
+CONSOLE_SCRIPT = "import sys; from yarp.cli import main; sys.exit(main())"
+
+
+def test_the_bridge_imports_only_what_relaying_needs(shared_sandbox):
+    ing = shared_sandbox.ingest()
+    assert ing.request(good(1, "imports-warm"))["ok"] is True  # a broker is running
+    assert ing.wait() == 0
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", CONSOLE_SCRIPT, "archive", "ingest"],
+                          env=shared_sandbox.env(), input=encode(good(1, "imports-call")), capture_output=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["ok"] is True
+    names = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.decode().splitlines()
+             if line.startswith("import time:") and "|" in line}
+    assert {"yarp.ingest", "yarp.client", "yarp.protocol"} <= names  # the list is real
+    assert sorted(set(BRIDGE_FORBIDDEN) & names) == []
+
+
+@pytest.mark.skipif(not shutil.which("strace"), reason="needs strace")
+def test_the_bridge_makes_at_most_five_system_calls_per_request(shared_sandbox, tmp_path):
+    """Steady state, traced: from the first acknowledgement's write to the last one."""
+    ing = shared_sandbox.ingest()
+    assert ing.request(good(1, "strace-warm"))["ok"] is True
+    assert ing.wait() == 0
+    count = 40
+    requests = b"".join(encode({"requestId": i + 1, "schemaVersion": 1,
+                                **result_text(session("sess-m"), "strace-warm", text=f"line {i}\n")})
+                        for i in range(count))
+    trace = tmp_path / "trace"
+    # Frames arrive one at a time, each after the previous acknowledgement,
+    # as an adapter sends them: a coalesced write would flatter the read count.
+    proc = subprocess.Popen(["strace", "-f", "-qq", "-o", str(trace), sys.executable, "-c", CONSOLE_SCRIPT,
+                             "archive", "ingest"], env=shared_sandbox.env(), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    for i in range(count):
+        size = int.from_bytes(requests[:8], "big")
+        proc.stdin.write(requests[:8 + size])
+        proc.stdin.flush()
+        requests = requests[8 + size:]
+        assert json.loads(proc.stdout.readline())["requestId"] == i + 1
+    proc.stdin.close()
+    assert proc.wait(60) == 0
+    lines = trace.read_text().splitlines()
+    ack_writes = [n for n, line in enumerate(lines) if ' write(1, "{\\"requestId\\"' in line]
+    assert len(ack_writes) == count, lines[-20:]
+    between = lines[ack_writes[0] + 1: ack_writes[-1] + 1]
+    per_request = len(between) / (count - 1)
+    assert per_request <= 5, (per_request, between[:12])
+    print(f"bridge system calls per request: {per_request:.2f}")
+
+
+def test_the_relay_forwards_the_adapter_operation_unchanged_with_its_identities():
+    from yarp import operations as ops
+    from yarp import protocol
+    from yarp.validate import check_operation, parse_envelope
+
+    now = now_ms()
+    request = {"requestId": 9, "schemaVersion": 1,
+               **begin_call(session("relay-s"), "relay-c", deadline_in_ms=1500, provider="p", extraCallField=[1])}
+    relayed = ingest.parse_request(json.dumps(request).encode(), now)
+    assert relayed.request_id == 9 and relayed.kind == "begin_call"
+    assert 0 < relayed.deadline_ms <= 1500
+    forwarded = json.loads(relayed.outgoing.body)
+    expected = {k: v for k, v in request.items() if k not in ("requestId", "schemaVersion", "deadlineAtMs")}
+    assert forwarded == expected  # tolerated unknown call fields included
+    # The broker proves the routing the relay derived.
+    frame = protocol.envelope_frame(relayed.outgoing, "c-relay", 1000)
+    env = parse_envelope(frame[8:], "c-relay")
+    operation = check_operation(env)
+    assert (env.operation_id, env.source_key) == (ops.operation_id(operation), ops.source_key(operation))
+
+
+def test_a_replay_splices_the_same_operation_bytes_into_a_new_envelope():
+    from yarp import protocol
+
+    relayed = ingest.parse_request(encode({"requestId": 1, "schemaVersion": 1,
+                                           **result_text(session("s"), "c", "t")})[8:], now_ms())
+    first = protocol.envelope_frame(relayed.outgoing, "c-first", 30_000)
+    again = protocol.envelope_frame(relayed.outgoing, "c-second-connection", 1_234)
+    body = relayed.outgoing.body
+    assert first.endswith(body + b"}") and again.endswith(body + b"}")
+    assert json.loads(first[8:])["operation"] == json.loads(again[8:])["operation"]
+    assert json.loads(again[8:])["deadlineMs"] == 1_234
+    assert int.from_bytes(again[:8], "big") == len(again) - 8

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import importlib
 import json
 from dataclasses import dataclass
 
@@ -11,8 +12,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from yarp import _compat, validate
 from yarp import operations as ops
-from yarp.errors import ValidationError
+from yarp.errors import ContractViolation, ValidationError
 from yarp.limits import MAX_IDENTITY_CHARS, MAX_JSON_DEPTH, MAX_NAME_CHARS, MAX_WORKING_DIRECTORY_CHARS
 
 SESSION = {"agent": "pi", "account": "me", "sourceSessionId": "s1"}
@@ -44,13 +46,50 @@ VALID = {
 }
 
 
+@pytest.fixture(autouse=True, params=["c", "py"])
+def validator(request, monkeypatch):
+    """Every test here runs against the compiled validator (`c`) and its pure-Python twin (`py`).
+
+    `validate.parse_operation` is looked up on the module at each call, so
+    replacing it there routes every parse through the chosen one.
+    """
+    if request.param == "c" and _compat.NO_EXTENSIONS:
+        pytest.skip("YARP_NO_EXTENSIONS is set")
+    impl = importlib.import_module("yarp._validate" if request.param == "c" else "yarp._validate_py")
+    assert impl.IMPLEMENTATION == request.param
+    monkeypatch.setattr(validate, "parse_operation", impl.parse_operation)
+    return impl
+
+
+def test_the_compiled_validator_is_loaded_in_a_normal_install():
+    if _compat.NO_EXTENSIONS:
+        pytest.skip("YARP_NO_EXTENSIONS is set")
+    assert validate.IMPLEMENTATION == "c"
+
+
+def test_a_malformed_operation_in_an_envelope_is_a_contract_violation(validator):
+    from yarp import protocol
+
+    op = validate.parse_operation(VALID["result_text"])
+    frame = protocol.envelope(op, "c-test", 1000)
+    env = validator.parse_envelope(frame, "c-test")
+    assert validator.check_operation(env) == op
+    bad = validator.parse_envelope(frame.replace(b'"text":"t"', b'"text":7'), "c-test")
+    with pytest.raises(ContractViolation, match=r"result_text\.text must be a string"):
+        validator.check_operation(bad)
+    other = validator.parse_envelope(frame.replace(b'"sourceCallId":"c1"', b'"sourceCallId":"c2"'), "c-test")
+    with pytest.raises(ValidationError, match="source key does not match") as caught:
+        validator.check_operation(other)
+    assert not isinstance(caught.value, ContractViolation)
+
+
 def test_valid_examples_cover_every_operation_and_round_trip():
     assert set(VALID) == set(ops.OPERATIONS_BY_KIND)
     for kind, obj in VALID.items():
-        op = ops.parse_operation(obj)
+        op = validate.parse_operation(obj)
         assert type(op).kind == kind
         assert ops.operation_to_json(op) == obj
-        assert ops.parse_operation(ops.operation_to_json(op)) == op
+        assert validate.parse_operation(ops.operation_to_json(op)) == op
 
 
 def with_change(kind, path, value):
@@ -71,13 +110,13 @@ DELETE = object()
 @pytest.mark.parametrize("kind", sorted(VALID))
 def test_unknown_operation_fields_rejected(kind):
     with pytest.raises(ValidationError, match="unknown field"):
-        ops.parse_operation(with_change(kind, ["requestId"], 1))
+        validate.parse_operation(with_change(kind, ["requestId"], 1))
 
 
 def test_unknown_fields_tolerated_in_session_and_call():
     obj = with_change("begin_call", ["session", "extra"], {"any": "thing"})
     obj["call"] = {**CALL, "future": 1}
-    op = ops.parse_operation(obj)
+    op = validate.parse_operation(obj)
     assert op.session == ops.Session("pi", "me", "s1")
     assert op.call.tool_name == "bash"
 
@@ -85,9 +124,9 @@ def test_unknown_fields_tolerated_in_session_and_call():
 @pytest.mark.parametrize("bad", [None, "begin", 7, [], {}, ["begin_call"], {"operation": "x"}])
 def test_unknown_or_malformed_operation_tag(bad):
     with pytest.raises(ValidationError):
-        ops.parse_operation({"operation": bad} if not isinstance(bad, dict) else bad)
+        validate.parse_operation({"operation": bad} if not isinstance(bad, dict) else bad)
     with pytest.raises(ValidationError):
-        ops.parse_operation([VALID["prune_before"]])
+        validate.parse_operation([VALID["prune_before"]])
 
 
 @pytest.mark.parametrize("kind, path, value", [
@@ -133,7 +172,7 @@ def test_unknown_or_malformed_operation_tag(bad):
 ])
 def test_invalid_values_rejected(kind, path, value):
     with pytest.raises(ValidationError):
-        ops.parse_operation(with_change(kind, path, value))
+        validate.parse_operation(with_change(kind, path, value))
 
 
 def test_boundaries_accepted():
@@ -141,13 +180,13 @@ def test_boundaries_accepted():
     obj["session"] = {**SESSION, "sourceSessionId": "s" * MAX_IDENTITY_CHARS, "startedAtMs": None}
     obj["capturedAtMs"] = ops.MAX_TIME_MS
     obj["call"] = {**obj["call"], "provider": None, "model": None}
-    op = ops.parse_operation(obj)
+    op = validate.parse_operation(obj)
     assert op.captured_at_ms == 2**63 - 1 and op.call.provider is None
     # Optional deadline may be absent (older adapters).
-    assert ops.parse_operation(with_change("begin_call", ["deadlineAtMs"], DELETE)).deadline_at_ms is None
+    assert validate.parse_operation(with_change("begin_call", ["deadlineAtMs"], DELETE)).deadline_at_ms is None
     # result_text may be empty; fullOutputPath may be null.
-    assert ops.parse_operation(with_change("result_text", ["text"], "")).text == ""
-    assert ops.parse_operation(with_change("result_before", ["fullOutputPath"], None)).full_output is None
+    assert validate.parse_operation(with_change("result_text", ["text"], "")).text == ""
+    assert validate.parse_operation(with_change("result_before", ["fullOutputPath"], None)).full_output is None
 
 
 def _nested(depth):
@@ -158,17 +197,17 @@ def _nested(depth):
 
 
 def test_json_depth_bound():
-    ok = ops.parse_operation(with_change("stage_result", ["result"], _nested(MAX_JSON_DEPTH)))
+    ok = validate.parse_operation(with_change("stage_result", ["result"], _nested(MAX_JSON_DEPTH)))
     assert ok.result == _nested(MAX_JSON_DEPTH)
     with pytest.raises(ValidationError, match="nested deeper"):
-        ops.parse_operation(with_change("stage_result", ["result"], _nested(MAX_JSON_DEPTH + 1)))
+        validate.parse_operation(with_change("stage_result", ["result"], _nested(MAX_JSON_DEPTH + 1)))
     with pytest.raises(ValidationError, match="nested deeper"):
-        ops.parse_operation(with_change("begin_call", ["inputAfter"], {"a": _nested(MAX_JSON_DEPTH)}))
+        validate.parse_operation(with_change("begin_call", ["inputAfter"], {"a": _nested(MAX_JSON_DEPTH)}))
 
 
 def test_runner_form_stream_file_round_trips():
     obj = with_change("capture_streams", ["stdoutBeforePath"], {"path": "/s/1", "device": 3, "inode": 9, "size": 0})
-    op = ops.parse_operation(obj)
+    op = validate.parse_operation(obj)
     assert op.stdout_before == ops.StreamFile("/s/1", 3, 9, 0)
     assert ops.operation_to_json(op) == obj
 
@@ -176,7 +215,7 @@ def test_runner_form_stream_file_round_trips():
 def test_errors_do_not_echo_values():
     secret = "/home/me/" + "secret-token-" * 3
     with pytest.raises(ValidationError) as info:
-        ops.parse_operation(with_change("result_text", ["sourceCompleteness"], secret))
+        validate.parse_operation(with_change("result_text", ["sourceCompleteness"], secret))
     assert "secret-token" not in str(info.value)
 
 
@@ -184,7 +223,7 @@ def test_errors_do_not_echo_values():
 
 
 def test_replay_policy_is_exhaustive():
-    parsed = {kind: ops.parse_operation(obj) for kind, obj in VALID.items()}
+    parsed = {kind: validate.parse_operation(obj) for kind, obj in VALID.items()}
     assert {type(op) for op in parsed.values()} == set(ops.OPERATION_TYPES)
     for kind, op in parsed.items():
         expected = ops.ReplayPolicy.UNKNOWN_ON_DISCONNECT if kind == "prune_before" else ops.ReplayPolicy.SAFE_REPLAY
@@ -210,24 +249,24 @@ def test_fixed_sequences():
 
 
 def test_source_key_is_sha256_of_unit_separated_identity():
-    op = ops.parse_operation(VALID["result_text"])
+    op = validate.parse_operation(VALID["result_text"])
     assert ops.source_key(op) == hashlib.sha256("pi\x1fme\x1fs1\x1fc1".encode()).hexdigest()
-    assert ops.source_key(ops.parse_operation(VALID["begin_call"])) == ops.source_key(op)
-    prune = ops.parse_operation(VALID["prune_before"])
+    assert ops.source_key(validate.parse_operation(VALID["begin_call"])) == ops.source_key(op)
+    prune = validate.parse_operation(VALID["prune_before"])
     assert ops.source_key(prune) == hashlib.sha256(b"maintenance\x1fprune").hexdigest()
-    other = ops.parse_operation(with_change("result_text", ["sourceCallId"], "c2"))
+    other = validate.parse_operation(with_change("result_text", ["sourceCallId"], "c2"))
     assert ops.source_key(other) != ops.source_key(op)
 
 
 def test_operation_id_is_stable_and_distinguishes_kinds():
-    parsed = [ops.parse_operation(obj) for obj in VALID.values()]
+    parsed = [validate.parse_operation(obj) for obj in VALID.values()]
     ids = [ops.operation_id(op) for op in parsed]
     assert len(set(ids)) == len(ids)
-    again = [ops.operation_id(ops.parse_operation(copy.deepcopy(obj))) for obj in VALID.values()]
+    again = [ops.operation_id(validate.parse_operation(copy.deepcopy(obj))) for obj in VALID.values()]
     assert ids == again
     # Identity is not content: a conflicting replay keeps the identity so the archive can refuse it.
-    changed = ops.parse_operation(with_change("result_text", ["text"], "other"))
-    assert ops.operation_id(changed) == ops.operation_id(ops.parse_operation(VALID["result_text"]))
+    changed = validate.parse_operation(with_change("result_text", ["text"], "other"))
+    assert ops.operation_id(changed) == ops.operation_id(validate.parse_operation(VALID["result_text"]))
     assert all(len(i) == 64 and int(i, 16) >= 0 for i in ids)
 
 
@@ -264,7 +303,7 @@ operations = st.one_of(
 @given(operations)
 def test_round_trip_through_json_text(op):
     wire = json.dumps(ops.operation_to_json(op), ensure_ascii=False)
-    back = ops.parse_operation(json.loads(wire))
+    back = validate.parse_operation(json.loads(wire))
     assert back == op
     assert ops.source_key(back) == ops.source_key(op)
     assert ops.replay_policy(back) is ops.replay_policy(op)
@@ -277,4 +316,12 @@ def test_any_extra_top_level_field_is_rejected(op, extra):
     assume(extra not in obj)
     obj[extra] = 0
     with pytest.raises(ValidationError):
-        ops.parse_operation(obj)
+        validate.parse_operation(obj)
+
+
+def test_every_operation_kind_has_one_broker_handler():
+    """The broker's dispatch table is the one place a kind is wired to its preparation."""
+    from yarp.broker.dispatch import HANDLERS
+
+    assert set(HANDLERS) == set(ops.OPERATIONS_BY_KIND)
+    assert set(ops.REPLAY_BY_KIND) == set(ops.OPERATIONS_BY_KIND)

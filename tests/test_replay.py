@@ -27,7 +27,7 @@ from ingest_helpers import (
     session,
 )
 from yarp import operations as ops
-from yarp.transcripts import batch
+from yarp import validate
 
 
 @pytest.fixture
@@ -72,15 +72,15 @@ SAMPLES = {
     "update_final_result": {"operation": "update_final_result", "session": session(), "sourceCallId": "c",
                             "result": {}, "isError": False, "finishedAtMs": 1},
     "prune_before": prune_before(1),
-    "import_calls": batch.operation_json(batch.make_operation(
-        [batch.ImportedCall(ops.Session("pi", "me", "s"), ops.CallMeta("c", "bash", 1, False), {})], 1)),
+    "import_calls": ops.operation_to_json(ops.import_calls(
+        [ops.ImportedCall(ops.Session("pi", "me", "s"), ops.CallMeta("c", "bash", 1, False), {})], 1)),
 }
 
 
 def test_every_operation_type_has_an_explicit_replay_policy():
     assert {t.kind for t in ops.OPERATION_TYPES} == set(SAMPLES) == set(ops.OPERATIONS_BY_KIND)
     for op_type in ops.OPERATION_TYPES:
-        operation = ops.parse_operation(SAMPLES[op_type.kind])
+        operation = validate.parse_operation(SAMPLES[op_type.kind])
         assert type(operation) is op_type
         expected = (ops.ReplayPolicy.UNKNOWN_ON_DISCONNECT if op_type is ops.PruneBefore
                     else ops.ReplayPolicy.SAFE_REPLAY)
@@ -257,13 +257,13 @@ def test_a_client_that_gave_up_on_a_request_does_not_read_its_late_reply(sandbox
 
     sess = session("sess-late")
     with BrokerClient(ArchiveLocation(str(sandbox.archive), False), sandbox.env()) as client:
-        client.request(ops.parse_operation(begin_call(sess, "warm")), time.monotonic() + 10)
+        client.request(validate.parse_operation(begin_call(sess, "warm")), time.monotonic() + 10)
         broker = sandbox.wait_broker()
         stop(broker)
         with pytest.raises(DeadlineExceeded):
-            client.request(ops.parse_operation(begin_call(sess, "abandoned")), time.monotonic() + 0.5)
+            client.request(validate.parse_operation(begin_call(sess, "abandoned")), time.monotonic() + 0.5)
         os.kill(broker, signal.SIGCONT)
-        reply = client.request(ops.parse_operation(begin_call(sess, "next")), time.monotonic() + 10)
+        reply = client.request(validate.parse_operation(begin_call(sess, "next")), time.monotonic() + 10)
     end = time.monotonic() + 10
     while not (rows := sandbox.query("SELECT archive_ref FROM tool_calls WHERE source_call_id = 'next'")):
         assert time.monotonic() < end, "the next call was never stored"

@@ -135,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         module = load_command(path)
         run_fast = getattr(module, "run_fast", None)
         if run_fast is not None:
-            # `yarp run` and the hooks run for every agent tool call: skip argparse when we can.
+            # `yarp run`, the hooks and the ingest bridge start for every tool call or
+            # session: they skip argparse when they can.
             status = run_fast(rest)
             if status is not None:
                 return status

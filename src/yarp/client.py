@@ -24,7 +24,7 @@ import time
 
 # The C socket type itself: `socket` wraps it in conveniences a blocking Unix
 # client never uses, and its import (selectors, enum) costs every wrapped command.
-from _socket import AF_UNIX, SOCK_STREAM
+from _socket import AF_UNIX, SO_RCVTIMEO, SO_SNDTIMEO, SOCK_STREAM, SOL_SOCKET
 from _socket import socket as _unix_socket
 
 from . import operations as ops
@@ -55,6 +55,11 @@ from .runtime import (
 )
 
 _RECV_CHUNK = 256 * 1024
+#: How often a blocked send or recv wakes to check its request's deadline.
+#: An acknowledgement that arrives in time costs one recv; a deadline is
+#: noticed at most one tick late (the broker enforces it before committing).
+WAIT_TICK_S = 0.1
+_WAIT_TICK = (0).to_bytes(8, sys.byteorder) + int(WAIT_TICK_S * 1_000_000).to_bytes(8, sys.byteorder)
 
 
 class _Transport(Exception):
@@ -105,7 +110,16 @@ class BrokerClient:
         `UnknownOutcome` (prune whose acknowledgement was lost) or
         `BrokerUnavailable`.
         """
-        policy = ops.replay_policy(operation)
+        return self.send(protocol.outgoing(operation), deadline)
+
+    def send(self, out: protocol.Outgoing, deadline: float) -> dict:
+        """Send one encoded operation (`protocol.Outgoing`); replays re-send its exact bytes.
+
+        The same contract as `request`: the operation is encoded once, and a
+        replay after a transport failure rebuilds only the envelope header
+        (new connection id, remaining deadline) around the unchanged bytes.
+        """
+        policy = out.policy
         sent = False
         while True:
             remaining_ms = int((deadline - time.monotonic()) * 1000)
@@ -124,9 +138,9 @@ class BrokerClient:
                             raise
                         time.sleep(0.02)
                         continue
-                frame = protocol.envelope(operation, self.correlation_id, min(remaining_ms, MAX_DEADLINE_MS))
+                frame = protocol.envelope_frame(out, self.correlation_id, min(remaining_ms, MAX_DEADLINE_MS))
                 sent = True
-                self._send(frame, deadline)
+                self._send_frame(frame, deadline)
                 reply = protocol.parse_reply(self._recv_frame(deadline))
             except DeadlineExceeded:
                 # The broker may still answer the abandoned request later; a
@@ -177,6 +191,13 @@ class BrokerClient:
         except OSError:
             sock.close()
             return False
+        # From here on the socket blocks, and the kernel wakes a waiting
+        # send or recv every tick so the deadline is checked: set once per
+        # connection, where a Python-level timeout would cost a poll() before
+        # every call and an ioctl() for every change.
+        sock.settimeout(None)
+        sock.setsockopt(SOL_SOCKET, SO_RCVTIMEO, _WAIT_TICK)
+        sock.setsockopt(SOL_SOCKET, SO_SNDTIMEO, _WAIT_TICK)
         self.sock = sock
         self._splitter = FrameSplitter(MAX_HANDSHAKE_BYTES)
         self._frames = []
@@ -282,40 +303,54 @@ class BrokerClient:
     # --- frames ------------------------------------------------------------------------
 
     def _send(self, body: bytes, deadline: float) -> None:
-        data = encode_frame(body)
+        self._send_frame(encode_frame(body), deadline)
+
+    def _send_frame(self, data: bytes, deadline: float) -> None:
+        """Write one whole frame: one `send` system call unless the socket buffer is full."""
         sock = self.sock
         if sock is None:
             raise _Transport()
-        try:
-            sock.settimeout(max(0.001, deadline - time.monotonic()))
-            sock.sendall(data)
-        except TimeoutError:
-            raise DeadlineExceeded("request deadline expired while sending") from None
-        except OSError:
-            raise _Transport() from None
-
-    def _recv_frame(self, deadline: float) -> bytes:
-        sock = self.sock
-        if sock is None or self._splitter is None:
-            raise _Transport()
-        while not self._frames:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise DeadlineExceeded("request deadline expired waiting for the acknowledgement")
-            sock.settimeout(remaining)
+        view = memoryview(data)
+        while view:
             try:
-                chunk = sock.recv(_RECV_CHUNK)
-            except TimeoutError:
-                raise DeadlineExceeded("request deadline expired waiting for the acknowledgement") from None
+                sent = sock.send(view)
+            except BlockingIOError:
+                # The kernel's send timeout (one wait tick) passed with the
+                # buffer still full: look at the deadline, then keep waiting.
+                if time.monotonic() >= deadline:
+                    raise DeadlineExceeded("request deadline expired while sending") from None
+                continue
+            except InterruptedError:
+                continue
             except OSError:
                 raise _Transport() from None
-            if not chunk:
+            view = view[sent:]
+
+    def _recv_frame(self, deadline: float) -> bytes:
+        """Read until a whole frame is in: straight into the splitter's buffer, one `recv` a reply."""
+        sock = self.sock
+        splitter = self._splitter
+        if sock is None or splitter is None:
+            raise _Transport()
+        frames = self._frames
+        while not frames:
+            try:
+                count = sock.recv_into(splitter.get_buffer(_RECV_CHUNK))
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise DeadlineExceeded("request deadline expired waiting for the acknowledgement") from None
+                continue
+            except InterruptedError:
+                continue
+            except OSError:
+                raise _Transport() from None
+            if not count:
                 raise _Transport()
             try:
-                self._frames.extend(self._splitter.feed(chunk))
+                frames.extend(splitter.buffer_updated(count))
             except FrameError:
                 raise _Transport() from None
-        return self._frames.pop(0)
+        return frames.pop(0)
 
 
 def send_operation(location: ArchiveLocation, operation: ops.ArchiveOperation, timeout_s: float) -> dict:

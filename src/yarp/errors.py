@@ -101,6 +101,17 @@ class ValidationError(DataError):
     code = "validation"
 
 
+class ContractViolation(ValidationError):
+    """An operation that breaks the adapter contract (its fields, types or bounds).
+
+    The broker validates every operation; this distinct code lets a relay
+    such as `yarp archive ingest` end with status 74 for it, as the contract
+    asks, while other rejections are answered and the relay goes on.
+    """
+
+    code = "contract"
+
+
 class ConflictError(DataError):
     """Raised when a stable identity is reused with different content."""
 

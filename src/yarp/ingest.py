@@ -1,14 +1,26 @@
-"""`yarp archive ingest`: the framed adapter bridge to the broker.
+"""`yarp archive ingest`: the framed adapter bridge to the broker, a relay.
 
 Adapters (one long-lived bridge per agent session) write frames on our stdin:
 an 8-byte big-endian length and that many bytes of UTF-8 JSON, one request
 each. We answer one compact JSON line per request on stdout, flushed:
 ``{"requestId": N, "ok": true|false, "archiveRef"?, "prunedCalls"?, "error"?}``.
 
-Requests follow the reference contract (camelCase fields, ``schemaVersion: 1``,
-``requestId``, snake_case ``operation``). We validate them strictly, turn them
-into agent-neutral operations, and send them through `yarp.client`, which owns
-reconnect and replay. This process never opens SQLite for writing.
+The bridge checks only what it owns — frame bounds, ``requestId``,
+``schemaVersion``, ``begin_call``'s ``deadlineAtMs``, and the identity of the
+stream and source files a request names (which only this process can see as
+the adapter left them) — and forwards the adapter's operation otherwise
+unchanged: one decode, one encode, both in C (`_json`, as every short-lived
+client does: importing orjson alone costs a bridge more start-up CPU than
+all its other work, see `yarp.protocol`). The broker is the only
+validator of the operation; a contract violation comes back with its own code
+(`ContractViolation`) and ends the bridge with 74 as before. `yarp.client`
+owns reconnect and replay, and a replay re-sends the exact forwarded bytes.
+This process never opens SQLite for writing.
+
+Per request the bridge makes four system calls: one read of stdin (straight
+into the splitter's buffer), one send and one recv on the broker socket (the
+kernel's timeouts are set once per connection, see `yarp.client`), one write
+of the acknowledgement.
 
 Exit statuses: 0 on EOF at a frame boundary; 74 for a malformed frame or JSON,
 a request that breaks the contract, a wrong schemaVersion, an expired or
@@ -20,18 +32,14 @@ bridge goes on.
 from __future__ import annotations
 
 import os
-import stat
 import sys
 import time
-from dataclasses import dataclass
-from typing import BinaryIO
-
-import orjson
 
 from . import operations as ops
 from .client import BrokerClient
 from .errors import (
     BrokerUnavailable,
+    ContractViolation,
     DataError,
     DeadlineExceeded,
     FrameError,
@@ -44,19 +52,28 @@ from .errors import (
 from .fastframe import FrameSplitter
 from .limits import DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MAX_FRAME_BYTES
 from .paths import ArchiveLocation
-from .protocol import decode_json
+from .protocol import Outgoing, client_dumps, client_loads, routing
 
 SCHEMA_VERSION = 1
 #: Time allowed to reach (or start) the broker before any input is read.
 CONNECT_TIMEOUT_S = 5.0
-_READ_CHUNK = 1024 * 1024
+#: Bytes asked of one read of stdin (a frame in progress is read straight into its body).
+_READ_CHUNK = 256 * 1024
 _MAX_REQUEST_ID = 2**53 - 1
 #: Shortest identity prefix that is still redacted when an error text cut an identity short.
 _MIN_REDACTED_PREFIX = 8
 #: Operations whose acknowledgement carries the call's archive reference.
 _REF_KINDS = frozenset({"begin_call", "result_text"})
-_STREAM_FIELDS = ("stdoutBeforePath", "stderrBeforePath", "stdoutAfterPath", "stderrAfterPath",
-                  "stdoutPath", "stderrPath", "fullOutputPath")
+#: The file fields each operation may name, whose identity the bridge declares.
+_FILE_FIELDS = {
+    "capture_streams": ("stdoutBeforePath", "stderrBeforePath", "stdoutAfterPath", "stderrAfterPath"),
+    "capture_passthrough_streams": ("stdoutPath", "stderrPath"),
+    "result_before": ("fullOutputPath",),
+}
+#: Routing for an operation whose identity fields are not all strings: the
+#: broker refuses the operation itself (a contract violation) before it
+#: looks at the envelope's identities.
+_UNROUTABLE = "0" * 64
 
 
 class BridgeExit(Exception):
@@ -67,24 +84,33 @@ class BridgeExit(Exception):
         self.error = error
 
 
-@dataclass(frozen=True, slots=True)
 class IngestRequest:
-    request_id: int
-    operation: ops.ArchiveOperation
-    deadline_ms: int
-    identities: tuple[str, ...]
+    """One relayed request: what the bridge answers with, and what it forwards."""
+
+    __slots__ = ("request_id", "kind", "deadline_ms", "identities", "outgoing")
+
+    def __init__(self, request_id: int, kind: str, deadline_ms: int, identities: tuple[str, ...],
+                 outgoing: Outgoing) -> None:
+        self.request_id = request_id
+        self.kind = kind
+        self.deadline_ms = deadline_ms
+        self.identities = identities
+        self.outgoing = outgoing
 
 
-def _identities(obj: dict) -> tuple[str, ...]:
-    found: list[str] = []
+def _identities(obj: dict) -> tuple[str | None, ...]:
+    """agent, account, sourceSessionId, sourceCallId as sent (None where absent or not a string)."""
     session = obj.get("session")
-    if isinstance(session, dict):
-        found += [session.get(k) for k in ("agent", "account", "sourceSessionId")]
+    if not isinstance(session, dict):
+        session = {}
     call = obj.get("call")
-    if isinstance(call, dict):
-        found.append(call.get("sourceCallId"))
-    found.append(obj.get("sourceCallId"))
-    return tuple(sorted({s for s in found if isinstance(s, str) and s}, key=len, reverse=True))
+    call_id = call.get("sourceCallId") if isinstance(call, dict) else obj.get("sourceCallId")
+    found = (session.get("agent"), session.get("account"), session.get("sourceSessionId"), call_id)
+    return tuple(v if isinstance(v, str) else None for v in found)
+
+
+def _redaction_set(ids: tuple[str | None, ...]) -> tuple[str, ...]:
+    return tuple(sorted({s for s in ids if s}, key=len, reverse=True))
 
 
 def redact(text: str, identities: tuple[str, ...]) -> str:
@@ -117,61 +143,92 @@ def _redact_prefixes(text: str, identity: str) -> str:
     return "".join(out)
 
 
-def _declare_files(obj: dict) -> dict:
-    """Add the identity (device, inode, size) of each named stream file as we see it now.
+def _declare_files(obj: dict, names: tuple[str, ...]) -> None:
+    """Replace each named file path with the identity (device, inode, size) we see now.
 
-    The broker then snapshots only that very file; a swap in between is refused.
-    Paths that cannot be stat'ed are passed on unchanged for the broker to refuse.
+    The broker then snapshots only that very file; a swap in between is
+    refused. A path that cannot be stat'ed, or is not a regular file, is
+    passed on unchanged for the broker to refuse; anything but a string is
+    the broker's to judge too.
     """
-    out = dict(obj)
-    for name in _STREAM_FIELDS:
-        path = out.get(name)
+    for name in names:
+        path = obj.get(name)
         if isinstance(path, str) and path.startswith("/"):
             try:
                 st = os.lstat(path)
-            except OSError:
+            except (OSError, ValueError):
                 continue
-            if stat.S_ISREG(st.st_mode):
-                out[name] = {"path": path, "device": st.st_dev, "inode": st.st_ino, "size": st.st_size}
-    return out
+            if st.st_mode & 0o170000 == 0o100000:  # S_ISREG, without importing stat
+                obj[name] = {"path": path, "device": st.st_dev, "inode": st.st_ino, "size": st.st_size}
+
+
+def _decode(frame: bytes) -> object:
+    """The C scanner `json` runs on: integers stay exact, NaN and Infinity are refused."""
+    try:
+        return client_loads(frame, "request frame")
+    except YarpError as exc:
+        raise BridgeExit(exc) from None
+
+
+def _encode(operation: dict) -> bytes:
+    try:
+        return client_dumps(operation)
+    except ValidationError as exc:  # a lone surrogate: not UTF-8, cannot be forwarded
+        raise BridgeExit(exc) from None
 
 
 def parse_request(frame: bytes, now_ms: int) -> IngestRequest:
-    """Validate one ingest frame; raise `BridgeExit` for contract violations."""
-    try:
-        # The protocol's decoder never rounds an integer literal into a float.
-        obj = decode_json(frame, "request frame")
-    except YarpError as exc:
-        raise BridgeExit(exc) from None
+    """Check what the bridge owns in one frame and encode the operation to forward.
+
+    Raises `BridgeExit` for a frame the bridge cannot route: not a JSON
+    object, a bad `requestId` or `schemaVersion`, an unknown operation, an
+    invalid or expired `deadlineAtMs`. Everything else about the operation is
+    the broker's to validate.
+    """
+    obj = _decode(frame)
     if not isinstance(obj, dict):
         raise BridgeExit(ValidationError("request must be a JSON object"))
-    request_id = obj.get("requestId")
-    if not isinstance(request_id, int) or isinstance(request_id, bool) or not 0 <= request_id <= _MAX_REQUEST_ID:
+    request_id = obj.pop("requestId", None)
+    if type(request_id) is not int or not 0 <= request_id <= _MAX_REQUEST_ID:
         raise BridgeExit(ValidationError("requestId must be an unsigned integer"))
-    identities = _identities(obj)
-    if obj.get("schemaVersion") != SCHEMA_VERSION:
+    if obj.pop("schemaVersion", None) != SCHEMA_VERSION:
         raise BridgeExit(ValidationError("schemaVersion must be 1"))
-    body = {k: v for k, v in obj.items() if k not in ("requestId", "schemaVersion")}
-    if body.get("operation") in ("capture_streams", "capture_passthrough_streams", "result_before"):
-        for name in _STREAM_FIELDS:
-            if name in body and not (body[name] is None or isinstance(body[name], str)):
-                raise BridgeExit(ValidationError(f"{name} must be a path string"))
-        body = _declare_files(body)
-    try:
-        operation = ops.parse_operation(body)
-    except ValidationError as exc:
-        raise BridgeExit(ValidationError(redact(exc.message, identities))) from None
+    kind = obj.get("operation")
+    op_type = ops.OPERATIONS_BY_KIND.get(kind) if isinstance(kind, str) else None
+    if op_type is None:
+        raise BridgeExit(ValidationError("unknown operation"))
     deadline_ms = DEFAULT_DEADLINE_MS
-    if isinstance(operation, ops.BeginCall) and operation.deadline_at_ms is not None:
-        remaining = operation.deadline_at_ms - now_ms
-        if remaining <= 0:
-            raise BridgeExit(DeadlineExceeded("begin_call deadlineAtMs has already passed"))
-        if remaining > MAX_DEADLINE_MS:
-            raise BridgeExit(ValidationError(f"begin_call deadlineAtMs is more than {MAX_DEADLINE_MS} ms ahead"))
-        deadline_ms = remaining
+    if kind == "begin_call":
         # The absolute deadline is ingest-side routing data, not archived content.
-        operation = operation.replace(deadline_at_ms=None)
-    return IngestRequest(request_id, operation, deadline_ms, identities)
+        deadline_at = obj.pop("deadlineAtMs", None)
+        if deadline_at is not None:
+            if type(deadline_at) is not int or deadline_at < 0:
+                raise BridgeExit(ValidationError("begin_call.deadlineAtMs must be a non-negative integer of "
+                                                 "milliseconds"))
+            remaining = deadline_at - now_ms
+            if remaining <= 0:
+                raise BridgeExit(DeadlineExceeded("begin_call deadlineAtMs has already passed"))
+            if remaining > MAX_DEADLINE_MS:
+                raise BridgeExit(ValidationError(f"begin_call deadlineAtMs is more than {MAX_DEADLINE_MS} ms ahead"))
+            deadline_ms = remaining
+    files = _FILE_FIELDS.get(kind)
+    if files is not None:
+        _declare_files(obj, files)
+    ids = _identities(obj)
+    if kind == "prune_before":
+        out_routing = routing(_prune_id(obj), ops.MAINTENANCE_SOURCE_KEY, op_type.sequence)
+    elif None in ids:
+        out_routing = routing(_UNROUTABLE, _UNROUTABLE, op_type.sequence)
+    else:
+        out_routing = routing(*ops.identities(ids, kind), op_type.sequence)
+    policy = ops.REPLAY_BY_KIND[kind]
+    return IngestRequest(request_id, kind, deadline_ms, _redaction_set(ids), Outgoing(kind, policy, out_routing,
+                                                                                     _encode(obj)))
+
+
+def _prune_id(obj: dict) -> str:
+    timestamp = obj.get("timestampMs")
+    return ops.prune_operation_id(timestamp) if type(timestamp) is int else _UNROUTABLE
 
 
 def ack(request_id: int, reply: dict | None = None, error: str | None = None, kind: str = "") -> bytes:
@@ -183,20 +240,22 @@ def ack(request_id: int, reply: dict | None = None, error: str | None = None, ki
             body["prunedCalls"] = reply["prunedCalls"]
     if error is not None:
         body["error"] = error
-    return orjson.dumps(body) + b"\n"
+    return client_dumps(body) + b"\n"
 
 
 class Bridge:
-    """Reads frames from `stdin`, answers acks on `stdout`, talks to the broker."""
+    """Reads frames from `stdin`, answers acks on `stdout`, relays to the broker."""
 
-    def __init__(self, location: ArchiveLocation, stdin: BinaryIO, stdout: BinaryIO, environ=os.environ) -> None:
+    def __init__(self, location: ArchiveLocation, stdin, stdout, environ=os.environ) -> None:
         self.client = BrokerClient(location, environ)
         self.stdin_fd = stdin.fileno()
-        self.stdout = stdout
+        self.stdout_fd = stdout.fileno()
 
     def _write(self, line: bytes) -> None:
-        self.stdout.write(line)
-        self.stdout.flush()
+        # One write system call, no buffered layer to flush.
+        view = memoryview(line)
+        while view:
+            view = view[os.write(self.stdout_fd, view):]
 
     def serve(self) -> int:
         try:
@@ -204,17 +263,20 @@ class Bridge:
         except YarpError as exc:
             raise BridgeExit(exc) from None
         splitter = FrameSplitter(MAX_FRAME_BYTES)
+        fd = self.stdin_fd
         while True:
             try:
-                chunk = os.read(self.stdin_fd, _READ_CHUNK)
+                # Straight into the splitter: its reused scratch buffer, or the
+                # body of a large frame in progress (no staging copy).
+                count = os.readv(fd, (splitter.get_buffer(_READ_CHUNK),))
             except InterruptedError:
                 continue
-            if not chunk:
+            if not count:
                 if splitter.at_boundary:
                     return 0
                 raise BridgeExit(FrameError("input ended inside a frame"))
             try:
-                frames = splitter.feed(chunk)
+                frames = splitter.buffer_updated(count)
             except FrameError as exc:
                 raise BridgeExit(exc) from None
             for frame in frames:
@@ -229,9 +291,14 @@ class Bridge:
             if request_id is not None:
                 self._write(ack(request_id, error=exit_.error.message))
             raise
-        op = request.operation
         try:
-            reply = self.client.request(op, started + request.deadline_ms / 1000)
+            reply = self.client.send(request.outgoing, started + request.deadline_ms / 1000)
+        except ContractViolation as exc:
+            # The broker found the operation breaks the adapter contract: as
+            # fatal as a malformed frame, exactly as if we had checked it here.
+            message = redact(exc.message, request.identities)
+            self._write(ack(request.request_id, error=message))
+            raise BridgeExit(ValidationError(message)) from None
         except (DataError, UnknownOutcome) as exc:
             # A broker rejection (or an unknown prune outcome) is answered and we go on.
             self._write(ack(request.request_id, error=redact(exc.message, request.identities)))
@@ -243,7 +310,7 @@ class Bridge:
                 # Transport failures that survived replay, and expired deadlines, end the bridge.
                 raise BridgeExit(type(exc)(message)) from None
             return
-        self._write(ack(request.request_id, reply, kind=op.kind))
+        self._write(ack(request.request_id, reply, kind=request.kind))
 
 
 #: Failures that end the bridge (exit 74) after their acknowledgement line.
@@ -252,8 +319,8 @@ _FATAL = (BrokerUnavailable, DeadlineExceeded, HandshakeMismatch)
 
 def _peek_request_id(frame: bytes) -> int | None:
     try:
-        obj = orjson.loads(frame)
-    except orjson.JSONDecodeError:
+        obj = client_loads(frame, "request frame")
+    except YarpError:
         return None
     if isinstance(obj, dict):
         rid = obj.get("requestId")
@@ -263,7 +330,7 @@ def _peek_request_id(frame: bytes) -> int | None:
 
 
 def main(location: ArchiveLocation, environ=os.environ) -> int:
-    bridge = Bridge(location, sys.stdin.buffer, sys.stdout.buffer, environ)
+    bridge = Bridge(location, sys.stdin, sys.stdout, environ)
     try:
         return bridge.serve()
     except BridgeExit as exc:
@@ -272,7 +339,7 @@ def main(location: ArchiveLocation, environ=os.environ) -> int:
         # stdin/stdout failed (the adapter closed its end): the acknowledgement
         # cannot be delivered, which is a transport failure, not a clean end.
         if isinstance(exc, BrokenPipeError):
-            # Keep interpreter shutdown from flushing the unwritable buffer again.
+            # Keep interpreter shutdown from flushing the unwritable stream.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         message = bounded_text(f"adapter stream failed: {exc.strerror or type(exc).__name__}")
     finally:

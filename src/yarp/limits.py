@@ -18,6 +18,9 @@ MAX_HANDSHAKE_BYTES = 4096
 MAX_CORRELATION_ID_CHARS = 64
 #: Longest source identity component (agent, account, session id, call id).
 MAX_IDENTITY_CHARS = 1024
+#: Calls per `import_calls` operation: enough to amortise a commit, few enough that a
+#: refused batch costs little and frames stay far below the frame limit.
+MAX_IMPORT_BATCH_CALLS = 2048
 #: Longest tool name, provider, model.
 MAX_NAME_CHARS = 256
 #: Longest working directory recorded for a call.

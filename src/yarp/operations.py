@@ -13,13 +13,6 @@ from __future__ import annotations
 
 from ._digest import identity_sha256
 from ._record import Record
-from .errors import ValidationError
-from .limits import (
-    MAX_IDENTITY_CHARS,
-    MAX_JSON_DEPTH,
-    MAX_NAME_CHARS,
-    MAX_WORKING_DIRECTORY_CHARS,
-)
 
 # typing costs milliseconds on `yarp run`'s path and is needed by annotations only.
 TYPE_CHECKING = False
@@ -195,11 +188,39 @@ class PruneBefore(Record):
     sequence = 0
 
 
+class ImportedCall(Record):
+    """One past call as a transcript proves it (an element of `ImportCalls`).
+
+    `result` is None for a call the transcript shows without a result: it is
+    recorded as `started` (incomplete) with no result snapshots. With a result
+    the call is `finished` with `executed = 1`; `is_error` is what the
+    transcript says, False when it says nothing (the live adapters record the
+    same default). `result_text` is the result's exact text where the
+    transcript proves it complete (Codex's `aggregated_output`), stored as
+    `result_text/before` for line search.
+    """
+
+    __slots__ = ("session", "call", "input", "result", "has_result", "is_error", "finished_at_ms",
+                 "source_output_path", "result_text")
+    _defaults = {"result": None, "has_result": False, "is_error": False, "finished_at_ms": None,
+                 "source_output_path": None, "result_text": None}
+    session: Session
+    call: CallMeta
+    input: Any
+    result: Any
+    has_result: bool
+    is_error: bool
+    finished_at_ms: int | None
+    source_output_path: str | None
+    result_text: str | None
+
+
 class ImportCalls(Record):
     """A batch of past calls read from agent transcripts (`yarp import`).
 
-    Validated, prepared and applied by `yarp.transcripts.batch`; its source
-    identity is the batch's own (`batch_id`), not one call's.
+    Validated like every operation (`yarp.validate`), prepared and applied by
+    `yarp.transcripts.batch`; its source identity is the batch's own
+    (`batch_id`, see `import_batch_id`), not one call's.
     """
 
     __slots__ = ("batch_id", "calls", "captured_at_ms")
@@ -294,10 +315,17 @@ def replay_policy(operation: ArchiveOperation) -> ReplayPolicy:
 # --- Identities ------------------------------------------------------------------
 
 
+MAINTENANCE_IDENTITY = UNIT_SEPARATOR.join(("maintenance", "prune"))
+
+
+def _sha256_hex(text: str) -> str:
+    return identity_sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def source_identity(operation: ArchiveOperation) -> str:
     """agent␟account␟sourceSessionId␟sourceCallId, or the maintenance identity."""
     if isinstance(operation, PruneBefore):
-        return UNIT_SEPARATOR.join(("maintenance", "prune"))
+        return MAINTENANCE_IDENTITY
     if isinstance(operation, ImportCalls):
         return UNIT_SEPARATOR.join(("import", operation.batch_id))
     s = operation.session
@@ -306,235 +334,53 @@ def source_identity(operation: ArchiveOperation) -> str:
 
 def source_key(operation: ArchiveOperation) -> str:
     """The ordering key: SHA-256 hex of the source identity (raw ids never routed)."""
-    return identity_sha256(source_identity(operation).encode("utf-8", "surrogatepass")).hexdigest()
+    return _sha256_hex(source_identity(operation))
 
 
 def operation_id(operation: ArchiveOperation) -> str:
     """The stable operation identity: SHA-256 of the source identity and operation kind."""
     if isinstance(operation, PruneBefore):
-        material = f"{source_identity(operation)}{UNIT_SEPARATOR}{operation.timestamp_ms}"
-    else:
-        material = f"{source_identity(operation)}{UNIT_SEPARATOR}{operation.kind}"
-    return identity_sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
+        return prune_operation_id(operation.timestamp_ms)
+    return _sha256_hex(f"{source_identity(operation)}{UNIT_SEPARATOR}{operation.kind}")
 
 
-# --- JSON -> operation --------------------------------------------------------------
+def identities(ids: tuple[str, str, str, str], kind: str) -> tuple[str, str]:
+    """(operation identity, source key) of a capture operation from its four source ids.
 
-_MISSING = object()
-
-
-class _Fields:
-    """Strict reader over one JSON object: typed getters, unknown fields rejected."""
-
-    def __init__(self, obj: Any, where: str, *, tolerate_unknown: bool = False) -> None:
-        if not isinstance(obj, dict):
-            raise ValidationError(f"{where} must be a JSON object")
-        self.obj = obj
-        self.where = where
-        self.used: set[str] = set()
-        self.tolerate_unknown = tolerate_unknown
-
-    def _get(self, name: str, required: bool) -> Any:
-        self.used.add(name)
-        value = self.obj.get(name, _MISSING)
-        if value is _MISSING or value is None:
-            # Optional fields may be absent or null; a required one may be neither.
-            if required:
-                raise ValidationError(f"{self.where}.{name} is required")
-            return None
-        return value
-
-    def text(self, name: str, limit: int, *, required: bool = True, allow_empty: bool = False) -> str | None:
-        value = self._get(name, required)
-        if value is None:
-            return None
-        if not isinstance(value, str):
-            raise ValidationError(f"{self.where}.{name} must be a string")
-        if len(value) > limit:
-            raise ValidationError(f"{self.where}.{name} is longer than {limit} characters")
-        if not value and not allow_empty:
-            raise ValidationError(f"{self.where}.{name} must not be empty")
-        _check_scalar_text(value, f"{self.where}.{name}")
-        return value
-
-    def any_text(self, name: str) -> str:
-        value = self._get(name, True)
-        if not isinstance(value, str):
-            raise ValidationError(f"{self.where}.{name} must be a string")
-        _check_scalar_text(value, f"{self.where}.{name}")
-        return value
-
-    def time_ms(self, name: str, *, required: bool = True) -> int | None:
-        value = self._get(name, required)
-        if value is None:
-            return None
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_TIME_MS:
-            raise ValidationError(f"{self.where}.{name} must be a non-negative integer of milliseconds")
-        return value
-
-    def flag(self, name: str) -> bool:
-        value = self._get(name, True)
-        if not isinstance(value, bool):
-            raise ValidationError(f"{self.where}.{name} must be a boolean")
-        return value
-
-    def json(self, name: str) -> Any:
-        self.used.add(name)
-        if name not in self.obj:
-            raise ValidationError(f"{self.where}.{name} is required")
-        value = self.obj[name]
-        if _too_deep(value, MAX_JSON_DEPTH):
-            raise ValidationError(f"{self.where}.{name} is nested deeper than {MAX_JSON_DEPTH} levels")
-        return value
-
-    def choice(self, name: str, allowed: tuple[str, ...]) -> str:
-        value = self._get(name, True)
-        if value not in allowed:
-            raise ValidationError(f"{self.where}.{name} must be one of {', '.join(allowed)}")
-        return value
-
-    def finish(self) -> None:
-        if self.tolerate_unknown:
-            return
-        unknown = set(self.obj) - self.used
-        if unknown:
-            names = ", ".join(sorted(_bounded_name(n) for n in unknown)[:5])
-            raise ValidationError(f"{self.where} has unknown field(s): {names}")
-
-
-def _too_deep(value: Any, limit: int) -> bool:
-    """Whether a JSON value nests containers more than `limit` levels (level by level: no recursion).
-
-    Only containers are carried to the next level, so a wide object of
-    scalars (the common tool input) costs one pass over its values.
+    The same digests as `operation_id` and `source_key`, for a caller that has
+    the ids but no parsed operation (the ingest relay, the broker's request path).
     """
-    level = [value] if isinstance(value, (dict, list)) else []
-    depth = 1
-    while level:
-        if depth > limit:
-            return True
-        deeper = []
-        for item in level:
-            for child in item.values() if isinstance(item, dict) else item:
-                if isinstance(child, (dict, list)):
-                    deeper.append(child)
-        level = deeper
-        depth += 1
-    return False
+    identity = UNIT_SEPARATOR.join(ids)
+    return _sha256_hex(f"{identity}{UNIT_SEPARATOR}{kind}"), _sha256_hex(identity)
 
 
-def _bounded_name(name: str) -> str:
-    return name[:40] if name.isprintable() else "<non-printable>"
+def import_batch_id(calls) -> str:
+    """An import batch's identity: SHA-256 over its calls' source identities, in order.
+
+    It keys the envelope (one source key per batch), so replaying the same
+    batch after a lost acknowledgement is the same request.
+    """
+    h = identity_sha256(b"import_calls\x1f")
+    for c in calls:
+        s = c.session
+        h.update("\x1f".join((s.agent, s.account, s.source_session_id, c.call.source_call_id)).encode(
+            "utf-8", "surrogatepass") + b"\x1e")
+    return h.hexdigest()
 
 
-def _check_scalar_text(value: str, where: str) -> None:
-    # Lone surrogates cannot be stored as UTF-8; refuse them at the boundary.
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValidationError(f"{where} is not valid Unicode text") from None
+def import_calls(calls, captured_at_ms: int) -> ImportCalls:
+    """The `import_calls` operation for these calls (its batch id derived)."""
+    calls = tuple(calls)
+    return ImportCalls(import_batch_id(calls), calls, captured_at_ms)
 
 
-def _session(obj: Any) -> Session:
-    f = _Fields(obj, "session", tolerate_unknown=True)
-    return Session(
-        agent=f.text("agent", MAX_NAME_CHARS),
-        account=f.text("account", MAX_IDENTITY_CHARS),
-        source_session_id=f.text("sourceSessionId", MAX_IDENTITY_CHARS),
-        started_at_ms=f.time_ms("startedAtMs", required=False),
-    )
+def prune_operation_id(timestamp_ms: int) -> str:
+    return _sha256_hex(f"{MAINTENANCE_IDENTITY}{UNIT_SEPARATOR}{timestamp_ms}")
 
 
-def _call(obj: Any) -> CallMeta:
-    f = _Fields(obj, "call", tolerate_unknown=True)
-    return CallMeta(
-        source_call_id=f.text("sourceCallId", MAX_IDENTITY_CHARS),
-        tool_name=f.text("toolName", MAX_NAME_CHARS),
-        provider=f.text("provider", MAX_NAME_CHARS, required=False),
-        model=f.text("model", MAX_NAME_CHARS, required=False),
-        working_directory=f.text("workingDirectory", MAX_WORKING_DIRECTORY_CHARS, required=False),
-        started_at_ms=f.time_ms("startedAtMs"),
-        requires_streams=f.flag("requiresStreams"),
-    )
-
-
-def _stream_file(f: _Fields, name: str, *, required: bool = True) -> StreamFile | None:
-    """A path string (ingest form) or {path, device, inode, size} (runner form)."""
-    f.used.add(name)
-    value = f.obj.get(name)
-    if value is None:
-        if required:
-            raise ValidationError(f"{f.where}.{name} is required")
-        return None
-    if isinstance(value, str):
-        sub_path = value
-        device = inode = size = None
-    else:
-        g = _Fields(value, f"{f.where}.{name}")
-        sub_path = g.text("path", MAX_WORKING_DIRECTORY_CHARS)
-        device, inode, size = (g.time_ms(k, required=False) for k in ("device", "inode", "size"))
-        g.finish()
-    if not isinstance(sub_path, str) or not sub_path.startswith("/") or "\x00" in sub_path:
-        raise ValidationError(f"{f.where}.{name} must be an absolute path")
-    if len(sub_path) > MAX_WORKING_DIRECTORY_CHARS:
-        raise ValidationError(f"{f.where}.{name} is too long")
-    return StreamFile(sub_path, device, inode, size)
-
-
-def _call_target(f: _Fields) -> tuple[Session, str]:
-    return _session(f.json("session")), f.text("sourceCallId", MAX_IDENTITY_CHARS)
-
-
-def parse_operation(obj: Any) -> ArchiveOperation:
-    """Validate one operation object (without requestId/schemaVersion) strictly."""
-    if not isinstance(obj, dict):
-        raise ValidationError("operation must be a JSON object")
-    kind = obj.get("operation")
-    if not isinstance(kind, str) or kind not in OPERATIONS_BY_KIND:
-        raise ValidationError("unknown operation")
-    if kind == "import_calls":
-        from .transcripts.batch import parse_import_calls
-
-        return parse_import_calls(obj)
-    f = _Fields(obj, kind)
-    f.used.add("operation")
-    op: ArchiveOperation
-    if kind == "begin_call":
-        op = BeginCall(
-            session=_session(f.json("session")),
-            call=_call(f.json("call")),
-            input_before=f.json("inputBefore"),
-            input_after=f.json("inputAfter"),
-            captured_at_ms=f.time_ms("capturedAtMs"),
-            deadline_at_ms=f.time_ms("deadlineAtMs", required=False),
-        )
-    elif kind == "prune_before":
-        op = PruneBefore(timestamp_ms=f.time_ms("timestampMs"))
-    else:
-        session, call_id = _call_target(f)
-        if kind == "result_before":
-            op = ResultBefore(session, call_id, f.json("result"), f.time_ms("capturedAtMs"),
-                              _stream_file(f, "fullOutputPath", required=False))
-        elif kind == "result_text":
-            op = ResultText(session, call_id, f.any_text("text"),
-                            f.choice("sourceCompleteness", COMPLETENESS), f.time_ms("capturedAtMs"))
-        elif kind == "stage_result":
-            op = StageResult(session, call_id, f.json("result"), f.flag("isError"), f.time_ms("capturedAtMs"))
-        elif kind == "finish_call":
-            op = FinishCall(session, call_id, f.json("result"), f.flag("isError"),
-                            f.flag("requirePreResult"), f.time_ms("finishedAtMs"))
-        elif kind == "update_final_result":
-            op = UpdateFinalResult(session, call_id, f.json("result"), f.flag("isError"),
-                                   f.time_ms("finishedAtMs"))
-        elif kind == "capture_streams":
-            op = CaptureStreams(session, call_id, f.time_ms("capturedAtMs"),
-                                *(_stream_file(f, n) for n in ("stdoutBeforePath", "stderrBeforePath",
-                                                               "stdoutAfterPath", "stderrAfterPath")))
-        else:
-            op = CapturePassthroughStreams(session, call_id, f.time_ms("capturedAtMs"),
-                                           _stream_file(f, "stdoutPath"), _stream_file(f, "stderrPath"))
-    f.finish()
-    return op
+MAINTENANCE_SOURCE_KEY = _sha256_hex(MAINTENANCE_IDENTITY)
+#: Each operation kind's replay policy, read off `replay_policy` (the one place that decides).
+REPLAY_BY_KIND: dict[str, ReplayPolicy] = {t.kind: replay_policy(object.__new__(t)) for t in OPERATION_TYPES}
 
 
 # --- operation -> JSON --------------------------------------------------------------
@@ -553,23 +399,37 @@ def _file_json(sf: StreamFile) -> Any:
     return {"path": sf.path, "device": sf.device, "inode": sf.inode, "size": sf.size}
 
 
+def _call_json(c: CallMeta) -> dict:
+    call = {"sourceCallId": c.source_call_id, "toolName": c.tool_name, "startedAtMs": c.started_at_ms,
+            "requiresStreams": c.requires_streams}
+    for key, value in (("provider", c.provider), ("model", c.model), ("workingDirectory", c.working_directory)):
+        if value is not None:
+            call[key] = value
+    return call
+
+
+def imported_call_json(c: ImportedCall) -> dict:
+    """One imported call's JSON (an element of an `import_calls` operation's `calls`)."""
+    out: dict[str, Any] = {"session": _session_json(c.session), "call": _call_json(c.call), "input": c.input}
+    if c.has_result:
+        out.update(result=c.result, isError=c.is_error, finishedAtMs=c.finished_at_ms)
+        if c.source_output_path is not None:
+            out["sourceOutputPath"] = c.source_output_path
+        if c.result_text is not None:
+            out["resultText"] = c.result_text
+    return out
+
+
 def operation_to_json(op: ArchiveOperation) -> dict:
-    """The inverse of `parse_operation` (used by clients building envelopes)."""
+    """The inverse of `yarp.validate.parse_operation` (used by clients building envelopes)."""
     if isinstance(op, PruneBefore):
         return {"operation": op.kind, "timestampMs": op.timestamp_ms}
     if isinstance(op, ImportCalls):
-        from .transcripts.batch import operation_json
-
-        return operation_json(op)
+        return {"operation": op.kind, "batchId": op.batch_id, "capturedAtMs": op.captured_at_ms,
+                "calls": [imported_call_json(c) for c in op.calls]}
     out: dict[str, Any] = {"operation": op.kind, "session": _session_json(op.session)}
     if isinstance(op, BeginCall):
-        c = op.call
-        call = {"sourceCallId": c.source_call_id, "toolName": c.tool_name, "startedAtMs": c.started_at_ms,
-                "requiresStreams": c.requires_streams}
-        for key, value in (("provider", c.provider), ("model", c.model), ("workingDirectory", c.working_directory)):
-            if value is not None:
-                call[key] = value
-        out.update(call=call, inputBefore=op.input_before, inputAfter=op.input_after,
+        out.update(call=_call_json(op.call), inputBefore=op.input_before, inputAfter=op.input_after,
                    capturedAtMs=op.captured_at_ms)
         if op.deadline_at_ms is not None:
             out["deadlineAtMs"] = op.deadline_at_ms

@@ -140,10 +140,6 @@ def prepare(op: ops.ArchiveOperation) -> Prepared:
             snaps = _streams(op)
         case ops.PruneBefore():
             snaps = ()
-        case ops.ImportCalls():
-            from .transcripts.batch import prepare_import_calls
-
-            return prepare_import_calls(op)
         case _:
             raise TypeError(type(op).__name__)
     return Prepared(op, snaps)
@@ -151,4 +147,6 @@ def prepare(op: ops.ArchiveOperation) -> Prepared:
 
 def prepare_json(obj: object) -> Prepared:
     """Validate an operation JSON object and prepare it (the pool's unit of work)."""
-    return prepare(ops.parse_operation(obj))
+    from .validate import parse_operation
+
+    return prepare(parse_operation(obj))

@@ -23,10 +23,11 @@ or a control request ``{"schema", "correlationId", "control": "status"}``.
 Reply: ``{"ok": true, "archiveRef"?, "prunedCalls"?}`` or
 ``{"ok": false, "code": "<errors code>", "error": "<bounded text>"}``.
 
+The broker validates envelopes and operations in `yarp.validate` (compiled):
 `parse_envelope` checks everything the event loop needs to route a request
-(cheap, structural); `check_identities` (run with the operation's preparation,
-off the loop) proves the operation identity, source key and sequence match the
-operation itself. Unknown fields, schemas, identities and sequences fail.
+(cheap, structural); `check_operation` validates the operation and proves the
+operation identity, source key and sequence match it. Unknown fields,
+schemas, identities and sequences fail.
 
 The broker side encodes and decodes with orjson. The client side (handshake,
 envelopes, replies as seen by `yarp run`, ingest and prune) encodes one small
@@ -46,8 +47,8 @@ from __future__ import annotations
 from . import operations as ops
 from ._record import Record
 from ._version import __version__
-from .errors import FrameError, HandshakeMismatch, ValidationError, YarpError, bounded_text
-from .limits import MAX_CORRELATION_ID_CHARS, MAX_DEADLINE_MS, MIN_DEADLINE_MS
+from .errors import FrameError, FrameTooLarge, HandshakeMismatch, ValidationError, YarpError, bounded_text
+from .limits import MAX_CORRELATION_ID_CHARS, MAX_FRAME_BYTES
 
 # typing costs milliseconds on `yarp run`'s path and is needed by annotations only.
 TYPE_CHECKING = False
@@ -58,8 +59,6 @@ SCHEMA = "yarp.archive-broker.v1"
 #: Deletion tables: a value is made only of these characters when deleting them leaves nothing.
 _LOWER_HEX = str.maketrans("", "", "0123456789abcdef")
 _CORRELATION_CHARS = str.maketrans("", "", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-")
-_ENVELOPE_FIELDS = frozenset({"schema", "correlationId", "operationId", "sourceKey", "sequence", "deadlineMs", "operation"})
-_CONTROL_FIELDS = frozenset({"schema", "correlationId", "control"})
 CONTROLS = ("status",)
 
 
@@ -143,7 +142,11 @@ def _client_loads(frame: bytes, what: str) -> Any:
         if _scan_once is not None:
             try:
                 value, end = _scan_once(text, 0)
-            except StopIteration:
+            except (StopIteration, ValueError, SystemError):
+                # Not JSON. The accelerator reports its errors through the
+                # `json` package; before that is imported it may fail without
+                # a proper exception (SystemError). Either way the full parser
+                # below gives the answer.
                 end = -1
             if end == len(text):
                 return value
@@ -153,6 +156,12 @@ def _client_loads(frame: bytes, what: str) -> Any:
         return json.loads(text)
     except (ValueError, RecursionError):
         raise FrameError(f"{what} is not valid UTF-8 JSON") from None
+
+
+#: The client side's codec, for other short-lived processes (the ingest relay):
+#: exact integers, compact output, no orjson import.
+client_dumps = _client_dumps
+client_loads = _client_loads
 
 
 def decode_json(frame: bytes, what: str) -> Any:
@@ -241,6 +250,7 @@ class Envelope(Record):
     source_key: str
     sequence: int
     deadline_ms: int
+    #: The operation's JSON object as received; `yarp.validate.check_operation` proves it.
     operation: dict
     kind: str
 
@@ -251,73 +261,69 @@ class Control(Record):
     control: str
 
 
-def envelope(operation: ops.ArchiveOperation, correlation_id: str, deadline_ms: int) -> bytes:
-    """Encode one request envelope for `operation` (client side).
+class Outgoing(Record):
+    """One operation, encoded once for sending (client side).
+
+    `body` is the operation's JSON exactly as it goes on the wire; `routing`
+    the envelope fields derived from it (operation identity, source key,
+    sequence). A send, and every replay of it, splices these unchanged bytes
+    into a fresh envelope header: only the connection's correlation id and
+    the remaining deadline differ between attempts.
+    """
+
+    __slots__ = ("kind", "policy", "routing", "body")
+    kind: str
+    policy: ops.ReplayPolicy
+    routing: bytes
+    body: bytes
+
+
+_HEAD = b'{"schema":"' + SCHEMA.encode() + b'","correlationId":"'
+_OPERATION_FIELD = b',"operation":'
+
+
+def routing(operation_id: str, source_key: str, sequence: int) -> bytes:
+    """The envelope's middle: identity, key, sequence, up to the deadline's value.
+
+    Every value is lowercase hex or a small integer, so nothing needs escaping.
+    """
+    return (f'","operationId":"{operation_id}","sourceKey":"{source_key}","sequence":{sequence}'
+            ',"deadlineMs":').encode("ascii")
+
+
+def outgoing(operation: ops.ArchiveOperation) -> Outgoing:
+    """Encode `operation` once, with its routing fields.
 
     Raises `ValidationError` for a value JSON cannot carry (NaN, a lone
     surrogate); integers of any size travel exactly and the broker refuses
     those canonical JSON cannot store.
     """
-    return _client_dumps(
-        {
-            "schema": SCHEMA,
-            "correlationId": correlation_id,
-            "operationId": ops.operation_id(operation),
-            "sourceKey": ops.source_key(operation),
-            "sequence": operation.sequence,
-            "deadlineMs": deadline_ms,
-            "operation": ops.operation_to_json(operation),
-        }
-    )
+    return Outgoing(operation.kind, ops.replay_policy(operation),
+                    routing(ops.operation_id(operation), ops.source_key(operation), operation.sequence),
+                    _client_dumps(ops.operation_to_json(operation)))
+
+
+def envelope_frame(out: Outgoing, correlation_id: str, deadline_ms: int) -> bytes:
+    """The whole wire frame (length header included) of one envelope carrying `out`.
+
+    One join: the operation's bytes are copied once, straight into the frame.
+    """
+    tail = b"%d" % deadline_ms
+    size = (len(_HEAD) + len(correlation_id) + len(out.routing) + len(tail) + len(_OPERATION_FIELD)
+            + len(out.body) + 1)
+    if size > MAX_FRAME_BYTES:
+        raise FrameTooLarge(size, MAX_FRAME_BYTES)
+    return b"".join((size.to_bytes(8, "big"), _HEAD, correlation_id.encode("ascii"), out.routing, tail,
+                     _OPERATION_FIELD, out.body, b"}"))
+
+
+def envelope(operation: ops.ArchiveOperation, correlation_id: str, deadline_ms: int) -> bytes:
+    """Encode one request envelope for `operation` (client side), without the frame header."""
+    return envelope_frame(outgoing(operation), correlation_id, deadline_ms)[8:]
 
 
 def control(correlation_id: str, name: str) -> bytes:
     return _client_dumps({"schema": SCHEMA, "correlationId": correlation_id, "control": name})
-
-
-def parse_envelope(obj: Any, correlation_id: str) -> Envelope | Control:
-    """Structural validation of a decoded request (no canonicalisation, no hashing)."""
-    if not isinstance(obj, dict):
-        raise ValidationError("envelope must be a JSON object")
-    if obj.get("schema") != SCHEMA:
-        raise ValidationError("envelope schema is not supported")
-    if obj.get("correlationId") != correlation_id:
-        raise ValidationError("envelope correlation id does not match the connection")
-    if "control" in obj:
-        if set(obj) != _CONTROL_FIELDS or obj["control"] not in CONTROLS:
-            raise ValidationError("unknown control request")
-        return Control(correlation_id, obj["control"])
-    unknown = set(obj) - _ENVELOPE_FIELDS
-    if unknown or len(obj) != len(_ENVELOPE_FIELDS):
-        raise ValidationError("envelope has unknown or missing fields")
-    op_id, key, seq, deadline, operation = (
-        obj["operationId"], obj["sourceKey"], obj["sequence"], obj["deadlineMs"], obj["operation"]
-    )
-    if not _is_lower_hex(op_id, 64):
-        raise ValidationError("envelope operation identity is malformed")
-    if not _is_lower_hex(key, 64):
-        raise ValidationError("envelope source key is malformed")
-    if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq <= 6:
-        raise ValidationError("envelope sequence is not a known operation sequence")
-    if not isinstance(deadline, int) or isinstance(deadline, bool) or not MIN_DEADLINE_MS <= deadline <= MAX_DEADLINE_MS:
-        raise ValidationError(f"envelope deadline must be {MIN_DEADLINE_MS}..{MAX_DEADLINE_MS} ms")
-    if not isinstance(operation, dict):
-        raise ValidationError("envelope operation must be a JSON object")
-    kind = operation.get("operation")
-    op_type = ops.OPERATIONS_BY_KIND.get(kind) if isinstance(kind, str) else None
-    if op_type is None:
-        raise ValidationError("unknown operation")
-    if seq != op_type.sequence:
-        raise ValidationError("envelope sequence does not match the operation")
-    return Envelope(correlation_id, op_id, key, seq, deadline, operation, kind)
-
-
-def check_identities(env: Envelope, operation: ops.ArchiveOperation) -> None:
-    """Prove the envelope's identity fields were derived from this operation."""
-    if ops.source_key(operation) != env.source_key:
-        raise ValidationError("envelope source key does not match the operation")
-    if ops.operation_id(operation) != env.operation_id:
-        raise ValidationError("envelope operation identity does not match the operation")
 
 
 # --- replies ----------------------------------------------------------------------

@@ -135,7 +135,9 @@ class PreparedParts:
 
 def prepare_checked(operation: ops.ArchiveOperation) -> Prepared:
     """Validate an operation built here exactly as a client's would be, then prepare it."""
-    return prepare(ops.parse_operation(ops.operation_to_json(operation)))
+    from .validate import parse_operation
+
+    return prepare(parse_operation(ops.operation_to_json(operation)))
 
 
 def prepare_parts(operations: tuple[ops.ArchiveOperation, ...]) -> PreparedParts:

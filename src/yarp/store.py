@@ -186,6 +186,10 @@ class ArchiveStore:
     # --- one request -----------------------------------------------------------
 
     def _apply(self, prepared: Prepared) -> Outcome:
+        apply_to = getattr(prepared, "apply_to", None)
+        if apply_to is not None:
+            # Prepared work that writes its own rows (an import batch, `yarp.transcripts.batch`).
+            return apply_to(self)
         parts = getattr(prepared, "parts", None)
         if parts is not None:
             # A composite request (`yarp.services.PreparedParts`): every
@@ -201,10 +205,6 @@ class ArchiveStore:
                 return self._begin_call(op, snaps)
             case ops.PruneBefore():
                 return self._prune(op)
-            case ops.ImportCalls():
-                from .transcripts.batch import apply_import_calls
-
-                return apply_import_calls(self, prepared)
         call = self._find_call(op.session, op.source_call_id)
         match op:
             case ops.ResultBefore() | ops.ResultText() | ops.CaptureStreams() | ops.CapturePassthroughStreams():

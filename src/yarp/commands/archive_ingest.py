@@ -18,8 +18,27 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    return _serve(args.archive)
+
+
+def run_fast(argv: list[str]) -> int | None:
+    """Start without argparse (and its imports) for the adapters' usual command lines.
+
+    Handles no arguments and ``--archive PATH`` / ``--archive=PATH``; anything
+    else (``--help``, a usage error) returns None for the full parser.
+    """
+    if not argv:
+        return _serve(None)
+    if len(argv) == 2 and argv[0] == "--archive" and argv[1] and not argv[1].startswith("-"):
+        return _serve(argv[1])
+    if len(argv) == 1 and argv[0].startswith("--archive=") and len(argv[0]) > len("--archive="):
+        return _serve(argv[0][len("--archive="):])
+    return None
+
+
+def _serve(archive: str | None) -> int:
     from ..config import load
     from ..ingest import main
     from ..paths import resolve_archive
 
-    return main(resolve_archive(args.archive, os.environ, load().archive_path))
+    return main(resolve_archive(archive, os.environ, load().archive_path))

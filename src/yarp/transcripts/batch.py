@@ -7,10 +7,13 @@ Many calls travel in one `import_calls` operation so that one broker request
 and one savepoint cover hundreds of calls (the live path is bounded by one
 commit per few requests, see docs/decisions.md).
 
-The broker stays the only writer. This module holds the three pieces it runs:
-`parse_import_calls` (strict, bounded validation of the wire object),
+The broker stays the only writer. The operation's record and JSON form live
+with every other operation's (`yarp.operations`, validated by
+`yarp.validate`); this module holds the two pieces the broker runs for it:
 `prepare_import_calls` (canonical JSON, hashes and compression, off the writer
-thread) and `apply_import_calls` (the rows, inside the store's transaction).
+thread, registered in `yarp.broker.dispatch`) and `apply_import_calls` (the
+rows, inside the store's transaction, reached through the prepared batch's
+`apply_to`).
 
 Applying never replays into an existing call: an identity that is already in
 the archive (captured live, or imported before) is reported ``existing`` and
@@ -21,132 +24,14 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
 
 from .. import operations as ops
-from .._digest import identity_sha256
 from ..codec import MEDIA_TEXT, bytes_payload, json_payload
 from ..errors import UnsafePath, ValidationError
-from ..limits import MAX_IDENTITY_CHARS, MAX_WORKING_DIRECTORY_CHARS
 from ..prepare import Prepared, SnapshotSpec, read_snapshot_file
 
-KIND = "import_calls"
-#: Calls per import operation: big enough to amortise a commit, small enough
-#: that one refused batch costs little and frames stay far below the limit.
-MAX_BATCH_CALLS = 2048
 #: Per-call outcome letters in the reply: imported, existing, refused.
 IMPORTED, EXISTING, REFUSED = "i", "e", "r"
-
-
-@dataclass(frozen=True, slots=True)
-class ImportedCall:
-    """One past call as a transcript proves it.
-
-    `result` is None for a call the transcript shows without a result: it is
-    recorded as `started` (incomplete) with no result snapshots. With a result
-    the call is `finished` with `executed = 1`; `is_error` is what the
-    transcript says, False when it says nothing (the live adapters record the
-    same default).
-    """
-
-    session: ops.Session
-    call: ops.CallMeta
-    input: Any
-    result: Any = None
-    has_result: bool = False
-    is_error: bool = False
-    finished_at_ms: int | None = None
-    source_output_path: str | None = None
-    #: The result's exact text where the transcript proves it complete (Codex's
-    #: `aggregated_output`), stored as `result_text/before` for line search.
-    result_text: str | None = None
-
-
-def call_to_json(c: ImportedCall) -> dict:
-    out: dict[str, Any] = {
-        "session": ops._session_json(c.session),
-        "call": _call_meta_json(c.call),
-        "input": c.input,
-    }
-    if c.has_result:
-        out.update(result=c.result, isError=c.is_error, finishedAtMs=c.finished_at_ms)
-        if c.source_output_path is not None:
-            out["sourceOutputPath"] = c.source_output_path
-        if c.result_text is not None:
-            out["resultText"] = c.result_text
-    return out
-
-
-def _call_meta_json(m: ops.CallMeta) -> dict:
-    out = {"sourceCallId": m.source_call_id, "toolName": m.tool_name, "startedAtMs": m.started_at_ms,
-           "requiresStreams": False}
-    for key, value in (("provider", m.provider), ("model", m.model), ("workingDirectory", m.working_directory)):
-        if value is not None:
-            out[key] = value
-    return out
-
-
-def _parse_call(obj: Any, where: str) -> ImportedCall:
-    f = ops._Fields(obj, where)
-    session = ops._session(f.json("session"))
-    meta = ops._call(f.json("call"))
-    if meta.requires_streams:
-        raise ValidationError(f"{where}.call.requiresStreams must be false for an imported call")
-    value = f.json("input")
-    has_result = "result" in f.obj
-    result = is_error = finished = path = text = None
-    if has_result:
-        result = f.json("result")
-        is_error = f.flag("isError")
-        finished = f.time_ms("finishedAtMs")
-        path = f.text("sourceOutputPath", MAX_WORKING_DIRECTORY_CHARS, required=False)
-        if path is not None and (not path.startswith("/") or "\x00" in path):
-            raise ValidationError(f"{where}.sourceOutputPath must be an absolute path")
-        if "resultText" in f.obj:
-            text = f.any_text("resultText")
-    f.finish()
-    return ImportedCall(session, meta, value, result, has_result, bool(is_error), finished, path, text)
-
-
-def parse_import_calls(obj: dict) -> ops.ImportCalls:
-    """Validate one `import_calls` operation object strictly (the broker's boundary)."""
-    f = ops._Fields(obj, KIND)
-    f.used.add("operation")
-    batch_id = f.text("batchId", MAX_IDENTITY_CHARS)
-    captured_at_ms = f.time_ms("capturedAtMs")
-    raw = f.json("calls")
-    f.finish()
-    if not isinstance(raw, list) or not raw:
-        raise ValidationError(f"{KIND}.calls must be a non-empty list")
-    if len(raw) > MAX_BATCH_CALLS:
-        raise ValidationError(f"{KIND}.calls holds more than {MAX_BATCH_CALLS} calls")
-    calls = tuple(_parse_call(item, f"{KIND}.calls[{i}]") for i, item in enumerate(raw))
-    if batch_id != batch_id_of(calls):
-        raise ValidationError(f"{KIND}.batchId does not match its calls")
-    return ops.ImportCalls(batch_id, calls, captured_at_ms)
-
-
-def batch_id_of(calls) -> str:
-    """The batch identity: SHA-256 over its calls' source identities, in order.
-
-    It keys the envelope (one source key per batch), so replaying the same
-    batch after a lost acknowledgement is the same request.
-    """
-    h = identity_sha256(b"import_calls\x1f")
-    for c in calls:
-        s = c.session
-        h.update("\x1f".join((s.agent, s.account, s.source_session_id, c.call.source_call_id)).encode(
-            "utf-8", "surrogatepass") + b"\x1e")
-    return h.hexdigest()
-
-
-def make_operation(calls: list[ImportedCall], captured_at_ms: int) -> ops.ImportCalls:
-    return ops.ImportCalls(batch_id_of(calls), tuple(calls), captured_at_ms)
-
-
-def operation_json(op: ops.ImportCalls) -> dict:
-    return {"operation": KIND, "batchId": op.batch_id, "capturedAtMs": op.captured_at_ms,
-            "calls": [call_to_json(c) for c in op.calls]}
 
 
 # --- broker: prepare ---------------------------------------------------------------
@@ -154,7 +39,7 @@ def operation_json(op: ops.ImportCalls) -> dict:
 
 @dataclass(frozen=True, slots=True)
 class PreparedCall:
-    call: ImportedCall
+    call: ops.ImportedCall
     snapshots: tuple[SnapshotSpec, ...]
 
 
@@ -192,6 +77,10 @@ class PreparedImport(Prepared):
     """A prepared batch that keeps each call's snapshots apart (the store writes them per call)."""
 
     calls: tuple[PreparedCall, ...] = ()
+
+    def apply_to(self, store):
+        """Write the batch inside the store's current transaction (see `apply_import_calls`)."""
+        return apply_import_calls(store, self)
 
 
 # --- broker: apply -------------------------------------------------------------------
@@ -232,7 +121,7 @@ _INSERT_STARTED = (
 )
 
 
-def _insert_call(conn, session_id: int, c: ImportedCall) -> tuple[int, str]:
+def _insert_call(conn, session_id: int, c: ops.ImportedCall) -> tuple[int, str]:
     from ..store import new_archive_ref
 
     m = c.call

@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 
 from .. import operations as ops
-from .batch import ImportedCall
 from .parsing import TranscriptParser, iso_ms
 
 AGENT = "claude-code"
@@ -81,7 +80,7 @@ class ClaudeCodeParser(TranscriptParser):
             seen[call_id] = 1
             meta = ops.CallMeta(call_id, name, started, False, None, model, cwd)
             value = block.get("input")
-            self.add_call(call_id, ImportedCall(self.session(session_id, None), meta, value if value is not None
+            self.add_call(call_id, ops.ImportedCall(self.session(session_id, None), meta, value if value is not None
                                                 else {}))
 
     def _results(self, obj: dict, message: dict, session_id: str, line: int) -> None:

@@ -30,7 +30,6 @@ import re
 import orjson
 
 from .. import operations as ops
-from .batch import ImportedCall
 from .parsing import TranscriptParser, iso_ms
 
 AGENT = "codex"
@@ -134,7 +133,7 @@ class CodexParser(TranscriptParser):
                 cwd = action["working_directory"]
             meta = ops.CallMeta(call_id, name, stamp or ctx.get("started") or 0, False, ctx.get("provider"),
                                 ctx.get("model"), cwd if isinstance(cwd, str) and os.path.isabs(cwd) else None)
-            self.add_call(call_id, ImportedCall(self.session(ctx["session"], ctx.get("started")), meta, value))
+            self.add_call(call_id, ops.ImportedCall(self.session(ctx["session"], ctx.get("started")), meta, value))
         elif kind in _OUTPUTS:
             call_id = item.get("call_id")
             waiting = self.take_pending(call_id) if isinstance(call_id, str) else None

@@ -20,10 +20,12 @@ from dataclasses import dataclass
 
 import orjson
 
+from .. import operations as ops
 from ..errors import ArchiveMissing, DataError, YarpError
+from ..limits import MAX_IMPORT_BATCH_CALLS
 from ..paths import ArchiveLocation
 from ..protocol import decode_json
-from . import batch as wire
+from .batch import EXISTING, IMPORTED, REFUSED
 from .discovery import AGENTS, default_roots, guess_agent, transcript_files
 from .parsing import Tally, TranscriptParser
 from .source import LineReader, hash_prefix, open_transcript
@@ -103,7 +105,7 @@ class _Sender:
         self.tally = tally
         self.dry_run = dry_run
         self.environ = environ
-        self.calls: list[wire.ImportedCall] = []
+        self.calls: list[ops.ImportedCall] = []
         self.bytes = 0
         self.reader = None
         self.enqueued = 0
@@ -115,10 +117,10 @@ class _Sender:
         self.queue: queue.Queue = queue.Queue(maxsize=1)
         self.threads: list[threading.Thread] = []
 
-    def add(self, call: wire.ImportedCall) -> None:
+    def add(self, call: ops.ImportedCall) -> None:
         self.calls.append(call)
         self.bytes += 256 + _size(call.input) + (_size(call.result) if call.has_result else 0)
-        if len(self.calls) >= wire.MAX_BATCH_CALLS or self.bytes >= BATCH_BYTES:
+        if len(self.calls) >= MAX_IMPORT_BATCH_CALLS or self.bytes >= BATCH_BYTES:
             self.flush()
 
     def when_sent(self, action) -> None:
@@ -145,7 +147,7 @@ class _Sender:
             for thread in self.threads:
                 thread.start()
         self._raise()
-        self.queue.put((self.enqueued, wire.make_operation(calls, int(time.time() * 1000))))
+        self.queue.put((self.enqueued, ops.import_calls(calls, int(time.time() * 1000))))
 
     def _send_loop(self) -> None:
         from ..client import BrokerClient
@@ -175,7 +177,7 @@ class _Sender:
         nesting beyond the limit) must not keep every other call of its batch
         out; it is counted as refused and reported by identity, never content.
         """
-        op = wire.make_operation(calls, captured_at_ms)
+        op = ops.import_calls(calls, captured_at_ms)
         try:
             reply = client.request(op, time.monotonic() + BATCH_TIMEOUT_S)
         except DataError as exc:
@@ -192,9 +194,9 @@ class _Sender:
             return
         letters = reply.get("calls", "")
         with self.lock:
-            self.tally.calls_new += letters.count(wire.IMPORTED)
-            self.tally.calls_existing += letters.count(wire.EXISTING)
-            self.tally.calls_refused += letters.count(wire.REFUSED)
+            self.tally.calls_new += letters.count(IMPORTED)
+            self.tally.calls_existing += letters.count(EXISTING)
+            self.tally.calls_refused += letters.count(REFUSED)
 
     def _acknowledge(self, number: int) -> None:
         with self.lock:

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from .. import operations as ops
-from .batch import ImportedCall, _parse_call, call_to_json
+from ..operations import ImportedCall, imported_call_json
+from ..validate import parse_imported_call
 
 #: Issue lines kept per file in a report (counts are always exact).
 MAX_REPORTED_LINES = 20
@@ -97,7 +98,7 @@ class TranscriptParser:
         self.context = dict(context or {})
         self.pending: dict[str, list[dict]] = {}
         for entry in pending or ():
-            entry["call"] = _parse_call(entry["call"], "pending")
+            entry["call"] = parse_imported_call(entry["call"], "pending")
             self.pending.setdefault(entry["raw"], []).append(entry)
         self.ready: list[ImportedCall] = []
 
@@ -159,7 +160,7 @@ class TranscriptParser:
         out = []
         for waiting in self.pending.values():
             for entry in waiting:
-                out.append({**entry, "call": call_to_json(entry["call"])})
+                out.append({**entry, "call": imported_call_json(entry["call"])})
         self.tally.calls_pending += len(out)
         return out
 

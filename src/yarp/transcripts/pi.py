@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 
 from .. import operations as ops
-from .batch import ImportedCall
 from .parsing import TranscriptParser, iso_ms
 
 AGENT = "pi"
@@ -98,7 +97,7 @@ class PiParser(TranscriptParser):
             call_id = raw if seen == 1 else f"{raw}#{seen}"
             meta = ops.CallMeta(call_id, name, started, False, provider, model, ctx.get("cwd"))
             arguments = block.get("arguments")
-            call = ImportedCall(self.session(ctx["session"], ctx.get("started")), meta,
+            call = ops.ImportedCall(self.session(ctx["session"], ctx.get("started")), meta,
                                 arguments if arguments is not None else {})
             self.add_call(raw, call, entry=entry.get("id"))
 

@@ -1,0 +1,376 @@
+"""Request validation in the broker: the envelope, then the operation it carries.
+
+This is the pure-Python twin; `yarp._validate` is the same source compiled
+by Cython (it `include`s this file), and `yarp.validate` picks one. Tests run
+every case against both (the c/py fixture of tests/test_operations.py).
+
+Validation is structural and bounded: types, required and unknown fields,
+identity lengths, enumerations, nesting depth. Canonicalisation, hashing and
+file snapshots happen later, in `yarp.prepare`. Identities are derived once,
+here, from the validated operation, and compared with what the envelope
+claims: the broker routes and stores by the proven values.
+
+No `from __future__ import annotations` and annotations only in comments:
+the compiled twin includes this text verbatim, and Cython would otherwise
+turn annotations into type checks.
+"""
+
+from . import operations as ops
+from .errors import ContractViolation, ValidationError
+from .limits import (
+    MAX_DEADLINE_MS,
+    MAX_IDENTITY_CHARS,
+    MAX_IMPORT_BATCH_CALLS,
+    MAX_JSON_DEPTH,
+    MAX_NAME_CHARS,
+    MAX_WORKING_DIRECTORY_CHARS,
+    MIN_DEADLINE_MS,
+)
+from .protocol import CONTROLS, SCHEMA, Control, Envelope, decode_json
+
+IMPLEMENTATION = "py"
+
+#: Unix milliseconds must fit SQLite's signed 64-bit integers and be non-negative.
+MAX_TIME_MS = ops.MAX_TIME_MS
+COMPLETENESS = ops.COMPLETENESS
+_ENVELOPE_FIELDS = frozenset({"schema", "correlationId", "operationId", "sourceKey", "sequence", "deadlineMs",
+                              "operation"})
+_CONTROL_FIELDS = frozenset({"schema", "correlationId", "control"})
+#: Deletion table: a value made only of these characters is empty after deleting them.
+_LOWER_HEX = str.maketrans("", "", "0123456789abcdef")
+
+
+def _is_lower_hex(value, length):
+    return type(value) is str and len(value) == length and not value.translate(_LOWER_HEX)
+
+
+# --- the envelope ------------------------------------------------------------------
+
+
+def parse_envelope(frame, correlation_id):
+    """Decode one request frame and validate its envelope (`Envelope` or `Control`).
+
+    Structural only: the operation inside is checked by `check_operation`,
+    on the loop for a small request or in the pool for a large one.
+    """
+    obj = decode_json(frame, "envelope")
+    if type(obj) is not dict:
+        raise ValidationError("envelope must be a JSON object")
+    if obj.get("schema") != SCHEMA:
+        raise ValidationError("envelope schema is not supported")
+    if obj.get("correlationId") != correlation_id:
+        raise ValidationError("envelope correlation id does not match the connection")
+    if "control" in obj:
+        if obj.keys() != _CONTROL_FIELDS or obj["control"] not in CONTROLS:
+            raise ValidationError("unknown control request")
+        return Control(correlation_id, obj["control"])
+    if obj.keys() != _ENVELOPE_FIELDS:
+        raise ValidationError("envelope has unknown or missing fields")
+    op_id = obj["operationId"]
+    key = obj["sourceKey"]
+    seq = obj["sequence"]
+    deadline = obj["deadlineMs"]
+    operation = obj["operation"]
+    if not _is_lower_hex(op_id, 64):
+        raise ValidationError("envelope operation identity is malformed")
+    if not _is_lower_hex(key, 64):
+        raise ValidationError("envelope source key is malformed")
+    if type(seq) is not int or not 0 <= seq <= 6:
+        raise ValidationError("envelope sequence is not a known operation sequence")
+    if type(deadline) is not int or not MIN_DEADLINE_MS <= deadline <= MAX_DEADLINE_MS:
+        raise ValidationError(f"envelope deadline must be {MIN_DEADLINE_MS}..{MAX_DEADLINE_MS} ms")
+    if type(operation) is not dict:
+        raise ValidationError("envelope operation must be a JSON object")
+    kind = operation.get("operation")
+    op_type = ops.OPERATIONS_BY_KIND.get(kind) if type(kind) is str else None
+    if op_type is None:
+        raise ValidationError("unknown operation")
+    if seq != op_type.sequence:
+        raise ValidationError("envelope sequence does not match the operation")
+    return Envelope(correlation_id, op_id, key, seq, deadline, operation, kind)
+
+
+def check_operation(env):
+    """Validate the envelope's operation and prove the envelope's identities; return the operation.
+
+    A malformed operation is a `ContractViolation` (the adapter contract's
+    own rules); identities that do not match it are the envelope's fault.
+    """
+    try:
+        operation = parse_operation(env.operation)
+    except ValidationError as exc:
+        raise ContractViolation(exc.message) from None
+    if env.kind == "prune_before":
+        operation_id = ops.prune_operation_id(operation.timestamp_ms)
+        source_key = ops.MAINTENANCE_SOURCE_KEY
+    elif env.kind == "import_calls":
+        operation_id, source_key = ops.operation_id(operation), ops.source_key(operation)
+    else:
+        s = operation.session
+        operation_id, source_key = ops.identities(
+            (s.agent, s.account, s.source_session_id, operation.source_call_id), env.kind)
+    if source_key != env.source_key:
+        raise ValidationError("envelope source key does not match the operation")
+    if operation_id != env.operation_id:
+        raise ValidationError("envelope operation identity does not match the operation")
+    return operation
+
+
+# --- the operation ------------------------------------------------------------------
+
+_MISSING = object()
+
+
+class _Fields:
+    """Strict reader over one JSON object: typed getters, unknown fields rejected."""
+
+    def __init__(self, obj, where, *, tolerate_unknown=False):
+        if not isinstance(obj, dict):
+            raise ValidationError(f"{where} must be a JSON object")
+        self.obj = obj
+        self.where = where
+        self.used = set()
+        self.tolerate_unknown = tolerate_unknown
+
+    def _get(self, name, required):
+        self.used.add(name)
+        value = self.obj.get(name, _MISSING)
+        if value is _MISSING or value is None:
+            # Optional fields may be absent or null; a required one may be neither.
+            if required:
+                raise ValidationError(f"{self.where}.{name} is required")
+            return None
+        return value
+
+    def text(self, name, limit, *, required=True, allow_empty=False):
+        value = self._get(name, required)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise ValidationError(f"{self.where}.{name} must be a string")
+        if len(value) > limit:
+            raise ValidationError(f"{self.where}.{name} is longer than {limit} characters")
+        if not value and not allow_empty:
+            raise ValidationError(f"{self.where}.{name} must not be empty")
+        _check_scalar_text(value, f"{self.where}.{name}")
+        return value
+
+    def any_text(self, name):
+        value = self._get(name, True)
+        if not isinstance(value, str):
+            raise ValidationError(f"{self.where}.{name} must be a string")
+        _check_scalar_text(value, f"{self.where}.{name}")
+        return value
+
+    def time_ms(self, name, *, required=True):
+        value = self._get(name, required)
+        if value is None:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_TIME_MS:
+            raise ValidationError(f"{self.where}.{name} must be a non-negative integer of milliseconds")
+        return value
+
+    def flag(self, name):
+        value = self._get(name, True)
+        if not isinstance(value, bool):
+            raise ValidationError(f"{self.where}.{name} must be a boolean")
+        return value
+
+    def json(self, name):
+        self.used.add(name)
+        if name not in self.obj:
+            raise ValidationError(f"{self.where}.{name} is required")
+        value = self.obj[name]
+        if _too_deep(value, MAX_JSON_DEPTH):
+            raise ValidationError(f"{self.where}.{name} is nested deeper than {MAX_JSON_DEPTH} levels")
+        return value
+
+    def choice(self, name, allowed):
+        value = self._get(name, True)
+        if value not in allowed:
+            raise ValidationError(f"{self.where}.{name} must be one of {', '.join(allowed)}")
+        return value
+
+    def finish(self):
+        if self.tolerate_unknown:
+            return
+        unknown = set(self.obj) - self.used
+        if unknown:
+            names = ", ".join(sorted(_bounded_name(n) for n in unknown)[:5])
+            raise ValidationError(f"{self.where} has unknown field(s): {names}")
+
+
+def _too_deep(value, limit):
+    """Whether a JSON value nests containers more than `limit` levels (level by level: no recursion).
+
+    Only containers are carried to the next level, so a wide object of
+    scalars (the common tool input) costs one pass over its values.
+    """
+    level = [value] if isinstance(value, (dict, list)) else []
+    depth = 1
+    while level:
+        if depth > limit:
+            return True
+        deeper = []
+        for item in level:
+            for child in item.values() if isinstance(item, dict) else item:
+                if isinstance(child, (dict, list)):
+                    deeper.append(child)
+        level = deeper
+        depth += 1
+    return False
+
+
+def _bounded_name(name):
+    return name[:40] if name.isprintable() else "<non-printable>"
+
+
+def _check_scalar_text(value, where):
+    # Lone surrogates cannot be stored as UTF-8; refuse them at the boundary.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(f"{where} is not valid Unicode text") from None
+
+
+def _session(obj):
+    f = _Fields(obj, "session", tolerate_unknown=True)
+    # Positional construction (in field order) is the records' fast path.
+    return ops.Session(
+        f.text("agent", MAX_NAME_CHARS),
+        f.text("account", MAX_IDENTITY_CHARS),
+        f.text("sourceSessionId", MAX_IDENTITY_CHARS),
+        f.time_ms("startedAtMs", required=False),
+    )
+
+
+def _call(obj):
+    f = _Fields(obj, "call", tolerate_unknown=True)
+    # Checked in this order (the first failure is the one reported), built positionally.
+    source_call_id = f.text("sourceCallId", MAX_IDENTITY_CHARS)
+    tool_name = f.text("toolName", MAX_NAME_CHARS)
+    provider = f.text("provider", MAX_NAME_CHARS, required=False)
+    model = f.text("model", MAX_NAME_CHARS, required=False)
+    working_directory = f.text("workingDirectory", MAX_WORKING_DIRECTORY_CHARS, required=False)
+    started_at_ms = f.time_ms("startedAtMs")
+    requires_streams = f.flag("requiresStreams")
+    return ops.CallMeta(source_call_id, tool_name, started_at_ms, requires_streams, provider, model,
+                        working_directory)
+
+
+def parse_imported_call(obj, where):
+    """One element of an `import_calls` operation's `calls`."""
+    f = _Fields(obj, where)
+    session = _session(f.json("session"))
+    meta = _call(f.json("call"))
+    if meta.requires_streams:
+        raise ValidationError(f"{where}.call.requiresStreams must be false for an imported call")
+    value = f.json("input")
+    has_result = "result" in f.obj
+    result = is_error = finished = path = text = None
+    if has_result:
+        result = f.json("result")
+        is_error = f.flag("isError")
+        finished = f.time_ms("finishedAtMs")
+        path = f.text("sourceOutputPath", MAX_WORKING_DIRECTORY_CHARS, required=False)
+        if path is not None and (not path.startswith("/") or "\x00" in path):
+            raise ValidationError(f"{where}.sourceOutputPath must be an absolute path")
+        if "resultText" in f.obj:
+            text = f.any_text("resultText")
+    f.finish()
+    return ops.ImportedCall(session, meta, value, result, has_result, bool(is_error), finished, path, text)
+
+
+def _import_calls(obj):
+    f = _Fields(obj, "import_calls")
+    f.used.add("operation")
+    batch_id = f.text("batchId", MAX_IDENTITY_CHARS)
+    captured_at_ms = f.time_ms("capturedAtMs")
+    raw = f.json("calls")
+    f.finish()
+    if not isinstance(raw, list) or not raw:
+        raise ValidationError("import_calls.calls must be a non-empty list")
+    if len(raw) > MAX_IMPORT_BATCH_CALLS:
+        raise ValidationError(f"import_calls.calls holds more than {MAX_IMPORT_BATCH_CALLS} calls")
+    calls = tuple(parse_imported_call(item, f"import_calls.calls[{i}]") for i, item in enumerate(raw))
+    if batch_id != ops.import_batch_id(calls):
+        raise ValidationError("import_calls.batchId does not match its calls")
+    return ops.ImportCalls(batch_id, calls, captured_at_ms)
+
+
+def _stream_file(f, name, *, required=True):
+    """A path string (ingest form) or {path, device, inode, size} (runner form)."""
+    f.used.add(name)
+    value = f.obj.get(name)
+    if value is None:
+        if required:
+            raise ValidationError(f"{f.where}.{name} is required")
+        return None
+    if isinstance(value, str):
+        sub_path = value
+        device = inode = size = None
+    else:
+        g = _Fields(value, f"{f.where}.{name}")
+        sub_path = g.text("path", MAX_WORKING_DIRECTORY_CHARS)
+        device, inode, size = (g.time_ms(k, required=False) for k in ("device", "inode", "size"))
+        g.finish()
+    if not isinstance(sub_path, str) or not sub_path.startswith("/") or "\x00" in sub_path:
+        raise ValidationError(f"{f.where}.{name} must be an absolute path")
+    if len(sub_path) > MAX_WORKING_DIRECTORY_CHARS:
+        raise ValidationError(f"{f.where}.{name} is too long")
+    return ops.StreamFile(sub_path, device, inode, size)
+
+
+def _call_target(f):
+    return _session(f.json("session")), f.text("sourceCallId", MAX_IDENTITY_CHARS)
+
+
+def parse_operation(obj):
+    """Validate one operation object (without requestId/schemaVersion) strictly."""
+    if not isinstance(obj, dict):
+        raise ValidationError("operation must be a JSON object")
+    kind = obj.get("operation")
+    if not isinstance(kind, str) or kind not in ops.OPERATIONS_BY_KIND:
+        raise ValidationError("unknown operation")
+    if kind == "import_calls":
+        return _import_calls(obj)
+    f = _Fields(obj, kind)
+    f.used.add("operation")
+    if kind == "begin_call":
+        op = ops.BeginCall(
+            _session(f.json("session")),
+            _call(f.json("call")),
+            f.json("inputBefore"),
+            f.json("inputAfter"),
+            f.time_ms("capturedAtMs"),
+            f.time_ms("deadlineAtMs", required=False),
+        )
+    elif kind == "prune_before":
+        op = ops.PruneBefore(f.time_ms("timestampMs"))
+    else:
+        session, call_id = _call_target(f)
+        if kind == "result_before":
+            op = ops.ResultBefore(session, call_id, f.json("result"), f.time_ms("capturedAtMs"),
+                              _stream_file(f, "fullOutputPath", required=False))
+        elif kind == "result_text":
+            op = ops.ResultText(session, call_id, f.any_text("text"),
+                            f.choice("sourceCompleteness", COMPLETENESS), f.time_ms("capturedAtMs"))
+        elif kind == "stage_result":
+            op = ops.StageResult(session, call_id, f.json("result"), f.flag("isError"), f.time_ms("capturedAtMs"))
+        elif kind == "finish_call":
+            op = ops.FinishCall(session, call_id, f.json("result"), f.flag("isError"),
+                            f.flag("requirePreResult"), f.time_ms("finishedAtMs"))
+        elif kind == "update_final_result":
+            op = ops.UpdateFinalResult(session, call_id, f.json("result"), f.flag("isError"),
+                                   f.time_ms("finishedAtMs"))
+        elif kind == "capture_streams":
+            op = ops.CaptureStreams(session, call_id, f.time_ms("capturedAtMs"),
+                                *(_stream_file(f, n) for n in ("stdoutBeforePath", "stderrBeforePath",
+                                                               "stdoutAfterPath", "stderrAfterPath")))
+        else:
+            op = ops.CapturePassthroughStreams(session, call_id, f.time_ms("capturedAtMs"),
+                                           _stream_file(f, "stdoutPath"), _stream_file(f, "stderrPath"))
+    f.finish()
+    return op
+
+

@@ -1,0 +1,188 @@
+"""One client connection: its state, its frames, its replies.
+
+`ClientConnection` is an `asyncio.BufferedProtocol`: the event loop reads
+straight into the frame splitter's buffer (a reused scratch buffer, or the
+body of a large frame in progress, so a big request is never staged and
+copied), and whole frames are handed to the broker. Where the connection
+stands is one explicit `State`, not a set of flags:
+
+    HANDSHAKE ──handshake ok──▶ OPEN ◀──resume──▶ PAUSED
+        │                        │  ▲                │
+        │                  pause_writing  resume_writing (→ PAUSED, then OPEN
+        │                        ▼  │                 once nothing waits)
+        │                      STALLED
+        └───────── any failure, peer gone, shutdown ─────────▶ CLOSED
+
+PAUSED: reading stopped because its next frame waits for admission.
+STALLED: reading and answering stopped because the client does not read its
+replies (the transport passed its high-water mark).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import enum
+import os
+import socket
+import struct
+import time
+
+from .. import protocol
+from ..errors import FrameError, ShuttingDown, YarpError
+from ..fastframe import FrameSplitter, encode_frame
+from ..limits import MAX_FRAME_BYTES, MAX_HANDSHAKE_BYTES
+
+_PEERCRED = struct.Struct("3i")
+
+
+class State(enum.Enum):
+    HANDSHAKE = "handshake"
+    OPEN = "open"
+    PAUSED = "paused"
+    STALLED = "stalled"
+    CLOSED = "closed"
+
+
+class ClientConnection(asyncio.BufferedProtocol):
+    """Feeds the splitter, hands whole frames to the broker, sends replies."""
+
+    def __init__(self, broker) -> None:
+        self.broker = broker
+        self.transport: asyncio.Transport | None = None
+        self.state = State.HANDSHAKE
+        self.splitter = FrameSplitter(MAX_HANDSHAKE_BYTES)
+        self.correlation_id: str | None = None
+        #: Whole frames read but not yet admitted, with their arrival time: a
+        #: request's deadline runs from arrival, not from admission.
+        self.pending: collections.deque[tuple[bytes, float]] = collections.deque()
+        #: The one admitted request of this connection, if any.
+        self.admitted = None
+
+    @property
+    def closed(self) -> bool:
+        return self.state is State.CLOSED
+
+    @property
+    def stalled(self) -> bool:
+        return self.state is State.STALLED
+
+    # asyncio callbacks ---------------------------------------------------------
+
+    def connection_made(self, transport) -> None:  # type: ignore[override]
+        self.transport = transport
+        sock = transport.get_extra_info("socket")
+        try:
+            _pid, uid, _gid = _PEERCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size))
+        except (OSError, AttributeError, struct.error):
+            uid = -1
+        if uid != os.geteuid():
+            self.broker.log("peer_rejected", reason="peer uid differs")
+            self.state = State.CLOSED
+            transport.abort()
+            return
+        self.broker.client_connected(self)
+
+    def get_buffer(self, sizehint: int):
+        return self.splitter.get_buffer(sizehint)
+
+    def buffer_updated(self, nbytes: int) -> None:
+        try:
+            frames = self.splitter.buffer_updated(nbytes)
+        except FrameError as exc:
+            self.broker.log("frame_rejected", code=exc.code)
+            self.fail(exc)
+            return
+        if frames:
+            self._frames(frames)
+
+    def eof_received(self):
+        return False
+
+    def connection_lost(self, exc) -> None:
+        self.state = State.CLOSED
+        self.pending.clear()
+        self.broker.client_disconnected(self)
+
+    # frames --------------------------------------------------------------------
+
+    def _frames(self, frames: list[bytes]) -> None:
+        arrived = None
+        for frame in frames:
+            if self.state is State.CLOSED:
+                return
+            if self.state is State.HANDSHAKE:
+                self._handshake(frame)
+            else:
+                if arrived is None:
+                    arrived = time.monotonic()
+                self.pending.append((frame, arrived))
+        if self.pending:
+            self.broker.admission.admit(self)
+
+    def _handshake(self, frame: bytes) -> None:
+        broker = self.broker
+        try:
+            if broker.closing:
+                raise ShuttingDown("broker is shutting down; start a new one")
+            correlation_id = protocol.check_handshake(frame, broker.archive_id)
+        except YarpError as exc:
+            self.send(protocol.handshake_reply(broker.archive_id, None, exc))
+            self.close()
+            return
+        if self.splitter.buffered:
+            self.correlation_id = correlation_id
+            self.fail(FrameError("request sent before the handshake reply"))
+            return
+        self.correlation_id = correlation_id
+        self.state = State.OPEN
+        self.splitter = FrameSplitter(MAX_FRAME_BYTES)
+        self.send(protocol.handshake_reply(broker.archive_id, correlation_id))
+
+    # replies and closing ----------------------------------------------------------
+
+    def send(self, body: bytes) -> None:
+        if self.state is not State.CLOSED and self.transport is not None:
+            self.transport.write(encode_frame(body))
+
+    def fail(self, error: YarpError) -> None:
+        """Answer a connection-level failure (after the handshake) and close."""
+        if self.correlation_id is not None:
+            self.send(protocol.reply_error(error))
+        self.close()
+
+    def close(self) -> None:
+        if self.state is not State.CLOSED and self.transport is not None:
+            self.state = State.CLOSED
+            self.transport.close()
+
+    # reading: admission backpressure ----------------------------------------------
+
+    def pause(self) -> None:
+        if self.state is State.OPEN and self.transport is not None:
+            self.state = State.PAUSED
+            self.transport.pause_reading()
+
+    def resume(self) -> None:
+        if self.state is State.PAUSED and self.transport is not None:
+            self.state = State.OPEN
+            self.transport.resume_reading()
+
+    # writing: the transport passed its high-water mark, the client is not
+    # reading its replies. Stop admitting and reading until it drains.
+
+    def pause_writing(self) -> None:
+        if self.state not in (State.OPEN, State.PAUSED):
+            return
+        if self.state is State.OPEN and self.transport is not None:
+            self.transport.pause_reading()
+        self.state = State.STALLED
+
+    def resume_writing(self) -> None:
+        if self.state is not State.STALLED:
+            return
+        self.state = State.PAUSED
+        if self.pending:
+            self.broker.admission.admit(self)
+        if not self.pending:
+            self.resume()

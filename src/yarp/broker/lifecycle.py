@@ -1,0 +1,274 @@
+"""The broker process's life: locks, socket, ready pipe, serving, idle exit, shutdown.
+
+Start (the startup lock held, handed over by the client that started us or
+taken here): take the lifetime lock, open (creating or migrating) the
+archive, bind the socket 0600, start the writer thread, signal `ready` on the
+readiness pipe, release the startup lock. Idle — no clients, nothing
+admitted, nothing queued, no open transaction — for `YARP_BROKER_IDLE_MS`:
+take the startup lock, stop accepting, remove our own socket (same inode
+only), drain admitted work, stop the writer (its sentinel), checkpoint the WAL
+(`TRUNCATE`), close the archive and exit. SIGTERM and SIGINT run the same
+shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import time
+
+from ..errors import BrokerError, ShuttingDown, ValidationError, YarpError
+from ..limits import BROKER_IDLE_MS, INLINE_PREPARE_BYTES
+from ..paths import ArchiveLocation
+from ..runtime import READY_FD_ENV, STARTUP_FD_ENV, check_socket_entry, open_lock_file, runtime_paths, try_lock
+from ..store import ArchiveStore
+from .connection import ClientConnection
+from .server import Broker
+from .writer import Writer
+
+IDLE_ENV = "YARP_BROKER_IDLE_MS"
+POOL_ENV = "YARP_BROKER_POOL"
+#: Measurement knob: frames up to this many bytes are prepared on the event loop.
+INLINE_ENV = "YARP_BROKER_INLINE_BYTES"
+
+
+class Lifecycle:
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        broker.lifecycle = self
+        self._idle_handle: asyncio.TimerHandle | None = None
+        self._stopped: asyncio.Future | None = None
+        self._server: asyncio.AbstractServer | None = None
+        self._socket_inode: tuple[int, int] | None = None
+        self._lifetime_fd: int | None = None
+        self._startup_fd_at_exit: int | None = None
+
+    # start ----------------------------------------------------------------------------
+
+    def open(self) -> socket.socket:
+        """Take the lifetime lock, open the archive, bind the socket (startup lock held)."""
+        broker = self.broker
+        self._lifetime_fd = open_lock_file(broker.paths.lifetime_lock)
+        if not try_lock(self._lifetime_fd):
+            raise BrokerError("another broker already owns this archive")
+        broker.store = ArchiveStore.open(broker.location)
+        path = broker.paths.socket
+        if check_socket_entry(path):
+            # We hold the lifetime lock, so whatever is there is a stale leftover.
+            os.unlink(path)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old_umask = os.umask(0o177)
+        try:
+            sock.bind(path)
+        finally:
+            os.umask(old_umask)
+        os.chmod(path, 0o600)
+        st = os.lstat(path)
+        self._socket_inode = (st.st_dev, st.st_ino)
+        sock.listen(512)
+        sock.setblocking(False)
+        return sock
+
+    async def serve(self, sock: socket.socket, on_ready=None) -> None:
+        broker = self.broker
+        loop = broker.loop = asyncio.get_running_loop()
+        self._stopped = loop.create_future()
+        broker.make_pool()
+        broker.writer = Writer(broker, broker.store)
+        broker.writer.start()
+        self._server = await loop.create_unix_server(lambda: ClientConnection(broker), sock=sock)
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, lambda: asyncio.ensure_future(self.shutdown("signal")))
+        broker.log("ready", pid=os.getpid(), pool=broker.pool_kind, idle_ms=broker.idle_ms)
+        if on_ready is not None:
+            on_ready()
+        self.maybe_idle()
+        await self._stopped
+
+    # idle -------------------------------------------------------------------------------
+
+    def busy(self) -> None:
+        if self._idle_handle is not None:
+            self._idle_handle.cancel()
+            self._idle_handle = None
+
+    def maybe_idle(self) -> None:
+        broker = self.broker
+        if broker.closing or broker.loop is None:
+            return
+        self.busy()
+        if broker.is_idle():
+            self._idle_handle = broker.loop.call_later(broker.idle_ms / 1000, self._idle_fire)
+
+    def _idle_fire(self) -> None:
+        broker = self.broker
+        self._idle_handle = None
+        if not broker.is_idle() or broker.closing:
+            return
+        try:
+            fd = open_lock_file(broker.paths.startup_lock)
+        except (OSError, YarpError) as exc:
+            # The runtime directory was tampered with: keep serving, and make
+            # the reason visible instead of dying inside a timer callback.
+            broker.log("idle_exit_deferred", error=type(exc).__name__)
+            self._idle_handle = broker.loop.call_later(broker.idle_ms / 1000, self._idle_fire)
+            return
+        if not try_lock(fd):
+            # A client is starting up (it will find us, or will wait for us): retry soon.
+            os.close(fd)
+            self._idle_handle = broker.loop.call_later(0.05, self._idle_fire)
+            return
+        self._startup_fd_at_exit = fd  # released when the process exits
+        asyncio.ensure_future(self.shutdown("idle"))
+
+    # stop ---------------------------------------------------------------------------------
+
+    async def shutdown(self, reason: str) -> None:
+        """Stop accepting, remove the socket, drain admitted work, checkpoint, close."""
+        broker = self.broker
+        if broker.closing:
+            return
+        broker.closing = True
+        self.busy()
+        broker.log("shutdown", reason=reason)
+        if self._server is not None:
+            self._server.close()
+        self._remove_socket()
+        for client in list(broker.clients):
+            if client.admitted is None:
+                client.fail(ShuttingDown("broker is shutting down; start a new one"))
+        writer = broker.writer
+        while broker.admission.count or (writer is not None and (writer.in_transaction or writer.queued)):
+            await asyncio.sleep(0.002)
+        loop = broker.loop
+        if broker.services is not None:
+            broker.services.close()
+        if writer is not None:
+            await loop.run_in_executor(None, writer.stop)
+        store = broker.store
+        if store is not None:
+            await loop.run_in_executor(None, self._checkpoint_and_close, store)
+        if broker._pool is not None:
+            broker._pool.shutdown(wait=False, cancel_futures=True)
+        if self._lifetime_fd is not None:
+            os.close(self._lifetime_fd)
+            self._lifetime_fd = None
+        if self._stopped is not None and not self._stopped.done():
+            self._stopped.set_result(None)
+
+    def _checkpoint_and_close(self, store: ArchiveStore) -> None:
+        stats = self.broker.stats
+        try:
+            busy, log_frames, done = store.wal_checkpoint("TRUNCATE")
+            if busy or log_frames != done:
+                # A reader kept the WAL in use: the data is durable, but the
+                # checkpoint did not happen and must not look clean.
+                stats.checkpoint_failures += 1
+                self.broker.log_threadsafe("checkpoint_failed", code="busy",
+                                           error="a reader blocked the shutdown checkpoint")
+            else:
+                stats.checkpoints += 1
+        except YarpError as exc:
+            stats.checkpoint_failures += 1
+            self.broker.log_threadsafe("checkpoint_failed", code=exc.code, error=exc.message)
+        store.close()
+
+    def _remove_socket(self) -> None:
+        try:
+            st = os.lstat(self.broker.paths.socket)
+        except FileNotFoundError:
+            return
+        if (st.st_dev, st.st_ino) == self._socket_inode:
+            os.unlink(self.broker.paths.socket)
+
+
+# --- the environment ---------------------------------------------------------------------
+
+
+def idle_ms_from_env(environ=os.environ) -> int:
+    raw = environ.get(IDLE_ENV)
+    if not raw:
+        return BROKER_IDLE_MS
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValidationError(f"{IDLE_ENV} must be an integer number of milliseconds") from None
+    if value < 1:
+        raise ValidationError(f"{IDLE_ENV} must be positive")
+    return value
+
+
+def inline_bytes_from_env(environ=os.environ) -> int:
+    raw = environ.get(INLINE_ENV)
+    if not raw:
+        return INLINE_PREPARE_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValidationError(f"{INLINE_ENV} must be an integer number of bytes") from None
+    if value < 0:
+        raise ValidationError(f"{INLINE_ENV} must not be negative")
+    return value
+
+
+def pool_kind_from_env(environ=os.environ) -> str:
+    kind = environ.get(POOL_ENV) or "thread"
+    if kind not in ("thread", "process"):
+        raise ValidationError(f"{POOL_ENV} must be 'thread' or 'process'")
+    return kind
+
+
+def _signal_ready(error: YarpError | None) -> None:
+    fd_text = os.environ.pop(READY_FD_ENV, None)
+    if not fd_text:
+        return
+    try:
+        fd = int(fd_text)
+        message = b"ready\n" if error is None else f"error {error.code} {error.message}\n".encode()
+        os.write(fd, message)
+        os.close(fd)
+    except (ValueError, OSError):
+        pass
+
+
+def run(location: ArchiveLocation, *, foreground: bool = False, environ=os.environ) -> int:
+    """Run a broker for `location` until it goes idle or is signalled; return an exit status."""
+    inherited = environ.get(STARTUP_FD_ENV)
+    startup_fd: int | None = None
+    try:
+        paths = runtime_paths(location.path, environ)
+        if inherited:
+            startup_fd = int(inherited)
+        else:
+            startup_fd = open_lock_file(paths.startup_lock)
+            deadline = time.monotonic() + 5.0
+            while not try_lock(startup_fd):
+                if time.monotonic() > deadline:
+                    raise BrokerError("timed out waiting for the broker startup lock")
+                time.sleep(0.01)
+        broker = Broker(location, paths, idle_ms=idle_ms_from_env(environ),
+                        pool_kind=pool_kind_from_env(environ), foreground=foreground,
+                        inline_bytes=inline_bytes_from_env(environ))
+        lifecycle = Lifecycle(broker)
+        sock = lifecycle.open()
+    except YarpError as exc:
+        _signal_ready(exc)
+        if startup_fd is not None:
+            os.close(startup_fd)
+        raise
+
+    def ready() -> None:
+        # Socket bound and serving: other clients may now find us, so the
+        # startup lock (our copy of it) can go.
+        nonlocal startup_fd
+        if startup_fd is not None:
+            os.close(startup_fd)
+            startup_fd = None
+        _signal_ready(None)
+
+    import uvloop
+
+    uvloop.run(lifecycle.serve(sock, on_ready=ready))
+    return 0

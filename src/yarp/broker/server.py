@@ -1,0 +1,315 @@
+"""The broker's request path: from an admitted frame to its reply, with no task per request.
+
+A request is a chain of callbacks on the event loop, never an asyncio Task:
+
+1. `start` parses the envelope (compiled, `yarp.validate`). A small request's
+   operation is validated, and its identities derived and proven, right
+   there; a large or file-reading one is validated in the pool with its
+   preparation.
+2. The sequencer checks the source's order; a replay of the operation in
+   flight follows it (runs when it finishes).
+3. `HANDLERS` (`dispatch`) prepares it: on the loop for a small request (a
+   pool hop costs more than the work), else in the pool, whose future calls
+   back (a timer answers `deadline` if the pool is slower than the request's
+   deadline).
+4. The writer thread commits it and posts the outcome back; `finish` sends the
+   reply, releases admission and wakes followers and waiting clients.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import functools
+import os
+import sys
+import time
+
+import orjson
+
+from .. import protocol
+from ..errors import BrokerError, DeadlineExceeded, YarpError
+from ..limits import BROKER_IDLE_MS, COMMIT_LATENCY_SAMPLES, INLINE_PREPARE_BYTES
+from ..dispatch import service_for
+from ..validate import check_operation, parse_envelope
+from .admission import Admission, Request
+from .dispatch import prepare_operation, prepare_request, reads_files
+from .sequencer import Sequencer
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.requests = 0
+        self.failures = 0
+        self.batches = 0
+        self.retries = 0
+        self.commit_ms: collections.deque[float] = collections.deque(maxlen=COMMIT_LATENCY_SAMPLES)
+        self.checkpoints = 0
+        self.checkpoint_failures = 0
+
+    def commit_percentile(self, q: float) -> float | None:
+        if not self.commit_ms:
+            return None
+        ordered = sorted(self.commit_ms)
+        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
+
+
+class Broker:
+    """The single writer's state: connections, admission, ordering, the writer, statistics."""
+
+    def __init__(self, location, paths, *, idle_ms: int = BROKER_IDLE_MS, pool_kind: str = "thread",
+                 foreground: bool = False, inline_bytes: int = INLINE_PREPARE_BYTES) -> None:
+        self.location = location
+        self.paths = paths
+        self.archive_id = paths.archive_id
+        self.idle_ms = idle_ms
+        self.pool_kind = pool_kind
+        self.inline_bytes = inline_bytes
+        self.foreground = foreground
+        self.loop = None
+        self.store = None
+        self.writer = None
+        self.clients: set = set()
+        self.admission = Admission(self)
+        self.sequencer = Sequencer()
+        #: Requests being prepared in the pool (the writer waits for companions only while > 0).
+        self.preparing = 0
+        self.closing = False
+        self.stats = Stats()
+        self.lifecycle = None
+        self._pool: concurrent.futures.Executor | None = None
+        #: The thin clients' services (`yarp.dispatch.Services`), made on first use.
+        self.services = None
+
+    # logging -------------------------------------------------------------------
+
+    def log(self, event: str, **fields) -> None:
+        """One JSON event line on stderr in the foreground: codes and counts, never payloads."""
+        if not self.foreground:
+            return
+        record = {"ts": round(time.time(), 3), "event": event, **fields}
+        try:
+            sys.stderr.write(orjson.dumps(record).decode() + "\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+    def log_threadsafe(self, event: str, **fields) -> None:
+        if self.foreground and self.loop is not None:
+            self.loop.call_soon_threadsafe(functools.partial(self.log, event, **fields))
+
+    def make_pool(self) -> concurrent.futures.Executor:
+        workers = max(2, os.cpu_count() or 2)
+        if self.pool_kind == "process":
+            import multiprocessing
+
+            self._pool = concurrent.futures.ProcessPoolExecutor(
+                max_workers=workers, mp_context=multiprocessing.get_context("forkserver"))
+        else:
+            self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="yarp-prepare")
+        return self._pool
+
+    # connections --------------------------------------------------------------------
+
+    def client_connected(self, client) -> None:
+        self.clients.add(client)
+        self.lifecycle.busy()
+
+    def client_disconnected(self, client) -> None:
+        self.clients.discard(client)
+        self.admission.forget(client)
+        self.lifecycle.maybe_idle()
+
+    def is_idle(self) -> bool:
+        writer = self.writer
+        return (not self.clients and not self.admission.count
+                and (writer is None or (not writer.in_transaction and not writer.queued)))
+
+    # the request path ------------------------------------------------------------------
+
+    def start(self, request: Request, frame: bytes) -> None:
+        """Admission hands over one frame: route it, prepare it, queue it for the writer."""
+        try:
+            if (b'"hook"' in frame or b'"run"' in frame) and self._serve(request, frame):
+                return
+            env = parse_envelope(frame, request.conn.correlation_id)
+            del frame
+            if isinstance(env, protocol.Control):
+                self.finish(request, protocol.reply_ok(extra={"status": self.status()}))
+                return
+            self._order(request, env)
+        except YarpError as exc:
+            self.finish(request, exc)
+        except Exception as exc:  # an invariant broke: answer boundedly, keep serving others
+            self.log("internal_error", kind=type(exc).__name__)
+            self.finish(request, BrokerError("internal broker error"))
+
+    def _order(self, request: Request, env) -> None:
+        request.envelope = env
+        request.deadline = request.received + env.deadline_ms / 1000
+        operation = None
+        if request.prepared is None and request.frame_bytes <= self.inline_bytes and not reads_files(env):
+            # Validated before it is routed: the sequencer only ever sees proven identities.
+            operation = check_operation(env)
+        leader = self.sequencer.check(request)
+        if leader is not None:
+            leader.followers.append((request, operation))
+            return
+        self._route(request, operation)
+
+    # the thin clients' services (yarp.dispatch) ---------------------------------------------
+
+    def _serve(self, request: Request, frame: bytes) -> bool:
+        """Hand a hook event or run step to its service (a task of its own); False for an envelope."""
+        obj = protocol.decode_json(frame, "envelope")
+        service = service_for(self, obj)
+        if service is None:
+            return False
+        task = self.loop.create_task(service.serve(request, obj))
+        task.add_done_callback(functools.partial(self._served, request))
+        return True
+
+    def _served(self, request: Request, task) -> None:
+        try:
+            outcome = task.result()
+        except YarpError as exc:
+            outcome = exc
+        except Exception as exc:
+            self.log("internal_error", kind=type(exc).__name__)
+            outcome = BrokerError("internal broker error")
+        self.finish(request, outcome)
+
+    def submit(self, request: Request, env, prepared=None):
+        """Order, prepare (unless `prepared` is given) and commit one envelope a service built
+        on behalf of its admitted `request`; a future of the reply bytes (or the error).
+
+        The submission rides on the service request's admission: it sends
+        nothing itself and releases nothing when it finishes.
+        """
+        inner = Request(request.conn, request.frame_bytes, request.received)
+        inner.reply_to = self.loop.create_future()
+        inner.prepared = prepared
+        try:
+            self._order(inner, env)
+        except YarpError as exc:
+            self.finish(inner, exc)
+        return inner.reply_to
+
+    def _route(self, request: Request, operation) -> None:
+        self.sequencer.enter(request)
+        if time.monotonic() >= request.deadline:
+            raise DeadlineExceeded("request deadline expired before it was admitted")
+        env = request.envelope
+        if request.prepared is not None:
+            # A service's composite: its parts were prepared (and proven) by the service.
+            self.writer.submit(request)
+            return
+        if operation is not None:
+            # Small requests are prepared on the loop: a pool hop costs more
+            # than the work (docs/decisions.md, "Broker preparation pool").
+            request.prepared = prepare_operation(env, operation)
+            self.writer.submit(request)
+            return
+        self.preparing += 1
+        future = self.loop.run_in_executor(self._pool, prepare_request, env)
+        future.add_done_callback(functools.partial(self._prepared, request))
+        request.timer = self.loop.call_at(self.loop.time() + max(0.0, request.deadline - time.monotonic()),
+                                          self._prepare_expired, request)
+
+    def _prepared(self, request: Request, future) -> None:
+        self.preparing -= 1
+        if request.timer is not None:
+            request.timer.cancel()
+            request.timer = None
+        if request.settled:
+            return
+        try:
+            request.prepared = future.result()
+        except YarpError as exc:
+            self.finish(request, exc)
+            return
+        except Exception as exc:
+            self.log("internal_error", kind=type(exc).__name__)
+            self.finish(request, BrokerError("internal broker error"))
+            return
+        self.writer.submit(request)
+
+    def _prepare_expired(self, request: Request) -> None:
+        request.timer = None
+        self.finish(request, DeadlineExceeded("request deadline expired while preparing"))
+
+    def settle_batch(self, outcomes: list, committed: bool) -> None:
+        """Loop side of the writer: every outcome of one batch (reply bytes or an error)."""
+        self.writer.queued -= len(outcomes)
+        for request, outcome in outcomes:
+            try:
+                if committed and isinstance(outcome, bytes):
+                    self.sequencer.remember(request.envelope)
+                self.finish(request, outcome)
+            except Exception as exc:  # never leave the rest of the batch unanswered
+                self.log("internal_error", kind=type(exc).__name__)
+
+    def finish(self, request: Request, outcome) -> None:
+        """Send the one reply, give back admission, then let followers and waiting clients in."""
+        if request.settled:
+            return
+        request.settled = True
+        reply_to = request.reply_to
+        if reply_to is not None:  # a service's submission: its service answers the client
+            if not reply_to.done():
+                if isinstance(outcome, YarpError):
+                    reply_to.set_exception(outcome)
+                else:
+                    reply_to.set_result(outcome)
+        else:
+            if isinstance(outcome, YarpError):
+                self.stats.failures += 1
+                outcome = protocol.reply_error(outcome)
+            self.stats.requests += 1
+            request.conn.send(outcome)
+        self.sequencer.leave(request)
+        # Replays of this very operation go first (they apply now,
+        # idempotently), before released room admits anything new.
+        followers, request.followers = request.followers, []
+        for follower, operation in followers:
+            if follower.settled:
+                continue
+            try:
+                self._route(follower, operation)
+            except YarpError as exc:
+                self.finish(follower, exc)
+            except Exception as exc:
+                self.log("internal_error", kind=type(exc).__name__)
+                self.finish(follower, BrokerError("internal broker error"))
+        if reply_to is None:
+            self.admission.release(request)
+            self.lifecycle.maybe_idle()
+
+    # status -----------------------------------------------------------------------------
+
+    def status(self) -> dict:
+        s = self.stats
+        writer = self.writer
+        return {
+            "pid": os.getpid(),
+            "uptimeMs": int((time.monotonic() - s.started) * 1000),
+            "clients": len(self.clients),
+            "admitted": self.admission.count,
+            "admittedBytes": self.admission.bytes,
+            "queueDepth": writer.queue.qsize() if writer is not None else 0,
+            "batchRequests": writer.batch_requests if writer is not None else 0,
+            "waitingClients": len(self.admission.waiting),
+            "requests": s.requests,
+            "failures": s.failures,
+            "batches": s.batches,
+            "retries": s.retries,
+            "commitLatencyMsP50": s.commit_percentile(0.50),
+            "commitLatencyMsP99": s.commit_percentile(0.99),
+            "checkpoints": s.checkpoints,
+            "checkpointFailures": s.checkpoint_failures,
+            "sequenceCacheKeys": len(self.sequencer.sequences),
+            "pool": self.pool_kind,
+            "inlineBytes": self.inline_bytes,
+            "idleMs": self.idle_ms,
+        }

@@ -1,0 +1,216 @@
+"""The writer: one thread, fed through a queue, that owns every SQLite write.
+
+The event loop puts prepared requests on a `queue.SimpleQueue`; the writer
+thread takes one, gathers whatever else is already queued into a batch (at most
+`MAX_BATCH_REQUESTS` and `MAX_BATCH_PAYLOAD_BYTES`; a larger request runs alone;
+it waits up to `BATCH_WAIT_MS` for companions only while others are being
+prepared), applies the batch in one `BEGIN IMMEDIATE` transaction with a
+savepoint per request, and hands every outcome back to the loop in one
+`call_soon_threadsafe`. `stop` queues the sentinel: work queued before it is
+still applied, then the thread ends. The loop never waits on fsync, and no
+coroutine or executor hop sits between a prepared request and its commit.
+
+Deadlines: a request whose deadline passed before its batch begins is
+answered `deadline` and never committed. SQLite's busy wait inside
+`BEGIN IMMEDIATE` ends `COMMIT_MARGIN_S` before the batch's earliest deadline;
+after a busy attempt, a request with less than that left is refused rather
+than risked, so a client is never told "deadline" for a request that then
+commits. Only typed busy/locked outcomes are retried.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sqlite3
+import threading
+import time
+
+from .. import protocol
+from ..errors import ArchiveBusy, DeadlineExceeded, YarpError
+from ..limits import (
+    BATCH_WAIT_MS,
+    COMMIT_MARGIN_S,
+    MAX_BATCH_PAYLOAD_BYTES,
+    MAX_BATCH_REQUESTS,
+    SQLITE_BUSY_TIMEOUT_MS,
+    WAL_CHECKPOINT_BYTES,
+)
+from ..sqlite import map_error
+
+#: Put on the queue by `stop`: everything before it is applied, then the thread ends.
+_SENTINEL = object()
+
+
+class Writer:
+    def __init__(self, broker, store) -> None:
+        self.broker = broker
+        self.store = store
+        self.queue: queue.SimpleQueue = queue.SimpleQueue()
+        #: Requests submitted and not yet answered (read on the loop: idle, status).
+        self.queued = 0
+        #: Requests in the batch being committed (or retried while busy).
+        self.batch_requests = 0
+        self.in_transaction = False
+        self._busy_ms = SQLITE_BUSY_TIMEOUT_MS
+        self._carry = None
+        self._thread = threading.Thread(target=self._run, name="yarp-writer", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def submit(self, request) -> None:
+        """Loop side: queue one prepared request."""
+        self.queued += 1
+        self.queue.put(request)
+
+    def stop(self) -> None:
+        """Queue the sentinel and wait for the thread to apply what came before it."""
+        if self._thread.is_alive():
+            self.queue.put(_SENTINEL)
+            self._thread.join()
+
+    # --- the thread -------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            first = self._carry if self._carry is not None else self.queue.get()
+            self._carry = None
+            if first is _SENTINEL:
+                return
+            batch, stop = self._gather(first)
+            try:
+                self._commit(batch)
+            except Exception as exc:  # an invariant broke: answer boundedly, keep writing
+                self.broker.log_threadsafe("internal_error", kind=type(exc).__name__)
+                self._post([(r, YarpError("internal broker error")) for r in batch], False)
+            finally:
+                self.batch_requests = 0
+                self.in_transaction = False
+            if stop:
+                return
+
+    def _gather(self, first) -> tuple[list, bool]:
+        batch = [first]
+        size = first.prepared.payload_bytes
+        if size > MAX_BATCH_PAYLOAD_BYTES:
+            return batch, False
+        wait_until = time.monotonic() + BATCH_WAIT_MS / 1000
+        while len(batch) < MAX_BATCH_REQUESTS:
+            try:
+                nxt = self.queue.get_nowait()
+            except queue.Empty:
+                # Wait for companions only when some are actually on their way.
+                remaining = wait_until - time.monotonic()
+                if remaining <= 0 or not self.broker.preparing:
+                    break
+                try:
+                    nxt = self.queue.get(timeout=remaining)
+                except queue.Empty:
+                    break
+            if nxt is _SENTINEL:
+                return batch, True
+            if size + nxt.prepared.payload_bytes > MAX_BATCH_PAYLOAD_BYTES:
+                self._carry = nxt
+                break
+            batch.append(nxt)
+            size += nxt.prepared.payload_bytes
+        return batch, False
+
+    def _top_up(self, live: list) -> list:
+        """After a busy attempt: requests queued meanwhile may join, nothing has started yet."""
+        if self._carry is not None:
+            return live
+        size = sum(r.prepared.payload_bytes for r in live)
+        while len(live) < MAX_BATCH_REQUESTS:
+            try:
+                nxt = self.queue.get_nowait()
+            except queue.Empty:
+                break
+            if nxt is _SENTINEL or size + nxt.prepared.payload_bytes > MAX_BATCH_PAYLOAD_BYTES:
+                self._carry = nxt
+                break
+            live.append(nxt)
+            size += nxt.prepared.payload_bytes
+        return live
+
+    def _commit(self, batch: list) -> None:
+        stats = self.broker.stats
+        live = batch
+        attempt = 0
+        while live:
+            now = time.monotonic()
+            cutoff = now + (COMMIT_MARGIN_S if attempt else 0.0)
+            expired = [r for r in live if r.deadline <= cutoff]
+            if expired:
+                self._post([(r, DeadlineExceeded("request deadline expired before commit")) for r in expired], False)
+                live = [r for r in live if r.deadline > cutoff]
+                if not live:
+                    return
+            self.batch_requests = len(live)
+            started = time.perf_counter()
+            self.in_transaction = True
+            try:
+                earliest_ms = (min(r.deadline for r in live) - now - COMMIT_MARGIN_S) * 1000
+                results = self._apply_batch([r.prepared for r in live],
+                                            max(1, min(SQLITE_BUSY_TIMEOUT_MS, int(earliest_ms))))
+            except ArchiveBusy:
+                self.in_transaction = False
+                stats.retries += 1
+                attempt += 1
+                time.sleep(min(0.001 * (2**attempt), 0.05))
+                live = self._top_up(live)
+                continue
+            except YarpError as exc:
+                self.in_transaction = False
+                self.broker.log_threadsafe("batch_failed", code=exc.code, error=exc.message, size=len(live))
+                self._post([(r, exc) for r in live], False)
+                return
+            self.in_transaction = False
+            stats.batches += 1
+            stats.commit_ms.append((time.perf_counter() - started) * 1000)
+            outcomes = []
+            vacuum = False
+            for r, result in zip(live, results):
+                if isinstance(result, YarpError):
+                    outcomes.append((r, result))
+                    continue
+                vacuum = vacuum or r.envelope.kind == "prune_before"
+                outcomes.append((r, protocol.reply_ok(result.archive_ref, result.pruned_calls, result.extra)))
+            self._post(outcomes, True)
+            self._after_commit(vacuum)
+            return
+
+    def _apply_batch(self, prepared: list, busy_ms: int):
+        """Apply one batch with SQLite's busy wait bounded to `busy_ms`."""
+        if busy_ms != self._busy_ms:
+            try:
+                self.store.conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
+            except sqlite3.Error as exc:
+                raise map_error(exc, "setting the archive busy timeout") from None
+            self._busy_ms = busy_ms
+        return self.store.apply_batch(prepared)
+
+    def _after_commit(self, vacuum: bool) -> None:
+        """Maintenance between batches, never inside a request transaction."""
+        stats = self.broker.stats
+        if vacuum:
+            try:
+                self.store.incremental_vacuum()
+            except YarpError as exc:
+                self.broker.log_threadsafe("vacuum_failed", code=exc.code)
+        try:
+            wal_size = os.stat(self.store.location.path + "-wal").st_size
+        except OSError:
+            return
+        if wal_size >= WAL_CHECKPOINT_BYTES:
+            try:
+                self.store.wal_checkpoint("PASSIVE")
+                stats.checkpoints += 1
+            except YarpError as exc:
+                stats.checkpoint_failures += 1
+                self.broker.log_threadsafe("checkpoint_failed", code=exc.code, error=exc.message)
+
+    def _post(self, outcomes: list, committed: bool) -> None:
+        """Hand outcomes (reply bytes or a YarpError) to the loop, in one wake-up."""
+        self.broker.loop.call_soon_threadsafe(self.broker.settle_batch, outcomes, committed)
