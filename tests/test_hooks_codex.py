@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 import pytest
-from test_hooks import as_json, calls, world  # noqa: F401  (fixture)
+from test_hooks import HOOK_FORBIDDEN, as_json, broker_status, calls, hook_imports, world  # noqa: F401  (fixture)
 
 from yarp.errors import ValidationError
 from yarp.hooks.codex import PERSISTENCE_CUT, CallEvidence, capped_view, read_evidence
@@ -222,34 +222,61 @@ def test_view_is_replaced_only_over_the_cap():
     assert view.startswith(header + "é") and len(view[len(header):].encode()) <= 5120
 
 
-#: Modules the broker, `yarp plan` and the read-only commands need, never a Codex hook event.
-HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tree_sitter_bash", "yarp.broker",
-                  "yarp.store", "yarp.prepare", "yarp.shell.plan", "yarp.recovery", "zstandard", "orjson")
-
-
-def test_hook_events_import_only_what_their_path_needs(world, transcript):  # noqa: F811
-    from test_run_imports import imported_modules
-
-    env = dict(world.env)
-
-    def run(payload: dict) -> set[str]:
-        path = world.tmp / "event.json"
-        path.write_text(json.dumps(payload))
-        names, proc = imported_modules(env, "hook", "codex", entry=("-c", (
-            "import sys; sys.stdin = open(sys.argv[1]); from yarp.cli import main;"
-            " sys.argv[1:] = ['hook', 'codex']; sys.exit(main())"), str(path)))
-        assert proc.returncode == 0, proc.stderr[-500:]
-        return names
-
+def test_hook_process_imports_only_the_c_cores(world, transcript):  # noqa: F811
+    """The Codex hook is the same thin client as Claude Code's: the transcript, the
+    archive and the capped view are the broker's work, never this process's."""
     world.hook("codex", event(world, transcript, "PreToolUse", "call_warm", "true"))  # starts the broker
-    pre = run(event(world, transcript, "PreToolUse", "call_imp", "seq 1 8000"))
+    transcript.called("call_imp", "exec_command", {"cmd": "seq 1 8000"})
+    names, pre = hook_imports(world, "codex", event(world, transcript, "PreToolUse", "call_imp", "seq 1 8000"))
+    assert (pre.returncode, pre.stdout) == (0, b"") and b"yarp:" not in pre.stderr
+    assert "yarp.hooks.cli" in names and "yarp.thin_client" in names  # the list is real
+    assert sorted(set(HOOK_FORBIDDEN) & names) == []
     transcript.executed("call_imp", seq(8000), 0)
-    post = run(event(world, transcript, "PostToolUse", "call_imp", "seq 1 8000", tool_response="cut"))
+    names, post = hook_imports(world, "codex", event(world, transcript, "PostToolUse", "call_imp", "seq 1 8000",
+                                                     tool_response="cut"))
+    assert answer(post)["decision"] == "block" and b"yarp:" not in post.stderr  # capped by the broker
+    assert "yarp.hooks.cli" in names and sorted(set(HOOK_FORBIDDEN) & names) == []
+    names, stop = hook_imports(world, "codex", event(world, transcript, "Stop", stop_hook_active=False))
+    assert (stop.returncode, stop.stdout) == (0, b"") and sorted(set(HOOK_FORBIDDEN) & names) == []
     assert calls(world.archive)["call_imp"]["status"] == "finished"
-    for names in (pre, post):
-        assert not names & set(HOOK_FORBIDDEN), sorted(names & set(HOOK_FORBIDDEN))
-    assert "yarp.hooks.codex" in pre and "yarp.client" in pre, "the listing sees the hook path"
-    assert "yarp.shell.cap" in post and "yarp.shell.cap" not in pre
+
+
+def test_each_event_is_one_request_and_one_commit(world, transcript):  # noqa: F811
+    # Two calls get no post event; the next PreToolUse begins its call and settles
+    # both in one composite request: one request, one batch (one commit).
+    for call_id in ("call_a", "call_b"):
+        world.hook("codex", event(world, transcript, "PreToolUse", call_id, "seq 1 9"))
+        transcript.executed(call_id, seq(9), 0)
+        transcript.model_output(call_id, "Process exited with code 0\nOutput:\n" + seq(9))
+    before = broker_status(world)
+    world.hook("codex", event(world, transcript, "PreToolUse", "call_c", "seq 1 8000"))
+    after = broker_status(world)
+    assert after["pid"] == before["pid"]
+    assert (after["requests"] - before["requests"], after["batches"] - before["batches"]) == (1, 1)
+    archived = calls(world.archive)
+    assert [archived[c]["status"] for c in ("call_a", "call_b", "call_c")] == ["finished", "finished", "started"]
+    assert archived["call_a"]["snaps"]["source_output/before"] == seq(9).encode()
+    transcript.executed("call_c", seq(8000), 0)
+    before = broker_status(world)
+    reply = answer(world.hook("codex", event(world, transcript, "PostToolUse", "call_c", "seq 1 8000",
+                                             tool_response="cut")))
+    after = broker_status(world)
+    assert (after["requests"] - before["requests"], after["batches"] - before["batches"]) == (1, 1)
+    call = calls(world.archive)["call_c"]
+    assert call["status"] == "finished" and as_json(call["snaps"]["result/after"])["output"] == reply["reason"]
+    assert call["snaps"]["source_output/before"] == seq(8000).encode()
+
+
+def test_a_transcript_of_another_user_is_not_read(world, transcript):  # noqa: F811
+    if os.geteuid() != 0:
+        pytest.skip("changing a file's owner needs root")
+    world.hook("codex", event(world, transcript, "PreToolUse", "call_o", "seq 1 9"))
+    transcript.executed("call_o", seq(9), 0)
+    os.chown(transcript.path, 65534, 65534)
+    result = world.hook("codex", event(world, transcript, "PostToolUse", "call_o", "seq 1 9", tool_response=seq(9)))
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert result.stderr.startswith(b"yarp: the Codex transcript is unreadable") and b"another user" in result.stderr
+    assert calls(world.archive)["call_o"]["status"] == "started"
 
 
 def test_read_evidence_reads_the_tail_first_and_the_whole_file_when_needed(tmp_path):
