@@ -463,9 +463,14 @@ class CodexService:
         pending = [call_id for call_id in known if call_id != current and self._open(session, known, call_id)]
         finishing = current if name == POST and event.tool_name == SHELL_TOOL and self._open(session, known, current) \
             else None
-        reading = await self.broker.loop.run_in_executor(
-            self.broker._pool, lambda: read_transcript(transcript, begun=current if name == PRE else None,
-                                                       pending=pending, finishing=finishing))
+        begun = current if name == PRE and transcript is not None else None
+        if begun is None and finishing is None and not (pending and transcript is not None):
+            reading = Reading()  # nothing to read (a tool other than the shell, no earlier call open)
+        else:
+            # File I/O off the loop: other clients' requests go on meanwhile.
+            reading = await self.broker.loop.run_in_executor(
+                self.broker._pool, lambda: read_transcript(transcript, begun=begun, pending=pending,
+                                                           finishing=finishing))
         # Another event of the session may have finished a call while the transcript
         # was read: decide on the archive's state as it is now, without awaiting
         # anything until the calls decided on are marked as being finished.
