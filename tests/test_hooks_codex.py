@@ -299,6 +299,31 @@ def test_read_evidence_reads_the_tail_first_and_the_whole_file_when_needed(tmp_p
     assert tail["old"] == CallEvidence("old", "old output, again\n", 0, "completed"), "the tail alone, as asked"
 
 
+def test_read_evidence_is_the_same_whatever_the_block_and_tail_sizes(tmp_path, monkeypatch):
+    from yarp.hooks import codex
+
+    log = Transcript(tmp_path / "rollout.jsonl")
+    for number in range(30):
+        log.called(f"c{number}", "exec_command", {"cmd": f"echo {number}"})
+        log.executed(f"c{number}", f"out {number}\n" * (number % 7), number % 3)
+        log.model_output(f"c{number}", f"shown {number}")
+    log.executed("c3", "again\n", 0)
+    log.executed("c29", "being written", 0)
+    with open(log.path, "rb+") as handle:  # the last line has no newline yet
+        handle.seek(-1, os.SEEK_END)
+        handle.truncate()
+    wanted = [f"c{number}" for number in range(30)]
+    expected = read_evidence(str(log.path), wanted)
+    assert expected["c3"].output == "again\n" and expected["c29"].output == "out 29\n" * 1
+    for block, first, tail in ((7, 50, 900), (64, 1000, 5000), (1, 3, 900)):
+        monkeypatch.setattr(codex, "SCAN_BLOCK_BYTES", block)
+        monkeypatch.setattr(codex, "FIRST_TAIL_BYTES", first)
+        assert read_evidence(str(log.path), wanted, tail_bytes=tail) == expected
+        # The call just made, from the end alone (its earlier `function_call` line is before the tail).
+        last = read_evidence(str(log.path), ["c29"], tail_bytes=tail, tail_only=True)["c29"]
+        assert (last.output, last.exit_code, last.model_output) == ("out 29\n", 2, "shown 29")
+
+
 def test_archive_failure_leaves_codex_alone_and_warns_once(world, transcript):  # noqa: F811
     os.chmod(Path(world.archive).parent, 0o755)  # a broadly readable archive directory is refused
     transcript.executed("call_a", seq(8000), 0)

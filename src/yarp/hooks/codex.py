@@ -64,6 +64,10 @@ SETTLE_ONLY = ("Stop", "SessionEnd")
 MAX_TRANSCRIPT_BYTES = 512 * 1024 * 1024
 #: The end of the transcript read first for a call's records (about 128 outputs as Codex keeps them).
 TAIL_BYTES = 8 * 1024 * 1024
+#: The end read before that: a call's records are nearly always in it (the call just made).
+FIRST_TAIL_BYTES = 256 * 1024
+#: How much of the transcript is held in memory at once while it is scanned (plus one line).
+SCAN_BLOCK_BYTES = 8 * 1024 * 1024
 #: What Codex puts in the middle of an output it cut to 64 KiB before writing the transcript.
 PERSISTENCE_CUT = "\n... command output truncated for persistence ...\n"
 #: Codex's answer when a command is still running at `yield_time_ms`.
@@ -156,9 +160,11 @@ def read_evidence(transcript_path: str, call_ids: list[str] | tuple[str, ...], *
     kind wins (a later `item_completed` supersedes an earlier one).
 
     The records of a call just made are at the end of the file: the last
-    `tail_bytes` are read first, and the whole file only when the tail does not
-    hold `enough` evidence for every id (a record in the tail is later than any
-    before it, so the tail's answer is the whole file's), unless `tail_only`.
+    `FIRST_TAIL_BYTES`, then the last `tail_bytes` are read first, and the
+    whole file only when the tail does not hold `enough` evidence for every id
+    (a record in the tail is later than any before it, so the tail's answer is
+    the whole file's), unless `tail_only`. The broker reads a transcript on
+    every Codex event, so the common case reads a few hundred KiB.
     """
     wanted = set(call_ids)
     if not wanted:
@@ -175,27 +181,63 @@ def read_evidence(transcript_path: str, call_ids: list[str] | tuple[str, ...], *
         os.close(fd)
         raise ValidationError("the Codex transcript is owned by another user")
     needles = [json.dumps(call_id).encode("utf-8") for call_id in wanted]
-    with os.fdopen(fd, "rb") as handle:
-        if st.st_size > tail_bytes:
-            found = _scan(handle, st.st_size - tail_bytes, st.st_size, wanted, needles)
-            if tail_only or all(enough(evidence) for evidence in found.values()):
+    try:
+        found = None
+        for tail in sorted({min(FIRST_TAIL_BYTES, tail_bytes), tail_bytes}):
+            if st.st_size <= tail:
+                break
+            found = _scan(fd, st.st_size - tail, st.st_size, wanted, needles)
+            if all(enough(evidence) for evidence in found.values()):
                 return found
-        return _scan(handle, 0, st.st_size, wanted, needles)
+        if tail_only and found is not None:
+            return found
+        return _scan(fd, 0, st.st_size, wanted, needles)
+    finally:
+        os.close(fd)
 
 
-def _scan(handle, start: int, size: int, wanted: set[str], needles: list[bytes]) -> dict[str, CallEvidence]:
+def _scan(fd: int, start: int, size: int, wanted: set[str], needles: list[bytes]) -> dict[str, CallEvidence]:
+    """The evidence in the whole lines between `start` and `size` (the size checked at open:
+    a line still being written after it is not read), a block at a time."""
     found: dict[str, dict] = {call_id: {} for call_id in wanted}
-    handle.seek(start)
-    position = start
-    if start:  # begin at the first whole line
-        position += len(handle.readline())
-    for line in handle:
-        position += len(line)
-        if position > size or not line.endswith(b"\n"):
-            break  # a line still being written after our size check
-        if any(needle in line for needle in needles):
-            _absorb(line, found)
+    # From inside the file, the byte before `start` says whether a whole line begins there.
+    position = start - 1 if start else 0
+    skip = bool(start)
+    carry = b""
+    while position < size:
+        block = os.pread(fd, min(SCAN_BLOCK_BYTES, size - position), position)
+        if not block:
+            break  # the file shrank: what was read is all there is
+        position += len(block)
+        data = carry + block if carry else block
+        begin = 0
+        if skip:
+            begin = data.find(b"\n") + 1
+            if not begin:
+                carry = data
+                continue
+            skip = False
+        end = data.rfind(b"\n", begin) + 1
+        if end:
+            _match(data, begin, end, needles, found)
+            carry = data[end:]
+        else:
+            carry = data[begin:]
     return {call_id: CallEvidence(call_id, **fields) for call_id, fields in found.items()}
+
+
+def _match(data: bytes, begin: int, end: int, needles: list[bytes], found: dict[str, dict]) -> None:
+    """Absorb, in file order, each whole line in `data[begin:end]` that names a wanted id."""
+    lines = set()
+    for needle in needles:
+        at = data.find(needle, begin, end)
+        while at != -1:
+            line_start = max(begin, data.rfind(b"\n", begin, at) + 1)
+            line_end = data.find(b"\n", at, end) + 1
+            lines.add((line_start, line_end))
+            at = data.find(needle, line_end, end)
+    for line_start, line_end in sorted(lines):
+        _absorb(data[line_start:line_end], found)
 
 
 def _absorb(line: bytes, found: dict[str, dict]) -> None:
