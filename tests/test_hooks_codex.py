@@ -198,9 +198,11 @@ def test_read_evidence_takes_complete_lines_and_the_last_record(tmp_path):
     log.executed("a", "first\n", 1)
     log.executed("a", "second\n", 0)
     log.model_output("b", [{"type": "input_text", "text": "part one, "}, {"type": "input_text", "text": "two"}])
+    log.executed("e", "half a pair: \ud800\n", 0)  # json writes it escaped; orjson alone would refuse it
     log.write({"type": "event_msg", "payload": {"type": "item_completed", "item": {
         "type": "CommandExecution", "id": "c", "aggregated_output": "x", "exit_code": 0}}}, newline=False)
-    found = read_evidence(str(log.path), ["a", "b", "c", "d"])
+    found = read_evidence(str(log.path), ["a", "b", "c", "d", "e"])
+    assert found.pop("e").output == "half a pair: \ud800\n"
     assert found["a"] == CallEvidence("a", "second\n", 0, "completed", None)
     assert not found["a"].settled, "no tool output yet: its post hook may still be running"
     assert found["b"].model_output == "part one, two" and found["b"].settled and not found["b"].executed

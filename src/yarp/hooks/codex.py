@@ -49,6 +49,8 @@ import stat
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from .. import operations as ops
 from ..errors import ValidationError, YarpError
 from ..limits import MAX_IDENTITY_CHARS, MAX_NAME_CHARS
@@ -240,9 +242,19 @@ def _match(data: bytes, begin: int, end: int, needles: list[bytes], found: dict[
         _absorb(data[line_start:line_end], found)
 
 
+def _loads(line: bytes) -> Any:
+    """One transcript line: orjson (the broker has it loaded; a 50 KB output line
+    parses in a sixth of the time), else `json`, which also takes what orjson
+    refuses (an escaped lone surrogate) so no record is lost to the faster parser."""
+    try:
+        return orjson.loads(line)
+    except ValueError:
+        return json.loads(line)
+
+
 def _absorb(line: bytes, found: dict[str, dict]) -> None:
     try:
-        record = json.loads(line)
+        record = _loads(line)
     except ValueError:
         return
     payload = record.get("payload") if isinstance(record, dict) else None
@@ -565,7 +577,5 @@ class CodexService:
         finally:
             self._finishing -= keys
         if main is not None and main.view is not None:
-            import orjson
-
             extra["answer"] = orjson.dumps(post_answer(main.view)).decode()
         return protocol.reply_ok(extra=extra or None)
