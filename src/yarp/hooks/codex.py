@@ -37,8 +37,9 @@ pruning switch of its configuration. The broker reads the transcript the
 event names (no-follow, bounded, a regular file owned by the broker's own
 user), builds every operation of the event, and commits them as one composite
 request: one savepoint and one commit per event, however many earlier calls
-it settles. Everything but `CodexService` is a function over plain data (the
-event's dict, a transcript path, the archive's call states).
+it settles. Besides the transcript reader (`read_evidence`, run in the
+broker's pool) and `CodexService` (the archive's state and the request),
+everything here is a function over plain data.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ POST = "PostToolUse"
 SETTLE_ONLY = ("Stop", "SessionEnd")
 #: A transcript larger than this is not scanned (the call keeps Codex's own result).
 MAX_TRANSCRIPT_BYTES = 512 * 1024 * 1024
-#: The end of the transcript read first for a call's records (about 128 outputs as Codex keeps them).
+#: The end of the transcript read next for a call's records (about 128 outputs as Codex keeps them).
 TAIL_BYTES = 8 * 1024 * 1024
 #: The end read before that: a call's records are nearly always in it (the call just made).
 FIRST_TAIL_BYTES = 256 * 1024
