@@ -251,3 +251,88 @@ def test_real_claude_code_added_latency_per_bash_call(benchmark, warm, tmp_path)
           f"  no-op hooks  {_ms(with_noop)}\n  no hooks     {_ms(without)}\n"
           f"  added by YARP's hooks (median) {added * 1000:.1f} ms, of which Claude Code's hook machinery "
           f"(no-op hooks) {machinery * 1000:.1f} ms")
+
+
+# --- Codex: one PreToolUse and one PostToolUse beside the floor --------------------------------
+
+
+def _codex_event(name: str, call_id: str, transcript: str, cwd: str, **extra) -> bytes:
+    event = {"session_id": "bench-codex-session", "turn_id": "turn-1", "transcript_path": transcript, "cwd": cwd,
+             "hook_event_name": name, "model": "scripted-model", "permission_mode": "bypassPermissions",
+             "tool_name": "Bash", "tool_input": {"command": "seq 1 10000"}, "tool_use_id": call_id}
+    event.update(extra)
+    return json.dumps(event).encode()
+
+
+def _append(path: str, *records: dict) -> None:
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("".join(json.dumps(record) + "\n" for record in records))
+
+
+def test_codex_hook_latency_beside_the_floor(benchmark, warm):
+    """`yarp hook codex` for one call of the recorded shape, with `python -c pass` in the same rounds.
+
+    Each round: the model's `function_call` is appended to a Codex transcript,
+    the PreToolUse runs (begins the call), the `CommandExecution` (the
+    48,894-byte output of `seq 1 10000`, exit 0) is appended, the PostToolUse
+    runs (archives the output from the transcript and answers with YARP's
+    capped view), and the tool output the model got is appended, as Codex
+    writes them. Reports the hook processes' wall time and own CPU, and the
+    broker's CPU per Codex event.
+    """
+    env, cwd = warm.environ, warm.work
+    transcript = os.path.join(warm.root, f"rollout-{os.getpid()}.jsonl")
+    _append(transcript, {"type": "session_meta", "payload": {"id": "bench-codex-session", "cli_version": "0.171.0"}})
+    output = "".join(f"{i}\n" for i in range(1, 10001))
+    floor, pre, post = Clock(), Clock(), Clock()
+    hook = [*YARP, "hook", "codex"]
+    broker_ticks = 0
+    events = 0
+    counter = iter(range(10**6))
+
+    def one_round() -> None:
+        nonlocal broker_ticks, events
+        n = next(counter)
+        call_id = f"call_{os.getpid()}_{n}"
+        floor.run([PY, "-c", "pass"], env)
+        _append(transcript, {"type": "response_item", "payload": {
+            "type": "function_call", "name": "exec_command", "call_id": call_id,
+            "arguments": json.dumps({"cmd": "seq 1 10000", "yield_time_ms": 10000})}})
+        ticks = _broker_ticks(warm.archive)
+        proc = pre.run(hook, env, _codex_event("PreToolUse", call_id, transcript, cwd), cwd)
+        assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b"", proc.stderr
+        broker_ticks += _broker_ticks(warm.archive) - ticks
+        _append(transcript, {"type": "event_msg", "payload": {"type": "item_completed", "item": {
+            "type": "CommandExecution", "id": call_id, "command": ["/bin/bash", "-lc", "seq 1 10000"],
+            "status": "completed", "aggregated_output": output, "exit_code": 0}}})
+        ticks = _broker_ticks(warm.archive)
+        proc = post.run(hook, env, _codex_event("PostToolUse", call_id, transcript, cwd,
+                                                tool_response=output[:5000] + "\n…truncated…\n" + output[-5000:]), cwd)
+        assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+        broker_ticks += _broker_ticks(warm.archive) - ticks
+        events += 2
+        view = json.loads(proc.stdout)
+        assert view["decision"] == "block"
+        _append(transcript, {"type": "response_item", "payload": {
+            "type": "function_call_output", "call_id": call_id, "output": view["reason"]}})
+
+    benchmark.pedantic(one_round, rounds=ROUNDS, warmup_rounds=2)
+    for clock in (floor, pre, post):
+        del clock.wall[:2], clock.cpu[:2]
+    tick = os.sysconf("SC_CLK_TCK")
+    base, low = statistics.median(floor.wall), min(floor.wall)
+    rows = [("python -c pass (floor)", floor), ("hook codex PreToolUse", pre),
+            ("hook codex PostToolUse (replaced)", post)]
+    lines = [f"{name:34s} {_ms(clock.wall)}  cpu median {statistics.median(clock.cpu) * 1000:5.1f} ms"
+             for name, clock in rows]
+    over = {
+        "codex_pre_over_floor_min_ms": (min(pre.wall) - low) * 1000,
+        "codex_post_over_floor_min_ms": (min(post.wall) - low) * 1000,
+        "codex_pre_over_floor_ms": (statistics.median(pre.wall) - base) * 1000,
+        "codex_post_over_floor_ms": (statistics.median(post.wall) - base) * 1000,
+        "broker_cpu_per_codex_event_ms": broker_ticks / tick / max(1, events) * 1000,
+        "codex_hook_cpu_per_event_ms": statistics.median(pre.cpu + post.cpu) * 1000,
+    }
+    lines += [f"{key:34s} {value:6.1f}" for key, value in over.items()]
+    benchmark.extra_info.update({k: round(v, 2) for k, v in over.items()})
+    print("\n" + "\n".join(lines))

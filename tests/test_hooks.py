@@ -370,6 +370,7 @@ HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tre
                   "selectors", "signal", "enum", "hashlib", "_hashlib", "threading", "shutil", "shlex", "tomllib",
                   "yarp.broker", "yarp.store", "yarp.prepare", "yarp.shell.plan", "yarp.shell.rules",
                   "yarp.hooks.events", "yarp.hooks.capture", "yarp.hooks.service", "yarp.hooks.notice",
+                  "yarp.hooks.codex", "yarp.shell.cap",
                   # With a broker running, the full client (start-up, locks, operation types) stays unloaded.
                   "yarp.client", "yarp.protocol", "yarp.operations", "yarp.fastframe", "yarp._fastframe", "fcntl")
 

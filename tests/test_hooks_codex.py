@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 import pytest
-from test_hooks import as_json, calls, world  # noqa: F401  (fixture)
+from test_hooks import HOOK_FORBIDDEN, as_json, broker_status, calls, hook_imports, world  # noqa: F401  (fixture)
 
 from yarp.errors import ValidationError
 from yarp.hooks.codex import PERSISTENCE_CUT, CallEvidence, capped_view, read_evidence
@@ -198,9 +198,11 @@ def test_read_evidence_takes_complete_lines_and_the_last_record(tmp_path):
     log.executed("a", "first\n", 1)
     log.executed("a", "second\n", 0)
     log.model_output("b", [{"type": "input_text", "text": "part one, "}, {"type": "input_text", "text": "two"}])
+    log.executed("e", "half a pair: \ud800\n", 0)  # json writes it escaped; orjson alone would refuse it
     log.write({"type": "event_msg", "payload": {"type": "item_completed", "item": {
         "type": "CommandExecution", "id": "c", "aggregated_output": "x", "exit_code": 0}}}, newline=False)
-    found = read_evidence(str(log.path), ["a", "b", "c", "d"])
+    found = read_evidence(str(log.path), ["a", "b", "c", "d", "e"])
+    assert found.pop("e").output == "half a pair: \ud800\n"
     assert found["a"] == CallEvidence("a", "second\n", 0, "completed", None)
     assert not found["a"].settled, "no tool output yet: its post hook may still be running"
     assert found["b"].model_output == "part one, two" and found["b"].settled and not found["b"].executed
@@ -222,34 +224,61 @@ def test_view_is_replaced_only_over_the_cap():
     assert view.startswith(header + "é") and len(view[len(header):].encode()) <= 5120
 
 
-#: Modules the broker, `yarp plan` and the read-only commands need, never a Codex hook event.
-HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tree_sitter_bash", "yarp.broker",
-                  "yarp.store", "yarp.prepare", "yarp.shell.plan", "yarp.recovery", "zstandard", "orjson")
-
-
-def test_hook_events_import_only_what_their_path_needs(world, transcript):  # noqa: F811
-    from test_run_imports import imported_modules
-
-    env = dict(world.env)
-
-    def run(payload: dict) -> set[str]:
-        path = world.tmp / "event.json"
-        path.write_text(json.dumps(payload))
-        names, proc = imported_modules(env, "hook", "codex", entry=("-c", (
-            "import sys; sys.stdin = open(sys.argv[1]); from yarp.cli import main;"
-            " sys.argv[1:] = ['hook', 'codex']; sys.exit(main())"), str(path)))
-        assert proc.returncode == 0, proc.stderr[-500:]
-        return names
-
+def test_hook_process_imports_only_the_c_cores(world, transcript):  # noqa: F811
+    """The Codex hook is the same thin client as Claude Code's: the transcript, the
+    archive and the capped view are the broker's work, never this process's."""
     world.hook("codex", event(world, transcript, "PreToolUse", "call_warm", "true"))  # starts the broker
-    pre = run(event(world, transcript, "PreToolUse", "call_imp", "seq 1 8000"))
+    transcript.called("call_imp", "exec_command", {"cmd": "seq 1 8000"})
+    names, pre = hook_imports(world, "codex", event(world, transcript, "PreToolUse", "call_imp", "seq 1 8000"))
+    assert (pre.returncode, pre.stdout) == (0, b"") and b"yarp:" not in pre.stderr
+    assert "yarp.hooks.cli" in names and "yarp.thin_client" in names  # the list is real
+    assert sorted(set(HOOK_FORBIDDEN) & names) == []
     transcript.executed("call_imp", seq(8000), 0)
-    post = run(event(world, transcript, "PostToolUse", "call_imp", "seq 1 8000", tool_response="cut"))
+    names, post = hook_imports(world, "codex", event(world, transcript, "PostToolUse", "call_imp", "seq 1 8000",
+                                                     tool_response="cut"))
+    assert answer(post)["decision"] == "block" and b"yarp:" not in post.stderr  # capped by the broker
+    assert "yarp.hooks.cli" in names and sorted(set(HOOK_FORBIDDEN) & names) == []
+    names, stop = hook_imports(world, "codex", event(world, transcript, "Stop", stop_hook_active=False))
+    assert (stop.returncode, stop.stdout) == (0, b"") and sorted(set(HOOK_FORBIDDEN) & names) == []
     assert calls(world.archive)["call_imp"]["status"] == "finished"
-    for names in (pre, post):
-        assert not names & set(HOOK_FORBIDDEN), sorted(names & set(HOOK_FORBIDDEN))
-    assert "yarp.hooks.codex" in pre and "yarp.client" in pre, "the listing sees the hook path"
-    assert "yarp.shell.cap" in post and "yarp.shell.cap" not in pre
+
+
+def test_each_event_is_one_request_and_one_commit(world, transcript):  # noqa: F811
+    # Two calls get no post event; the next PreToolUse begins its call and settles
+    # both in one composite request: one request, one batch (one commit).
+    for call_id in ("call_a", "call_b"):
+        world.hook("codex", event(world, transcript, "PreToolUse", call_id, "seq 1 9"))
+        transcript.executed(call_id, seq(9), 0)
+        transcript.model_output(call_id, "Process exited with code 0\nOutput:\n" + seq(9))
+    before = broker_status(world)
+    world.hook("codex", event(world, transcript, "PreToolUse", "call_c", "seq 1 8000"))
+    after = broker_status(world)
+    assert after["pid"] == before["pid"]
+    assert (after["requests"] - before["requests"], after["batches"] - before["batches"]) == (1, 1)
+    archived = calls(world.archive)
+    assert [archived[c]["status"] for c in ("call_a", "call_b", "call_c")] == ["finished", "finished", "started"]
+    assert archived["call_a"]["snaps"]["source_output/before"] == seq(9).encode()
+    transcript.executed("call_c", seq(8000), 0)
+    before = broker_status(world)
+    reply = answer(world.hook("codex", event(world, transcript, "PostToolUse", "call_c", "seq 1 8000",
+                                             tool_response="cut")))
+    after = broker_status(world)
+    assert (after["requests"] - before["requests"], after["batches"] - before["batches"]) == (1, 1)
+    call = calls(world.archive)["call_c"]
+    assert call["status"] == "finished" and as_json(call["snaps"]["result/after"])["output"] == reply["reason"]
+    assert call["snaps"]["source_output/before"] == seq(8000).encode()
+
+
+def test_a_transcript_of_another_user_is_not_read(world, transcript):  # noqa: F811
+    if os.geteuid() != 0:
+        pytest.skip("changing a file's owner needs root")
+    world.hook("codex", event(world, transcript, "PreToolUse", "call_o", "seq 1 9"))
+    transcript.executed("call_o", seq(9), 0)
+    os.chown(transcript.path, 65534, 65534)
+    result = world.hook("codex", event(world, transcript, "PostToolUse", "call_o", "seq 1 9", tool_response=seq(9)))
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert result.stderr.startswith(b"yarp: the Codex transcript is unreadable") and b"another user" in result.stderr
+    assert calls(world.archive)["call_o"]["status"] == "started"
 
 
 def test_read_evidence_reads_the_tail_first_and_the_whole_file_when_needed(tmp_path):
@@ -270,6 +299,31 @@ def test_read_evidence_reads_the_tail_first_and_the_whole_file_when_needed(tmp_p
     assert (settled.output, settled.model_output) == ("old output, again\n", "old shown")
     tail = read_evidence(str(log.path), ["old"], tail_bytes=2000, enough=lambda e: e.settled, tail_only=True)
     assert tail["old"] == CallEvidence("old", "old output, again\n", 0, "completed"), "the tail alone, as asked"
+
+
+def test_read_evidence_is_the_same_whatever_the_block_and_tail_sizes(tmp_path, monkeypatch):
+    from yarp.hooks import codex
+
+    log = Transcript(tmp_path / "rollout.jsonl")
+    for number in range(30):
+        log.called(f"c{number}", "exec_command", {"cmd": f"echo {number}"})
+        log.executed(f"c{number}", f"out {number}\n" * (number % 7), number % 3)
+        log.model_output(f"c{number}", f"shown {number}")
+    log.executed("c3", "again\n", 0)
+    log.executed("c29", "being written", 0)
+    with open(log.path, "rb+") as handle:  # the last line has no newline yet
+        handle.seek(-1, os.SEEK_END)
+        handle.truncate()
+    wanted = [f"c{number}" for number in range(30)]
+    expected = read_evidence(str(log.path), wanted)
+    assert expected["c3"].output == "again\n" and expected["c29"].output == "out 29\n" * 1
+    for block, first, tail in ((7, 50, 900), (64, 1000, 5000), (1, 3, 900)):
+        monkeypatch.setattr(codex, "SCAN_BLOCK_BYTES", block)
+        monkeypatch.setattr(codex, "FIRST_TAIL_BYTES", first)
+        assert read_evidence(str(log.path), wanted, tail_bytes=tail) == expected
+        # The call just made, from the end alone (its earlier `function_call` line is before the tail).
+        last = read_evidence(str(log.path), ["c29"], tail_bytes=tail, tail_only=True)["c29"]
+        assert (last.output, last.exit_code, last.model_output) == ("out 29\n", 2, "shown 29")
 
 
 def test_archive_failure_leaves_codex_alone_and_warns_once(world, transcript):  # noqa: F811

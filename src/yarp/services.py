@@ -20,8 +20,10 @@ import time
 
 from . import operations as ops
 from . import protocol
-from .limits import MAX_SEQUENCE_CACHE_KEYS
-from .prepare import Prepared, prepare
+from .codec import bytes_payload
+from .errors import ValidationError
+from .limits import MAX_SEQUENCE_CACHE_KEYS, MAX_STREAM_FILE_BYTES
+from .prepare import Prepared, SnapshotSpec, prepare
 
 #: Calls remembered between their first and last request (the broker's sequence-cache bound).
 MAX_REMEMBERED_CALLS = MAX_SEQUENCE_CACHE_KEYS
@@ -90,6 +92,30 @@ class Warm:
 
         For calls begun before this broker started, or dropped from `calls`.
         """
+        rows = self._read(
+            "SELECT c.requires_streams, c.status, c.archive_ref FROM tool_calls c"
+            " JOIN sessions s ON s.id = c.session_id"
+            " WHERE s.agent = ? AND s.account = ? AND s.source_session_id = ? AND c.source_call_id = ?",
+            (session.agent, session.account, session.source_session_id, source_call_id),
+        )
+        return (bool(rows[0][0]), rows[0][1], rows[0][2]) if rows else None
+
+    def session_calls(self, session, source_call_id: str | None) -> dict[str, tuple[str, str]]:
+        """(status, archive_ref) of a session's unfinished calls and of `source_call_id`, read-only.
+
+        For adapters whose calls may never get their last event (Codex): every
+        event of the session finishes what the agent's own records now prove.
+        """
+        rows = self._read(
+            "SELECT c.source_call_id, c.status, c.archive_ref FROM tool_calls c"
+            " JOIN sessions s ON s.id = c.session_id"
+            " WHERE s.agent = ? AND s.account = ? AND s.source_session_id = ?"
+            " AND (c.status = 'started' OR c.source_call_id = ?)",
+            (session.agent, session.account, session.source_session_id, source_call_id),
+        )
+        return {row[0]: (row[1], row[2]) for row in rows}
+
+    def _read(self, sql: str, params: tuple) -> list:
         from .sqlite import map_error, open_readonly
 
         if self._reader is None:
@@ -97,15 +123,9 @@ class Warm:
         try:
             # fetchall, not fetchone: a statement left open would hold a read
             # transaction and keep the writer's checkpoints from finishing.
-            rows = self._reader.execute(
-                "SELECT c.requires_streams, c.status, c.archive_ref FROM tool_calls c"
-                " JOIN sessions s ON s.id = c.session_id"
-                " WHERE s.agent = ? AND s.account = ? AND s.source_session_id = ? AND c.source_call_id = ?",
-                (session.agent, session.account, session.source_session_id, source_call_id),
-            ).fetchall()
+            return self._reader.execute(sql, params).fetchall()
         except Exception as exc:  # sqlite3.Error, without importing sqlite3 here
             raise map_error(exc, "reading a call's state") from None
-        return (bool(rows[0][0]), rows[0][1], rows[0][2]) if rows else None
 
     def close(self) -> None:
         if self._reader is not None:
@@ -140,8 +160,24 @@ def prepare_checked(operation: ops.ArchiveOperation) -> Prepared:
     return prepare(parse_operation(ops.operation_to_json(operation)))
 
 
-def prepare_parts(operations: tuple[ops.ArchiveOperation, ...]) -> PreparedParts:
-    return PreparedParts(tuple(prepare_checked(op) for op in operations))
+def prepare_parts(operations: tuple[ops.ArchiveOperation, ...], sources: dict[int, bytes] | None = None
+                  ) -> PreparedParts:
+    """`sources`: by part index, a complete output held in memory that the part (a
+    `result_before`) stores as `source_output/before`, as it would from a file
+    it names (an adapter that read it from the agent's own records: Codex)."""
+    parts = []
+    for index, op in enumerate(operations):
+        prepared = prepare_checked(op)
+        data = sources.get(index) if sources else None
+        if data is not None:
+            if not isinstance(op, ops.ResultBefore) or op.full_output is not None:
+                raise ValidationError("a source output belongs to a result_before that names no file")
+            if len(data) > MAX_STREAM_FILE_BYTES:
+                raise ValidationError(f"source output is larger than {MAX_STREAM_FILE_BYTES} bytes")
+            spec = SnapshotSpec("source_output", "before", bytes_payload(data))
+            prepared = Prepared(op, prepared.snapshots + (spec,))
+        parts.append(prepared)
+    return PreparedParts(tuple(parts))
 
 
 def envelope_for(operation: ops.ArchiveOperation, correlation_id: str, deadline_ms: int, *,
@@ -160,9 +196,11 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-async def prepare_composite(broker, request, operations: tuple, file_bytes: int = 0) -> PreparedParts:
-    """Prepare a composite's parts: on the loop when the request and the files it
-    snapshots (`file_bytes`, as declared and checked) are small, else in the pool."""
-    if request.frame_bytes + file_bytes <= broker.inline_bytes:
-        return prepare_parts(operations)
-    return await broker.loop.run_in_executor(broker._pool, prepare_parts, operations)
+async def prepare_composite(broker, request, operations: tuple, file_bytes: int = 0,
+                            sources: dict[int, bytes] | None = None) -> PreparedParts:
+    """Prepare a composite's parts: on the loop when the request, the files it
+    snapshots (`file_bytes`, as declared and checked) and the outputs it holds
+    (`sources`, see `prepare_parts`) are small, else in the pool."""
+    if request.frame_bytes + file_bytes + sum(map(len, (sources or {}).values())) <= broker.inline_bytes:
+        return prepare_parts(operations, sources)
+    return await broker.loop.run_in_executor(broker._pool, prepare_parts, operations, sources)

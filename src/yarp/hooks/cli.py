@@ -12,6 +12,12 @@ Importing only the standard library's C cores (`_json`, `_socket`, the built-in
 SHA-256) is held by `tests/test_hooks.py`'s import-set test, as
 `tests/test_run_imports.py` holds it for `yarp run`.
 
+Codex events (`yarp hook codex`) take the same path: the broker
+(`yarp.hooks.codex.CodexService`) reads the session transcript, archives the
+call and answers with the view that replaces a large output; this process
+adds only the cap from its configuration, and also forwards Codex's `Stop`
+and `SessionEnd`, which settle earlier calls.
+
 Failure is always "no change": the process exits 0, prints nothing, and says
 why once per session on stderr (`notice`). It never waits longer than the
 event's deadline: 2 s before the tool runs (`BEGIN_TIMEOUT_S`, like the Pi
@@ -35,6 +41,8 @@ RESULT_TIMEOUT_S = 20.0
 #: Room left in one frame for the request's own fields around the event.
 _ENVELOPE_ROOM = 64 * 1024
 MAX_EVENT_BYTES = MAX_FRAME_BYTES - _ENVELOPE_ROOM
+#: Codex events that carry no call and only settle the session's earlier calls (`hooks.codex`).
+CODEX_SETTLE_EVENTS = ("Stop", "SessionEnd")
 #: Longest session id used to name the once-per-session warning marker.
 _MAX_SESSION_CHARS = 1024
 
@@ -72,7 +80,7 @@ def _read_event() -> bytes | None:
     return raw if raw and len(raw) <= MAX_EVENT_BYTES else None
 
 
-def _event_head(raw: bytes) -> tuple[str, str] | None:
+def _event_head(raw: bytes, agent: str) -> tuple[str, str] | None:
     """(event name, session id) of an event we archive, else None (never an error)."""
     from ..thin_client import json_object
 
@@ -80,7 +88,9 @@ def _event_head(raw: bytes) -> tuple[str, str] | None:
     if event is None:
         return None
     name, session = event.get("hook_event_name"), event.get("session_id")
-    if name not in EVENTS or not isinstance(session, str) or not 0 < len(session) <= _MAX_SESSION_CHARS:
+    if name not in EVENTS and not (agent == "codex" and name in CODEX_SETTLE_EVENTS):
+        return None
+    if not isinstance(session, str) or not 0 < len(session) <= _MAX_SESSION_CHARS:
         return None
     return name, session
 
@@ -88,9 +98,7 @@ def _event_head(raw: bytes) -> tuple[str, str] | None:
 def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
     """Always 0: a hook must never fail the agent's tool because of the archive."""
     raw = _read_event()
-    if agent == "codex":
-        return _run_codex(raw, archive, environ)
-    head = _event_head(raw) if raw is not None else None
+    head = _event_head(raw, agent) if raw is not None else None
     if head is None:
         # Malformed, oversized or foreign: nothing to archive, no session to warn.
         return 0
@@ -111,10 +119,15 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
     timeout = BEGIN_TIMEOUT_S if name == PRE else RESULT_TIMEOUT_S
     fields = {"agent": agent, "launcher": _launcher(environ), "pruning": config.pruning_enabled,
               "rulePacks": list(config.rule_packs)}
+    if agent == "codex":
+        fields["capBytes"] = config.cap_bytes  # the broker caps the view Codex shows the model
     try:
         reply = forward(location, environ, fields, raw, time.monotonic() + timeout)
     except YarpError as exc:
-        if name == PRE:
+        if agent == "codex":
+            text = ("archive capture failed; this session's calls run without capture or YARP's view "
+                    f"until the archive answers again: {exc.message}")
+        elif name == PRE:
             text = ("archive capture failed; this session's tool calls run without capture or rewriting "
                     f"until the archive answers again: {exc.message}")
         else:
@@ -128,27 +141,6 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
     if isinstance(answer, str):
         try:
             sys.stdout.write(answer + "\n")
-            sys.stdout.flush()
-        except OSError:
-            pass
-    return 0
-
-
-def _run_codex(raw: bytes | None, archive: str | None, environ) -> int:
-    """Codex events run in this process for now: they read the session transcript (see `hooks.codex`)."""
-    if raw is None:
-        return 0
-    import json
-
-    from .codex import handle
-
-    try:
-        answer = handle(json.loads(raw), archive=archive, environ=environ)
-    except ValueError:
-        return 0
-    if answer is not None:
-        try:
-            sys.stdout.write(json.dumps(answer, ensure_ascii=False, separators=(",", ":")) + "\n")
             sys.stdout.flush()
         except OSError:
             pass

@@ -30,9 +30,16 @@ the transcript, replace the view after the command"):
   137) before `SessionEnd`; only a call the transcript never completes (Codex
   itself killed) stays `started`, and `yarp archive verify` lists it.
 
-Everything below the I/O boundary is a function over plain data (the event's
-dict, a transcript path, the broker's reply), so the same rules can run in the
-hook process or in the broker. `handle` is the hook process's driver.
+All of this runs in the warm broker (`CodexService`, reached through
+`yarp.hooks.service`): `yarp hook codex` is the same thin client as Claude
+Code's (`yarp.hooks.cli`) and only forwards the event's bytes with the cap and
+pruning switch of its configuration. The broker reads the transcript the
+event names (no-follow, bounded, a regular file owned by the broker's own
+user), builds every operation of the event, and commits them as one composite
+request: one savepoint and one commit per event, however many earlier calls
+it settles. Besides the transcript reader (`read_evidence`, run in the
+broker's pool) and `CodexService` (the archive's state and the request),
+everything here is a function over plain data.
 """
 
 from __future__ import annotations
@@ -40,13 +47,14 @@ from __future__ import annotations
 import json
 import os
 import stat
-import time
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from .. import operations as ops
-from ..errors import ArchiveMissing, ValidationError, YarpError
-from ..limits import MAX_NAME_CHARS
+from ..errors import ValidationError, YarpError
+from ..limits import MAX_IDENTITY_CHARS, MAX_NAME_CHARS
 
 AGENT = "codex"
 #: The name Codex gives its `exec_command` tool in hook events.
@@ -57,14 +65,16 @@ POST = "PostToolUse"
 SETTLE_ONLY = ("Stop", "SessionEnd")
 #: A transcript larger than this is not scanned (the call keeps Codex's own result).
 MAX_TRANSCRIPT_BYTES = 512 * 1024 * 1024
-#: The end of the transcript read first for a call's records (about 128 outputs as Codex keeps them).
+#: The end of the transcript read next for a call's records (about 128 outputs as Codex keeps them).
 TAIL_BYTES = 8 * 1024 * 1024
+#: The end read before that: a call's records are nearly always in it (the call just made).
+FIRST_TAIL_BYTES = 256 * 1024
+#: How much of the transcript is held in memory at once while it is scanned (plus one line).
+SCAN_BLOCK_BYTES = 8 * 1024 * 1024
 #: What Codex puts in the middle of an output it cut to 64 KiB before writing the transcript.
 PERSISTENCE_CUT = "\n... command output truncated for persistence ...\n"
 #: Codex's answer when a command is still running at `yield_time_ms`.
 RUNNING_PREFIX = "Process running with session ID"
-BEGIN_TIMEOUT_S = 2.0
-RESULT_TIMEOUT_S = 20.0
 
 
 # --- the transcript ------------------------------------------------------------------
@@ -146,14 +156,18 @@ def read_evidence(transcript_path: str, call_ids: list[str] | tuple[str, ...], *
     """Evidence for `call_ids` from a Codex session transcript (JSONL).
 
     Reads only complete lines, never follows a symlink, refuses a file that is
-    not regular or larger than `MAX_TRANSCRIPT_BYTES` (`ValidationError`), and
+    not regular, not owned by this process's user (the broker reads only what
+    the user who runs it could) or larger than `MAX_TRANSCRIPT_BYTES`
+    (`ValidationError`), and
     parses only lines that name one of the wanted ids. The last record of each
     kind wins (a later `item_completed` supersedes an earlier one).
 
     The records of a call just made are at the end of the file: the last
-    `tail_bytes` are read first, and the whole file only when the tail does not
-    hold `enough` evidence for every id (a record in the tail is later than any
-    before it, so the tail's answer is the whole file's), unless `tail_only`.
+    `FIRST_TAIL_BYTES`, then the last `tail_bytes` are read first, and the
+    whole file only when the tail does not hold `enough` evidence for every id
+    (a record in the tail is later than any before it, so the tail's answer is
+    the whole file's), unless `tail_only`. The broker reads a transcript on
+    every Codex event, so the common case reads a few hundred KiB.
     """
     wanted = set(call_ids)
     if not wanted:
@@ -166,33 +180,82 @@ def read_evidence(transcript_path: str, call_ids: list[str] | tuple[str, ...], *
     if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_TRANSCRIPT_BYTES:
         os.close(fd)
         raise ValidationError(f"the Codex transcript is not a regular file of at most {MAX_TRANSCRIPT_BYTES} bytes")
+    if st.st_uid != os.geteuid():
+        os.close(fd)
+        raise ValidationError("the Codex transcript is owned by another user")
     needles = [json.dumps(call_id).encode("utf-8") for call_id in wanted]
-    with os.fdopen(fd, "rb") as handle:
-        if st.st_size > tail_bytes:
-            found = _scan(handle, st.st_size - tail_bytes, st.st_size, wanted, needles)
-            if tail_only or all(enough(evidence) for evidence in found.values()):
+    try:
+        found = None
+        for tail in sorted({min(FIRST_TAIL_BYTES, tail_bytes), tail_bytes}):
+            if st.st_size <= tail:
+                break
+            found = _scan(fd, st.st_size - tail, st.st_size, wanted, needles)
+            if all(enough(evidence) for evidence in found.values()):
                 return found
-        return _scan(handle, 0, st.st_size, wanted, needles)
+        if tail_only and found is not None:
+            return found
+        return _scan(fd, 0, st.st_size, wanted, needles)
+    finally:
+        os.close(fd)
 
 
-def _scan(handle, start: int, size: int, wanted: set[str], needles: list[bytes]) -> dict[str, CallEvidence]:
+def _scan(fd: int, start: int, size: int, wanted: set[str], needles: list[bytes]) -> dict[str, CallEvidence]:
+    """The evidence in the whole lines between `start` and `size` (the size checked at open:
+    a line still being written after it is not read), a block at a time."""
     found: dict[str, dict] = {call_id: {} for call_id in wanted}
-    handle.seek(start)
-    position = start
-    if start:  # begin at the first whole line
-        position += len(handle.readline())
-    for line in handle:
-        position += len(line)
-        if position > size or not line.endswith(b"\n"):
-            break  # a line still being written after our size check
-        if any(needle in line for needle in needles):
-            _absorb(line, found)
+    # From inside the file, the byte before `start` says whether a whole line begins there.
+    position = start - 1 if start else 0
+    skip = bool(start)
+    carry = b""
+    while position < size:
+        block = os.pread(fd, min(SCAN_BLOCK_BYTES, size - position), position)
+        if not block:
+            break  # the file shrank: what was read is all there is
+        position += len(block)
+        data = carry + block if carry else block
+        begin = 0
+        if skip:
+            begin = data.find(b"\n") + 1
+            if not begin:
+                carry = data
+                continue
+            skip = False
+        end = data.rfind(b"\n", begin) + 1
+        if end:
+            _match(data, begin, end, needles, found)
+            carry = data[end:]
+        else:
+            carry = data[begin:]
     return {call_id: CallEvidence(call_id, **fields) for call_id, fields in found.items()}
+
+
+def _match(data: bytes, begin: int, end: int, needles: list[bytes], found: dict[str, dict]) -> None:
+    """Absorb, in file order, each whole line in `data[begin:end]` that names a wanted id."""
+    lines = set()
+    for needle in needles:
+        at = data.find(needle, begin, end)
+        while at != -1:
+            line_start = max(begin, data.rfind(b"\n", begin, at) + 1)
+            line_end = data.find(b"\n", at, end) + 1
+            lines.add((line_start, line_end))
+            at = data.find(needle, line_end, end)
+    for line_start, line_end in sorted(lines):
+        _absorb(data[line_start:line_end], found)
+
+
+def _loads(line: bytes) -> Any:
+    """One transcript line: orjson (the broker has it loaded; a 50 KB output line
+    parses in a sixth of the time), else `json`, which also takes what orjson
+    refuses (an escaped lone surrogate) so no record is lost to the faster parser."""
+    try:
+        return orjson.loads(line)
+    except ValueError:
+        return json.loads(line)
 
 
 def _absorb(line: bytes, found: dict[str, dict]) -> None:
     try:
-        record = json.loads(line)
+        record = _loads(line)
     except ValueError:
         return
     payload = record.get("payload") if isinstance(record, dict) else None
@@ -302,260 +365,218 @@ def post_answer(view: str) -> dict:
     return {"decision": "block", "reason": view}
 
 
-def finishing_operations(session: ops.Session, evidence: CallEvidence, shown: str | None,
-                         full_output: ops.StreamFile | None, now_ms: int) -> list:
-    """The operations that finish a call from its evidence, without its visible result.
+class Outcome:
+    """The operations that finish one call, in order, and what goes with them.
 
-    Executed: raw result with the complete output as source output (from the
-    file `full_output` names), or, when Codex cut it, the raw result and the
-    cut text as an incomplete `result_text`; the caller then stages and
-    finishes with the visible result (`visible_operations`).
-    Not executed (refused, blocked): raw result and finish as an error, no
-    source output.
+    `source`: the complete output the call's `result_before` stores as
+    `source_output/before` (held in memory: it came from the transcript, not
+    from a file). `view`: the text that replaces the model's tool output, or
+    None when Codex's own stands.
     """
+
+    __slots__ = ("operations", "source", "view")
+
+    def __init__(self, operations: list, source: bytes | None = None, view: str | None = None) -> None:
+        self.operations = operations
+        self.source = source
+        self.view = view
+
+
+def call_outcome(session: ops.Session, evidence: CallEvidence, shown: str | None, archive_ref: str | None, *,
+                 cap: int, now_ms: int) -> Outcome:
+    """How a call is finished from its evidence (`cap` 0: Codex's own view stands).
+
+    Executed: raw result with the complete output as source output, or, when
+    Codex cut it, the raw result and the cut text as an incomplete
+    `result_text`; then the visible result (YARP's capped view when the
+    output is over the cap) and the finish, an error when the exit code is
+    not 0. Not executed (refused, blocked): raw result and finish as an error,
+    no source output and no visible result.
+    """
+    call_id = evidence.call_id
     record = result_record(evidence, shown)
     if not evidence.executed:
-        return [ops.ResultBefore(session, evidence.call_id, record, now_ms),
-                ops.FinishCall(session, evidence.call_id, record, True, False, now_ms)]
+        return Outcome([ops.ResultBefore(session, call_id, record, now_ms),
+                        ops.FinishCall(session, call_id, record, True, False, now_ms)])
+    view = capped_view(evidence, cap=cap, archive_ref=archive_ref) if archive_ref else None
+    result_after = record if view is None else {**record, "output": view}
+    operations: list = [ops.ResultBefore(session, call_id, record, now_ms)]
+    source = None
     if evidence.complete:
-        return [ops.ResultBefore(session, evidence.call_id, record, now_ms, full_output)]
-    return [ops.ResultBefore(session, evidence.call_id, record, now_ms),
-            ops.ResultText(session, evidence.call_id, evidence.output, "incomplete", now_ms)]
+        source = source_bytes(evidence)
+    else:
+        operations.append(ops.ResultText(session, call_id, evidence.output, "incomplete", now_ms))
+    operations += [ops.StageResult(session, call_id, result_after, evidence.is_error, now_ms),
+                   ops.FinishCall(session, call_id, result_after, evidence.is_error, True, now_ms)]
+    return Outcome(operations, source, view)
 
 
-def visible_operations(session: ops.Session, evidence: CallEvidence, result_after: dict, now_ms: int) -> list:
-    return [ops.StageResult(session, evidence.call_id, result_after, evidence.is_error, now_ms),
-            ops.FinishCall(session, evidence.call_id, result_after, evidence.is_error, True, now_ms)]
+def other_outcome(session: ops.Session, event, now_ms: int) -> Outcome:
+    """A tool other than the shell (patches, MCP tools): Codex's post event is its only
+    evidence, and Codex sends none for a failure, so the result stands as it came."""
+    response = event.response
+    return Outcome([ops.ResultBefore(session, event.call_id, response, now_ms),
+                    ops.StageResult(session, event.call_id, response, False, now_ms),
+                    ops.FinishCall(session, event.call_id, response, False, True, now_ms)])
 
 
-# --- the hook process ----------------------------------------------------------------
+def begin_operation(session: ops.Session, event, evidence: CallEvidence | None, *, now_ms: int,
+                    deadline_at_ms: int) -> ops.BeginCall:
+    """The call as the model made it (nothing is rewritten: input before = after)."""
+    tool_name, tool_input = model_call(evidence, event)
+    meta = ops.CallMeta(source_call_id=event.call_id, tool_name=tool_name, started_at_ms=now_ms,
+                        requires_streams=False, model=event.model, working_directory=event.cwd)
+    return ops.BeginCall(session, meta, tool_input, tool_input, now_ms, deadline_at_ms)
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
+def _command(event) -> object:
+    return event.tool_input.get("command") if isinstance(event.tool_input, dict) else None
 
 
-def session_calls(location, account: str, session_id: str) -> dict[str, tuple[str, str]]:
-    """(status, archive_ref) of every call of this Codex session, read-only."""
-    from ..sqlite import open_readonly
+class Reading:
+    """What the transcript says for one event, read off the broker's loop (`read_transcript`)."""
 
-    conn = open_readonly(location)
-    try:
-        rows = conn.execute(
-            "SELECT c.source_call_id, c.status, c.archive_ref FROM tool_calls c JOIN sessions s"
-            " ON s.id = c.session_id WHERE s.agent = ? AND s.account = ? AND s.source_session_id = ?",
-            (AGENT, account, session_id),
-        ).fetchall()
-    finally:
-        conn.close()
-    return {row[0]: (row[1], row[2]) for row in rows}
+    __slots__ = ("called", "settled", "current", "warnings")
+
+    def __init__(self) -> None:
+        self.called: CallEvidence | None = None
+        self.settled: list[CallEvidence] = []
+        self.current: CallEvidence | None = None
+        self.warnings: list[str] = []
 
 
-class _OutputFile:
-    """The complete output in a private file the broker reads (0600 in the 0700 runtime directory)."""
-
-    def __init__(self, location, data: bytes, environ) -> None:
-        from ..runtime import runtime_paths
-
-        directory = runtime_paths(location.path, environ).directory
-        self.path = os.path.join(directory, f"codex-output-{os.urandom(8).hex()}")
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+def read_transcript(transcript: str | None, *, begun: str | None, pending: list[str],
+                    finishing: str | None) -> Reading:
+    """The evidence one event needs: the model's call for a call just begun (`begun`,
+    the tail only: never a scan of a long transcript before a command runs), the
+    earlier calls that can be settled now (`pending`), and the execution of the
+    call a post event finishes (`finishing`). Blocking file I/O: run in the pool."""
+    reading = Reading()
+    if transcript is not None and begun is not None:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            st = os.fstat(fd)
-        finally:
-            os.close(fd)
-        self.stream = ops.StreamFile(self.path, st.st_dev, st.st_ino, st.st_size)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
+            reading.called = read_evidence(transcript, [begun], enough=_called, tail_only=True)[begun]
+        except YarpError:
+            pass  # the hook's view of the input is still worth archiving
+    if pending and transcript is not None:
         try:
-            os.unlink(self.path)
-        except OSError:
-            pass
-
-
-class CodexHook:
-    """One Codex hook event against the broker: settle earlier calls, then begin or finish this one."""
-
-    def __init__(self, payload: dict, *, config, location, environ=os.environ, account: str | None = None) -> None:
-        from .events import local_account
-
-        self.payload = payload
-        self.config = config
-        self.location = location
-        self.environ = environ
-        self.account = account or local_account()
-        self.session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-        transcript = payload.get("transcript_path")
-        self.transcript = transcript if isinstance(transcript, str) and os.path.isabs(transcript) else None
-
-    def warn(self, text: str) -> None:
-        from .notice import warn_once
-
-        if self.session_id:
-            warn_once(AGENT, self.session_id, text, self.environ)
-
-    def session(self) -> ops.Session:
-        return ops.Session(AGENT, self.account, self.session_id)
-
-    def _finish(self, client, evidence: CallEvidence, shown: str | None, archive_ref: str | None,
-                *, may_replace: bool, deadline: float) -> dict | None:
-        """Commit the call's outcome; return the answer that replaces the model's view, if any."""
-        session = self.session()
-        if not evidence.executed:
-            for operation in finishing_operations(session, evidence, shown, None, _now_ms()):
-                client.request(operation, deadline)
-            return None
-        if evidence.complete:
-            with _OutputFile(self.location, source_bytes(evidence), self.environ) as output:
-                raw = finishing_operations(session, evidence, shown, output.stream, _now_ms())
-                reply = client.request(raw[0], deadline)
+            found = read_evidence(transcript, pending, enough=_settled)
+        except YarpError as exc:
+            reading.warnings.append(f"the Codex transcript is unreadable; earlier calls stay incomplete: {exc.message}")
         else:
-            raw = finishing_operations(session, evidence, shown, None, _now_ms())
-            for operation in raw:
-                reply = client.request(operation, deadline)
-        archive_ref = reply.get("archiveRef") or archive_ref
-        record = raw[0].result
-        view = None
-        if may_replace and archive_ref and self.config.pruning_enabled:
-            view = capped_view(evidence, cap=self.config.cap_bytes, archive_ref=archive_ref)
-        result_after = record if view is None else {**record, "output": view}
-        for operation in visible_operations(session, evidence, result_after, _now_ms()):
-            client.request(operation, deadline)
-        return None if view is None else post_answer(view)
-
-    def settle(self, client, known: dict[str, tuple[str, str]], current: str | None, deadline: float) -> None:
-        """Finish this session's earlier calls that never got a post event, from the transcript."""
-        pending = [call_id for call_id, (status, _) in known.items() if status == "started" and call_id != current]
-        if not pending or self.transcript is None:
-            return
-        try:
-            found = read_evidence(self.transcript, pending, enough=_settled)
-        except YarpError as exc:
-            self.warn(f"the Codex transcript is unreadable; earlier calls stay incomplete: {exc.message}")
-            return
-        for evidence in found.values():
-            if evidence.settled:
-                self._finish(client, evidence, evidence.model_output, known[evidence.call_id][1],
-                             may_replace=False, deadline=deadline)
-
-    def run(self) -> dict | None:
-        from ..client import BrokerClient
-        from .events import parse_event
-
-        name = self.payload.get("hook_event_name")
-        event = parse_event(AGENT, self.payload) if name in (PRE, POST) else None
-        if self.session_id is None or (name in (PRE, POST) and event is None):
-            return None
-        current = event.call_id if event is not None else None
-        try:
-            known = session_calls(self.location, self.account, self.session_id)
-        except ArchiveMissing:
-            known = {}
-        except YarpError as exc:
-            self.warn(f"archive capture failed; the call runs without capture: {exc.message}")
-            return None
-        deadline = time.monotonic() + (BEGIN_TIMEOUT_S if name == PRE else RESULT_TIMEOUT_S)
-        try:
-            with BrokerClient(self.location, self.environ) as client:
-                if name == PRE:
-                    # The call is begun first: it must be durable before the command runs.
-                    client.request(self._begin(event, deadline), deadline)
-                    # Codex waits for this process before it runs the command: settle briefly.
-                    deadline = time.monotonic() + BEGIN_TIMEOUT_S
-                self.settle(client, known, current, deadline)
-                if name != POST or known.get(current, ("", ""))[0] != "started":
-                    return None  # never begun (capture failed before the tool) or already finished
-                if event.tool_name != SHELL_TOOL:
-                    self._finish_other(client, event, deadline)
-                    return None
-                evidence = self._evidence(current)
-                if evidence is None or not evidence.executed:
-                    return None  # left started: the next event of the session settles it
-                return self._finish(client, evidence, _output_text(event.response), known[current][1],
-                                    may_replace=not is_recovery(self._command(event)), deadline=deadline)
-        except (YarpError, OSError) as exc:
-            self.warn(f"archive capture failed; this session's calls run without capture or YARP's view "
-                      f"until the archive answers again: {_reason(exc)}")
-            return None
-
-    def _begin(self, event, deadline: float) -> ops.BeginCall:
-        """The call as the model made it (nothing is rewritten: input before = after)."""
-        evidence = None
-        if self.transcript is not None:
+            reading.settled = [evidence for evidence in found.values() if evidence.settled]
+    if finishing is not None:
+        if transcript is None:
+            reading.warnings.append("the Codex event names no transcript; the call stays incomplete")
+        else:
             try:
-                # The model's call was just written: never scan a whole long transcript before a command.
-                evidence = read_evidence(self.transcript, [event.call_id], enough=_called,
-                                         tail_only=True)[event.call_id]
+                reading.current = read_evidence(transcript, [finishing])[finishing]
+            except YarpError as exc:
+                reading.warnings.append(f"the Codex transcript is unreadable; the call stays incomplete: {exc.message}")
+    return reading
+
+
+def _session_id(payload: dict) -> str | None:
+    value = payload.get("session_id")
+    ok = isinstance(value, str) and 0 < len(value) <= MAX_IDENTITY_CHARS and "\x00" not in value
+    return value if ok else None
+
+
+class CodexService:
+    """Codex hook events in the broker: settle the session's earlier calls, then begin
+    or finish this one, all in one composite request (one commit)."""
+
+    def __init__(self, broker, warm) -> None:
+        self.broker = broker
+        self.warm = warm
+        #: (session, call) pairs a request in flight is finishing: another event of
+        #: the session must not finish them too before that commit is visible.
+        self._finishing: set[tuple[str, str]] = set()
+
+    async def serve(self, request, hook) -> bytes:
+        from .. import protocol
+
+        payload = hook.event
+        name = payload.get("hook_event_name") if isinstance(payload, dict) else None
+        session_id = _session_id(payload) if name in (PRE, POST, *SETTLE_ONLY) else None
+        if session_id is None:
+            return protocol.reply_ok()
+        event = None
+        if name in (PRE, POST):
+            from .events import parse_event
+
+            try:
+                event = parse_event(AGENT, payload)
             except YarpError:
-                evidence = None  # the hook's view of the input is still worth archiving
-        tool_name, tool_input = model_call(evidence, event)
-        now = _now_ms()
-        meta = ops.CallMeta(source_call_id=event.call_id, tool_name=tool_name, started_at_ms=now,
-                            requires_streams=False, model=event.model, working_directory=event.cwd)
-        remaining_ms = max(1, int((deadline - time.monotonic()) * 1000))
-        return ops.BeginCall(self.session(), meta, tool_input, tool_input, now, now + remaining_ms)
+                event = None
+            if event is None:
+                return protocol.reply_ok()
+        transcript = payload.get("transcript_path")
+        transcript = transcript if isinstance(transcript, str) and os.path.isabs(transcript) else None
+        session = ops.Session(AGENT, self.warm.account, session_id)
+        current = event.call_id if event is not None else None
+        known = self.warm.session_calls(session, current)
+        pending = [call_id for call_id in known if call_id != current and self._open(session, known, call_id)]
+        finishing = current if name == POST and event.tool_name == SHELL_TOOL and self._open(session, known, current) \
+            else None
+        begun = current if name == PRE and transcript is not None else None
+        if begun is None and finishing is None and not (pending and transcript is not None):
+            reading = Reading()  # nothing to read (a tool other than the shell, no earlier call open)
+        else:
+            # File I/O off the loop: other clients' requests go on meanwhile.
+            reading = await self.broker.loop.run_in_executor(
+                self.broker._pool, lambda: read_transcript(transcript, begun=begun, pending=pending,
+                                                           finishing=finishing))
+        # Another event of the session may have finished a call while the transcript
+        # was read: decide on the archive's state as it is now, without awaiting
+        # anything until the calls decided on are marked as being finished.
+        known = self.warm.session_calls(session, current)
+        return await self._commit(request, hook, session, event, known, reading)
 
-    def _finish_other(self, client, event, deadline: float) -> None:
-        """A tool other than the shell (patches, MCP tools): Codex's post event is its only
-        evidence, and Codex sends none for a failure, so the result stands as it came."""
-        session = self.session()
-        now = _now_ms()
-        client.request(ops.ResultBefore(session, event.call_id, event.response, now), deadline)
-        client.request(ops.StageResult(session, event.call_id, event.response, False, now), deadline)
-        client.request(ops.FinishCall(session, event.call_id, event.response, False, True, now), deadline)
+    def _open(self, session: ops.Session, known: dict, call_id: str) -> bool:
+        """Whether a call is begun, unfinished, and not being finished by a request in flight."""
+        return known.get(call_id, ("",))[0] == "started" and (session.source_session_id, call_id) not in self._finishing
 
-    def _evidence(self, call_id: str) -> CallEvidence | None:
-        if self.transcript is None:
-            self.warn("the Codex event names no transcript; the call stays incomplete")
-            return None
+    async def _commit(self, request, hook, session: ops.Session, event, known: dict, reading: Reading) -> bytes:
+        """Build the event's operations and submit them as one composite request."""
+        from .. import protocol
+        from ..services import envelope_for, now_ms, prepare_composite
+
+        now = now_ms()
+        outcomes = [call_outcome(session, evidence, evidence.model_output, known[evidence.call_id][1], cap=0,
+                                 now_ms=now) for evidence in reading.settled if self._open(session, known,
+                                                                                           evidence.call_id)]
+        main = None
+        if event is not None and event.event == PRE:
+            main = Outcome([begin_operation(session, event, reading.called, now_ms=now,
+                                            deadline_at_ms=now + hook.deadline_ms)])
+        elif event is not None and self._open(session, known, event.call_id):
+            if event.tool_name != SHELL_TOOL:
+                main = other_outcome(session, event, now)
+            elif reading.current is not None and reading.current.executed:
+                cap = hook.cap_bytes if hook.pruning and not is_recovery(_command(event)) else 0
+                main = call_outcome(session, reading.current, _output_text(event.response),
+                                    known[event.call_id][1], cap=cap, now_ms=now)
+            # else: left started, the next event of the session settles it
+        if main is not None:
+            outcomes.append(main)
+        extra = {"warning": reading.warnings[0]} if reading.warnings else {}
+        if not outcomes:
+            return protocol.reply_ok(extra=extra or None)
+        operations: list = []
+        sources: dict[int, bytes] = {}
+        for outcome in outcomes:
+            if outcome.source is not None:
+                sources[len(operations)] = outcome.source
+            operations += outcome.operations
+        last = outcomes[-1].operations
+        keys = {(session.source_session_id, op.source_call_id) for op in operations}
+        self._finishing |= keys
         try:
-            return read_evidence(self.transcript, [call_id])[call_id]
-        except YarpError as exc:
-            self.warn(f"the Codex transcript is unreadable; the call stays incomplete: {exc.message}")
-            return None
-
-    @staticmethod
-    def _command(event) -> object:
-        return event.tool_input.get("command") if isinstance(event.tool_input, dict) else None
-
-
-def _reason(exc: BaseException) -> str:
-    """Bounded and payload-free: a YARP error's own message, else only the OS error's name."""
-    if isinstance(exc, YarpError):
-        return exc.message
-    return exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
-
-
-def handle(payload: Any, *, archive: str | None = None, environ=os.environ) -> dict | None:
-    """Process one Codex hook event; return the JSON answer to print, or None.
-
-    Never raises for archive trouble: the tool always runs and Codex's own
-    result stands whenever the archive could not take the call.
-    """
-    if not isinstance(payload, dict) or payload.get("hook_event_name") not in (PRE, POST, *SETTLE_ONLY):
-        return None
-    session_id = payload.get("session_id")
-    if not isinstance(session_id, str) or not session_id:
-        return None
-    from ..config import load
-    from ..paths import resolve_archive
-    from .notice import warn_once
-
-    try:
-        config = load(environ)
-        if not config.archive_enabled:
-            return None
-        location = resolve_archive(archive, environ, config.archive_path)
-    except YarpError as exc:
-        warn_once(AGENT, session_id, f"archive capture is off for this session: {exc.message}", environ)
-        return None
-    try:
-        return CodexHook(payload, config=config, location=location, environ=environ).run()
-    except ValidationError:
-        return None
+            prepared = await prepare_composite(self.broker, request, tuple(operations), sources=sources)
+            env = envelope_for(last[-1], request.conn.correlation_id, hook.deadline_ms, sequence=last[0].sequence)
+            await self.broker.submit(request, env, prepared)
+        finally:
+            self._finishing -= keys
+        if main is not None and main.view is not None:
+            extra["answer"] = orjson.dumps(post_answer(main.view)).decode()
+        return protocol.reply_ok(extra=extra or None)

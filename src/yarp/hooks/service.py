@@ -17,6 +17,12 @@ committed by the writer. One request per event:
   broker does not remember (it restarted, or the entry was dropped) has its
   state read from the archive read-only, as the hook process used to.
 
+Codex events go to `yarp.hooks.codex.CodexService`, which reads the call's
+outcome from the session transcript the event names and commits every
+operation of the event (this call's, and those of earlier calls that got no
+post event) as one composite request; Codex's client adds `capBytes`, the
+cap of the view that replaces a large output.
+
 The reply is `{"ok": true}` plus `answer` (the JSON text the hook prints) and
 `warning` (text the hook reports once per session); an archive failure is an
 ordinary error reply, and the hook then leaves the tool untouched.
@@ -24,7 +30,8 @@ ordinary error reply, and the hook then leaves the tool untouched.
 Request shape (validated strictly; unknown fields fail)::
 
     {"schema": "yarp.archive-broker.v1", "correlationId": …,
-     "hook": {"agent": "claude-code", "launcher": ["/abs/yarp"], "pruning": true, "rulePacks": []},
+     "hook": {"agent": "claude-code", "launcher": ["/abs/yarp"], "pruning": true, "rulePacks": [],
+              "capBytes": 5120 (codex only)},
      "deadlineMs": 2000, "event": {… the agent's event, exactly as it arrived …}}
 """
 
@@ -38,23 +45,27 @@ from .. import operations as ops
 from .. import protocol
 from .._record import Record
 from ..errors import ValidationError, YarpError
-from ..limits import MAX_DEADLINE_MS, MAX_PACKS, MAX_WORKING_DIRECTORY_CHARS, MIN_DEADLINE_MS
+from ..limits import MAX_CAP_BYTES, MAX_DEADLINE_MS, MAX_PACKS, MAX_WORKING_DIRECTORY_CHARS, MIN_DEADLINE_MS
 from ..services import CallState, envelope_for, now_ms, prepare_composite
 from . import AGENTS, PRE, capture
 from .events import parse_event, session_of
 
 _HOOK_FIELDS = frozenset({"agent", "launcher", "pruning", "rulePacks"})
+#: Sent by the agents whose view the broker caps itself (Codex): the configured cap.
+_CAP_FIELD = "capBytes"
 _REQUEST_FIELDS = frozenset({"schema", "correlationId", "hook", "deadlineMs", "event"})
 
 
 class HookRequest(Record):
-    __slots__ = ("agent", "launcher", "pruning", "rule_packs", "deadline_ms", "event")
+    __slots__ = ("agent", "launcher", "pruning", "rule_packs", "deadline_ms", "event", "cap_bytes")
+    _defaults = {"cap_bytes": None}
     agent: str
     launcher: tuple[str, ...]
     pruning: bool
     rule_packs: tuple[str, ...]
     deadline_ms: int
     event: object
+    cap_bytes: int | None
 
 
 def _strings(value, *, most: int, at_least: int = 0) -> tuple[str, ...] | None:
@@ -74,10 +85,13 @@ def parse_request(obj: dict, correlation_id: str) -> HookRequest:
     if obj["correlationId"] != correlation_id:
         raise ValidationError("envelope correlation id does not match the connection")
     hook = obj["hook"]
-    if not isinstance(hook, dict) or set(hook) != _HOOK_FIELDS:
+    if not isinstance(hook, dict) or set(hook) - {_CAP_FIELD} != _HOOK_FIELDS:
         raise ValidationError("hook request fields are not the expected set")
     if hook["agent"] not in AGENTS:
         raise ValidationError("hook request names an unknown agent")
+    cap = hook.get(_CAP_FIELD)
+    if hook["agent"] == "codex" and (type(cap) is not int or not 0 <= cap <= MAX_CAP_BYTES):
+        raise ValidationError(f"hook request capBytes must be 0..{MAX_CAP_BYTES} for codex")
     launcher = _strings(hook["launcher"], most=3, at_least=1)
     if launcher is None or not os.path.isabs(launcher[0]):
         raise ValidationError("hook request launcher must be 1 to 3 strings, the first an absolute path")
@@ -89,7 +103,7 @@ def parse_request(obj: dict, correlation_id: str) -> HookRequest:
     deadline = obj["deadlineMs"]
     if type(deadline) is not int or not MIN_DEADLINE_MS <= deadline <= MAX_DEADLINE_MS:
         raise ValidationError(f"hook request deadline must be {MIN_DEADLINE_MS}..{MAX_DEADLINE_MS} ms")
-    return HookRequest(hook["agent"], launcher, hook["pruning"], packs, deadline, obj["event"])
+    return HookRequest(hook["agent"], launcher, hook["pruning"], packs, deadline, obj["event"], cap)
 
 
 class HookService:
@@ -98,6 +112,7 @@ class HookService:
     def __init__(self, broker, warm) -> None:
         self.broker = broker
         self.warm = warm
+        self._codex = None
 
     def _state(self, key: str, event) -> CallState | None:
         """The begun call's state: remembered, else read from the archive; None if never begun or finished."""
@@ -109,11 +124,21 @@ class HookService:
             return None
         return CallState(stored[0], capture.wrapper_flags(event, self.warm.account), stored[2])
 
+    def codex(self):
+        """Codex events (`hooks.codex.CodexService`): made on the first one."""
+        if self._codex is None:
+            from .codex import CodexService
+
+            self._codex = CodexService(self.broker, self.warm)
+        return self._codex
+
     # --- one event -------------------------------------------------------------------
 
     async def serve(self, request, obj: dict) -> bytes:
         """Answer one hook request (the broker's dispatch calls this from its request path)."""
         hook = parse_request(obj, request.conn.correlation_id)
+        if hook.agent == "codex":
+            return await self.codex().serve(request, hook)
         try:
             event = parse_event(hook.agent, hook.event)
         except YarpError:
