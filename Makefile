@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test test-py test-pi bench clean
+.PHONY: setup demo test test-py test-twin test-asyncio test-pi bench clean
 
 setup: $(STAMP)
 
@@ -19,10 +19,27 @@ $(STAMP): pyproject.toml setup.py src/yarp/_fastframe.pyx src/yarp/_validate.pyx
 demo: setup
 	$(BIN)/python examples/demo.py
 
-test: test-py test-pi
+test: test-py test-twin test-asyncio test-pi
 
 test-py: setup
 	$(BIN)/python -m pytest -q -m 'not soak' tests
+
+# The pure-Python twins end to end: the frame and payload paths, the broker and
+# the bridge, with every child process inheriting YARP_NO_EXTENSIONS=1.
+TWIN_TESTS := tests/test_fastframe.py tests/test_broker_protocol.py tests/test_broker_admission.py \
+	tests/test_ingest.py tests/test_replay.py tests/test_hostile_frames.py tests/test_operations.py \
+	tests/test_store.py tests/test_run.py tests/test_twin_selection.py
+
+test-twin: setup
+	YARP_NO_EXTENSIONS=1 $(BIN)/python -m pytest -q -m 'not soak' $(TWIN_TESTS)
+
+# The broker and the bridge once more on the standard library's event loop
+# (the broker runs on uvloop by default).
+ASYNCIO_TESTS := tests/test_broker_protocol.py tests/test_broker_admission.py tests/test_broker_lifecycle.py \
+	tests/test_broker_ipc.py tests/test_ingest.py tests/test_replay.py tests/test_twin_selection.py
+
+test-asyncio: setup
+	YARP_EVENT_LOOP=asyncio $(BIN)/python -m pytest -q -m 'not soak' $(ASYNCIO_TESTS)
 
 test-pi: setup
 	if [ -f hooks/pi/package.json ]; then cd hooks/pi && npm ci --no-audit --no-fund --silent && PATH="$(CURDIR)/$(BIN):$$PATH" npm test; fi

@@ -138,7 +138,7 @@ def build_sample(path: os.PathLike | str) -> dict[str, str]:
 
 #: Switches a test run sets for every process it starts (`make test-twin`); isolated
 #: environments drop every other YARP_ variable but keep these.
-RUN_SWITCHES = ("YARP_NO_EXTENSIONS",)
+RUN_SWITCHES = ("YARP_NO_EXTENSIONS", "YARP_EVENT_LOOP")
 
 
 def run_switches() -> dict[str, str]:

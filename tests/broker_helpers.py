@@ -96,7 +96,8 @@ def make_broker_env(idle_ms: int = TEST_IDLE_MS, **extra) -> BrokerEnv:
     for d in (run_dir, data_dir, home):
         os.mkdir(d, 0o700)
     env = dict(os.environ)
-    for key in ("YARP_ARCHIVE", "YARP_CONFIG", "YARP_BROKER_POOL", "YARP_NO_EXTENSIONS"):
+    # The twin switch (`make test-twin`) is kept: brokers must run what the test run asked for.
+    for key in ("YARP_ARCHIVE", "YARP_CONFIG", "YARP_BROKER_POOL"):
         env.pop(key, None)
     env.update(
         HOME=home,

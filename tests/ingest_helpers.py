@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from archive_factory import run_switches
 from shared_data import shared_path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,6 +79,7 @@ class Sandbox:
             YARP_ARCHIVE=str(self.archive),
             YARP_BROKER_IDLE_MS=str(self.idle_ms),
             PYTHONPATH=str(SRC),
+            **run_switches(),
         )
         env.update(self.extra_env)
         return env

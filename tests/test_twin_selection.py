@@ -44,3 +44,27 @@ def test_command_environments_keep_the_selection(tmp_path):
 def test_the_probe_sees_the_switch(tmp_path):
     """The probe itself can tell: with the switch set, a child always selects the twin."""
     assert _child_implementation(dict(yarp_env(tmp_path), YARP_NO_EXTENSIONS="1")) == "py"
+
+
+def test_brokers_run_on_the_event_loop_the_run_asked_for():
+    """`make test` runs the broker suites a second time with YARP_EVENT_LOOP=asyncio."""
+    import os
+
+    from broker_helpers import BrokerProcess
+
+    expected = os.environ.get("YARP_EVENT_LOOP") or "uvloop"
+    benv = make_broker_env()
+    try:
+        broker = BrokerProcess(benv).wait_ready()
+        try:
+            assert benv.status()["eventLoop"] == expected
+        finally:
+            broker.stop()
+        asyncio_env = benv.with_env(YARP_EVENT_LOOP="asyncio")
+        broker = BrokerProcess(benv, env=asyncio_env).wait_ready()
+        try:
+            assert benv.status()["eventLoop"] == "asyncio"
+        finally:
+            broker.stop()
+    finally:
+        cleanup_broker_env(benv)

@@ -19,7 +19,7 @@ import signal
 import socket
 import time
 
-from ..errors import BrokerError, ShuttingDown, ValidationError, YarpError
+from ..errors import BrokerError, ShuttingDown, UsageError, ValidationError, YarpError
 from ..limits import BROKER_IDLE_MS, INLINE_PREPARE_BYTES
 from ..paths import ArchiveLocation
 from ..runtime import READY_FD_ENV, STARTUP_FD_ENV, check_socket_entry, open_lock_file, runtime_paths, try_lock
@@ -268,7 +268,23 @@ def run(location: ArchiveLocation, *, foreground: bool = False, environ=os.envir
             startup_fd = None
         _signal_ready(None)
 
-    import uvloop
-
-    uvloop.run(lifecycle.serve(sock, on_ready=ready))
+    run_loop(lifecycle.serve(sock, on_ready=ready))
     return 0
+
+
+def run_loop(main) -> None:
+    """Run the broker's coroutine on uvloop, or on asyncio's own loop when `YARP_EVENT_LOOP=asyncio`."""
+    from .._compat import event_loop
+
+    name = event_loop()
+    if name == "uvloop":
+        import uvloop
+
+        uvloop.run(main)
+    elif name == "asyncio":
+        import asyncio
+
+        asyncio.run(main)
+    else:
+        main.close()
+        raise UsageError("YARP_EVENT_LOOP must be uvloop or asyncio")

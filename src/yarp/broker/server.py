@@ -310,6 +310,7 @@ class Broker:
             "checkpointFailures": s.checkpoint_failures,
             "sequenceCacheKeys": len(self.sequencer.sequences),
             "pool": self.pool_kind,
+            "eventLoop": "uvloop" if type(self.loop).__module__.startswith("uvloop") else "asyncio",
             "inlineBytes": self.inline_bytes,
             "idleMs": self.idle_ms,
         }
