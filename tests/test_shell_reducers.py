@@ -16,10 +16,13 @@ from yarp.shell.rules import load_rules, parse_rules, select_rule
 CORPUS = os.path.join(os.path.dirname(__file__), os.pardir, "bench", "corpus")
 REF = "yr_" + "0123456789abcdef" * 2
 MARKER_RE = re.compile(
-    rb"^\[yarp: omitted (\d+) line\(s\)(?:, truncated (\d+) line\(s\))?; ref=" + REF.encode()
-    + rb"; (stdout|stderr) complete\]\nSearch omitted output: yarp search " + REF.encode() + rb" '[^'\n]+'\n",
+    rb"^\[yarp: omitted (\d+) line\(s\)(?:, truncated (\d+) line\(s\))?(?: within the commits shown)?; ref="
+    + REF.encode() + rb"; (stdout|stderr) complete\]\nSearch omitted output: yarp search " + REF.encode()
+    + rb" '[^'\n]+'\n",
     re.MULTILINE,
 )
+#: A later omitted run of the same stream: one line, the first marker having named the reference.
+LINE_MARKER_RE = re.compile(rb"^\[yarp: omitted (\d+) line\(s\)(?:, truncated (\d+) line\(s\))?\]\n", re.MULTILINE)
 #: The line count a diff reducer shows after each kept file header.
 SECTION_RE = re.compile(rb"^\[yarp: (\d+) line\(s\) in this file's diff\]\n", re.MULTILINE)
 
@@ -45,7 +48,7 @@ def shipped():
 
 def _lines_subsequence(shown: bytes, source: bytes) -> None:
     """Every non-marker line shown is a whole source line (or a prefix of one), in source order."""
-    body = SECTION_RE.sub(b"", MARKER_RE.sub(b"", shown.split(b"\n", 1)[1]))
+    body = LINE_MARKER_RE.sub(b"", SECTION_RE.sub(b"", MARKER_RE.sub(b"", shown.split(b"\n", 1)[1])))
     src_lines = source.splitlines(keepends=True)
     cursor = 0
     for line in body.splitlines(keepends=True):
@@ -77,9 +80,11 @@ def test_corpus_case(tmp_path, shipped, case, stream):
     lines = source.count(b"\n") + (not source.endswith(b"\n"))
     assert header.startswith(f"[yarp summary: {family}; source_lines={lines};")
     markers = MARKER_RE.findall(shown)
-    assert markers, "a reduced stream marks what it omitted"
+    assert len(markers) == 1, "a reduced stream names its reference and search once"
+    assert shown.index(b"[yarp: omitted ") == shown.index(MARKER_RE.search(shown).group())
     assert all(m[2].decode() == stream for m in markers)
-    assert sum(int(m[0]) for m in markers) == stats.omitted_lines
+    later = LINE_MARKER_RE.findall(shown)
+    assert sum(int(m[0]) for m in markers + later) == stats.omitted_lines
     _lines_subsequence(shown, source)
     shown.decode("utf-8")
     for needle in MUST_SHOW.get(case["name"], {}).get(stream, []):

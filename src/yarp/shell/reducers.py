@@ -73,6 +73,9 @@ class Family(Record):
     locations: tuple[bytes, ...]
 
 
+#: Budget charged for a later omitted run's one-line marker (`[yarp: omitted N line(s)]`).
+LINE_MARKER_COST = 32
+
 #: Context lines kept after a secondary (warning, hunk) evidence line: its source and caret.
 SECONDARY_CONTEXT = 2
 
@@ -281,6 +284,13 @@ class _Selector:
         #: Kept section-opening line index -> lines in its section (diff files).
         self.sections: dict[int, int] = {}
         self.open_section: int | None = None
+        #: Log family: commits seen by the evidence scan, and for each commit shown as its
+        #: record (`commit` line and subject), ordinal -> its `commit` line index and
+        #: kept line index -> ordinal. The lines between a record's kept lines
+        #: (Author, Date, message, files) are omitted without a marker of their own.
+        self.commits = 0
+        self.record_starts: dict[int, int] = {}
+        self.records: dict[int, int] = {}
 
     def _cost(self, line: bytes) -> int:
         return min(len(line), self.line_cap + 1)
@@ -323,10 +333,16 @@ class _Selector:
         return (bool(family.secondary) and any(lit in line for lit in family.secondary)
                 and not any(lit in line for lit in family.primary))
 
+    def _gap_cost(self, index: int) -> int:
+        """What keeping line `index` next costs in markers: none when it follows the last kept line."""
+        if index == self.last_kept + 1:
+            return 0
+        return MARKER_COST if self.last_kept < 0 else LINE_MARKER_COST
+
     def _keep_important(self, index: int, line: bytes) -> bool:
         if self.drop is not None and self.drop.search(line):
             return True
-        cost = self._cost(line) + (MARKER_COST if index != self.last_kept + 1 else 0)
+        cost = self._cost(line) + self._gap_cost(index)
         if len(self.kept) >= self.limits.max_important_lines or self.kept_bytes + cost > self.important_budget:
             self.important_open = False
             self.pending_context = 0
@@ -398,7 +414,7 @@ class _Selector:
                     # Warnings (or hunks) and their context have their own share, their
                     # markers included: past it they are skipped, and the scan goes on
                     # for the errors (or file headers) after them.
-                    cost = self._cost(line) + (MARKER_COST if index != self.last_kept + 1 else 0)
+                    cost = self._cost(line) + self._gap_cost(index)
                     if self.secondary_bytes + cost > self.secondary_budget:
                         pos = end
                         count_pos, count_index = pos, index + 1
@@ -406,16 +422,33 @@ class _Selector:
                     self.secondary_bytes += cost
                 subject = _subject_distance(buf, end, self.family.min_context) if self.family.min_context else 0
                 if subject:
-                    # A commit and its subject are kept together or not at all.
-                    through = end
-                    for _ in range(subject):
-                        through = buf.index(b"\n", through) + 1
-                    need = self._cost(buf[start:through]) + MARKER_COST
+                    # A commit is shown as its record, its `commit` line and subject, kept
+                    # together or not at all; the lines between records are counted, not marked.
+                    self.commits += 1
+                    subject_start = end
+                    for _ in range(subject - 1):
+                        subject_start = buf.index(b"\n", subject_start) + 1
+                    subject_end = buf.index(b"\n", subject_start) + 1
+                    subject_line = buf[subject_start:subject_end]
+                    previous = self.record_starts.get(self.commits - 1)
+                    marked = index != self.last_kept + 1 and (previous is None or self.last_kept < previous)
+                    need = self._cost(line) + self._cost(subject_line) + (self._gap_cost(index) if marked else 0)
                     if (self.kept_bytes + need > self.important_budget
-                            or len(self.kept) + subject + 1 > self.limits.max_important_lines):
+                            or len(self.kept) + 2 > self.limits.max_important_lines):
                         self.important_open = False
                         self.pending_context = 0
                         break
+                    self.kept[index] = line
+                    self.kept[index + subject] = subject_line
+                    self.kept_bytes += need
+                    self.last_kept = index + subject
+                    self.record_starts[self.commits] = index
+                    self.records[index] = self.records[index + subject] = self.commits
+                    pos = subject_end
+                    count_pos, count_index = pos, index + subject + 1
+                    if pos >= len(buf):
+                        break
+                    continue
                 located = bool(self.family.locations) and line.lstrip().startswith(self.family.locations)
                 if located and index - 1 > self.last_kept and start > 0:
                     # A linter's ` --> file:line` belongs to the finding on the line above it.
@@ -428,7 +461,7 @@ class _Selector:
                 index += 1
                 # A warning's block (and a location's) is its source and caret lines;
                 # errors keep the full context.
-                left = max(min(context, SECONDARY_CONTEXT + located) if secondary or located else context, subject)
+                left = min(context, SECONDARY_CONTEXT + located) if secondary or located else context
                 while left and pos < len(buf):
                     nxt = buf.index(b"\n", pos) + 1
                     if secondary:
@@ -494,13 +527,20 @@ class _Selector:
             fields.append(f"exit_status={exit_code}")
         if self.open_section is not None:
             self.sections[self.open_section] = total_lines - self.open_section
-        out = [f"[yarp summary: {self.family.name}; {'; '.join(fields)}]\n".encode()]
+        summary = f"[yarp summary: {self.family.name}; {'; '.join(fields)}]\n".encode()
+        silent = self._silent_gaps(order)
+        out = [summary]
+        named = False  # the first marker is the full pair naming the reference and the search
+        if silent:
+            out.append(_marker(sum(silent.values()), 0, ref, stream, hint, within="the commits shown"))
+            named = True
         previous = -1
         truncated = 0
         for index in order:
             gap = index - previous - 1
-            if gap:
-                out.append(_marker(gap, truncated, ref, stream, hint))
+            if gap and index not in silent:
+                out.append(_marker(gap, truncated, ref, stream, hint) if not named else _line_marker(gap, truncated))
+                named = True
                 truncated = 0
             line = shown[index]
             body_end = len(line) - 1 if line.endswith(b"\n") else len(line)
@@ -518,8 +558,27 @@ class _Selector:
         if gap or truncated:
             if out[-1] and not out[-1].endswith(b"\n"):
                 out.append(b"\n")
-            out.append(_marker(gap, truncated, ref, stream, hint))
+            out.append(_marker(gap, truncated, ref, stream, hint) if not named else _line_marker(gap, truncated))
         return b"".join(out), omitted_total
+
+    def _silent_gaps(self, order: list[int]) -> dict[int, int]:
+        """Omitted runs inside one commit's record (between its `commit` line, its subject and
+        the next record): shown line index after the run -> the run's length."""
+        silent: dict[int, int] = {}
+        if not self.records:
+            return silent
+        starts, records = self.record_starts, self.records
+        previous = -1
+        for index in order:
+            gap = index - previous - 1
+            ordinal = records.get(index)
+            if gap and ordinal is not None:
+                # A subject follows its own commit line; a commit line follows the previous record.
+                owner = ordinal if starts[ordinal] != index else ordinal - 1
+                if owner in starts and previous >= starts[owner]:
+                    silent[index] = gap
+            previous = index
+        return silent
 
 
 def _subject_distance(buf: bytes, pos: int, within: int) -> int:
@@ -537,12 +596,21 @@ def _subject_distance(buf: bytes, pos: int, within: int) -> int:
     return 0
 
 
-def _marker(omitted: int, truncated: int, ref: str, stream: str, hint: str) -> bytes:
+def _marker(omitted: int, truncated: int, ref: str, stream: str, hint: str, within: str = "") -> bytes:
+    """The contract's marker pair: the run's size, the archive reference and a search for it."""
     extra = f", truncated {truncated} line(s)" if truncated else ""
+    where = f" within {within}" if within else ""
     return (
-        f"[yarp: omitted {omitted} line(s){extra}; ref={ref}; {stream} complete]\n"
+        f"[yarp: omitted {omitted} line(s){extra}{where}; ref={ref}; {stream} complete]\n"
         f"Search omitted output: yarp search {ref} '{hint}'\n"
     ).encode()
+
+
+def _line_marker(omitted: int, truncated: int) -> bytes:
+    """A later omitted run: one line, since the stream's first marker already names the
+    reference and the search, and repeating them would cost ~170 bytes a run."""
+    extra = f", truncated {truncated} line(s)" if truncated else ""
+    return f"[yarp: omitted {omitted} line(s){extra}]\n".encode()
 
 
 def reduce_stream(
