@@ -43,9 +43,10 @@ class Family(Record):
     """
 
     __slots__ = ("name", "evidence", "search_hint", "counters", "count_lines_as", "secondary", "primary",
-                 "secondary_share", "noise", "min_context", "section", "evidence_share", "locations")
+                 "secondary_share", "noise", "min_context", "section", "evidence_share", "locations", "file_starts")
     _defaults = {"counters": (), "count_lines_as": None, "secondary": (), "primary": (), "secondary_share": 0,
-                 "noise": (), "min_context": 0, "section": None, "evidence_share": 50, "locations": ()}
+                 "noise": (), "min_context": 0, "section": None, "evidence_share": 50, "locations": (),
+                 "file_starts": False}
     name: str
     evidence: tuple[bytes, ...]
     search_hint: str
@@ -71,6 +72,9 @@ class Family(Record):
     #: Evidence lines starting (after indentation) with one of these are locations:
     #: kept with the line above them (the finding) and a short context.
     locations: tuple[bytes, ...]
+    #: Search results: each file's first `path:N:` match is evidence (without context),
+    #: so every file that matched is seen before the head and tail are filled.
+    file_starts: bool
 
 
 #: Budget charged for a later omitted run's one-line marker (`[yarp: omitted N line(s)]`).
@@ -112,7 +116,7 @@ FAMILIES: dict[str, Family] = {
         noise=(b"\n   Compiling ", b"\n  Downloaded ", b"\n  Downloading ", b"\nDownloading ",
                b"\nCollecting ", b"\n  Using cached "),
     ),
-    "search": Family("search", (), "term|alternate", count_lines_as="matches"),
+    "search": Family("search", (), "term|alternate", count_lines_as="matches", file_starts=True),
     "diff": Family(
         "diff",
         (b"\ndiff --git ", b"\n@@ ", b"\n+++ ", b"\nBinary files ", b"\ncommit "),
@@ -151,22 +155,79 @@ FAMILIES: dict[str, Family] = {
 }
 
 
+def _match_path(buf: bytes, start: int, end: int) -> bytes | None:
+    """The path of a `path:N:` search result line (grep -n, rg -n, git grep -n), else None."""
+    colon = buf.find(b":", start, end)
+    if colon <= start:
+        return None
+    digits = colon + 1
+    while digits < end and 48 <= buf[digits] <= 57:
+        digits += 1
+    if digits == colon + 1 or digits >= end or buf[digits] != 58:
+        return None
+    return buf[start:colon]
+
+
+def _run_end(buf: bytes, start: int, key: bytes) -> int:
+    """The start of the first line after `start`'s that does not begin with `key`, found by
+    bisection: a search tool prints one file's matches together, so a file costs a few
+    probes whatever its number of matches."""
+    lo, hi = start, len(buf)
+    while True:
+        after = buf.find(b"\n", lo) + 1
+        if after >= hi:
+            return hi
+        probe = buf.rfind(b"\n", after - 1, (after + hi) // 2) + 1
+        if buf.startswith(key, probe):
+            lo = probe
+        else:
+            hi = probe
+
+
 class _Evidence:
-    """Finds the next evidence line start in a buffer from literals plus an optional regex.
+    """Finds the next evidence line start in a buffer from literals plus an optional regex
+    (and, for search results, each file's first match).
 
     Each source keeps its next hit cached and only searches again once the
     scan has passed it, so one buffer costs one pass per source.
     """
 
-    __slots__ = ("anywhere", "line_start", "regex")
+    __slots__ = ("anywhere", "line_start", "regex", "file_starts", "last_path")
 
-    def __init__(self, literals: tuple[bytes, ...], regex) -> None:
+    def __init__(self, literals: tuple[bytes, ...], regex, file_starts: bool = False) -> None:
         self.anywhere = tuple(lit for lit in literals if not lit.startswith(b"\n"))
         self.line_start = tuple(lit for lit in literals if lit.startswith(b"\n"))
         self.regex = regex
+        self.file_starts = file_starts
+        #: The path of the last search result seen, carried across buffers.
+        self.last_path: bytes | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.anywhere or self.line_start or self.regex is not None)
+        return bool(self.anywhere or self.line_start or self.regex is not None or self.file_starts)
+
+    def _file_start_finder(self, buf: bytes):
+        cursor = [0]
+
+        def find_file(p: int) -> int:
+            start = max(p, cursor[0])
+            size = len(buf)
+            while start < size:
+                end = buf.find(b"\n", start)
+                if end < 0:
+                    end = size
+                path = _match_path(buf, start, end)
+                if path is None:
+                    start = end + 1
+                elif path != self.last_path:
+                    self.last_path = path
+                    cursor[0] = end + 1
+                    return start
+                else:
+                    start = _run_end(buf, start, path + b":")
+            cursor[0] = size
+            return -1
+
+        return find_file
 
     def scanner(self, buf: bytes):
         """A function next_hit(pos) -> offset of the first evidence byte at or after pos, or -1."""
@@ -183,6 +244,8 @@ class _Evidence:
         if self.regex is not None:
             search = self.regex.search
             sources.append(lambda p: (m.start() if (m := search(buf, p)) else -1))
+        if self.file_starts:
+            sources.append(self._file_start_finder(buf))
         cache = [None] * len(sources)
         big = len(buf) + 1
 
@@ -254,7 +317,7 @@ class _Selector:
     def __init__(self, family: Family, rule: Rule, limits: Limits) -> None:
         self.family = family
         self.limits = limits
-        self.evidence = _Evidence(family.evidence, rule.keep)
+        self.evidence = _Evidence(family.evidence, rule.keep, family.file_starts)
         self.drop = rule.drop
         budget = limits.max_output_bytes
         has_evidence = bool(self.evidence) and limits.max_important_lines > 0
@@ -461,7 +524,10 @@ class _Selector:
                 index += 1
                 # A warning's block (and a location's) is its source and caret lines;
                 # errors keep the full context.
-                left = min(context, SECONDARY_CONTEXT + located) if secondary or located else context
+                if self.family.file_starts:
+                    left = 0  # a file's later matches are the head's and tail's to show
+                else:
+                    left = min(context, SECONDARY_CONTEXT + located) if secondary or located else context
                 while left and pos < len(buf):
                     nxt = buf.index(b"\n", pos) + 1
                     if secondary:
