@@ -323,3 +323,39 @@ def test_git_diff_keeps_every_file_header_with_its_line_count(tmp_path, repo):
         at = lines.index(header)
         count = SECTION_RE.match(lines[at + 1] + b"\n")
         assert count and int(count[1]) > 0
+
+
+def test_git_log_shows_every_commit_as_its_record_and_names_the_rest_once(tmp_path, repo):
+    data = repo("log", "--stat")
+    source = data.split(b"\n")
+    shown = _reduce(tmp_path, ["git", "log", "--stat"], data, 0)
+    lines = shown.split(b"\n")
+    commits = [i for i, line in enumerate(lines) if line.startswith(b"commit ")]
+    assert len(commits) == 60, "every commit of a 60-commit log fits as commit line and subject"
+    for index in commits[1:-1]:  # the first and last are the head's and the tail's, shown whole
+        assert lines[index + 1].startswith(b"    Change module "), lines[index:index + 2]
+        assert source.index(lines[index + 1]) > source.index(lines[index])
+    assert shown.count(b"\nAuthor: ") <= 2  # only the head's and tail's commits show their authors
+    pair = MARKER_RE.search(shown)
+    assert pair and b" within the commits shown; " in pair.group(0)
+    assert shown.index(pair.group(0)) == len(lines[0]) + 1, "the pair follows the summary"
+    assert len(MARKER_RE.findall(shown)) == 1
+    _lines_subsequence(shown, data)
+
+
+def test_search_results_show_each_files_first_match(tmp_path):
+    data = b"".join(b"src/pkg/file_%02d.py:%d:    value = compute(%d)\n" % (f, line, line)
+                    for f in range(24) for line in range(1, 60, 3))
+    shown = _reduce(tmp_path, ["grep", "-rn", "compute", "src"], data, 0)
+    assert len(shown) <= 6144 + 200
+    for number in range(24):
+        assert b"src/pkg/file_%02d.py:1:    value = compute(1)\n" % number in shown, number
+    _lines_subsequence(shown, data)
+    assert b"matches=480" in shown.split(b"\n", 1)[0]
+
+
+def test_search_file_starts_ignore_lines_without_a_location(tmp_path):
+    data = b"".join(b"a.py:%d:x\n--\nBinary file b.bin matches\n" % n for n in range(400)) + b"c.py:7:last\n"
+    shown = _reduce(tmp_path, ["grep", "-rn", "-C1", "x", "."], data, 0)
+    assert b"a.py:0:x\n" in shown and b"c.py:7:last" in shown
+    assert shown.count(b"a.py:") < 100
