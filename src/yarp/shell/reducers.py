@@ -43,10 +43,11 @@ class Family(Record):
     """
 
     __slots__ = ("name", "evidence", "search_hint", "counters", "count_lines_as", "secondary", "primary",
-                 "secondary_share", "noise", "min_context", "section", "evidence_share", "locations", "file_starts")
+                 "secondary_share", "noise", "min_context", "section", "evidence_share", "locations", "file_starts",
+                 "fixable")
     _defaults = {"counters": (), "count_lines_as": None, "secondary": (), "primary": (), "secondary_share": 0,
                  "noise": (), "min_context": 0, "section": None, "evidence_share": 50, "locations": (),
-                 "file_starts": False}
+                 "file_starts": False, "fixable": ()}
     name: str
     evidence: tuple[bytes, ...]
     search_hint: str
@@ -75,6 +76,9 @@ class Family(Record):
     #: Search results: each file's first `path:N:` match is evidence (without context),
     #: so every file that matched is seen before the head and tail are filled.
     file_starts: bool
+    #: A finding holding one of these is one its tool repairs itself (ruff's `[*]`): its
+    #: location block is secondary, so the findings left for the reader come first.
+    fixable: tuple[bytes, ...]
 
 
 #: Budget charged for a later omitted run's one-line marker (`[yarp: omitted N line(s)]`).
@@ -113,6 +117,7 @@ FAMILIES: dict[str, Family] = {
         primary=(b"error", b"Error", b"ERROR", b"ERR!", b"fatal", b"failed", b"Failed", b"undefined reference"),
         secondary_share=40,
         locations=(b"--> ",),
+        fixable=(b" [*] ",),
         noise=(b"\n   Compiling ", b"\n  Downloaded ", b"\n  Downloading ", b"\nDownloading ",
                b"\nCollecting ", b"\n  Using cached "),
     ),
@@ -343,6 +348,9 @@ class _Selector:
         self.truncated_long: set[int] = set()
         self.secondary_budget = self.important_budget * family.secondary_share // 100
         self.secondary_bytes = 0
+        # The share holds for lines too: the line bound must leave room for later errors.
+        self.secondary_line_budget = limits.max_important_lines * family.secondary_share // 100
+        self.secondary_lines = 0
         self.context = limits.context_lines
         #: Kept section-opening line index -> lines in its section (diff files).
         self.sections: dict[int, int] = {}
@@ -472,17 +480,30 @@ class _Selector:
                 index = count_index + buf.count(b"\n", count_pos, start)
                 count_pos, count_index = start, index
                 line = buf[start:end]
-                secondary = bool(self.family.secondary_share) and self._secondary(line)
+                located = bool(self.family.locations) and line.lstrip().startswith(self.family.locations)
+                finding = None  # the line above a location: the finding it belongs to
+                if located and index - 1 > self.last_kept and start > 0:
+                    above = buf.rfind(b"\n", 0, start - 1) + 1
+                    if above >= pos:
+                        finding = buf[above:start]
+                secondary = bool(self.family.secondary_share) and (self._secondary(line) or (
+                    finding is not None and any(lit in finding for lit in self.family.fixable)))
                 if secondary:
-                    # Warnings (or hunks) and their context have their own share, their
-                    # markers included: past it they are skipped, and the scan goes on
-                    # for the errors (or file headers) after them.
-                    cost = self._cost(line) + self._gap_cost(index)
-                    if self.secondary_bytes + cost > self.secondary_budget:
+                    # Warnings (or hunks, or fixable findings) and their context have their
+                    # own share of bytes and lines, their markers included: past it they are
+                    # skipped, and the scan goes on for the errors (or file headers) after them.
+                    cost = self._cost(line) + self._gap_cost(index - (finding is not None))
+                    lines = 1
+                    if finding is not None:
+                        cost += self._cost(finding)
+                        lines += 1
+                    if (self.secondary_bytes + cost > self.secondary_budget
+                            or self.secondary_lines + lines > self.secondary_line_budget):
                         pos = end
                         count_pos, count_index = pos, index + 1
                         continue
                     self.secondary_bytes += cost
+                    self.secondary_lines += lines
                 subject = _subject_distance(buf, end, self.family.min_context) if self.family.min_context else 0
                 if subject:
                     # A commit is shown as its record, its `commit` line and subject, kept
@@ -512,12 +533,8 @@ class _Selector:
                     if pos >= len(buf):
                         break
                     continue
-                located = bool(self.family.locations) and line.lstrip().startswith(self.family.locations)
-                if located and index - 1 > self.last_kept and start > 0:
-                    # A linter's ` --> file:line` belongs to the finding on the line above it.
-                    above = buf.rfind(b"\n", 0, start - 1) + 1
-                    if above >= pos and not self._keep_important(index - 1, buf[above:start]):
-                        break
+                if finding is not None and not self._keep_important(index - 1, finding):
+                    break  # a linter's ` --> file:line` belongs to the finding on the line above it
                 if not self._keep_important(index, line):
                     break
                 pos = end
@@ -526,19 +543,24 @@ class _Selector:
                 # errors keep the full context.
                 if self.family.file_starts:
                     left = 0  # a file's later matches are the head's and tail's to show
+                elif located and (2 * len(self.kept) > self.limits.max_important_lines
+                                  or 2 * self.kept_bytes > self.important_budget):
+                    left = 0  # past half the evidence budget, a finding keeps its core: finding and location
                 else:
                     left = min(context, SECONDARY_CONTEXT + located) if secondary or located else context
                 while left and pos < len(buf):
                     nxt = buf.index(b"\n", pos) + 1
                     if secondary:
                         cost = self._cost(buf[pos:nxt])
-                        if self.secondary_bytes + cost > self.secondary_budget:
+                        if (self.secondary_bytes + cost > self.secondary_budget
+                                or self.secondary_lines >= self.secondary_line_budget):
                             left = 0
                             break
                     if not self._keep_important(index, buf[pos:nxt]):
                         break
                     if secondary:
                         self.secondary_bytes += cost
+                        self.secondary_lines += 1
                     pos = nxt
                     index += 1
                     left -= 1
