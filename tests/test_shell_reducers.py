@@ -359,3 +359,24 @@ def test_search_file_starts_ignore_lines_without_a_location(tmp_path):
     shown = _reduce(tmp_path, ["grep", "-rn", "-C1", "x", "."], data, 0)
     assert b"a.py:0:x\n" in shown and b"c.py:7:last" in shown
     assert shown.count(b"a.py:") < 100
+
+
+def _ruff_finding(code: str, message: str, path: str, line: int, fixable: bool) -> bytes:
+    mark = " [*]" if fixable else ""
+    return (f"{code}{mark} {message}\n --> {path}:{line}:5\n  |\n{line} |     y = 1\n  |     ^\n  |\n"
+            f"help: {'Remove it' if fixable else 'Rename it'}\n  |\n{line} | -   y = 1\n  |\n\n").encode()
+
+
+def test_lint_findings_left_for_the_reader_come_before_fixable_ones(tmp_path):
+    data = b"".join(
+        b"".join(_ruff_finding("F401", f"`m{k}` imported but unused", f"pkg/f{n:02d}.py", k + 1, True)
+                 for k in range(4)) + _ruff_finding("E711", "Comparison to `None`", f"pkg/f{n:02d}.py", 9, False)
+        for n in range(30)
+    ) + b"Found 150 errors.\n[*] 120 fixable with `--fix`.\n"
+    shown = _reduce(tmp_path, ["ruff", "check", "pkg"], data, 1)
+    for n in range(30):
+        assert f" --> pkg/f{n:02d}.py:9:5\n".encode() in shown, n
+    assert shown.count(b"E711 Comparison to `None`\n") == 30
+    assert b"Found 150 errors." in shown and b"fixable with `--fix`" in shown
+    assert shown.count(b" [*] ") >= 2, "fixable findings still show while their share lasts"
+    _lines_subsequence(shown, data)
