@@ -302,6 +302,16 @@ def repo(tmp_path):
     return git
 
 
+def test_small_git_log_is_shown_unchanged(tmp_path, repo):
+    data = repo("log", "-n", "12")
+    assert len(data) <= 5120
+    src = tmp_path / "log"
+    src.write_bytes(data)
+    stats = reduce_stream(select_rule(["git", "log", "-n", "12"], load_rules()), 0, str(src), str(tmp_path / "out"),
+                          ref=REF, stream_name="stdout")
+    assert not stats.reduced and (tmp_path / "out").read_bytes() == data
+
+
 def test_git_log_keeps_each_shown_commits_subject(tmp_path, repo):
     data = repo("log", "--stat")
     shown = _reduce(tmp_path, ["git", "log", "--stat"], data, 0).decode()
@@ -332,12 +342,16 @@ def test_git_log_shows_every_commit_as_its_record_and_names_the_rest_once(tmp_pa
     lines = shown.split(b"\n")
     commits = [i for i, line in enumerate(lines) if line.startswith(b"commit ")]
     assert len(commits) == 60, "every commit of a 60-commit log fits as commit line and subject"
+    full = {line[:19]: number for number, line in enumerate(source) if line.startswith(b"commit ")}
+    short = 0
     for index in commits[1:-1]:  # the first and last are the head's and the tail's, shown whole
         assert lines[index + 1].startswith(b"    Change module "), lines[index:index + 2]
-        assert source.index(lines[index + 1]) > source.index(lines[index])
+        assert source.index(lines[index + 1]) > full[lines[index][:19]]
+        short += len(lines[index]) == len("commit ") + 12
+    assert short >= 50, "records name commits by 12-digit ids"
     assert shown.count(b"\nAuthor: ") <= 2  # only the head's and tail's commits show their authors
     pair = MARKER_RE.search(shown)
-    assert pair and b" within the commits shown; " in pair.group(0)
+    assert pair and f", truncated {short} line(s) within the commits shown; ".encode() in pair.group(0)
     assert shown.index(pair.group(0)) == len(lines[0]) + 1, "the pair follows the summary"
     assert len(MARKER_RE.findall(shown)) == 1
     _lines_subsequence(shown, data)

@@ -26,7 +26,7 @@ import os
 from collections import deque
 
 from .._record import Record
-from ..limits import MARKER_COST, MAX_CARRY_BYTES
+from ..limits import DEFAULT_CAP_BYTES, MARKER_COST, MAX_CARRY_BYTES
 from ..limits import REDUCER_CHUNK_BYTES as CHUNK_BYTES
 from .cap import utf8_floor
 from .rules import Limits, Rule
@@ -362,6 +362,8 @@ class _Selector:
         self.commits = 0
         self.record_starts: dict[int, int] = {}
         self.records: dict[int, int] = {}
+        #: Record `commit` lines shown with an abbreviated id (unless the head or tail holds them).
+        self.abbreviated: dict[int, bytes] = {}
 
     def _cost(self, line: bytes) -> int:
         return min(len(line), self.line_cap + 1)
@@ -516,13 +518,17 @@ class _Selector:
                     subject_line = buf[subject_start:subject_end]
                     previous = self.record_starts.get(self.commits - 1)
                     marked = index != self.last_kept + 1 and (previous is None or self.last_kept < previous)
-                    need = self._cost(line) + self._cost(subject_line) + (self._gap_cost(index) if marked else 0)
+                    short = _abbreviated(line)
+                    need = (self._cost(short or line) + self._cost(subject_line)
+                            + (self._gap_cost(index) if marked else 0))
                     if (self.kept_bytes + need > self.important_budget
                             or len(self.kept) + 2 > self.limits.max_important_lines):
                         self.important_open = False
                         self.pending_context = 0
                         break
                     self.kept[index] = line
+                    if short is not None:
+                        self.abbreviated[index] = short
                     self.kept[index + subject] = subject_line
                     self.kept_bytes += need
                     self.last_kept = index + subject
@@ -591,6 +597,7 @@ class _Selector:
         for index, line in self.head:
             shown[index] = line
         shown.update(self.kept)
+        whole = {index for index, _ in self.head}  # head and tail lines are shown as they are
         if self.limits.tail_lines:
             tail = list(self.tail)
             used = 0
@@ -602,6 +609,7 @@ class _Selector:
                 keep_from = position
             for index, line in tail[keep_from:]:
                 shown[index] = line
+                whole.add(index)
         drop = self.drop
         if drop is not None:
             shown = {i: line for i, line in shown.items() if not drop.search(line)}
@@ -619,8 +627,10 @@ class _Selector:
         silent = self._silent_gaps(order)
         out = [summary]
         named = False  # the first marker is the full pair naming the reference and the search
+        # Records show ids cut to ABBREV_HEX digits; the pair naming the records counts them.
+        short = {i for i in self.abbreviated if i in shown and i not in whole}
         if silent:
-            out.append(_marker(sum(silent.values()), 0, ref, stream, hint, within="the commits shown"))
+            out.append(_marker(sum(silent.values()), len(short), ref, stream, hint, within="the commits shown"))
             named = True
         previous = -1
         truncated = 0
@@ -636,6 +646,9 @@ class _Selector:
                 cut = utf8_floor(line, min(body_end, self.line_cap))
                 line = line[:cut] + line[body_end:]
                 truncated += 1
+            elif index in short:
+                line = self.abbreviated[index]
+                truncated += not silent
             if index == total_lines - 1 and not final_newline and line.endswith(b"\n"):
                 line = line[:-1]
             out.append(line)
@@ -667,6 +680,21 @@ class _Selector:
                     silent[index] = gap
             previous = index
         return silent
+
+
+#: Hex digits a commit record keeps of its id: what `git log --oneline` and kernel-size
+#: repositories use to name a commit unambiguously.
+ABBREV_HEX = 12
+
+
+def _abbreviated(line: bytes) -> bytes | None:
+    """A plain `commit <full id>` line cut to `commit <12 hex digits>`, else None
+    (decorated lines keep their branch and tag names whole)."""
+    body = line[:-1] if line.endswith(b"\n") else line
+    digits = body[7:]
+    if body.startswith(b"commit ") and len(digits) in (40, 64) and not digits.strip(b"0123456789abcdef"):
+        return body[:7 + ABBREV_HEX] + line[len(body):]
+    return None
 
 
 def _subject_distance(buf: bytes, pos: int, within: int) -> int:
@@ -720,6 +748,9 @@ def reduce_stream(
         return _copy(src_path, dst_path)
     family = FAMILIES[rule.reducer]
     limits = rule.limits_for(exit_code)
+    if family.min_context and os.path.getsize(src_path) <= min(DEFAULT_CAP_BYTES, limits.max_output_bytes):
+        # A log the default view shows whole keeps every full id, author and date.
+        return _copy(src_path, dst_path)
     selector = _Selector(family, rule, limits)
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
     source_bytes = 0
