@@ -394,3 +394,11 @@ def test_lint_findings_left_for_the_reader_come_before_fixable_ones(tmp_path):
     assert b"Found 150 errors." in shown and b"fixable with `--fix`" in shown
     assert shown.count(b" [*] ") >= 2, "fixable findings still show while their share lasts"
     _lines_subsequence(shown, data)
+
+
+def test_search_output_without_locations_gives_head_and_tail_the_whole_budget(tmp_path):
+    data = b"".join(b"    value = compute(%d)  # no path, no line number\n" % n for n in range(3000))
+    shown = _reduce(tmp_path, ["grep", "compute", "one.py"], data, 0)
+    body = LINE_MARKER_RE.sub(b"", MARKER_RE.sub(b"", shown.split(b"\n", 1)[1]))
+    assert len(body) > 6144 * 0.8, "no budget is held back for file starts that cannot occur"
+    assert body.count(b"\n") <= 160

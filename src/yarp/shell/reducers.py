@@ -189,6 +189,13 @@ def _run_end(buf: bytes, start: int, key: bytes) -> int:
             hi = probe
 
 
+#: Lines in a row without a `path:N:` location after which a search stream is taken to
+#: have none (grep -C prints at most 2C+1 such lines between matches).
+MAX_PATHLESS_LINES = 64
+#: First lines of a search stream looked at for a `path:N:` location.
+SNIFF_LINES = 8
+
+
 class _Evidence:
     """Finds the next evidence line start in a buffer from literals plus an optional regex
     (and, for search results, each file's first match).
@@ -197,7 +204,7 @@ class _Evidence:
     scan has passed it, so one buffer costs one pass per source.
     """
 
-    __slots__ = ("anywhere", "line_start", "regex", "file_starts", "last_path")
+    __slots__ = ("anywhere", "line_start", "regex", "file_starts", "last_path", "misses")
 
     def __init__(self, literals: tuple[bytes, ...], regex, file_starts: bool = False) -> None:
         self.anywhere = tuple(lit for lit in literals if not lit.startswith(b"\n"))
@@ -206,6 +213,8 @@ class _Evidence:
         self.file_starts = file_starts
         #: The path of the last search result seen, carried across buffers.
         self.last_path: bytes | None = None
+        #: Lines in a row without a `path:N:` location.
+        self.misses = 0
 
     def __bool__(self) -> bool:
         return bool(self.anywhere or self.line_start or self.regex is not None or self.file_starts)
@@ -222,13 +231,20 @@ class _Evidence:
                     end = size
                 path = _match_path(buf, start, end)
                 if path is None:
+                    # Output without `path:N:` lines (one file searched, no -n) is left to
+                    # the head and tail: a line-by-line scan would cost its throughput.
+                    self.misses += 1
+                    if self.misses > MAX_PATHLESS_LINES:
+                        self.file_starts = False
+                        break
                     start = end + 1
-                elif path != self.last_path:
+                    continue
+                self.misses = 0
+                if path != self.last_path:
                     self.last_path = path
                     cursor[0] = end + 1
                     return start
-                else:
-                    start = _run_end(buf, start, path + b":")
+                start = _run_end(buf, start, path + b":")
             cursor[0] = size
             return -1
 
@@ -324,15 +340,7 @@ class _Selector:
         self.limits = limits
         self.evidence = _Evidence(family.evidence, rule.keep, family.file_starts)
         self.drop = rule.drop
-        budget = limits.max_output_bytes
-        has_evidence = bool(self.evidence) and limits.max_important_lines > 0
-        # Evidence gets the family's share of the output budget (half by default);
-        # the first and last lines share the rest (or all of it without evidence).
-        parts = (limits.head_lines > 0) + (limits.tail_lines > 0)
-        edge = budget * (100 - family.evidence_share) // 100 if has_evidence else budget
-        self.head_budget = edge // parts if limits.head_lines and parts else 0
-        self.tail_budget = edge // parts if limits.tail_lines and parts else 0
-        self.important_budget = budget - self.head_budget - self.tail_budget if has_evidence else 0
+        self._share_budget()
         self.line_cap = limits.max_line_bytes
         self.lines = 0  # complete lines consumed so far
         self.head: list[tuple[int, bytes]] = []
@@ -341,7 +349,7 @@ class _Selector:
         self.kept: dict[int, bytes] = {}
         self.kept_bytes = 0
         self.last_kept = -2
-        self.important_open = has_evidence
+        self.important_open = bool(self.evidence) and limits.max_important_lines > 0
         self.pending_context = 0
         self.tail: deque[tuple[int, bytes]] = deque(maxlen=limits.tail_lines or 1)
         self.counters = {name: 0 for name, _ in family.counters}
@@ -364,6 +372,33 @@ class _Selector:
         self.records: dict[int, int] = {}
         #: Record `commit` lines shown with an abbreviated id (unless the head or tail holds them).
         self.abbreviated: dict[int, bytes] = {}
+
+    def _share_budget(self) -> None:
+        """Evidence gets the family's share of the output budget (half by default);
+        the first and last lines share the rest (or all of it without evidence)."""
+        limits = self.limits
+        budget = limits.max_output_bytes
+        has_evidence = bool(self.evidence) and limits.max_important_lines > 0
+        parts = (limits.head_lines > 0) + (limits.tail_lines > 0)
+        edge = budget * (100 - self.family.evidence_share) // 100 if has_evidence else budget
+        self.head_budget = edge // parts if limits.head_lines and parts else 0
+        self.tail_budget = edge // parts if limits.tail_lines and parts else 0
+        self.important_budget = budget - self.head_budget - self.tail_budget if has_evidence else 0
+
+    def _sniff_locations(self, buf: bytes) -> None:
+        """Search output whose first lines hold no `path:N:` location (one file searched,
+        no -n) has no file starts: the head and tail get the whole budget, as before."""
+        pos = 0
+        for _ in range(SNIFF_LINES):
+            end = buf.find(b"\n", pos)
+            if end < 0:
+                break
+            if _match_path(buf, pos, end) is not None:
+                return
+            pos = end + 1
+        self.evidence.file_starts = False
+        self._share_budget()
+        self.important_open = bool(self.evidence) and self.limits.max_important_lines > 0
 
     def _cost(self, line: bytes) -> int:
         return min(len(line), self.line_cap + 1)
@@ -429,6 +464,8 @@ class _Selector:
         """Consume complete lines; `buf` ends with a newline."""
         base = self.lines
         count = buf.count(b"\n")
+        if base == 0 and self.evidence.file_starts:
+            self._sniff_locations(buf)
         if self.family.section is not None:
             self._sections(buf, base)
         for name, prefix in self.family.counters:
