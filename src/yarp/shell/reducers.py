@@ -363,9 +363,8 @@ class _Selector:
         #: Kept section-opening line index -> lines in its section (diff files).
         self.sections: dict[int, int] = {}
         self.open_section: int | None = None
-        #: Log family: commits seen by the evidence scan, and for each commit shown as its
-        #: record (`commit` line and subject), ordinal -> its `commit` line index and
-        #: kept line index -> ordinal. The lines between a record's kept lines
+        #: Log family: the commits shown as records (`commit` line and subject) so far,
+        #: record ordinal -> its `commit` line index, and kept line index -> ordinal. The lines between a record's kept lines
         #: (Author, Date, message, files) are omitted without a marker of their own.
         self.commits = 0
         self.record_starts: dict[int, int] = {}
