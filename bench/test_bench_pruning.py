@@ -102,6 +102,26 @@ def test_reducer_worst_case_no_evidence(benchmark, tmp_path_factory):
     print(f"\ntest family, no evidence: {stats.source_bytes / benchmark.stats.stats.mean / 1e6:.0f} MB/s")
 
 
+@pytest.mark.parametrize("shape", ["one-file", "no-locations"])
+def test_search_reducer_worst_case(benchmark, tmp_path_factory, shape):
+    """Search output where the per-file first-match scan finds nothing new: every match in one
+    file (one bisection per chunk), and lines without `path:N:` (the scan turns itself off)."""
+    path = tmp_path_factory.getbasetemp() / f"search-{shape}"
+    if shape == "one-file":
+        data = b"".join(b"src/big.py:%d:    return compute(value) + %d\n" % (n, n) for n in range(200_000))
+    else:
+        data = b"".join(b"    return compute(value) + %d\n" % n for n in range(200_000))
+    path.write_bytes(data * (SCALED_BYTES // len(data) + 1))
+    rule = select_rule(["grep", "-rn", "compute", "src"], load_rules())
+    dst = str(tmp_path_factory.getbasetemp() / f"out-search-{shape}")
+    stats = benchmark.pedantic(reduce_stream, args=(rule, 0, str(path), dst), kwargs={"ref": REF, "stream_name": "stdout"},
+                               rounds=3, iterations=1)
+    assert stats.reduced
+    rate = stats.source_bytes / benchmark.stats.stats.mean / 1e6
+    benchmark.extra_info["MB_per_s"] = round(rate, 1)
+    print(f"\nsearch family, {shape}: {rate:.0f} MB/s over {stats.source_bytes} bytes")
+
+
 def test_rule_load_time(benchmark):
     from yarp.shell import rules
 

@@ -16,10 +16,13 @@ from yarp.shell.rules import load_rules, parse_rules, select_rule
 CORPUS = os.path.join(os.path.dirname(__file__), os.pardir, "bench", "corpus")
 REF = "yr_" + "0123456789abcdef" * 2
 MARKER_RE = re.compile(
-    rb"^\[yarp: omitted (\d+) line\(s\)(?:, truncated (\d+) line\(s\))?; ref=" + REF.encode()
-    + rb"; (stdout|stderr) complete\]\nSearch omitted output: yarp search " + REF.encode() + rb" '[^'\n]+'\n",
+    rb"^\[yarp: omitted (\d+) line\(s\)(?:, truncated (\d+) line\(s\))?(?: within the commits shown)?; ref="
+    + REF.encode() + rb"; (stdout|stderr) complete\]\nSearch omitted output: yarp search " + REF.encode()
+    + rb" '[^'\n]+'\n",
     re.MULTILINE,
 )
+#: A later omitted run of the same stream: one line, the first marker having named the reference.
+LINE_MARKER_RE = re.compile(rb"^\[yarp: omitted (\d+) line\(s\)(?:, truncated (\d+) line\(s\))?\]\n", re.MULTILINE)
 #: The line count a diff reducer shows after each kept file header.
 SECTION_RE = re.compile(rb"^\[yarp: (\d+) line\(s\) in this file's diff\]\n", re.MULTILINE)
 
@@ -45,7 +48,7 @@ def shipped():
 
 def _lines_subsequence(shown: bytes, source: bytes) -> None:
     """Every non-marker line shown is a whole source line (or a prefix of one), in source order."""
-    body = SECTION_RE.sub(b"", MARKER_RE.sub(b"", shown.split(b"\n", 1)[1]))
+    body = LINE_MARKER_RE.sub(b"", SECTION_RE.sub(b"", MARKER_RE.sub(b"", shown.split(b"\n", 1)[1])))
     src_lines = source.splitlines(keepends=True)
     cursor = 0
     for line in body.splitlines(keepends=True):
@@ -77,9 +80,11 @@ def test_corpus_case(tmp_path, shipped, case, stream):
     lines = source.count(b"\n") + (not source.endswith(b"\n"))
     assert header.startswith(f"[yarp summary: {family}; source_lines={lines};")
     markers = MARKER_RE.findall(shown)
-    assert markers, "a reduced stream marks what it omitted"
+    assert len(markers) == 1, "a reduced stream names its reference and search once"
+    assert shown.index(b"[yarp: omitted ") == shown.index(MARKER_RE.search(shown).group())
     assert all(m[2].decode() == stream for m in markers)
-    assert sum(int(m[0]) for m in markers) == stats.omitted_lines
+    later = LINE_MARKER_RE.findall(shown)
+    assert sum(int(m[0]) for m in markers + later) == stats.omitted_lines
     _lines_subsequence(shown, source)
     shown.decode("utf-8")
     for needle in MUST_SHOW.get(case["name"], {}).get(stream, []):
@@ -297,6 +302,16 @@ def repo(tmp_path):
     return git
 
 
+def test_small_git_log_is_shown_unchanged(tmp_path, repo):
+    data = repo("log", "-n", "12")
+    assert len(data) <= 5120
+    src = tmp_path / "log"
+    src.write_bytes(data)
+    stats = reduce_stream(select_rule(["git", "log", "-n", "12"], load_rules()), 0, str(src), str(tmp_path / "out"),
+                          ref=REF, stream_name="stdout")
+    assert not stats.reduced and (tmp_path / "out").read_bytes() == data
+
+
 def test_git_log_keeps_each_shown_commits_subject(tmp_path, repo):
     data = repo("log", "--stat")
     shown = _reduce(tmp_path, ["git", "log", "--stat"], data, 0).decode()
@@ -318,3 +333,72 @@ def test_git_diff_keeps_every_file_header_with_its_line_count(tmp_path, repo):
         at = lines.index(header)
         count = SECTION_RE.match(lines[at + 1] + b"\n")
         assert count and int(count[1]) > 0
+
+
+def test_git_log_shows_every_commit_as_its_record_and_names_the_rest_once(tmp_path, repo):
+    data = repo("log", "--stat")
+    source = data.split(b"\n")
+    shown = _reduce(tmp_path, ["git", "log", "--stat"], data, 0)
+    lines = shown.split(b"\n")
+    commits = [i for i, line in enumerate(lines) if line.startswith(b"commit ")]
+    assert len(commits) == 60, "every commit of a 60-commit log fits as commit line and subject"
+    full = {line[:19]: number for number, line in enumerate(source) if line.startswith(b"commit ")}
+    short = 0
+    for index in commits[1:-1]:  # the first and last are the head's and the tail's, shown whole
+        assert lines[index + 1].startswith(b"    Change module "), lines[index:index + 2]
+        assert source.index(lines[index + 1]) > full[lines[index][:19]]
+        short += len(lines[index]) == len("commit ") + 12
+    assert short >= 50, "records name commits by 12-digit ids"
+    assert shown.count(b"\nAuthor: ") <= 2  # only the head's and tail's commits show their authors
+    pair = MARKER_RE.search(shown)
+    assert pair and f", truncated {short} line(s) within the commits shown; ".encode() in pair.group(0)
+    assert shown.index(pair.group(0)) == len(lines[0]) + 1, "the pair follows the summary"
+    assert len(MARKER_RE.findall(shown)) == 1
+    _lines_subsequence(shown, data)
+
+
+def test_search_results_show_each_files_first_match(tmp_path):
+    data = b"".join(b"src/pkg/file_%02d.py:%d:    value = compute(%d)\n" % (f, line, line)
+                    for f in range(24) for line in range(1, 60, 3))
+    shown = _reduce(tmp_path, ["grep", "-rn", "compute", "src"], data, 0)
+    assert len(shown) <= 6144 + 200
+    for number in range(24):
+        assert b"src/pkg/file_%02d.py:1:    value = compute(1)\n" % number in shown, number
+    _lines_subsequence(shown, data)
+    assert b"matches=480" in shown.split(b"\n", 1)[0]
+
+
+def test_search_file_starts_ignore_lines_without_a_location(tmp_path):
+    data = b"".join(b"a.py:%d:x\n--\nBinary file b.bin matches\n" % n for n in range(400)) + b"c.py:7:last\n"
+    shown = _reduce(tmp_path, ["grep", "-rn", "-C1", "x", "."], data, 0)
+    assert b"a.py:0:x\n" in shown and b"c.py:7:last" in shown
+    assert shown.count(b"a.py:") < 100
+
+
+def _ruff_finding(code: str, message: str, path: str, line: int, fixable: bool) -> bytes:
+    mark = " [*]" if fixable else ""
+    return (f"{code}{mark} {message}\n --> {path}:{line}:5\n  |\n{line} |     y = 1\n  |     ^\n  |\n"
+            f"help: {'Remove it' if fixable else 'Rename it'}\n  |\n{line} | -   y = 1\n  |\n\n").encode()
+
+
+def test_lint_findings_left_for_the_reader_come_before_fixable_ones(tmp_path):
+    data = b"".join(
+        b"".join(_ruff_finding("F401", f"`m{k}` imported but unused", f"pkg/f{n:02d}.py", k + 1, True)
+                 for k in range(4)) + _ruff_finding("E711", "Comparison to `None`", f"pkg/f{n:02d}.py", 9, False)
+        for n in range(30)
+    ) + b"Found 150 errors.\n[*] 120 fixable with `--fix`.\n"
+    shown = _reduce(tmp_path, ["ruff", "check", "pkg"], data, 1)
+    for n in range(30):
+        assert f" --> pkg/f{n:02d}.py:9:5\n".encode() in shown, n
+    assert shown.count(b"E711 Comparison to `None`\n") == 30
+    assert b"Found 150 errors." in shown and b"fixable with `--fix`" in shown
+    assert shown.count(b" [*] ") >= 2, "fixable findings still show while their share lasts"
+    _lines_subsequence(shown, data)
+
+
+def test_search_output_without_locations_gives_head_and_tail_the_whole_budget(tmp_path):
+    data = b"".join(b"    value = compute(%d)  # no path, no line number\n" % n for n in range(3000))
+    shown = _reduce(tmp_path, ["grep", "compute", "one.py"], data, 0)
+    body = LINE_MARKER_RE.sub(b"", MARKER_RE.sub(b"", shown.split(b"\n", 1)[1]))
+    assert len(body) > 6144 * 0.8, "no budget is held back for file starts that cannot occur"
+    assert body.count(b"\n") <= 160

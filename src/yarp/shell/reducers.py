@@ -26,7 +26,7 @@ import os
 from collections import deque
 
 from .._record import Record
-from ..limits import MARKER_COST, MAX_CARRY_BYTES
+from ..limits import DEFAULT_CAP_BYTES, MARKER_COST, MAX_CARRY_BYTES
 from ..limits import REDUCER_CHUNK_BYTES as CHUNK_BYTES
 from .cap import utf8_floor
 from .rules import Limits, Rule
@@ -43,9 +43,11 @@ class Family(Record):
     """
 
     __slots__ = ("name", "evidence", "search_hint", "counters", "count_lines_as", "secondary", "primary",
-                 "secondary_share", "noise", "min_context", "section", "evidence_share", "locations")
+                 "secondary_share", "noise", "min_context", "section", "evidence_share", "locations", "file_starts",
+                 "fixable")
     _defaults = {"counters": (), "count_lines_as": None, "secondary": (), "primary": (), "secondary_share": 0,
-                 "noise": (), "min_context": 0, "section": None, "evidence_share": 50, "locations": ()}
+                 "noise": (), "min_context": 0, "section": None, "evidence_share": 50, "locations": (),
+                 "file_starts": False, "fixable": ()}
     name: str
     evidence: tuple[bytes, ...]
     search_hint: str
@@ -71,7 +73,16 @@ class Family(Record):
     #: Evidence lines starting (after indentation) with one of these are locations:
     #: kept with the line above them (the finding) and a short context.
     locations: tuple[bytes, ...]
+    #: Search results: each file's first `path:N:` match is evidence (without context),
+    #: so every file that matched is seen before the head and tail are filled.
+    file_starts: bool
+    #: A finding holding one of these is one its tool repairs itself (ruff's `[*]`): its
+    #: location block is secondary, so the findings left for the reader come first.
+    fixable: tuple[bytes, ...]
 
+
+#: Budget charged for a later omitted run's one-line marker (`[yarp: omitted N line(s)]`).
+LINE_MARKER_COST = 32
 
 #: Context lines kept after a secondary (warning, hunk) evidence line: its source and caret.
 SECONDARY_CONTEXT = 2
@@ -106,10 +117,11 @@ FAMILIES: dict[str, Family] = {
         primary=(b"error", b"Error", b"ERROR", b"ERR!", b"fatal", b"failed", b"Failed", b"undefined reference"),
         secondary_share=40,
         locations=(b"--> ",),
+        fixable=(b" [*] ",),
         noise=(b"\n   Compiling ", b"\n  Downloaded ", b"\n  Downloading ", b"\nDownloading ",
                b"\nCollecting ", b"\n  Using cached "),
     ),
-    "search": Family("search", (), "term|alternate", count_lines_as="matches"),
+    "search": Family("search", (), "term|alternate", count_lines_as="matches", file_starts=True),
     "diff": Family(
         "diff",
         (b"\ndiff --git ", b"\n@@ ", b"\n+++ ", b"\nBinary files ", b"\ncommit "),
@@ -148,22 +160,95 @@ FAMILIES: dict[str, Family] = {
 }
 
 
+def _match_path(buf: bytes, start: int, end: int) -> bytes | None:
+    """The path of a `path:N:` search result line (grep -n, rg -n, git grep -n), else None."""
+    colon = buf.find(b":", start, end)
+    if colon <= start:
+        return None
+    digits = colon + 1
+    while digits < end and 48 <= buf[digits] <= 57:
+        digits += 1
+    if digits == colon + 1 or digits >= end or buf[digits] != 58:
+        return None
+    return buf[start:colon]
+
+
+def _run_end(buf: bytes, start: int, key: bytes) -> int:
+    """The start of the first line after `start`'s that does not begin with `key`, found by
+    bisection: a search tool prints one file's matches together, so a file costs a few
+    probes whatever its number of matches."""
+    lo, hi = start, len(buf)
+    while True:
+        after = buf.find(b"\n", lo) + 1
+        if after >= hi:
+            return hi
+        probe = buf.rfind(b"\n", after - 1, (after + hi) // 2) + 1
+        if buf.startswith(key, probe):
+            lo = probe
+        else:
+            hi = probe
+
+
+#: Lines in a row without a `path:N:` location after which a search stream is taken to
+#: have none (grep -C prints at most 2C+1 such lines between matches).
+MAX_PATHLESS_LINES = 64
+#: First lines of a search stream looked at for a `path:N:` location.
+SNIFF_LINES = 8
+
+
 class _Evidence:
-    """Finds the next evidence line start in a buffer from literals plus an optional regex.
+    """Finds the next evidence line start in a buffer from literals plus an optional regex
+    (and, for search results, each file's first match).
 
     Each source keeps its next hit cached and only searches again once the
     scan has passed it, so one buffer costs one pass per source.
     """
 
-    __slots__ = ("anywhere", "line_start", "regex")
+    __slots__ = ("anywhere", "line_start", "regex", "file_starts", "last_path", "misses")
 
-    def __init__(self, literals: tuple[bytes, ...], regex) -> None:
+    def __init__(self, literals: tuple[bytes, ...], regex, file_starts: bool = False) -> None:
         self.anywhere = tuple(lit for lit in literals if not lit.startswith(b"\n"))
         self.line_start = tuple(lit for lit in literals if lit.startswith(b"\n"))
         self.regex = regex
+        self.file_starts = file_starts
+        #: The path of the last search result seen, carried across buffers.
+        self.last_path: bytes | None = None
+        #: Lines in a row without a `path:N:` location.
+        self.misses = 0
 
     def __bool__(self) -> bool:
-        return bool(self.anywhere or self.line_start or self.regex is not None)
+        return bool(self.anywhere or self.line_start or self.regex is not None or self.file_starts)
+
+    def _file_start_finder(self, buf: bytes):
+        cursor = [0]
+
+        def find_file(p: int) -> int:
+            start = max(p, cursor[0])
+            size = len(buf)
+            while start < size:
+                end = buf.find(b"\n", start)
+                if end < 0:
+                    end = size
+                path = _match_path(buf, start, end)
+                if path is None:
+                    # Output without `path:N:` lines (one file searched, no -n) is left to
+                    # the head and tail: a line-by-line scan would cost its throughput.
+                    self.misses += 1
+                    if self.misses > MAX_PATHLESS_LINES:
+                        self.file_starts = False
+                        break
+                    start = end + 1
+                    continue
+                self.misses = 0
+                if path != self.last_path:
+                    self.last_path = path
+                    cursor[0] = end + 1
+                    return start
+                start = _run_end(buf, start, path + b":")
+            cursor[0] = size
+            return -1
+
+        return find_file
 
     def scanner(self, buf: bytes):
         """A function next_hit(pos) -> offset of the first evidence byte at or after pos, or -1."""
@@ -180,6 +265,8 @@ class _Evidence:
         if self.regex is not None:
             search = self.regex.search
             sources.append(lambda p: (m.start() if (m := search(buf, p)) else -1))
+        if self.file_starts:
+            sources.append(self._file_start_finder(buf))
         cache = [None] * len(sources)
         big = len(buf) + 1
 
@@ -251,17 +338,9 @@ class _Selector:
     def __init__(self, family: Family, rule: Rule, limits: Limits) -> None:
         self.family = family
         self.limits = limits
-        self.evidence = _Evidence(family.evidence, rule.keep)
+        self.evidence = _Evidence(family.evidence, rule.keep, family.file_starts)
         self.drop = rule.drop
-        budget = limits.max_output_bytes
-        has_evidence = bool(self.evidence) and limits.max_important_lines > 0
-        # Evidence gets the family's share of the output budget (half by default);
-        # the first and last lines share the rest (or all of it without evidence).
-        parts = (limits.head_lines > 0) + (limits.tail_lines > 0)
-        edge = budget * (100 - family.evidence_share) // 100 if has_evidence else budget
-        self.head_budget = edge // parts if limits.head_lines and parts else 0
-        self.tail_budget = edge // parts if limits.tail_lines and parts else 0
-        self.important_budget = budget - self.head_budget - self.tail_budget if has_evidence else 0
+        self._share_budget()
         self.line_cap = limits.max_line_bytes
         self.lines = 0  # complete lines consumed so far
         self.head: list[tuple[int, bytes]] = []
@@ -270,17 +349,55 @@ class _Selector:
         self.kept: dict[int, bytes] = {}
         self.kept_bytes = 0
         self.last_kept = -2
-        self.important_open = has_evidence
+        self.important_open = bool(self.evidence) and limits.max_important_lines > 0
         self.pending_context = 0
         self.tail: deque[tuple[int, bytes]] = deque(maxlen=limits.tail_lines or 1)
         self.counters = {name: 0 for name, _ in family.counters}
         self.truncated_long: set[int] = set()
         self.secondary_budget = self.important_budget * family.secondary_share // 100
         self.secondary_bytes = 0
+        # The share holds for lines too: the line bound must leave room for later errors.
+        self.secondary_line_budget = limits.max_important_lines * family.secondary_share // 100
+        self.secondary_lines = 0
         self.context = limits.context_lines
         #: Kept section-opening line index -> lines in its section (diff files).
         self.sections: dict[int, int] = {}
         self.open_section: int | None = None
+        #: Log family: the commits shown as records (`commit` line and subject) so far,
+        #: record ordinal -> its `commit` line index, and kept line index -> ordinal. The lines between a record's kept lines
+        #: (Author, Date, message, files) are omitted without a marker of their own.
+        self.commits = 0
+        self.record_starts: dict[int, int] = {}
+        self.records: dict[int, int] = {}
+        #: Record `commit` lines shown with an abbreviated id (unless the head or tail holds them).
+        self.abbreviated: dict[int, bytes] = {}
+
+    def _share_budget(self) -> None:
+        """Evidence gets the family's share of the output budget (half by default);
+        the first and last lines share the rest (or all of it without evidence)."""
+        limits = self.limits
+        budget = limits.max_output_bytes
+        has_evidence = bool(self.evidence) and limits.max_important_lines > 0
+        parts = (limits.head_lines > 0) + (limits.tail_lines > 0)
+        edge = budget * (100 - self.family.evidence_share) // 100 if has_evidence else budget
+        self.head_budget = edge // parts if limits.head_lines and parts else 0
+        self.tail_budget = edge // parts if limits.tail_lines and parts else 0
+        self.important_budget = budget - self.head_budget - self.tail_budget if has_evidence else 0
+
+    def _sniff_locations(self, buf: bytes) -> None:
+        """Search output whose first lines hold no `path:N:` location (one file searched,
+        no -n) has no file starts: the head and tail get the whole budget, as before."""
+        pos = 0
+        for _ in range(SNIFF_LINES):
+            end = buf.find(b"\n", pos)
+            if end < 0:
+                break
+            if _match_path(buf, pos, end) is not None:
+                return
+            pos = end + 1
+        self.evidence.file_starts = False
+        self._share_budget()
+        self.important_open = bool(self.evidence) and self.limits.max_important_lines > 0
 
     def _cost(self, line: bytes) -> int:
         return min(len(line), self.line_cap + 1)
@@ -323,10 +440,16 @@ class _Selector:
         return (bool(family.secondary) and any(lit in line for lit in family.secondary)
                 and not any(lit in line for lit in family.primary))
 
+    def _gap_cost(self, index: int) -> int:
+        """What keeping line `index` next costs in markers: none when it follows the last kept line."""
+        if index == self.last_kept + 1:
+            return 0
+        return MARKER_COST if self.last_kept < 0 else LINE_MARKER_COST
+
     def _keep_important(self, index: int, line: bytes) -> bool:
         if self.drop is not None and self.drop.search(line):
             return True
-        cost = self._cost(line) + (MARKER_COST if index != self.last_kept + 1 else 0)
+        cost = self._cost(line) + self._gap_cost(index)
         if len(self.kept) >= self.limits.max_important_lines or self.kept_bytes + cost > self.important_budget:
             self.important_open = False
             self.pending_context = 0
@@ -340,6 +463,8 @@ class _Selector:
         """Consume complete lines; `buf` ends with a newline."""
         base = self.lines
         count = buf.count(b"\n")
+        if base == 0 and self.evidence.file_starts:
+            self._sniff_locations(buf)
         if self.family.section is not None:
             self._sections(buf, base)
         for name, prefix in self.family.counters:
@@ -393,53 +518,91 @@ class _Selector:
                 index = count_index + buf.count(b"\n", count_pos, start)
                 count_pos, count_index = start, index
                 line = buf[start:end]
-                secondary = bool(self.family.secondary_share) and self._secondary(line)
+                located = bool(self.family.locations) and line.lstrip().startswith(self.family.locations)
+                finding = None  # the line above a location: the finding it belongs to
+                if located and index - 1 > self.last_kept and start > 0:
+                    above = buf.rfind(b"\n", 0, start - 1) + 1
+                    if above >= pos:
+                        finding = buf[above:start]
+                secondary = bool(self.family.secondary_share) and (self._secondary(line) or (
+                    finding is not None and any(lit in finding for lit in self.family.fixable)))
                 if secondary:
-                    # Warnings (or hunks) and their context have their own share, their
-                    # markers included: past it they are skipped, and the scan goes on
-                    # for the errors (or file headers) after them.
-                    cost = self._cost(line) + (MARKER_COST if index != self.last_kept + 1 else 0)
-                    if self.secondary_bytes + cost > self.secondary_budget:
+                    # Warnings (or hunks, or fixable findings) and their context have their
+                    # own share of bytes and lines, their markers included: past it they are
+                    # skipped, and the scan goes on for the errors (or file headers) after them.
+                    cost = self._cost(line) + self._gap_cost(index - (finding is not None))
+                    lines = 1
+                    if finding is not None:
+                        cost += self._cost(finding)
+                        lines += 1
+                    if (self.secondary_bytes + cost > self.secondary_budget
+                            or self.secondary_lines + lines > self.secondary_line_budget):
                         pos = end
                         count_pos, count_index = pos, index + 1
                         continue
                     self.secondary_bytes += cost
+                    self.secondary_lines += lines
                 subject = _subject_distance(buf, end, self.family.min_context) if self.family.min_context else 0
                 if subject:
-                    # A commit and its subject are kept together or not at all.
-                    through = end
-                    for _ in range(subject):
-                        through = buf.index(b"\n", through) + 1
-                    need = self._cost(buf[start:through]) + MARKER_COST
+                    # A commit is shown as its record, its `commit` line and subject, kept
+                    # together or not at all; the lines between records are counted, not marked.
+                    self.commits += 1
+                    subject_start = end
+                    for _ in range(subject - 1):
+                        subject_start = buf.index(b"\n", subject_start) + 1
+                    subject_end = buf.index(b"\n", subject_start) + 1
+                    subject_line = buf[subject_start:subject_end]
+                    previous = self.record_starts.get(self.commits - 1)
+                    marked = index != self.last_kept + 1 and (previous is None or self.last_kept < previous)
+                    short = _abbreviated(line)
+                    need = (self._cost(short or line) + self._cost(subject_line)
+                            + (self._gap_cost(index) if marked else 0))
                     if (self.kept_bytes + need > self.important_budget
-                            or len(self.kept) + subject + 1 > self.limits.max_important_lines):
+                            or len(self.kept) + 2 > self.limits.max_important_lines):
                         self.important_open = False
                         self.pending_context = 0
                         break
-                located = bool(self.family.locations) and line.lstrip().startswith(self.family.locations)
-                if located and index - 1 > self.last_kept and start > 0:
-                    # A linter's ` --> file:line` belongs to the finding on the line above it.
-                    above = buf.rfind(b"\n", 0, start - 1) + 1
-                    if above >= pos and not self._keep_important(index - 1, buf[above:start]):
+                    self.kept[index] = line
+                    if short is not None:
+                        self.abbreviated[index] = short
+                    self.kept[index + subject] = subject_line
+                    self.kept_bytes += need
+                    self.last_kept = index + subject
+                    self.record_starts[self.commits] = index
+                    self.records[index] = self.records[index + subject] = self.commits
+                    pos = subject_end
+                    count_pos, count_index = pos, index + subject + 1
+                    if pos >= len(buf):
                         break
+                    continue
+                if finding is not None and not self._keep_important(index - 1, finding):
+                    break  # a linter's ` --> file:line` belongs to the finding on the line above it
                 if not self._keep_important(index, line):
                     break
                 pos = end
                 index += 1
                 # A warning's block (and a location's) is its source and caret lines;
                 # errors keep the full context.
-                left = max(min(context, SECONDARY_CONTEXT + located) if secondary or located else context, subject)
+                if self.family.file_starts:
+                    left = 0  # a file's later matches are the head's and tail's to show
+                elif located and (2 * len(self.kept) > self.limits.max_important_lines
+                                  or 2 * self.kept_bytes > self.important_budget):
+                    left = 0  # past half the evidence budget, a finding keeps its core: finding and location
+                else:
+                    left = min(context, SECONDARY_CONTEXT + located) if secondary or located else context
                 while left and pos < len(buf):
                     nxt = buf.index(b"\n", pos) + 1
                     if secondary:
                         cost = self._cost(buf[pos:nxt])
-                        if self.secondary_bytes + cost > self.secondary_budget:
+                        if (self.secondary_bytes + cost > self.secondary_budget
+                                or self.secondary_lines >= self.secondary_line_budget):
                             left = 0
                             break
                     if not self._keep_important(index, buf[pos:nxt]):
                         break
                     if secondary:
                         self.secondary_bytes += cost
+                        self.secondary_lines += 1
                     pos = nxt
                     index += 1
                     left -= 1
@@ -470,6 +633,7 @@ class _Selector:
         for index, line in self.head:
             shown[index] = line
         shown.update(self.kept)
+        whole = {index for index, _ in self.head}  # head and tail lines are shown as they are
         if self.limits.tail_lines:
             tail = list(self.tail)
             used = 0
@@ -481,6 +645,7 @@ class _Selector:
                 keep_from = position
             for index, line in tail[keep_from:]:
                 shown[index] = line
+                whole.add(index)
         drop = self.drop
         if drop is not None:
             shown = {i: line for i, line in shown.items() if not drop.search(line)}
@@ -494,13 +659,22 @@ class _Selector:
             fields.append(f"exit_status={exit_code}")
         if self.open_section is not None:
             self.sections[self.open_section] = total_lines - self.open_section
-        out = [f"[yarp summary: {self.family.name}; {'; '.join(fields)}]\n".encode()]
+        summary = f"[yarp summary: {self.family.name}; {'; '.join(fields)}]\n".encode()
+        silent = self._silent_gaps(order)
+        out = [summary]
+        named = False  # the first marker is the full pair naming the reference and the search
+        # Records show ids cut to ABBREV_HEX digits; the pair naming the records counts them.
+        short = {i for i in self.abbreviated if i in shown and i not in whole}
+        if silent:
+            out.append(_marker(sum(silent.values()), len(short), ref, stream, hint, within="the commits shown"))
+            named = True
         previous = -1
         truncated = 0
         for index in order:
             gap = index - previous - 1
-            if gap:
-                out.append(_marker(gap, truncated, ref, stream, hint))
+            if gap and index not in silent:
+                out.append(_marker(gap, truncated, ref, stream, hint) if not named else _line_marker(gap, truncated))
+                named = True
                 truncated = 0
             line = shown[index]
             body_end = len(line) - 1 if line.endswith(b"\n") else len(line)
@@ -508,6 +682,9 @@ class _Selector:
                 cut = utf8_floor(line, min(body_end, self.line_cap))
                 line = line[:cut] + line[body_end:]
                 truncated += 1
+            elif index in short:
+                line = self.abbreviated[index]
+                truncated += not silent
             if index == total_lines - 1 and not final_newline and line.endswith(b"\n"):
                 line = line[:-1]
             out.append(line)
@@ -518,8 +695,42 @@ class _Selector:
         if gap or truncated:
             if out[-1] and not out[-1].endswith(b"\n"):
                 out.append(b"\n")
-            out.append(_marker(gap, truncated, ref, stream, hint))
+            out.append(_marker(gap, truncated, ref, stream, hint) if not named else _line_marker(gap, truncated))
         return b"".join(out), omitted_total
+
+    def _silent_gaps(self, order: list[int]) -> dict[int, int]:
+        """Omitted runs inside one commit's record (between its `commit` line, its subject and
+        the next record): shown line index after the run -> the run's length."""
+        silent: dict[int, int] = {}
+        if not self.records:
+            return silent
+        starts, records = self.record_starts, self.records
+        previous = -1
+        for index in order:
+            gap = index - previous - 1
+            ordinal = records.get(index)
+            if gap and ordinal is not None:
+                # A subject follows its own commit line; a commit line follows the previous record.
+                owner = ordinal if starts[ordinal] != index else ordinal - 1
+                if owner in starts and previous >= starts[owner]:
+                    silent[index] = gap
+            previous = index
+        return silent
+
+
+#: Hex digits a commit record keeps of its id: what `git log --oneline` and kernel-size
+#: repositories use to name a commit unambiguously.
+ABBREV_HEX = 12
+
+
+def _abbreviated(line: bytes) -> bytes | None:
+    """A plain `commit <full id>` line cut to `commit <12 hex digits>`, else None
+    (decorated lines keep their branch and tag names whole)."""
+    body = line[:-1] if line.endswith(b"\n") else line
+    digits = body[7:]
+    if body.startswith(b"commit ") and len(digits) in (40, 64) and not digits.strip(b"0123456789abcdef"):
+        return body[:7 + ABBREV_HEX] + line[len(body):]
+    return None
 
 
 def _subject_distance(buf: bytes, pos: int, within: int) -> int:
@@ -537,12 +748,21 @@ def _subject_distance(buf: bytes, pos: int, within: int) -> int:
     return 0
 
 
-def _marker(omitted: int, truncated: int, ref: str, stream: str, hint: str) -> bytes:
+def _marker(omitted: int, truncated: int, ref: str, stream: str, hint: str, within: str = "") -> bytes:
+    """The contract's marker pair: the run's size, the archive reference and a search for it."""
     extra = f", truncated {truncated} line(s)" if truncated else ""
+    where = f" within {within}" if within else ""
     return (
-        f"[yarp: omitted {omitted} line(s){extra}; ref={ref}; {stream} complete]\n"
+        f"[yarp: omitted {omitted} line(s){extra}{where}; ref={ref}; {stream} complete]\n"
         f"Search omitted output: yarp search {ref} '{hint}'\n"
     ).encode()
+
+
+def _line_marker(omitted: int, truncated: int) -> bytes:
+    """A later omitted run: one line, since the stream's first marker already names the
+    reference and the search, and repeating them would cost ~170 bytes a run."""
+    extra = f", truncated {truncated} line(s)" if truncated else ""
+    return f"[yarp: omitted {omitted} line(s){extra}]\n".encode()
 
 
 def reduce_stream(
@@ -564,6 +784,9 @@ def reduce_stream(
         return _copy(src_path, dst_path)
     family = FAMILIES[rule.reducer]
     limits = rule.limits_for(exit_code)
+    if family.min_context and os.path.getsize(src_path) <= min(DEFAULT_CAP_BYTES, limits.max_output_bytes):
+        # A log the default view shows whole keeps every full id, author and date.
+        return _copy(src_path, dst_path)
     selector = _Selector(family, rule, limits)
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
     source_bytes = 0
