@@ -42,3 +42,33 @@ def version_of(binary: Path) -> str:
     result = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr[-400:]
     return result.stdout.strip()
+
+
+CODEX_VERSION = "0.171.0"
+#: Codex's network rule: no update check, no analytics, no plugins or apps, no endless reconnects.
+CODEX_CONFIG = """\
+model_provider = "scripted"
+model = "scripted-model"
+check_for_update_on_startup = false
+[analytics]
+enabled = false
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+unbounded_connection_retries = false
+[model_providers.scripted]
+name = "Scripted"
+base_url = "{base_url}"
+wire_api = "responses"
+env_key = "SCRIPTED_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+"""
+
+
+def codex_binary() -> Path:
+    """The real Codex CLI of `CODEX_VERSION`, installed into the test cache (before any namespace)."""
+    binary = npm_binary("@openai/codex", CODEX_VERSION, "codex", "codex")
+    assert version_of(binary) == f"codex-cli {CODEX_VERSION}"
+    return binary

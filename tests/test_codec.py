@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from yarp import codec
 from yarp.errors import ValidationError
+from yarp.limits import MAX_SAFE_INTEGER
 
-SAFE = codec.MAX_SAFE_INTEGER
+SAFE = MAX_SAFE_INTEGER
 
 scalars = st.one_of(
     st.none(),

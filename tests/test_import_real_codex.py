@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_packages import CODEX_CONFIG, codex_binary
 from broker_helpers import broker_env  # noqa: F401  (fixture)
 from test_import_formats import calls_by_id
 from test_import_pi import import_json
@@ -25,45 +26,14 @@ from yarp.codec import canonical_json
 
 pytestmark = pytest.mark.slow
 
-CODEX_VERSION = "0.171.0"
 PORT = 18777
-CONFIG = f"""\
-model_provider = "scripted"
-model = "scripted-model"
-check_for_update_on_startup = false
-[analytics]
-enabled = false
-[features]
-plugins = false
-remote_plugin = false
-apps = false
-unbounded_connection_retries = false
-[model_providers.scripted]
-name = "Scripted"
-base_url = "http://127.0.0.1:{PORT}/v1"
-wire_api = "responses"
-env_key = "SCRIPTED_API_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-"""
 
 
 @pytest.fixture(scope="session")
 def codex_bin() -> Path:
     if os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("ip") is None:
         pytest.skip("a loopback-only network namespace (root, unshare, ip) is needed to run the real Codex")
-    if shutil.which("npm") is None:
-        pytest.skip("npm is needed to install the real Codex")
-    cache = Path(os.environ.get("YARP_TEST_CACHE") or "/tmp/yarp-test-cache") / f"codex-{CODEX_VERSION}"
-    binary = cache / "node_modules" / ".bin" / "codex"
-    if not binary.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        result = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error",
-                                 f"@openai/codex@{CODEX_VERSION}"], cwd=cache, capture_output=True, text=True,
-                                timeout=600, check=False)
-        if result.returncode != 0:
-            pytest.skip("npm could not install Codex")
-    return binary
+    return codex_binary()
 
 
 def test_import_of_a_real_codex_rollout(broker_env, codex_bin, tmp_path):  # noqa: F811
@@ -71,7 +41,7 @@ def test_import_of_a_real_codex_rollout(broker_env, codex_bin, tmp_path):  # noq
     work = tmp_path / "work"
     for path in (codex_home, work, tmp_path / "home"):
         path.mkdir()
-    (codex_home / "config.toml").write_text(CONFIG)
+    (codex_home / "config.toml").write_text(CODEX_CONFIG.format(base_url=f"http://127.0.0.1:{PORT}/v1"))
     server = Path(__file__).with_name("import_responses_server.py")
     commands = ["seq 1 5000", "ls /no-such-dir-for-yarp"]
     script = (f"ip link set lo up; {shlex.quote(sys.executable)} {shlex.quote(str(server))} {PORT} "

@@ -30,43 +30,20 @@ import time
 from pathlib import Path
 
 import pytest
-from agent_packages import npm_binary, version_of
+from agent_packages import CODEX_CONFIG, codex_binary
 from netns import loopback_namespace
 from scripted_responses import ScriptedResponses, Text, ToolCall, tool_outputs
 from test_hooks import as_json, calls, world  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.slow
 
-CODEX_VERSION = "0.171.0"
 CAP = 5120
 MARKER = re.compile(r"\[yarp: (\d+) byte\(s\) capped at (\d+); ref=(yr_[0-9a-f]{32}); (\w+) (\w+)\]")
-#: Codex's network rule: no update check, no analytics, no plugins or apps, no endless reconnects.
-CONFIG = """\
-model_provider = "scripted"
-model = "scripted-model"
-check_for_update_on_startup = false
-[analytics]
-enabled = false
-[features]
-plugins = false
-remote_plugin = false
-apps = false
-unbounded_connection_retries = false
-[model_providers.scripted]
-name = "Scripted"
-base_url = "{base_url}"
-wire_api = "responses"
-env_key = "SCRIPTED_API_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-"""
 
 
 @pytest.fixture(scope="session")
 def codex_bin() -> Path:
-    binary = npm_binary("@openai/codex", CODEX_VERSION, "codex", "codex")
-    assert version_of(binary) == f"codex-cli {CODEX_VERSION}"
-    return binary
+    return codex_binary()
 
 
 def test_real_codex_archives_exact_output_and_shows_the_capped_view(world, codex_bin):  # noqa: F811
@@ -103,7 +80,7 @@ def test_real_codex_archives_exact_output_and_shows_the_capped_view(world, codex
     started = time.monotonic()
     try:
         with loopback_namespace(), ScriptedResponses(steps) as server:
-            (codex_home / "config.toml").write_text(CONFIG.format(base_url=server.base_url))
+            (codex_home / "config.toml").write_text(CODEX_CONFIG.format(base_url=server.base_url))
             run = subprocess.run(
                 [str(codex_bin), "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
                  "run the scripted commands"],

@@ -35,14 +35,14 @@ IMPLEMENTATION = "c"
 cdef enum:
     HEADER = 8
 
-# Same rule and numbers as the twin; see docs/decisions.md ("Payload compression").
-MIN_COMPRESS_BYTES = 256
-MIN_SAVING_RATIO = 0.10
-MIN_SAVING_BYTES = 64
-PROBE_THRESHOLD_BYTES = 256 * 1024
-PROBE_SLICE_BYTES = 8 * 1024
-PROBE_MIN_SAVING_RATIO = 0.05
-COMPRESSION_LEVEL = 3
+# Same rule as the twin, with the numbers from `limits`; see docs/decisions.md ("Payload compression").
+MIN_COMPRESS_BYTES = limits.MIN_COMPRESS_BYTES
+MIN_SAVING_RATIO = limits.MIN_SAVING_RATIO
+MIN_SAVING_BYTES = limits.MIN_SAVING_BYTES
+PROBE_THRESHOLD_BYTES = limits.PROBE_THRESHOLD_BYTES
+PROBE_SLICE_BYTES = limits.PROBE_SLICE_BYTES
+PROBE_MIN_SAVING_RATIO = limits.PROBE_MIN_SAVING_RATIO
+COMPRESSION_LEVEL = limits.COMPRESSION_LEVEL
 
 cdef Py_ssize_t _MIN_COMPRESS = MIN_COMPRESS_BYTES
 cdef Py_ssize_t _MIN_SAVING_BYTES = MIN_SAVING_BYTES
@@ -331,8 +331,8 @@ cdef class FrameSplitter:
 # Same rule as `_fastframe_py.canonical_fast_path_ok`; the reasons live there.
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 
-cdef long long _MAX_SAFE = 9007199254740991
-cdef int _FAST_PATH_MAX_DEPTH = 64
+cdef long long _MAX_SAFE = limits.MAX_SAFE_INTEGER
+cdef int _FAST_PATH_MAX_DEPTH = limits.FAST_PATH_MAX_DEPTH
 
 
 cdef inline bint _safe_int(object value) except -1:

@@ -23,21 +23,14 @@ IMPLEMENTATION = "py"
 
 _HEADER = limits.FRAME_HEADER_BYTES
 
-#: Below this many bytes compression is never tried: the zstd frame overhead
-#: (~9-13 bytes) and the call cost outweigh any saving a row could gain.
-MIN_COMPRESS_BYTES = 256
-#: Compressed output is kept only when it saves at least this fraction ...
-MIN_SAVING_RATIO = 0.10
-#: ... and at least this many bytes.
-MIN_SAVING_BYTES = 64
-#: Inputs at least this large are probed on a sample before compressing them all.
-PROBE_THRESHOLD_BYTES = 256 * 1024
-#: Bytes taken from each of three places (start, middle, end) of a probed input.
-PROBE_SLICE_BYTES = 8 * 1024
-#: A probe that saves less than this fraction marks the input incompressible.
-PROBE_MIN_SAVING_RATIO = 0.05
-
-COMPRESSION_LEVEL = 3
+# The compression rule's numbers live in `limits` (one place for both twins).
+MIN_COMPRESS_BYTES = limits.MIN_COMPRESS_BYTES
+MIN_SAVING_RATIO = limits.MIN_SAVING_RATIO
+MIN_SAVING_BYTES = limits.MIN_SAVING_BYTES
+PROBE_THRESHOLD_BYTES = limits.PROBE_THRESHOLD_BYTES
+PROBE_SLICE_BYTES = limits.PROBE_SLICE_BYTES
+PROBE_MIN_SAVING_RATIO = limits.PROBE_MIN_SAVING_RATIO
+COMPRESSION_LEVEL = limits.COMPRESSION_LEVEL
 
 # Per-thread compressors, created on first use (see the compiled kernel).
 _local = None
@@ -251,9 +244,9 @@ class FrameSplitter:
 
 # -- canonical JSON fast-path admission -----------------------------------------
 #: Largest integer magnitude RFC 8785 (I-JSON) represents exactly.
-MAX_SAFE_INTEGER = 2**53 - 1
+MAX_SAFE_INTEGER = limits.MAX_SAFE_INTEGER
 #: Nesting the fast-path scan follows before it hands the value to rfc8785.
-_FAST_PATH_MAX_DEPTH = 64
+_FAST_PATH_MAX_DEPTH = limits.FAST_PATH_MAX_DEPTH
 # RFC 8785 sorts keys by UTF-16 code units, orjson by code points: the two
 # orders disagree only when a key holds a character at or above U+E000
 # (U+E000-U+FFFF sort after surrogate pairs in UTF-16, before them by code point).

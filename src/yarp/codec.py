@@ -34,10 +34,6 @@ MEDIA_JSON = "application/json"
 MEDIA_TEXT = "text/plain; charset=utf-8"
 MEDIA_BINARY = "application/octet-stream"
 
-#: Largest integer magnitude RFC 8785 (I-JSON) represents exactly.
-MAX_SAFE_INTEGER = 2**53 - 1
-
-
 
 @dataclass(frozen=True, slots=True)
 class Payload:

@@ -50,7 +50,7 @@ from .errors import (
     bounded_text,
 )
 from .fastframe import FrameSplitter
-from .limits import DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MAX_FRAME_BYTES
+from .limits import DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MAX_FRAME_BYTES, MAX_SAFE_INTEGER
 from .paths import ArchiveLocation
 from .protocol import Outgoing, client_dumps, client_loads, routing
 
@@ -59,7 +59,7 @@ SCHEMA_VERSION = 1
 CONNECT_TIMEOUT_S = 5.0
 #: Bytes asked of one read of stdin (a frame in progress is read straight into its body).
 _READ_CHUNK = 256 * 1024
-_MAX_REQUEST_ID = 2**53 - 1
+_MAX_REQUEST_ID = MAX_SAFE_INTEGER
 #: Shortest identity prefix that is still redacted when an error text cut an identity short.
 _MIN_REDACTED_PREFIX = 8
 #: Operations whose acknowledgement carries the call's archive reference.

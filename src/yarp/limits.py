@@ -25,6 +25,8 @@ MAX_IMPORT_BATCH_CALLS = 2048
 MAX_NAME_CHARS = 256
 #: Longest working directory recorded for a call.
 MAX_WORKING_DIRECTORY_CHARS = 4096
+#: Largest integer magnitude JSON carries exactly between languages (2**53 - 1).
+MAX_SAFE_INTEGER = 2**53 - 1
 #: Deepest JSON nesting accepted for tool inputs and results.
 MAX_JSON_DEPTH = 128
 #: Relative broker deadline bounds, milliseconds.
@@ -74,6 +76,23 @@ COMMIT_LATENCY_SAMPLES = 1024
 WAL_CHECKPOINT_BYTES = 64 * 1024 * 1024
 
 # --- Payload preparation ---------------------------------------------------------
+#: Below this many bytes compression is never tried: the zstd frame overhead
+#: (~9-13 bytes) and the call cost outweigh any saving a row could gain.
+MIN_COMPRESS_BYTES = 256
+#: Compressed output is kept only when it saves at least this fraction ...
+MIN_SAVING_RATIO = 0.10
+#: ... and at least this many bytes.
+MIN_SAVING_BYTES = 64
+#: Inputs at least this large are probed on a sample before compressing them all.
+PROBE_THRESHOLD_BYTES = 256 * 1024
+#: Bytes taken from each of three places (start, middle, end) of a probed input.
+PROBE_SLICE_BYTES = 8 * 1024
+#: A probe that saves less than this fraction marks the input incompressible.
+PROBE_MIN_SAVING_RATIO = 0.05
+#: zstandard level for stored payloads.
+COMPRESSION_LEVEL = 3
+#: Deepest nesting the canonical-JSON fast path takes; deeper values go through rfc8785.
+FAST_PATH_MAX_DEPTH = 64
 #: Payloads at least this large are hashed on a helper thread while they are
 #: compressed (hashlib and zstandard both release the GIL on large buffers).
 PARALLEL_HASH_BYTES = 8 * 1024 * 1024

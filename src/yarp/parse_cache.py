@@ -19,7 +19,7 @@ It is a cache, never a source of truth: any doubt — a directory or file that
 is not ours, writable by group or others, a symlink, unreadable, corrupt,
 from another version — means the files are parsed instead, and a failure to
 write is ignored. The directory is created 0700 and each file written 0600
-through a private temporary file and an atomic rename.
+through a private temporary file and an atomic rename (`private_files.replace_atomically`).
 """
 
 from __future__ import annotations
@@ -120,16 +120,6 @@ def store(kind: str, key: str, value, environ: Mapping[str, str] = os.environ) -
             pass
         if not _ours(os.lstat(directory), directory=True):
             return
-        temp = os.path.join(directory, f".{kind}.marshal.{os.getpid()}.{os.urandom(4).hex()}")
-        fd = private_files.create_private(temp)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.rename(temp, path)
-        except OSError:
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
+        private_files.replace_atomically(path, data)
     except OSError:
         pass

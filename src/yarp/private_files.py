@@ -142,17 +142,7 @@ def ensure_private_directory(path: str, *, create: bool, narrow: bool, parents: 
                 pass  # made by a concurrent process: checked below like any other
         st = os.lstat(path)
         existed = False
-    problem = problem_of(st, directory=True, private=False)
-    if problem is None and stat.S_IMODE(st.st_mode) & 0o077:
-        if not narrow:
-            problem = f"permissions are broader than {DIRECTORY_MODE:04o}"
-        else:
-            try:
-                os.chmod(path, stat.S_IMODE(st.st_mode) & DIRECTORY_MODE, follow_symlinks=False)
-            except OSError as exc:
-                raise PrivatePathProblem(f"cannot be made private: {exc.strerror}") from None
-    if problem is not None:
-        raise PrivatePathProblem(problem)
+    _check_or_narrow(path, st, directory=True, narrow=narrow)
     return existed
 
 
@@ -162,18 +152,22 @@ def check_private_file(path: str, *, narrow: bool) -> bool:
         st = os.lstat(path)
     except FileNotFoundError:
         return False
-    problem = problem_of(st, directory=False, private=False)
-    if problem is None and stat.S_IMODE(st.st_mode) & 0o077:
-        if not narrow:
-            problem = f"permissions are broader than {FILE_MODE:04o}"
-        else:
-            try:
-                os.chmod(path, stat.S_IMODE(st.st_mode) & FILE_MODE, follow_symlinks=False)
-            except OSError as exc:
-                raise PrivatePathProblem(f"cannot be made private: {exc.strerror}") from None
+    _check_or_narrow(path, st, directory=False, narrow=narrow)
+    return True
+
+
+def _check_or_narrow(path: str, st: os.stat_result, *, directory: bool, narrow: bool) -> None:
+    """Raise `PrivatePathProblem` unless `st` is ours and private; with `narrow`, drop group/other bits instead."""
+    problem = problem_of(st, directory=directory)
+    if problem is not None and problem.startswith("permissions") and narrow:
+        mode = DIRECTORY_MODE if directory else FILE_MODE
+        try:
+            os.chmod(path, stat.S_IMODE(st.st_mode) & mode, follow_symlinks=False)
+        except OSError as exc:
+            raise PrivatePathProblem(f"cannot be made private: {exc.strerror}") from None
+        problem = None
     if problem is not None:
         raise PrivatePathProblem(problem)
-    return True
 
 
 def open_for_reading(path: str, *, private: bool) -> tuple[int, os.stat_result]:

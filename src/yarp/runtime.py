@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import stat
 
+from . import private_files
 from ._digest import identity_sha256
 from ._record import Record
 from .errors import UnsafePath
@@ -42,27 +43,14 @@ def _is_private_dir(path: str) -> bool:
         st = os.lstat(path)
     except OSError:
         return False
-    return (
-        stat.S_ISDIR(st.st_mode)
-        and st.st_uid == os.geteuid()
-        and not stat.S_IMODE(st.st_mode) & 0o077
-    )
+    return private_files.problem_of(st, directory=True) is None
 
 
 def _ensure_private_dir(path: str, label: str) -> None:
     try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass
-    st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode):
-        raise UnsafePath(f"{label} is a symbolic link")
-    if not stat.S_ISDIR(st.st_mode):
-        raise UnsafePath(f"{label} is not a directory")
-    if st.st_uid != os.geteuid():
-        raise UnsafePath(f"{label} is owned by another user")
-    if stat.S_IMODE(st.st_mode) & 0o077:
-        raise UnsafePath(f"{label} permissions are broader than 0700")
+        private_files.ensure_private_directory(path, create=True, narrow=False, parents=False)
+    except private_files.PrivatePathProblem as exc:
+        raise UnsafePath(f"{label} {exc.problem}") from None
 
 
 def runtime_base(environ=os.environ) -> str:
@@ -117,20 +105,11 @@ def runtime_paths(archive_path: str, environ=os.environ, *, create: bool = True)
 
 
 def open_lock_file(path: str) -> int:
-    """Open (creating 0600) a lock file without following links; check type and owner."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    """Open (creating 0600) a lock file without following links; check type, owner and mode."""
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UnsafePath("broker lock is not a regular file")
-        if st.st_uid != os.geteuid():
-            raise UnsafePath("broker lock is owned by another user")
-        if stat.S_IMODE(st.st_mode) & 0o077:
-            raise UnsafePath("broker lock permissions are broader than 0600")
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+        return private_files.open_lock_file(path)
+    except private_files.PrivatePathProblem as exc:
+        raise UnsafePath(f"broker lock {exc.problem}") from None
 
 
 def try_lock(fd: int) -> bool:

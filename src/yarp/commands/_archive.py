@@ -1,12 +1,19 @@
-"""What the read-only archive commands share: which archive, opened how, shown how much."""
+"""What the archive commands share: which archive, opened how, shown how much.
+
+The ingest bridge resolves its archive here too, so this module imports no
+more than the configuration and the path rules (no SQLite until a command opens one).
+"""
 
 from __future__ import annotations
 
 import os
-import sqlite3
 
 from .. import config
 from ..paths import ArchiveLocation, resolve_archive
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
 
 
 def resolve_location(explicit: str | None) -> ArchiveLocation:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 SUMMARY = "bridge an agent adapter's framed capture requests to the broker (one per agent session)"
 EPILOG = """\
 Reads 8-byte big-endian length-prefixed JSON requests on stdin and answers one
@@ -37,8 +35,7 @@ def run_fast(argv: list[str]) -> int | None:
 
 
 def _serve(archive: str | None) -> int:
-    from ..config import load
     from ..ingest import main
-    from ..paths import resolve_archive
+    from ._archive import resolve_location
 
-    return main(resolve_archive(archive, os.environ, load().archive_path))
+    return main(resolve_location(archive))
