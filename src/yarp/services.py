@@ -92,13 +92,11 @@ class Warm:
 
         For calls begun before this broker started, or dropped from `calls`.
         """
-        rows = self._read(
-            "SELECT c.requires_streams, c.status, c.archive_ref FROM tool_calls c"
-            " JOIN sessions s ON s.id = c.session_id"
-            " WHERE s.agent = ? AND s.account = ? AND s.source_session_id = ? AND c.source_call_id = ?",
-            (session.agent, session.account, session.source_session_id, source_call_id),
-        )
-        return (bool(rows[0][0]), rows[0][1], rows[0][2]) if rows else None
+        from .recovery.lookup import call_by_source
+
+        call = call_by_source(self._reader_connection(), session.agent, session.account,
+                              session.source_session_id, source_call_id)
+        return (bool(call.requires_streams), call.status, call.archive_ref) if call is not None else None
 
     def session_calls(self, session, source_call_id: str | None) -> dict[str, tuple[str, str]]:
         """(status, archive_ref) of a session's unfinished calls and of `source_call_id`, read-only.
@@ -106,26 +104,19 @@ class Warm:
         For adapters whose calls may never get their last event (Codex): every
         event of the session finishes what the agent's own records now prove.
         """
-        rows = self._read(
-            "SELECT c.source_call_id, c.status, c.archive_ref FROM tool_calls c"
-            " JOIN sessions s ON s.id = c.session_id"
-            " WHERE s.agent = ? AND s.account = ? AND s.source_session_id = ?"
-            " AND (c.status = 'started' OR c.source_call_id = ?)",
-            (session.agent, session.account, session.source_session_id, source_call_id),
-        )
-        return {row[0]: (row[1], row[2]) for row in rows}
+        from .recovery.lookup import unfinished_calls
 
-    def _read(self, sql: str, params: tuple) -> list:
-        from .sqlite import map_error, open_readonly
+        calls = unfinished_calls(self._reader_connection(), session.agent, session.account,
+                                 session.source_session_id, source_call_id)
+        return {call_id: (call.status, call.archive_ref) for call_id, call in calls.items()}
 
+    def _reader_connection(self):
+        """The services' one read-only connection (queries fetch all rows: no read transaction stays open)."""
         if self._reader is None:
+            from .sqlite import open_readonly
+
             self._reader = open_readonly(self.broker.location)
-        try:
-            # fetchall, not fetchone: a statement left open would hold a read
-            # transaction and keep the writer's checkpoints from finishing.
-            return self._reader.execute(sql, params).fetchall()
-        except Exception as exc:  # sqlite3.Error, without importing sqlite3 here
-            raise map_error(exc, "reading a call's state") from None
+        return self._reader
 
     def close(self) -> None:
         if self._reader is not None:

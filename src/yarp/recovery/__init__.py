@@ -20,12 +20,14 @@ from .lookup import (
     SOURCE_NAMES,
     CallInfo,
     Source,
+    call_by_source,
     check_ref,
     choose_source,
     find_call,
     find_call_by_source,
     recovery_sources,
     stream_sources,
+    unfinished_calls,
 )
 from .reading import ReadResult, check_source, iter_payload, iter_verified, parse_range, read_bytes, read_lines, utf8_safe_end
 from .render import render_search, search_json
@@ -45,8 +47,8 @@ from .search import (
 
 __all__ = [
     "FALLBACK_SOURCE", "RECOVERY_ORDER", "REF_PATTERN", "SOURCE_NAMES", "CallInfo", "ReadResult", "SearchOptions",
-    "Source", "SourceMatches", "block_safe", "check_ref", "check_source", "choose_source", "compile_patterns",
+    "Source", "SourceMatches", "block_safe", "call_by_source", "check_ref", "check_source", "choose_source", "compile_patterns",
     "display_text", "find_call", "find_call_by_source", "iter_match_blocks", "iter_payload", "iter_verified",
     "list_calls", "match_bytes", "parse_range", "read_bytes", "read_lines", "recovery_sources", "render_search",
-    "scan", "search_call", "search_json", "search_source", "stream_sources", "utf8_safe_end",
+    "scan", "search_call", "search_json", "search_source", "stream_sources", "unfinished_calls", "utf8_safe_end",
 ]

@@ -83,18 +83,35 @@ def find_call(conn: sqlite3.Connection, ref: str) -> CallInfo:
     return CallInfo(*rows[0])
 
 
+_SESSION_CALLS = (f"SELECT {', '.join('c.' + c.strip() for c in CALL_COLUMNS.split(','))}, c.source_call_id"
+                  " FROM tool_calls c JOIN sessions s ON s.id = c.session_id"
+                  " WHERE s.agent = ? AND s.account = ? AND s.source_session_id = ?")
+
+
+def call_by_source(conn: sqlite3.Connection, agent: str, account: str, session: str, call: str) -> CallInfo | None:
+    """The call recorded for a source identity, or None when it was never begun.
+
+    The one lookup by source identity: recovery, the broker's hook and run
+    services and `yarp import` all ask it.
+    """
+    rows = query(conn, _SESSION_CALLS + " AND c.source_call_id = ?", (agent, account, session, call))
+    return CallInfo(*rows[0][:-1]) if rows else None
+
+
 def find_call_by_source(conn: sqlite3.Connection, agent: str, account: str, session: str, call: str) -> CallInfo:
     """The call recorded for a source identity; `NotFound` when it was never begun."""
-    rows = query(
-        conn,
-        f"SELECT {', '.join('c.' + c.strip() for c in CALL_COLUMNS.split(','))} FROM tool_calls c"
-        " JOIN sessions s ON s.id = c.session_id"
-        " WHERE s.agent = ? AND s.account = ? AND s.source_session_id = ? AND c.source_call_id = ?",
-        (agent, account, session, call),
-    )
-    if not rows:
+    found = call_by_source(conn, agent, account, session, call)
+    if found is None:
         raise NotFound("no archived call matches these source identities")
-    return CallInfo(*rows[0])
+    return found
+
+
+def unfinished_calls(conn: sqlite3.Connection, agent: str, account: str, session: str,
+                     also: str | None = None) -> dict[str, CallInfo]:
+    """A session's calls still `started` (and the call `also`, whatever its state), by source call id."""
+    rows = query(conn, _SESSION_CALLS + " AND (c.status = 'started' OR c.source_call_id = ?)",
+                 (agent, account, session, also))
+    return {row[-1]: CallInfo(*row[:-1]) for row in rows}
 
 
 def recovery_sources(conn: sqlite3.Connection, call: CallInfo) -> list[Source]:

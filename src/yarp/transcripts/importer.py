@@ -231,13 +231,12 @@ class _Sender:
                 self.reader = False
         existing = 0
         if self.reader:
+            from ..recovery.lookup import call_by_source
+
             for c in calls:
                 s = c.session
-                row = self.reader.execute(
-                    "SELECT 1 FROM tool_calls c JOIN sessions s ON s.id = c.session_id WHERE s.agent = ?"
-                    " AND s.account = ? AND s.source_session_id = ? AND c.source_call_id = ?",
-                    (s.agent, s.account, s.source_session_id, c.call.source_call_id)).fetchone()
-                existing += row is not None
+                existing += call_by_source(self.reader, s.agent, s.account, s.source_session_id,
+                                           c.call.source_call_id) is not None
         self.tally.calls_existing += existing
         self.tally.calls_new += len(calls) - existing
 
