@@ -37,6 +37,7 @@ import os
 import time
 
 from .private_files import create_private
+from .runtime import temp_directory
 
 try:
     # The C module under `signal`: the same functions, with plain-int signal
@@ -66,13 +67,6 @@ _CHILD_DEFAULTS = (signal.SIGPIPE, signal.SIGXFSZ)
 _SPOOL_SUFFIXES = (".stdout", ".stderr", ".stdout.view", ".stderr.view")
 
 
-def _temp_base(environ) -> str:
-    for candidate in (environ.get("TMPDIR", ""), "/tmp", "/var/tmp"):
-        if candidate and os.path.isabs(candidate) and os.path.isdir(candidate) and os.access(candidate, os.W_OK):
-            return candidate
-    return os.getcwd()
-
-
 class Spool:
     """The run's four spool files, side by side under the temporary directory.
 
@@ -94,7 +88,7 @@ class Spool:
 
     @classmethod
     def create(cls, environ=os.environ) -> Spool:
-        base = _temp_base(environ)
+        base = temp_directory(environ)
         for _ in range(16):
             spool = cls(os.path.join(base, f"yarp-run-{os.urandom(8).hex()}"))
             try:

@@ -53,6 +53,27 @@ def _ensure_private_dir(path: str, label: str) -> None:
         raise UnsafePath(f"{label} {exc.problem}") from None
 
 
+#: Where temporary files may go, in `tempfile.gettempdir()`'s order of preference.
+_TEMP_VARIABLES = ("TMPDIR", "TEMP", "TMP")
+_TEMP_DIRECTORIES = ("/tmp", "/var/tmp", "/usr/tmp")
+
+
+def temp_directory(environ=os.environ) -> str:
+    """The temporary directory, chosen as `tempfile.gettempdir()` chooses it, without importing `tempfile`.
+
+    `tempfile` pulls in `shutil`, `random` and `re`: about 15 ms on every hook
+    event and `yarp run` of a user without `XDG_RUNTIME_DIR`. The first
+    absolute, writable directory among $TMPDIR, $TEMP, $TMP, /tmp, /var/tmp and
+    /usr/tmp wins; else the working directory.
+    """
+    candidates = [environ.get(name, "") for name in _TEMP_VARIABLES]
+    for candidate in (*candidates, *_TEMP_DIRECTORIES):
+        if candidate and os.path.isabs(candidate) and os.path.isdir(candidate) \
+                and os.access(candidate, os.W_OK | os.X_OK):
+            return os.path.normpath(candidate)
+    return os.getcwd()
+
+
 def runtime_base(environ=os.environ) -> str:
     """The private per-user base: XDG_RUNTIME_DIR when set, else <tmp>/yarp-runtime-<uid>.
 
@@ -68,9 +89,7 @@ def runtime_base(environ=os.environ) -> str:
             _ensure_private_dir(xdg, "XDG_RUNTIME_DIR")
             raise UnsafePath("XDG_RUNTIME_DIR is not a private directory")
         return xdg
-    import tempfile  # only for the fallback; it costs every client a few ms otherwise
-
-    base = os.path.join(tempfile.gettempdir(), f"yarp-runtime-{os.geteuid()}")
+    base = os.path.join(temp_directory(environ), f"yarp-runtime-{os.geteuid()}")
     _ensure_private_dir(base, "runtime base directory")
     return base
 
