@@ -36,8 +36,8 @@ from .limits import (
     MAX_INTEGRITY_ROWS,
     MAX_PROBLEMS_PER_CHECK,
     PAYLOAD_BATCH_ROWS,
+    READER_MMAP_BYTES,
     VERIFY_CHUNK_BYTES,
-    VERIFY_MMAP_BYTES,
 )
 from .paths import COMPANION_SUFFIXES, ArchiveLocation
 from .recovery import REF_PATTERN, iter_payload
@@ -380,7 +380,7 @@ def verify_archive(location: ArchiveLocation, *, progress: Progress | None = Non
 
 def _run_checks(conn: sqlite3.Connection, report: VerifyReport, progress: Progress | None) -> None:
     try:
-        conn.execute(f"PRAGMA mmap_size = {VERIFY_MMAP_BYTES}")
+        conn.execute(f"PRAGMA mmap_size = {READER_MMAP_BYTES}")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version != SCHEMA_VERSION:
             report.problems.append(f"archive schema version {version} is not supported (expected {SCHEMA_VERSION})")
