@@ -34,6 +34,8 @@ commits the exact text before it shows the capped form.
 
 from __future__ import annotations
 
+import bisect
+
 from ..limits import DEFAULT_CAP_BYTES
 from .salience import FAILURE_CLASSES, RANK, Classifier, block_units, classifier, is_blank
 
@@ -123,7 +125,7 @@ class SparseLines:
 class Stream:
     """One text to cap: its name in markers, its lines (without newlines) and classes."""
 
-    __slots__ = ("name", "lines", "final_newline", "ranges", "classes", "shown", "extra_counts")
+    __slots__ = ("name", "lines", "final_newline", "ranges", "classes", "shown", "extra_counts", "noise")
 
     def __init__(self, name: str, data: bytes, sal: Classifier) -> None:
         self.name = name
@@ -134,6 +136,8 @@ class Stream:
         self.ranges = not data.startswith(REDUCER_SUMMARY)
         self.classes: dict[int, str] = {}
         self.shown: dict[int, bytes] = {}
+        #: Whether a line is noise, for the lines asked so far.
+        self.noise: dict[int, bool] = {}
         #: Salient lines of a big stream whose windows were not held, by class.
         self.extra_counts: dict[str, int] = {}
         if not data:
@@ -290,14 +294,22 @@ def _sparse(stream: Stream, handle, size: int, sal: Classifier) -> Stream:
 
 
 class _View:
-    """The lines chosen so far and the exact size of their rendering."""
+    """The lines chosen so far and the exact size of their rendering.
+
+    `used` counts the kept lines and one marker per omitted run. Keeping lines
+    changes only the runs between the kept neighbours of what is added, so the
+    markers are re-measured there alone (a sorted list of each stream's kept
+    lines finds the neighbours): adding stays cheap however many lines a view
+    keeps.
+    """
 
     def __init__(self, streams: list[Stream], cap: int, reserve: int) -> None:
         self.streams = streams
         self.limit = max_line_bytes(cap)
         self.kept: list[set[int]] = [set() for _ in streams]
+        self._order: list[list[int]] = [[] for _ in streams]
         self.budget = cap - reserve
-        self.used = sum(self._gaps_cost(number) for number in range(len(streams)))
+        self.used = sum(self._runs_cost(stream, -1, len(stream.lines), ()) for stream in streams)
 
     def cost(self, stream: int, index: int) -> int:
         cache = self.streams[stream].shown
@@ -306,27 +318,42 @@ class _View:
             line = cache[index] = self.streams[stream].line_bytes(index, self.limit)
         return len(line)
 
-    def _gaps_cost(self, number: int, kept: set[int] | None = None) -> int:
-        stream = self.streams[number]
-        kept = self.kept[number] if kept is None else kept
-        return sum(len(gap_marker(stream, start, end)) for start, end in gaps(len(stream.lines), kept))
+    @staticmethod
+    def _runs_cost(stream: Stream, low: int, high: int, inside) -> int:
+        """Marker bytes of the omitted runs strictly between kept lines `low` and `high` (-1 and
+        the line count stand for the stream's edges), with `inside` (ascending) kept between them."""
+        cost = 0
+        previous = low
+        for index in (*inside, high):
+            if index > previous + 1:
+                cost += len(gap_marker(stream, previous + 1, index - 1))
+            previous = index
+        return cost
 
     def add(self, stream: int, indices) -> bool:
         """Keep `indices` of `stream` if the view still fits; all or none."""
         kept = self.kept[stream]
-        new = [i for i in indices if i not in kept]
+        new = sorted({i for i in indices if i not in kept})
         if not new:
             return True
-        if not all(self.streams[stream].held(i) for i in new):
+        lines = self.streams[stream]
+        if not all(lines.held(i) for i in new):
             return False
         extra = sum(self.cost(stream, i) for i in new)
         if self.used + extra > self.budget:
             return False
-        candidate = kept.union(new)
-        delta = extra + self._gaps_cost(stream, candidate) - self._gaps_cost(stream)
+        order = self._order[stream]
+        left = bisect.bisect_left(order, new[0])
+        right = bisect.bisect_right(order, new[-1])
+        low = order[left - 1] if left else -1
+        high = order[right] if right < len(order) else len(lines.lines)
+        between = order[left:right]
+        delta = (extra + self._runs_cost(lines, low, high, sorted({*between, *new}))
+                 - self._runs_cost(lines, low, high, between))
         if self.used + delta > self.budget:
             return False
-        self.kept[stream] = candidate
+        kept.update(new)
+        order[left:right] = sorted({*between, *new})
         self.used += delta
         return True
 
@@ -457,7 +484,11 @@ def _context(view: _View, head_share: int, tail_share: int) -> None:
 def _noise(stream: Stream, index: int) -> bool:
     if index < 0 or index >= len(stream.lines) or index in stream.classes:
         return False
-    return bool(classifier().noise.search(stream.lines[index]))
+    known = stream.noise.get(index)
+    if known is None:
+        # Asked up to three times per line (as itself and as each neighbour's neighbour).
+        known = stream.noise[index] = classifier().noise.search(stream.lines[index]) is not None
+    return known
 
 
 def _skippable(stream: Stream, index: int) -> bool:
@@ -483,6 +514,8 @@ def _hint(streams: list[Stream], kept: list[set[int]]) -> str:
                 elif cls not in group:
                     continue
                 line = stream.lines[index]
+                if word.search(line) is None:
+                    continue  # no word at all (numbers, rules): no need to find where its text starts
                 found = word.search(line, location.match(line).end())
                 if found is None:
                     continue
