@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import yarp.fastframe
 from yarp import _compat, codec, limits
-from yarp._fastframe_py import FrameSplitter as PyFrameSplitter
+from yarp.fastframe import FrameSplitterPy as PyFrameSplitter
 from yarp.errors import FrameError, FrameTooLarge
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -43,7 +43,17 @@ def test_extension_loaded_in_a_normal_install():
     if _compat.NO_EXTENSIONS:
         pytest.skip("YARP_NO_EXTENSIONS is set")
     assert yarp.fastframe.IMPLEMENTATION == "c"
+    assert yarp.fastframe.FrameSplitter is yarp.fastframe.FrameSplitterC
     assert yarp.fastframe.FrameSplitter.__module__ == "yarp._fastframe"
+
+
+def test_both_splitters_are_exported_and_the_switch_hides_the_compiled_one():
+    assert yarp.fastframe.FrameSplitterPy is importlib.import_module("yarp._fastframe_py").FrameSplitter
+    if _compat.NO_EXTENSIONS:
+        assert yarp.fastframe.FrameSplitterC is None
+        assert yarp.fastframe.FrameSplitter is yarp.fastframe.FrameSplitterPy
+    else:
+        assert yarp.fastframe.FrameSplitterC is importlib.import_module("yarp._fastframe").FrameSplitter
 
 
 def test_no_extensions_switch_selects_the_twin():

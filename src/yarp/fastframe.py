@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from ._compat import NO_EXTENSIONS
 
-_NAMES = ("IMPLEMENTATION", "FrameSplitter", "canonical_fast_path_ok", "encode_frame", "prepare_payload")
+_NAMES = ("IMPLEMENTATION", "FrameSplitter", "FrameSplitterC", "FrameSplitterPy", "canonical_fast_path_ok",
+          "encode_frame", "prepare_payload")
 
 if NO_EXTENSIONS:
     from . import _fastframe_py as _impl
@@ -27,3 +28,25 @@ encode_frame = _impl.encode_frame
 prepare_payload = _impl.prepare_payload
 
 __all__ = list(_NAMES)
+
+
+def __getattr__(name: str):
+    """`FrameSplitterPy` (the twin's splitter) and `FrameSplitterC` (the compiled one, None when it
+    is disabled or not built), for tests that run both side by side.
+
+    Loaded on first use only: the bridge and the broker import this module at
+    start-up and must not pay for the implementation they do not run.
+    """
+    if name == "FrameSplitterPy":
+        from ._fastframe_py import FrameSplitter
+
+        return FrameSplitter
+    if name == "FrameSplitterC":
+        if NO_EXTENSIONS:
+            return None
+        try:
+            from ._fastframe import FrameSplitter
+        except ImportError:
+            return None
+        return FrameSplitter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
