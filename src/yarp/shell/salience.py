@@ -73,7 +73,7 @@ class Classifier:
         self.max_lines, self.max_lead, self.header_max_lines = limits
 
     def triggered(self, line: bytes) -> bool:
-        """Whether the line holds any trigger, case-insensitively: only such lines are matched against patterns."""
+        """Whether the line holds any of the scanned triggers, case-insensitively."""
         low = line.lower()
         return any(t in low for t in self.triggers)
 
