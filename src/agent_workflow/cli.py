@@ -42,6 +42,7 @@ def _limit(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The `agent-workflow` argument parser: the `index` group's commands, each with `--state-root` and `--json`."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--state-root", metavar="PATH",
@@ -156,6 +157,10 @@ def _run(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line and return its exit code; never raises for a known failure.
+
+    An `AgentWorkflowError` becomes one bounded line on stderr and its own exit code; Ctrl-C exits 130.
+    """
     try:
         args = build_parser().parse_args(argv)
         return _run(args)

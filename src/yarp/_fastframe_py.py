@@ -138,6 +138,7 @@ class FrameSplitter:
 
     @property
     def max_frame_bytes(self) -> int:
+        """The largest frame body accepted; a longer declared length fails before any allocation."""
         return self._limit
 
     @property

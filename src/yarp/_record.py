@@ -21,6 +21,11 @@ if TYPE_CHECKING:
 
 
 class Record:
+    """The base of the value classes on `yarp run`'s path: fields in `__slots__`, defaults in `_defaults`.
+
+    Immutable, compared and hashed by value, picklable; see the module docstring for why not `dataclasses`.
+    """
+
     __slots__ = ()
     #: Field names in declaration order (every `__slots__` of the class and its bases).
     _fields: ClassVar[tuple[str, ...]] = ()

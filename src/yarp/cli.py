@@ -60,6 +60,7 @@ def _parser_class():
 
 
 def load_command(path: tuple[str, ...]):
+    """Import the module of the command at `path` (a key of `COMMANDS`) and return it."""
     # __import__ rather than importlib: importing importlib costs `yarp run` about a millisecond.
     name = f"yarp.commands.{COMMANDS[path]}"
     __import__(name)
@@ -67,6 +68,7 @@ def load_command(path: tuple[str, ...]):
 
 
 def build_parser(path: tuple[str, ...], module):
+    """The command's argument parser: its `SUMMARY` and epilog, `--archive` unless it opts out, then its own options."""
     parser_class, formatter = _parser_class()
     parser = parser_class(
         prog="yarp " + " ".join(path),
@@ -117,6 +119,10 @@ def _match(argv: list[str]) -> tuple[tuple[str, ...], list[str]] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run `yarp` with `argv` and return the exit status; a known failure never escapes as a traceback.
+
+    A `YarpError` is reported in one bounded line with its exit code; Ctrl-C exits 130; a closed pipe exits 0.
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         if not argv or argv[0] in ("-h", "--help", "help"):

@@ -86,6 +86,7 @@ class BrokerClient:
     # --- public ---------------------------------------------------------------
 
     def close(self) -> None:
+        """Close the connection to the broker, if one is open."""
         if self.sock is not None:
             try:
                 self.sock.close()

@@ -24,6 +24,7 @@ class Services:
         self.runs = RunService(broker, self.warm)
 
     def close(self) -> None:
+        """Close what the services hold open (the warm services' read-only archive connection)."""
         self.warm.close()
 
 

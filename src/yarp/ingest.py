@@ -232,6 +232,7 @@ def _prune_id(obj: dict) -> str:
 
 
 def ack(request_id: int, reply: dict | None = None, error: str | None = None, kind: str = "") -> bytes:
+    """One acknowledgement line for the adapter: ok or the bounded error, and the archive ref where the kind has one."""
     body: dict = {"requestId": request_id, "ok": error is None}
     if reply is not None:
         if kind in _REF_KINDS and reply.get("archiveRef"):
@@ -258,6 +259,10 @@ class Bridge:
             view = view[os.write(self.stdout_fd, view):]
 
     def serve(self) -> int:
+        """Relay frames until stdin ends at a frame boundary, then return 0.
+
+        Raises `BridgeExit` when the broker cannot be reached or a frame is malformed or cut short.
+        """
         try:
             self.client.connect(time.monotonic() + CONNECT_TIMEOUT_S)
         except YarpError as exc:
@@ -330,6 +335,10 @@ def _peek_request_id(frame: bytes) -> int | None:
 
 
 def main(location: ArchiveLocation, environ=os.environ) -> int:
+    """Run the ingest bridge on stdin and stdout; return 0 at a clean end, else report one line and return 74.
+
+    A broken adapter stream is a transport failure too: acknowledgements could not be delivered.
+    """
     bridge = Bridge(location, sys.stdin, sys.stdout, environ)
     try:
         return bridge.serve()

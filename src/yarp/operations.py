@@ -29,6 +29,8 @@ UNIT_SEPARATOR = "\x1f"
 
 
 class Session(Record):
+    """The agent session a call belongs to: agent, account and the agent's own session id."""
+
     __slots__ = ("agent", "account", "source_session_id", "started_at_ms")
     _defaults = {"started_at_ms": None}
     agent: str
@@ -38,6 +40,11 @@ class Session(Record):
 
 
 class CallMeta(Record):
+    """One call's metadata, fixed at `begin_call`: replaying it with different metadata is refused.
+
+    `requires_streams`: the shell command was wrapped by `yarp run`, so its four stream snapshots are required.
+    """
+
     __slots__ = (
         "source_call_id", "tool_name", "started_at_ms", "requires_streams", "provider", "model",
         "working_directory",
@@ -72,6 +79,8 @@ class StreamFile(Record):
 
 
 class BeginCall(Record):
+    """Record a call and its input before the tool runs (`input/before`, `input/after`); status `started`."""
+
     __slots__ = ("session", "call", "input_before", "input_after", "captured_at_ms", "deadline_at_ms")
     _defaults = {"deadline_at_ms": None}
     session: Session
@@ -86,10 +95,13 @@ class BeginCall(Record):
 
     @property
     def source_call_id(self) -> str:
+        """The call's id in its agent's session (every other operation names it directly)."""
         return self.call.source_call_id
 
 
 class CaptureStreams(Record):
+    """A wrapped command's exact stdout and stderr, before and after pruning, from spool files."""
+
     __slots__ = (
         "session", "source_call_id", "captured_at_ms", "stdout_before", "stderr_before", "stdout_after",
         "stderr_after",
@@ -107,6 +119,8 @@ class CaptureStreams(Record):
 
 
 class CapturePassthroughStreams(Record):
+    """A wrapped command's output that was not pruned: each stream's before and after share one payload."""
+
     __slots__ = ("session", "source_call_id", "captured_at_ms", "stdout", "stderr")
     session: Session
     source_call_id: str
@@ -119,6 +133,10 @@ class CapturePassthroughStreams(Record):
 
 
 class ResultBefore(Record):
+    """The tool's result before YARP changes it; with `full_output`, the source's complete output file
+    is stored in the same operation (both or neither).
+    """
+
     __slots__ = ("session", "source_call_id", "result", "captured_at_ms", "full_output")
     _defaults = {"full_output": None}
     session: Session
@@ -132,6 +150,10 @@ class ResultBefore(Record):
 
 
 class ResultText(Record):
+    """The exact text a cap or summary may shorten, with the host's word on its completeness
+    (`complete`, `incomplete` or `unknown`).
+    """
+
     __slots__ = ("session", "source_call_id", "text", "source_completeness", "captured_at_ms")
     session: Session
     source_call_id: str
@@ -144,6 +166,8 @@ class ResultText(Record):
 
 
 class StageResult(Record):
+    """The visible result (`result/after`) while the raw result can still be restored; the call stays `started`."""
+
     __slots__ = ("session", "source_call_id", "result", "is_error", "captured_at_ms")
     session: Session
     source_call_id: str
@@ -156,6 +180,10 @@ class StageResult(Record):
 
 
 class FinishCall(Record):
+    """The final result, and the call is `finished`; `executed` is False for a call that never reached its
+    tool (then no result before or streams are required).
+    """
+
     __slots__ = ("session", "source_call_id", "result", "is_error", "executed", "finished_at_ms")
     session: Session
     source_call_id: str
@@ -169,6 +197,10 @@ class FinishCall(Record):
 
 
 class UpdateFinalResult(Record):
+    """Confirm the final result: finishes a started call, and on a finished call succeeds only if the result
+    is identical (nothing is ever replaced).
+    """
+
     __slots__ = ("session", "source_call_id", "result", "is_error", "finished_at_ms")
     session: Session
     source_call_id: str
@@ -181,6 +213,8 @@ class UpdateFinalResult(Record):
 
 
 class PruneBefore(Record):
+    """Delete finished calls older than `timestamp_ms` (Unix milliseconds)."""
+
     __slots__ = ("timestamp_ms",)
     timestamp_ms: int
 
@@ -375,6 +409,7 @@ def import_calls(calls, captured_at_ms: int) -> ImportCalls:
 
 
 def prune_operation_id(timestamp_ms: int) -> str:
+    """The operation id of a prune at `timestamp_ms`: the same time always gives the same id, so a replay is one."""
     return _sha256_hex(f"{MAINTENANCE_IDENTITY}{UNIT_SEPARATOR}{timestamp_ms}")
 
 

@@ -29,6 +29,8 @@ _READ_CHUNK_BYTES = 64 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class SnapshotSpec:
+    """One snapshot to write: its subject and stage, the encoded payload and, for result text, its completeness."""
+
     subject: str
     stage: str
     payload: Payload
@@ -44,6 +46,7 @@ class Prepared:
 
     @property
     def payload_bytes(self) -> int:
+        """The snapshots' encoded payload bytes together, for the writer's batch budget."""
         return sum(len(s.payload.body) for s in self.snapshots)
 
 

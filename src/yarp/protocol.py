@@ -188,6 +188,7 @@ def decode_json(frame: bytes, what: str) -> Any:
 
 
 def handshake(archive_id: str, correlation_id: str) -> bytes:
+    """The client's handshake frame: schema, binary version, the archive it expects and its correlation id."""
     return _client_dumps(
         {"schema": SCHEMA, "binaryVersion": __version__, "archiveId": archive_id, "correlationId": correlation_id}
     )
@@ -213,6 +214,7 @@ def check_handshake(frame: bytes, archive_id: str) -> str:
 
 
 def handshake_reply(archive_id: str, correlation_id: str | None, error: YarpError | None = None) -> bytes:
+    """The broker's handshake answer; with `error`, a refusal carrying only its code and bounded message."""
     reply: dict[str, Any] = {
         "schema": SCHEMA,
         "binaryVersion": __version__,
@@ -227,6 +229,10 @@ def handshake_reply(archive_id: str, correlation_id: str | None, error: YarpErro
 
 
 def check_handshake_reply(frame: bytes, archive_id: str, correlation_id: str) -> None:
+    """Accept the broker's handshake answer or raise `HandshakeMismatch`.
+
+    Refused: a refusal, another schema or binary version, or an answer for another archive or correlation id.
+    """
     obj = _client_loads(frame, "handshake reply")
     if not isinstance(obj, dict):
         raise HandshakeMismatch("handshake reply is not an object")
@@ -256,6 +262,8 @@ class Envelope(Record):
 
 
 class Control(Record):
+    """A control request (such as `status`), answered at once outside admission."""
+
     __slots__ = ("correlation_id", "control")
     correlation_id: str
     control: str
@@ -323,6 +331,7 @@ def envelope(operation: ops.ArchiveOperation, correlation_id: str, deadline_ms: 
 
 
 def control(correlation_id: str, name: str) -> bytes:
+    """A control request frame, such as `status`."""
     return _client_dumps({"schema": SCHEMA, "correlationId": correlation_id, "control": name})
 
 
@@ -330,6 +339,7 @@ def control(correlation_id: str, name: str) -> bytes:
 
 
 def reply_ok(archive_ref: str | None = None, pruned_calls: int | None = None, extra: dict | None = None) -> bytes:
+    """A success reply, with the call's archive reference, the pruned-call count or extra fields when given."""
     body: dict[str, Any] = {"ok": True}
     if archive_ref is not None:
         body["archiveRef"] = archive_ref
@@ -341,10 +351,12 @@ def reply_ok(archive_ref: str | None = None, pruned_calls: int | None = None, ex
 
 
 def reply_error(error: YarpError) -> bytes:
+    """A failure reply: the error's code and bounded message, never a payload."""
     return _orjson().dumps({"ok": False, "code": error.code, "error": error.message})
 
 
 def parse_reply(frame: bytes) -> dict:
+    """Decode a broker reply; raises `FrameError` unless it is an object with a boolean `ok`."""
     obj = _client_loads(frame, "broker reply")
     if not isinstance(obj, dict) or not isinstance(obj.get("ok"), bool):
         raise FrameError("broker reply is malformed")

@@ -88,6 +88,10 @@ class Spool:
 
     @classmethod
     def create(cls, environ=os.environ) -> Spool:
+        """Create the two private "before" files under a fresh random name in the temporary directory.
+
+        Raises `FileExistsError` if sixteen random names are all taken, or the `OSError` of the create.
+        """
         base = temp_directory(environ)
         for _ in range(16):
             spool = cls(os.path.join(base, f"yarp-run-{os.urandom(8).hex()}"))
@@ -106,15 +110,18 @@ class Spool:
 
     @staticmethod
     def open_private(path: str) -> int:
+        """Create `path` new, 0600, for reading and writing; raises `FileExistsError` if anything has the name."""
         return create_private(path, os.O_RDWR)
 
     def close_fds(self) -> None:
+        """Close the two "before" descriptors, if still open."""
         for fd in (self.stdout_fd, self.stderr_fd):
             if fd >= 0:
                 os.close(fd)
         self.stdout_fd = self.stderr_fd = -1
 
     def remove(self) -> None:
+        """Remove all four spool files; those never created, or already gone, are skipped."""
         for path in (self.stdout_before, self.stderr_before, self.stdout_after, self.stderr_after):
             try:
                 os.unlink(path)
@@ -245,6 +252,8 @@ class _Deferred:
 
 
 class Runner:
+    """One `yarp run`: the command, the call it archives under, and its channel to the broker."""
+
     def __init__(self, argv: list[str], *, target: dict | None, config, location, environ=os.environ) -> None:
         self.argv = argv
         #: The call on the wire: the adapter's `{agent, account, session, call}`, or a
@@ -332,6 +341,10 @@ class Runner:
     # --- the run ------------------------------------------------------------------------
 
     def run(self) -> int:
+        """Run the command, archive its streams, emit its output; return the child's exit status.
+
+        Without spool files nothing can be captured, so the command then runs untouched.
+        """
         try:
             spool = Spool.create(self.environ)
         except OSError as exc:

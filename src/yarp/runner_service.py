@@ -97,6 +97,8 @@ def _stream_file(value, what: str) -> ops.StreamFile:
 
 
 class RunService:
+    """The broker's side of `yarp run` requests, using the warm services' account and rules."""
+
     def __init__(self, broker, warm) -> None:
         self.broker = broker
         self.warm = warm
@@ -116,6 +118,10 @@ class RunService:
         return session, _text(value["call"], MAX_IDENTITY_CHARS, "call"), False
 
     async def serve(self, request, obj: dict) -> bytes:
+        """Answer one `yarp run` request (`begin`, `capture` or `not_started`) with its reply frame.
+
+        Raises `ValidationError` for unknown or missing fields, another schema or a foreign correlation id.
+        """
         if set(obj) != {"schema", "correlationId", "deadlineMs", "run"}:
             raise ValidationError("run request has unknown or missing fields")
         if obj["schema"] != protocol.SCHEMA:

@@ -34,6 +34,7 @@ READY_FD_ENV = "YARP_BROKER_READY_FD"
 
 
 def archive_id(archive_path: str) -> str:
+    """The archive's short id: 32 hex digits of the SHA-256 of its canonical path, naming its socket and locks."""
     digest = identity_sha256(canonical_archive_path(archive_path).encode("utf-8", "surrogateescape")).digest()
     return digest[:16].hex()
 
@@ -95,20 +96,25 @@ def runtime_base(environ=os.environ) -> str:
 
 
 class RuntimePaths(Record):
+    """Where one archive's broker socket and lock files live in the private runtime directory."""
+
     __slots__ = ("directory", "archive_id")
     directory: str
     archive_id: str
 
     @property
     def socket(self) -> str:
+        """The broker's Unix socket for this archive."""
         return os.path.join(self.directory, f"archive-{self.archive_id}.sock")
 
     @property
     def startup_lock(self) -> str:
+        """The lock held while a broker is starting or stopping, so only one starts at a time."""
         return os.path.join(self.directory, f"archive-{self.archive_id}.lock")
 
     @property
     def lifetime_lock(self) -> str:
+        """The lock a running broker holds for its whole life."""
         return os.path.join(self.directory, f"archive-{self.archive_id}.lifetime")
 
 

@@ -178,9 +178,11 @@ class Totals:
 
     @property
     def view_unknown_calls(self) -> int:
+        """Calls whose shown size is unknown: imported ones, and unchanged calls of hosts that show their own result."""
         return self.imported_calls + self.host_view_calls
 
     def add(self, kind: str, produced: int, withheld: int, calls: int = 1) -> None:
+        """Count one row (or `calls` calls) of `kind`; only counted calls add to produced, shown and withheld bytes."""
         if kind == COUNTED:
             self.calls += calls
             self.produced += produced
@@ -198,10 +200,12 @@ class Totals:
             self.incomplete_calls += calls
 
     def merge(self, other: Totals) -> None:
+        """Add another group's sums into this one."""
         for name in self.__slots__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def as_dict(self) -> dict[str, int | float | None]:
+        """The sums as the JSON report's fields, with the withheld ratio and token estimates."""
         return {
             "calls": self.calls,
             "bytes_produced": self.produced,
@@ -233,6 +237,7 @@ class Savings:
     top_commands: list[tuple[str, int, int, int]] = field(default_factory=list)
 
     def as_dict(self) -> dict:
+        """The report as a JSON document: window, totals, groups in display order and the top commands."""
         groups = sorted(self.groups.items(), key=_group_order(self.by))
         return {
             "by": self.by,
@@ -250,6 +255,7 @@ class Savings:
 
 
 def estimate_tokens(nbytes: int) -> int:
+    """A rough token count for `nbytes` (`BYTES_PER_TOKEN` bytes a token); an estimate, never billing."""
     return round(nbytes / BYTES_PER_TOKEN)
 
 
@@ -405,6 +411,7 @@ _UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 
 
 def human_bytes(n: int) -> str:
+    """`n` bytes in binary units for the text report, such as `1.5 MiB`."""
     value = float(n)
     sign = "-" if value < 0 else ""
     value = abs(value)
@@ -416,6 +423,7 @@ def human_bytes(n: int) -> str:
 
 
 def human_count(n: int) -> str:
+    """`n` shortened with a k, M or G suffix for the text report."""
     for limit, suffix in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
         if abs(n) >= limit:
             return f"{n / limit:.1f}{suffix}"

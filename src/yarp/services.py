@@ -79,12 +79,14 @@ class Warm:
     # --- calls between requests ------------------------------------------------------
 
     def remember(self, key: str, state: CallState) -> None:
+        """Keep a begun call's state for its later requests; the oldest is dropped beyond `MAX_REMEMBERED_CALLS`."""
         self.calls.pop(key, None)
         self.calls[key] = state
         while len(self.calls) > MAX_REMEMBERED_CALLS:
             self.calls.popitem(last=False)
 
     def forget(self, key: str) -> None:
+        """Drop a call's state once it is finished."""
         self.calls.pop(key, None)
 
     def stored_call(self, session, source_call_id: str) -> tuple[bool, str, str] | None:
@@ -119,6 +121,7 @@ class Warm:
         return self._reader
 
     def close(self) -> None:
+        """Close the read-only archive connection, if one was opened."""
         if self._reader is not None:
             self._reader.close()
             self._reader = None
@@ -137,10 +140,12 @@ class PreparedParts:
 
     @property
     def operation(self) -> ops.ArchiveOperation:
+        """The last part's operation, read wherever a single `Prepared` would stand."""
         return self.parts[-1].operation
 
     @property
     def payload_bytes(self) -> int:
+        """The parts' payload bytes together, for the writer's batch budget."""
         return sum(p.payload_bytes for p in self.parts)
 
 
@@ -184,6 +189,7 @@ def envelope_for(operation: ops.ArchiveOperation, correlation_id: str, deadline_
 
 
 def now_ms() -> int:
+    """Wall-clock time in Unix milliseconds."""
     return time.time_ns() // 1_000_000
 
 

@@ -145,6 +145,7 @@ class Channel:
         self._pending: tuple[str, bytes] | None = None
 
     def close(self) -> None:
+        """Close the lean socket and the full client, whichever are open."""
         if self.sock is not None:
             self.sock.close()
             self.sock = None

@@ -46,6 +46,8 @@ class Request:
 
 
 class Admission:
+    """The broker's admission budgets: what is admitted now (count and frame bytes) and which clients wait."""
+
     def __init__(self, broker) -> None:
         self.broker = broker
         self.count = 0
@@ -125,6 +127,7 @@ class Admission:
                 client.resume()
 
     def forget(self, client) -> None:
+        """Drop a disconnected client from the waiting line, if it is there."""
         try:
             self.waiting.remove(client)
         except ValueError:

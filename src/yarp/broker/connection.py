@@ -37,6 +37,12 @@ _PEERCRED = struct.Struct("3i")
 
 
 class State(enum.Enum):
+    """Where a connection stands in its life.
+
+    PAUSED: reading stopped by admission; STALLED: reading stopped because the
+    client leaves its replies unread (the transport's write buffer is full).
+    """
+
     HANDSHAKE = "handshake"
     OPEN = "open"
     PAUSED = "paused"
@@ -61,15 +67,21 @@ class ClientConnection(asyncio.BufferedProtocol):
 
     @property
     def closed(self) -> bool:
+        """Whether the connection is closed; nothing more is read from or sent to it."""
         return self.state is State.CLOSED
 
     @property
     def stalled(self) -> bool:
+        """Whether the client has stopped reading its replies; admission holds its next frame until it drains."""
         return self.state is State.STALLED
 
     # asyncio callbacks ---------------------------------------------------------
 
     def connection_made(self, transport) -> None:  # type: ignore[override]
+        """Accept the peer only if it runs as our own user (SO_PEERCRED), else log and abort.
+
+        The socket is 0600 already; the check also refuses a peer whose credentials cannot be read.
+        """
         self.transport = transport
         sock = transport.get_extra_info("socket")
         try:
@@ -84,9 +96,11 @@ class ClientConnection(asyncio.BufferedProtocol):
         self.broker.client_connected(self)
 
     def get_buffer(self, sizehint: int):
+        """The splitter's buffer for the transport to read into (no copy per read)."""
         return self.splitter.get_buffer(sizehint)
 
     def buffer_updated(self, nbytes: int) -> None:
+        """Take the whole frames just completed; a malformed or oversized frame fails the connection."""
         try:
             frames = self.splitter.buffer_updated(nbytes)
         except FrameError as exc:
@@ -97,9 +111,11 @@ class ClientConnection(asyncio.BufferedProtocol):
             self._frames(frames)
 
     def eof_received(self):
+        """Return False so the transport closes: a client that stops writing has no more requests."""
         return False
 
     def connection_lost(self, exc) -> None:
+        """Mark the connection closed, drop its unadmitted frames and tell the broker it left."""
         self.state = State.CLOSED
         self.pending.clear()
         self.broker.client_disconnected(self)
@@ -142,6 +158,7 @@ class ClientConnection(asyncio.BufferedProtocol):
     # replies and closing ----------------------------------------------------------
 
     def send(self, body: bytes) -> None:
+        """Write one framed reply; a closed connection silently gets nothing."""
         if self.state is not State.CLOSED and self.transport is not None:
             self.transport.write(encode_frame(body))
 
@@ -152,6 +169,7 @@ class ClientConnection(asyncio.BufferedProtocol):
         self.close()
 
     def close(self) -> None:
+        """Close the transport once; replies already written are still flushed."""
         if self.state is not State.CLOSED and self.transport is not None:
             self.state = State.CLOSED
             self.transport.close()
@@ -159,11 +177,13 @@ class ClientConnection(asyncio.BufferedProtocol):
     # reading: admission backpressure ----------------------------------------------
 
     def pause(self) -> None:
+        """Stop reading from an open client until admission has room for its next frame."""
         if self.state is State.OPEN and self.transport is not None:
             self.state = State.PAUSED
             self.transport.pause_reading()
 
     def resume(self) -> None:
+        """Read again from a client that admission paused."""
         if self.state is State.PAUSED and self.transport is not None:
             self.state = State.OPEN
             self.transport.resume_reading()
@@ -172,6 +192,9 @@ class ClientConnection(asyncio.BufferedProtocol):
     # reading its replies. Stop admitting and reading until it drains.
 
     def pause_writing(self) -> None:
+        """The transport's write buffer is full: stop reading from this client until it drains its replies,
+        so an unread reply stream cannot grow the broker's memory.
+        """
         if self.state not in (State.OPEN, State.PAUSED):
             return
         if self.state is State.OPEN and self.transport is not None:
@@ -179,6 +202,7 @@ class ClientConnection(asyncio.BufferedProtocol):
         self.state = State.STALLED
 
     def resume_writing(self) -> None:
+        """The client drained its replies: admit its waiting frames, and read again once none are left."""
         if self.state is not State.STALLED:
             return
         self.state = State.PAUSED

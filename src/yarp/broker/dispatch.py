@@ -24,6 +24,8 @@ from ..validate import check_operation
 
 
 class Handler(Record):
+    """How the broker prepares one kind of operation, and whether that preparation reads files."""
+
     __slots__ = ("prepare", "reads_files")
     #: (validated operation) -> Prepared; runs on the loop or in the pool, never under the write lock.
     prepare: object
@@ -54,10 +56,12 @@ HANDLERS: dict[str, Handler] = {
 
 
 def reads_files(env) -> bool:
+    """Whether preparing this envelope's operation reads files the request names (then it runs in the pool)."""
     return HANDLERS[env.kind].reads_files(env)
 
 
 def prepare_operation(env, operation: ops.ArchiveOperation) -> Prepared:
+    """Turn a validated operation into prepared work for the writer, using its kind's handler."""
     return HANDLERS[env.kind].prepare(operation)
 
 

@@ -35,6 +35,8 @@ INLINE_ENV = "YARP_BROKER_INLINE_BYTES"
 
 
 class Lifecycle:
+    """The broker's start, idle exit and shutdown: its locks, listening socket and the idle timer."""
+
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
         broker.lifecycle = self
@@ -72,6 +74,11 @@ class Lifecycle:
         return sock
 
     async def serve(self, sock: socket.socket, on_ready=None) -> None:
+        """Serve clients on the bound socket until shutdown completes.
+
+        Starts the preparation pool and the writer, routes SIGTERM and SIGINT to `shutdown`, calls `on_ready` once
+        accepting, and arms the idle timer.
+        """
         broker = self.broker
         loop = broker.loop = asyncio.get_running_loop()
         self._stopped = loop.create_future()
@@ -90,11 +97,13 @@ class Lifecycle:
     # idle -------------------------------------------------------------------------------
 
     def busy(self) -> None:
+        """Cancel the idle timer: a client connected or work arrived."""
         if self._idle_handle is not None:
             self._idle_handle.cancel()
             self._idle_handle = None
 
     def maybe_idle(self) -> None:
+        """Arm the idle timer if the broker is idle now; nothing while it is closing."""
         broker = self.broker
         if broker.closing or broker.loop is None:
             return
@@ -188,6 +197,10 @@ class Lifecycle:
 
 
 def idle_ms_from_env(environ=os.environ) -> int:
+    """The idle timeout from `YARP_BROKER_IDLE_MS`, else the default.
+
+    Raises `ValidationError` unless a positive integer.
+    """
     raw = environ.get(IDLE_ENV)
     if not raw:
         return BROKER_IDLE_MS
@@ -201,6 +214,10 @@ def idle_ms_from_env(environ=os.environ) -> int:
 
 
 def inline_bytes_from_env(environ=os.environ) -> int:
+    """The largest frame prepared on the event loop, from `YARP_BROKER_INLINE_BYTES`, else the default.
+
+    Raises `ValidationError` unless a non-negative integer.
+    """
     raw = environ.get(INLINE_ENV)
     if not raw:
         return INLINE_PREPARE_BYTES
@@ -214,6 +231,7 @@ def inline_bytes_from_env(environ=os.environ) -> int:
 
 
 def pool_kind_from_env(environ=os.environ) -> str:
+    """The pool kind from `YARP_BROKER_POOL` (`thread` by default); raises `ValidationError` for any other."""
     kind = environ.get(POOL_ENV) or "thread"
     if kind not in ("thread", "process"):
         raise ValidationError(f"{POOL_ENV} must be 'thread' or 'process'")

@@ -20,6 +20,8 @@ from ..limits import MAX_SEQUENCE_CACHE_KEYS
 
 
 class Sequencer:
+    """Each source's last applied sequence (a bounded cache) and its operation in flight."""
+
     def __init__(self) -> None:
         self.sequences: collections.OrderedDict[str, int] = collections.OrderedDict()
         self.in_flight: dict = {}
@@ -38,9 +40,11 @@ class Sequencer:
         return None
 
     def enter(self, request) -> None:
+        """Record the request as its source's operation in flight."""
         self.in_flight[request.envelope.source_key] = request
 
     def leave(self, request) -> None:
+        """Clear the request's source's in-flight entry, if the request still holds it."""
         env = request.envelope
         if env is not None and self.in_flight.get(env.source_key) is request:
             del self.in_flight[env.source_key]

@@ -38,6 +38,8 @@ from .sequencer import Sequencer
 
 
 class Stats:
+    """The broker's counters since start, and a bounded window of recent commit latencies for `status`."""
+
     def __init__(self) -> None:
         self.started = time.monotonic()
         self.requests = 0
@@ -49,6 +51,7 @@ class Stats:
         self.checkpoint_failures = 0
 
     def commit_percentile(self, q: float) -> float | None:
+        """The `q` percentile of the recent commit latencies in milliseconds, or None before the first commit."""
         if not self.commit_ms:
             return None
         ordered = sorted(self.commit_ms)
@@ -96,10 +99,14 @@ class Broker:
             pass
 
     def log_threadsafe(self, event: str, **fields) -> None:
+        """`log` from another thread (the writer, the pool): the line is written on the event loop."""
         if self.foreground and self.loop is not None:
             self.loop.call_soon_threadsafe(functools.partial(self.log, event, **fields))
 
     def make_pool(self) -> concurrent.futures.Executor:
+        """Make the preparation pool, one worker per CPU (at least two): threads, or forkserver processes
+        when `pool_kind` is `process`.
+        """
         workers = max(2, os.cpu_count() or 2)
         if self.pool_kind == "process":
             import multiprocessing
@@ -113,15 +120,18 @@ class Broker:
     # connections --------------------------------------------------------------------
 
     def client_connected(self, client) -> None:
+        """Track a client that passed the peer check, and cancel the idle timer."""
         self.clients.add(client)
         self.lifecycle.busy()
 
     def client_disconnected(self, client) -> None:
+        """Forget a client that left, and arm the idle timer if nothing else is going on."""
         self.clients.discard(client)
         self.admission.forget(client)
         self.lifecycle.maybe_idle()
 
     def is_idle(self) -> bool:
+        """Whether nothing is connected, admitted, queued or inside a transaction: the condition for an idle exit."""
         writer = self.writer
         return (not self.clients and not self.admission.count
                 and (writer is None or (not writer.in_transaction and not writer.queued)))
@@ -289,6 +299,7 @@ class Broker:
     # status -----------------------------------------------------------------------------
 
     def status(self) -> dict:
+        """What a status request answers: counts, queue depths and commit latencies, never payloads."""
         s = self.stats
         writer = self.writer
         return {

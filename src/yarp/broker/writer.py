@@ -43,6 +43,8 @@ _SENTINEL = object()
 
 
 class Writer:
+    """The one thread that applies prepared requests to SQLite, in batches, and posts the outcomes to the loop."""
+
     def __init__(self, broker, store) -> None:
         self.broker = broker
         self.store = store
@@ -57,6 +59,7 @@ class Writer:
         self._thread = threading.Thread(target=self._run, name="yarp-writer", daemon=True)
 
     def start(self) -> None:
+        """Start the writer thread."""
         self._thread.start()
 
     def submit(self, request) -> None:

@@ -26,6 +26,7 @@ from .events import HookEvent, begin_operation, session_of
 
 
 def identity(event: HookEvent, account: str):
+    """The archive identity (`--archive-*` flags) of the event's call, as a `yarp run` rewrite names it."""
     from ..shell.plan import ArchiveIdentity
 
     return ArchiveIdentity.from_flags(event.agent, account, event.session_id, event.call_id)
@@ -57,6 +58,7 @@ def rewrite(event: HookEvent, account: str, rules, launcher: str) -> str | None:
 
 def begin(event: HookEvent, account: str, input_after, *, rewritten: bool, now_ms: int,
           deadline_at_ms: int) -> ops.BeginCall:
+    """The `begin_call` for a pre-tool event; a call whose command was rewritten requires its streams."""
     return begin_operation(event, account, input_after, requires_streams=rewritten, now_ms=now_ms,
                            deadline_at_ms=deadline_at_ms)
 

@@ -148,6 +148,7 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
 
 
 def warn_once(agent: str, session: str, text: str, environ) -> None:
+    """Print an archive warning once per agent session (see `yarp.hooks.notice`)."""
     # Imported only when there is something to say: most events say nothing.
     from .notice import warn_once as warn
 

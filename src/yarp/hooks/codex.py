@@ -101,6 +101,7 @@ class CallEvidence:
 
     @property
     def executed(self) -> bool:
+        """Whether the transcript holds the command's execution item, i.e. the command ran."""
         return self.output is not None
 
     @property
@@ -493,6 +494,9 @@ class CodexService:
         self._finishing: set[tuple[str, str]] = set()
 
     async def serve(self, request, hook) -> bytes:
+        """Answer one Codex hook event: settle the session's open calls the transcript now proves, and begin or
+        finish this one, in one composite request. Events without a session, or unparseable, are answered ok.
+        """
         from .. import protocol
 
         payload = hook.event

@@ -29,6 +29,8 @@ SHELL_TOOLS = {"claude-code": frozenset({"Bash"}), "codex": frozenset({"Bash", "
 
 @dataclass(frozen=True, slots=True)
 class HookEvent:
+    """One hook event of an agent, reduced to what the archive needs: the call, its tool input and response."""
+
     agent: str
     event: str
     session_id: str
@@ -42,6 +44,7 @@ class HookEvent:
 
     @property
     def is_failure(self) -> bool:
+        """Whether this is a `PostToolUseFailure` event (its response is the error object)."""
         return self.event == POST_FAILURE
 
     def shell_command(self) -> str | None:
@@ -108,11 +111,13 @@ def local_account() -> str:
 
 
 def session_of(event: HookEvent, account: str) -> ops.Session:
+    """The archive session of the event, under `account`."""
     return ops.Session(event.agent, account, event.session_id)
 
 
 def begin_operation(event: HookEvent, account: str, input_after: Any, *, requires_streams: bool,
                     now_ms: int, deadline_at_ms: int | None = None) -> ops.BeginCall:
+    """The `begin_call` recording the event's call: its metadata, the tool input and the input handed back."""
     meta = ops.CallMeta(
         source_call_id=event.call_id,
         tool_name=event.tool_name,

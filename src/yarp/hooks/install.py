@@ -43,6 +43,8 @@ MAX_SETTINGS_BYTES = 4 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class Change:
+    """What an install or uninstall did to a settings file: whether it changed, its backup and the hooks touched."""
+
     path: str
     changed: bool
     backup: str | None
@@ -50,6 +52,10 @@ class Change:
 
 
 def settings_path(agent: str, scope: str, environ=os.environ, cwd: str | None = None) -> str:
+    """The agent's hook settings file for `scope` (`user` or `project`); Codex honours `$CODEX_HOME`.
+
+    Raises `UsageError` for an agent without hooks.
+    """
     if agent not in SETTINGS_FILES:
         raise UsageError("unknown agent")
     directory, name = SETTINGS_FILES[agent]
@@ -64,6 +70,7 @@ def settings_path(agent: str, scope: str, environ=os.environ, cwd: str | None = 
 
 
 def is_ours(command: object, agent: str) -> bool:
+    """Whether a hook command runs `yarp hook AGENT` (through `yarp` or `python -m yarp`)."""
     if not isinstance(command, str):
         return False
     try:
@@ -174,6 +181,10 @@ def _strip(settings: dict, agent: str, keep_command: str | None = None) -> tuple
 
 
 def install(agent: str, path: str, command: str) -> Change:
+    """Make `command` the agent's only yarp hook for every event it needs, keeping other hooks.
+
+    The old file is backed up when changed; a malformed file raises `DataError` and is left unchanged.
+    """
     settings, previous, mode = _load(path)
     for event in HOOK_EVENTS[agent]:
         _groups(settings, event)  # refuse malformed shapes before changing anything
@@ -200,6 +211,7 @@ def install(agent: str, path: str, command: str) -> Change:
 
 
 def uninstall(agent: str, path: str) -> Change:
+    """Remove the agent's yarp hooks, keeping every other hook and backing up the old file; `DataError` if malformed."""
     settings, previous, mode = _load(path)
     if previous is None:
         return Change(path, False, None, 0)

@@ -40,6 +40,7 @@ def yarp_argv(environ=os.environ) -> list[str]:
 
 
 def shell_join(argv: list[str]) -> str:
+    """`argv` as one shell command line, each part quoted."""
     import shlex
 
     return " ".join(shlex.quote(part) for part in argv)

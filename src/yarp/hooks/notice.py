@@ -19,6 +19,7 @@ from ..errors import YarpError
 
 
 def marker_path(agent: str, session_id: str, environ=os.environ) -> str:
+    """The marker file remembering that this session was warned; it holds a hash of the session id, never the id."""
     from ..runtime import runtime_base
 
     digest = identity_sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]

@@ -57,6 +57,8 @@ _REQUEST_FIELDS = frozenset({"schema", "correlationId", "hook", "deadlineMs", "e
 
 
 class HookRequest(Record):
+    """A hook request relayed to the broker: the agent, how to launch `yarp`, the rules, the deadline and the event."""
+
     __slots__ = ("agent", "launcher", "pruning", "rule_packs", "deadline_ms", "event", "cap_bytes")
     _defaults = {"cap_bytes": None}
     agent: str

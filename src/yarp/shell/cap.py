@@ -119,6 +119,7 @@ class SparseLines:
         return self.held.get(index, UNAVAILABLE)
 
     def available(self) -> list[int]:
+        """The indices of the lines held, in order."""
         return sorted(self.held)
 
 
@@ -160,10 +161,12 @@ class Stream:
                 self.classes[first] = "header"
 
     def held(self, index: int) -> bool:
+        """Whether line `index` is in memory (always, unless the stream is a big one read sparsely)."""
         lines = self.lines
         return not isinstance(lines, SparseLines) or index in lines.held
 
     def indices(self):
+        """The indices of the lines the cap may show: all of them, or only those held."""
         lines = self.lines
         return lines.available() if isinstance(lines, SparseLines) else range(len(lines))
 
@@ -375,6 +378,7 @@ def gaps(total: int, kept: set[int]) -> list[tuple[int, int]]:
 
 
 def gap_marker(stream: Stream, start: int, end: int) -> bytes:
+    """The marker for omitted lines `start`..`end`: with the raw line range when it has one, else the count only."""
     count = end - start + 1
     if stream.ranges:
         return f"[yarp: omitted {count} line(s); {stream.name} {start + 1}:{end + 1}]\n".encode()

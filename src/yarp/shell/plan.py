@@ -61,6 +61,10 @@ class ArchiveIdentity:
 
     @classmethod
     def from_flags(cls, agent, account, session, call) -> "ArchiveIdentity | None":
+        """The identity from the four `--archive-*` flags, or None when none is given.
+
+        Raises `UsageError` when only some are given, or one is empty, too long or holds a NUL.
+        """
         values = (agent, account, session, call)
         if all(v is None for v in values):
             return None
@@ -72,6 +76,7 @@ class ArchiveIdentity:
         return cls(agent, account, session, call)
 
     def flags(self) -> list[tuple[str, str]]:
+        """The (flag, value) pairs, in the order a rewritten command carries them."""
         return list(zip(ARCHIVE_FLAGS, (self.agent, self.account, self.session, self.call)))
 
 
@@ -88,6 +93,7 @@ class ShellPlan:
     reason: str
 
     def to_json(self) -> dict:
+        """The plan as the `yarp plan` JSON document (version 1); the reason is not part of it."""
         execution: dict = {"kind": self.execution}
         if self.execution == "rewrite":
             execution["command"] = self.command

@@ -127,6 +127,7 @@ class Rule(Record):
         return _compiled(self.drop_patterns)
 
     def limits_for(self, exit_code: int) -> Limits:
+        """The line limits for a command that exited with `exit_code`: the success ones only for 0."""
         return self.success if exit_code == 0 else self.failure
 
     def matches(self, args: Sequence[str]) -> bool:
@@ -203,12 +204,14 @@ class RuleSet:
         return len(self.rules)
 
     def candidates(self, program: str) -> list[Rule]:
+        """The rules for `program`; any `python3.N` also gets the `python3` rules."""
         found = self._by_program.get(program)
         if found is None and is_python3(program):
             found = self._by_program.get("python3")
         return found or []
 
     def matching(self, argv: Sequence[str]) -> list[Rule]:
+        """The rules whose program and arguments match `argv`."""
         if not argv or not argv[0]:
             return []
         program = os.path.basename(argv[0])
@@ -216,6 +219,10 @@ class RuleSet:
         return [rule for rule in self.candidates(program) if rule.matches(args)]
 
     def select(self, argv: Sequence[str]) -> "Selection":
+        """Which rule reduces `argv`: a passthrough wins; one reducer, else one transform, is selected.
+
+        Two reducers, or several transforms, are `ambiguous`; none is `unknown`.
+        """
         matched = self.matching(argv)
         if any(rule.action == "passthrough" for rule in matched):
             return Selection("passthrough", None)

@@ -73,6 +73,7 @@ class Classifier:
         self.max_lines, self.max_lead, self.header_max_lines = limits
 
     def triggered(self, line: bytes) -> bool:
+        """Whether the line holds any of the scanned triggers, case-insensitively."""
         low = line.lower()
         return any(t in low for t in self.triggers)
 
@@ -185,6 +186,7 @@ _PACK_ENTRIES: tuple = ()
 
 
 def read_data() -> bytes:
+    """The bytes of the packaged salience data (`rules/salience.json`)."""
     with open(DATA_PATH, "rb") as handle:
         return handle.read()
 
@@ -233,6 +235,7 @@ def classifier(environ=os.environ) -> Classifier:
 
 
 def is_blank(line: bytes) -> bool:
+    """Whether a line holds nothing but spaces, tabs and carriage returns."""
     return not line.strip(b" \t\r")
 
 

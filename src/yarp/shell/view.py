@@ -25,6 +25,8 @@ from ..errors import UnsafePath
 
 
 class SpoolFiles:
+    """A run's spool files: the exact streams as declared, and the paths where its view may be written."""
+
     __slots__ = ("stdout", "stderr", "stdout_after", "stderr_after")
 
     def __init__(self, stdout, stderr, stdout_after: str, stderr_after: str) -> None:

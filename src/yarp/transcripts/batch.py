@@ -39,6 +39,8 @@ IMPORTED, EXISTING, REFUSED = "i", "e", "r"
 
 @dataclass(frozen=True, slots=True)
 class PreparedCall:
+    """One imported call and the snapshots prepared for it."""
+
     call: ops.ImportedCall
     snapshots: tuple[SnapshotSpec, ...]
 

@@ -43,10 +43,16 @@ def _text_of(content) -> str:
 
 
 class ClaudeCodeParser(TranscriptParser):
+    """Reads Claude Code's project transcripts: tool calls from assistant messages, results from user ones."""
+
     agent = AGENT
     version = 1
 
     def feed(self, obj: dict, line: int) -> None:
+        """Take one transcript record: calls from an assistant message, results from a user message.
+
+        Other known kinds are skipped; unknown ones are counted.
+        """
         kind = obj.get("type")
         if kind not in ("user", "assistant"):
             if kind not in _KNOWN:

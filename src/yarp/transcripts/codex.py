@@ -61,6 +61,8 @@ def _exit_code_from_output(output) -> int | None:
 
 
 class CodexParser(TranscriptParser):
+    """Reads Codex session logs; a call waits for its output, and may wait for a late projection of it."""
+
     agent = AGENT
     version = 1
 
@@ -70,6 +72,7 @@ class CodexParser(TranscriptParser):
         self.held: dict[str, list] = {}
 
     def feed(self, obj: dict, line: int) -> None:
+        """Take one session-log record: metadata, turn context, calls and outputs; unknown kinds are counted."""
         ctx = self.context
         kind = obj.get("type")
         payload = obj.get("payload")
@@ -202,6 +205,7 @@ class CodexParser(TranscriptParser):
                       result_text=complete)
 
     def end_of_read(self, settled: bool) -> None:
+        """Send the calls held for a late projection (they have their output), then settle as every parser does."""
         # Held calls have their output: send them now rather than keep them across runs.
         for call_id in list(self.held):
             self._release(call_id)

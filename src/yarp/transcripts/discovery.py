@@ -16,6 +16,10 @@ AGENTS = ("pi", "claude-code", "codex")
 
 
 def default_roots(agent: str, environ=os.environ) -> list[str]:
+    """The directories holding `agent`'s transcripts, honouring the agent's own home variable.
+
+    Raises `ValueError` for an agent without an importer.
+    """
     home = environ.get("HOME") or os.path.expanduser("~")
     if agent == "pi":
         base = environ.get("PI_CODING_AGENT_DIR") or os.path.join(home, ".pi", "agent")

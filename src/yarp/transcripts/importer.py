@@ -45,6 +45,7 @@ STATE_SAVE_INTERVAL_S = 2.0
 
 
 def parser_class(agent: str) -> type[TranscriptParser]:
+    """The transcript parser for `agent`, imported only when needed; raises `ValueError` for another agent."""
     if agent == "pi":
         from .pi import PiParser
 
@@ -62,6 +63,8 @@ def parser_class(agent: str) -> type[TranscriptParser]:
 
 @dataclass
 class ImportOptions:
+    """What `yarp import` reads and how: agents, paths, time window, dry run, settle time and account."""
+
     agents: tuple[str, ...] = AGENTS
     paths: tuple[str, ...] = ()
     since_ms: int | None = None

@@ -50,11 +50,13 @@ class Tally:
     issues_per_file: Counter = field(default_factory=Counter)
 
     def issue(self, path: str, line: int, reason: str) -> None:
+        """Count an issue at `path:line`; only the first `MAX_REPORTED_LINES` of each file are kept for the report."""
         self.issues_per_file[path] += 1
         if self.issues_per_file[path] <= MAX_REPORTED_LINES:
             self.issues.append((path, line, reason))
 
     def to_json(self) -> dict:
+        """The counts as the report's JSON fields, with the kept issue lines."""
         return {
             "files": self.files, "filesUnchanged": self.files_unchanged, "filesSkipped": self.files_skipped,
             "filesChangedDuringRead": self.files_changed_during_read, "filesReread": self.files_reset,
@@ -105,14 +107,20 @@ class TranscriptParser:
     # --- subclasses call these ---------------------------------------------------------
 
     def session(self, session_id: str, started_at_ms: int | None) -> ops.Session:
+        """The session `session_id` of this parser's agent and account, counted once per report."""
         self.tally.sessions.add((self.agent, session_id))
         return ops.Session(self.agent, self.account, session_id, started_at_ms)
 
     def add_call(self, raw_id: str, call: ImportedCall, **extra) -> None:
+        """A call found in the file, waiting under its raw id for its result."""
         self.tally.calls_found += 1
         self.pending.setdefault(raw_id, []).append({"raw": raw_id, "call": call, **extra})
 
     def take_pending(self, raw_id: str, choose=None) -> dict | None:
+        """Remove and return a call waiting under `raw_id` (the first `choose` accepts, else the first), or None.
+
+        Several calls can wait under one raw id; `choose` picks among them.
+        """
         waiting = self.pending.get(raw_id)
         if not waiting:
             return None
@@ -127,20 +135,27 @@ class TranscriptParser:
 
     def complete(self, call: ImportedCall, result, is_error: bool, finished_at_ms: int | None,
                  source_output_path: str | None = None, result_text: str | None = None) -> None:
+        """A paired call, with its result, is ready to send.
+
+        A missing finish time, or one before the start, becomes the start time.
+        """
         finished = finished_at_ms if finished_at_ms is not None else call.call.started_at_ms
         self.ready.append(ImportedCall(call.session, call.call, call.input, result, True, bool(is_error),
                                        max(finished, call.call.started_at_ms), source_output_path, result_text))
 
     def unmatched_result(self, line: int) -> None:
+        """Count and report a result whose call is not in this file."""
         self.tally.results_without_call += 1
         self.tally.issue(self.path, line, "result without a call in this file")
 
     def unknown(self, kind: str) -> None:
+        """Count a record kind this parser does not know, by agent and kind."""
         self.tally.unknown_records[f"{self.agent}:{kind[:40]}"] += 1
 
     # --- the importer calls these --------------------------------------------------------
 
     def feed(self, obj: dict, line: int) -> None:
+        """Take one decoded record at `line`; each agent's parser reads its own format."""
         raise NotImplementedError
 
     def end_of_read(self, settled: bool) -> None:
@@ -157,6 +172,7 @@ class TranscriptParser:
         self.pending.clear()
 
     def pending_json(self) -> list:
+        """The calls still waiting for a result, as JSON for the file's checkpoint (and counted as waiting)."""
         out = []
         for waiting in self.pending.values():
             for entry in waiting:
@@ -165,5 +181,6 @@ class TranscriptParser:
         return out
 
     def take_ready(self) -> list[ImportedCall]:
+        """Remove and return the calls ready to send."""
         ready, self.ready = self.ready, []
         return ready

@@ -35,10 +35,13 @@ _OTHER_ROLES = frozenset({"user", "bashExecution", "custom", "hookMessage", "bra
 
 
 class PiParser(TranscriptParser):
+    """Reads Pi session files: tool calls from assistant messages, paired with their tool-result messages."""
+
     agent = AGENT
     version = 1
 
     def feed(self, obj: dict, line: int) -> None:
+        """Take one session-file record: the session header, or a message with calls or a result."""
         kind = obj.get("type")
         ctx = self.context
         if kind == "session":

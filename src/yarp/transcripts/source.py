@@ -27,6 +27,8 @@ MAX_LINE_BYTES = MAX_FRAME_BYTES
 
 @dataclass(frozen=True, slots=True)
 class FileIdentity:
+    """What tells a transcript file unchanged since the last read: device, inode, size and mtime."""
+
     device: int
     inode: int
     size: int

@@ -33,11 +33,14 @@ SUFFIX = ".import-state"
 
 
 def state_path(location: ArchiveLocation) -> str:
+    """The import state file of an archive: beside it, with its own suffix."""
     return location.path + SUFFIX
 
 
 @dataclass
 class FileCheckpoint:
+    """One transcript's checkpoint: its identity, the verified prefix, parser context, waiting and taken calls."""
+
     agent: str
     device: int
     inode: int
@@ -52,6 +55,7 @@ class FileCheckpoint:
     taken: list = field(default_factory=list)
 
     def to_json(self) -> dict:
+        """The checkpoint as its camelCase JSON entry in the state file."""
         return {
             "agent": self.agent, "device": self.device, "inode": self.inode, "size": self.size,
             "mtimeNs": self.mtime_ns, "parserVersion": self.parser_version, "offset": self.offset,
@@ -61,6 +65,7 @@ class FileCheckpoint:
 
     @classmethod
     def from_json(cls, obj: dict) -> FileCheckpoint:
+        """The checkpoint of a state-file entry; a missing field raises `KeyError` (the file is then corrupt)."""
         return cls(obj["agent"], obj["device"], obj["inode"], obj["size"], obj["mtimeNs"], obj["parserVersion"],
                    obj["offset"], obj["lines"], obj["prefixSha256"], obj["context"], obj["pending"], obj["taken"])
 
@@ -88,6 +93,10 @@ class ImportState:
 
     @classmethod
     def load(cls, location: ArchiveLocation) -> ImportState:
+        """The archive's import state; empty when missing, of another layout or of another archive file.
+
+        Raises `ArchiveError` when it cannot be opened or is corrupt, and `UnsafePath` when the file is not private.
+        """
         path = state_path(location)
         if not check_private_file(path, narrow=True, label="import state file", missing_ok=True):
             return cls(path, {}, location)
@@ -108,6 +117,10 @@ class ImportState:
         return cls(path, files, location)
 
     def save(self) -> None:
+        """Write the state atomically (temporary file, fsync, rename), mode 0600.
+
+        Raises `UnsafePath` if the temporary file cannot be created.
+        """
         body = orjson.dumps({"version": STATE_VERSION, "archive": _archive_identity(self.location),
                              "files": {name: cp.to_json() for name, cp in self.files.items()}})
         tmp = f"{self.path}.tmp{os.getpid()}"
