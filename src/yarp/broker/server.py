@@ -14,6 +14,11 @@ A request is a chain of callbacks on the event loop, never an asyncio Task:
    deadline).
 4. The writer thread commits it and posts the outcome back; `finish` sends the
    reply, releases admission and wakes followers and waiting clients.
+
+The thin clients' hook events and run steps are the exception: each runs as
+one task (`_serve`), since its service awaits several steps, and every
+envelope it submits (`submit`) takes the path above with a future for its
+outcome, riding on the service request's admission.
 """
 
 from __future__ import annotations
