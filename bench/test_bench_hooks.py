@@ -178,7 +178,11 @@ BASH_CALLS = 5
 
 
 def _turnarounds(claude_env: dict, cwd: str) -> list[float]:
-    """Seconds from each scripted Bash answer to the request that carries its result."""
+    """Seconds from each scripted Bash answer to the request that carries its result.
+
+    Claude Code and the scripted server run in a loopback-only network namespace, as in the tests.
+    """
+    from netns import loopback_namespace
     from scripted_anthropic import ScriptedAnthropic, Text, ToolUse
 
     class Timed(ScriptedAnthropic):
@@ -192,7 +196,7 @@ def _turnarounds(claude_env: dict, cwd: str) -> list[float]:
              for i in range(BASH_CALLS)] + [Text("done")]
     server = Timed(steps)
     server.times = []
-    with server:
+    with loopback_namespace(), server:
         env = dict(claude_env, ANTHROPIC_BASE_URL=server.base_url)
         proc = subprocess.run([CLAUDE, "-p", "find the needles", "--model", "claude-sonnet-4-5", "--output-format",
                                "json", "--allowedTools", "Bash"], env=env, cwd=cwd, stdin=subprocess.DEVNULL,

@@ -1,7 +1,7 @@
 """The real Claude Code writes a transcript while our hooks capture it live; `yarp import` then agrees.
 
-Claude Code runs `-p` against the scripted Anthropic server on loopback with
-the hooks installed. Importing its own transcript afterwards must find every
+Claude Code runs `-p` against the scripted Anthropic server inside a
+loopback-only network namespace (tests/netns.py), with the hooks installed. Importing its own transcript afterwards must find every
 call already archived (the same agent, account, session and call ids as live
 capture) and write nothing. Importing the same transcript into an empty
 archive must store each unwrapped call's result as the very payload the live
@@ -16,6 +16,7 @@ import sys
 import time
 
 import pytest
+from netns import loopback_namespace
 from scripted_anthropic import ScriptedAnthropic, Text, ToolUse
 from test_hooks import calls, make_haystack, world  # noqa: F401  (fixture)
 from test_hooks_claude_code import claude_bin  # noqa: F401  (fixture)
@@ -38,7 +39,8 @@ def test_import_of_a_real_claude_code_transcript_meets_its_live_capture(world, c
     warm = BrokerClient(resolve_archive(world.archive, world.env), world.env)
     warm.connect(time.monotonic() + 10)
     try:
-        with ScriptedAnthropic(steps) as server:
+        # Claude Code and the scripted server share a loopback-only network namespace (npm ran before it).
+        with loopback_namespace(), ScriptedAnthropic(steps) as server:
             env["ANTHROPIC_BASE_URL"] = server.base_url
             run = subprocess.run(
                 [str(claude_bin), "-p", "say and read", "--model", "claude-sonnet-4-5", "--output-format", "json",
