@@ -13,6 +13,7 @@ as calls without a result.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -86,7 +87,7 @@ def iso_ms(value) -> int | None:
     return ms if ms >= 0 else None
 
 
-class TranscriptParser:
+class TranscriptParser(ABC):
     """Pairing and bookkeeping; subclasses read their agent's records."""
 
     agent = ""
@@ -154,9 +155,9 @@ class TranscriptParser:
 
     # --- the importer calls these --------------------------------------------------------
 
+    @abstractmethod
     def feed(self, obj: dict, line: int) -> None:
         """Take one decoded record at `line`; each agent's parser reads its own format."""
-        raise NotImplementedError
 
     def end_of_read(self, settled: bool) -> None:
         """Every complete line is read; `settled`: the file has been idle for the settle time."""
