@@ -196,21 +196,26 @@ class Lifecycle:
 # --- the environment ---------------------------------------------------------------------
 
 
+def _int_from_env(environ, name: str, default: int, unit: str, minimum: int, bound: str) -> int:
+    """`name` as an integer of at least `minimum`, else `default` when unset; `ValidationError` otherwise."""
+    raw = environ.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValidationError(f"{name} must be an integer number of {unit}") from None
+    if value < minimum:
+        raise ValidationError(f"{name} must {bound}")
+    return value
+
+
 def idle_ms_from_env(environ=os.environ) -> int:
     """The idle timeout from `YARP_BROKER_IDLE_MS`, else the default.
 
     Raises `ValidationError` unless a positive integer.
     """
-    raw = environ.get(IDLE_ENV)
-    if not raw:
-        return BROKER_IDLE_MS
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValidationError(f"{IDLE_ENV} must be an integer number of milliseconds") from None
-    if value < 1:
-        raise ValidationError(f"{IDLE_ENV} must be positive")
-    return value
+    return _int_from_env(environ, IDLE_ENV, BROKER_IDLE_MS, "milliseconds", 1, "be positive")
 
 
 def inline_bytes_from_env(environ=os.environ) -> int:
@@ -218,16 +223,7 @@ def inline_bytes_from_env(environ=os.environ) -> int:
 
     Raises `ValidationError` unless a non-negative integer.
     """
-    raw = environ.get(INLINE_ENV)
-    if not raw:
-        return INLINE_PREPARE_BYTES
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValidationError(f"{INLINE_ENV} must be an integer number of bytes") from None
-    if value < 0:
-        raise ValidationError(f"{INLINE_ENV} must not be negative")
-    return value
+    return _int_from_env(environ, INLINE_ENV, INLINE_PREPARE_BYTES, "bytes", 0, "not be negative")
 
 
 def pool_kind_from_env(environ=os.environ) -> str:
