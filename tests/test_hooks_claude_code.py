@@ -39,10 +39,35 @@ def claude_bin() -> Path:
     return binary
 
 
-def test_real_claude_code_archives_wrapped_bash_and_read(world, claude_bin):  # noqa: F811
+def run_claude(world, claude_bin: Path, steps: list, prompt: str):
+    """Run the real `claude -p PROMPT` in `world` against a scripted server playing `steps`.
+
+    A warm broker answers the hooks, as in real use (its idle grace is 60 s;
+    the tests shorten it to 300 ms), and Claude Code and the scripted server
+    share a loopback-only network namespace (npm ran before it). Returns the
+    finished process and the server (its recorded requests).
+    """
     from yarp.client import BrokerClient
     from yarp.paths import resolve_archive
 
+    env = dict(world.env, ANTHROPIC_API_KEY="sk-dummy", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+               DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1")
+    warm = BrokerClient(resolve_archive(world.archive, world.env), world.env)
+    warm.connect(time.monotonic() + 10)
+    try:
+        with loopback_namespace(), ScriptedAnthropic(steps) as server:
+            env["ANTHROPIC_BASE_URL"] = server.base_url
+            run = subprocess.run(
+                [str(claude_bin), "-p", prompt, "--model", "claude-sonnet-4-5", "--output-format", "json",
+                 "--allowedTools", "Bash", "Read"],
+                env=env, cwd=world.work, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+                check=False)
+    finally:
+        warm.close()
+    return run, server
+
+
+def test_real_claude_code_archives_wrapped_bash_and_read(world, claude_bin):  # noqa: F811
     make_haystack(world.work)
     installed = world.yarp_cli("hook", "install", "claude-code", "--user")
     assert installed.returncode == 0, installed.stderr
@@ -51,22 +76,7 @@ def test_real_claude_code_archives_wrapped_bash_and_read(world, claude_bin):  # 
     bash_input = {"command": "grep -rn needle src", "description": "Find needles", "timeout": 60000}
     read_input = {"file_path": str(world.work / "src" / "f1.txt")}
     steps = [ToolUse("toolu_bash", "Bash", bash_input), ToolUse("toolu_read", "Read", read_input), Text("done")]
-    env = dict(world.env, ANTHROPIC_API_KEY="sk-dummy", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-               DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1")
-    # A warm broker, as in real use (its idle grace is 60 s; the test shortens it to 300 ms).
-    warm = BrokerClient(resolve_archive(world.archive, world.env), world.env)
-    warm.connect(time.monotonic() + 10)
-    try:
-        # Claude Code and the scripted server share a loopback-only network namespace (npm ran before it).
-        with loopback_namespace(), ScriptedAnthropic(steps) as server:
-            env["ANTHROPIC_BASE_URL"] = server.base_url
-            run = subprocess.run(
-                [str(claude_bin), "-p", "find the needles", "--model", "claude-sonnet-4-5", "--output-format", "json",
-                 "--allowedTools", "Bash", "Read"],
-                env=env, cwd=world.work, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
-                check=False)
-    finally:
-        warm.close()
+    run, server = run_claude(world, claude_bin, steps, "find the needles")
     assert run.returncode == 0, run.stderr[-800:]
     outcome = json.loads(run.stdout)
     assert outcome["result"] == "done" and outcome["permission_denials"] == []

@@ -13,42 +13,23 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 import pytest
-from netns import loopback_namespace
-from scripted_anthropic import ScriptedAnthropic, Text, ToolUse
+from scripted_anthropic import Text, ToolUse
 from test_hooks import calls, make_haystack, world  # noqa: F401  (fixture)
-from test_hooks_claude_code import claude_bin  # noqa: F401  (fixture)
+from test_hooks_claude_code import claude_bin, run_claude  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.slow
 
 
 def test_import_of_a_real_claude_code_transcript_meets_its_live_capture(world, claude_bin, tmp_path):  # noqa: F811
-    from yarp.client import BrokerClient
-    from yarp.paths import resolve_archive
-
     make_haystack(world.work)
     installed = world.yarp_cli("hook", "install", "claude-code", "--user")
     assert installed.returncode == 0, installed.stderr
     read_input = {"file_path": str(world.work / "src" / "f1.txt")}
     steps = [ToolUse("toolu_echo", "Bash", {"command": "echo imported-or-live", "description": "Say"}),
              ToolUse("toolu_read", "Read", read_input), Text("done")]
-    env = dict(world.env, ANTHROPIC_API_KEY="sk-dummy", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-               DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1")
-    warm = BrokerClient(resolve_archive(world.archive, world.env), world.env)
-    warm.connect(time.monotonic() + 10)
-    try:
-        # Claude Code and the scripted server share a loopback-only network namespace (npm ran before it).
-        with loopback_namespace(), ScriptedAnthropic(steps) as server:
-            env["ANTHROPIC_BASE_URL"] = server.base_url
-            run = subprocess.run(
-                [str(claude_bin), "-p", "say and read", "--model", "claude-sonnet-4-5", "--output-format", "json",
-                 "--allowedTools", "Bash", "Read"],
-                env=env, cwd=world.work, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
-                check=False)
-    finally:
-        warm.close()
+    run, _ = run_claude(world, claude_bin, steps, "say and read")
     assert run.returncode == 0, run.stderr[-800:]
     session_id = json.loads(run.stdout)["session_id"]
     live = calls(world.archive)
