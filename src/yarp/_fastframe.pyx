@@ -36,20 +36,12 @@ cdef enum:
     HEADER = 8
 
 # Same rule as the twin, with the numbers from `limits`; see docs/decisions.md ("Payload compression").
-MIN_COMPRESS_BYTES = limits.MIN_COMPRESS_BYTES
-MIN_SAVING_RATIO = limits.MIN_SAVING_RATIO
-MIN_SAVING_BYTES = limits.MIN_SAVING_BYTES
-PROBE_THRESHOLD_BYTES = limits.PROBE_THRESHOLD_BYTES
-PROBE_SLICE_BYTES = limits.PROBE_SLICE_BYTES
-PROBE_MIN_SAVING_RATIO = limits.PROBE_MIN_SAVING_RATIO
-COMPRESSION_LEVEL = limits.COMPRESSION_LEVEL
-
-cdef Py_ssize_t _MIN_COMPRESS = MIN_COMPRESS_BYTES
-cdef Py_ssize_t _MIN_SAVING_BYTES = MIN_SAVING_BYTES
-cdef double _MIN_SAVING_RATIO = MIN_SAVING_RATIO
-cdef Py_ssize_t _PROBE_THRESHOLD = PROBE_THRESHOLD_BYTES
-cdef Py_ssize_t _PROBE_SLICE = PROBE_SLICE_BYTES
-cdef double _PROBE_MIN_SAVING_RATIO = PROBE_MIN_SAVING_RATIO
+cdef Py_ssize_t _MIN_COMPRESS = limits.MIN_COMPRESS_BYTES
+cdef Py_ssize_t _MIN_SAVING_BYTES = limits.MIN_SAVING_BYTES
+cdef double _MIN_SAVING_RATIO = limits.MIN_SAVING_RATIO
+cdef Py_ssize_t _PROBE_THRESHOLD = limits.PROBE_THRESHOLD_BYTES
+cdef Py_ssize_t _PROBE_SLICE = limits.PROBE_SLICE_BYTES
+cdef double _PROBE_MIN_SAVING_RATIO = limits.PROBE_MIN_SAVING_RATIO
 
 # Per-thread compressors, created on first use: importing threading (and
 # hashlib, see yarp._digest) at load would cost every frame-only client.
@@ -70,7 +62,7 @@ cdef object _compressor():
     if comp is None:
         import zstandard
 
-        comp = zstandard.ZstdCompressor(level=COMPRESSION_LEVEL)
+        comp = zstandard.ZstdCompressor(level=limits.COMPRESSION_LEVEL)
         _local.compressor = comp
     return comp
 
