@@ -272,3 +272,24 @@ def test_a_big_stream_is_scanned_in_bounded_memory_and_matches_the_whole_read(tm
     assert parts == whole
     assert b"ValueError: bad record 123456\n" in parts[0]
     assert peak < 4 * (1 << 20), peak  # chunks and windows, not the 6 MB stream
+
+
+def test_gap_markers_are_measured_without_being_built():
+    from yarp.shell.cap import Stream, gap_marker, gap_marker_bytes
+    from yarp.shell.salience import classifier
+
+    for name, data in (("stdout", b"a\n" * 50), ("résumé", b"b\n"), ("result_text", b"[yarp summary: x]\nc\n")):
+        stream = Stream(name, data, classifier())
+        for start, end in ((0, 0), (0, 8), (9, 9), (8, 99), (98, 1_000_004)):
+            assert gap_marker_bytes(stream, start, end) == len(gap_marker(stream, start, end))
+
+
+def test_the_hint_of_a_huge_repetitive_output_settles_after_a_bounded_read():
+    # Past MAX_HINT_LINES worded lines, a rare word deep in the cut lines is not read.
+    lines = [f"step {i} done" for i in range(3000)]
+    lines[1500] = "alpha stands out"
+    view = cap_text(("\n".join(lines) + "\n").encode(), cap=2048, archive_ref=REF).decode()
+    assert "'step'" in view and "alpha" not in view
+    lines[400] = "alpha stands out"
+    view = cap_text(("\n".join(lines) + "\n").encode(), cap=2048, archive_ref=REF).decode()
+    assert "'step|alpha'" in view

@@ -79,6 +79,8 @@ const COUNT_GROUPS: [string, Set<string>][] = [
 ]
 const MAX_HINT_CHARS = 64
 const MAX_HINT_WORDS = 4
+/** Worded lines a hint reads per class group before it settles for the words it has (cap.py's MAX_HINT_LINES). */
+const MAX_HINT_LINES = 1000
 const MAX_MISSES = 64
 const REDUCER_SUMMARY = "[yarp summary: "
 const YARP_MARKER = "[yarp: "
@@ -479,7 +481,8 @@ function searchHint(streams: Stream[], kept: Set<number>[]): string {
   const location = /^[ \t]*([^ \t:]+:\d+(:\d+)?:?[ \t]*)?/s
   for (const [, group] of [...COUNT_GROUPS, ["other", null] as [string, Set<string> | null]]) {
     const words: string[] = []
-    for (let number = 0; number < streams.length && words.length < MAX_HINT_WORDS; number += 1) {
+    let budget = MAX_HINT_LINES
+    for (let number = 0; number < streams.length && words.length < MAX_HINT_WORDS && budget > 0; number += 1) {
       const stream = streams[number]
       const candidates = group === null ? range(0, stream.lines.length - 1) : [...stream.classes.keys()].sort((a, b) => a - b)
       for (const index of candidates) {
@@ -496,7 +499,8 @@ function searchHint(streams: Stream[], kept: Set<number>[]): string {
         if (found === null) continue
         const text = found[0]
         if (!words.includes(text) && [...words, text].join("|").length <= MAX_HINT_CHARS) words.push(text)
-        if (words.length >= MAX_HINT_WORDS) break
+        budget -= 1
+        if (words.length >= MAX_HINT_WORDS || budget === 0) break
       }
     }
     if (words.length > 0) return words.join("|")

@@ -48,6 +48,9 @@ COMPLETENESS = ("complete", "incomplete", "unknown")
 #: Longest search pattern a main marker builds, and how many words it joins.
 MAX_HINT_CHARS = 64
 MAX_HINT_WORDS = 4
+#: Worded lines a hint reads per class group before it settles for the words it has:
+#: a thousand lines that repeat the same few leading words will not name new ones.
+MAX_HINT_LINES = 1000
 #: Omitted-line counts are reported in these groups, in this order.
 COUNT_GROUPS = (("failure", FAILURE_CLASSES), ("summary", frozenset({"summary", "header"})),
                 ("warning", frozenset({"warning"})))
@@ -67,6 +70,9 @@ EDGE_BYTES = 64 << 10
 MAX_WINDOWS = 256
 #: What a line not held in memory reads as: never blank, never a lead or continuation line.
 UNAVAILABLE = b"\x00"
+#: The bytes of `gap_marker` other than its numbers and the stream's name.
+_RANGE_MARKER_BYTES = len(b"[yarp: omitted  line(s);  :]\n")
+_VIEW_MARKER_BYTES = len(b"[yarp: omitted  line(s) of this view]\n")
 
 
 def marker(source_bytes: int, cap: int, archive_ref: str, source: str, completeness: str,
@@ -126,7 +132,8 @@ class SparseLines:
 class Stream:
     """One text to cap: its name in markers, its lines (without newlines) and classes."""
 
-    __slots__ = ("name", "lines", "final_newline", "ranges", "classes", "shown", "extra_counts", "noise")
+    __slots__ = ("name", "lines", "final_newline", "ranges", "marker_bytes", "classes", "shown", "extra_counts",
+                 "noise")
 
     def __init__(self, name: str, data: bytes, sal: Classifier) -> None:
         self.name = name
@@ -135,6 +142,8 @@ class Stream:
         self.lines = body.split(b"\n") if data else []
         # A reducer's view has its own line numbers: its omissions are named by search only.
         self.ranges = not data.startswith(REDUCER_SUMMARY)
+        #: The bytes of this stream's gap markers other than their numbers.
+        self.marker_bytes = _RANGE_MARKER_BYTES + len(name.encode()) if self.ranges else _VIEW_MARKER_BYTES
         self.classes: dict[int, str] = {}
         self.shown: dict[int, bytes] = {}
         #: Whether a line is noise, for the lines asked so far.
@@ -329,9 +338,38 @@ class _View:
         previous = low
         for index in (*inside, high):
             if index > previous + 1:
-                cost += len(gap_marker(stream, previous + 1, index - 1))
+                cost += gap_marker_bytes(stream, previous + 1, index - 1)
             previous = index
         return cost
+
+    def add_one(self, stream: int, index: int, ceiling: int | None = None) -> bool:
+        """`add` for one line, the common case of extending the context: the same
+        decision, reached by measuring only the run the line splits. With
+        `ceiling`, a line whose own bytes would take `used` past it is refused too."""
+        kept = self.kept[stream]
+        if index in kept:
+            return True
+        lines = self.streams[stream]
+        if not lines.held(index):
+            return False
+        extra = self.cost(stream, index)
+        if self.used + extra > (self.budget if ceiling is None else min(ceiling, self.budget)):
+            return False
+        order = self._order[stream]
+        left = bisect.bisect_left(order, index)
+        low = order[left - 1] if left else -1
+        high = order[left] if left < len(order) else len(lines.lines)
+        delta = extra - gap_marker_bytes(lines, low + 1, high - 1)  # the run (low, high) had a marker
+        if index > low + 1:
+            delta += gap_marker_bytes(lines, low + 1, index - 1)
+        if high > index + 1:
+            delta += gap_marker_bytes(lines, index + 1, high - 1)
+        if self.used + delta > self.budget:
+            return False
+        kept.add(index)
+        order.insert(left, index)
+        self.used += delta
+        return True
 
     def add(self, stream: int, indices) -> bool:
         """Keep `indices` of `stream` if the view still fits; all or none."""
@@ -339,6 +377,8 @@ class _View:
         new = sorted({i for i in indices if i not in kept})
         if not new:
             return True
+        if len(new) == 1:
+            return self.add_one(stream, new[0])
         lines = self.streams[stream]
         if not all(lines.held(i) for i in new):
             return False
@@ -383,6 +423,15 @@ def gap_marker(stream: Stream, start: int, end: int) -> bytes:
     if stream.ranges:
         return f"[yarp: omitted {count} line(s); {stream.name} {start + 1}:{end + 1}]\n".encode()
     return f"[yarp: omitted {count} line(s) of this view]\n".encode()
+
+
+
+def gap_marker_bytes(stream: Stream, start: int, end: int) -> int:
+    """`len(gap_marker(stream, start, end))`, counted without building the marker:
+    measuring runs is the cap's innermost step."""
+    if stream.ranges:
+        return stream.marker_bytes + len(str(end - start + 1)) + len(str(start + 1)) + len(str(end + 1))
+    return stream.marker_bytes + len(str(end - start + 1))
 
 
 def _marker_pair(stream: Stream, index: int) -> list[int]:
@@ -473,8 +522,14 @@ def _context(view: _View, head_share: int, tail_share: int) -> None:
             stream = streams[number]
             total = len(stream.lines)
             indices = range(total) if forward else range(total - 1, -1, -1)
+            kept, lines = view.kept[number], stream.lines
             for index in indices:
-                if index in view.kept[number] or _skippable(stream, index):
+                if index in kept or _skippable(stream, index):
+                    continue
+                if not lines[index].startswith(MARKER_LINES):
+                    if not view.add_one(number, index, start + share):
+                        stop = True
+                        break
                     continue
                 pair = _marker_pair(stream, index)
                 needed = sum(view.cost(number, i) for i in pair if i not in view.kept[number])
@@ -506,33 +561,63 @@ def _hint(streams: list[Stream], kept: list[set[int]]) -> str:
     word, location = sal.word, sal.location
     for _, group in COUNT_GROUPS + (("other", None),):
         words: list[str] = []
+        budget = MAX_HINT_LINES
         for number, stream in enumerate(streams):
-            candidates = stream.indices() if group is None else sorted(stream.classes)
+            lines, classes, shown = stream.lines, stream.classes, kept[number]
+            # Lines with no word at all (numbers, rules) are skipped before finding where their text starts.
+            if group is None:
+                candidates = (i for i in _worded_lines(stream, shown, word)
+                              if i not in classes and not lines[i].startswith(MARKER_LINES))
+            else:
+                candidates = (i for i in sorted(classes)
+                              if i not in shown and classes[i] in group and word.search(lines[i]) is not None)
             for index in candidates:
-                if index in kept[number]:
-                    continue
-                cls = stream.classes.get(index)
-                if group is None:
-                    if cls is not None or stream.lines[index].startswith((YARP_MARKER, SEARCH_LINE)):
-                        continue
-                elif cls not in group:
-                    continue
-                line = stream.lines[index]
-                if word.search(line) is None:
-                    continue  # no word at all (numbers, rules): no need to find where its text starts
+                line = lines[index]
                 found = word.search(line, location.match(line).end())
                 if found is None:
                     continue
                 text = found.group().decode()
                 if text not in words and len("|".join(words + [text])) <= MAX_HINT_CHARS:
                     words.append(text)
-                if len(words) >= MAX_HINT_WORDS:
+                budget -= 1
+                if len(words) >= MAX_HINT_WORDS or budget == 0:
                     break
-            if len(words) >= MAX_HINT_WORDS:
+            if len(words) >= MAX_HINT_WORDS or budget == 0:
                 break
         if words:
             return "|".join(words)
     return "."
+
+
+def _worded_lines(stream: Stream, kept: set[int], word):
+    """The omitted lines of `stream` that contain a word, in order.
+
+    A word never spans a newline, so one search over an omitted run's joined
+    lines finds the next line worth reading: an output of numbers or rules is
+    skipped run by run instead of line by line."""
+    lines = stream.lines
+    if isinstance(lines, SparseLines):
+        yield from (i for i in lines.available() if i not in kept and word.search(lines[i]) is not None)
+        return
+    for start, end in gaps(len(lines), kept):
+        run = None  # the run's lines joined, built when a line without a word is met
+        index, offset = start, 0
+        while index <= end:
+            line = lines[index]
+            if word.search(line) is not None:
+                yield index
+            else:
+                if run is None:
+                    run = b"\n".join(lines[start:end + 1])
+                found = word.search(run, offset)
+                if found is None:
+                    break
+                index += run.count(b"\n", offset, found.start())
+                offset = run.rfind(b"\n", offset, found.start()) + 1
+                line = lines[index]
+                yield index
+            offset += len(line) + 1
+            index += 1
 
 
 def _counts(streams: list[Stream], kept: list[set[int]]) -> str:
