@@ -2,7 +2,8 @@
 
 `COMMANDS` maps each command path to the module that implements it. A command
 module exposes ``SUMMARY`` (one line), ``configure(parser)`` and ``run(args) ->
-int`` (and ``INTERMIXED = True`` when options may follow its positionals); it translates arguments into library calls and nothing more. Only the
+int`` (and ``INTERMIXED = True`` when options may follow its positionals); it
+translates arguments into library calls and nothing more. Only the
 module of the command being run is imported, so `yarp run` (which wraps every
 shell command an agent executes) pays for nothing else.
 

@@ -12,12 +12,11 @@ bounded and identity rules but are not refused for their mode.
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
 from dataclasses import dataclass
 
 from . import operations as ops
+from . import private_files
 from .codec import MEDIA_JSON, MEDIA_TEXT, Payload, bytes_payload, canonical_json, json_payload
 from .errors import UnsafePath, ValidationError
 from .limits import MAX_STREAM_FILE_BYTES
@@ -54,22 +53,15 @@ def read_snapshot_file(sf: ops.StreamFile, *, private: bool, limit: int = MAX_ST
     """Read a declared file exactly, without following a symlink, and check its identity."""
     label = "stream file" if private else "source output file"
     try:
-        fd = os.open(sf.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
+        # A private stream file is ours alone; an approved source output file may be readable by others.
+        fd, st = private_files.open_for_reading(sf.path, private=private, owned=private)
     except FileNotFoundError:
         raise ValidationError(f"{label} does not exist") from None
+    except private_files.PrivatePathProblem as exc:
+        raise UnsafePath(f"{label} {exc.problem}") from None
     except OSError as exc:
-        if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a symlink as the final component
-            raise UnsafePath(f"{label} is a symbolic link") from None
         raise ValidationError(f"{label} cannot be opened: {exc.strerror}") from None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UnsafePath(f"{label} is not a regular file")
-        if private:
-            if st.st_uid != os.geteuid():
-                raise UnsafePath(f"{label} is owned by another user")
-            if stat.S_IMODE(st.st_mode) & 0o077:
-                raise UnsafePath(f"{label} permissions are broader than 0600")
         if st.st_size > limit:
             raise ValidationError(f"{label} is larger than {limit} bytes")
         if (sf.device is not None and sf.device != st.st_dev) or (sf.inode is not None and sf.inode != st.st_ino):

@@ -37,11 +37,12 @@ class PrivatePathProblem(Exception):
         self.problem = problem
 
 
-def problem_of(st: os.stat_result, *, directory: bool, private: bool = True) -> str | None:
+def problem_of(st: os.stat_result, *, directory: bool, private: bool = True, owned: bool = True) -> str | None:
     """What makes `st` unfit as a private directory or regular file of ours, or None.
 
     `private=False` accepts group and other permission bits (files we only read,
-    such as an agent's own output files); type and owner are always checked.
+    such as an agent's own output files); `owned=False` accepts another owner
+    too (an adapter's approved source output file). Type is always checked.
     """
     if stat.S_ISLNK(st.st_mode):
         return "is a symbolic link"
@@ -49,7 +50,7 @@ def problem_of(st: os.stat_result, *, directory: bool, private: bool = True) -> 
         return "is not a directory"
     if not directory and not stat.S_ISREG(st.st_mode):
         return "is not a regular file"
-    if st.st_uid != os.geteuid():
+    if owned and st.st_uid != os.geteuid():
         return "is owned by another user"
     if private and stat.S_IMODE(st.st_mode) & 0o077:
         return f"permissions are broader than {DIRECTORY_MODE if directory else FILE_MODE:04o}"
@@ -170,11 +171,12 @@ def _check_or_narrow(path: str, st: os.stat_result, *, directory: bool, narrow: 
         raise PrivatePathProblem(problem)
 
 
-def open_for_reading(path: str, *, private: bool) -> tuple[int, os.stat_result]:
+def open_for_reading(path: str, *, private: bool, owned: bool = True) -> tuple[int, os.stat_result]:
     """Open a regular file of ours without following a final link; return (fd, its fstat).
 
     Raises `FileNotFoundError` when it is missing, `PrivatePathProblem` for a
-    link or a file that fails `problem_of`, and `OSError` otherwise.
+    link or a file that fails `problem_of` (with `private` and `owned`), and
+    `OSError` otherwise.
     """
     try:
         fd = os.open(path, READ_FLAGS)
@@ -184,7 +186,7 @@ def open_for_reading(path: str, *, private: bool) -> tuple[int, os.stat_result]:
         raise
     try:
         st = os.fstat(fd)
-        problem = problem_of(st, directory=False, private=private)
+        problem = problem_of(st, directory=False, private=private, owned=owned)
         if problem is not None:
             raise PrivatePathProblem(problem)
     except BaseException:
