@@ -142,6 +142,11 @@ def test_open_for_reading_refuses_links_fifos_and_broad_private_files(tmp_path, 
     _foreign(path)
     with pytest.raises(PrivatePathProblem, match="owned by another user"):
         pf.open_for_reading(str(path), private=False)
+    fd, st = pf.open_for_reading(str(path), private=False, owned=False)  # an approved source output file
+    os.close(fd)
+    assert st.st_uid == NOBODY
+    with pytest.raises(PrivatePathProblem, match="is a symbolic link"):
+        pf.open_for_reading(str(tmp_path / "link"), private=False, owned=False)
 
 
 def test_open_lock_file(tmp_path, open_umask):
