@@ -456,6 +456,24 @@ def test_savepoint_isolation(store):
     assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
+def test_a_failed_request_leaves_its_neighbours_exactly_as_if_each_ran_alone(store):
+    """A batch is tried whole first; one failure makes it run request by request, so a request that
+    needs an earlier one of the same batch still sees it, and the references returned are the stored ones."""
+    store.apply_operation(begin("existing"))
+    store.apply_operation(result_before("existing", "first"))
+    batch = [prepare(begin("new")), prepare(result_before("existing", "other")), prepare(result_before("new", "r")),
+             prepare(finish("new"))]
+    out = store.apply_batch(batch)
+    assert [type(o) for o in out] == [Outcome, ConflictError, Outcome, Outcome]
+    stored = store.conn.execute("SELECT archive_ref, status FROM tool_calls WHERE source_call_id = 'new'").fetchone()
+    assert out[0].archive_ref == out[2].archive_ref == out[3].archive_ref == stored[0] and stored[1] == "finished"
+    whole = store.apply_batch([prepare(begin("n2")), prepare(result_before("n2", "r")), prepare(finish("n2"))])
+    assert [type(o) for o in whole] == [Outcome] * 3
+    assert {o.archive_ref for o in whole} == {store.conn.execute(
+        "SELECT archive_ref FROM tool_calls WHERE source_call_id = 'n2'").fetchone()[0]}
+    assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
 def test_failed_request_rolls_back_rows_it_already_wrote(store):
     """A request that fails after inserting a session, a call and a payload leaves none of them."""
     store.apply_operation(begin("before"))
