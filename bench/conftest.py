@@ -19,11 +19,21 @@ if _SRC not in sys.path:
 from yarp import _compat  # noqa: E402
 
 
-@pytest.fixture(params=["c", "py"], scope="session")
-def fastframe_impl(request):
-    """The compiled extension (`c`) and its pure-Python twin (`py`)."""
-    if request.param == "py":
-        return importlib.import_module("yarp._fastframe_py")
+def _load_impl(kernel: str, name: str):
+    if name == "py":
+        return importlib.import_module(f"yarp.{kernel}_py")
     if _compat.NO_EXTENSIONS:
         pytest.skip("YARP_NO_EXTENSIONS is set: the compiled implementation is disabled")
-    return importlib.import_module("yarp._fastframe")
+    return importlib.import_module(f"yarp.{kernel}")
+
+
+@pytest.fixture(params=["c", "py"], scope="session")
+def fastframe_impl(request):
+    """The compiled frame kernel (`c`) and its pure-Python twin (`py`)."""
+    return _load_impl("_fastframe", request.param)
+
+
+@pytest.fixture(params=["c", "py"], scope="session")
+def payload_impl(request):
+    """The compiled payload kernel (`c`) and its pure-Python twin (`py`)."""
+    return _load_impl("_payload_kernel", request.param)

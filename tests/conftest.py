@@ -1,4 +1,4 @@
-"""Shared fixtures: the `c`/`py` implementation switch and private temporary homes.
+"""Shared fixtures: the `c`/`py` implementation switches and private temporary homes.
 
 Tests that run YARP point HOME, XDG_* and the runtime directory into their own
 temporary directory (`private_home` here, the broker and run helpers for
@@ -17,18 +17,24 @@ import pytest
 from yarp import _compat
 
 
-def _load_impl(name: str):
+def _load_impl(kernel: str, name: str):
     if name == "py":
-        return importlib.import_module("yarp._fastframe_py")
+        return importlib.import_module(f"yarp.{kernel}_py")
     if _compat.NO_EXTENSIONS:
         pytest.skip("YARP_NO_EXTENSIONS is set: the compiled implementation is disabled")
-    return importlib.import_module("yarp._fastframe")
+    return importlib.import_module(f"yarp.{kernel}")
 
 
 @pytest.fixture(params=["c", "py"], scope="session")
 def fastframe_impl(request):
-    """The compiled extension (`c`) and its pure-Python twin (`py`), one after the other."""
-    return _load_impl(request.param)
+    """The compiled frame kernel (`c`) and its pure-Python twin (`py`), one after the other."""
+    return _load_impl("_fastframe", request.param)
+
+
+@pytest.fixture(params=["c", "py"], scope="session")
+def payload_impl(request):
+    """The compiled payload kernel (`c`) and its pure-Python twin (`py`), one after the other."""
+    return _load_impl("_payload_kernel", request.param)
 
 
 @pytest.fixture(autouse=True, scope="session")

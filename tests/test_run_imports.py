@@ -23,7 +23,9 @@ FORBIDDEN = ("uvloop", "tree_sitter", "tree_sitter_bash", "concurrent.futures", 
              "yarp.recovery", "orjson", "dataclasses", "argparse", "zstandard",
              # The view is the broker's work (yarp.runner_service); the full client is for start-up only.
              "yarp.shell.rules", "yarp.shell.reducers", "yarp.shell.cap", "yarp.shell.view", "yarp.client",
-             "yarp.protocol", "yarp.operations", "yarp.fastframe", "yarp._fastframe")
+             "yarp.protocol", "yarp.operations", "yarp.fastframe", "yarp._fastframe", "yarp._fastframe_py",
+             # The payload kernel is the broker's (through yarp.codec), never a client's.
+             "yarp.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py")
 #: Standard-library modules the run path reaches through their C cores instead
 #: (`_json`, `_socket`, `_signal`, the built-in SHA-256); each costs every
 #: wrapped command a millisecond or more.
