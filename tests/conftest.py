@@ -9,32 +9,22 @@ session's XDG_CACHE_HOME (the parse cache) is a private temporary directory too.
 
 from __future__ import annotations
 
-import importlib
 import os
 
+import kernel_impls
 import pytest
-
-from yarp import _compat
-
-
-def _load_impl(kernel: str, name: str):
-    if name == "py":
-        return importlib.import_module(f"yarp.{kernel}_py")
-    if _compat.NO_EXTENSIONS:
-        pytest.skip("YARP_NO_EXTENSIONS is set: the compiled implementation is disabled")
-    return importlib.import_module(f"yarp.{kernel}")
 
 
 @pytest.fixture(params=["c", "py"], scope="session")
 def fastframe_impl(request):
     """The compiled frame kernel (`c`) and its pure-Python twin (`py`), one after the other."""
-    return _load_impl("_fastframe", request.param)
+    return kernel_impls.load("_fastframe", request.param)
 
 
 @pytest.fixture(params=["c", "py"], scope="session")
 def payload_impl(request):
     """The compiled payload kernel (`c`) and its pure-Python twin (`py`), one after the other."""
-    return _load_impl("_payload_kernel", request.param)
+    return kernel_impls.load("_payload_kernel", request.param)
 
 
 @pytest.fixture(autouse=True, scope="session")

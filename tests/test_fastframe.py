@@ -9,8 +9,8 @@ import socket
 import subprocess
 import sys
 import tracemalloc
-from pathlib import Path
 
+import kernel_impls
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,18 +20,12 @@ from yarp import _compat, limits
 from yarp.fastframe import FrameSplitterPy as PyFrameSplitter
 from yarp.errors import FrameError, FrameTooLarge
 
-SRC = Path(__file__).resolve().parents[1] / "src"
-
-
 def header(n: int) -> bytes:
     return n.to_bytes(8, "big")
 
 
 def both_impls():
-    impls = [importlib.import_module("yarp._fastframe_py")]
-    if not _compat.NO_EXTENSIONS:
-        impls.append(importlib.import_module("yarp._fastframe"))
-    return impls
+    return kernel_impls.both("_fastframe")
 
 
 # --- the guard ---------------------------------------------------------------
@@ -56,15 +50,7 @@ def test_both_splitters_are_exported_and_the_switch_hides_the_compiled_one():
 
 
 def test_no_extensions_switch_selects_the_twin():
-    env = dict(os.environ, YARP_NO_EXTENSIONS="1", PYTHONPATH=str(SRC))
-    out = subprocess.run(
-        [sys.executable, "-c", "import yarp.fastframe as f; print(f.IMPLEMENTATION)"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert out.stdout.strip() == "py"
+    assert kernel_impls.selected_with_the_switch("yarp.fastframe") == "py"
 
 
 def test_implementation_name_matches(fastframe_impl):
@@ -79,14 +65,16 @@ def test_the_frame_kernel_holds_frames_only(fastframe_impl):
     assert sorted(names & {"prepare_payload", "canonical_fast_path_ok", "zstandard", "threading"}) == []
 
 
-@pytest.mark.parametrize("switch", ["", "1"], ids=["selected", "twin"])
-def test_loading_the_frame_kernel_loads_no_payload_code(switch):
+@pytest.mark.parametrize("twin", [False, True], ids=["selected", "twin"])
+def test_loading_the_frame_kernel_loads_no_payload_code(twin):
     probe = ("import sys, yarp.fastframe as f; f.FrameSplitter().feed(f.encode_frame(b'x')); "
              "print(f.IMPLEMENTATION, *sorted(m for m in sys.modules if m.startswith('yarp')))")
-    env = dict(os.environ, YARP_NO_EXTENSIONS=switch, PYTHONPATH=str(SRC))
+    env = dict(os.environ, PYTHONPATH=str(kernel_impls.SRC))
+    if twin:
+        env["YARP_NO_EXTENSIONS"] = "1"
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
     implementation, *modules = out.stdout.split()
-    assert implementation == ("py" if switch or _compat.NO_EXTENSIONS else "c")
+    assert implementation == ("py" if twin else yarp.fastframe.IMPLEMENTATION)
     assert f"yarp.{'_fastframe_py' if implementation == 'py' else '_fastframe'}" in modules  # the list is real
     assert sorted({"yarp.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py", "yarp._digest",
                    "yarp.codec"} & set(modules)) == []

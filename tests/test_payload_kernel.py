@@ -5,10 +5,8 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
-import subprocess
-import sys
-from pathlib import Path
 
+import kernel_impls
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,14 +15,8 @@ import yarp.payload_kernel
 from yarp import _compat, codec, limits
 from yarp.limits import PARALLEL_HASH_BYTES
 
-SRC = Path(__file__).resolve().parents[1] / "src"
-
-
 def both_impls():
-    impls = [importlib.import_module("yarp._payload_kernel_py")]
-    if not _compat.NO_EXTENSIONS:
-        impls.append(importlib.import_module("yarp._payload_kernel"))
-    return impls
+    return kernel_impls.both("_payload_kernel")
 
 
 # --- the guard ---------------------------------------------------------------
@@ -46,15 +38,7 @@ def test_the_codec_uses_the_selected_kernel():
 
 
 def test_no_extensions_switch_selects_the_twin():
-    env = dict(os.environ, YARP_NO_EXTENSIONS="1", PYTHONPATH=str(SRC))
-    out = subprocess.run(
-        [sys.executable, "-c", "import yarp.payload_kernel as p; print(p.IMPLEMENTATION)"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert out.stdout.strip() == "py"
+    assert kernel_impls.selected_with_the_switch("yarp.payload_kernel") == "py"
 
 
 def test_implementation_name_matches(payload_impl):
