@@ -10,7 +10,8 @@ STAMP  := $(VENV)/.installed
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py src/yarp/_fastframe.pyx src/yarp/_validate.pyx src/yarp/_validate_py.py
+$(STAMP): pyproject.toml setup.py src/yarp/_fastframe.pyx src/yarp/_payload_kernel.pyx src/yarp/_validate.pyx \
+	src/yarp/_validate_py.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip "setuptools>=77" wheel Cython
 	$(BIN)/python -m pip install -q -e '.[test,export]'
@@ -26,9 +27,9 @@ test-py: setup
 
 # The pure-Python twins end to end: the frame and payload paths, the broker and
 # the bridge, with every child process inheriting YARP_NO_EXTENSIONS=1.
-TWIN_TESTS := tests/test_fastframe.py tests/test_broker_protocol.py tests/test_broker_admission.py \
-	tests/test_ingest.py tests/test_replay.py tests/test_hostile_frames.py tests/test_operations.py \
-	tests/test_store.py tests/test_run.py tests/test_twin_selection.py
+TWIN_TESTS := tests/test_fastframe.py tests/test_payload_kernel.py tests/test_broker_protocol.py \
+	tests/test_broker_admission.py tests/test_ingest.py tests/test_replay.py tests/test_hostile_frames.py \
+	tests/test_operations.py tests/test_store.py tests/test_run.py tests/test_twin_selection.py
 
 test-twin: setup
 	YARP_NO_EXTENSIONS=1 $(BIN)/python -m pytest -q -m 'not soak' $(TWIN_TESTS)
@@ -48,4 +49,5 @@ bench: setup
 	$(BIN)/python -m pytest -q bench --benchmark-columns=min,median,mean,ops
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info src/yarp/_fastframe.c src/yarp/_fastframe*.so src/yarp/_validate.c src/yarp/_validate*.so
+	rm -rf $(VENV) build src/*.egg-info src/yarp/_fastframe.c src/yarp/_fastframe*.so \
+	src/yarp/_payload_kernel.c src/yarp/_payload_kernel*.so src/yarp/_validate.c src/yarp/_validate*.so

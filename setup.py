@@ -1,4 +1,4 @@
-"""Build the optional Cython extension unless YARP_NO_EXTENSIONS asks for a pure build.
+"""Build the optional Cython extensions unless YARP_NO_EXTENSIONS asks for a pure build.
 
 The switch is read by `src/yarp/_compat.py`, loaded here by path so that the
 build and the runtime honour one definition of the variable.
@@ -22,8 +22,8 @@ else:
 
     print("*** yarp: accelerated build ***")
     ext_modules = cythonize(
-        [Extension("yarp._fastframe", ["src/yarp/_fastframe.pyx"], extra_compile_args=["-O2"]),
-         Extension("yarp._validate", ["src/yarp/_validate.pyx"], extra_compile_args=["-O2"])],
+        [Extension(f"yarp.{name}", [f"src/yarp/{name}.pyx"], extra_compile_args=["-O2"])
+         for name in ("_fastframe", "_payload_kernel", "_validate")],
         compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False},
     )
 

@@ -6,24 +6,26 @@ is skipped (not silently replaced) when the extension is disabled or missing.
 
 from __future__ import annotations
 
-import importlib
 import sys
 from pathlib import Path
 
 import pytest
 
-_SRC = str(Path(__file__).resolve().parent.parent / "src")
-if _SRC not in sys.path:
-    sys.path.insert(0, _SRC)
+_ROOT = Path(__file__).resolve().parent.parent
+for _path in (str(_ROOT / "tests"), str(_ROOT / "src")):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
 
-from yarp import _compat  # noqa: E402
+import kernel_impls  # noqa: E402
 
 
 @pytest.fixture(params=["c", "py"], scope="session")
 def fastframe_impl(request):
-    """The compiled extension (`c`) and its pure-Python twin (`py`)."""
-    if request.param == "py":
-        return importlib.import_module("yarp._fastframe_py")
-    if _compat.NO_EXTENSIONS:
-        pytest.skip("YARP_NO_EXTENSIONS is set: the compiled implementation is disabled")
-    return importlib.import_module("yarp._fastframe")
+    """The compiled frame kernel (`c`) and its pure-Python twin (`py`)."""
+    return kernel_impls.load("_fastframe", request.param)
+
+
+@pytest.fixture(params=["c", "py"], scope="session")
+def payload_impl(request):
+    """The compiled payload kernel (`c`) and its pure-Python twin (`py`)."""
+    return kernel_impls.load("_payload_kernel", request.param)

@@ -72,10 +72,10 @@ def _prepare(impl, kind, value):
 
 
 @pytest.mark.parametrize("kind, size", CASES, ids=[f"{k}-{s}" for k, s in CASES])
-def test_prepare(benchmark, fastframe_impl, kind, size):
+def test_prepare(benchmark, payload_impl, kind, size):
     benchmark.group = f"payload: {kind} {size}"
     value = INPUTS[(kind, size)]
-    digest, compression, body = benchmark(_prepare, fastframe_impl, kind, value)
+    digest, compression, body = benchmark(_prepare, payload_impl, kind, value)
     raw = codec.canonical_json(value) if kind == "json" else value
     assert codec.decode_body(compression, body, len(raw)) == raw
     benchmark.extra_info.update(bytes=len(raw), stored=len(body), compression=compression)

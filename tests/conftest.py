@@ -1,4 +1,4 @@
-"""Shared fixtures: the `c`/`py` implementation switch and private temporary homes.
+"""Shared fixtures: the `c`/`py` implementation switches and private temporary homes.
 
 Tests that run YARP point HOME, XDG_* and the runtime directory into their own
 temporary directory (`private_home` here, the broker and run helpers for
@@ -9,26 +9,22 @@ session's XDG_CACHE_HOME (the parse cache) is a private temporary directory too.
 
 from __future__ import annotations
 
-import importlib
 import os
 
+import kernel_impls
 import pytest
-
-from yarp import _compat
-
-
-def _load_impl(name: str):
-    if name == "py":
-        return importlib.import_module("yarp._fastframe_py")
-    if _compat.NO_EXTENSIONS:
-        pytest.skip("YARP_NO_EXTENSIONS is set: the compiled implementation is disabled")
-    return importlib.import_module("yarp._fastframe")
 
 
 @pytest.fixture(params=["c", "py"], scope="session")
 def fastframe_impl(request):
-    """The compiled extension (`c`) and its pure-Python twin (`py`), one after the other."""
-    return _load_impl(request.param)
+    """The compiled frame kernel (`c`) and its pure-Python twin (`py`), one after the other."""
+    return kernel_impls.load("_fastframe", request.param)
+
+
+@pytest.fixture(params=["c", "py"], scope="session")
+def payload_impl(request):
+    """The compiled payload kernel (`c`) and its pure-Python twin (`py`), one after the other."""
+    return kernel_impls.load("_payload_kernel", request.param)
 
 
 @pytest.fixture(autouse=True, scope="session")

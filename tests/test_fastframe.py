@@ -1,38 +1,31 @@
-"""Frame splitter and payload kernel: the same tests on the compiled extension and its twin."""
+"""Frame kernel: the same tests on the compiled extension and its twin."""
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import importlib
 import os
 import socket
 import subprocess
 import sys
 import tracemalloc
-from pathlib import Path
 
+import kernel_impls
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import yarp.fastframe
-from yarp import _compat, codec, limits
+from yarp import _compat, limits
 from yarp.fastframe import FrameSplitterPy as PyFrameSplitter
 from yarp.errors import FrameError, FrameTooLarge
-
-SRC = Path(__file__).resolve().parents[1] / "src"
-
 
 def header(n: int) -> bytes:
     return n.to_bytes(8, "big")
 
 
 def both_impls():
-    impls = [importlib.import_module("yarp._fastframe_py")]
-    if not _compat.NO_EXTENSIONS:
-        impls.append(importlib.import_module("yarp._fastframe"))
-    return impls
+    return kernel_impls.both("_fastframe")
 
 
 # --- the guard ---------------------------------------------------------------
@@ -57,20 +50,34 @@ def test_both_splitters_are_exported_and_the_switch_hides_the_compiled_one():
 
 
 def test_no_extensions_switch_selects_the_twin():
-    env = dict(os.environ, YARP_NO_EXTENSIONS="1", PYTHONPATH=str(SRC))
-    out = subprocess.run(
-        [sys.executable, "-c", "import yarp.fastframe as f; print(f.IMPLEMENTATION)"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert out.stdout.strip() == "py"
+    assert kernel_impls.selected_with_the_switch("yarp.fastframe") == "py"
 
 
 def test_implementation_name_matches(fastframe_impl):
     expected = "py" if fastframe_impl.__name__.endswith("_py") else "c"
     assert fastframe_impl.IMPLEMENTATION == expected
+
+
+def test_the_frame_kernel_holds_frames_only(fastframe_impl):
+    # Every broker client loads this kernel; payload work is `yarp.payload_kernel`'s.
+    names = set(vars(fastframe_impl))
+    assert {"IMPLEMENTATION", "FrameSplitter", "encode_frame"} <= names
+    assert sorted(names & {"prepare_payload", "canonical_fast_path_ok", "zstandard", "threading"}) == []
+
+
+@pytest.mark.parametrize("twin", [False, True], ids=["selected", "twin"])
+def test_loading_the_frame_kernel_loads_no_payload_code(twin):
+    probe = ("import sys, yarp.fastframe as f; f.FrameSplitter().feed(f.encode_frame(b'x')); "
+             "print(f.IMPLEMENTATION, *sorted(m for m in sys.modules if m.startswith('yarp')))")
+    env = dict(os.environ, PYTHONPATH=str(kernel_impls.SRC))
+    if twin:
+        env["YARP_NO_EXTENSIONS"] = "1"
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    implementation, *modules = out.stdout.split()
+    assert implementation == ("py" if twin else yarp.fastframe.IMPLEMENTATION)
+    assert f"yarp.{'_fastframe_py' if implementation == 'py' else '_fastframe'}" in modules  # the list is real
+    assert sorted({"yarp.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py", "yarp._digest",
+                   "yarp.codec"} & set(modules)) == []
 
 
 # --- splitting -----------------------------------------------------------------
@@ -319,130 +326,6 @@ def test_both_implementations_fail_alike(stream, limit):
     assert all(o == outcomes[0] for o in outcomes)
 
 
-# --- payload preparation -------------------------------------------------------------
-
-
-
-def _text(n: int) -> bytes:
-    out = bytearray()
-    i = 0
-    while len(out) < n:
-        out += b"line %d: compiling module yarp.part%d ... ok\n" % (i, i % 17)
-        i += 1
-    return bytes(out[:n])
-
-
-@pytest.mark.parametrize(
-    "data, expected",
-    [
-        (b"", "none"),
-        (b"a" * 100, "none"),  # compressible but under the minimum size
-        (_text(64 * 1024), "zstd"),
-        (os.urandom(4096), "none"),
-        (os.urandom(2 * 1024 * 1024), "none"),  # probe path
-        (_text(1024 * 1024), "zstd"),
-    ],
-    ids=["empty", "tiny", "text64k", "random4k", "random2m", "text1m"],
-)
-def test_prepare_payload_decision_and_round_trip(fastframe_impl, data, expected):
-    digest, compression, body = fastframe_impl.prepare_payload(data)
-    assert digest == hashlib.sha256(data).digest()
-    assert compression == expected
-    if compression == "none":
-        assert body == data
-    else:
-        assert len(body) < len(data)
-    assert codec.decode_body(compression, body, len(data)) == data
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    st.one_of(
-        st.binary(max_size=3000),
-        st.builds(lambda b, n: b * n, st.binary(min_size=1, max_size=40), st.integers(1, 400)),
-    )
-)
-def test_prepare_payload_same_in_both(data):
-    results = [impl.prepare_payload(data) for impl in both_impls()]
-    assert all(r == results[0] for r in results)
-    digest, compression, body = results[0]
-    assert codec.decode_body(compression, body, len(data)) == data
-
-
-def test_prepare_payload_accepts_buffers(fastframe_impl):
-    data = _text(5000)
-    expected = fastframe_impl.prepare_payload(data)
-    assert fastframe_impl.prepare_payload(bytearray(data)) == expected
-    assert fastframe_impl.prepare_payload(memoryview(data)) == expected
-
-
-def test_compressor_is_per_thread(fastframe_impl):
-    from concurrent.futures import ThreadPoolExecutor
-
-    inputs = [_text(20_000 + i * 333) for i in range(16)]
-    expected = [fastframe_impl.prepare_payload(d) for d in inputs]
-    with ThreadPoolExecutor(4) as pool:
-        for _ in range(3):
-            assert list(pool.map(fastframe_impl.prepare_payload, inputs)) == expected
-
-
 def test_py_splitter_rejects_bad_limit():
     with pytest.raises(ValueError):
         PyFrameSplitter(0)
-
-
-# --- canonical JSON fast-path admission -------------------------------------------------
-
-_json_scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**64), max_value=2**64),
-    st.sampled_from([2**53 - 1, -(2**53 - 1), 2**53, -(2**53), 2**63, -(2**63) - 1]),
-    st.floats(),
-    st.text(max_size=5),
-)
-_json_keys = st.one_of(st.text(max_size=4), st.sampled_from(["\ue000", "\U0001f600", "\ud7ff", "\u00e9"]))
-_json = st.recursive(
-    _json_scalars,
-    lambda c: st.one_of(st.lists(c, max_size=5), st.tuples(c), st.dictionaries(_json_keys, c, max_size=5)),
-    max_leaves=30,
-)
-
-
-@settings(max_examples=300, deadline=None)
-@given(_json)
-def test_fast_path_admission_same_in_both(value):
-    answers = {impl.canonical_fast_path_ok(value) for impl in both_impls()}
-    assert len(answers) == 1
-
-
-def test_fast_path_admission_depth_bound(fastframe_impl):
-    value: object = 1
-    for _ in range(64):  # 64 nested lists: depths 0..63
-        value = [value]
-    assert fastframe_impl.canonical_fast_path_ok(value) is True
-    assert fastframe_impl.canonical_fast_path_ok([value]) is False
-    loop: list = []
-    loop.append(loop)
-    assert fastframe_impl.canonical_fast_path_ok(loop) is False
-
-
-@pytest.mark.parametrize("kind", ["text", "random"])
-def test_large_payloads_hashed_alongside_compression_keep_exact_digests(fastframe_impl, kind):
-    # From PARALLEL_HASH_BYTES up the digest is computed on a helper thread while
-    # the body is compressed; it must still be the digest of exactly these bytes.
-    import os
-
-    from yarp.limits import PARALLEL_HASH_BYTES
-
-    size = PARALLEL_HASH_BYTES + 12345
-    data = (b"line of build output 0123456789\n" * (size // 32 + 1))[:size] if kind == "text" else os.urandom(size)
-    digest, compression, body = fastframe_impl.prepare_payload(data)
-    assert digest == hashlib.sha256(data).digest()
-    assert compression == ("zstd" if kind == "text" else "none")
-    if compression == "none":
-        assert body == data
-    else:
-        import zstandard
-
-        assert zstandard.ZstdDecompressor().decompress(body, max_output_size=size) == data

@@ -372,7 +372,10 @@ HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tre
                   "yarp.hooks.events", "yarp.hooks.capture", "yarp.hooks.service", "yarp.hooks.notice",
                   "yarp.hooks.codex", "yarp.shell.cap",
                   # With a broker running, the full client (start-up, locks, operation types) stays unloaded.
-                  "yarp.client", "yarp.protocol", "yarp.operations", "yarp.fastframe", "yarp._fastframe", "fcntl")
+                  "yarp.client", "yarp.protocol", "yarp.operations", "yarp.fastframe", "yarp._fastframe",
+                  "yarp._fastframe_py", "fcntl",
+                  # The payload kernel is the broker's (through yarp.codec), never a client's.
+                  "yarp.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py")
 
 
 def hook_imports(world: HookWorld, agent: str, payload: dict) -> tuple[set[str], subprocess.CompletedProcess]:

@@ -435,9 +435,11 @@ def test_an_integer_beyond_64_bits_is_refused_not_rounded(shared_sandbox):
 
 #: Modules only the broker needs. The bridge relays; it never validates,
 #: canonicalises, hashes payloads or writes SQLite, and starts for every session.
+#: It splits frames with the frame kernel and never loads the payload kernel.
 BRIDGE_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "sqlite3", "_sqlite3", "yarp.broker", "yarp.store",
                     "yarp.prepare", "yarp.codec", "rfc8785", "zstandard", "orjson", "dataclasses", "argparse",
-                    "json", "re", "hashlib", "_hashlib", "threading", "subprocess", "typing", "enum")
+                    "json", "re", "hashlib", "_hashlib", "threading", "subprocess", "typing", "enum",
+                    "yarp.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py")
 #: How the installed console script starts.
 CONSOLE_SCRIPT = "import sys; from yarp.cli import main; sys.exit(main())"
 
@@ -453,7 +455,7 @@ def test_the_bridge_imports_only_what_relaying_needs(shared_sandbox):
     assert json.loads(proc.stdout)["ok"] is True
     names = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.decode().splitlines()
              if line.startswith("import time:") and "|" in line}
-    assert {"yarp.ingest", "yarp.client", "yarp.protocol"} <= names  # the list is real
+    assert {"yarp.ingest", "yarp.client", "yarp.protocol", "yarp.fastframe"} <= names  # the list is real
     assert sorted(set(BRIDGE_FORBIDDEN) & names) == []
 
 

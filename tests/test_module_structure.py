@@ -1,4 +1,5 @@
-"""Structure guards: no import cycles between modules, and each package's exported names exist.
+"""Structure guards: no import cycles between modules, each module's exported names exist, and each
+accelerated kernel's twin and extension offer what its selector exports.
 
 The import graph counts every import, at module level or inside a function: a
 lazy import still makes two modules depend on each other, and a cycle between
@@ -126,17 +127,49 @@ def test_the_cycle_finder_finds_a_planted_cycle():
     assert _cycles(graph) == [["a", "b", "c"]]
 
 
+def _exporting_modules() -> list[str]:
+    return sorted(n for n, p in _modules().items() if "\n__all__" in p.read_text())
+
+
 def _exporting_packages() -> list[str]:
-    return sorted(n for n, p in _modules().items() if p.name == "__init__.py" and "__all__" in p.read_text())
+    return sorted(n for n in _exporting_modules() if _modules()[n].name == "__init__.py")
 
 
-@pytest.mark.parametrize("package", _exporting_packages())
-def test_every_exported_name_exists(package):
-    module = importlib.import_module(package)
+@pytest.mark.parametrize("name", _exporting_modules())
+def test_every_exported_name_exists(name):
+    module = importlib.import_module(name)
     exported = module.__all__
     assert len(set(exported)) == len(exported), "duplicate names in __all__"
     missing = [name for name in exported if not hasattr(module, name)]
     assert missing == []
+
+
+#: Each selector, with its pure-Python twin and its compiled extension.
+KERNELS = {"yarp.fastframe": ("yarp._fastframe_py", "yarp._fastframe"),
+           "yarp.payload_kernel": ("yarp._payload_kernel_py", "yarp._payload_kernel"),
+           "yarp.validate": ("yarp._validate_py", "yarp._validate")}
+#: Names a selector defines itself instead of taking them from the implementation it selected.
+SELECTOR_OWN = {"FrameSplitterC", "FrameSplitterPy"}
+
+
+def test_the_kernel_list_is_complete():
+    pyx = {"yarp." + path.stem for path in (SRC / "yarp").glob("*.pyx")}
+    assert pyx == {compiled for _, compiled in KERNELS.values()}
+
+
+@pytest.mark.parametrize("selector", sorted(KERNELS))
+def test_twin_and_extension_offer_what_the_selector_exports(selector):
+    twin_name, compiled_name = KERNELS[selector]
+    wanted = set(importlib.import_module(selector).__all__) - SELECTOR_OWN
+    twin = importlib.import_module(twin_name)
+    assert sorted(name for name in wanted if not hasattr(twin, name)) == []
+    assert twin.IMPLEMENTATION == "py"
+    try:
+        compiled = importlib.import_module(compiled_name)
+    except ImportError:
+        pytest.skip("the extension is not built")
+    assert sorted(name for name in wanted if not hasattr(compiled, name)) == []
+    assert compiled.IMPLEMENTATION == "c"
 
 
 @pytest.mark.parametrize("package", _exporting_packages())

@@ -23,7 +23,9 @@ FORBIDDEN = ("uvloop", "tree_sitter", "tree_sitter_bash", "concurrent.futures", 
              "yarp.recovery", "orjson", "dataclasses", "argparse", "zstandard",
              # The view is the broker's work (yarp.runner_service); the full client is for start-up only.
              "yarp.shell.rules", "yarp.shell.reducers", "yarp.shell.cap", "yarp.shell.view", "yarp.client",
-             "yarp.protocol", "yarp.operations", "yarp.fastframe", "yarp._fastframe")
+             "yarp.protocol", "yarp.operations", "yarp.fastframe", "yarp._fastframe", "yarp._fastframe_py",
+             # The payload kernel is the broker's (through yarp.codec), never a client's.
+             "yarp.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py")
 #: Standard-library modules the run path reaches through their C cores instead
 #: (`_json`, `_socket`, `_signal`, the built-in SHA-256); each costs every
 #: wrapped command a millisecond or more.
@@ -90,6 +92,20 @@ def test_output_is_pruned_by_the_broker_not_the_runner(warm_env, tmp_path):
         assert proc.returncode == 0 and proc.stdout == b"hello\n"
         assert "yarp.thin_client" in names  # the list is real
         assert sorted((set(STDLIB_AVOIDED) | set(FORBIDDEN) | {"tomllib", "yarp.parse_cache"}) & names) == []
+
+
+def test_a_run_that_starts_the_broker_loads_the_frame_kernel_only():
+    # Without a broker the runner starts one through the full client, which
+    # frames its requests; hashing and compressing payloads stay the broker's.
+    benv = make_run_env(idle_ms=300)
+    try:
+        names, proc = imported_modules(benv.environ, "run", "--", "true", entry=SCRIPT)
+        assert proc.returncode == 0
+        assert {"yarp.runner", "yarp.client", "yarp.fastframe"} <= names  # the list is real: a cold start
+        assert sorted({"yarp.codec", "yarp.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py",
+                       "zstandard", "rfc8785", "orjson"} & names) == []
+    finally:
+        close_run_env(benv, timeout=15)
 
 
 def test_archive_disabled_run_imports_no_archive_code(warm_env, tmp_path):

@@ -15,9 +15,11 @@ import sys
 from archive_factory import yarp_env
 from broker_helpers import cleanup_broker_env, make_broker_env
 from ingest_helpers import Sandbox
-from yarp import fastframe
+from yarp import fastframe, payload_kernel
 
-PROBE = "from yarp import fastframe; print(fastframe.IMPLEMENTATION)"
+PROBE = "from yarp import fastframe, payload_kernel; print(fastframe.IMPLEMENTATION, payload_kernel.IMPLEMENTATION)"
+#: What this test run selected, for the frame kernel and the payload kernel.
+SELECTED = f"{fastframe.IMPLEMENTATION} {payload_kernel.IMPLEMENTATION}"
 
 
 def _child_implementation(env: dict) -> str:
@@ -28,22 +30,22 @@ def _child_implementation(env: dict) -> str:
 def test_broker_environments_keep_the_selection():
     benv = make_broker_env()
     try:
-        assert _child_implementation(benv.environ) == fastframe.IMPLEMENTATION
+        assert _child_implementation(benv.environ) == SELECTED
     finally:
         cleanup_broker_env(benv)
 
 
 def test_bridge_sandboxes_keep_the_selection(tmp_path):
-    assert _child_implementation(Sandbox.create(tmp_path).env()) == fastframe.IMPLEMENTATION
+    assert _child_implementation(Sandbox.create(tmp_path).env()) == SELECTED
 
 
 def test_command_environments_keep_the_selection(tmp_path):
-    assert _child_implementation(yarp_env(tmp_path)) == fastframe.IMPLEMENTATION
+    assert _child_implementation(yarp_env(tmp_path)) == SELECTED
 
 
 def test_the_probe_sees_the_switch(tmp_path):
     """The probe itself can tell: with the switch set, a child always selects the twin."""
-    assert _child_implementation(dict(yarp_env(tmp_path), YARP_NO_EXTENSIONS="1")) == "py"
+    assert _child_implementation(dict(yarp_env(tmp_path), YARP_NO_EXTENSIONS="1")) == "py py"
 
 
 def test_brokers_run_on_the_event_loop_the_run_asked_for():

@@ -1,4 +1,4 @@
-"""Pure-Python twin of `yarp._fastframe`: frame splitting and payload preparation.
+"""Pure-Python twin of `yarp._fastframe`: frame splitting and encoding.
 
 Frames are an 8-byte big-endian unsigned length followed by that many body bytes.
 `FrameSplitter` is a buffer plus a two-state machine (header, body): `feed` only
@@ -6,100 +6,23 @@ appends and returns the frames completed by the bytes it was given. A declared
 length is checked the moment its 8 header bytes are in, so an oversize or empty
 frame is refused before any body byte is buffered or allocated.
 
-`prepare_payload` hashes the exact bytes and decides whether Zstandard level 3 is
-worth storing (rule and measurements: docs/decisions.md, "Payload compression").
-
-This module must behave byte for byte like the compiled extension and must never
-buffer a frame body before its declared length has passed the limit check.
+Every client of the broker loads this module (through `yarp.fastframe`): the
+bridge for every session, `yarp run` and the hooks when they start a broker.
+So it holds frames only; payload hashing, compression and canonical-JSON
+admission live in `yarp._payload_kernel_py`. This module must behave byte for
+byte like the compiled extension and must never buffer a frame body before its
+declared length has passed the limit check.
 """
 
 from __future__ import annotations
 
 from . import limits
-from ._digest import hash_in_background, joined_digest, payload_sha256
 from .errors import FrameError, FrameTooLarge
 
 IMPLEMENTATION = "py"
 
 _HEADER = limits.FRAME_HEADER_BYTES
-
-# The compression rule's numbers live in `limits` (one place for both twins).
-MIN_COMPRESS_BYTES = limits.MIN_COMPRESS_BYTES
-MIN_SAVING_RATIO = limits.MIN_SAVING_RATIO
-MIN_SAVING_BYTES = limits.MIN_SAVING_BYTES
-PROBE_THRESHOLD_BYTES = limits.PROBE_THRESHOLD_BYTES
-PROBE_SLICE_BYTES = limits.PROBE_SLICE_BYTES
-PROBE_MIN_SAVING_RATIO = limits.PROBE_MIN_SAVING_RATIO
-COMPRESSION_LEVEL = limits.COMPRESSION_LEVEL
-
-# Per-thread compressors, created on first use (see the compiled kernel).
-_local = None
-
-
-def _compressor():
-    # ZstdCompressor is not thread-safe, but reusing one per thread avoids
-    # rebuilding its context on every payload (2-4x faster for small inputs).
-    # zstandard is imported here, not at module load: frame-only users such as
-    # `yarp run` never pay for it.
-    global _local
-    if _local is None:
-        import threading
-
-        _local = threading.local()
-    comp = getattr(_local, "compressor", None)
-    if comp is None:
-        import zstandard
-
-        comp = _local.compressor = zstandard.ZstdCompressor(level=COMPRESSION_LEVEL)
-    return comp
-
-
-def _worth_it(size: int, stored: int, ratio: float, min_bytes: int) -> bool:
-    saved = size - stored
-    return saved >= min_bytes and saved >= size * ratio
-
-
-def _probe_says_incompressible(data, size: int, comp) -> bool:
-    mid = (size - PROBE_SLICE_BYTES) // 2
-    sample = b"".join(
-        (
-            data[:PROBE_SLICE_BYTES],
-            data[mid : mid + PROBE_SLICE_BYTES],
-            data[size - PROBE_SLICE_BYTES :],
-        )
-    )
-    probe = comp.compress(sample)
-    return not _worth_it(len(sample), len(probe), PROBE_MIN_SAVING_RATIO, 0)
-
-
-def prepare_payload(data) -> tuple[bytes, str, bytes]:
-    """Return (SHA-256 of `data`, "none" | "zstd", stored body).
-
-    The digest is always over the uncompressed bytes; the stored body is `data`
-    itself unless Zstandard level 3 saves enough to justify its overhead.
-    """
-    data = bytes(data) if not isinstance(data, bytes) else data
-    size = len(data)
-    if size >= limits.PARALLEL_HASH_BYTES:
-        thread, box = hash_in_background(data)
-        compression, body = _compress_decision(data, size)
-        return joined_digest(thread, box, data), compression, body
-    digest = payload_sha256(data)
-    compression, body = _compress_decision(data, size)
-    return digest, compression, body
-
-
-def _compress_decision(data: bytes, size: int) -> tuple[str, bytes]:
-    if size < MIN_COMPRESS_BYTES:
-        return "none", data
-    comp = _compressor()
-    if size >= PROBE_THRESHOLD_BYTES and _probe_says_incompressible(data, size, comp):
-        return "none", data
-    packed = comp.compress(data)
-    if _worth_it(size, len(packed), MIN_SAVING_RATIO, MIN_SAVING_BYTES):
-        return "zstd", packed
-    return "none", data
-
+_MIN_RECEIVE = limits.MIN_RECEIVE_BUFFER_BYTES
 
 
 def _check_length(declared: int, limit: int) -> None:
@@ -226,7 +149,7 @@ class FrameSplitter:
         """
         if self._error is not None:
             self._raise_failed()
-        size = max(sizehint, 65536) if sizehint and sizehint > 0 else 65536
+        size = max(sizehint, _MIN_RECEIVE) if sizehint and sizehint > 0 else _MIN_RECEIVE
         if self._scratch is None or len(self._scratch) < size:
             self._scratch = bytearray(size)
         return memoryview(self._scratch)[:size]
@@ -241,63 +164,3 @@ class FrameSplitter:
         if scratch is None or nbytes > len(scratch):
             raise ValueError("nbytes exceeds the buffer handed out")
         return self.feed(memoryview(scratch)[:nbytes])
-
-
-# -- canonical JSON fast-path admission -----------------------------------------
-#: Largest integer magnitude RFC 8785 (I-JSON) represents exactly.
-MAX_SAFE_INTEGER = limits.MAX_SAFE_INTEGER
-#: Nesting the fast-path scan follows before it hands the value to rfc8785.
-_FAST_PATH_MAX_DEPTH = limits.FAST_PATH_MAX_DEPTH
-# RFC 8785 sorts keys by UTF-16 code units, orjson by code points: the two
-# orders disagree only when a key holds a character at or above U+E000
-# (U+E000-U+FFFF sort after surrogate pairs in UTF-16, before them by code point).
-_FIRST_UNSAFE_KEY_CHAR = "\ue000"
-
-
-def canonical_fast_path_ok(value: object, depth: int = 0) -> bool:
-    """True when orjson's sorted compact output equals RFC 8785 for `value`.
-
-    Exact built-in types only (subclasses may serialise differently); no floats
-    (ECMAScript number formatting differs); integers within ±(2^53−1); keys
-    below U+E000. Strings need no check: both encoders escape exactly `"`, `\\`
-    and U+0000-U+001F, with the same short forms, and orjson refuses lone
-    surrogates, which sends the value to the reference encoder.
-    """
-    kind = type(value)
-    if kind is dict:
-        if depth >= _FAST_PATH_MAX_DEPTH:
-            return False
-        for key, item in value.items():
-            if type(key) is not str:
-                return False
-            if not key.isascii() and max(key) >= _FIRST_UNSAFE_KEY_CHAR:
-                return False
-            t = type(item)
-            if t is str or item is None or t is bool:
-                continue
-            if t is int:
-                if -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
-                    continue
-                return False
-            if not canonical_fast_path_ok(item, depth + 1):
-                return False
-        return True
-    if kind is list:
-        if depth >= _FAST_PATH_MAX_DEPTH:
-            return False
-        for item in value:
-            t = type(item)
-            if t is str or item is None or t is bool:
-                continue
-            if t is int:
-                if -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
-                    continue
-                return False
-            if not canonical_fast_path_ok(item, depth + 1):
-                return False
-        return True
-    if kind is str or value is None or kind is bool:
-        return True
-    if kind is int:
-        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
-    return False

@@ -5,13 +5,13 @@ taken: tool inputs and structured results become RFC 8785 canonical JSON
 (`application/json`); result text, source output, stdout and stderr keep their
 exact bytes (`text/plain; charset=utf-8` when valid UTF-8, else
 `application/octet-stream`). `sha256` is over the uncompressed bytes; the
-compression decision lives in the `fastframe` kernel.
+compression decision lives in the payload kernel (`yarp.payload_kernel`).
 
 Canonical bytes come from `rfc8785`. For the common shape of tool data (no
 floats, safe integers, keys below U+E000) orjson with sorted keys produces the
 same bytes 40-80 times faster (bench/test_bench_payload.py); `_fast_path_ok` admits only values whose
 output is proven byte-equal (tests/test_codec.py crosses both encoders; the
-admission scan lives in the `fastframe` kernel), and
+admission scan lives in the payload kernel), and
 everything else goes to `rfc8785`.
 
 This module never touches SQLite and never normalises bytes.
@@ -27,8 +27,8 @@ import rfc8785
 import zstandard
 
 from .errors import ValidationError
-from .fastframe import canonical_fast_path_ok as _fast_path_ok
-from .fastframe import prepare_payload
+from .payload_kernel import canonical_fast_path_ok as _fast_path_ok
+from .payload_kernel import prepare_payload
 
 MEDIA_JSON = "application/json"
 MEDIA_TEXT = "text/plain; charset=utf-8"

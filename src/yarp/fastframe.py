@@ -1,17 +1,18 @@
-"""Selector for the frame splitter and payload kernel: the compiled extension or its twin.
+"""Selector for the frame splitter and encoder: the compiled extension or its twin.
 
 The rest of YARP imports these names from here and never from `_fastframe` or
 `_fastframe_py` directly. `YARP_NO_EXTENSIONS=1` (read once, in `yarp._compat`)
 selects the pure-Python twin; otherwise the extension is required to load when it
 was built, and a missing build falls back to the twin (a guard test fails then).
+Every broker client loads this module, so it selects frames only: the payload
+kernel has its own selector, `yarp.payload_kernel`.
 """
 
 from __future__ import annotations
 
 from ._compat import NO_EXTENSIONS
 
-_NAMES = ("IMPLEMENTATION", "FrameSplitter", "FrameSplitterC", "FrameSplitterPy", "canonical_fast_path_ok",
-          "encode_frame", "prepare_payload")
+_NAMES = ("IMPLEMENTATION", "FrameSplitter", "FrameSplitterC", "FrameSplitterPy", "encode_frame")
 
 if NO_EXTENSIONS:
     from . import _fastframe_py as _impl
@@ -23,9 +24,7 @@ else:
 
 IMPLEMENTATION = _impl.IMPLEMENTATION
 FrameSplitter = _impl.FrameSplitter
-canonical_fast_path_ok = _impl.canonical_fast_path_ok
 encode_frame = _impl.encode_frame
-prepare_payload = _impl.prepare_payload
 
 __all__ = list(_NAMES)
 

@@ -12,6 +12,8 @@ FRAME_HEADER_BYTES = 8
 MAX_FRAME_BYTES = 256 * 1024 * 1024
 #: Largest handshake frame in either direction.
 MAX_HANDSHAKE_BYTES = 4096
+#: Smallest receive buffer a frame splitter hands to a buffered protocol between frames.
+MIN_RECEIVE_BUFFER_BYTES = 64 * 1024
 
 # --- Envelope and operation data -------------------------------------------
 #: Longest connection correlation id (ASCII, printable).
