@@ -497,9 +497,9 @@ def test_the_relay_forwards_the_adapter_operation_unchanged_with_its_identities(
     from yarp import protocol
     from yarp.validate import check_operation, parse_envelope
 
-    now = now_ms()
     request = {"requestId": 9, "schemaVersion": 1,
                **begin_call(session("relay-s"), "relay-c", deadline_in_ms=1500, provider="p", extraCallField=[1])}
+    now = now_ms()  # after the deadline was drawn, so at most 1500 ms remain
     relayed = ingest.parse_request(json.dumps(request).encode(), now)
     assert relayed.request_id == 9 and relayed.kind == "begin_call"
     assert 0 < relayed.deadline_ms <= 1500
