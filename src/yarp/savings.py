@@ -71,75 +71,80 @@ IMPORTED = "imported"
 HOST_VIEW = "host_view"
 INCOMPLETE = "incomplete"
 
-#: Per call with an output snapshot: the sizes of its result and stream
-#: snapshots, whether result/after is result/before's payload, how many stream
-#: snapshots it has after YARP, and when its result/before was captured.
-#: Input snapshots are never read. `{access}`/`{window}` pick a whole-table
-#: scan (sequential pages, grouped by a sorter) or, for a small window, the
-#: primary-key index limited to the window's calls.
-_OUTPUTS = """
-SELECT s.tool_call_id AS id,
-  sum(CASE WHEN s.subject = 'result' AND s.stage = 'before' THEN p.uncompressed_byte_length END) AS rb,
-  sum(CASE WHEN s.subject = 'result' AND s.stage = 'after' THEN p.uncompressed_byte_length END) AS ra,
-  max(CASE WHEN s.subject = 'result' AND s.stage = 'before' THEN s.payload_sha256 END)
-    IS max(CASE WHEN s.subject = 'result' AND s.stage = 'after' THEN s.payload_sha256 END) AS rsame,
-  total(CASE WHEN s.subject <> 'result' AND s.stage = 'before' THEN p.uncompressed_byte_length END) AS sb,
-  total(CASE WHEN s.subject <> 'result' AND s.stage = 'after' THEN p.uncompressed_byte_length END) AS sa,
-  count(CASE WHEN s.subject <> 'result' AND s.stage = 'after' THEN 1 END) AS streams,
-  max(CASE WHEN s.subject = 'result' AND s.stage = 'before' THEN s.captured_at_ms END) AS rcap
-FROM snapshots s {access} JOIN payloads p ON p.sha256 = s.payload_sha256
-WHERE s.subject IN ('result', 'stdout', 'stderr') {window}
-GROUP BY s.tool_call_id
-"""
-#: The classification of `docs/commands.md`, per call, in SQL.
-_KIND = """CASE
-  WHEN c.status <> 'finished' THEN 'incomplete'
-  WHEN o.streams > 0 THEN 'counted'
-  WHEN o.rb IS NULL THEN 'not_executed'
-  WHEN o.ra IS NOT NULL AND NOT o.rsame THEN 'counted'
-  WHEN c.finished_at_ms IS NOT NULL AND o.rcap > c.finished_at_ms THEN 'imported'
-  WHEN se.agent IN ({replacing}) THEN 'counted'
-  ELSE 'host_view' END"""
-#: Below one call in this many, a window reads its calls' snapshots through
-#: the primary-key index instead of scanning the whole snapshot table.
-_INDEX_RATIO = 8
-_DELTA = "(CASE WHEN o.ra IS NOT NULL AND NOT o.rsame THEN o.rb - o.ra ELSE 0 END)"
-#: One row per (tool, group, kind, withheld anything, input payload when the
-#: call must be named from its input): classified and summed inside SQLite, so
-#: Python sees a few rows per group and per distinct shell command. The join is
-#: driven by the grouped outputs (one primary-key lookup per call); calls
-#: without any output snapshot (begun, never finished) are counted after it.
-_SUMMARY = """
-WITH o AS ({outputs}),
-k0 AS (
-  SELECT c.id, c.tool_name, {group} AS grp, {kind} AS kind, o.streams, o.sb, o.sa, o.rb, {delta} AS delta
-  FROM o CROSS JOIN tool_calls c ON c.id = o.id JOIN sessions se ON se.id = c.session_id
+#: One row per call of the window, walked in the order of `tool_calls`: its
+#: `result` snapshots and whether it has a stream after YARP come from
+#: primary-key lookups, and a payload's size is read only where the rule needs
+#: it: result/before unless the call is wrapped and its result unchanged,
+#: result/after only when it is another payload, each stream/before, and a
+#: stream/after only when it is another payload than its stream/before.
+#: Snapshots are never sorted or grouped per call, and input snapshots are
+#: only read to name shell calls. Each level is a co-routine (`LIMIT -1`
+#: keeps SQLite from flattening it into the next) so that a value computed
+#: once, such as the call's kind, is read by the levels above instead of being
+#: recomputed at each use. `{access}` picks a rowid-ordered scan of every call
+#: or, for a small window, the start-time index.
+_CALLS = """
+WITH c0 AS (
+  SELECT c.id AS id, c.tool_name AS tool_name, {group} AS grp, c.status = 'finished' AS done,
+    rb.payload_sha256 AS rbs, rb.captured_at_ms AS rcap, c.finished_at_ms AS fin,
+    ra.payload_sha256 IS NOT NULL AND ra.payload_sha256 IS NOT rb.payload_sha256 AS rewritten,
+    se.agent IN ({replacing}) AS replacing, pra.uncompressed_byte_length AS ral,
+    c.status = 'finished' AND EXISTS (SELECT 1 FROM snapshots x WHERE x.tool_call_id = c.id
+      AND x.subject BETWEEN 'stderr' AND 'stdout' AND x.stage = 'after') AS wrapped
+  FROM tool_calls c {access} JOIN sessions se ON se.id = c.session_id
+  LEFT JOIN snapshots rb ON rb.tool_call_id = c.id AND rb.subject = 'result' AND rb.stage = 'before'
+  LEFT JOIN snapshots ra ON ra.tool_call_id = c.id AND ra.subject = 'result' AND ra.stage = 'after'
+  LEFT JOIN payloads pra ON pra.sha256 = CASE WHEN c.status = 'finished'
+    AND ra.payload_sha256 IS NOT rb.payload_sha256 THEN ra.payload_sha256 END
   WHERE c.started_at_ms >= ?1 AND c.started_at_ms < ?2
+  LIMIT -1
 ),
-k AS (
+c1 AS (
+  SELECT c0.id AS id, tool_name, grp, wrapped, rewritten, ral, prb.uncompressed_byte_length AS rbl, {kind} AS kind,
+    coalesce(pob.uncompressed_byte_length, 0) + coalesce(peb.uncompressed_byte_length, 0) AS sb,
+    {stdout_after} + {stderr_after} AS sa
+  FROM c0
+  LEFT JOIN payloads prb ON prb.sha256 = CASE WHEN done AND (NOT wrapped OR rewritten) THEN rbs END
+  {streams}
+  LIMIT -1
+),
+c2 AS (
   SELECT id, tool_name, grp, kind,
-    CASE WHEN kind IN ('incomplete', 'not_executed') THEN 0
-         WHEN streams > 0 THEN CAST(sb AS INTEGER) ELSE rb END AS produced,
+    CASE WHEN kind IN ('incomplete', 'not_executed') THEN 0 WHEN wrapped THEN sb ELSE rbl END AS produced,
     CASE WHEN kind <> 'counted' THEN 0
-         WHEN streams > 0 THEN CAST(sb - sa AS INTEGER) + delta ELSE delta END AS withheld
-  FROM k0
+      ELSE CASE WHEN wrapped THEN sb - sa ELSE 0 END + CASE WHEN rewritten THEN rbl - ral ELSE 0 END
+    END AS withheld
+  FROM c1
+  LIMIT -1
 )
 SELECT tool_name, grp, kind, withheld > 0,
   CASE WHEN lower(tool_name) IN ({shell}) AND ({by_program} OR (kind = 'counted' AND withheld > 0)) THEN
     (SELECT i.payload_sha256 FROM snapshots i WHERE i.tool_call_id = id AND i.subject = 'input' AND i.stage = 'before')
   END,
   count(*), sum(produced), sum(withheld)
-FROM k GROUP BY 1, 2, 3, 4, 5
-UNION ALL
-SELECT c.tool_name, {group}, 'incomplete', 0, CASE WHEN {by_program} AND lower(c.tool_name) IN ({shell}) THEN
-    (SELECT i.payload_sha256 FROM snapshots i WHERE i.tool_call_id = c.id AND i.subject = 'input' AND i.stage = 'before')
-  END,
-  count(*), 0, 0
-FROM tool_calls c
-WHERE c.status <> 'finished' AND c.started_at_ms >= ?1 AND c.started_at_ms < ?2 AND NOT EXISTS (
-  SELECT 1 FROM snapshots s WHERE s.tool_call_id = c.id AND s.subject IN ('result', 'stdout', 'stderr'))
-GROUP BY 1, 2, 3, 4, 5
+FROM c2 GROUP BY 1, 2, 3, 4, 5
 """
+#: The classification of `docs/commands.md`, per call, in SQL (over `c0`).
+_KIND = """CASE WHEN NOT done THEN 'incomplete' WHEN wrapped THEN 'counted' WHEN rbs IS NULL THEN 'not_executed'
+    WHEN rewritten THEN 'counted' WHEN fin IS NOT NULL AND rcap > fin THEN 'imported'
+    WHEN replacing THEN 'counted' ELSE 'host_view' END"""
+#: A wrapped call's stream snapshots: joined only when the call is wrapped
+#: (a NULL key skips the lookup), the after payload's size read only when it
+#: differs from the before payload.
+_STREAM_JOINS = """
+  LEFT JOIN snapshots {s}b ON {s}b.tool_call_id = CASE WHEN wrapped THEN c0.id END
+    AND {s}b.subject = '{subject}' AND {s}b.stage = 'before'
+  LEFT JOIN snapshots {s}a ON {s}a.tool_call_id = CASE WHEN wrapped THEN c0.id END
+    AND {s}a.subject = '{subject}' AND {s}a.stage = 'after'
+  LEFT JOIN payloads p{s}b ON p{s}b.sha256 = {s}b.payload_sha256
+  LEFT JOIN payloads p{s}a ON p{s}a.sha256 = CASE WHEN {s}a.payload_sha256 IS NOT {s}b.payload_sha256
+    THEN {s}a.payload_sha256 END"""
+_STREAM_AFTER = """CASE WHEN {s}a.payload_sha256 IS NULL THEN 0
+      WHEN {s}a.payload_sha256 IS {s}b.payload_sha256 THEN p{s}b.uncompressed_byte_length
+      ELSE p{s}a.uncompressed_byte_length END"""
+#: Below one call in this many, a window walks the start-time index instead
+#: of scanning every call.
+_INDEX_RATIO = 8
 _GROUP_SQL = {"tool": "NULL", "program": "NULL", "day": "c.started_at_ms / 86400000", "session": "c.session_id"}
 
 
@@ -149,14 +154,15 @@ def _quoted(names) -> str:
 
 def summary_sql(by: str, windowed: bool) -> str:
     """The one query behind a report (its text depends only on the grouping and the access path)."""
-    outputs = _OUTPUTS.format(
-        access="" if windowed else "NOT INDEXED",
-        window="AND s.tool_call_id IN (SELECT id FROM tool_calls WHERE started_at_ms >= ?1 AND started_at_ms < ?2)"
-        if windowed else "",
-    )
-    return _SUMMARY.format(outputs=outputs, group=_GROUP_SQL[by], kind=_KIND.format(
-        replacing=_quoted(VIEW_REPLACING_AGENTS)), delta=_DELTA, shell=_quoted(SHELL_TOOLS),
-        by_program="1" if by == "program" else "0")
+    return _CALLS.format(
+        access="" if windowed else "NOT INDEXED", group=_GROUP_SQL[by], replacing=_quoted(VIEW_REPLACING_AGENTS),
+        kind=_KIND, streams="".join(_STREAM_JOINS.format(s=s, subject=subject) for s, subject in STREAMS),
+        stdout_after=_STREAM_AFTER.format(s="o"), stderr_after=_STREAM_AFTER.format(s="e"),
+        shell=_quoted(SHELL_TOOLS), by_program="1" if by == "program" else "0")
+
+
+#: Table aliases of the two streams in `summary_sql`.
+STREAMS = (("o", "stdout"), ("e", "stderr"))
 
 
 _INPUT_SQL = "SELECT compression, body, uncompressed_byte_length FROM payloads WHERE sha256 = ?"
