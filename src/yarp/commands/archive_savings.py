@@ -47,9 +47,12 @@ def run(args) -> int:
         raise UsageError("--top must be between 0 and 100")
     if args.since is not None and args.until is not None and args.until <= args.since:
         raise UsageError("--until must be later than --since")
-    conn = open_readonly(_archive.resolve_location(args.archive))
+    location = _archive.resolve_location(args.archive)
+    conn = open_readonly(location)
     try:
-        report = savings.compute(conn, by=args.by, since_ms=args.since, until_ms=args.until, top=args.top)
+        # A second read connection lets a large report run in two halves.
+        report = savings.compute(conn, by=args.by, since_ms=args.since, until_ms=args.until, top=args.top,
+                                 opener=lambda: open_readonly(location))
     finally:
         conn.close()
     if args.json:
