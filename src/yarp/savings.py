@@ -32,7 +32,6 @@ of canonical JSON, stream sizes the exact stream bytes.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from collections.abc import Callable
@@ -333,6 +332,8 @@ def command_key(tool: str, value: object, *, subcommand: bool) -> str:
 
 def _inputs(conn: sqlite3.Connection, digests: set[bytes]) -> dict[bytes, object]:
     """Input digest -> decoded input; each distinct (small) input payload is read once."""
+    import json
+
     from .codec import decode_body
 
     values: dict[bytes, object] = {}
