@@ -147,6 +147,22 @@ def reference(path: str, by: str) -> dict:
     return dict(out)
 
 
+def reference_window(path: str, by: str, low: int, high: int) -> dict:
+    """The reference over a copy of the archive holding only the calls started in [low, high)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, "window.sqlite3")
+        source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        target = sqlite3.connect(copy)
+        source.backup(target)
+        source.close()
+        target.execute("DELETE FROM snapshots WHERE tool_call_id IN "
+                       "(SELECT id FROM tool_calls WHERE started_at_ms < ? OR started_at_ms >= ?)", (low, high))
+        target.execute("DELETE FROM tool_calls WHERE started_at_ms < ? OR started_at_ms >= ?", (low, high))
+        target.commit()
+        target.close()
+        return reference(copy, by)
+
+
 def _summed(rows) -> dict:
     out: dict = defaultdict(lambda: [0, 0, 0])
     for tool, group, kind, positive, named, calls, produced, withheld in rows:
@@ -178,27 +194,13 @@ def test_summary_sql_matches_the_reference(archive, by):
                 reference_window(archive, by, low, high)
         # Halves by call id add up to the whole.
         middle = conn.execute("SELECT (min(id) + max(id)) / 2 FROM tool_calls").fetchone()[0]
-        halves = conn.execute(savings.summary_sql(by, False, split=True), (-(2**63), 2**63 - 1, -(2**63), middle)).fetchall()
-        halves += conn.execute(savings.summary_sql(by, False, split=True), (-(2**63), 2**63 - 1, middle, 2**63 - 1)).fetchall()
+        split = savings.summary_sql(by, False, split=True)
+        everything = (-(2**63), 2**63 - 1)
+        halves = conn.execute(split, (*everything, everything[0], middle)).fetchall()
+        halves += conn.execute(split, (*everything, middle, everything[1])).fetchall()
         assert _summed(halves) == expected
     finally:
         conn.close()
-
-
-def reference_window(path: str, by: str, low: int, high: int) -> dict:
-    """The reference over a copy of the archive holding only the calls started in [low, high)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        copy = os.path.join(tmp, "window.sqlite3")
-        source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        target = sqlite3.connect(copy)
-        source.backup(target)
-        source.close()
-        target.execute("DELETE FROM snapshots WHERE tool_call_id IN "
-                       "(SELECT id FROM tool_calls WHERE started_at_ms < ? OR started_at_ms >= ?)", (low, high))
-        target.execute("DELETE FROM tool_calls WHERE started_at_ms < ? OR started_at_ms >= ?", (low, high))
-        target.commit()
-        target.close()
-        return reference(copy, by)
 
 
 def test_report_totals_match_the_reference_with_and_without_a_second_connection(archive, monkeypatch):
@@ -237,7 +239,8 @@ def test_report_totals_match_the_reference_with_and_without_a_second_connection(
     assert total["bytes_shown"] == expected["produced"] - expected["withheld"]
     assert (total["view_unknown_imported_calls"], total["view_unknown_host_calls"], total["view_unknown_bytes"]) == (
         expected["imported"], expected["host_view"], expected["unknown_bytes"])
-    assert (total["not_executed_calls"], total["incomplete_calls"]) == (expected["not_executed"], expected["incomplete"])
+    assert (total["not_executed_calls"], total["incomplete_calls"]) == (
+        expected["not_executed"], expected["incomplete"])
     # Shell calls are named by their input in both halves.
     assert {"cargo test", "git log", "pytest", "ls", "npm run"} & {c["command"] for c in split["top_commands"]}
 
