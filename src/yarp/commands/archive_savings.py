@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -10,7 +9,6 @@ from .. import savings
 from . import _archive
 from ..errors import UsageError
 from ..sqlite import open_readonly
-from .search import parse_time_ms
 
 SUMMARY = "show bytes produced, shown and withheld from the agent (from stored sizes)"
 EPILOG = """\
@@ -34,9 +32,16 @@ Examples:
 """
 
 
+def _time_ms(text: str) -> int:
+    # `search` (and the recovery package it loads) only when a time is given.
+    from .search import parse_time_ms
+
+    return parse_time_ms(text)
+
+
 def configure(parser) -> None:
-    parser.add_argument("--since", type=parse_time_ms, metavar="TIME", help="calls started at or after TIME")
-    parser.add_argument("--until", type=parse_time_ms, metavar="TIME", help="calls started before TIME")
+    parser.add_argument("--since", type=_time_ms, metavar="TIME", help="calls started at or after TIME")
+    parser.add_argument("--until", type=_time_ms, metavar="TIME", help="calls started before TIME")
     parser.add_argument("--by", choices=savings.GROUPINGS, default="tool", help="group by (default: tool)")
     parser.add_argument("--top", type=int, default=10, metavar="N", help="top commands to list (0-100, default 10)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -47,12 +52,17 @@ def run(args) -> int:
         raise UsageError("--top must be between 0 and 100")
     if args.since is not None and args.until is not None and args.until <= args.since:
         raise UsageError("--until must be later than --since")
-    conn = open_readonly(_archive.resolve_location(args.archive))
+    location = _archive.resolve_location(args.archive)
+    conn = open_readonly(location)
     try:
-        report = savings.compute(conn, by=args.by, since_ms=args.since, until_ms=args.until, top=args.top)
+        # A second read connection lets a large report run in two halves.
+        report = savings.compute(conn, by=args.by, since_ms=args.since, until_ms=args.until, top=args.top,
+                                 opener=lambda: open_readonly(location))
     finally:
         conn.close()
     if args.json:
+        import json
+
         sys.stdout.write(json.dumps(report.as_dict()) + "\n")
         return 0
     tty = sys.stdout.isatty()

@@ -1,0 +1,262 @@
+"""`summary_sql` against a plain per-call reckoning of the documented rule, over an archive a real broker wrote.
+
+The report's one statement is tuned for speed (primary-key walks, sizes read
+only where the rule needs them, co-routine levels), which makes it easy to get
+subtly wrong. The reference here reads the raw rows with plain SELECTs and
+applies the rule of `yarp.savings` call by call in Python; both must give the
+same sums for every grouping, every access path, and the two-connection split.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+import tempfile
+from collections import defaultdict
+
+import pytest
+from broker_helpers import broker, broker_env, pipeline  # noqa: F401  (fixtures)
+
+from yarp import operations as ops
+from yarp import savings
+from yarp.errors import ArchiveError
+from yarp.paths import ArchiveLocation
+from yarp.sqlite import open_readonly
+
+DAY_MS = 86_400_000
+BASE_MS = 1_767_225_600_000
+SESSIONS = (ops.Session("pi", "tester", "pi-a"), ops.Session("pi", "tester", "pi-b"),
+            ops.Session("claude-code", "tester", "cc-a"), ops.Session("yarp-run", "tester", "run-a"))
+COMMANDS = ("cargo test --all", "git log --stat", "cd /w && pytest -q", "ls -la", "npm run build")
+
+
+def _spool(directory: str, data: bytes) -> ops.StreamFile:
+    fd, path = tempfile.mkstemp(dir=directory, prefix="s-")  # 0600 in a 0700 directory, as the runner spools
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    return ops.StreamFile(path)
+
+
+def _text(rng: random.Random, lines: int) -> bytes:
+    return b"".join(b"line %d of %d: %s\n" % (i, lines, b"x" * rng.randrange(0, 60)) for i in range(lines))
+
+
+def _calls(spool: str, seed: int = 7, count: int = 90) -> list:
+    """Operations for `count` calls of every kind the rule tells apart, in each call's own order."""
+    rng = random.Random(seed)
+    operations: list = []
+    for n in range(count):
+        session = SESSIONS[n % len(SESSIONS)]
+        call = f"c{n}"
+        started = BASE_MS + n * 3_600_000  # a call an hour: several days, several sessions
+        shape = rng.choice(("wrapped", "wrapped", "passthrough", "rewritten", "unchanged", "unchanged",
+                            "preflight", "begun", "staged", "imported"))
+        shell = shape in ("wrapped", "passthrough", "preflight") or rng.random() < 0.2
+        tool = rng.choice(("bash", "Bash", "exec_command")) if shell else rng.choice(("read", "Read", "grep"))
+        command = {"command": rng.choice(COMMANDS)} if shell else {"path": f"/src/{n % 7}.py"}
+        begun_at = started + 30 * DAY_MS if shape == "imported" else started
+        meta = ops.CallMeta(call, tool, started, shape == "wrapped", "prov", "model", "/w")
+        operations.append(ops.BeginCall(session, meta, command, command, begun_at))
+        if shape in ("preflight", "begun"):
+            if shape == "preflight":
+                operations.append(ops.FinishCall(session, call, {"error": "blocked"}, True, False, started + 2))
+            continue
+        if shape == "wrapped":
+            out, err = _text(rng, rng.randrange(1, 80)), _text(rng, rng.randrange(0, 4))
+            out_after = out[: rng.randrange(0, len(out) + 1)] + b"[cut]\n" if rng.random() < 0.8 else out
+            err_after = err if rng.random() < 0.7 else b""
+            operations.append(ops.CaptureStreams(session, call, started + 1, *(
+                _spool(spool, data) for data in (out, err, out_after, err_after))))
+        if shape == "passthrough":
+            operations.append(ops.CapturePassthroughStreams(session, call, started + 1, _spool(spool, _text(rng, 9)),
+                                                            _spool(spool, b"")))
+        body = {"content": [{"type": "text", "text": _text(rng, rng.randrange(1, 60)).decode()}]}
+        shown = {"content": [{"type": "text", "text": "[capped]"}]} if shape == "rewritten" else body
+        operations.append(ops.ResultBefore(session, call, body, begun_at + 2))
+        if shape == "staged":
+            operations.append(ops.StageResult(session, call, shown, False, started + 3))
+            continue
+        operations.append(ops.FinishCall(session, call, shown, False, True, started + 4))
+    return operations
+
+
+@pytest.fixture
+def archive(broker_env, broker):  # noqa: F811
+    spool = os.path.join(broker_env.root, "spool")
+    os.mkdir(spool, 0o700)
+    operations = _calls(spool)
+    replies = pipeline(broker_env, operations, connections=1)
+    assert all(reply["ok"] for reply in replies), [r for r in replies if not r["ok"]][:1]
+    return broker_env.archive
+
+
+def reference(path: str, by: str) -> dict:
+    """(tool, group, kind, withheld > 0, named input) -> [calls, produced, withheld], call by call."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    sizes = dict(conn.execute("SELECT sha256, uncompressed_byte_length FROM payloads"))
+    snaps: dict = defaultdict(dict)
+    for call, subject, stage, sha, captured in conn.execute(
+            "SELECT tool_call_id, subject, stage, payload_sha256, captured_at_ms FROM snapshots"):
+        snaps[call][subject, stage] = (sha, captured)
+    agents = dict(conn.execute("SELECT id, agent FROM sessions"))
+    out: dict = defaultdict(lambda: [0, 0, 0])
+    for call, session, tool, started, status, finished in conn.execute(
+            "SELECT id, session_id, tool_name, started_at_ms, status, finished_at_ms FROM tool_calls"):
+        s = snaps[call]
+
+        def size(key, s=s):
+            return sizes[s[key][0]] if key in s else 0
+
+        before, after = s.get(("result", "before")), s.get(("result", "after"))
+        wrapped = ("stdout", "after") in s or ("stderr", "after") in s
+        rewritten = after is not None and (before is None or after[0] != before[0])
+        if status != "finished":
+            kind = "incomplete"
+        elif wrapped:
+            kind = "counted"
+        elif before is None:
+            kind = "not_executed"
+        elif rewritten:
+            kind = "counted"
+        elif finished is not None and before[1] > finished:
+            kind = "imported"
+        elif agents[session] in savings.VIEW_REPLACING_AGENTS:
+            kind = "counted"
+        else:
+            kind = "host_view"
+        produced = withheld = 0
+        if kind not in ("incomplete", "not_executed"):
+            delta = size(("result", "before")) - size(("result", "after")) if rewritten else 0
+            if wrapped:
+                produced = size(("stdout", "before")) + size(("stderr", "before"))
+                withheld = produced - size(("stdout", "after")) - size(("stderr", "after")) + delta
+            else:
+                produced, withheld = size(("result", "before")), delta
+            if kind != "counted":
+                withheld = 0
+        named = None
+        if tool.lower() in savings.SHELL_TOOLS and (by == "program" or (kind == "counted" and withheld > 0)):
+            named = s[("input", "before")][0]
+        group = {"tool": None, "program": None, "day": started // DAY_MS, "session": session}[by]
+        entry = out[tool, group, kind, withheld > 0, named]
+        entry[0] += 1
+        entry[1] += produced
+        entry[2] += withheld
+    conn.close()
+    return dict(out)
+
+
+def reference_window(path: str, by: str, low: int, high: int) -> dict:
+    """The reference over a copy of the archive holding only the calls started in [low, high)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, "window.sqlite3")
+        source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        target = sqlite3.connect(copy)
+        source.backup(target)
+        source.close()
+        target.execute("DELETE FROM snapshots WHERE tool_call_id IN "
+                       "(SELECT id FROM tool_calls WHERE started_at_ms < ? OR started_at_ms >= ?)", (low, high))
+        target.execute("DELETE FROM tool_calls WHERE started_at_ms < ? OR started_at_ms >= ?", (low, high))
+        target.commit()
+        target.close()
+        return reference(copy, by)
+
+
+def _summed(rows) -> dict:
+    out: dict = defaultdict(lambda: [0, 0, 0])
+    for tool, group, kind, positive, named, calls, produced, withheld in rows:
+        entry = out[tool, group, kind, bool(positive), named]
+        entry[0] += calls
+        entry[1] += produced
+        entry[2] += withheld
+    return dict(out)
+
+
+def test_the_archive_holds_every_kind(archive):
+    kinds = {key[2] for key in reference(archive, "tool")}
+    assert kinds == {"counted", "imported", "host_view", "not_executed", "incomplete"}
+    positive = [v for k, v in reference(archive, "tool").items() if k[3]]
+    assert positive and all(v[2] > 0 for v in positive)
+
+
+@pytest.mark.parametrize("by", savings.GROUPINGS)
+def test_summary_sql_matches_the_reference(archive, by):
+    expected = reference(archive, by)
+    conn = open_readonly(ArchiveLocation(archive, False))
+    try:
+        bounds = sorted(r[0] for r in conn.execute("SELECT started_at_ms FROM tool_calls"))
+        for windowed in (False, True):
+            assert _summed(conn.execute(savings.summary_sql(by, windowed), (-(2**63), 2**63 - 1))) == expected
+            # A window: the reference restricted to the calls started in it.
+            low, high = bounds[10], bounds[60]
+            assert _summed(conn.execute(savings.summary_sql(by, windowed), (low, high))) == \
+                reference_window(archive, by, low, high)
+        # Halves by call id add up to the whole.
+        middle = conn.execute("SELECT (min(id) + max(id)) / 2 FROM tool_calls").fetchone()[0]
+        split = savings.summary_sql(by, False, split=True)
+        everything = (-(2**63), 2**63 - 1)
+        halves = conn.execute(split, (*everything, everything[0], middle)).fetchall()
+        halves += conn.execute(split, (*everything, middle, everything[1])).fetchall()
+        assert _summed(halves) == expected
+    finally:
+        conn.close()
+
+
+def test_report_totals_match_the_reference_with_and_without_a_second_connection(archive, monkeypatch):
+    location = ArchiveLocation(archive, False)
+    expected = defaultdict(int)
+    for (_, _, kind, _, _), (calls, produced, withheld) in reference(archive, "tool").items():
+        expected[kind] += calls
+        if kind == "counted":
+            expected["produced"] += produced
+            expected["withheld"] += withheld
+        elif kind in ("imported", "host_view"):
+            expected["unknown_bytes"] += produced
+    if savings._cores() < 2:
+        pytest.skip("one core: the report never splits")
+    opened = []
+
+    def opener():
+        opened.append(1)
+        return open_readonly(location)
+
+    # Every report of this small archive takes the two-connection path.
+    monkeypatch.setattr(savings, "PARALLEL_MIN_CALLS", 1)
+    reports = []
+    for with_opener in (False, True):
+        conn = open_readonly(location)
+        try:
+            reports.append(savings.compute(conn, by="program", opener=opener if with_opener else None).as_dict())
+        finally:
+            conn.close()
+    assert opened == [1]
+    single, split = reports
+    assert single == split
+    total = split["total"]
+    assert (total["calls"], total["bytes_produced"], total["bytes_withheld"]) == (
+        expected["counted"], expected["produced"], expected["withheld"])
+    assert total["bytes_shown"] == expected["produced"] - expected["withheld"]
+    assert (total["view_unknown_imported_calls"], total["view_unknown_host_calls"], total["view_unknown_bytes"]) == (
+        expected["imported"], expected["host_view"], expected["unknown_bytes"])
+    assert (total["not_executed_calls"], total["incomplete_calls"]) == (
+        expected["not_executed"], expected["incomplete"])
+    # Shell calls are named by their input in both halves.
+    assert {"cargo test", "git log", "pytest", "ls", "npm run"} & {c["command"] for c in split["top_commands"]}
+
+
+def test_a_failing_half_fails_the_report_with_a_bounded_error(archive, monkeypatch, tmp_path):
+    if savings._cores() < 2:
+        pytest.skip("one core: the report never splits")
+    monkeypatch.setattr(savings, "PARALLEL_MIN_CALLS", 1)
+    # The second connection reaches a database without the archive's tables: its half fails in its thread.
+    stranger = sqlite3.connect(tmp_path / "other.sqlite3", check_same_thread=False)
+    conn = open_readonly(ArchiveLocation(archive, False))
+    try:
+        with pytest.raises(ArchiveError) as caught:
+            savings.compute(conn, opener=lambda: stranger)
+        assert str(caught.value) == "reading archive savings: SQLite error (SQLITE_ERROR)"
+        # The report's own connection is still good for a report without the split.
+        assert savings.compute(conn).total.calls > 0
+    finally:
+        conn.close()
