@@ -123,7 +123,8 @@ def ensure_private_directory(path: str, *, create: bool, narrow: bool, parents: 
     """Check (and create, and narrow) a private directory; return whether it existed before.
 
     With `create`, a missing directory is made 0700 (and, when `parents`, its
-    missing parents as `mkdir -p` makes them: only the leaf is ours to restrict). With `narrow`, group/other bits on a directory of ours are
+    missing parents as `mkdir -p` makes them: only the leaf is ours to
+    restrict). With `narrow`, group/other bits on a directory of ours are
     removed instead of refused. Raises `PrivatePathProblem` for a link, a
     non-directory, a foreign owner or (without `narrow`) broad permissions, and
     `FileNotFoundError` when it is missing and `create` is false.
