@@ -84,11 +84,13 @@ def call_requests(n: int, text: _Text, rng: random.Random, mean_size: int) -> li
     if session.agent == "claude-code":
         kind = 18  # the hook cannot replace the result: unchanged, unknown view
     if kind < 7:  # wrapped shell, streams pruned
-        command = PROGRAMS[n % len(PROGRAMS)]
+        program = PROGRAMS[n % len(PROGRAMS)]
+        # Every command line is distinct, as an agent's are: its program repeats, its arguments differ.
+        command = f"cd /work/repo{n % 40} && {program} src/module{n}"
         meta = ops.CallMeta(call_id, "bash", started, True, "prov", "model-1", "/work")
         stdout = text(n, size).encode()
         stderr = text(n + 1, size // 8).encode() if n % 3 == 0 else b""
-        stdout_after = stdout[: max(int(len(stdout) * KEPT[command]), 40)] + b"\n[yarp: lines omitted]\n"
+        stdout_after = stdout[: max(int(len(stdout) * KEPT[program]), 40)] + b"\n[yarp: lines omitted]\n"
         begin = prepare(ops.BeginCall(session, meta, {"command": command},
                                       {"command": f"yarp run -- {command}"}, started))
         streams_op = ops.CaptureStreams(session, call_id, started + 5, *(ops.StreamFile("/dev/null"),) * 4)
