@@ -171,7 +171,10 @@ def summary_sql(by: str, windowed: bool, split: bool = False) -> str:
 
 
 
-_INPUT_SQL = "SELECT compression, body, uncompressed_byte_length FROM payloads WHERE sha256 = ?"
+#: Input payloads are read this many digests per statement: one statement per
+#: distinct input cost 29 µs each, most of a report over 30,000 distinct commands.
+_INPUT_CHUNK = 500
+_INPUT_SQL = ("SELECT sha256, compression, body, uncompressed_byte_length FROM payloads WHERE sha256 IN ({})")
 
 
 @dataclass(slots=True)
@@ -284,7 +287,8 @@ def _day(ms: int) -> str:
 
 
 def _clean(text: str) -> str:
-    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() else "?" for ch in text)
     return text if len(text) <= _MAX_LABEL_CHARS else text[: _MAX_LABEL_CHARS - 1] + "\u2026"
 
 
@@ -334,15 +338,23 @@ def _inputs(conn: sqlite3.Connection, digests: set[bytes]) -> dict[bytes, object
     """Input digest -> decoded input; each distinct (small) input payload is read once."""
     import json
 
+    import orjson
+
     from .codec import decode_body
 
-    values: dict[bytes, object] = {}
-    for sha in digests:
-        row = conn.execute(_INPUT_SQL, (sha,)).fetchone()
-        try:
-            values[sha] = json.loads(decode_body(*row)) if row else None
-        except (ValueError, DataError):  # damaged or not JSON: verify reports it; the tool names the call
-            values[sha] = None
+    values: dict[bytes, object] = dict.fromkeys(digests)
+    pending = list(digests)
+    for start in range(0, len(pending), _INPUT_CHUNK):
+        chunk = pending[start:start + _INPUT_CHUNK]
+        for sha, compression, body, length in conn.execute(_INPUT_SQL.format(",".join("?" * len(chunk))), chunk):
+            try:
+                data = decode_body(compression, body, length)
+                try:
+                    values[bytes(sha)] = orjson.loads(data)
+                except orjson.JSONDecodeError:  # what orjson refuses (integers past 64 bits): the standard parser
+                    values[bytes(sha)] = json.loads(data)
+            except (ValueError, DataError):  # damaged or not JSON: verify reports it; the tool names the call
+                values[bytes(sha)] = None
     return values
 
 
