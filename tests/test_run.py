@@ -592,3 +592,26 @@ def test_the_broker_refuses_spool_files_that_are_not_the_runners(renv):
         assert view.snapshot_keys(call_id) == {("input", "before"), ("input", "after")}, "nothing was captured"
     for suffix in (".stdout", ".stderr"):
         os.unlink(spool + suffix)
+
+
+def test_a_whole_run_process_ends_without_teardown_and_keeps_its_output_and_status(renv):
+    # An exit hook stands for the interpreter's teardown: a whole `yarp run` process never reaches it,
+    # yet its output is flushed whole and the command's status is its own; `main(argv)` in a process
+    # of its caller returns instead.
+    script = textwrap.dedent("""
+        import atexit, sys
+        atexit.register(lambda: sys.stderr.write("teardown ran\\n"))
+        from yarp.cli import main
+        if sys.argv[1] == "whole":
+            sys.argv = ["yarp", "run", "--", "sh", "-c", "seq 1 20000; exit 7"]
+            sys.exit(main())
+        status = main(["run", "--", "sh", "-c", "exit 5"])
+        sys.stderr.write(f"returned {status}\\n")
+    """)
+    whole = subprocess.run([sys.executable, "-c", script, "whole"], env=renv.environ, capture_output=True,
+                           stdin=subprocess.DEVNULL, timeout=120)
+    assert whole.returncode == 7 and b"teardown ran" not in whole.stderr
+    assert whole.stdout.startswith(b"1\n2\n") and whole.stdout.rstrip().endswith(b"20000")
+    inner = subprocess.run([sys.executable, "-c", script, "inner"], env=renv.environ, capture_output=True,
+                           stdin=subprocess.DEVNULL, timeout=120)
+    assert inner.returncode == 0 and b"returned 5" in inner.stderr and b"teardown ran" in inner.stderr

@@ -124,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
 
     A `YarpError` is reported in one bounded line with its exit code; Ctrl-C exits 130; a closed pipe exits 0.
     """
-    argv = sys.argv[1:] if argv is None else list(argv)
+    whole_process = argv is None
+    argv = sys.argv[1:] if whole_process else list(argv)
     try:
         if not argv or argv[0] in ("-h", "--help", "help"):
             sys.stdout.write(_overview())
@@ -146,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
             # session: they skip argparse when they can.
             status = run_fast(rest)
             if status is not None:
+                if whole_process:
+                    _exit_now(status)
                 return status
         parser = build_parser(path, module)
         # Modules whose options may follow their positionals opt in with INTERMIXED.
@@ -165,6 +168,26 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout = None  # type: ignore[assignment]
         finally:
             return 0
+
+
+def _exit_now(status: int) -> None:
+    """End a per-tool-call process (`yarp run`, a hook, the bridge) without the interpreter's teardown.
+
+    Once their answer is written these commands hold nothing that needs
+    releasing (their files are closed and removed, no thread runs): flushing
+    the standard streams is all an orderly exit would still do for them, and
+    tearing down the modules they loaded cost every tool call about a
+    millisecond (docs/decisions.md, "Per-tool-call processes skip the
+    interpreter's teardown"). In-process callers pass `argv` and get a return.
+    """
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # the reader is gone or the stream is closed: nothing left to say
+            pass
+    os._exit(status)
 
 
 def _report(exc: YarpError) -> None:
