@@ -176,9 +176,9 @@ def _exit_now(status: int) -> None:
     Once their answer is written these commands hold nothing that needs
     releasing (their files are closed and removed, no thread runs): flushing
     the standard streams is all an orderly exit would still do for them, and
-    tearing down the modules they loaded cost every tool call about a
-    millisecond (docs/decisions.md, "Per-tool-call processes skip the
-    interpreter's teardown"). In-process callers pass `argv` and get a return.
+    tearing down the modules they loaded cost every tool call about 3 ms of
+    CPU (docs/decisions.md, "Per-tool-call processes skip the interpreter's
+    teardown"). In-process callers pass `argv` and get a return.
     """
     import os
 

@@ -124,9 +124,9 @@ class ArchiveStore:
     def _apply_together(self, batch: list[Prepared]) -> list[Outcome | YarpError] | None:
         """Apply the whole batch under one savepoint; None, with nothing applied, if a request failed.
 
-        Nearly every batch succeeds whole, and a savepoint per request cost
-        about a quarter of the store's CPU per request (docs/decisions.md,
-        "One savepoint per batch"). When a request fails, the batch is rolled
+        Nearly every batch succeeds whole, and a savepoint per request was a
+        fixed cost on every request (about 8 % of the store's instructions for
+        a 1 KiB begin_call; docs/decisions.md, "One savepoint per batch"). When a request fails, the batch is rolled
         back and applied again request by request (`_apply_isolated`), so the
         outcomes are exactly those of isolated requests; nothing here was
         acknowledged, so the first attempt's archive references are never seen.

@@ -425,7 +425,6 @@ def gap_marker(stream: Stream, start: int, end: int) -> bytes:
     return f"[yarp: omitted {count} line(s) of this view]\n".encode()
 
 
-
 def gap_marker_bytes(stream: Stream, start: int, end: int) -> int:
     """`len(gap_marker(stream, start, end))`, counted without building the marker:
     measuring runs is the cap's innermost step."""
