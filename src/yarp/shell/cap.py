@@ -345,30 +345,42 @@ class _View:
     def add_one(self, stream: int, index: int, ceiling: int | None = None) -> bool:
         """`add` for one line, the common case of extending the context: the same
         decision, reached by measuring only the run the line splits. With
-        `ceiling`, a line whose own bytes would take `used` past it is refused too."""
+        `ceiling`, a line whose own bytes would take `used` past it is refused too.
+
+        Written out in full (no helper calls): the context walk calls it for
+        every line it keeps, about a thousand times per capped view."""
         kept = self.kept[stream]
         if index in kept:
             return True
-        lines = self.streams[stream]
-        if not lines.held(index):
+        source = self.streams[stream]
+        lines = source.lines
+        if isinstance(lines, SparseLines) and index not in lines.held:
             return False
-        extra = self.cost(stream, index)
-        if self.used + extra > (self.budget if ceiling is None else min(ceiling, self.budget)):
+        line = source.shown.get(index)
+        if line is None:
+            line = source.shown[index] = source.line_bytes(index, self.limit)
+        used, budget = self.used, self.budget
+        extra = len(line)
+        if used + extra > (budget if ceiling is None or ceiling > budget else ceiling):
             return False
         order = self._order[stream]
         left = bisect.bisect_left(order, index)
         low = order[left - 1] if left else -1
-        high = order[left] if left < len(order) else len(lines.lines)
-        delta = extra - gap_marker_bytes(lines, low + 1, high - 1)  # the run (low, high) had a marker
+        high = order[left] if left < len(order) else len(lines)
+        # The run (low, high) had one marker; it becomes a marker on each side of `index` that is
+        # not empty. A marker's bytes: the fixed part, the count, and (with ranges) both ends.
+        fixed, ranges = source.marker_bytes, source.ranges
+        count = high - low - 1
+        delta = extra - fixed - len(str(count)) - (len(str(low + 2)) + len(str(high)) if ranges else 0)
         if index > low + 1:
-            delta += gap_marker_bytes(lines, low + 1, index - 1)
+            delta += fixed + len(str(index - low - 1)) + (len(str(low + 2)) + len(str(index)) if ranges else 0)
         if high > index + 1:
-            delta += gap_marker_bytes(lines, index + 1, high - 1)
-        if self.used + delta > self.budget:
+            delta += fixed + len(str(high - index - 1)) + (len(str(index + 2)) + len(str(high)) if ranges else 0)
+        if used + delta > budget:
             return False
         kept.add(index)
         order.insert(left, index)
-        self.used += delta
+        self.used = used + delta
         return True
 
     def add(self, stream: int, indices) -> bool:
