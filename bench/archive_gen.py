@@ -2,7 +2,7 @@
 
 Every row is written by `yarp.store.ArchiveStore.apply_batch` from prepared
 operations, exactly as the broker applies them (same canonical JSON, hashing,
-compression decision, savepoints and lifecycle checks), 256 requests per
+compression decision, savepoint and lifecycle checks), 256 requests per
 transaction. The only step skipped is the broker's socket and its reading of
 the runner's spool files: stream snapshots are prepared from bytes in memory
 with the same `bytes_payload` the broker uses. That keeps 100,000 calls to
@@ -11,7 +11,9 @@ about a minute on this machine instead of an hour of fsync-bound round trips.
 The mix (per 100 calls): 35 wrapped shell calls from the Pi agent whose
 streams were pruned, 30 Pi reads whose result was capped, 15 unchanged Pi
 calls, 15 Claude Code calls the hook could not change, 5 imported calls
-(input captured after the call finished). Payload text is drawn from a
+(input captured after the call finished). Every shell command line is
+distinct (`cd /work/repoN && cargo test src/moduleN`), as an agent's are,
+over seven programs. Payload text is drawn from a
 generated build-log corpus with the call number in it, so payloads are
 distinct and compress like real logs.
 
