@@ -117,6 +117,9 @@ cdef inline bint _safe_key(str key):
 
 
 cdef bint _scan(object value, int depth) except -1:
+    # The dict and list loops stay apart here (the twin shares one): Cython
+    # iterates a typed dict and a typed list directly, and one loop over a
+    # dict's values view made a nested document four times slower.
     cdef type kind = type(value)
     cdef type t
     if kind is dict:

@@ -102,27 +102,15 @@ def canonical_fast_path_ok(value: object, depth: int = 0) -> bool:
     surrogates, which sends the value to the reference encoder.
     """
     kind = type(value)
-    if kind is dict:
+    if kind is dict or kind is list:
         if depth >= _FAST_PATH_MAX_DEPTH:
             return False
-        for key, item in value.items():
-            if type(key) is not str:
-                return False
-            if not key.isascii() and max(key) >= _FIRST_UNSAFE_KEY_CHAR:
-                return False
-            t = type(item)
-            if t is str or item is None or t is bool:
-                continue
-            if t is int:
-                if -_MAX_SAFE <= item <= _MAX_SAFE:
-                    continue
-                return False
-            if not canonical_fast_path_ok(item, depth + 1):
-                return False
-        return True
-    if kind is list:
-        if depth >= _FAST_PATH_MAX_DEPTH:
-            return False
+        if kind is dict:
+            for key in value:
+                if type(key) is not str or (not key.isascii() and max(key) >= _FIRST_UNSAFE_KEY_CHAR):
+                    return False
+            value = value.values()
+        # Leaves are checked in line, not by recursion: most items of a tool call are strings.
         for item in value:
             t = type(item)
             if t is str or item is None or t is bool:
