@@ -123,6 +123,14 @@ class Env:
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 
+    def __enter__(self) -> "Env":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        """Stop the broker the measurement started, if any, and remove its directory."""
+        stop_broker(self)
+        self.close()
+
 
 # --- /proc -------------------------------------------------------------------
 
@@ -676,8 +684,7 @@ def cold_start(samples: int) -> list[dict]:
 
     fresh, existing = [], []
     for _ in range(samples):
-        env = Env()
-        try:
+        with Env() as env:
             os.environ.update(env.environ)
             for bucket in (fresh, existing):
                 c = BrokerClient(env.location, env.environ)
@@ -686,8 +693,6 @@ def cold_start(samples: int) -> list[dict]:
                 bucket.append((time.perf_counter() - t0) * 1000)
                 c.close()
                 stop_broker(env)
-        finally:
-            env.close()
     return [
         {"mode": f"cold_start_{name}", "median_ms": round(statistics.median(t), 1), "min_ms": round(min(t), 1),
          "max_ms": round(max(t), 1), "samples": samples}
@@ -736,54 +741,32 @@ def main(argv=None) -> int:
         size = parse_size(payload)
         for n in args.clients:
             for pool in args.pool:
-                env = Env(pool)
-                try:
+                with Env(pool) as env:
                     show({"clients": n, "payload": payload, **run_broker(env, n, args.calls, size)})
-                finally:
-                    stop_broker(env)
-                    env.close()
             if args.no_baselines:
                 continue
             for runner in (run_ceiling, run_direct):
-                env = Env()
-                try:
+                with Env() as env:
                     show({"clients": n, "payload": payload, **runner(env, n, args.calls, size)})
-                finally:
-                    env.close()
     if args.bridge_startup:
-        env = Env()
-        try:
+        with Env() as env:
             show(bridge_startup(env, args.bridge_startup))
-        finally:
-            stop_broker(env)
-            env.close()
     for payload in args.ingest_payload if args.ingest_clients else []:
         size = parse_size(payload)
         for n in args.ingest_clients:
-            env = Env()
-            try:
+            with Env() as env:
                 show({"clients": n, "payload": payload, **run_ingest(env, n, args.ingest_calls, size)})
-            finally:
-                stop_broker(env)
-                env.close()
             if args.no_baselines:
                 continue
             for per_op in (False, True):
-                env = Env()
-                try:
+                with Env() as env:
                     show({"clients": n, "payload": payload, **run_direct_calls(env, n, args.ingest_calls, size, per_op)})
-                finally:
-                    env.close()
     if args.raw_clients:
         for payload in args.raw_payload:
             for pool in args.pool:
-                env = Env(pool)
-                try:
+                with Env(pool) as env:
                     show({"clients": args.raw_clients, "payload": payload,
                           **run_raw(env, args.raw_clients, args.raw_calls, parse_size(payload))})
-                finally:
-                    stop_broker(env)
-                    env.close()
     if args.json:
         import json
 
