@@ -231,3 +231,12 @@ def test_decode_body_refuses_bad_bodies():
 def test_fast_path_admits_only_proven_shapes(value, fast):
     assert codec._fast_path_ok(value) is fast
     assert _ours(value) == _reference(value)
+
+
+def test_parse_json_takes_what_orjson_refuses_and_refuses_what_neither_parses():
+    from yarp.codec import parse_json
+
+    assert parse_json(b'{"a": [1, "x"]}') == {"a": [1, "x"]}
+    assert parse_json(b'{"s": "\\ud800"}') == {"s": "\ud800"}
+    with pytest.raises(ValueError):
+        parse_json(b'{"unterminated": ')

@@ -336,11 +336,7 @@ def command_key(tool: str, value: object, *, subcommand: bool) -> str:
 
 def _inputs(conn: sqlite3.Connection, digests: set[bytes]) -> dict[bytes, object]:
     """Input digest -> decoded input; each distinct (small) input payload is read once."""
-    import json
-
-    import orjson
-
-    from .codec import decode_body
+    from .codec import decode_body, parse_json
 
     values: dict[bytes, object] = dict.fromkeys(digests)
     pending = list(digests)
@@ -348,11 +344,7 @@ def _inputs(conn: sqlite3.Connection, digests: set[bytes]) -> dict[bytes, object
         chunk = pending[start:start + _INPUT_CHUNK]
         for sha, compression, body, length in conn.execute(_INPUT_SQL.format(",".join("?" * len(chunk))), chunk):
             try:
-                data = decode_body(compression, body, length)
-                try:
-                    values[bytes(sha)] = orjson.loads(data)
-                except orjson.JSONDecodeError:  # what orjson refuses (integers past 64 bits): the standard parser
-                    values[bytes(sha)] = json.loads(data)
+                values[bytes(sha)] = parse_json(decode_body(compression, body, length))
             except (ValueError, DataError):  # damaged or not JSON: verify reports it; the tool names the call
                 values[bytes(sha)] = None
     return values

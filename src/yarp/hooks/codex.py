@@ -53,6 +53,7 @@ from typing import Any
 import orjson
 
 from .. import operations as ops
+from ..codec import parse_json
 from ..errors import ValidationError, YarpError
 from ..limits import MAX_IDENTITY_CHARS, MAX_NAME_CHARS
 
@@ -244,19 +245,9 @@ def _match(data: bytes, begin: int, end: int, needles: list[bytes], found: dict[
         _absorb(data[line_start:line_end], found)
 
 
-def _loads(line: bytes) -> Any:
-    """One transcript line: orjson (the broker has it loaded; a 50 KB output line
-    parses in a sixth of the time), else `json`, which also takes what orjson
-    refuses (an escaped lone surrogate) so no record is lost to the faster parser."""
-    try:
-        return orjson.loads(line)
-    except ValueError:
-        return json.loads(line)
-
-
 def _absorb(line: bytes, found: dict[str, dict]) -> None:
     try:
-        record = _loads(line)
+        record = parse_json(line)  # a 50 KB output line parses in a sixth of `json`'s time
     except ValueError:
         return
     payload = record.get("payload") if isinstance(record, dict) else None
