@@ -103,7 +103,8 @@ class Bridge {
     }
   }
 
-  send(request: Record<string, unknown>, timeoutMs: number): Promise<Ack> {
+  /** Send one frame; `timeoutMs` is the time left, `budgetMs` the whole deadline the error names. */
+  send(request: Record<string, unknown>, timeoutMs: number, budgetMs: number = timeoutMs): Promise<Ack> {
     const requestId = this.nextRequestId
     this.nextRequestId += 1
     const frame = encodeFrame({ ...request, requestId, schemaVersion: 1 })
@@ -111,7 +112,7 @@ class Bridge {
       const timer = setTimeout(() => {
         this.waiter = null
         this.kill()
-        reject(new ArchiveUnavailable(`archive acknowledgement timed out after ${timeoutMs} ms`))
+        reject(new ArchiveUnavailable(`archive acknowledgement timed out after ${budgetMs} ms`))
       }, timeoutMs)
       // This ref'd timer is what keeps the event loop alive while an ack is awaited.
       this.waiter = {
@@ -182,7 +183,7 @@ export class IngestClient {
         throw new ArchiveUnavailable(`archive request waited past its ${timeoutMs} ms deadline`)
       }
       const body = operation["operation"] === "begin_call" ? { ...operation, deadlineAtMs: deadline } : operation
-      const ack = await this.current().send(body, remaining)
+      const ack = await this.current().send(body, remaining, timeoutMs)
       if (!ack.ok) throw new ArchiveRejected(`archive rejected ${String(operation["operation"])}: ${ack.error ?? "no reason given"}`)
       return ack
     }
