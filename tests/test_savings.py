@@ -14,10 +14,9 @@ import pytest
 from archive_factory import BASE_MS, ArchiveFactory, run_yarp, yarp_env
 
 from yarp import operations as ops
-from yarp import savings
+from yarp import savings, savings_projection
 from yarp.codec import canonical_json
 from yarp.paths import resolve_archive
-from yarp.sqlite import open_readonly
 
 PI = ops.Session(agent="pi", account="tester", source_session_id="pi-1", started_at_ms=BASE_MS)
 CLAUDE = ops.Session(agent="claude-code", account="tester", source_session_id="cc-1", started_at_ms=BASE_MS)
@@ -232,10 +231,10 @@ def test_usage_and_archive_errors(archive, tmp_path):
 
 def test_library_classifies_every_call_once(archive):
     path, _ = archive
-    conn = open_readonly(resolve_archive(str(path), {}))
+    conn = savings_projection.connect(resolve_archive(str(path), {}), persistent=False)
     try:
         report = savings.compute(conn, by="tool")
-        calls = conn.execute("SELECT count(*) FROM tool_calls").fetchone()[0]
+        calls = conn.execute("SELECT count(*) FROM archive.tool_calls").fetchone()[0]
     finally:
         conn.close()
     t = report.total
@@ -244,15 +243,22 @@ def test_library_classifies_every_call_once(archive):
 
 @pytest.mark.parametrize("by", savings.GROUPINGS)
 def test_index_path_for_small_windows_agrees_with_the_scan(archive, by):
-    """The two access paths of the one query give the same rows for any window."""
+    """The two access paths of each statement give the same rows for any window."""
     path, _ = archive
-    conn = open_readonly(resolve_archive(str(path), {}))
+    location = resolve_archive(str(path), {})
+    conn = savings_projection.connect(location, persistent=False)
     try:
-        bounds = [r[0] for r in conn.execute("SELECT started_at_ms FROM tool_calls ORDER BY 1")]
+        bounds = [r[0] for r in conn.execute("SELECT started_at_ms FROM archive.tool_calls ORDER BY 1")]
         windows = [(-(2**63), 2**63 - 1), (bounds[0], bounds[3]), (bounds[2], bounds[-1]), (bounds[-1], bounds[-1] + 1)]
         for low, high in windows:
-            scan = sorted(conn.execute(savings.summary_sql(by, False), (low, high)).fetchall(), key=repr)
-            index = sorted(conn.execute(savings.summary_sql(by, True), (low, high)).fetchall(), key=repr)
+            projected = []
+            for windowed in (False, True):
+                conn.execute("DELETE FROM main.call_savings")
+                conn.execute(savings.project_sql(windowed), (low, high))
+                projected.append(conn.execute("SELECT * FROM main.call_savings ORDER BY id").fetchall())
+            assert projected[0] == projected[1], (low, high)
+            scan = sorted(conn.execute(savings.report_sql(by, False), (low, high)).fetchall(), key=repr)
+            index = sorted(conn.execute(savings.report_sql(by, True), (low, high)).fetchall(), key=repr)
             assert scan == index and scan, (by, low, high)
     finally:
         conn.close()

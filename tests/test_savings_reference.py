@@ -1,28 +1,30 @@
-"""`summary_sql` against a plain per-call reckoning of the documented rule, over an archive a real broker wrote.
+"""The savings statements against a per-call reckoning of the documented rule, over an archive a broker wrote.
 
-The report's one statement is tuned for speed (primary-key walks, sizes read
-only where the rule needs them, co-routine levels), which makes it easy to get
-subtly wrong. The reference here reads the raw rows with plain SELECTs and
-applies the rule of `yarp.savings` call by call in Python; both must give the
-same sums for every grouping, every access path, and the two-connection split.
+The statement that projects each call is tuned for speed (primary-key walks,
+sizes read only where the rule needs them, co-routine levels), which makes it
+easy to get subtly wrong. The reference here reads the raw rows with plain
+SELECTs and applies the rule of `yarp.savings` call by call in Python; the
+projection must hold exactly its row for every finished call, on every access
+path and in halves, and the report's groups and totals must be its sums.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import sqlite3
 import tempfile
+import time
 from collections import defaultdict
 
 import pytest
 from broker_helpers import broker, broker_env, pipeline  # noqa: F401  (fixtures)
 
 from yarp import operations as ops
-from yarp import savings
+from yarp import savings, savings_projection
 from yarp.errors import ArchiveError
 from yarp.paths import ArchiveLocation
-from yarp.sqlite import open_readonly
 
 DAY_MS = 86_400_000
 BASE_MS = 1_767_225_600_000
@@ -91,8 +93,8 @@ def archive(broker_env, broker):  # noqa: F811
     return broker_env.archive
 
 
-def reference(path: str, by: str) -> dict:
-    """(tool, group, kind, withheld > 0, named input) -> [calls, produced, withheld], call by call."""
+def reference(path: str) -> dict:
+    """call id -> (tool, started, session, kind, produced, withheld, input digest of a shell call), call by call."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     sizes = dict(conn.execute("SELECT sha256, uncompressed_byte_length FROM payloads"))
     snaps: dict = defaultdict(dict)
@@ -100,7 +102,7 @@ def reference(path: str, by: str) -> dict:
             "SELECT tool_call_id, subject, stage, payload_sha256, captured_at_ms FROM snapshots"):
         snaps[call][subject, stage] = (sha, captured)
     agents = dict(conn.execute("SELECT id, agent FROM sessions"))
-    out: dict = defaultdict(lambda: [0, 0, 0])
+    out: dict = {}
     for call, session, tool, started, status, finished in conn.execute(
             "SELECT id, session_id, tool_name, started_at_ms, status, finished_at_ms FROM tool_calls"):
         s = snaps[call]
@@ -135,97 +137,117 @@ def reference(path: str, by: str) -> dict:
                 produced, withheld = size(("result", "before")), delta
             if kind != "counted":
                 withheld = 0
-        named = None
-        if tool.lower() in savings.SHELL_TOOLS and (by == "program" or (kind == "counted" and withheld > 0)):
-            named = s[("input", "before")][0]
-        group = {"tool": None, "program": None, "day": started // DAY_MS, "session": session}[by]
-        entry = out[tool, group, kind, withheld > 0, named]
-        entry[0] += 1
-        entry[1] += produced
-        entry[2] += withheld
+        shell = tool.lower() in savings.SHELL_TOOLS
+        out[call] = (tool, started, session, kind, produced, withheld, s[("input", "before")][0] if shell else None)
     conn.close()
-    return dict(out)
+    return out
 
 
-def reference_window(path: str, by: str, low: int, high: int) -> dict:
-    """The reference over a copy of the archive holding only the calls started in [low, high)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        copy = os.path.join(tmp, "window.sqlite3")
-        source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        target = sqlite3.connect(copy)
-        source.backup(target)
-        source.close()
-        target.execute("DELETE FROM snapshots WHERE tool_call_id IN "
-                       "(SELECT id FROM tool_calls WHERE started_at_ms < ? OR started_at_ms >= ?)", (low, high))
-        target.execute("DELETE FROM tool_calls WHERE started_at_ms < ? OR started_at_ms >= ?", (low, high))
-        target.commit()
-        target.close()
-        return reference(copy, by)
+def _projected(conn) -> dict:
+    return {row[0]: row[1:] for row in conn.execute(
+        "SELECT id, kind, produced, withheld, input_sha256 FROM main.call_savings")}
 
 
-def _summed(rows) -> dict:
-    out: dict = defaultdict(lambda: [0, 0, 0])
-    for tool, group, kind, positive, named, calls, produced, withheld in rows:
-        entry = out[tool, group, kind, bool(positive), named]
-        entry[0] += calls
-        entry[1] += produced
-        entry[2] += withheld
-    return dict(out)
+def _expected_rows(calls: dict, low: int = -(2**63), high: int = 2**63 - 1) -> dict:
+    return {call: (kind, produced, withheld, named) for call, (_, started, _, kind, produced, withheld, named)
+            in calls.items() if kind != "incomplete" and low <= started < high}
 
 
 def test_the_archive_holds_every_kind(archive):
-    kinds = {key[2] for key in reference(archive, "tool")}
-    assert kinds == {"counted", "imported", "host_view", "not_executed", "incomplete"}
-    positive = [v for k, v in reference(archive, "tool").items() if k[3]]
-    assert positive and all(v[2] > 0 for v in positive)
+    calls = reference(archive)
+    assert {v[3] for v in calls.values()} == {"counted", "imported", "host_view", "not_executed", "incomplete"}
+    assert any(v[3] == "counted" and v[5] > 0 for v in calls.values())
 
 
-@pytest.mark.parametrize("by", savings.GROUPINGS)
-def test_summary_sql_matches_the_reference(archive, by):
-    expected = reference(archive, by)
-    conn = open_readonly(ArchiveLocation(archive, False))
+def test_projected_rows_match_the_reference_call_by_call(archive):
+    """Every access path, a window, and the halves by id give each finished call exactly its reference row."""
+    calls = reference(archive)
+    location = ArchiveLocation(archive, False)
+    conn = savings_projection.connect(location, persistent=False)
     try:
-        bounds = sorted(r[0] for r in conn.execute("SELECT started_at_ms FROM tool_calls"))
-        for windowed in (False, True):
-            assert _summed(conn.execute(savings.summary_sql(by, windowed), (-(2**63), 2**63 - 1))) == expected
-            # A window: the reference restricted to the calls started in it.
-            low, high = bounds[10], bounds[60]
-            assert _summed(conn.execute(savings.summary_sql(by, windowed), (low, high))) == \
-                reference_window(archive, by, low, high)
-        # Halves by call id add up to the whole.
-        middle = conn.execute("SELECT (min(id) + max(id)) / 2 FROM tool_calls").fetchone()[0]
-        split = savings.summary_sql(by, False, split=True)
         everything = (-(2**63), 2**63 - 1)
-        halves = conn.execute(split, (*everything, everything[0], middle)).fetchall()
-        halves += conn.execute(split, (*everything, middle, everything[1])).fetchall()
-        assert _summed(halves) == expected
+        bounds = sorted(v[1] for v in calls.values())
+        for windowed in (False, True):
+            for low, high in (everything, (bounds[10], bounds[60])):
+                conn.execute("DELETE FROM main.call_savings")
+                conn.execute(savings.project_sql(windowed), (low, high))
+                assert _projected(conn) == _expected_rows(calls, low, high), (windowed, low, high)
+        # Halves by call id, one inserted and one returned as rows, add up to the whole.
+        conn.execute("DELETE FROM main.call_savings")
+        middle = conn.execute("SELECT (min(id) + max(id)) / 2 FROM archive.tool_calls").fetchone()[0]
+        conn.execute(savings.project_sql(False, split=True), (*everything, everything[0], middle))
+        rows = conn.execute(savings.project_sql(False, split=True, insert=False),
+                            (*everything, middle, everything[1])).fetchall()
+        assert rows and all(row[0] >= middle for row in rows)
+        conn.executemany("INSERT INTO main.call_savings VALUES (?, ?, ?, ?, ?, ?)", rows)
+        assert _projected(conn) == _expected_rows(calls)
+        # A second pass finds nothing missing.
+        changes = conn.total_changes
+        conn.execute(savings.project_sql(False), everything)
+        assert conn.total_changes == changes
     finally:
         conn.close()
 
 
-def test_report_totals_match_the_reference_with_and_without_a_second_connection(archive, monkeypatch):
-    location = ArchiveLocation(archive, False)
-    expected = defaultdict(int)
-    for (_, _, kind, _, _), (calls, produced, withheld) in reference(archive, "tool").items():
-        expected[kind] += calls
+def _reference_totals(calls: dict) -> dict:
+    expected: dict = defaultdict(int)
+    for _, _, _, kind, produced, withheld, _ in calls.values():
+        expected[kind] += 1
         if kind == "counted":
             expected["produced"] += produced
             expected["withheld"] += withheld
         elif kind in ("imported", "host_view"):
             expected["unknown_bytes"] += produced
+    return expected
+
+
+@pytest.mark.parametrize("by", savings.GROUPINGS)
+def test_report_groups_match_the_reference(archive, by):
+    calls = reference(archive)
+    conn = savings_projection.connect(ArchiveLocation(archive, False), persistent=False)
+    try:
+        report = savings.compute(conn, by=by, top=100)
+        sessions = {sid: f"{agent}:{source}" for sid, agent, source in
+                    conn.execute("SELECT id, agent, source_session_id FROM archive.sessions")}
+        labels = {}
+        for sha, body in conn.execute("SELECT sha256, body FROM archive.payloads"):
+            labels[sha] = json.loads(body) if body[:1] == b"{" else None
+    finally:
+        conn.close()
+    groups: dict = defaultdict(lambda: [0, 0, 0])
+    commands: dict = defaultdict(int)
+    for tool, started, session, kind, produced, withheld, named in calls.values():
+        if kind != "counted":
+            continue
+        value = labels.get(named)
+        key = {"tool": tool, "program": savings.command_key(tool, value, subcommand=False),
+               "day": time.strftime("%Y-%m-%d", time.gmtime(started // 1000)), "session": sessions[session]}[by]
+        groups[key][0] += 1
+        groups[key][1] += produced
+        groups[key][2] += withheld
+        if withheld > 0:
+            commands[savings.command_key(tool, value, subcommand=True)] += withheld
+    got = {g["group"]: [g["calls"], g["bytes_produced"], g["bytes_withheld"]] for g in report.as_dict()["groups"]}
+    assert {k: v for k, v in got.items() if v[0]} == dict(groups)
+    assert {c: w for c, _, _, w in report.top_commands} == dict(commands)
+
+
+def test_report_totals_match_the_reference_with_and_without_a_second_connection(archive, monkeypatch):
+    location = ArchiveLocation(archive, False)
+    expected = _reference_totals(reference(archive))
     if savings._cores() < 2:
         pytest.skip("one core: the report never splits")
     opened = []
 
     def opener():
         opened.append(1)
-        return open_readonly(location)
+        return savings_projection.connect(location, persistent=False)
 
-    # Every report of this small archive takes the two-connection path.
+    # Every first report of this small archive takes the two-connection path.
     monkeypatch.setattr(savings, "PARALLEL_MIN_CALLS", 1)
     reports = []
     for with_opener in (False, True):
-        conn = open_readonly(location)
+        conn = savings_projection.connect(location, persistent=False)
         try:
             reports.append(savings.compute(conn, by="program", opener=opener if with_opener else None).as_dict())
         finally:
@@ -251,12 +273,13 @@ def test_a_failing_half_fails_the_report_with_a_bounded_error(archive, monkeypat
     monkeypatch.setattr(savings, "PARALLEL_MIN_CALLS", 1)
     # The second connection reaches a database without the archive's tables: its half fails in its thread.
     stranger = sqlite3.connect(tmp_path / "other.sqlite3", check_same_thread=False)
-    conn = open_readonly(ArchiveLocation(archive, False))
+    conn = savings_projection.connect(ArchiveLocation(archive, False), persistent=False)
     try:
         with pytest.raises(ArchiveError) as caught:
             savings.compute(conn, opener=lambda: stranger)
         assert str(caught.value) == "reading archive savings: SQLite error (SQLITE_ERROR)"
-        # The report's own connection is still good for a report without the split.
+        # Nothing of the failed report was kept, and the connection is still good for a report without the split.
+        assert conn.execute("SELECT count(*) FROM main.call_savings").fetchone()[0] == 0
         assert savings.compute(conn).total.calls > 0
     finally:
         conn.close()

@@ -47,7 +47,7 @@ def cache_dir(environ: Mapping[str, str] = os.environ) -> str:
     """`$XDG_CACHE_HOME/yarp` (else `~/.cache/yarp`)."""
     base = environ.get("XDG_CACHE_HOME") or ""
     if not os.path.isabs(base):
-        base = os.path.join(os.path.expanduser("~"), ".cache")
+        base = os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".cache")
     return os.path.join(base, "yarp")
 
 

@@ -100,8 +100,34 @@ def open_readonly(location: ArchiveLocation, *, check_version: bool = True) -> s
         raise map_error(exc, "reading archive") from None
     if check_version and version != SCHEMA_VERSION:
         conn.close()
-        raise UnsupportedSchema(f"archive schema version {version} is not supported (this binary reads {SCHEMA_VERSION})")
+        raise _unsupported(version)
     return conn
+
+
+def attach_readonly(conn: sqlite3.Connection, location: ArchiveLocation, name: str) -> None:
+    """Attach the archive to `conn` as schema `name`, read-only (`mode=ro`), after `open_readonly`'s checks.
+
+    For a connection whose own database is another file (a disposable
+    projection) that reads the archive in the same statements. `conn` must
+    have been opened with `uri=True` for the mode to hold.
+    Raises `ArchiveMissing`, `UnsafePath`, `CorruptArchive`, `UnsupportedSchema`.
+    """
+    from .schema import SCHEMA_VERSION
+
+    secure_archive_location(location, create=False)
+    try:
+        conn.execute(f"ATTACH DATABASE ? AS {name}", (_uri(location.path, "ro"),))
+        version = conn.execute(f"PRAGMA {name}.user_version").fetchone()[0]
+    except sqlite3.Error as exc:
+        raise map_error(exc, "opening archive") from None
+    if version != SCHEMA_VERSION:
+        raise _unsupported(version)
+
+
+def _unsupported(version: int) -> UnsupportedSchema:
+    from .schema import SCHEMA_VERSION
+
+    return UnsupportedSchema(f"archive schema version {version} is not supported (this binary reads {SCHEMA_VERSION})")
 
 
 def open_writer(location: ArchiveLocation) -> sqlite3.Connection:

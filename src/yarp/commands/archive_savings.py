@@ -5,10 +5,9 @@ from __future__ import annotations
 import os
 import sys
 
-from .. import savings
+from .. import savings, savings_projection
 from . import _archive
 from ..errors import UsageError
-from ..sqlite import open_readonly
 
 SUMMARY = "show bytes produced, shown and withheld from the agent (from stored sizes)"
 EPILOG = """\
@@ -53,11 +52,11 @@ def run(args) -> int:
     if args.since is not None and args.until is not None and args.until <= args.since:
         raise UsageError("--until must be later than --since")
     location = _archive.resolve_location(args.archive)
-    conn = open_readonly(location)
+    conn = savings_projection.connect(location)
     try:
-        # A second read connection lets a large report run in two halves.
+        # A second connection computes half of what a first report over a large archive lacks.
         report = savings.compute(conn, by=args.by, since_ms=args.since, until_ms=args.until, top=args.top,
-                                 opener=lambda: open_readonly(location))
+                                 opener=lambda: savings_projection.connect(location, persistent=False))
     finally:
         conn.close()
     if args.json:

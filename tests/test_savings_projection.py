@@ -1,0 +1,179 @@
+"""The savings projection: kept between reports, private, never trusted beyond what it can prove.
+
+Each report here is a real `yarp archive savings` process (or the library on a
+real archive file), compared with a report computed from scratch in memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+
+import pytest
+from archive_factory import ArchiveFactory, run_yarp, yarp_env
+
+from yarp import operations as ops
+from yarp import savings, savings_projection
+from yarp.paths import resolve_archive
+
+LINES = b"".join(b"   Compiling crate%03d v0.1.0\n" % i for i in range(30))
+
+
+def _fill(path, first: int, count: int, *, unfinished: bool = True) -> None:
+    with ArchiveFactory(path) as f:
+        for n in range(first, first + count):
+            if n % 3 == 2:
+                f.tool_call(f"read-{n}", result={"content": [{"type": "text", "text": "x" * (100 + n)}]})
+            else:
+                f.shell_call(f"sh-{n}", LINES[: 200 + n], b"warning\n", stdout_after=LINES[:40])
+        if unfinished:
+            f.begin(f"open-{first}", requires_streams=True)  # never projected
+
+
+def _report(path, home, *args: str) -> dict:
+    result = run_yarp("archive", "savings", "--json", "--by", "program", *args, "--archive", str(path), home=home)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def _from_scratch(path) -> dict:
+    conn = savings_projection.connect(resolve_archive(str(path), {}), persistent=False)
+    try:
+        return savings.compute(conn, by="program").as_dict()
+    finally:
+        conn.close()
+
+
+def _projection_file(path, home) -> str:
+    return savings_projection.projection_path(resolve_archive(str(path), {}), yarp_env(home))
+
+
+@pytest.fixture
+def archive(tmp_path):
+    path = tmp_path / "a" / "tool-calls.sqlite3"
+    _fill(path, 0, 12)
+    return path, tmp_path
+
+
+def test_a_report_keeps_private_rows_that_the_next_report_reads(archive):
+    path, home = archive
+    first = _report(path, home)
+    assert first == _from_scratch(path) and first["total"]["calls"] == 12
+    projection = _projection_file(path, home)
+    assert stat.S_IMODE(os.stat(projection).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(os.path.dirname(projection)).st_mode) == 0o700
+    with sqlite3.connect(projection) as conn:
+        assert conn.execute("SELECT count(*) FROM call_savings").fetchone()[0] == 12  # finished calls only
+        assert conn.execute("SELECT count(*) FROM input_labels").fetchone()[0] > 0
+        # The next report reads the rows rather than computing them again: a changed size shows.
+        conn.execute("UPDATE call_savings SET produced = produced + 1000 WHERE kind = 'counted'")
+    second = _report(path, home)
+    assert second["total"]["bytes_produced"] == first["total"]["bytes_produced"] + 12 * 1000
+
+
+def test_new_calls_and_reused_ids_get_rows_of_their_own(archive):
+    path, home = archive
+    _report(path, home)
+    _fill(path, 100, 5, unfinished=False)
+    assert _report(path, home) == _from_scratch(path)
+    # Prune every call, then record others: SQLite hands their ids out again, never their references.
+    with sqlite3.connect(_projection_file(path, home)) as conn:
+        projected = dict(conn.execute("SELECT id, archive_ref FROM call_savings"))
+    with ArchiveFactory(path) as f:
+        f.store.apply_operation(ops.PruneBefore(2**62))
+    _fill(path, 200, 4, unfinished=False)
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as archive_conn:
+        now = dict(archive_conn.execute("SELECT id, archive_ref FROM tool_calls WHERE status = 'finished'"))
+    reused = [i for i in now if i in projected]
+    assert reused and all(now[i] != projected[i] for i in reused)
+    after = _report(path, home)
+    assert after == _from_scratch(path) and after["total"]["calls"] == 4
+
+
+def test_stale_rows_of_pruned_calls_are_dropped(archive, monkeypatch):
+    path, home = archive
+    monkeypatch.setattr(savings_projection, "STALE_SLACK", 0)
+    location = resolve_archive(str(path), {})
+    environ = yarp_env(home)
+
+    def report() -> dict:
+        conn = savings_projection.connect(location, environ=environ)
+        try:
+            assert savings_projection.is_persistent(conn)
+            return savings.compute(conn, by="program").as_dict()
+        finally:
+            conn.close()
+
+    report()
+    with ArchiveFactory(path) as f:
+        f.store.apply_operation(ops.PruneBefore(2**62))
+    _fill(path, 300, 2)
+    assert report() == _from_scratch(path)
+    with sqlite3.connect(_projection_file(path, home)) as conn:
+        assert conn.execute("SELECT count(*) FROM call_savings").fetchone()[0] == 2
+
+
+def test_a_damaged_or_older_projection_is_made_anew(archive):
+    path, home = archive
+    expected = _report(path, home)
+    projection = _projection_file(path, home)
+    with open(projection, "r+b") as handle:
+        handle.write(b"not a database at all" * 10)
+    assert _report(path, home) == expected
+    with sqlite3.connect(projection) as conn:
+        assert conn.execute("SELECT count(*) FROM call_savings").fetchone()[0] == 12
+        # Rows of another format (or another YARP version) are never read.
+        conn.execute("UPDATE projection_meta SET value = '0/0' WHERE key = 'format'")
+        conn.execute("UPDATE call_savings SET produced = 0")
+    assert _report(path, home) == expected
+
+
+def test_an_unsafe_projection_path_is_not_followed_and_the_report_still_counts(archive, tmp_path):
+    path, home = archive
+    expected = _from_scratch(path)
+    projection = _projection_file(path, home)
+    os.makedirs(os.path.dirname(projection), mode=0o700)
+    target = tmp_path / "elsewhere"
+    target.write_bytes(b"keep me")
+    os.symlink(target, projection)
+    assert _report(path, home) == expected
+    assert target.read_bytes() == b"keep me" and os.path.islink(projection)
+    os.unlink(projection)
+    # A file others may read is left as it is, and not used.
+    fd = os.open(projection, os.O_CREAT | os.O_WRONLY, 0o644)
+    os.close(fd)
+    os.chmod(projection, 0o644)
+    assert _report(path, home) == expected
+    assert os.path.getsize(projection) == 0
+
+
+def test_a_locked_projection_gives_way_to_one_in_memory(archive, monkeypatch):
+    path, home = archive
+    _report(path, home)
+    monkeypatch.setattr(savings_projection, "BUSY_MS", 50)
+    holder = sqlite3.connect(_projection_file(path, home), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        conn = savings_projection.connect(resolve_archive(str(path), {}), environ=yarp_env(home))
+        try:
+            assert not savings_projection.is_persistent(conn)
+            assert savings.compute(conn, by="program").as_dict() == _from_scratch(path)
+        finally:
+            conn.close()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_concurrent_first_reports_agree(archive):
+    path, home = archive
+    env = yarp_env(home)
+    command = [sys.executable, "-m", "yarp", "archive", "savings", "--json", "--by", "program", "--archive", str(path)]
+    procs = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
+    outputs = [proc.communicate(timeout=60) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0, 0], [err for _, err in outputs]
+    assert all(json.loads(out) == _from_scratch(path) for out, _ in outputs)
