@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from .. import private_files
 from ..errors import ArchiveError, UnsafePath
 from ..paths import ArchiveLocation, check_private_file
 
@@ -101,7 +102,9 @@ class ImportState:
         if not check_private_file(path, narrow=True, label="import state file", missing_ok=True):
             return cls(path, {}, location)
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd, _ = private_files.open_for_reading(path, private=True)
+        except private_files.PrivatePathProblem as exc:
+            raise UnsafePath(f"import state file {exc.problem}") from None
         except OSError as exc:
             raise ArchiveError(f"import state file cannot be opened: {exc.strerror}") from None
         with os.fdopen(fd, "rb") as handle:
@@ -123,21 +126,7 @@ class ImportState:
         """
         body = orjson.dumps({"version": STATE_VERSION, "archive": _archive_identity(self.location),
                              "files": {name: cp.to_json() for name, cp in self.files.items()}})
-        tmp = f"{self.path}.tmp{os.getpid()}"
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            private_files.replace_atomically(self.path, body)
         except OSError as exc:
             raise UnsafePath(f"import state file cannot be written: {exc.strerror}") from None
-        try:
-            view = memoryview(body)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
-        dir_fd = os.open(os.path.dirname(self.path) or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
