@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from . import private_files
 from ._version import __version__
 from .paths import ArchiveLocation
-from .sqlite import SQLITE_CORRUPT, SQLITE_NOTADB, _uri, attach_readonly
+from .sqlite import SQLITE_CORRUPT, SQLITE_NOTADB, attach_readonly, file_uri
 
 #: Bumped when the rows' meaning changes; with the version, it keys the file's contents.
 PROJECTION_FORMAT = 1
@@ -80,7 +80,7 @@ def _open_file(path: str) -> sqlite3.Connection:
     private_files.ensure_private_directory(directory, create=True, narrow=True)
     private_files.create_private_empty(path)
     private_files.check_private_file(path, narrow=False)  # not a link, ours, 0600
-    conn = sqlite3.connect(_uri(path, "rw"), uri=True, isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(file_uri(path, "rw"), uri=True, isolation_level=None, check_same_thread=False)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
         # A crash may lose the last report's rows, never corrupt the file.

@@ -72,7 +72,8 @@ def map_error(exc: BaseException, doing: str) -> YarpError:
 _URI_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/")
 
 
-def _uri(path: str, mode: str) -> str:
+def file_uri(path: str, mode: str) -> str:
+    """A `file:` URI for `path` with SQLite's `mode` parameter (`ro`, `rw`, `rwc`)."""
     # Percent-encoded here rather than with urllib.parse, whose import costs
     # `yarp run` (which reads a call's reference) a few milliseconds.
     quoted = "".join(chr(b) if b in _URI_SAFE else f"%{b:02X}" for b in os.fsencode(path))
@@ -88,7 +89,7 @@ def open_readonly(location: ArchiveLocation, *, check_version: bool = True) -> s
 
     secure_archive_location(location, create=False)
     try:
-        conn = sqlite3.connect(_uri(location.path, "ro"), uri=True, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(file_uri(location.path, "ro"), uri=True, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
         raise map_error(exc, "opening archive") from None
     try:
@@ -116,7 +117,7 @@ def attach_readonly(conn: sqlite3.Connection, location: ArchiveLocation, name: s
 
     secure_archive_location(location, create=False)
     try:
-        conn.execute(f"ATTACH DATABASE ? AS {name}", (_uri(location.path, "ro"),))
+        conn.execute(f"ATTACH DATABASE ? AS {name}", (file_uri(location.path, "ro"),))
         version = conn.execute(f"PRAGMA {name}.user_version").fetchone()[0]
     except sqlite3.Error as exc:
         raise map_error(exc, "opening archive") from None
@@ -147,7 +148,7 @@ def open_writer(location: ArchiveLocation) -> sqlite3.Connection:
     old_umask = os.umask(0o077)
     try:
         create_private_empty(location.path)
-        conn = sqlite3.connect(_uri(location.path, "rw"), uri=True, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(file_uri(location.path, "rw"), uri=True, isolation_level=None, check_same_thread=False)
         try:
             schema.check_supported(conn)
             if schema.is_empty(conn):
