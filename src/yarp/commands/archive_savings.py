@@ -17,6 +17,9 @@ token count (bytes / 4), in total and per group, then the commands that
 withheld most. Numbers come from stored payload sizes; output payloads are
 never decompressed. Calls whose view is unknown (a hook that cannot replace a
 tool's output, imported history) are counted separately, never as savings.
+Each finished call's numbers are kept in a disposable file under
+$XDG_CACHE_HOME/yarp/savings/ (~/.cache/yarp/savings/), so a later report
+computes only the calls finished since; the archive is only read.
 
 TIME is an RFC 3339 time with a zone (2026-01-02T03:04:05Z) or Unix
 milliseconds. Days are UTC. On a terminal each group gets a bar: dark is what
