@@ -35,6 +35,7 @@ commits the exact text before it shows the capped form.
 from __future__ import annotations
 
 import bisect
+from itertools import accumulate
 
 from ..limits import DEFAULT_CAP_BYTES
 from .salience import FAILURE_CLASSES, RANK, Classifier, block_units, classifier, is_blank
@@ -383,6 +384,105 @@ class _View:
         self.used = used + delta
         return True
 
+    def add_run(self, stream: int, index: int, step: int, ceiling: int) -> tuple[int, bool]:
+        """`add_one(stream, index, ceiling)`, then the same for the lines after it in the
+        walk's direction (`step` 1 or -1) while they are context lines (not kept, not in
+        a run of noise, not a reducer's marker, held) and fit: the lines `add_one` would
+        keep one by one, counted in one step from their running byte total.
+
+        Returns the index the walk goes on from and whether a line was refused (which
+        ends the walk). Past the first line, each added line sits next to the previous
+        one, so only the omitted run between it and the next kept line (`outer`) changes
+        size: after `m` more lines `used` is the added bytes plus that run's marker, whose
+        size moves by a few digits at most. Every line whose running total fits with the
+        largest marker a run can have is kept at once; the few after it are decided exactly.
+        """
+        if not self.add_one(stream, index, ceiling):
+            return index, True
+        source = self.streams[stream]
+        lines, order, total = source.lines, self._order[stream], len(source.lines)
+        position = bisect.bisect_left(order, index)
+        first = index + step
+        if step > 0:
+            outer = order[position + 1] if position + 1 < len(order) else total
+            available = outer - first
+        else:
+            outer = order[position - 1] if position else -1
+            available = first - outer
+        used, budget = self.used, self.budget
+        limit = budget if ceiling > budget else ceiling
+        gap = _gap_bytes(source, first, outer, step)
+        # A line costs a byte at least (its newline; only a last line without one may cost
+        # nothing) and the run's marker can shrink by `gap` at most: more lines cannot fit.
+        count = min(available, max(0, limit - used + gap + 2))
+        if count == 0:
+            return first, False
+        if step > 0:
+            window = lines[first:first + count] if not isinstance(lines, SparseLines) else [
+                lines[i] for i in range(first, first + count)]
+        else:
+            window = lines[first - count + 1:first + 1] if not isinstance(lines, SparseLines) else [
+                lines[i] for i in range(first - count + 1, first + 1)]
+            window.reverse()
+        costs = self._costs(source, window, first, step)
+        totals = list(accumulate(costs))
+        # Every line whose running total fits beside the largest marker fits: A_m and B_m below hold.
+        largest = source.marker_bytes + len(str(total)) * (3 if source.ranges else 1)
+        fits = bisect.bisect_right(totals, limit - used + gap - largest)
+        while fits < count:
+            # Line `fits` is refused if its own bytes take `used` past the limit (A_m) or,
+            # with the run's marker re-measured, past the budget (B_m).
+            added = totals[fits]
+            before = _gap_bytes(source, first + fits * step, outer, step)
+            after = _gap_bytes(source, first + (fits + 1) * step, outer, step)
+            if used + added + before - gap > limit or used + added + after - gap > budget:
+                break
+            fits += 1
+        # The lines up to the refused one must be context lines, as the walk would find them.
+        held = lines.held if isinstance(lines, SparseLines) else None
+        for offset in range(min(fits + 1, count)):
+            line_index = first + offset * step
+            if (_skippable(source, line_index) or window[offset].startswith(MARKER_LINES)
+                    or (held is not None and line_index not in held)):
+                fits = offset
+                refused = False
+                break
+        else:
+            refused = fits < count
+        if fits:
+            kept_now = range(first, first + fits) if step > 0 else range(first - fits + 1, first + 1)
+            self.kept[stream].update(kept_now)
+            at = position + 1 if step > 0 else position
+            order[at:at] = kept_now
+            self.used = used + totals[fits - 1] + _gap_bytes(source, first + fits * step, outer, step) - gap
+        return first + fits * step, refused
+
+    def _costs(self, source: Stream, window: list[bytes], first: int, step: int) -> list[int]:
+        """What each line of `window` (lines `first`, `first + step`, …) costs in the view.
+
+        Lines that are ASCII and not over the line limit (nearly all) cost their length
+        and a newline; the rest are rendered (and cached, as `cost` does)."""
+        limit = self.limit
+        if b"".join(window).isascii() and max(map(len, window)) <= limit:
+            costs = [len(line) + 1 for line in window]
+        else:
+            shown, costs = source.shown, []
+            for offset, line in enumerate(window):
+                if line.isascii() and len(line) <= limit:
+                    costs.append(len(line) + 1)
+                    continue
+                index = first + offset * step
+                rendered = shown.get(index)
+                if rendered is None:
+                    rendered = shown[index] = source.line_bytes(index, limit)
+                costs.append(len(rendered))
+        last = len(source.lines) - 1
+        if not source.final_newline and (first - last) * step <= 0 <= (first + (len(window) - 1) * step - last) * step:
+            offset = (last - first) * step
+            if window[offset].isascii() and len(window[offset]) <= limit:
+                costs[offset] -= 1  # the last line has no newline to show
+        return costs
+
     def add(self, stream: int, indices) -> bool:
         """Keep `indices` of `stream` if the view still fits; all or none."""
         kept = self.kept[stream]
@@ -443,6 +543,14 @@ def gap_marker_bytes(stream: Stream, start: int, end: int) -> int:
     if stream.ranges:
         return stream.marker_bytes + len(str(end - start + 1)) + len(str(start + 1)) + len(str(end + 1))
     return stream.marker_bytes + len(str(end - start + 1))
+
+
+def _gap_bytes(stream: Stream, first: int, outer: int, step: int) -> int:
+    """Bytes of the marker for the omitted run from line `first` up to the kept line
+    `outer` (exclusive) in direction `step`; 0 when the run is empty."""
+    if step > 0:
+        return gap_marker_bytes(stream, first, outer - 1) if first < outer else 0
+    return gap_marker_bytes(stream, outer + 1, first) if first > outer else 0
 
 
 def _marker_pair(stream: Stream, index: int) -> list[int]:
@@ -532,14 +640,16 @@ def _context(view: _View, head_share: int, tail_share: int) -> None:
         for number in numbers:
             stream = streams[number]
             total = len(stream.lines)
-            indices = range(total) if forward else range(total - 1, -1, -1)
+            step = 1 if forward else -1
+            index = 0 if forward else total - 1
             kept, lines = view.kept[number], stream.lines
-            for index in indices:
+            while 0 <= index < total:
                 if index in kept or _skippable(stream, index):
+                    index += step
                     continue
                 if not lines[index].startswith(MARKER_LINES):
-                    if not view.add_one(number, index, start + share):
-                        stop = True
+                    index, stop = view.add_run(number, index, step, start + share)
+                    if stop:
                         break
                     continue
                 pair = _marker_pair(stream, index)
@@ -547,6 +657,7 @@ def _context(view: _View, head_share: int, tail_share: int) -> None:
                 if view.used - start + needed > share or not view.add(number, pair):
                     stop = True
                     break
+                index += step
             if stop:
                 break
 
