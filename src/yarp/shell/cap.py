@@ -202,6 +202,19 @@ class Stream:
         return line if last else line + b"\n"
 
 
+    def shown_lines(self, start: int, stop: int, limit: int) -> bytes:
+        """What the view prints for the kept lines `start`..`stop - 1`: joined at once
+        when they are ASCII and none is over `limit`, else line by line."""
+        lines = self.lines
+        if not isinstance(lines, SparseLines):
+            run = lines[start:stop]
+            text = b"\n".join(run)
+            if text.isascii() and max(map(len, run)) <= limit:
+                return text if stop == len(lines) and not self.final_newline else text + b"\n"
+        shown = self.shown
+        return b"".join(shown.get(index) or self.line_bytes(index, limit) for index in range(start, stop))
+
+
 def _sparse(stream: Stream, handle, size: int, sal: Classifier) -> Stream:
     """Fill `stream` from a big file in bounded memory: head and tail bytes' lines,
     and for the first and the last `MAX_WINDOWS` salient lines their lead and
@@ -409,53 +422,60 @@ class _View:
         else:
             outer = order[position - 1] if position else -1
             available = first - outer
-        used, budget = self.used, self.budget
+        budget = self.budget
         limit = budget if ceiling > budget else ceiling
-        gap = _gap_bytes(source, first, outer, step)
-        # A line costs a byte at least (its newline; only a last line without one may cost
-        # nothing) and the run's marker can shrink by `gap` at most: more lines cannot fit.
-        count = min(available, max(0, limit - used + gap + 2))
-        if count == 0:
-            return first, False
-        if step > 0:
-            window = lines[first:first + count] if not isinstance(lines, SparseLines) else [
-                lines[i] for i in range(first, first + count)]
-        else:
-            window = lines[first - count + 1:first + 1] if not isinstance(lines, SparseLines) else [
-                lines[i] for i in range(first - count + 1, first + 1)]
-            window.reverse()
-        costs = self._costs(source, window, first, step)
-        totals = list(accumulate(costs))
-        # Every line whose running total fits beside the largest marker fits: A_m and B_m below hold.
+        # The largest marker a run of this stream can have: a bound on how far a run's marker moves.
         largest = source.marker_bytes + len(str(total)) * (3 if source.ranges else 1)
-        fits = bisect.bisect_right(totals, limit - used + gap - largest)
-        while fits < count:
-            # Line `fits` is refused if its own bytes take `used` past the limit (A_m) or,
-            # with the run's marker re-measured, past the budget (B_m).
-            added = totals[fits]
-            before = _gap_bytes(source, first + fits * step, outer, step)
-            after = _gap_bytes(source, first + (fits + 1) * step, outer, step)
-            if used + added + before - gap > limit or used + added + after - gap > budget:
-                break
-            fits += 1
-        # The lines up to the refused one must be context lines, as the walk would find them.
         held = lines.held if isinstance(lines, SparseLines) else None
-        for offset in range(min(fits + 1, count)):
-            line_index = first + offset * step
-            if (_skippable(source, line_index) or window[offset].startswith(MARKER_LINES)
-                    or (held is not None and line_index not in held)):
-                fits = offset
-                refused = False
-                break
-        else:
-            refused = fits < count
-        if fits:
-            kept_now = range(first, first + fits) if step > 0 else range(first - fits + 1, first + 1)
-            self.kept[stream].update(kept_now)
-            at = position + 1 if step > 0 else position
-            order[at:at] = kept_now
-            self.used = used + totals[fits - 1] + _gap_bytes(source, first + fits * step, outer, step) - gap
-        return first + fits * step, refused
+        at = position + 1 if step > 0 else position  # where the next kept lines go in `order`
+        size = 16  # lines looked at in the first window: most runs end in a few (or the view is full)
+        while True:
+            used = self.used
+            gap = _gap_bytes(source, first, outer, step)
+            # A line costs a byte at least (its newline; only a last line without one may cost
+            # nothing) and the run's marker can shrink by `gap` at most: more lines cannot fit.
+            count = min(available, max(0, limit - used + gap + 2), size)
+            if count == 0:
+                return first, False
+            if step > 0:
+                window = lines[first:first + count] if held is None else [lines[i] for i in range(first, first + count)]
+            else:
+                window = lines[first - count + 1:first + 1] if held is None else [
+                    lines[i] for i in range(first - count + 1, first + 1)]
+                window.reverse()
+            totals = list(accumulate(self._costs(source, window, first, step)))
+            # Every line whose running total fits beside the largest marker fits (both tests below hold).
+            fits = bisect.bisect_right(totals, limit - used + gap - largest)
+            while fits < count:
+                # Line `fits` is refused if its own bytes take `used` past the limit or, with
+                # the run's marker re-measured, past the budget: `add_one`'s two tests.
+                added = totals[fits]
+                before = _gap_bytes(source, first + fits * step, outer, step)
+                after = _gap_bytes(source, first + (fits + 1) * step, outer, step)
+                if used + added + before - gap > limit or used + added + after - gap > budget:
+                    break
+                fits += 1
+            # The lines up to the refused one must be context lines, as the walk would find them.
+            for offset in range(min(fits + 1, count)):
+                line_index = first + offset * step
+                if (_skippable(source, line_index) or window[offset].startswith(MARKER_LINES)
+                        or (held is not None and line_index not in held)):
+                    fits, refused, ended = offset, False, True
+                    break
+            else:
+                refused = ended = fits < count
+            if fits:
+                kept_now = range(first, first + fits) if step > 0 else range(first - fits + 1, first + 1)
+                self.kept[stream].update(kept_now)
+                order[at:at] = kept_now
+                if step > 0:
+                    at += fits
+                self.used = used + totals[fits - 1] + _gap_bytes(source, first + fits * step, outer, step) - gap
+                first += fits * step
+                available -= fits
+            if ended or fits < size:
+                return first, refused
+            size *= 2
 
     def _costs(self, source: Stream, window: list[bytes], first: int, step: int) -> list[int]:
         """What each line of `window` (lines `first`, `first + step`, …) costs in the view.
@@ -808,27 +828,25 @@ def _cap(streams: list[Stream], total: int, *, cap: int, archive_ref: str, compl
     for number, stream in enumerate(streams):
         kept = view.kept[number]
         pieces: list[bytes] = []
-        omitted = dict(gaps(len(stream.lines), kept))
         index = 0
-        while index < len(stream.lines):
-            if index in omitted:
-                end = omitted[index]
-                if not ends_newline:
-                    pieces.append(b"\n")
-                if not main_placed:
-                    name = source or stream.name
-                    text = marker(total, cap, archive_ref, name, completeness, _hint(streams, view.kept))
-                    pieces.append(text[1:].encode())
-                    pieces.append(_details(_counts(streams, view.kept), exit_code).encode())
-                    main_placed = True
-                pieces.append(gap_marker(stream, index, end))
-                ends_newline = True
-                index = end + 1
-                continue
-            line = stream.shown.get(index) or stream.line_bytes(index, view.limit)
-            pieces.append(line)
-            ends_newline = line.endswith(b"\n")
-            index += 1
+        for start, end in gaps(len(stream.lines), kept) + [(len(stream.lines), -1)]:
+            if start > index:
+                shown = stream.shown_lines(index, start, view.limit)
+                pieces.append(shown)
+                ends_newline = shown.endswith(b"\n")
+            if end < 0:
+                break
+            if not ends_newline:
+                pieces.append(b"\n")
+            if not main_placed:
+                name = source or stream.name
+                text = marker(total, cap, archive_ref, name, completeness, _hint(streams, view.kept))
+                pieces.append(text[1:].encode())
+                pieces.append(_details(_counts(streams, view.kept), exit_code).encode())
+                main_placed = True
+            pieces.append(gap_marker(stream, start, end))
+            ends_newline = True
+            index = end + 1
         out.append(b"".join(pieces))
     if not main_placed:  # every line kept, some cut short: the marker follows the first cut line's stream
         number = next((n for n, stream in enumerate(streams) if len(stream.lines) and any(
