@@ -427,6 +427,7 @@ class _View:
         # The largest marker a run of this stream can have: a bound on how far a run's marker moves.
         largest = source.marker_bytes + len(str(total)) * (3 if source.ranges else 1)
         held = lines.held if isinstance(lines, SparseLines) else None
+        noise = classifier().noise.search
         at = position + 1 if step > 0 else position  # where the next kept lines go in `order`
         size = 16  # lines looked at in the first window: most runs end in a few (or the view is full)
         while True:
@@ -455,8 +456,12 @@ class _View:
                 if used + added + before - gap > limit or used + added + after - gap > budget:
                     break
                 fits += 1
-            # The lines up to the refused one must be context lines, as the walk would find them.
-            for offset in range(min(fits + 1, count)):
+            # The lines up to the refused one must be context lines, as the walk would find them:
+            # when none is noise or a marker (the common case) one pass over them says so.
+            span = window[:fits + 1]
+            quiet = held is None and not any([noise(line) is not None or line.startswith(MARKER_LINES)
+                                             for line in span])
+            for offset in range(0 if quiet else len(span)):
                 line_index = first + offset * step
                 if (_skippable(source, line_index) or window[offset].startswith(MARKER_LINES)
                         or (held is not None and line_index not in held)):
