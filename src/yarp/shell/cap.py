@@ -427,7 +427,8 @@ class _View:
         # The largest marker a run of this stream can have: a bound on how far a run's marker moves.
         largest = source.marker_bytes + len(str(total)) * (3 if source.ranges else 1)
         held = lines.held if isinstance(lines, SparseLines) else None
-        noise = classifier().noise.search
+        sal = classifier()
+        noise_start, noise_any = sal.noise_start.match, sal.noise_any.search
         at = position + 1 if step > 0 else position  # where the next kept lines go in `order`
         size = 16  # lines looked at in the first window: most runs end in a few (or the view is full)
         while True:
@@ -459,7 +460,7 @@ class _View:
             # The lines up to the refused one must be context lines, as the walk would find them:
             # when none is noise or a marker (the common case) one pass over them says so.
             span = window[:fits + 1]
-            quiet = held is None and not any([noise(line) is not None or line.startswith(MARKER_LINES)
+            quiet = held is None and not any([noise_start(line) or noise_any(line) or line.startswith(MARKER_LINES)
                                              for line in span])
             for offset in range(0 if quiet else len(span)):
                 line_index = first + offset * step
@@ -693,7 +694,7 @@ def _noise(stream: Stream, index: int) -> bool:
     known = stream.noise.get(index)
     if known is None:
         # Asked up to three times per line (as itself and as each neighbour's neighbour).
-        known = stream.noise[index] = classifier().noise.search(stream.lines[index]) is not None
+        known = stream.noise[index] = classifier().is_noise(stream.lines[index])
     return known
 
 
