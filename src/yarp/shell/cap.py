@@ -429,6 +429,7 @@ class _View:
         held = lines.held if isinstance(lines, SparseLines) else None
         sal = classifier()
         noise_start, noise_any = sal.noise_start.match, sal.noise_any.search
+        lines_start, lines_any = sal.noise_lines_start, sal.noise_lines_any
         at = position + 1 if step > 0 else position  # where the next kept lines go in `order`
         size = 16  # lines looked at in the first window: most runs end in a few (or the view is full)
         while True:
@@ -458,10 +459,17 @@ class _View:
                     break
                 fits += 1
             # The lines up to the refused one must be context lines, as the walk would find them:
-            # when none is noise or a marker (the common case) one pass over them says so.
+            # when none is noise or a marker (the common case) one search of them joined says so.
             span = window[:fits + 1]
-            quiet = held is None and not any([noise_start(line) or noise_any(line) or line.startswith(MARKER_LINES)
-                                             for line in span])
+            if held is not None:
+                quiet = False
+            elif lines_start is not None:
+                text = b"\n" + b"\n".join(span)
+                quiet = not (b"\n" + YARP_MARKER in text or b"\n" + SEARCH_LINE in text
+                             or lines_start.search(text) or lines_any.search(text))
+            else:
+                quiet = not any([noise_start(line) or noise_any(line) or line.startswith(MARKER_LINES)
+                                 for line in span])
             for offset in range(0 if quiet else len(span)):
                 line_index = first + offset * step
                 if (_skippable(source, line_index) or window[offset].startswith(MARKER_LINES)
