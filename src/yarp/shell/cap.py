@@ -74,6 +74,8 @@ UNAVAILABLE = b"\x00"
 #: The bytes of `gap_marker` other than its numbers and the stream's name.
 _RANGE_MARKER_BYTES = len(b"[yarp: omitted  line(s);  :]\n")
 _VIEW_MARKER_BYTES = len(b"[yarp: omitted  line(s) of this view]\n")
+#: Every byte but those a hint's word starts with (`salience.HINT_PATTERNS["word"]`).
+_NOT_WORD_START = bytes(sorted(set(range(256)) - set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")))
 
 
 def marker(source_bytes: int, cap: int, archive_ref: str, source: str, completeness: str,
@@ -765,6 +767,8 @@ def _worded_lines(stream: Stream, kept: set[int], word):
             else:
                 if run is None:
                     run = b"\n".join(lines[start:end + 1])
+                    if not run.translate(None, _NOT_WORD_START):
+                        break  # no byte a word starts with (numbers, rules): a C-speed pass says so
                 found = word.search(run, offset)
                 if found is None:
                     break
