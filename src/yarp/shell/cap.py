@@ -166,6 +166,8 @@ class Stream:
             cls = sal.classify(line, found[offset])
             if cls not in ("plain", "noise"):
                 self.classes[number] = cls
+            else:
+                self.noise[number] = cls == "noise"  # asked already: the context walk need not ask again
         if not self.ranges:
             # A reducer's first marker pair names the raw stream's recovery search: kept like a header.
             first = next((n for n, line in enumerate(self.lines) if line.startswith(REDUCER_MARKER)), None)
