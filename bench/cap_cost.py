@@ -64,7 +64,8 @@ INPUTS = ("seq", "log", "pytest")
 
 def _run(src: str, name: str, caps: int, program: str, callgrind: bool = False) -> tuple[dict, int | None]:
     # Each tree keeps its own parse cache: the compiled salience data of one would evict the other's.
-    env = dict(os.environ, PYTHONPATH=src, PYTHONHASHSEED="0", XDG_CACHE_HOME=os.path.join(os.path.dirname(src), "cache"))
+    cache = os.path.join(os.path.dirname(src), "cache")
+    env = dict(os.environ, PYTHONPATH=src, PYTHONHASHSEED="0", XDG_CACHE_HOME=cache)
     argv = [sys.executable, program, name, str(caps)]
     if callgrind:
         argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv]

@@ -52,8 +52,8 @@ class Classifier:
     """The compiled salience data: triggers, one alternation of entries, noise and block patterns."""
 
     __slots__ = ("triggers", "entries", "noise_start", "noise_any", "noise_lines_start", "noise_lines_any",
-                 "continuation", "lead", "caret", "header_continuation", "word", "location", "max_lines", "max_lead", "header_max_lines", "candidates", "failure_triggers",
-                 "trigger_bytes")
+                 "continuation", "lead", "caret", "header_continuation", "word", "location", "max_lines", "max_lead",
+                 "header_max_lines", "candidates", "failure_triggers", "trigger_bytes")
 
     def __init__(self, bundle: tuple) -> None:
         entries, regexes, limits = bundle
