@@ -13,6 +13,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from yarp.shell import salience
 from yarp.shell.salience import DATA_PATH, classifier
@@ -110,3 +112,65 @@ def test_a_warm_classifier_imports_neither_re_nor_json(tmp_path):
     warm = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True).stdout.split()
     assert first == [b"failure", b"True", b"True"]
     assert warm == [b"failure", b"False", b"False"]
+
+
+def _scan_without_skips(sal, buf: bytes) -> dict[int, tuple[bytes, ...]]:
+    """Per line holding a scanned trigger, the triggers it holds: the scan's meaning, line by line."""
+    found, offset = {}, 0
+    for line in buf.split(b"\n"):
+        held = tuple(t for t in sal.triggers if t in line.lower())
+        if held:
+            found[offset] = held
+        offset += len(line) + 1
+    return found
+
+
+with open(DATA_PATH, encoding="utf-8") as _handle:
+    TRIGGERS = sorted({t for entry in json.load(_handle)["entries"] for t in entry["triggers"]})
+#: Triggers (some upper-cased) among fillers: each text holds a few, so most passes are skipped.
+FRAGMENT = st.one_of(st.sampled_from(TRIGGERS), st.sampled_from(TRIGGERS).map(str.upper),
+                     st.sampled_from(["0", "17", " ", "\t", "x", "-", ".", "é"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(FRAGMENT, max_size=6).map("".join), max_size=40))
+def test_the_scan_skips_only_triggers_whose_bytes_are_missing(lines):
+    sal = classifier()
+    buf = "\n".join(lines).encode()
+    assert sal.salient_lines(buf) == _scan_without_skips(sal, buf)
+
+
+NOISE_SAMPLES = [b"tests/test_x.py::test_y PASSED", b"tests/a.py::b PASSED  [ 10%]", b"ok 3 - adds", b"ok  \tpkg\t0.1s",
+                 "  \u2713 works".encode(), b"--- PASS: TestX (0.00s)", b"=== RUN   TestX", b" 45%|####   |", b"a\rb",
+                 b"[==========>    ]", b"  Downloading x-1.0.tar.gz", b"# Subtest: a", b"  duration_ms: 3", b"  ...",
+                 b"  ---", b"t (m.T.t) ... ok", b"PASSED", b"ok", b"Ok 3 - x", b"5%|", b"[=> ]"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(NOISE_SAMPLES), st.binary(max_size=30).map(lambda b: b.replace(b"\n", b""))),
+                min_size=1, max_size=20))
+def test_noise_is_one_alternation_whether_asked_per_line_or_of_a_run(lines):
+    import re
+
+    with open(DATA_PATH, encoding="utf-8") as handle:
+        combined = re.compile("|".join(f"(?:{p})" for p in json.load(handle)["noise"]).encode())
+    sal = classifier()
+    noisy = [sal.is_noise(line) for line in lines]
+    assert noisy == [combined.search(line) is not None for line in lines]
+    text = b"\n" + b"\n".join(lines)
+    if any(noisy):  # a run holding a noise line is never taken for a quiet one
+        assert sal.noise_lines_start.search(text) or sal.noise_lines_any.search(text)
+
+
+@pytest.mark.parametrize("pattern, line", [
+    ("(?<=a)b", b"ab"), ("x(?!y)", b"x"), ("\\Aq", b"q"), ("z\\Z", b"z"), ("(?>ab)", b"ab"), ("c++d", b"cd"),
+    ("(?s:e.f)", b"e.f"),
+])
+def test_a_noise_pattern_that_reads_past_its_line_keeps_runs_line_by_line(pattern, line):
+    with open(DATA_PATH, encoding="utf-8") as handle:
+        data = json.load(handle)
+    sal = salience.Classifier(salience.build_bundle(data, (("noise", pattern, ()),)))
+    assert sal.noise_lines_start is None and sal.noise_lines_any is None
+    assert sal.is_noise(line) and not sal.is_noise(b"plain words")
+    plain = salience.Classifier(salience.build_bundle(data, (("noise", "^qq|rr$", ()),)))
+    assert plain.noise_lines_start is not None and plain.is_noise(b"qq x") and plain.is_noise(b"x rr")

@@ -86,7 +86,7 @@ def test_real_outputs_keep_what_an_engineer_needs(path):
         needed = [line for line in vector["input"].split("\n") if re.search(pattern, line)]
         assert needed, pattern
         assert [line for line in needed if line not in shown] == [], pattern
-    check_view(vector["input"].split("\n"), view)
+    check_view(vector["input"].split("\n"), view, vector["source"])
     hint = SEARCH_RE.search(view.split("\n")[[i for i, l in enumerate(view.split("\n")) if SEARCH_RE.match(l)][0]])
     assert hint[2] != "term|alternate" and re.compile(hint[2])
 
@@ -293,3 +293,51 @@ def test_the_hint_of_a_huge_repetitive_output_settles_after_a_bounded_read():
     lines[400] = "alpha stands out"
     view = cap_text(("\n".join(lines) + "\n").encode(), cap=2048, archive_ref=REF).decode()
     assert "'step|alpha'" in view
+
+
+def _one_line_at_a_time(view, stream: int, index: int, step: int, ceiling: int) -> tuple[int, bool]:
+    """The context walk's step as it was before runs were added at once: one `add_one` per line."""
+    return index + step, not view.add_one(stream, index, ceiling)
+
+
+#: Runs of numbered lines crossing 10, 100, 1,000 and 10,000 (gap markers change length there),
+#: mixed with noise, markers, salient, non-ASCII, invalid and over-long lines.
+CHUNK = st.one_of(
+    st.builds(lambda start, count: [str(n).encode() for n in range(start, start + count)],
+              st.sampled_from([1, 7, 95, 990, 9990]), st.integers(1, 400)),
+    st.lists(st.sampled_from([b"", b"PASSED", b"tests/a.py::t PASSED", b"ok  \tpkg\t0.1s", b"error: x", b"  at f (a.js:1:2)",
+                              b"[yarp: omitted 3 line(s) of this view]", b"Search omitted output: yarp search r 'a'",
+                              "caf\u00e9 \u2713".encode(), b"\xff\xfe", b"w" * 300, "\u00e9".encode() * 600]),
+             min_size=1, max_size=30),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(CHUNK, min_size=1, max_size=12), st.floats(0.05, 0.95), st.booleans(), st.integers(0, 3))
+def test_context_runs_keep_exactly_the_lines_one_line_at_a_time_keeps(chunks, share, final_newline, split):
+    # The bulk arithmetic of `_View.add_run` (a run's lines counted at once, the few near
+    # the limit decided exactly) against the walk it replaced, byte for byte.
+    from yarp.shell import cap as cap_module
+
+    data = b"\n".join(line for chunk in chunks for line in chunk) + (b"\n" if final_newline else b"")
+    cut = len(data) * split // 4
+    texts = [("stdout", data[:cut]), ("stderr", data[cut:])] if split else [("stdout", data)]
+    cap = max(1024, int(len(data) * share))
+    views = cap_streams(texts, cap=cap, archive_ref=REF, exit_code=1)
+    with pytest.MonkeyPatch.context() as patch:
+        # Runs settled line by line, as when a pack's noise pattern reads past its line.
+        sal = cap_module.classifier()
+        patch.setattr(sal, "noise_lines_start", None)
+        patch.setattr(sal, "noise_lines_any", None)
+        assert cap_streams(texts, cap=cap, archive_ref=REF, exit_code=1) == views
+        patch.setattr(cap_module._View, "add_run", _one_line_at_a_time)
+        assert cap_streams(texts, cap=cap, archive_ref=REF, exit_code=1) == views
+
+
+def test_the_bytes_no_word_starts_with_are_those_of_the_hint_pattern():
+    from yarp.shell.cap import _NOT_WORD_START
+    from yarp.shell.salience import classifier
+
+    word = classifier().word
+    for byte in range(256):
+        assert (word.match(bytes([byte]) + b"aa") is None) == (byte in _NOT_WORD_START), byte

@@ -349,7 +349,100 @@ class View {
   full(): boolean {
     return this.budget - this.used < 2
   }
+
+  /**
+   * Keep line `index` if its bytes fit under `ceiling` and the view fits, then the same for
+   * the lines after it in the walk's direction (`step` 1 or -1) while they are context lines
+   * (not kept, not in a run of noise, not a reducer's marker) and fit: the lines the walk
+   * would keep one by one, counted in one step from their running byte total. Returns the
+   * index the walk goes on from and whether a line was refused (which ends the walk).
+   * Same arithmetic as `_View.add_run` in src/yarp/shell/cap.py: past the first line only
+   * the omitted run between the last added line and the next kept one (`outer`) changes,
+   * and its marker moves by a few digits at most.
+   */
+  addRun(stream: number, index: number, step: number, ceiling: number, sal: Classifier): [number, boolean] {
+    if (this.used + this.cost(stream, index) > ceiling || !this.add(stream, [index])) return [index, true]
+    const source = this.streams[stream]
+    const lines = source.lines
+    const total = lines.length
+    const kept = this.kept[stream]
+    let first = index + step
+    let outer = first
+    while (outer >= 0 && outer < total && !kept.has(outer)) outer += step
+    let available = (outer - first) * step
+    const budget = this.budget
+    const limit = Math.min(ceiling, budget)
+    // The largest marker a run of this stream can have: a bound on how far a run's marker moves.
+    const digitsOfOne = source.ranges ? 3 : 1
+    const largest = utf8Bytes(gapMarker(source, 0, 0)) - digitsOfOne + String(total).length * digitsOfOne
+    let size = 16 // lines looked at in the first window: most runs end in a few (or the view is full)
+    for (;;) {
+      const used = this.used
+      const gap = gapBytes(source, first, outer, step)
+      // A line costs a byte at least (its newline; only a last line without one may cost
+      // nothing) and the run's marker can shrink by `gap` at most: more lines cannot fit.
+      const count = Math.min(available, Math.max(0, limit - used + gap + 2), size)
+      if (count === 0) return [first, false]
+      const totals: number[] = []
+      let sum = 0
+      for (let offset = 0; offset < count; offset += 1) {
+        sum += this.cost(stream, first + offset * step)
+        totals.push(sum)
+      }
+      // Every line whose running total fits beside the largest marker fits (both tests below hold).
+      let fits = upperBound(totals, limit - used + gap - largest)
+      while (fits < count) {
+        // Line `fits` is refused if its own bytes take `used` past the limit or, with the
+        // run's marker re-measured, past the budget: the walk's two tests for one line.
+        const added = totals[fits]
+        const before = gapBytes(source, first + fits * step, outer, step)
+        const after = gapBytes(source, first + (fits + 1) * step, outer, step)
+        if (used + added + before - gap > limit || used + added + after - gap > budget) break
+        fits += 1
+      }
+      // The lines up to the refused one must be context lines, as the walk would find them.
+      let refused = fits < count
+      let ended = refused
+      for (let offset = 0; offset < Math.min(fits + 1, count); offset += 1) {
+        const line = first + offset * step
+        if (skippable(source, line, sal) || isMarkerLine(lines[line])) {
+          fits = offset
+          refused = false
+          ended = true
+          break
+        }
+      }
+      if (fits > 0) {
+        for (let offset = 0; offset < fits; offset += 1) kept.add(first + offset * step)
+        this.used = used + totals[fits - 1] + gapBytes(source, first + fits * step, outer, step) - gap
+        first += fits * step
+        available -= fits
+      }
+      if (ended || fits < size) return [first, refused]
+      size *= 2
+    }
+  }
 }
+
+/** Bytes of the marker for the omitted run from line `first` up to the kept line `outer` (exclusive), 0 if empty. */
+function gapBytes(stream: Stream, first: number, outer: number, step: number): number {
+  if (step > 0) return first < outer ? utf8Bytes(gapMarker(stream, first, outer - 1)) : 0
+  return first > outer ? utf8Bytes(gapMarker(stream, outer + 1, first)) : 0
+}
+
+/** How many of the ascending `totals` are at most `value`. */
+function upperBound(totals: number[], value: number): number {
+  let low = 0
+  let high = totals.length
+  while (low < high) {
+    const middle = (low + high) >> 1
+    if (totals[middle] <= value) low = middle + 1
+    else high = middle
+  }
+  return low
+}
+
+const isMarkerLine = (line: string) => line.startsWith(YARP_MARKER) || line.startsWith(SEARCH_LINE)
 
 const range = (start: number, end: number) => Array.from({ length: Math.max(0, end - start + 1) }, (_, i) => start + i)
 
@@ -387,15 +480,29 @@ function context(view: View, headShare: number, tailShare: number, sal: Classifi
     for (const number of numbers) {
       const stream = streams[number]
       const total = stream.lines.length
-      const indices = forward ? range(0, total - 1) : range(0, total - 1).reverse()
-      for (const index of indices) {
-        if (view.kept[number].has(index) || skippable(stream, index, sal)) continue
+      const step = forward ? 1 : -1
+      let index = forward ? 0 : total - 1
+      while (index >= 0 && index < total) {
+        if (view.kept[number].has(index) || skippable(stream, index, sal)) {
+          index += step
+          continue
+        }
+        if (!isMarkerLine(stream.lines[index])) {
+          const [next, refused] = view.addRun(number, index, step, start + share, sal)
+          if (refused) {
+            stop = true
+            break
+          }
+          index = next
+          continue
+        }
         const pair = markerPair(stream, index)
         const needed = pair.filter((i) => !view.kept[number].has(i)).reduce((sum, i) => sum + view.cost(number, i), 0)
         if (view.used - start + needed > share || !view.add(number, pair)) {
           stop = true
           break
         }
+        index += step
       }
       if (stop) break
     }

@@ -35,6 +35,7 @@ commits the exact text before it shows the capped form.
 from __future__ import annotations
 
 import bisect
+from itertools import accumulate
 
 from ..limits import DEFAULT_CAP_BYTES
 from .salience import FAILURE_CLASSES, RANK, Classifier, block_units, classifier, is_blank
@@ -73,6 +74,8 @@ UNAVAILABLE = b"\x00"
 #: The bytes of `gap_marker` other than its numbers and the stream's name.
 _RANGE_MARKER_BYTES = len(b"[yarp: omitted  line(s);  :]\n")
 _VIEW_MARKER_BYTES = len(b"[yarp: omitted  line(s) of this view]\n")
+#: Every byte but those a hint's word starts with (`salience.HINT_PATTERNS["word"]`).
+_NOT_WORD_START = bytes(sorted(set(range(256)) - set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")))
 
 
 def marker(source_bytes: int, cap: int, archive_ref: str, source: str, completeness: str,
@@ -163,6 +166,8 @@ class Stream:
             cls = sal.classify(line, found[offset])
             if cls not in ("plain", "noise"):
                 self.classes[number] = cls
+            else:
+                self.noise[number] = cls == "noise"  # asked already: the context walk need not ask again
         if not self.ranges:
             # A reducer's first marker pair names the raw stream's recovery search: kept like a header.
             first = next((n for n, line in enumerate(self.lines) if line.startswith(REDUCER_MARKER)), None)
@@ -199,6 +204,19 @@ class Stream:
             note = f"{CUT_NOTE.decode()}{index + 1} cut after {cut} of {len(line)} byte(s)]"
             return line[:cut] + b"\n" + note.encode() + (b"" if last else b"\n")
         return line if last else line + b"\n"
+
+
+    def shown_lines(self, start: int, stop: int, limit: int) -> bytes:
+        """What the view prints for the kept lines `start`..`stop - 1`: joined at once
+        when they are ASCII and none is over `limit`, else line by line."""
+        lines = self.lines
+        if not isinstance(lines, SparseLines):
+            run = lines[start:stop]
+            text = b"\n".join(run)
+            if text.isascii() and max(map(len, run)) <= limit:
+                return text if stop == len(lines) and not self.final_newline else text + b"\n"
+        shown = self.shown
+        return b"".join(shown.get(index) or self.line_bytes(index, limit) for index in range(start, stop))
 
 
 def _sparse(stream: Stream, handle, size: int, sal: Classifier) -> Stream:
@@ -383,6 +401,126 @@ class _View:
         self.used = used + delta
         return True
 
+    def add_run(self, stream: int, index: int, step: int, ceiling: int) -> tuple[int, bool]:
+        """`add_one(stream, index, ceiling)`, then the same for the lines after it in the
+        walk's direction (`step` 1 or -1) while they are context lines (not kept, not in
+        a run of noise, not a reducer's marker, held) and fit: the lines `add_one` would
+        keep one by one, counted in one step from their running byte total.
+
+        Returns the index the walk goes on from and whether a line was refused (which
+        ends the walk). Past the first line, each added line sits next to the previous
+        one, so only the omitted run between it and the next kept line (`outer`) changes
+        size: after `m` more lines `used` is the added bytes plus that run's marker, whose
+        size moves by a few digits at most. Every line whose running total fits with the
+        largest marker a run can have is kept at once; the few after it are decided exactly.
+        """
+        if not self.add_one(stream, index, ceiling):
+            return index, True
+        source = self.streams[stream]
+        lines, order, total = source.lines, self._order[stream], len(source.lines)
+        position = bisect.bisect_left(order, index)
+        first = index + step
+        if step > 0:
+            outer = order[position + 1] if position + 1 < len(order) else total
+            available = outer - first
+        else:
+            outer = order[position - 1] if position else -1
+            available = first - outer
+        budget = self.budget
+        limit = budget if ceiling > budget else ceiling
+        # The largest marker a run of this stream can have: a bound on how far a run's marker moves.
+        largest = source.marker_bytes + len(str(total)) * (3 if source.ranges else 1)
+        held = lines.held if isinstance(lines, SparseLines) else None
+        sal = classifier()
+        noise_start, noise_any = sal.noise_start.match, sal.noise_any.search
+        lines_start, lines_any = sal.noise_lines_start, sal.noise_lines_any
+        at = position + 1 if step > 0 else position  # where the next kept lines go in `order`
+        size = 16  # lines looked at in the first window: most runs end in a few (or the view is full)
+        while True:
+            used = self.used
+            gap = _gap_bytes(source, first, outer, step)
+            # A line costs a byte at least (its newline; only a last line without one may cost
+            # nothing) and the run's marker can shrink by `gap` at most: more lines cannot fit.
+            count = min(available, max(0, limit - used + gap + 2), size)
+            if count == 0:
+                return first, False
+            if step > 0:
+                window = lines[first:first + count] if held is None else [lines[i] for i in range(first, first + count)]
+            else:
+                window = lines[first - count + 1:first + 1] if held is None else [
+                    lines[i] for i in range(first - count + 1, first + 1)]
+                window.reverse()
+            totals = list(accumulate(self._costs(source, window, first, step)))
+            # Every line whose running total fits beside the largest marker fits (both tests below hold).
+            fits = bisect.bisect_right(totals, limit - used + gap - largest)
+            while fits < count:
+                # Line `fits` is refused if its own bytes take `used` past the limit or, with
+                # the run's marker re-measured, past the budget: `add_one`'s two tests.
+                added = totals[fits]
+                before = _gap_bytes(source, first + fits * step, outer, step)
+                after = _gap_bytes(source, first + (fits + 1) * step, outer, step)
+                if used + added + before - gap > limit or used + added + after - gap > budget:
+                    break
+                fits += 1
+            # The lines up to the refused one must be context lines, as the walk would find them:
+            # when none is noise or a marker (the common case) one search of them joined says so.
+            span = window[:fits + 1]
+            if held is not None:
+                quiet = False
+            elif lines_start is not None:
+                text = b"\n" + b"\n".join(span)
+                quiet = not (b"\n" + YARP_MARKER in text or b"\n" + SEARCH_LINE in text
+                             or lines_start.search(text) or lines_any.search(text))
+            else:
+                quiet = not any([noise_start(line) or noise_any(line) or line.startswith(MARKER_LINES)
+                                 for line in span])
+            for offset in range(0 if quiet else len(span)):
+                line_index = first + offset * step
+                if (_skippable(source, line_index) or window[offset].startswith(MARKER_LINES)
+                        or (held is not None and line_index not in held)):
+                    fits, refused, ended = offset, False, True
+                    break
+            else:
+                refused = ended = fits < count
+            if fits:
+                kept_now = range(first, first + fits) if step > 0 else range(first - fits + 1, first + 1)
+                self.kept[stream].update(kept_now)
+                order[at:at] = kept_now
+                if step > 0:
+                    at += fits
+                self.used = used + totals[fits - 1] + _gap_bytes(source, first + fits * step, outer, step) - gap
+                first += fits * step
+                available -= fits
+            if ended or fits < size:
+                return first, refused
+            size *= 2
+
+    def _costs(self, source: Stream, window: list[bytes], first: int, step: int) -> list[int]:
+        """What each line of `window` (lines `first`, `first + step`, …) costs in the view.
+
+        Lines that are ASCII and not over the line limit (nearly all) cost their length
+        and a newline; the rest are rendered (and cached, as `cost` does)."""
+        limit = self.limit
+        if b"".join(window).isascii() and max(map(len, window)) <= limit:
+            costs = [len(line) + 1 for line in window]
+        else:
+            shown, costs = source.shown, []
+            for offset, line in enumerate(window):
+                if line.isascii() and len(line) <= limit:
+                    costs.append(len(line) + 1)
+                    continue
+                index = first + offset * step
+                rendered = shown.get(index)
+                if rendered is None:
+                    rendered = shown[index] = source.line_bytes(index, limit)
+                costs.append(len(rendered))
+        last = len(source.lines) - 1
+        if not source.final_newline and (first - last) * step <= 0 <= (first + (len(window) - 1) * step - last) * step:
+            offset = (last - first) * step
+            if window[offset].isascii() and len(window[offset]) <= limit:
+                costs[offset] -= 1  # the last line has no newline to show
+        return costs
+
     def add(self, stream: int, indices) -> bool:
         """Keep `indices` of `stream` if the view still fits; all or none."""
         kept = self.kept[stream]
@@ -443,6 +581,14 @@ def gap_marker_bytes(stream: Stream, start: int, end: int) -> int:
     if stream.ranges:
         return stream.marker_bytes + len(str(end - start + 1)) + len(str(start + 1)) + len(str(end + 1))
     return stream.marker_bytes + len(str(end - start + 1))
+
+
+def _gap_bytes(stream: Stream, first: int, outer: int, step: int) -> int:
+    """Bytes of the marker for the omitted run from line `first` up to the kept line
+    `outer` (exclusive) in direction `step`; 0 when the run is empty."""
+    if step > 0:
+        return gap_marker_bytes(stream, first, outer - 1) if first < outer else 0
+    return gap_marker_bytes(stream, outer + 1, first) if first > outer else 0
 
 
 def _marker_pair(stream: Stream, index: int) -> list[int]:
@@ -532,14 +678,16 @@ def _context(view: _View, head_share: int, tail_share: int) -> None:
         for number in numbers:
             stream = streams[number]
             total = len(stream.lines)
-            indices = range(total) if forward else range(total - 1, -1, -1)
+            step = 1 if forward else -1
+            index = 0 if forward else total - 1
             kept, lines = view.kept[number], stream.lines
-            for index in indices:
+            while 0 <= index < total:
                 if index in kept or _skippable(stream, index):
+                    index += step
                     continue
                 if not lines[index].startswith(MARKER_LINES):
-                    if not view.add_one(number, index, start + share):
-                        stop = True
+                    index, stop = view.add_run(number, index, step, start + share)
+                    if stop:
                         break
                     continue
                 pair = _marker_pair(stream, index)
@@ -547,6 +695,7 @@ def _context(view: _View, head_share: int, tail_share: int) -> None:
                 if view.used - start + needed > share or not view.add(number, pair):
                     stop = True
                     break
+                index += step
             if stop:
                 break
 
@@ -557,7 +706,7 @@ def _noise(stream: Stream, index: int) -> bool:
     known = stream.noise.get(index)
     if known is None:
         # Asked up to three times per line (as itself and as each neighbour's neighbour).
-        known = stream.noise[index] = classifier().noise.search(stream.lines[index]) is not None
+        known = stream.noise[index] = classifier().is_noise(stream.lines[index])
     return known
 
 
@@ -620,6 +769,8 @@ def _worded_lines(stream: Stream, kept: set[int], word):
             else:
                 if run is None:
                     run = b"\n".join(lines[start:end + 1])
+                    if not run.translate(None, _NOT_WORD_START):
+                        break  # no byte a word starts with (numbers, rules): a C-speed pass says so
                 found = word.search(run, offset)
                 if found is None:
                     break
@@ -697,27 +848,25 @@ def _cap(streams: list[Stream], total: int, *, cap: int, archive_ref: str, compl
     for number, stream in enumerate(streams):
         kept = view.kept[number]
         pieces: list[bytes] = []
-        omitted = dict(gaps(len(stream.lines), kept))
         index = 0
-        while index < len(stream.lines):
-            if index in omitted:
-                end = omitted[index]
-                if not ends_newline:
-                    pieces.append(b"\n")
-                if not main_placed:
-                    name = source or stream.name
-                    text = marker(total, cap, archive_ref, name, completeness, _hint(streams, view.kept))
-                    pieces.append(text[1:].encode())
-                    pieces.append(_details(_counts(streams, view.kept), exit_code).encode())
-                    main_placed = True
-                pieces.append(gap_marker(stream, index, end))
-                ends_newline = True
-                index = end + 1
-                continue
-            line = stream.shown.get(index) or stream.line_bytes(index, view.limit)
-            pieces.append(line)
-            ends_newline = line.endswith(b"\n")
-            index += 1
+        for start, end in gaps(len(stream.lines), kept) + [(len(stream.lines), -1)]:
+            if start > index:
+                shown = stream.shown_lines(index, start, view.limit)
+                pieces.append(shown)
+                ends_newline = shown.endswith(b"\n")
+            if end < 0:
+                break
+            if not ends_newline:
+                pieces.append(b"\n")
+            if not main_placed:
+                name = source or stream.name
+                text = marker(total, cap, archive_ref, name, completeness, _hint(streams, view.kept))
+                pieces.append(text[1:].encode())
+                pieces.append(_details(_counts(streams, view.kept), exit_code).encode())
+                main_placed = True
+            pieces.append(gap_marker(stream, start, end))
+            ends_newline = True
+            index = end + 1
         out.append(b"".join(pieces))
     if not main_placed:  # every line kept, some cut short: the marker follows the first cut line's stream
         number = next((n for n, stream in enumerate(streams) if len(stream.lines) and any(

@@ -1,0 +1,138 @@
+"""What one global cap costs: milliseconds and instructions per `cap_text`, on three outputs.
+
+    python bench/cap_cost.py                    # this tree
+    python bench/cap_cost.py --against main     # side by side with another revision's cap
+
+The broker caps every output over the cap before it answers a hook, so the
+cap's cost is paid inside the hook's latency budget. The outputs:
+
+* seq — `seq 1 10000` (48,894 bytes of numbers) capped as the Codex hook caps
+  it (`source_output`, complete, the default cap): the Codex benchmark's call;
+* log — 10,000 worded log lines (about 770 KB), nothing salient in them;
+* pytest — the recorded `pytest -v` output of the pruning corpus (PASSED
+  lines: noise the context walk skips).
+
+Each revision runs in its own processes (`--against` extracts the other
+revision's `src/yarp` with `git archive`); wall time is the minimum over
+interleaved rounds, and instructions are counted with callgrind as the
+difference between a run that caps `--instr-caps` times and one that only
+warms up (so imports and compiling the salience data are not counted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+#: Runs in a fresh interpreter with PYTHONPATH set to one tree's `src`.
+PROGRAM = r"""
+import json, sys, time
+sys.path.insert(0, {here!r})
+from corpus_cases import read_stream
+from yarp.shell.cap import cap_text
+from yarp.limits import DEFAULT_CAP_BYTES
+
+REF = "yr_" + "ab" * 16
+seq = "".join(f"{{i}}\n" for i in range(1, 10001)).encode()
+log = "".join(f"2026-12-03 12:{{i // 60 % 60:02d}}:{{i % 60:02d}} INFO worker-{{i % 4}} handled request id={{i}} "
+              f"status=200 in {{i % 97}}ms\n" for i in range(10000)).encode()
+inputs = {{"seq": (seq, "source_output"), "log": (log, "result_text"),
+          "pytest": (read_stream("pytest-verbose", "stdout"), "result_text")}}
+name, caps = sys.argv[1], int(sys.argv[2])
+data, source = inputs[name]
+view = cap_text(data, cap=DEFAULT_CAP_BYTES, archive_ref=REF, source=source, completeness="complete")
+times = []
+for _ in range(caps):
+    start = time.perf_counter()
+    again = cap_text(data, cap=DEFAULT_CAP_BYTES, archive_ref=REF, source=source, completeness="complete")
+    times.append(time.perf_counter() - start)
+    assert again == view
+print(json.dumps({{"bytes": len(data), "times": times, "view": view.decode("utf-8", "replace")}}))
+"""
+
+INPUTS = ("seq", "log", "pytest")
+
+
+def _run(src: str, name: str, caps: int, program: str, callgrind: bool = False) -> tuple[dict, int | None]:
+    # Each tree keeps its own parse cache: the compiled salience data of one would evict the other's.
+    cache = os.path.join(os.path.dirname(src), "cache")
+    env = dict(os.environ, PYTHONPATH=src, PYTHONHASHSEED="0", XDG_CACHE_HOME=cache)
+    argv = [sys.executable, program, name, str(caps)]
+    if callgrind:
+        argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    count = None
+    if callgrind:
+        found = re.search(r"Collected\s*:\s*([\d,]+)", proc.stderr) or re.search(r"refs:\s*([\d,]+)", proc.stderr)
+        count = int(found.group(1).replace(",", "")) if found else None
+    return json.loads(proc.stdout), count
+
+
+def _extract(revision: str, into: str) -> str:
+    """`src/yarp` of `revision`, written under `into`; returns the `src` directory."""
+    archive = subprocess.run(["git", "-C", ROOT, "archive", revision, "src/yarp"], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", into], input=archive.stdout, check=True)
+    return os.path.join(into, "src")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--against", metavar="REV", help="also measure this git revision's cap, side by side")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per tree (default 5)")
+    parser.add_argument("--caps", type=int, default=20, help="caps timed per round (default 20)")
+    parser.add_argument("--instr-caps", type=int, default=5, help="caps counted under callgrind (0: skip)")
+    args = parser.parse_args(argv)
+    import compileall
+
+    with tempfile.TemporaryDirectory(prefix="yarp-cap-cost-") as tmp:
+        program = os.path.join(tmp, "program.py")
+        with open(program, "w") as handle:
+            handle.write(PROGRAM.format(here=HERE))
+        os.mkdir(os.path.join(tmp, "this"))
+        os.symlink(os.path.join(ROOT, "src"), os.path.join(tmp, "this", "src"))
+        trees = {"this tree": os.path.join(tmp, "this", "src")}
+        if args.against:
+            os.mkdir(os.path.join(tmp, "against"))
+            trees[args.against] = _extract(args.against, os.path.join(tmp, "against"))
+        for src in trees.values():
+            compileall.compile_dir(src, quiet=1)  # byte-compiled, as installed
+            _run(src, INPUTS[0], 0, program)  # fills the tree's parse cache: no run below compiles the salience data
+        counting = args.instr_caps > 0 and shutil.which("valgrind") is not None
+        if args.instr_caps > 0 and not counting:
+            print("valgrind is not installed: instructions not counted")
+        print(f"{'input':8s} {'tree':12s} {'bytes':>8s} {'min ms':>8s} {'median ms':>10s} {'M instr/cap':>12s}")
+        for name in INPUTS:
+            best: dict[str, list[float]] = {label: [] for label in trees}
+            views = {}
+            for _ in range(args.rounds):
+                for label, src in trees.items():
+                    result, _count = _run(src, name, args.caps, program)
+                    best[label].extend(result["times"])
+                    views[label] = result["view"]
+                    size = result["bytes"]
+            same = len(set(views.values())) == 1
+            for label, src in trees.items():
+                instructions = ""
+                if counting:
+                    _, warm = _run(src, name, 0, program, callgrind=True)
+                    _, capped = _run(src, name, args.instr_caps, program, callgrind=True)
+                    instructions = f"{(capped - warm) / args.instr_caps / 1e6:12.2f}"
+                times = sorted(best[label])
+                print(f"{name:8s} {label:12s} {size:8d} {times[0] * 1000:8.2f} {times[len(times) // 2] * 1000:10.2f}"
+                      f" {instructions}")
+            if len(trees) > 1:
+                print(f"{'':8s} views {'identical' if same else 'DIFFER'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
