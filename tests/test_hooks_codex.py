@@ -339,3 +339,98 @@ def test_archive_failure_leaves_codex_alone_and_warns_once(world, transcript):  
     assert warnings.startswith(b"yarp: ") and warnings.count(b"\n") == 1, warnings
     assert b"seq" not in warnings, "warnings never carry command text"
     assert not os.path.exists(world.archive)
+
+
+def test_reading_from_marks_equals_reading_the_whole_file(tmp_path, monkeypatch):
+    """Read after every few appended lines, each call from its mark: the same evidence as one read of the whole file."""
+    import random
+
+    from yarp.hooks import codex
+
+    monkeypatch.setattr(codex, "SCAN_BLOCK_BYTES", 97)
+    log = Transcript(tmp_path / "rollout.jsonl")
+    rng = random.Random(5)
+    ids = [f"c{n}" for n in range(12)]
+    marks: dict = {}
+    for step in range(120):
+        call_id = rng.choice(ids)
+        kind = rng.randrange(4)
+        if kind == 0:
+            log.called(call_id, "exec_command", {"cmd": f"echo {step}"})
+        elif kind == 1:
+            log.executed(call_id, f"output {step}\n" * rng.randrange(3), rng.randrange(3))
+        elif kind == 2:
+            log.model_output(call_id, f"shown {step}")
+        else:
+            log.write({"type": "event_msg", "payload": {"type": "other", "id": call_id}})
+        if step % 7 == 0:
+            reading = rng.sample(ids, 5)
+            found, ends = codex.read_since(str(log.path), {c: marks.get(c) for c in reading})
+            marks.update(ends)
+            whole = read_evidence(str(log.path), reading, enough=lambda e: False)
+            assert found == whole, step
+            assert all(mark.offset == log.path.stat().st_size for mark in ends.values())
+
+
+def test_a_mark_is_read_from_and_not_before(tmp_path):
+    from yarp.hooks import codex
+
+    log = Transcript(tmp_path / "rollout.jsonl")
+    log.model_output("p", "an answer written before the call was begun")
+    mark = codex.mark_at_end(str(log.path))
+    log.executed("other", "x\n", 0)
+    found, ends = codex.read_since(str(log.path), {"p": mark})
+    assert found["p"] == CallEvidence("p") and ends["p"].offset == log.path.stat().st_size
+    log.executed("p", "ran\n", 0)
+    found, _ = codex.read_since(str(log.path), ends)
+    assert (found["p"].output, found["p"].model_output) == ("ran\n", None)
+    # A mark of a file since replaced (or shrunk) is not trusted: the new file is read from its start.
+    os.rename(log.path, tmp_path / "old.jsonl")
+    fresh = Transcript(log.path)
+    fresh.model_output("p", "shown")
+    assert not ends["p"].holds(str(log.path), os.stat(log.path))
+    found, _ = codex.read_since(str(log.path), ends)
+    assert found["p"] == CallEvidence("p", model_output="shown")
+
+
+def test_an_unmarked_call_is_settled_from_the_end_when_the_end_settles_it(tmp_path, monkeypatch):
+    from yarp.hooks import codex
+
+    monkeypatch.setattr(codex, "FIRST_TAIL_BYTES", 400)
+    log = Transcript(tmp_path / "rollout.jsonl")
+    log.executed("p", "first run\n", 0)  # before the tail: not read when the tail settles the call
+    for number in range(20):
+        log.executed(f"filler{number}", "y" * 100, 0)
+    log.executed("p", "second run\n", 1)
+    log.model_output("p", "shown")
+    found, ends = codex.read_since(str(log.path), {"p": None})
+    assert found["p"] == CallEvidence("p", "second run\n", 1, "failed", "shown") and ends == {}
+    # Not settled at the end: read from the start, and marked at the end.
+    found, ends = codex.read_since(str(log.path), {"filler3": None})
+    assert found["filler3"].executed and ends["filler3"].offset == log.path.stat().st_size
+
+
+def test_an_open_call_does_not_make_every_later_event_read_the_whole_transcript(world, transcript):  # noqa: F811
+    """A call Codex never completes stays open; later events read the transcript from where they left it."""
+    transcript.called("stuck", "exec_command", {"cmd": "sleep 1000"})
+    assert answer(world.hook("codex", event(world, transcript, "PreToolUse", "stuck", "sleep 1000"))) is None
+    # An answer for the open call written where only a read of the whole file would find it... is not
+    # possible in a real transcript; here it is planted before the call's mark to show what is read.
+    lines = transcript.path.read_bytes().splitlines(keepends=True)
+    planted = json.dumps({"type": "response_item", "payload": {"type": "function_call_output", "call_id": "stuck",
+                                                                "output": "planted"}}).encode() + b"\n"
+    transcript.path.write_bytes(b"".join(lines[:1]) + planted + b"".join(lines[1:]))
+    for number in range(3):
+        call_id = f"next{number}"
+        transcript.called(call_id, "exec_command", {"cmd": "true"})
+        world.hook("codex", event(world, transcript, "PreToolUse", call_id, "true"))
+        transcript.executed(call_id, "", 0)
+        world.hook("codex", event(world, transcript, "PostToolUse", call_id, "true", tool_response=""))
+        transcript.model_output(call_id, "")
+    archived = calls(world.archive)
+    assert archived["stuck"]["status"] == "started"  # the planted line, before its mark, was never read
+    assert all(archived[f"next{n}"]["status"] == "finished" for n in range(3))
+    # The real answer, written after the call began, settles it at the next event.
+    transcript.model_output("stuck", "rejected by the user")
+    world.hook("codex", event(world, transcript, "Stop"))
+    assert calls(world.archive)["stuck"]["status"] == "finished"

@@ -37,9 +37,12 @@ pruning switch of its configuration. The broker reads the transcript the
 event names (no-follow, bounded, a regular file owned by the broker's own
 user), builds every operation of the event, and commits them as one composite
 request: one savepoint and one commit per event, however many earlier calls
-it settles. Besides the transcript reader (`read_evidence`, run in the
-broker's pool) and `CodexService` (the archive's state and the request),
-everything here is a function over plain data.
+it settles. The broker remembers, for each call it has begun and not yet
+finished, where its reading of the transcript ended (`Mark`), so each event
+reads only what Codex appended since. Besides the transcript reader
+(`read_evidence` and `read_since`, run in the broker's pool) and
+`CodexService` (the archive's state and the request), everything here is a
+function over plain data.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +74,9 @@ MAX_TRANSCRIPT_BYTES = 512 * 1024 * 1024
 TAIL_BYTES = 8 * 1024 * 1024
 #: The end read before that: a call's records are nearly always in it (the call just made).
 FIRST_TAIL_BYTES = 256 * 1024
+#: Open calls whose transcript mark the broker keeps (each holds at most an output of 64 KiB and
+#: the text the model got); one forgotten is read from the transcript's end, else its start, again.
+MAX_MARKED_CALLS = 512
 #: How much of the transcript is held in memory at once while it is scanned (plus one line).
 SCAN_BLOCK_BYTES = 8 * 1024 * 1024
 #: What Codex puts in the middle of an output it cut to 64 KiB before writing the transcript.
@@ -174,6 +181,30 @@ def read_evidence(transcript_path: str, call_ids: list[str] | tuple[str, ...], *
     wanted = set(call_ids)
     if not wanted:
         return {}
+    fd, st = _open_transcript(transcript_path)
+    try:
+        found = None
+        for found in _tails(fd, st.st_size, wanted, tail_bytes):
+            if all(enough(evidence) for evidence in found.values()):
+                return found
+        if tail_only and found is not None:
+            return found
+        return _scan(fd, 0, st.st_size, wanted, _needles(wanted))
+    finally:
+        os.close(fd)
+
+
+def _tails(fd: int, size: int, wanted: set[str], tail_bytes: int = TAIL_BYTES):
+    """The evidence in the transcript's last `FIRST_TAIL_BYTES`, then its last `tail_bytes`
+    (each only while the file is longer)."""
+    for tail in sorted({min(FIRST_TAIL_BYTES, tail_bytes), tail_bytes}):
+        if size <= tail:
+            return
+        yield _scan(fd, size - tail, size, wanted, _needles(wanted))
+
+
+def _open_transcript(transcript_path: str) -> tuple[int, os.stat_result]:
+    """(fd, fstat) of a transcript the broker may read: no-follow, a regular file of ours, bounded."""
     try:
         fd = os.open(transcript_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError:
@@ -185,26 +216,86 @@ def read_evidence(transcript_path: str, call_ids: list[str] | tuple[str, ...], *
     if st.st_uid != os.geteuid():
         os.close(fd)
         raise ValidationError("the Codex transcript is owned by another user")
-    needles = [json.dumps(call_id).encode("utf-8") for call_id in wanted]
+    return fd, st
+
+
+def _needles(wanted) -> list[bytes]:
+    return [json.dumps(call_id).encode("utf-8") for call_id in wanted]
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """How far one transcript has been read for one open call, and what that reading found.
+
+    A call's execution and the tool output the model got are written after its
+    `PreToolUse` was answered, so a call's reading starts at the transcript's
+    size then; each later reading starts where the last one ended, and records
+    are absorbed in file order as if the whole range were read at once.
+    """
+
+    path: str
+    device: int
+    inode: int
+    offset: int
+    fields: tuple[tuple[str, Any], ...] = ()
+
+    def holds(self, path: str, st: os.stat_result) -> bool:
+        """Whether this mark is of the file `st` describes, which has not shrunk since."""
+        return (self.path, self.device, self.inode) == (path, st.st_dev, st.st_ino) and self.offset <= st.st_size
+
+
+def mark_at_end(transcript_path: str) -> Mark | None:
+    """A mark at the transcript's current end (for a call whose `PreToolUse` is being answered), or None."""
     try:
-        found = None
-        for tail in sorted({min(FIRST_TAIL_BYTES, tail_bytes), tail_bytes}):
-            if st.st_size <= tail:
-                break
-            found = _scan(fd, st.st_size - tail, st.st_size, wanted, needles)
-            if all(enough(evidence) for evidence in found.values()):
-                return found
-        if tail_only and found is not None:
-            return found
-        return _scan(fd, 0, st.st_size, wanted, needles)
+        fd, st = _open_transcript(transcript_path)
+    except ValidationError:
+        return None
+    os.close(fd)
+    return Mark(transcript_path, st.st_dev, st.st_ino, st.st_size)
+
+
+def read_since(transcript_path: str, marks: dict[str, Mark | None]) -> tuple[dict[str, CallEvidence], dict[str, Mark]]:
+    """Evidence for the calls of `marks`, reading each only from its mark (the whole file without one),
+    and the marks at the end of this reading.
+
+    One pass from the earliest mark: a record before a call's own mark was
+    absorbed into that mark already, and absorbing it again before the later
+    records leaves the same last record of each kind. Calls without a mark (the
+    broker started since their `PreToolUse`) are settled from the transcript's
+    end when it settles them all, as `read_evidence` does, and read from the
+    start otherwise. Raises `ValidationError` like `read_evidence`.
+    """
+    fd, st = _open_transcript(transcript_path)
+    try:
+        starts = {call_id: mark if mark is not None and mark.holds(transcript_path, st) else None
+                  for call_id, mark in marks.items()}
+        unmarked = {call_id for call_id, mark in starts.items() if mark is None}
+        evidence: dict[str, CallEvidence] = {}
+        if unmarked:
+            for probe in _tails(fd, st.st_size, unmarked):
+                if all(found.settled for found in probe.values()):
+                    evidence = probe
+                    break
+        found = {call_id: dict(mark.fields) if mark is not None else {} for call_id, mark in starts.items()
+                 if call_id not in evidence}
+        if found:
+            start = min((starts[call_id].offset if starts[call_id] is not None else 0) for call_id in found)
+            _scan(fd, start, st.st_size, set(found), _needles(found), found)
     finally:
         os.close(fd)
+    evidence.update((call_id, CallEvidence(call_id, **fields)) for call_id, fields in found.items())
+    ends = {call_id: Mark(transcript_path, st.st_dev, st.st_ino, st.st_size, tuple(fields.items()))
+            for call_id, fields in found.items()}
+    return evidence, ends
 
 
-def _scan(fd: int, start: int, size: int, wanted: set[str], needles: list[bytes]) -> dict[str, CallEvidence]:
+def _scan(fd: int, start: int, size: int, wanted: set[str], needles: list[bytes],
+          found: dict[str, dict] | None = None) -> dict[str, CallEvidence]:
     """The evidence in the whole lines between `start` and `size` (the size checked at open:
-    a line still being written after it is not read), a block at a time."""
-    found: dict[str, dict] = {call_id: {} for call_id in wanted}
+    a line still being written after it is not read), a block at a time, absorbed into
+    `found` (fields per wanted id) when given."""
+    if found is None:
+        found = {call_id: {} for call_id in wanted}
     # From inside the file, the byte before `start` says whether a whole line begins there.
     position = start - 1 if start else 0
     skip = bool(start)
@@ -428,35 +519,49 @@ def _command(event) -> object:
 class Reading:
     """What the transcript says for one event, read off the broker's loop (`read_transcript`)."""
 
-    __slots__ = ("called", "settled", "current", "warnings")
+    __slots__ = ("called", "settled", "current", "warnings", "marks")
 
     def __init__(self) -> None:
         self.called: CallEvidence | None = None
         self.settled: list[CallEvidence] = []
         self.current: CallEvidence | None = None
         self.warnings: list[str] = []
+        #: Where the reading of each call read ended (a call just begun: the transcript's end).
+        self.marks: dict[str, Mark] = {}
 
 
-def read_transcript(transcript: str | None, *, begun: str | None, pending: list[str],
-                    finishing: str | None) -> Reading:
+def read_transcript(transcript: str | None, *, begun: str | None, pending: dict[str, Mark | None],
+                    finishing: str | None, finishing_mark: Mark | None = None) -> Reading:
     """The evidence one event needs: the model's call for a call just begun (`begun`,
     the tail only: never a scan of a long transcript before a command runs), the
-    earlier calls that can be settled now (`pending`), and the execution of the
-    call a post event finishes (`finishing`). Blocking file I/O: run in the pool."""
+    earlier calls that can be settled now (`pending`, each read from its mark), and
+    the execution of the call a post event finishes (`finishing`; from its mark
+    when there is one, else the tail first). Blocking file I/O: run in the pool."""
     reading = Reading()
     if transcript is not None and begun is not None:
+        mark = mark_at_end(transcript)
+        if mark is not None:
+            reading.marks[begun] = mark
         try:
             reading.called = read_evidence(transcript, [begun], enough=_called, tail_only=True)[begun]
         except YarpError:
             pass  # the hook's view of the input is still worth archiving
-    if pending and transcript is not None:
+    marked = dict(pending)
+    if finishing is not None and finishing_mark is not None:
+        marked[finishing] = finishing_mark
+    if marked and transcript is not None:
         try:
-            found = read_evidence(transcript, pending, enough=_settled)
+            found, reading.marks = read_since(transcript, marked)
         except YarpError as exc:
-            reading.warnings.append(f"the Codex transcript is unreadable; earlier calls stay incomplete: {exc.message}")
+            if pending:
+                reading.warnings.append(f"the Codex transcript is unreadable; earlier calls stay incomplete: "
+                                        f"{exc.message}")
+            if finishing in marked:
+                reading.warnings.append(f"the Codex transcript is unreadable; the call stays incomplete: {exc.message}")
         else:
-            reading.settled = [evidence for evidence in found.values() if evidence.settled]
-    if finishing is not None:
+            reading.settled = [found[call_id] for call_id in pending if found[call_id].settled]
+            reading.current = found.get(finishing) if finishing in marked else None
+    if finishing is not None and finishing not in marked:
         if transcript is None:
             reading.warnings.append("the Codex event names no transcript; the call stays incomplete")
         else:
@@ -483,6 +588,9 @@ class CodexService:
         #: (session, call) pairs a request in flight is finishing: another event of
         #: the session must not finish them too before that commit is visible.
         self._finishing: set[tuple[str, str]] = set()
+        #: (session, call) -> how far the transcript was read for an open call, so that
+        #: each event reads only what was appended since (the oldest forgotten first).
+        self._marks: OrderedDict[tuple[str, str], Mark] = OrderedDict()
 
     async def serve(self, request, hook) -> bytes:
         """Answer one Codex hook event: settle the session's open calls the transcript now proves, and begin or
@@ -517,15 +625,31 @@ class CodexService:
         if begun is None and finishing is None and not (pending and transcript is not None):
             reading = Reading()  # nothing to read (a tool other than the shell, no earlier call open)
         else:
+            sid = session.source_session_id
+            marks = {call_id: self._marks.get((sid, call_id)) for call_id in pending}
+            finishing_mark = self._marks.get((sid, finishing)) if finishing is not None else None
             # File I/O off the loop: other clients' requests go on meanwhile.
             reading = await self.broker.loop.run_in_executor(
-                self.broker._pool, lambda: read_transcript(transcript, begun=begun, pending=pending,
-                                                           finishing=finishing))
+                self.broker._pool, lambda: read_transcript(transcript, begun=begun, pending=marks,
+                                                           finishing=finishing, finishing_mark=finishing_mark))
+            for call_id, mark in reading.marks.items():
+                self._remember((sid, call_id), mark)
         # Another event of the session may have finished a call while the transcript
         # was read: decide on the archive's state as it is now, without awaiting
         # anything until the calls decided on are marked as being finished.
         known = self.warm.session_calls(session, current)
         return await self._commit(request, hook, session, event, known, reading)
+
+    def _remember(self, key: tuple[str, str], mark: Mark) -> None:
+        """Keep a call's mark unless a later reading of the same file is kept already."""
+        kept = self._marks.get(key)
+        if kept is not None and (kept.path, kept.device, kept.inode) == (mark.path, mark.device, mark.inode) \
+                and kept.offset > mark.offset:
+            return
+        self._marks[key] = mark
+        self._marks.move_to_end(key)
+        while len(self._marks) > MAX_MARKED_CALLS:
+            self._marks.popitem(last=False)
 
     def _open(self, session: ops.Session, known: dict, call_id: str) -> bool:
         """Whether a call is begun, unfinished, and not being finished by a request in flight."""
@@ -572,6 +696,9 @@ class CodexService:
             await self.broker.submit(request, env, prepared)
         finally:
             self._finishing -= keys
+        for op in operations:
+            if isinstance(op, ops.FinishCall):  # a finished call is never read for again
+                self._marks.pop((session.source_session_id, op.source_call_id), None)
         if main is not None and main.view is not None:
             extra["answer"] = orjson.dumps(post_answer(main.view)).decode()
         return protocol.reply_ok(extra=extra or None)
