@@ -3,8 +3,8 @@
     python bench/codex_hook.py               # 20 calls
     python bench/codex_hook.py --calls 40
 
-Each call is a `PreToolUse` event, a `CommandExecution` appended to a Codex
-transcript of the recorded shape (the 48,894-byte output of `seq 1 10000`), and
+Each call is the model's `function_call` line, a `PreToolUse` event, a
+`CommandExecution` appended to a Codex transcript of the recorded shape (the 48,894-byte output of `seq 1 10000`), and
 a `PostToolUse` event whose answer replaces the model's view. Beside them, as
 the baseline measured in the same loop, `python -m yarp --version`. Then the
 transcript reader alone on a 119 MB transcript, tail first and whole.
@@ -60,6 +60,7 @@ def main() -> int:
         world.hook("codex", event(world, transcript, "PreToolUse", "warm", "true"))  # starts the broker
         for number in range(args.calls):
             call_id = f"call_{number}"
+            transcript.called(call_id, "exec_command", {"cmd": "seq 1 10000", "yield_time_ms": 10000})
             timed(event(world, transcript, "PreToolUse", call_id, "seq 1 10000"), pre)
             transcript.executed(call_id, output, 0)
             answer = timed(event(world, transcript, "PostToolUse", call_id, "seq 1 10000", tool_response="cut"), post)
