@@ -177,3 +177,10 @@ def test_concurrent_first_reports_agree(archive):
     outputs = [proc.communicate(timeout=60) for proc in procs]
     assert [proc.returncode for proc in procs] == [0, 0, 0], [err for _, err in outputs]
     assert all(json.loads(out) == _from_scratch(path) for out, _ in outputs)
+
+
+def test_no_projection_file_for_an_archive_that_is_not_there(tmp_path):
+    missing = tmp_path / "none" / "tool-calls.sqlite3"
+    result = run_yarp("archive", "savings", "--archive", str(missing), home=tmp_path)
+    assert result.returncode == 74
+    assert not os.path.exists(_projection_file(missing, tmp_path))

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 
 from . import private_files
 from ._version import __version__
-from .paths import ArchiveLocation
+from .paths import ArchiveLocation, secure_archive_location
 from .sqlite import SQLITE_CORRUPT, SQLITE_NOTADB, attach_readonly, file_uri
 
 #: Bumped when the rows' meaning changes; with the version, it keys the file's contents.
@@ -123,6 +123,7 @@ def connect(location: ArchiveLocation, *, persistent: bool = True,
     Raises the archive's errors (`ArchiveMissing`, `UnsafePath`,
     `CorruptArchive`, `UnsupportedSchema`), never the projection's.
     """
+    secure_archive_location(location, create=False)  # no projection file for an archive that is not there
     conn = None
     if persistent:
         path = projection_path(location, environ)
