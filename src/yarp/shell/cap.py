@@ -205,7 +205,6 @@ class Stream:
             return line[:cut] + b"\n" + note.encode() + (b"" if last else b"\n")
         return line if last else line + b"\n"
 
-
     def shown_lines(self, start: int, stop: int, limit: int) -> bytes:
         """What the view prints for the kept lines `start`..`stop - 1`: joined at once
         when they are ASCII and none is over `limit`, else line by line."""
