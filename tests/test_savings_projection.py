@@ -184,3 +184,22 @@ def test_no_projection_file_for_an_archive_that_is_not_there(tmp_path):
     result = run_yarp("archive", "savings", "--archive", str(missing), home=tmp_path)
     assert result.returncode == 74
     assert not os.path.exists(_projection_file(missing, tmp_path))
+
+
+def test_a_projection_busy_past_its_wait_gives_way_to_one_in_memory(archive, monkeypatch):
+    """Another report still reading the file when this one commits: this report keeps its rows in memory."""
+    path, home = archive
+    _report(path, home)
+    _fill(path, 400, 3)  # rows to add: the report must write
+    monkeypatch.setattr(savings_projection, "BUSY_MS", 50)
+    reader = sqlite3.connect(_projection_file(path, home), isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM call_savings").fetchone()  # holds a shared lock
+    try:
+        location = resolve_archive(str(path), {})
+        assert savings.compute_for(location, environ=yarp_env(home), by="program").as_dict() == _from_scratch(path)
+    finally:
+        reader.execute("ROLLBACK")
+        reader.close()
+    with sqlite3.connect(_projection_file(path, home)) as conn:  # nothing of the busy attempt was kept
+        assert conn.execute("SELECT count(*) FROM call_savings").fetchone()[0] == 12

@@ -36,11 +36,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from .errors import DataError
+from .errors import ArchiveBusy, DataError
 from .limits import READER_MMAP_BYTES
+from .paths import ArchiveLocation
 from .savings_projection import ARCHIVE
 from .sqlite import map_error
 
@@ -596,6 +597,28 @@ def compute(conn: sqlite3.Connection, *, by: str = "tool", since_ms: int | None 
     ranked = sorted(commands.items(), key=lambda item: (-item[1][2], item[0]))[:top]
     report.top_commands = [(name, calls, produced, withheld) for name, (calls, produced, withheld) in ranked]
     return report
+
+
+def compute_for(location: ArchiveLocation, *, environ: Mapping[str, str] = os.environ, **options) -> Savings:
+    """The report (`compute`'s options) for the archive at `location`, through its projection.
+
+    The projection is its file when that can be used; when another report
+    keeps the file busy for longer than `savings_projection.BUSY_MS` (a first
+    report over a large archive), this report keeps its rows in memory instead.
+    """
+    from . import savings_projection
+
+    for persistent in (True, False):
+        conn = savings_projection.connect(location, persistent=persistent, environ=environ)
+        try:
+            # A second connection computes half of what a first report over a large archive lacks.
+            return compute(conn, opener=lambda: savings_projection.connect(location, persistent=False), **options)
+        except ArchiveBusy:
+            if not savings_projection.is_persistent(conn):
+                raise
+        finally:
+            conn.close()
+    raise AssertionError("unreachable")
 
 
 # --- rendering ------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .. import savings, savings_projection
+from .. import savings
 from . import _archive
 from ..errors import UsageError
 
@@ -54,14 +54,8 @@ def run(args) -> int:
         raise UsageError("--top must be between 0 and 100")
     if args.since is not None and args.until is not None and args.until <= args.since:
         raise UsageError("--until must be later than --since")
-    location = _archive.resolve_location(args.archive)
-    conn = savings_projection.connect(location)
-    try:
-        # A second connection computes half of what a first report over a large archive lacks.
-        report = savings.compute(conn, by=args.by, since_ms=args.since, until_ms=args.until, top=args.top,
-                                 opener=lambda: savings_projection.connect(location, persistent=False))
-    finally:
-        conn.close()
+    report = savings.compute_for(_archive.resolve_location(args.archive), by=args.by, since_ms=args.since,
+                                 until_ms=args.until, top=args.top)
     if args.json:
         import json
 
