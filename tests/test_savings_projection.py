@@ -187,19 +187,30 @@ def test_no_projection_file_for_an_archive_that_is_not_there(tmp_path):
 
 
 def test_a_projection_busy_past_its_wait_gives_way_to_one_in_memory(archive, monkeypatch):
-    """Another report still reading the file when this one commits: this report keeps its rows in memory."""
+    """Another report starts reading the file after this one opened it: this report keeps its rows in memory."""
     path, home = archive
     _report(path, home)
     _fill(path, 400, 3)  # rows to add: the report must write
     monkeypatch.setattr(savings_projection, "BUSY_MS", 50)
     reader = sqlite3.connect(_projection_file(path, home), isolation_level=None)
-    reader.execute("BEGIN")
-    reader.execute("SELECT count(*) FROM call_savings").fetchone()  # holds a shared lock
+    opened = []
+    connect = savings_projection.connect
+
+    def connect_then_read(location, **kwargs):
+        conn = connect(location, **kwargs)
+        opened.append(savings_projection.is_persistent(conn))
+        if opened == [True]:  # the file is open: now another report reads it (a shared lock)
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM call_savings").fetchone()
+        return conn
+
+    monkeypatch.setattr(savings_projection, "connect", connect_then_read)
     try:
         location = resolve_archive(str(path), {})
         assert savings.compute_for(location, environ=yarp_env(home), by="program").as_dict() == _from_scratch(path)
     finally:
         reader.execute("ROLLBACK")
         reader.close()
+    assert opened[:1] == [True] and opened[-1] is False  # the file first, then memory
     with sqlite3.connect(_projection_file(path, home)) as conn:  # nothing of the busy attempt was kept
         assert conn.execute("SELECT count(*) FROM call_savings").fetchone()[0] == 12
