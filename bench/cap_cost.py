@@ -84,6 +84,18 @@ def _extract(revision: str, into: str) -> str:
     return os.path.join(into, "src")
 
 
+def trees(tmp: str, against: str | None) -> dict[str, str]:
+    """Label -> `src` directory: this tree (linked) and, with `against`, that revision's
+    `src/yarp`, each in a directory of its own under `tmp` (its parse cache goes beside it)."""
+    os.mkdir(os.path.join(tmp, "this"))
+    os.symlink(os.path.join(ROOT, "src"), os.path.join(tmp, "this", "src"))
+    found = {"this tree": os.path.join(tmp, "this", "src")}
+    if against:
+        os.mkdir(os.path.join(tmp, "against"))
+        found[against] = _extract(against, os.path.join(tmp, "against"))
+    return found
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--against", metavar="REV", help="also measure this git revision's cap, side by side")
@@ -97,13 +109,8 @@ def main(argv=None) -> int:
         program = os.path.join(tmp, "program.py")
         with open(program, "w") as handle:
             handle.write(PROGRAM.format(here=HERE))
-        os.mkdir(os.path.join(tmp, "this"))
-        os.symlink(os.path.join(ROOT, "src"), os.path.join(tmp, "this", "src"))
-        trees = {"this tree": os.path.join(tmp, "this", "src")}
-        if args.against:
-            os.mkdir(os.path.join(tmp, "against"))
-            trees[args.against] = _extract(args.against, os.path.join(tmp, "against"))
-        for src in trees.values():
+        sources = trees(tmp, args.against)
+        for src in sources.values():
             compileall.compile_dir(src, quiet=1)  # byte-compiled, as installed
             _run(src, INPUTS[0], 0, program)  # fills the tree's parse cache: no run below compiles the salience data
         counting = args.instr_caps > 0 and shutil.which("valgrind") is not None
@@ -111,16 +118,16 @@ def main(argv=None) -> int:
             print("valgrind is not installed: instructions not counted")
         print(f"{'input':8s} {'tree':12s} {'bytes':>8s} {'min ms':>8s} {'median ms':>10s} {'M instr/cap':>12s}")
         for name in INPUTS:
-            best: dict[str, list[float]] = {label: [] for label in trees}
+            best: dict[str, list[float]] = {label: [] for label in sources}
             views = {}
             for _ in range(args.rounds):
-                for label, src in trees.items():
+                for label, src in sources.items():
                     result, _count = _run(src, name, args.caps, program)
                     best[label].extend(result["times"])
                     views[label] = result["view"]
                     size = result["bytes"]
             same = len(set(views.values())) == 1
-            for label, src in trees.items():
+            for label, src in sources.items():
                 instructions = ""
                 if counting:
                     _, warm = _run(src, name, 0, program, callgrind=True)
@@ -129,7 +136,7 @@ def main(argv=None) -> int:
                 times = sorted(best[label])
                 print(f"{name:8s} {label:12s} {size:8d} {times[0] * 1000:8.2f} {times[len(times) // 2] * 1000:10.2f}"
                       f" {instructions}")
-            if len(trees) > 1:
+            if len(sources) > 1:
                 print(f"{'':8s} views {'identical' if same else 'DIFFER'}")
     return 0
 

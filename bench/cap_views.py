@@ -34,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-from cap_cost import _extract  # noqa: E402
+from cap_cost import trees  # noqa: E402
 
 #: Runs in a fresh interpreter with PYTHONPATH set to one tree's `src`; prints {case: sha256 of its views}.
 PROGRAM = r'''
@@ -130,13 +130,7 @@ def main(argv=None) -> int:
         program = os.path.join(tmp, "program.py")
         with open(program, "w") as handle:
             handle.write(PROGRAM.format(here=HERE, root=ROOT))
-        os.mkdir(os.path.join(tmp, "this"))
-        os.symlink(os.path.join(ROOT, "src"), os.path.join(tmp, "this", "src"))
-        trees = {"this tree": os.path.join(tmp, "this", "src")}
-        if args.against:
-            os.mkdir(os.path.join(tmp, "against"))
-            trees[args.against] = _extract(args.against, os.path.join(tmp, "against"))
-        views = {label: _views(src, program) for label, src in trees.items()}
+        views = {label: _views(src, program) for label, src in trees(tmp, args.against).items()}
     for label, found in views.items():
         total = hashlib.sha256(json.dumps(found, sort_keys=True).encode()).hexdigest()
         print(f"{label:12s} {len(found)} views, digest {total}")
