@@ -15,6 +15,7 @@ import yarp.payload_kernel
 from yarp import _compat, codec, limits
 from yarp.limits import PARALLEL_HASH_BYTES
 
+
 def both_impls():
     return kernel_impls.both("_payload_kernel")
 

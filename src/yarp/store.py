@@ -126,8 +126,9 @@ class ArchiveStore:
 
         Nearly every batch succeeds whole, and a savepoint per request was a
         fixed cost on every request (about 8 % of the store's instructions for
-        a 1 KiB begin_call; docs/decisions.md, "One savepoint per batch"). When a request fails, the batch is rolled
-        back and applied again request by request (`_apply_isolated`), so the
+        a 1 KiB begin_call; docs/decisions.md, "One savepoint per batch"). When
+        a request fails, the batch is rolled back and applied again request by
+        request (`_apply_isolated`), so the
         outcomes are exactly those of isolated requests; nothing here was
         acknowledged, so the first attempt's archive references are never seen.
         """
@@ -153,15 +154,10 @@ class ArchiveStore:
             conn.execute(f"SAVEPOINT {savepoint}")
             try:
                 outcome = self._apply(prepared)
-            except DataError as exc:
+            except (DataError, sqlite3.IntegrityError) as exc:
                 conn.execute(f"ROLLBACK TO {savepoint}")
                 conn.execute(f"RELEASE {savepoint}")
-                results.append(exc)
-                continue
-            except sqlite3.IntegrityError as exc:
-                conn.execute(f"ROLLBACK TO {savepoint}")
-                conn.execute(f"RELEASE {savepoint}")
-                results.append(_constraint_error(exc))
+                results.append(exc if isinstance(exc, DataError) else _constraint_error(exc))
                 continue
             conn.execute(f"RELEASE {savepoint}")
             results.append(outcome)

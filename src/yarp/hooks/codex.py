@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +56,7 @@ from typing import Any
 import orjson
 
 from .. import operations as ops
+from .. import private_files
 from ..codec import parse_json
 from ..errors import ValidationError, YarpError
 from ..limits import MAX_IDENTITY_CHARS, MAX_NAME_CHARS
@@ -206,16 +206,14 @@ def _tails(fd: int, size: int, wanted: set[str], tail_bytes: int = TAIL_BYTES):
 def _open_transcript(transcript_path: str) -> tuple[int, os.stat_result]:
     """(fd, fstat) of a transcript the broker may read: no-follow, a regular file of ours, bounded."""
     try:
-        fd = os.open(transcript_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
+        fd, st = private_files.open_for_reading(transcript_path, private=False)
+    except private_files.PrivatePathProblem as exc:
+        raise ValidationError(f"the Codex transcript {exc.problem}") from None
     except OSError:
         raise ValidationError("the Codex transcript cannot be opened") from None
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_TRANSCRIPT_BYTES:
+    if st.st_size > MAX_TRANSCRIPT_BYTES:
         os.close(fd)
-        raise ValidationError(f"the Codex transcript is not a regular file of at most {MAX_TRANSCRIPT_BYTES} bytes")
-    if st.st_uid != os.geteuid():
-        os.close(fd)
-        raise ValidationError("the Codex transcript is owned by another user")
+        raise ValidationError(f"the Codex transcript is larger than {MAX_TRANSCRIPT_BYTES} bytes")
     return fd, st
 
 
