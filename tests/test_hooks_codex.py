@@ -434,3 +434,16 @@ def test_an_open_call_does_not_make_every_later_event_read_the_whole_transcript(
     transcript.model_output("stuck", "rejected by the user")
     world.hook("codex", event(world, transcript, "Stop"))
     assert calls(world.archive)["stuck"]["status"] == "finished"
+
+
+def test_an_event_that_begins_a_call_and_reads_open_ones_marks_them_all(tmp_path):
+    from yarp.hooks import codex
+
+    log = Transcript(tmp_path / "rollout.jsonl")
+    log.called("open", "exec_command", {"cmd": "sleep 9"})
+    log.called("new", "exec_command", {"cmd": "true"})
+    reading = codex.read_transcript(str(log.path), begun="new", pending={"open": None}, finishing=None)
+    size = log.path.stat().st_size
+    assert set(reading.marks) == {"new", "open"}
+    assert reading.marks["new"].offset == size and reading.marks["open"].offset == size
+    assert reading.called.arguments is not None and reading.settled == []

@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 from .errors import ArchiveBusy, DataError
 from .limits import READER_MMAP_BYTES
 from .paths import ArchiveLocation
-from .savings_projection import ARCHIVE
+from . import savings_projection
+from .savings_projection import ARCHIVE, drop_stale
 from .sqlite import map_error
 
 #: Bytes per token for the estimate: the common rule of thumb for English text
@@ -433,8 +434,6 @@ def _rows(conn: sqlite3.Connection, by: str, low: int, high: int,
     first report over a large archive), `_Half` computes the upper half of
     them on a second connection meanwhile.
     """
-    from .savings_projection import drop_stale
-
     windowed = False
     if (low, high) != _NO_WINDOW:
         in_window = conn.execute(f"SELECT count(*) FROM {ARCHIVE}.tool_calls"
@@ -606,8 +605,6 @@ def compute_for(location: ArchiveLocation, *, environ: Mapping[str, str] = os.en
     keeps the file busy for longer than `savings_projection.BUSY_MS` (a first
     report over a large archive), this report keeps its rows in memory instead.
     """
-    from . import savings_projection
-
     for persistent in (True, False):
         conn = savings_projection.connect(location, persistent=persistent, environ=environ)
         try:

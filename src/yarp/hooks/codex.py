@@ -549,7 +549,8 @@ def read_transcript(transcript: str | None, *, begun: str | None, pending: dict[
         marked[finishing] = finishing_mark
     if marked and transcript is not None:
         try:
-            found, reading.marks = read_since(transcript, marked)
+            found, ends = read_since(transcript, marked)
+            reading.marks.update(ends)
         except YarpError as exc:
             if pending:
                 reading.warnings.append(f"the Codex transcript is unreadable; earlier calls stay incomplete: "
