@@ -14,15 +14,16 @@
   buffers, so the two overlap on separate cores.
 """
 
-from __future__ import annotations
+import sys
 
-try:  # CPython 3.12+
-    from _sha2 import sha256 as _identity_sha256
-except ImportError:
-    try:  # CPython 3.11
+# The built-in module's name by version: a failed import searches every path entry.
+try:
+    if sys.version_info >= (3, 12):
+        from _sha2 import sha256 as _identity_sha256
+    else:
         from _sha256 import sha256 as _identity_sha256
-    except ImportError:  # a build without the built-in module
-        from hashlib import sha256 as _identity_sha256
+except ImportError:  # a build without the built-in module
+    from hashlib import sha256 as _identity_sha256
 
 
 def identity_sha256(data: bytes):
