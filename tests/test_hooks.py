@@ -375,7 +375,10 @@ HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tre
                   "yarp.client", "yarp.protocol", "yarp.operations", "yarp.fastframe", "yarp._fastframe",
                   "yarp._fastframe_py", "fcntl",
                   # The payload kernel is the broker's (through yarp.codec), never a client's.
-                  "yarp.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py")
+                  "yarp.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py",
+                  # Loaded on a failure only (`yarp.cli.reported_errors`); annotations stay unevaluated
+                  # without the `__future__` module, a real import at run time.
+                  "yarp.errors", "__future__")
 
 
 def hook_imports(world: HookWorld, agent: str, payload: dict) -> tuple[set[str], subprocess.CompletedProcess]:

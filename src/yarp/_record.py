@@ -12,12 +12,11 @@ Use it only for the small value objects on `yarp run`'s import path; elsewhere
 dataclasses are fine.
 """
 
-from __future__ import annotations
-
-# typing costs milliseconds at start-up and is needed by annotations only.
+# typing costs milliseconds at start-up and is needed by annotations only
+# (quoted: this path also goes without `from __future__ import annotations`).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, ClassVar
+    from typing import ClassVar
 
 
 class Record:
@@ -28,18 +27,18 @@ class Record:
 
     __slots__ = ()
     #: Field names in declaration order (every `__slots__` of the class and its bases).
-    _fields: ClassVar[tuple[str, ...]] = ()
+    _fields: "ClassVar[tuple[str, ...]]" = ()
     #: Default values for trailing optional fields.
-    _defaults: ClassVar[dict[str, Any]] = {}
+    _defaults: "ClassVar[dict[str, object]]" = {}
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         fields: list[str] = []
         for klass in reversed(cls.__mro__):
             fields.extend(klass.__dict__.get("__slots__", ()))
         cls._fields = tuple(fields)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         fields = self._fields
         # Every field given, all by position (unpickling) or all by name (the
         # operation parser): nothing to match up or default.
@@ -73,10 +72,10 @@ class Record:
                 raise TypeError(f"{type(self).__name__} is missing the argument {name!r}")
             object.__setattr__(self, name, value)
 
-    def _values(self) -> tuple[Any, ...]:
+    def _values(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in self._fields)
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
     def __delattr__(self, name: str) -> None:
@@ -97,7 +96,7 @@ class Record:
     def __reduce__(self):
         return (type(self), self._values())
 
-    def replace(self, **changes: Any):
+    def replace(self, **changes: object):
         """A copy with some fields changed."""
         values = dict(zip(self._fields, self._values()))
         values.update(changes)

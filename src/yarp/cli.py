@@ -11,12 +11,13 @@ Every `YarpError` becomes one bounded line on stderr and its exit status
 (64 usage, 65 data, 74 I/O); no traceback reaches the user.
 """
 
-from __future__ import annotations
-
 import sys
 
 from ._version import __version__
-from .errors import EXIT_USAGE, UsageError, YarpError, bounded_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .errors import YarpError
 
 #: command path -> implementing module (inside `yarp.commands`).
 COMMANDS: dict[tuple[str, ...], str] = {
@@ -52,6 +53,8 @@ GROUPS = {
 def _parser_class():
     """argparse, imported on demand, reporting usage errors as `UsageError` (exit 64)."""
     import argparse
+
+    from .errors import UsageError
 
     class _Parser(argparse.ArgumentParser):
         def error(self, message: str) -> None:  # type: ignore[override]
@@ -138,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
             if argv[0] in GROUPS and (len(argv) == 1 or argv[1] in ("-h", "--help")):
                 sys.stdout.write(_overview((argv[0],)))
                 return 0
+            from .errors import UsageError, bounded_text
+
             raise UsageError(f"unknown command: {bounded_text(' '.join(argv[:2]), 80)} (see 'yarp --help')")
         path, rest = matched
         module = load_command(path)
@@ -155,10 +160,12 @@ def main(argv: list[str] | None = None) -> int:
         parse = parser.parse_intermixed_args if getattr(module, "INTERMIXED", False) else parser.parse_args
         args = parse(rest)
         return int(module.run(args) or 0)
-    except YarpError as exc:
+    except reported_errors() as exc:
         _report(exc)
         return exc.exit_code
     except SystemExit as exc:  # argparse --help exits 0 through here
+        from .errors import EXIT_USAGE
+
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     except KeyboardInterrupt:
         return 130
@@ -168,6 +175,17 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout = None  # type: ignore[assignment]
         finally:
             return 0
+
+
+def reported_errors() -> "type[YarpError]":
+    """`YarpError`, for an `except` clause: it is evaluated only when an exception is
+    being matched, so the commands that start for every tool call (`yarp run`, the
+    hooks) finish without loading the error classes, whose 30 class statements cost
+    each of them about 1 ms (docs/decisions.md, "The error classes load on the
+    first failure"). Their modules import a class where they raise it."""
+    from .errors import YarpError
+
+    return YarpError
 
 
 def _exit_now(status: int) -> None:
@@ -190,7 +208,7 @@ def _exit_now(status: int) -> None:
     os._exit(status)
 
 
-def _report(exc: YarpError) -> None:
+def _report(exc: "YarpError") -> None:
     try:
         sys.stderr.write(f"yarp: {exc.message}\n")
         sys.stderr.flush()

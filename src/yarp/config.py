@@ -6,12 +6,9 @@ on every call, so a validated configuration is kept in the parse cache
 (`yarp.parse_cache`, keyed by the file's bytes): a warm load imports no TOML parser.
 """
 
-from __future__ import annotations
-
 import os
 
 from ._record import Record
-from .errors import UsageError
 from .limits import (
     DEFAULT_CAP_BYTES,
     DEFAULT_RECOVERY_CAP_BYTES,
@@ -88,6 +85,8 @@ def parse(text: str) -> Config:
     """Parse and validate configuration text; raise `UsageError` on any problem."""
     import tomllib
 
+    from .errors import UsageError
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -151,6 +150,8 @@ def load(environ=os.environ) -> Config:
     except FileNotFoundError:
         return Config()
     except OSError as exc:
+        from .errors import UsageError
+
         raise UsageError(f"cannot read configuration: {exc.strerror}") from None
     from . import parse_cache
 

@@ -35,8 +35,6 @@ message ever carries archived payloads, command text or credentials: callers pas
 only fixed wording plus small facts (counts, limits, field names).
 """
 
-from __future__ import annotations
-
 from .limits import MAX_ERROR_CHARS
 
 EXIT_OK = 0

@@ -22,8 +22,6 @@ write is ignored. The directory is created 0700 and each file written 0600
 through a private temporary file and an atomic rename (`private_files.replace_atomically`).
 """
 
-from __future__ import annotations
-
 import os
 import sys
 
@@ -43,7 +41,7 @@ KINDS = ("rules", "config", "salience")
 MAX_CACHE_BYTES = 4 * 1024 * 1024
 
 
-def cache_dir(environ: Mapping[str, str] = os.environ) -> str:
+def cache_dir(environ: "Mapping[str, str]" = os.environ) -> str:
     """`$XDG_CACHE_HOME/yarp` (else `~/.cache/yarp`)."""
     base = environ.get("XDG_CACHE_HOME") or ""
     if not os.path.isabs(base):
@@ -51,14 +49,14 @@ def cache_dir(environ: Mapping[str, str] = os.environ) -> str:
     return os.path.join(base, "yarp")
 
 
-def cache_path(kind: str, environ: Mapping[str, str] = os.environ) -> str:
+def cache_path(kind: str, environ: "Mapping[str, str]" = os.environ) -> str:
     """The cache file of one kind of entry (`rules` or `config`)."""
     if kind not in KINDS:
         raise ValueError(kind)
     return os.path.join(cache_dir(environ), f"{kind}.marshal")
 
 
-def cache_key(kind: str, sources: Sequence[tuple[str, bytes]]) -> str:
+def cache_key(kind: str, sources: "Sequence[tuple[str, bytes]]") -> str:
     """The key for one kind's source files, given as (origin, bytes) pairs in order."""
     digest = identity_sha256(f"yarp-{kind}/{CACHE_FORMAT}/{__version__}/{sys.hexversion}".encode())
     for origin, data in sources:
@@ -72,7 +70,7 @@ def _ours(st: os.stat_result, *, directory: bool) -> bool:
     return private_files.problem_of(st, directory=directory, private=False) is None and not st.st_mode & 0o022
 
 
-def load(kind: str, key: str, environ: Mapping[str, str] = os.environ):
+def load(kind: str, key: str, environ: "Mapping[str, str]" = os.environ):
     """The value stored for `key`, or None (absent, stale, unsafe or unreadable)."""
     path = cache_path(kind, environ)
     try:
@@ -100,7 +98,7 @@ def load(kind: str, key: str, environ: Mapping[str, str] = os.environ):
     return stored[2]
 
 
-def store(kind: str, key: str, value, environ: Mapping[str, str] = os.environ) -> None:
+def store(kind: str, key: str, value, environ: "Mapping[str, str]" = os.environ) -> None:
     """Keep `value` (plain, marshal-able data) under `key`, best effort: a failure
     only means parsing next time."""
     import marshal

@@ -11,13 +11,10 @@ override is never changed; broad permissions there are an error. Failure to
 establish private permissions is always an error, never a warning.
 """
 
-from __future__ import annotations
-
 import os
 
 from . import private_files
 from ._record import Record
-from .errors import ArchiveMissing, UnsafePath
 
 ARCHIVE_FILENAME = "tool-calls.sqlite3"
 ARCHIVE_ENV = "YARP_ARCHIVE"
@@ -83,8 +80,12 @@ def ensure_private_directory(path: str, *, narrow: bool, create: bool, label: st
     try:
         private_files.ensure_private_directory(path, create=create, narrow=narrow)
     except FileNotFoundError:
+        from .errors import ArchiveMissing
+
         raise ArchiveMissing(f"{label} does not exist") from None
     except private_files.PrivatePathProblem as exc:
+        from .errors import UnsafePath
+
         raise UnsafePath(f"{label} {exc.problem}") from None
 
 
@@ -93,8 +94,12 @@ def check_private_file(path: str, *, narrow: bool, label: str = "archive databas
     try:
         exists = private_files.check_private_file(path, narrow=narrow)
     except private_files.PrivatePathProblem as exc:
+        from .errors import UnsafePath
+
         raise UnsafePath(f"{label} {exc.problem}") from None
     if not exists and not missing_ok:
+        from .errors import ArchiveMissing
+
         raise ArchiveMissing(f"{label} does not exist")
     return exists
 
@@ -109,6 +114,8 @@ def secure_archive_location(location: ArchiveLocation, *, create: bool) -> bool:
     ensure_private_directory(location.directory, narrow=narrow, create=create)
     exists = check_private_file(location.path, narrow=narrow, missing_ok=True)
     if not exists and not create:
+        from .errors import ArchiveMissing
+
         raise ArchiveMissing("archive database does not exist")
     for suffix in COMPANION_SUFFIXES:
         check_private_file(location.path + suffix, narrow=narrow, label=f"archive {suffix[1:]} file", missing_ok=True)

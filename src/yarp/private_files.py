@@ -14,8 +14,6 @@ own package's error, so messages stay bounded and never carry paths or payloads.
 `stat`.
 """
 
-from __future__ import annotations
-
 import os
 import stat
 

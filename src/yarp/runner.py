@@ -31,8 +31,6 @@ SQLite, and with a broker running not even the full broker client: the child
 is started with `os.posix_spawnp` rather than `subprocess`.
 """
 
-from __future__ import annotations
-
 import os
 import time
 
@@ -87,7 +85,7 @@ class Spool:
         self.stdout_fd = self.stderr_fd = -1
 
     @classmethod
-    def create(cls, environ=os.environ) -> Spool:
+    def create(cls, environ=os.environ) -> "Spool":
         """Create the two private "before" files under a fresh random name in the temporary directory.
 
         Raises `FileExistsError` if sixteen random names are all taken, or the `OSError` of the create.
@@ -241,7 +239,7 @@ class _Deferred:
     def _note(self, signum, _frame) -> None:
         self.received.append(signum)
 
-    def __enter__(self) -> _Deferred:
+    def __enter__(self) -> "_Deferred":
         for signum in _SIGNALS:
             self.saved[signum] = signal.signal(signum, self._note)
         return self
@@ -304,14 +302,10 @@ class Runner:
         """The begin's error, once its acknowledgement (if still pending) has been read."""
         if not pending:
             return error
-        from .errors import YarpError
-
         try:
             self.channel.receive(time.monotonic() + ARCHIVE_TIMEOUT_S)
-        except YarpError as exc:
-            return exc
-        except OSError as exc:
-            return YarpError(f"archive unavailable: {exc.strerror or 'I/O error'}")
+        except Exception as exc:  # noqa: BLE001 - `_archive_error` raises anything but a failure again
+            return _archive_error(exc, "archive unavailable")
         return None
 
     def _archive(self, spool: Spool, status: int, signum: int | None) -> tuple[str, str]:
@@ -361,18 +355,14 @@ class Runner:
             spool.remove()
 
     def _run(self, spool: Spool) -> int:
-        from .errors import YarpError
-
-        begin_error: YarpError | None = None
+        begin_error = None
         begin_pending = False
         if self.target is None:
             self.deadline = time.monotonic() + BEGIN_TIMEOUT_S
             try:
                 begin_pending = self._begin_standalone()
-            except YarpError as exc:
-                begin_error = exc
-            except OSError as exc:
-                begin_error = YarpError(f"archive unavailable: {exc.strerror or 'I/O error'}")
+            except Exception as exc:  # noqa: BLE001 - as in `_settle_begin`
+                begin_error = _archive_error(exc, "archive unavailable")
         old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGCHLD, *_SIGNALS))
         try:
             try:
@@ -395,10 +385,8 @@ class Runner:
             self.deadline = time.monotonic() + ARCHIVE_TIMEOUT_S
             try:
                 stdout_path, stderr_path = self._archive(spool, status, signum)
-            except YarpError as exc:
-                return self._fallback(spool, status, exc)
-            except OSError as exc:
-                return self._fallback(spool, status, YarpError(f"spool failed: {exc.strerror or 'I/O error'}"))
+            except Exception as exc:  # noqa: BLE001 - as in `_settle_begin`
+                return self._fallback(spool, status, _archive_error(exc, "spool failed"))
             _emit_quietly(stdout_path, 1)
             _emit_quietly(stderr_path, 2)
             return status
@@ -407,13 +395,11 @@ class Runner:
         """A standalone command that never started finishes as not executed."""
         if not self.standalone or begin_error is not None:
             return
-        from .errors import YarpError
-
         self.deadline = time.monotonic() + ARCHIVE_TIMEOUT_S
         try:
             self._ask({"step": "not_started", "target": self.target, "status": status})
-        except YarpError as exc:
-            _stderr_line(f"yarp: archive failed: {exc.message}\n")
+        except Exception as exc:  # noqa: BLE001 - as in `_settle_begin`
+            _stderr_line(f"yarp: archive failed: {_archive_error(exc, 'archive unavailable').message}\n")
 
     def _fallback(self, spool: Spool, status: int, error) -> int:
         """Emit the exact raw bytes, report the archive error once, keep the status."""
@@ -421,6 +407,20 @@ class Runner:
         _emit_quietly(spool.stderr_before, 2)
         _stderr_line(f"yarp: archive failed after command execution: {error.message}\n")
         return status
+
+
+def _archive_error(exc: Exception, what: str):
+    """The archive failure `exc` stands for: a `YarpError` as it is, an `OSError` as
+    "WHAT: its reason"; anything else is raised again. The error classes are
+    imported here, on a failure only: a run that succeeds never loads them
+    (`yarp.cli.reported_errors`)."""
+    from .errors import YarpError
+
+    if isinstance(exc, YarpError):
+        return exc
+    if isinstance(exc, OSError):
+        return YarpError(f"{what}: {exc.strerror or 'I/O error'}")
+    raise exc
 
 
 def run_untouched(argv: list[str]) -> int:

@@ -14,15 +14,12 @@ owned by us, without group/other permission bits; lock files are regular files
 opened without following links. Nothing here ever contains request payloads.
 """
 
-from __future__ import annotations
-
 import os
 import stat
 
 from . import private_files
 from ._digest import identity_sha256
 from ._record import Record
-from .errors import UnsafePath
 from .limits import MAX_SOCKET_PATH_BYTES
 from .paths import canonical_archive_path
 
@@ -51,6 +48,8 @@ def _ensure_private_dir(path: str, label: str) -> None:
     try:
         private_files.ensure_private_directory(path, create=True, narrow=False, parents=False)
     except private_files.PrivatePathProblem as exc:
+        from .errors import UnsafePath
+
         raise UnsafePath(f"{label} {exc.problem}") from None
 
 
@@ -88,6 +87,8 @@ def runtime_base(environ=os.environ) -> str:
     if xdg and os.path.isabs(xdg) and os.path.lexists(xdg):
         if not _is_private_dir(xdg):
             _ensure_private_dir(xdg, "XDG_RUNTIME_DIR")
+            from .errors import UnsafePath
+
             raise UnsafePath("XDG_RUNTIME_DIR is not a private directory")
         return xdg
     base = os.path.join(temp_directory(environ), f"yarp-runtime-{os.geteuid()}")
@@ -125,6 +126,8 @@ def runtime_paths(archive_path: str, environ=os.environ, *, create: bool = True)
         _ensure_private_dir(directory, "runtime directory")
     paths = RuntimePaths(directory, archive_id(archive_path))
     if len(paths.socket.encode()) >= MAX_SOCKET_PATH_BYTES:
+        from .errors import UnsafePath
+
         raise UnsafePath(f"broker socket path is longer than {MAX_SOCKET_PATH_BYTES - 1} bytes")
     return paths
 
@@ -134,6 +137,8 @@ def open_lock_file(path: str) -> int:
     try:
         return private_files.open_lock_file(path)
     except private_files.PrivatePathProblem as exc:
+        from .errors import UnsafePath
+
         raise UnsafePath(f"broker lock {exc.problem}") from None
 
 
@@ -172,14 +177,18 @@ def check_socket_entry(path: str) -> bool:
     except FileNotFoundError:
         return False
     if stat.S_ISLNK(st.st_mode):
-        raise UnsafePath("broker socket is a symbolic link")
-    if not stat.S_ISSOCK(st.st_mode):
-        raise UnsafePath("broker socket path is not a socket")
-    if st.st_uid != os.geteuid():
-        raise UnsafePath("broker socket is owned by another user")
-    if stat.S_IMODE(st.st_mode) & 0o077:
-        raise UnsafePath("broker socket permissions are broader than 0600")
-    return True
+        problem = "is a symbolic link"
+    elif not stat.S_ISSOCK(st.st_mode):
+        problem = "path is not a socket"
+    elif st.st_uid != os.geteuid():
+        problem = "is owned by another user"
+    elif stat.S_IMODE(st.st_mode) & 0o077:
+        problem = "permissions are broader than 0600"
+    else:
+        return True
+    from .errors import UnsafePath
+
+    raise UnsafePath(f"broker socket {problem}")
 
 
 def remove_stale_socket(paths: RuntimePaths) -> bool:

@@ -21,8 +21,6 @@ are checked against `yarp.protocol` and `yarp.fastframe` by
 `tests/test_hooks.py`, so they cannot drift apart unnoticed.
 """
 
-from __future__ import annotations
-
 import os
 import time
 from _json import encode_basestring_ascii as _quote
@@ -31,8 +29,12 @@ from _socket import AF_UNIX, SOCK_STREAM
 from _socket import socket as _unix_socket
 
 from ._version import __version__
-from .errors import DeadlineExceeded, ShuttingDown, YarpError, from_code
 from .limits import MAX_DEADLINE_MS, MAX_FRAME_BYTES, MAX_HANDSHAKE_BYTES
+
+# The error classes are imported where one is raised (see `yarp.cli.reported_errors`).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .errors import YarpError
 
 #: `yarp.protocol.SCHEMA` (that module imports every operation type).
 SCHEMA = "yarp.archive-broker.v1"
@@ -119,12 +121,16 @@ def _read_frame(sock, limit: int) -> dict:
 def _remaining_ms(deadline: float) -> int:
     remaining_ms = int((deadline - time.monotonic()) * 1000)
     if remaining_ms < 1:
+        from .errors import DeadlineExceeded
+
         raise DeadlineExceeded("request deadline expired before an acknowledgement")
     return min(remaining_ms, MAX_DEADLINE_MS)
 
 
-def _rejection(reply: dict) -> YarpError | None:
+def _rejection(reply: dict) -> "YarpError | None":
     """The broker's typed rejection, or None when it is shutting down (try again elsewhere)."""
+    from .errors import ShuttingDown, from_code
+
     error = from_code(str(reply.get("code", "broker")), str(reply.get("error", "broker rejected the request")))
     return None if isinstance(error, ShuttingDown) else error
 
@@ -153,7 +159,7 @@ class Channel:
             self.client.close()
             self.client = None
 
-    def __enter__(self) -> Channel:
+    def __enter__(self) -> "Channel":
         return self
 
     def __exit__(self, *exc) -> None:
@@ -201,6 +207,8 @@ class Channel:
             reply = _read_frame(self.sock, MAX_FRAME_BYTES)
         except TimeoutError:
             self.close()
+            from .errors import DeadlineExceeded
+
             raise DeadlineExceeded("request deadline expired waiting for the acknowledgement") from None
         except (_Unfinished, OSError):
             self._drop()
@@ -252,6 +260,7 @@ class Channel:
 
     def _full(self, head: str, tail: bytes, deadline: float) -> dict:
         from .client import BrokerClient, _Transport
+        from .errors import DeadlineExceeded
         from .protocol import parse_reply
 
         if self.client is None:

@@ -1,7 +1,5 @@
 """`yarp hook claude-code`: the Claude Code command hook (one hook event on stdin)."""
 
-from __future__ import annotations
-
 from ..hooks.cli import HOOK_EPILOG as EPILOG
 from ..hooks.cli import configure
 

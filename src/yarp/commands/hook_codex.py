@@ -1,7 +1,5 @@
 """`yarp hook codex`: the Codex command hook (one hook event on stdin)."""
 
-from __future__ import annotations
-
 from ..hooks.cli import configure
 
 AGENT = "codex"

@@ -1,9 +1,5 @@
 """`yarp run -- CMD ARGS...`: run a command with exact stream capture and a pruned view."""
 
-from __future__ import annotations
-
-from ..errors import UsageError
-
 SUMMARY = "run a command, archive its exact stdout/stderr, then show a pruned, capped view"
 EPILOG = """\
 examples:
@@ -33,13 +29,15 @@ def run(args) -> int:
 
 
 def _start(command: list[str], given: list[str | None], archive: str | None) -> int:
-    from ..runner import run_command
+    if not command or (any(v is not None for v in given) and not all(v for v in given)):
+        from ..errors import UsageError
 
-    if not command:
-        raise UsageError("yarp run: expected -- followed by a command")
-    if any(v is not None for v in given) and not all(v for v in given):
+        if not command:
+            raise UsageError("yarp run: expected -- followed by a command")
         raise UsageError("yarp run: the archive flags go together: --archive-agent, --archive-account, "
                          "--archive-session and --archive-call")
+    from ..runner import run_command
+
     return run_command(command, tuple(given) if all(given) else None, archive)
 
 

@@ -25,12 +25,11 @@ adapter's initial capture), 20 s after it (`RESULT_TIMEOUT_S`); the installed
 hook timeout (30 s) only bounds a wedged process.
 """
 
-from __future__ import annotations
-
 import os
 import sys
 import time
 
+from ..cli import reported_errors
 from ..limits import MAX_FRAME_BYTES
 from . import EVENTS, PRE
 
@@ -103,8 +102,6 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
         # Malformed, oversized or foreign: nothing to archive, no session to warn.
         return 0
     name, session = head
-    from ..errors import YarpError
-
     try:
         from ..config import load
         from ..paths import resolve_archive
@@ -113,7 +110,7 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
         if not config.archive_enabled:
             return 0
         location = resolve_archive(archive, environ, config.archive_path)
-    except YarpError as exc:
+    except reported_errors() as exc:
         warn_once(agent, session, f"archive capture is off for this session: {exc.message}", environ)
         return 0
     timeout = BEGIN_TIMEOUT_S if name == PRE else RESULT_TIMEOUT_S
@@ -123,7 +120,7 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
         fields["capBytes"] = config.cap_bytes  # the broker caps the view Codex shows the model
     try:
         reply = forward(location, environ, fields, raw, time.monotonic() + timeout)
-    except YarpError as exc:
+    except reported_errors() as exc:
         if agent == "codex":
             text = ("archive capture failed; this session's calls run without capture or YARP's view "
                     f"until the archive answers again: {exc.message}")

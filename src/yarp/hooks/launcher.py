@@ -9,8 +9,6 @@ The hook client computes this for every event (a couple of `stat` calls, no
 `shutil`); the broker, which plans the rewrite, only quotes it.
 """
 
-from __future__ import annotations
-
 import os
 import sys
 

@@ -8,8 +8,6 @@ hook client never loads OpenSSL for a digest of a few bytes). If the marker cann
 is printed anyway: a repeated warning is better than a silent failure.
 """
 
-from __future__ import annotations
-
 import os
 import sys
 
