@@ -20,8 +20,20 @@ that stop before and after it:
   statements, savepoints, one `synchronous = FULL` commit per batch).
 
 The socket, the event loop and the writer thread are not included (run
-`bench/load.py` for those). Requires valgrind; exits with status 0 and a note
-when it is absent.
+`bench/load.py` for those).
+
+    python bench/instructions.py --processes [--against OTHER/src]
+
+counts instead the whole processes an agent starts for every tool call (a
+hook's `PreToolUse` for a Read, one for a Bash command that is rewritten,
+`yarp run -- true`, and `yarp --version` for the command table alone), each
+over the interpreter's own start-up (`python -c pass`), against one warm
+broker of this tree. `--against` runs the same processes from another
+source tree (a worktree at an earlier revision) beside them. Each process
+runs once before it is counted, so bytecode and rule caches are warm, as
+they are for an installed YARP.
+
+Requires valgrind; exits with status 0 and a note when it is absent.
 """
 
 from __future__ import annotations
@@ -98,13 +110,83 @@ def count_instructions(stop: str, requests: int, size: int, workdir: str) -> int
     return int(found.group(1).replace(",", ""))
 
 
+def callgrind_total(argv: list[str], env: dict, data: bytes | None = None, cwd: str | None = None) -> int:
+    """Instructions callgrind counts for one whole process."""
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv], input=data,
+                          stdin=None if data is not None else subprocess.DEVNULL, env=env, cwd=cwd,
+                          capture_output=True, text=False, check=False)
+    stderr = proc.stderr.decode(errors="replace")
+    found = re.search(r"Collected\s*:\s*([\d,]+)", stderr) or re.search(r"refs:\s*([\d,]+)", stderr)
+    if found is None or proc.returncode != 0:
+        raise RuntimeError(f"{argv[0]} failed under callgrind (status {proc.returncode})")
+    return int(found.group(1).replace(",", ""))
+
+
+def _hook_event(tool: str, tool_input: dict, cwd: str) -> bytes:
+    import json
+    import uuid
+
+    return json.dumps({"session_id": "instructions", "transcript_path": "/tmp/none.jsonl", "cwd": cwd,
+                       "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": tool,
+                       "tool_input": tool_input, "tool_use_id": "toolu_" + uuid.uuid4().hex}).encode()
+
+
+def count_processes(trees: list[tuple[str, str]]) -> None:
+    """Print the per-tool-call processes' instructions over the floor, for each (name, src) tree."""
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+    from test_run_helpers import broker_pids, close_run_env, kill_pid, make_run_env
+
+    script = os.path.join(os.path.dirname(sys.executable), "yarp")
+    yarp = [script] if os.access(script, os.X_OK) else [sys.executable, "-m", "yarp"]
+    benv = make_run_env(idle_ms=600_000)
+    work = os.path.join(benv.root, "work")
+    os.mkdir(work, 0o700)
+    cases = {
+        "hook, Read PreToolUse": ([*yarp, "hook", "claude-code"],
+                                  lambda: _hook_event("Read", {"file_path": "/etc/hosts"}, work)),
+        "hook, Bash PreToolUse (rewritten)": ([*yarp, "hook", "claude-code"],
+                                              lambda: _hook_event("Bash", {"command": "grep -rn needle ."}, work)),
+        "yarp run -- true": ([*yarp, "run", "--", "true"], None),
+        "yarp --version": ([*yarp, "--version"], None),
+    }
+    try:
+        benv.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        benv.environ.update(PYTHONPYCACHEPREFIX=os.path.join(benv.root, "pyc"), PYTHONHASHSEED="0",
+                            XDG_CACHE_HOME=os.path.join(benv.root, "cache"))
+        subprocess.run([*yarp, "run", "--", "true"], env=benv.environ, check=True, stdin=subprocess.DEVNULL)
+        rows = {}
+        for name, src in trees:
+            env = dict(benv.environ, PYTHONPATH=src + os.pathsep + benv.environ["PYTHONPATH"])
+            floor = callgrind_total([sys.executable, "-c", "pass"], env, cwd=work)
+            for case, (argv, event) in cases.items():
+                callgrind_total(argv, env, event() if event else None, cwd=work)  # caches warm
+                total = callgrind_total(argv, env, event() if event else None, cwd=work)
+                rows.setdefault(case, {})[name] = (total - floor) / 1e6
+            rows.setdefault("python -c pass (the floor itself)", {})[name] = floor / 1e6
+        names = [name for name, _ in trees]
+        print("instructions of one whole process over the floor, in millions: " + " | ".join(names))
+        for case, by_tree in rows.items():
+            print(f"  {case:<36} " + "  ".join(f"{by_tree[name]:8.2f}" for name in names))
+    finally:
+        for pid in broker_pids(benv.archive):
+            kill_pid(pid)
+        close_run_env(benv, timeout=5)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--payload", default="1k", help="input text size of each begin_call (default 1k)")
     ap.add_argument("--requests", type=int, default=1000)
+    ap.add_argument("--processes", action="store_true",
+                    help="count the per-tool-call processes (hooks, yarp run) over the interpreter floor")
+    ap.add_argument("--against", metavar="SRC", help="with --processes: another tree's src directory, side by side")
     args = ap.parse_args(argv)
     if shutil.which("valgrind") is None:
         print("valgrind is not installed: nothing measured (apt install valgrind)")
+        return 0
+    if args.processes:
+        trees = [("this tree", SRC)] + ([("against", os.path.abspath(args.against))] if args.against else [])
+        count_processes(trees)
         return 0
     size = parse_size(args.payload)
     # Byte-compiled modules, as installed: a stage must not count compiling a module it imports first.
