@@ -378,7 +378,9 @@ HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tre
                   "yarp.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py",
                   # Loaded on a failure only (`yarp.cli.reported_errors`); annotations stay unevaluated
                   # without the `__future__` module, a real import at run time.
-                  "yarp.errors", "__future__")
+                  "yarp.errors", "__future__",
+                  # `yarp.cli` hands a hook straight to `yarp.hooks.cli` (`HOOK_AGENTS`).
+                  "yarp.commands", "yarp.commands.hook_claude_code", "yarp.commands.hook_codex")
 
 
 def hook_imports(world: HookWorld, agent: str, payload: dict) -> tuple[set[str], subprocess.CompletedProcess]:

@@ -43,6 +43,12 @@ COMMANDS: dict[tuple[str, ...], str] = {
     ("import",): "import_",
 }
 
+#: The hook commands, which an agent starts twice for every tool call: their
+#: argument list is read by `yarp.hooks.cli.run_fast`, reached without importing
+#: `yarp.commands` and the command module (0.7 M instructions of each event).
+#: The command modules still give `--help`, and argparse when `run_fast` declines.
+HOOK_AGENTS = {("hook", "claude-code"): "claude-code", ("hook", "codex"): "codex"}
+
 GROUPS = {
     "archive": "inspect, verify and maintain the tool-call archive",
     "config": "show the effective configuration",
@@ -145,16 +151,20 @@ def main(argv: list[str] | None = None) -> int:
 
             raise UsageError(f"unknown command: {bounded_text(' '.join(argv[:2]), 80)} (see 'yarp --help')")
         path, rest = matched
-        module = load_command(path)
-        run_fast = getattr(module, "run_fast", None)
-        if run_fast is not None:
-            # `yarp run`, the hooks and the ingest bridge start for every tool call or
-            # session: they skip argparse when they can.
-            status = run_fast(rest)
-            if status is not None:
-                if whole_process:
-                    _exit_now(status)
-                return status
+        # `yarp run`, the hooks and the ingest bridge start for every tool call or
+        # session: they skip argparse when they can.
+        if path in HOOK_AGENTS:
+            from .hooks.cli import run_fast
+
+            status = run_fast(HOOK_AGENTS[path], rest)
+        else:
+            fast = getattr(load_command(path), "run_fast", None)
+            status = fast(rest) if fast is not None else None
+        if status is not None:
+            if whole_process:
+                _exit_now(status)
+            return status
+        module = load_command(path)  # imported already, unless a hook declined its fast path
         parser = build_parser(path, module)
         # Modules whose options may follow their positionals opt in with INTERMIXED.
         parse = parser.parse_intermixed_args if getattr(module, "INTERMIXED", False) else parser.parse_args

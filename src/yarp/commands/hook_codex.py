@@ -13,17 +13,10 @@ its yr_ marker. Every event also settles earlier calls of the session that got
 no post event. Archive failures print nothing on stdout (Codex's own result
 stands), are reported once per session on stderr, and exit 0.
 """
-__all__ = ["AGENT", "EPILOG", "SUMMARY", "configure", "run", "run_fast"]
+__all__ = ["AGENT", "EPILOG", "SUMMARY", "configure", "run"]
 
 
 def run(args) -> int:
     from ..hooks.cli import run_hook
 
     return run_hook(AGENT, args.archive)
-
-
-def run_fast(argv: list[str]) -> int | None:
-    """The agent runs this for every tool call, twice: skip building a parser when we can."""
-    from ..hooks.cli import run_fast as hook_fast
-
-    return hook_fast(AGENT, argv)
