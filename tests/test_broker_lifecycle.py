@@ -121,6 +121,36 @@ def test_idle_shutdown_removes_socket_and_checkpoints(broker_env):
         db.close()
 
 
+def test_a_complete_checkpoint_is_not_repeated_for_every_later_batch(broker_env):
+    # SQLite starts the log again at the file's head after a complete checkpoint and, without
+    # a size limit, keeps the file at its largest: a policy that reads the file's size would
+    # then checkpoint (and sync the database) after every batch from there on.
+    from yarp.limits import WAL_CHECKPOINT_BYTES, WAL_RESET_BYTES
+
+    proc = BrokerProcess(broker_env).wait_ready()
+    wal = broker_env.archive + "-wal"
+    try:
+        with broker_env.client() as client:
+            n = 0
+            while os.path.getsize(wal) < WAL_CHECKPOINT_BYTES:  # random hex: zstd saves half at most
+                client.request(begin(f"big-{n}", input_obj={"blob": os.urandom(1 << 20).hex()}),
+                               time.monotonic() + 30)
+                n += 1
+            client.request(begin("past-the-threshold"), time.monotonic() + 10)  # checkpointed after
+            assert broker_env.status()["checkpoints"] == 1
+            for i in range(5):
+                client.request(begin(f"small-{i}"), time.monotonic() + 10)
+            assert broker_env.status()["checkpoints"] == 1
+            assert os.path.getsize(wal) <= WAL_RESET_BYTES + 1024 * 1024  # cut back, then a few small frames
+    finally:
+        proc.stop()
+    db = sqlite3.connect(broker_env.archive)
+    try:
+        assert db.execute("SELECT count(*) FROM tool_calls").fetchone()[0] == n + 6
+    finally:
+        db.close()
+
+
 def test_clients_arriving_during_idle_shutdown_succeed(broker_env):
     broker_env.environ["YARP_BROKER_IDLE_MS"] = "20"
     pids = set()

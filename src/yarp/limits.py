@@ -76,6 +76,11 @@ MAX_CONTROL_FRAME_BYTES = 512
 COMMIT_LATENCY_SAMPLES = 1024
 #: WAL size that triggers a passive checkpoint between batches.
 WAL_CHECKPOINT_BYTES = 64 * 1024 * 1024
+#: What SQLite cuts the WAL file back to when it starts the log again after a
+#: complete checkpoint (`journal_size_limit`). Without it the file keeps its
+#: largest size, which stays over `WAL_CHECKPOINT_BYTES`, and every later
+#: batch would checkpoint again (an extra database sync per commit).
+WAL_RESET_BYTES = 16 * 1024 * 1024
 
 # --- Payload preparation ---------------------------------------------------------
 #: Below this many bytes compression is never tried: the zstd frame overhead

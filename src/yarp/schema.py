@@ -13,6 +13,7 @@ import os
 import time
 
 from .errors import ArchiveError, UnsupportedSchema
+from .limits import WAL_RESET_BYTES
 from .private_files import create_private
 
 # Readers (`yarp run` among them) import this module for SCHEMA_VERSION only;
@@ -96,13 +97,16 @@ CREATE INDEX snapshots_payload_idx ON snapshots(payload_sha256);
 #: Settings of the broker's writable connection (the spec's SQLite settings).
 #: `auto_vacuum` only takes effect before the first table exists, so `create`
 #: sets it on the empty file before the DDL; `wal_autocheckpoint = 0` hands
-#: checkpointing to the broker's bounded policy.
+#: checkpointing to the broker's bounded policy, and `journal_size_limit`
+#: lets that policy see, by the file's size, that a checkpoint is done
+#: (`limits.WAL_RESET_BYTES`).
 WRITER_PRAGMAS = (
     "PRAGMA journal_mode = WAL",
     "PRAGMA synchronous = FULL",
     "PRAGMA foreign_keys = ON",
     "PRAGMA busy_timeout = 250",
     "PRAGMA wal_autocheckpoint = 0",
+    f"PRAGMA journal_size_limit = {WAL_RESET_BYTES}",
 )
 
 #: Ordered migrations: MIGRATIONS[n] upgrades user_version n to n + 1.
