@@ -587,6 +587,9 @@ class CodexService:
         #: (session, call) pairs a request in flight is finishing: another event of
         #: the session must not finish them too before that commit is visible.
         self._finishing: set[tuple[str, str]] = set()
+        #: How many requests that finish calls have left `_finishing` (committed or not): unchanged across
+        #: a transcript reading, the archive's state read before it still stands.
+        self._finished_requests = 0
         #: (session, call) -> how far the transcript was read for an open call, so that
         #: each event reads only what was appended since (the oldest forgotten first).
         self._marks: OrderedDict[tuple[str, str], Mark] = OrderedDict()
@@ -616,6 +619,7 @@ class CodexService:
         transcript = transcript if isinstance(transcript, str) and os.path.isabs(transcript) else None
         session = ops.Session(AGENT, self.warm.account, session_id)
         current = event.call_id if event is not None else None
+        finished_before = self._finished_requests
         known = self.warm.session_calls(session, current)
         pending = [call_id for call_id in known if call_id != current and self._open(session, known, call_id)]
         finishing = current if name == POST and event.tool_name == SHELL_TOOL and self._open(session, known, current) \
@@ -635,8 +639,14 @@ class CodexService:
                 self._remember((sid, call_id), mark)
         # Another event of the session may have finished a call while the transcript
         # was read: decide on the archive's state as it is now, without awaiting
-        # anything until the calls decided on are marked as being finished.
-        known = self.warm.session_calls(session, current)
+        # anything until the calls decided on are marked as being finished. A call
+        # such a request finishes is in `_finishing` until it is committed (then
+        # `_open` says no) and counted in `_finished_requests` when it leaves: the
+        # archive is read again only when one left meanwhile. (Only other clients'
+        # own operations could change the state otherwise, and they can as well
+        # between this reading and the commit.)
+        if self._finished_requests != finished_before:
+            known = self.warm.session_calls(session, current)
         return await self._commit(request, hook, session, event, known, reading)
 
     def _remember(self, key: tuple[str, str], mark: Mark) -> None:
@@ -688,6 +698,7 @@ class CodexService:
             operations += outcome.operations
         last = outcomes[-1].operations
         keys = {(session.source_session_id, op.source_call_id) for op in operations}
+        finishes = any(isinstance(op, ops.FinishCall) for op in operations)
         self._finishing |= keys
         try:
             prepared = await prepare_composite(self.broker, request, tuple(operations), sources=sources)
@@ -695,6 +706,7 @@ class CodexService:
             await self.broker.submit(request, env, prepared)
         finally:
             self._finishing -= keys
+            self._finished_requests += finishes
         for op in operations:
             if isinstance(op, ops.FinishCall):  # a finished call is never read for again
                 self._marks.pop((session.source_session_id, op.source_call_id), None)
