@@ -149,11 +149,33 @@ class PreparedParts:
         return sum(p.payload_bytes for p in self.parts)
 
 
-def prepare_checked(operation: ops.ArchiveOperation) -> Prepared:
-    """Validate an operation built here exactly as a client's would be, then prepare it."""
+#: Operations whose one snapshot is their `result` as JSON (`result/after`).
+_RESULT_AFTER = (ops.StageResult, ops.FinishCall, ops.UpdateFinalResult)
+
+
+def prepare_checked(operation: ops.ArchiveOperation, results: dict[int, tuple] | None = None) -> Prepared:
+    """Validate an operation built here exactly as a client's would be, then prepare it.
+
+    `results` (id of a `result` object -> (object, its payload)) is shared by
+    the parts of one composite: a call's visible result is both staged and
+    final, and unchanged it is the raw result too, so one object's canonical
+    JSON is hashed and compressed once. A payload is only content, whatever
+    subject and stage store it. Keeping the object pins its id.
+    """
     from .validate import parse_operation
 
-    return prepare(parse_operation(ops.operation_to_json(operation)))
+    checked = parse_operation(ops.operation_to_json(operation))
+    result = getattr(operation, "result", None)
+    if results is None or not isinstance(operation, (ops.ResultBefore, *_RESULT_AFTER)):
+        return prepare(checked)
+    seen = results.get(id(result))
+    if seen is not None and isinstance(operation, _RESULT_AFTER):
+        return Prepared(checked, (SnapshotSpec("result", "after", seen[1]),))
+    if seen is not None and operation.full_output is None:
+        return Prepared(checked, (SnapshotSpec("result", "before", seen[1]),))
+    prepared = prepare(checked)
+    results[id(result)] = (result, prepared.snapshots[0].payload)
+    return prepared
 
 
 def prepare_parts(operations: tuple[ops.ArchiveOperation, ...], sources: dict[int, bytes] | None = None
@@ -162,8 +184,9 @@ def prepare_parts(operations: tuple[ops.ArchiveOperation, ...], sources: dict[in
     `result_before`) stores as `source_output/before`, as it would from a file
     it names (an adapter that read it from the agent's own records: Codex)."""
     parts = []
+    results: dict[int, tuple] = {}
     for index, op in enumerate(operations):
-        prepared = prepare_checked(op)
+        prepared = prepare_checked(op, results)
         data = sources.get(index) if sources else None
         if data is not None:
             if not isinstance(op, ops.ResultBefore) or op.full_output is not None:
