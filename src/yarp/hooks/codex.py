@@ -492,6 +492,43 @@ def call_outcome(session: ops.Session, evidence: CallEvidence, shown: str | None
     return Outcome(operations, source, view)
 
 
+class Finish:
+    """How the call of a post event is finished if it is still open after the transcript is read:
+    what is known before the reading, so that `prepare` runs in the pool right after it."""
+
+    __slots__ = ("session", "shown", "archive_ref", "cap")
+
+    def __init__(self, session: ops.Session, shown: str | None, archive_ref: str | None, cap: int) -> None:
+        self.session = session
+        self.shown = shown
+        self.archive_ref = archive_ref
+        self.cap = cap
+
+    def prepare(self, evidence: CallEvidence) -> tuple[Outcome, Any]:
+        """`call_outcome` and its prepared parts (`services.prepare_parts`, raising the same errors).
+
+        Capping the view and hashing and compressing the output are most of a
+        post event's work; done here, off the loop, other clients' requests go
+        on meanwhile. (Preparing the raw half in a second worker while this one
+        caps the view measured no faster: both halves hold the GIL most of the time.)
+        """
+        from ..services import now_ms, prepare_parts
+
+        outcome = call_outcome(self.session, evidence, self.shown, self.archive_ref, cap=self.cap, now_ms=now_ms())
+        return outcome, prepare_parts(tuple(outcome.operations), _sources([outcome]))
+
+
+def _sources(outcomes: list[Outcome]) -> dict[int, bytes]:
+    """The outcomes' source outputs by the index of their part in the outcomes' operations joined."""
+    sources: dict[int, bytes] = {}
+    index = 0
+    for outcome in outcomes:
+        if outcome.source is not None:
+            sources[index] = outcome.source
+        index += len(outcome.operations)
+    return sources
+
+
 def other_outcome(session: ops.Session, event, now_ms: int) -> Outcome:
     """A tool other than the shell (patches, MCP tools): Codex's post event is its only
     evidence, and Codex sends none for a failure, so the result stands as it came."""
@@ -514,10 +551,16 @@ def _command(event) -> object:
     return event.tool_input.get("command") if isinstance(event.tool_input, dict) else None
 
 
+def _cap(hook, event) -> int:
+    """The cap of the view of the shell call `event` finishes: 0 (Codex's own view) without
+    pruning and for `yarp search`/`yarp read`, whose output is never capped."""
+    return hook.cap_bytes if hook.pruning and not is_recovery(_command(event)) else 0
+
+
 class Reading:
     """What the transcript says for one event, read off the broker's loop (`read_transcript`)."""
 
-    __slots__ = ("called", "settled", "current", "warnings", "marks")
+    __slots__ = ("called", "settled", "current", "warnings", "marks", "finished")
 
     def __init__(self) -> None:
         self.called: CallEvidence | None = None
@@ -526,6 +569,8 @@ class Reading:
         self.warnings: list[str] = []
         #: Where the reading of each call read ended (a call just begun: the transcript's end).
         self.marks: dict[str, Mark] = {}
+        #: (outcome, prepared parts) finishing `current` (`Finish.prepare`), or the error preparing them raised.
+        self.finished: tuple | YarpError | None = None
 
 
 def read_transcript(transcript: str | None, *, begun: str | None, pending: dict[str, Mark | None],
@@ -631,10 +676,13 @@ class CodexService:
             sid = session.source_session_id
             marks = {call_id: self._marks.get((sid, call_id)) for call_id in pending}
             finishing_mark = self._marks.get((sid, finishing)) if finishing is not None else None
-            # File I/O off the loop: other clients' requests go on meanwhile.
+            finish = None
+            if finishing is not None:
+                finish = Finish(session, _output_text(event.response), known[finishing][1], _cap(hook, event))
+            # File I/O, and the cap and preparation of the call this event finishes, off the
+            # loop: other clients' requests go on meanwhile.
             reading = await self.broker.loop.run_in_executor(
-                self.broker._pool, lambda: read_transcript(transcript, begun=begun, pending=marks,
-                                                           finishing=finishing, finishing_mark=finishing_mark))
+                self.broker._pool, lambda: self._read(transcript, begun, marks, finishing, finishing_mark, finish))
             for call_id, mark in reading.marks.items():
                 self._remember((sid, call_id), mark)
         # Another event of the session may have finished a call while the transcript
@@ -648,6 +696,22 @@ class CodexService:
         if self._finished_requests != finished_before:
             known = self.warm.session_calls(session, current)
         return await self._commit(request, hook, session, event, known, reading)
+
+    def _read(self, transcript: str | None, begun: str | None, marks: dict, finishing: str | None,
+              finishing_mark: Mark | None, finish: Finish | None) -> Reading:
+        """`read_transcript`, then (`finish`) the finishing call's outcome prepared ahead, in the pool.
+
+        Whether the call is still open is decided after this, on the loop; an
+        outcome prepared for a call another event finished meanwhile is dropped.
+        """
+        reading = read_transcript(transcript, begun=begun, pending=marks, finishing=finishing,
+                                  finishing_mark=finishing_mark)
+        if finish is not None and reading.current is not None and reading.current.executed:
+            try:
+                reading.finished = finish.prepare(reading.current)
+            except YarpError as exc:  # the request's own failure, raised where it commits
+                reading.finished = exc
+        return reading
 
     def _remember(self, key: tuple[str, str], mark: Mark) -> None:
         """Keep a call's mark unless a later reading of the same file is kept already."""
@@ -667,9 +731,10 @@ class CodexService:
     async def _commit(self, request, hook, session: ops.Session, event, known: dict, reading: Reading) -> bytes:
         """Build the event's operations and submit them as one composite request."""
         from .. import protocol
-        from ..services import envelope_for, now_ms, prepare_composite
+        from ..services import PreparedParts, envelope_for, now_ms, prepare_composite
 
         now = now_ms()
+        main_parts = failure = None
         outcomes = [call_outcome(session, evidence, evidence.model_output, known[evidence.call_id][1], cap=0,
                                  now_ms=now) for evidence in reading.settled if self._open(session, known,
                                                                                            evidence.call_id)]
@@ -680,28 +745,31 @@ class CodexService:
         elif event is not None and self._open(session, known, event.call_id):
             if event.tool_name != SHELL_TOOL:
                 main = other_outcome(session, event, now)
-            elif reading.current is not None and reading.current.executed:
-                cap = hook.cap_bytes if hook.pruning and not is_recovery(_command(event)) else 0
-                main = call_outcome(session, reading.current, _output_text(event.response),
-                                    known[event.call_id][1], cap=cap, now_ms=now)
-            # else: left started, the next event of the session settles it
+            elif isinstance(reading.finished, tuple):  # prepared with the reading (`_read`)
+                main, main_parts = reading.finished
+            elif reading.finished is not None:
+                main, failure = Outcome([]), reading.finished
+            # else: not executed yet, left started; the next event of the session settles it
         if main is not None:
             outcomes.append(main)
         extra = {"warning": reading.warnings[0]} if reading.warnings else {}
         if not outcomes:
             return protocol.reply_ok(extra=extra or None)
-        operations: list = []
-        sources: dict[int, bytes] = {}
-        for outcome in outcomes:
-            if outcome.source is not None:
-                sources[len(operations)] = outcome.source
-            operations += outcome.operations
+        operations = [op for outcome in outcomes for op in outcome.operations]
         last = outcomes[-1].operations
         keys = {(session.source_session_id, op.source_call_id) for op in operations}
         finishes = any(isinstance(op, ops.FinishCall) for op in operations)
         self._finishing |= keys
         try:
-            prepared = await prepare_composite(self.broker, request, tuple(operations), sources=sources)
+            if failure is not None:
+                raise failure
+            if main_parts is None:
+                prepared = await prepare_composite(self.broker, request, tuple(operations), sources=_sources(outcomes))
+            else:  # the settled calls' parts, then the prepared ones of the call this event finishes
+                settled = outcomes[:-1]
+                head = await prepare_composite(self.broker, request, tuple(operations[:-len(main.operations)]),
+                                               sources=_sources(settled)) if settled else PreparedParts(())
+                prepared = PreparedParts(head.parts + main_parts.parts)
             env = envelope_for(last[-1], request.conn.correlation_id, hook.deadline_ms, sequence=last[0].sequence)
             await self.broker.submit(request, env, prepared)
         finally:
