@@ -854,7 +854,8 @@ class CodexService:
             except (YarpError, OSError):
                 return
             for call_id, mark in ends.items():
-                self._remember((sid, call_id), mark)
+                if (sid, call_id) in self._expected:  # not finished meanwhile
+                    self._remember((sid, call_id), mark)
             for call_id, ahead in done.items():
                 expected = self._expected.get((sid, call_id))
                 if expected is not None and expected.transcript == transcript:
