@@ -820,12 +820,10 @@ class CodexService:
             self._unexpect(next(iter(self._expected)))
 
     def _unexpect(self, key: tuple[str, str]) -> None:
-        """The call is finished (or forgotten): no more work ahead for it; its transcript is
-        no longer watched once no call expects anything of it."""
-        expected = self._expected.pop(key, None)
-        if expected is not None and self._watch is not None and not any(
-                other.transcript == expected.transcript for other in self._expected.values()):
-            self._watch.forget(expected.transcript)
+        """The call is finished (or forgotten): no more work ahead for it. Its transcript stays
+        watched (the session's next call is begun soon; removing an inotify watch waits for
+        the kernel's grace period, milliseconds at times) until more recent ones push it out."""
+        self._expected.pop(key, None)
 
     def _written(self, transcript: str) -> None:
         """The transcript was written (on the loop): do the work ahead for its calls, one task per file."""
