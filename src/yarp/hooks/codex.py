@@ -849,7 +849,7 @@ class CodexService:
             try:
                 ends, done = await self.broker.loop.run_in_executor(self.broker._pool, work_ahead, transcript,
                                                                     marks, wants)
-            except (YarpError, OSError):
+            except (YarpError, OSError, RuntimeError):  # RuntimeError: the pool is shut down with the broker
                 return
             for call_id, mark in ends.items():
                 if (sid, call_id) in self._expected:  # not finished meanwhile
