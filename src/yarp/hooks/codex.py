@@ -39,10 +39,15 @@ user), builds every operation of the event, and commits them as one composite
 request: one savepoint and one commit per event, however many earlier calls
 it settles. The broker remembers, for each call it has begun and not yet
 finished, where its reading of the transcript ended (`Mark`), so each event
-reads only what Codex appended since. Besides the transcript reader
-(`read_evidence` and `read_since`, run in the broker's pool) and
-`CodexService` (the archive's state and the request), everything here is a
-function over plain data.
+reads only what Codex appended since. Codex writes a command's execution to
+the transcript before it starts the post hook process, so the broker watches
+the transcript of each begun shell call (`yarp.hooks.transcript_watch`) and,
+as soon as the execution is written, caps the view and prepares the payloads
+(`work_ahead`) while that process starts; the post event uses that work when
+its own reading shows the same record, and does it itself otherwise. Besides
+the transcript reader (`read_evidence` and `read_since`, run in the broker's
+pool) and `CodexService` (the archive's state and the request), everything
+here is a function over plain data.
 """
 
 from __future__ import annotations
