@@ -20,7 +20,7 @@ import time
 
 from . import operations as ops
 from . import protocol
-from .codec import bytes_payload
+from .codec import Payload, bytes_payload
 from .errors import ValidationError
 from .limits import MAX_SEQUENCE_CACHE_KEYS, MAX_STREAM_FILE_BYTES
 from .prepare import Prepared, SnapshotSpec, prepare
@@ -149,28 +149,53 @@ class PreparedParts:
         return sum(p.payload_bytes for p in self.parts)
 
 
-def prepare_checked(operation: ops.ArchiveOperation) -> Prepared:
-    """Validate an operation built here exactly as a client's would be, then prepare it."""
+#: Operations whose one snapshot is their `result` as JSON (`result/after`).
+_RESULT_AFTER = (ops.StageResult, ops.FinishCall, ops.UpdateFinalResult)
+
+
+def prepare_checked(operation: ops.ArchiveOperation, results: dict[int, tuple] | None = None) -> Prepared:
+    """Validate an operation built here exactly as a client's would be, then prepare it.
+
+    `results` (id of a `result` object -> (object, its payload)) is shared by
+    the parts of one composite: a call's visible result is both staged and
+    final, and unchanged it is the raw result too, so one object's canonical
+    JSON is hashed and compressed once. A payload is only content, whatever
+    subject and stage store it. Keeping the object pins its id.
+    """
     from .validate import parse_operation
 
-    return prepare(parse_operation(ops.operation_to_json(operation)))
+    checked = parse_operation(ops.operation_to_json(operation))
+    result = getattr(operation, "result", None)
+    if results is None or not isinstance(operation, (ops.ResultBefore, *_RESULT_AFTER)):
+        return prepare(checked)
+    seen = results.get(id(result))
+    if seen is not None and isinstance(operation, _RESULT_AFTER):
+        return Prepared(checked, (SnapshotSpec("result", "after", seen[1]),))
+    if seen is not None and operation.full_output is None:
+        return Prepared(checked, (SnapshotSpec("result", "before", seen[1]),))
+    prepared = prepare(checked)
+    results[id(result)] = (result, prepared.snapshots[0].payload)
+    return prepared
 
 
-def prepare_parts(operations: tuple[ops.ArchiveOperation, ...], sources: dict[int, bytes] | None = None
-                  ) -> PreparedParts:
+def prepare_parts(operations: tuple[ops.ArchiveOperation, ...], sources: dict[int, bytes | Payload] | None = None,
+                  results: dict[int, tuple] | None = None) -> PreparedParts:
     """`sources`: by part index, a complete output held in memory that the part (a
     `result_before`) stores as `source_output/before`, as it would from a file
-    it names (an adapter that read it from the agent's own records: Codex)."""
+    it names (an adapter that read it from the agent's own records: Codex), or
+    its payload prepared already. `results`: payloads of result objects prepared
+    already (see `prepare_checked`; not changed here)."""
     parts = []
+    results = dict(results) if results else {}
     for index, op in enumerate(operations):
-        prepared = prepare_checked(op)
+        prepared = prepare_checked(op, results)
         data = sources.get(index) if sources else None
         if data is not None:
             if not isinstance(op, ops.ResultBefore) or op.full_output is not None:
                 raise ValidationError("a source output belongs to a result_before that names no file")
-            if len(data) > MAX_STREAM_FILE_BYTES:
+            if (data.length if isinstance(data, Payload) else len(data)) > MAX_STREAM_FILE_BYTES:
                 raise ValidationError(f"source output is larger than {MAX_STREAM_FILE_BYTES} bytes")
-            spec = SnapshotSpec("source_output", "before", bytes_payload(data))
+            spec = SnapshotSpec("source_output", "before", data if isinstance(data, Payload) else bytes_payload(data))
             prepared = Prepared(op, prepared.snapshots + (spec,))
         parts.append(prepared)
     return PreparedParts(tuple(parts))

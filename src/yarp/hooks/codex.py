@@ -39,14 +39,20 @@ user), builds every operation of the event, and commits them as one composite
 request: one savepoint and one commit per event, however many earlier calls
 it settles. The broker remembers, for each call it has begun and not yet
 finished, where its reading of the transcript ended (`Mark`), so each event
-reads only what Codex appended since. Besides the transcript reader
-(`read_evidence` and `read_since`, run in the broker's pool) and
-`CodexService` (the archive's state and the request), everything here is a
-function over plain data.
+reads only what Codex appended since. Codex writes a command's execution to
+the transcript before it starts the post hook process, so the broker watches
+the transcript of each begun shell call (`yarp.hooks.transcript_watch`) and,
+as soon as the execution is written, caps the view and prepares the payloads
+(`work_ahead`) while that process starts; the post event uses that work when
+its own reading shows the same record, and does it itself otherwise. Besides
+the transcript reader (`read_evidence` and `read_since`, run in the broker's
+pool) and `CodexService` (the archive's state and the request), everything
+here is a function over plain data.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections import OrderedDict
@@ -77,6 +83,8 @@ FIRST_TAIL_BYTES = 256 * 1024
 #: Open calls whose transcript mark the broker keeps (each holds at most an output of 64 KiB and
 #: the text the model got); one forgotten is read from the transcript's end, else its start, again.
 MAX_MARKED_CALLS = 512
+#: Calls whose post event's work done ahead is held (each about twice its output, at most 64 KiB).
+MAX_WORKED_AHEAD = 32
 #: How much of the transcript is held in memory at once while it is scanned (plus one line).
 SCAN_BLOCK_BYTES = 8 * 1024 * 1024
 #: What Codex puts in the middle of an output it cut to 64 KiB before writing the transcript.
@@ -276,24 +284,30 @@ def read_since(transcript_path: str, marks: dict[str, Mark | None]) -> tuple[dic
                     break
         found = {call_id: dict(mark.fields) if mark is not None else {} for call_id, mark in starts.items()
                  if call_id not in evidence}
+        end = st.st_size
         if found:
             start = min((starts[call_id].offset if starts[call_id] is not None else 0) for call_id in found)
-            _scan(fd, start, st.st_size, set(found), _needles(found), found)
+            end = _scan_lines(fd, start, st.st_size, _needles(found), found)
     finally:
         os.close(fd)
     evidence.update((call_id, CallEvidence(call_id, **fields)) for call_id, fields in found.items())
-    ends = {call_id: Mark(transcript_path, st.st_dev, st.st_ino, st.st_size, tuple(fields.items()))
+    # A mark ends after the last whole line read: a line still being written is read whole next time.
+    ends = {call_id: Mark(transcript_path, st.st_dev, st.st_ino, end, tuple(fields.items()))
             for call_id, fields in found.items()}
     return evidence, ends
 
 
-def _scan(fd: int, start: int, size: int, wanted: set[str], needles: list[bytes],
-          found: dict[str, dict] | None = None) -> dict[str, CallEvidence]:
-    """The evidence in the whole lines between `start` and `size` (the size checked at open:
-    a line still being written after it is not read), a block at a time, absorbed into
-    `found` (fields per wanted id) when given."""
-    if found is None:
-        found = {call_id: {} for call_id in wanted}
+def _scan(fd: int, start: int, size: int, wanted: set[str], needles: list[bytes]) -> dict[str, CallEvidence]:
+    """The evidence in the whole lines between `start` and `size` (`_scan_lines`)."""
+    found: dict[str, dict] = {call_id: {} for call_id in wanted}
+    _scan_lines(fd, start, size, needles, found)
+    return {call_id: CallEvidence(call_id, **fields) for call_id, fields in found.items()}
+
+
+def _scan_lines(fd: int, start: int, size: int, needles: list[bytes], found: dict[str, dict]) -> int:
+    """Absorb into `found` (fields per wanted id) the whole lines between `start` and `size`
+    (the size checked at open: a line still being written after it is not read), a block at
+    a time; the offset where the last whole line read ends (`start` if none was)."""
     # From inside the file, the byte before `start` says whether a whole line begins there.
     position = start - 1 if start else 0
     skip = bool(start)
@@ -317,7 +331,7 @@ def _scan(fd: int, start: int, size: int, wanted: set[str], needles: list[bytes]
             carry = data[end:]
         else:
             carry = data[begin:]
-    return {call_id: CallEvidence(call_id, **fields) for call_id, fields in found.items()}
+    return max(start, position - len(carry))
 
 
 def _match(data: bytes, begin: int, end: int, needles: list[bytes], found: dict[str, dict]) -> None:
@@ -464,7 +478,7 @@ class Outcome:
 
 
 def call_outcome(session: ops.Session, evidence: CallEvidence, shown: str | None, archive_ref: str | None, *,
-                 cap: int, now_ms: int) -> Outcome:
+                 cap: int, now_ms: int, ahead: Ahead | None = None) -> Outcome:
     """How a call is finished from its evidence (`cap` 0: Codex's own view stands).
 
     Executed: raw result with the complete output as source output, or, when
@@ -472,15 +486,19 @@ def call_outcome(session: ops.Session, evidence: CallEvidence, shown: str | None
     `result_text`; then the visible result (YARP's capped view when the
     output is over the cap) and the finish, an error when the exit code is
     not 0. Not executed (refused, blocked): raw result and finish as an error,
-    no source output and no visible result.
+    no source output and no visible result. `ahead`: the view and visible result
+    computed for this evidence, cap and reference already (`Ahead.holds`).
     """
     call_id = evidence.call_id
     record = result_record(evidence, shown)
     if not evidence.executed:
         return Outcome([ops.ResultBefore(session, call_id, record, now_ms),
                         ops.FinishCall(session, call_id, record, True, False, now_ms)])
-    view = capped_view(evidence, cap=cap, archive_ref=archive_ref) if archive_ref else None
-    result_after = record if view is None else {**record, "output": view}
+    if ahead is not None:
+        view, result_after = ahead.view, ahead.result_after or record
+    else:
+        view = capped_view(evidence, cap=cap, archive_ref=archive_ref) if archive_ref else None
+        result_after = record if view is None else {**record, "output": view}
     operations: list = [ops.ResultBefore(session, call_id, record, now_ms)]
     source = None
     if evidence.complete:
@@ -490,6 +508,90 @@ def call_outcome(session: ops.Session, evidence: CallEvidence, shown: str | None
     operations += [ops.StageResult(session, call_id, result_after, evidence.is_error, now_ms),
                    ops.FinishCall(session, call_id, result_after, evidence.is_error, True, now_ms)]
     return Outcome(operations, source, view)
+
+
+class Finish:
+    """How the call of a post event is finished if it is still open after the transcript is read:
+    what is known before the reading, so that `prepare` runs in the pool right after it."""
+
+    __slots__ = ("session", "shown", "archive_ref", "cap")
+
+    def __init__(self, session: ops.Session, shown: str | None, archive_ref: str | None, cap: int) -> None:
+        self.session = session
+        self.shown = shown
+        self.archive_ref = archive_ref
+        self.cap = cap
+
+    def prepare(self, evidence: CallEvidence, ahead: Ahead | None = None) -> tuple[Outcome, Any]:
+        """`call_outcome` and its prepared parts (`services.prepare_parts`, raising the same errors),
+        with what `ahead` holds for this very evidence, cap and reference taken as it is.
+
+        Capping the view and hashing and compressing the output are most of a
+        post event's work; done here, off the loop, other clients' requests go
+        on meanwhile. (Preparing the raw half in a second worker while this one
+        caps the view measured no faster: both halves hold the GIL most of the time.)
+        """
+        from ..services import now_ms, prepare_parts
+
+        if ahead is not None and not ahead.holds(evidence, self.cap, self.archive_ref):
+            ahead = None
+        outcome = call_outcome(self.session, evidence, self.shown, self.archive_ref, cap=self.cap, now_ms=now_ms(),
+                               ahead=ahead)
+        sources: dict = _sources([outcome])
+        if ahead is not None and ahead.source is not None and sources:
+            sources = {index: ahead.source for index in sources}
+        return outcome, prepare_parts(tuple(outcome.operations), sources, ahead.results if ahead else None)
+
+
+class Ahead:
+    """A post event's costly work done before the event came: when the transcript first showed
+    the call executed (`work_ahead`), while Codex was still starting the post hook process.
+
+    `view` and `result_after` (None: the result stands unchanged) as `call_outcome` makes
+    them for this output, exit code, cap and reference; `results` holds `result_after`'s
+    payload for `services.prepare_parts`; `source` is the complete output's payload.
+    """
+
+    __slots__ = ("output", "exit_code", "status", "cap", "archive_ref", "view", "result_after", "results", "source")
+
+    def __init__(self, evidence: CallEvidence, cap: int, archive_ref: str) -> None:
+        from ..codec import bytes_payload, json_payload
+
+        self.output, self.exit_code, self.status = evidence.output, evidence.exit_code, evidence.status
+        self.cap, self.archive_ref = cap, archive_ref
+        self.view = capped_view(evidence, cap=cap, archive_ref=archive_ref)
+        self.result_after = None if self.view is None else {**result_record(evidence, None), "output": self.view}
+        self.results = {} if self.result_after is None else {
+            id(self.result_after): (self.result_after, json_payload(self.result_after))}
+        self.source = bytes_payload(source_bytes(evidence)) if evidence.complete else None
+
+    def holds(self, evidence: CallEvidence, cap: int, archive_ref: str | None) -> bool:
+        """Whether this work is what the post event would do for `evidence` (the same
+        output and exit code: a later record of the call supersedes what was seen)."""
+        return (evidence.executed and evidence.output == self.output and evidence.exit_code == self.exit_code
+                and evidence.status == self.status and cap == self.cap and archive_ref == self.archive_ref)
+
+
+def work_ahead(transcript: str, marks: dict[str, Mark], expected: dict[str, tuple[int, str]]
+               ) -> tuple[dict[str, Mark], dict[str, Ahead]]:
+    """Read the calls of `marks` from their marks and do the post event's work (`Ahead`) for each one
+    the transcript now shows executed (`expected`: call -> (cap, reference)). The marks at the end of
+    this reading come back too. Runs in the pool; raises `ValidationError` as `read_since` does."""
+    found, ends = read_since(transcript, marks)
+    ahead = {call_id: Ahead(evidence, *expected[call_id]) for call_id, evidence in found.items()
+             if evidence.executed}
+    return ends, ahead
+
+
+def _sources(outcomes: list[Outcome]) -> dict[int, bytes]:
+    """The outcomes' source outputs by the index of their part in the outcomes' operations joined."""
+    sources: dict[int, bytes] = {}
+    index = 0
+    for outcome in outcomes:
+        if outcome.source is not None:
+            sources[index] = outcome.source
+        index += len(outcome.operations)
+    return sources
 
 
 def other_outcome(session: ops.Session, event, now_ms: int) -> Outcome:
@@ -514,10 +616,16 @@ def _command(event) -> object:
     return event.tool_input.get("command") if isinstance(event.tool_input, dict) else None
 
 
+def _cap(hook, event) -> int:
+    """The cap of the view of the shell call `event` finishes: 0 (Codex's own view) without
+    pruning and for `yarp search`/`yarp read`, whose output is never capped."""
+    return hook.cap_bytes if hook.pruning and not is_recovery(_command(event)) else 0
+
+
 class Reading:
     """What the transcript says for one event, read off the broker's loop (`read_transcript`)."""
 
-    __slots__ = ("called", "settled", "current", "warnings", "marks")
+    __slots__ = ("called", "settled", "current", "warnings", "marks", "finished")
 
     def __init__(self) -> None:
         self.called: CallEvidence | None = None
@@ -526,6 +634,8 @@ class Reading:
         self.warnings: list[str] = []
         #: Where the reading of each call read ended (a call just begun: the transcript's end).
         self.marks: dict[str, Mark] = {}
+        #: (outcome, prepared parts) finishing `current` (`Finish.prepare`), or the error preparing them raised.
+        self.finished: tuple | YarpError | None = None
 
 
 def read_transcript(transcript: str | None, *, begun: str | None, pending: dict[str, Mark | None],
@@ -577,6 +687,19 @@ def _session_id(payload: dict) -> str | None:
     return value if ok else None
 
 
+class Expected:
+    """A begun shell call's post event, as far as it is known before it comes: its transcript,
+    the cap and the call's reference, and the work done for it ahead (`Ahead`), once done."""
+
+    __slots__ = ("transcript", "cap", "archive_ref", "ahead")
+
+    def __init__(self, transcript: str, cap: int, archive_ref: str) -> None:
+        self.transcript = transcript
+        self.cap = cap
+        self.archive_ref = archive_ref
+        self.ahead: Ahead | None = None
+
+
 class CodexService:
     """Codex hook events in the broker: settle the session's earlier calls, then begin
     or finish this one, all in one composite request (one commit)."""
@@ -587,9 +710,20 @@ class CodexService:
         #: (session, call) pairs a request in flight is finishing: another event of
         #: the session must not finish them too before that commit is visible.
         self._finishing: set[tuple[str, str]] = set()
+        #: How many requests that finish calls have left `_finishing` (committed or not): unchanged across
+        #: a transcript reading, the archive's state read before it still stands.
+        self._finished_requests = 0
         #: (session, call) -> how far the transcript was read for an open call, so that
         #: each event reads only what was appended since (the oldest forgotten first).
         self._marks: OrderedDict[tuple[str, str], Mark] = OrderedDict()
+        #: (session, call) -> Expected for a shell call begun and not yet finished: what its
+        #: post event's work needs, and that work once done ahead (the oldest forgotten first).
+        self._expected: OrderedDict[tuple[str, str], Expected] = OrderedDict()
+        #: Transcript path -> the task doing work ahead for its calls (one at a time per file).
+        self._working: dict[str, asyncio.Task] = {}
+        #: Transcripts written again while their task ran: it is run once more.
+        self._again: set[str] = set()
+        self._watch = None
 
     async def serve(self, request, hook) -> bytes:
         """Answer one Codex hook event: settle the session's open calls the transcript now proves, and begin or
@@ -614,8 +748,12 @@ class CodexService:
                 return protocol.reply_ok()
         transcript = payload.get("transcript_path")
         transcript = transcript if isinstance(transcript, str) and os.path.isabs(transcript) else None
+        working = self._working.get(transcript) if name == POST else None
+        if working is not None:  # its work may be this call's: wait for it rather than do it twice
+            await asyncio.wait([working])
         session = ops.Session(AGENT, self.warm.account, session_id)
         current = event.call_id if event is not None else None
+        finished_before = self._finished_requests
         known = self.warm.session_calls(session, current)
         pending = [call_id for call_id in known if call_id != current and self._open(session, known, call_id)]
         finishing = current if name == POST and event.tool_name == SHELL_TOOL and self._open(session, known, current) \
@@ -627,17 +765,112 @@ class CodexService:
             sid = session.source_session_id
             marks = {call_id: self._marks.get((sid, call_id)) for call_id in pending}
             finishing_mark = self._marks.get((sid, finishing)) if finishing is not None else None
-            # File I/O off the loop: other clients' requests go on meanwhile.
+            finish = ahead = None
+            if finishing is not None:
+                finish = Finish(session, _output_text(event.response), known[finishing][1], _cap(hook, event))
+                expected = self._expected.get((sid, finishing))
+                ahead = expected.ahead if expected is not None else None
+            # File I/O, and the cap and preparation of the call this event finishes, off the
+            # loop: other clients' requests go on meanwhile.
             reading = await self.broker.loop.run_in_executor(
-                self.broker._pool, lambda: read_transcript(transcript, begun=begun, pending=marks,
-                                                           finishing=finishing, finishing_mark=finishing_mark))
+                self.broker._pool, lambda: self._read(transcript, begun, marks, finishing, finishing_mark, finish,
+                                                      ahead))
             for call_id, mark in reading.marks.items():
                 self._remember((sid, call_id), mark)
         # Another event of the session may have finished a call while the transcript
         # was read: decide on the archive's state as it is now, without awaiting
-        # anything until the calls decided on are marked as being finished.
-        known = self.warm.session_calls(session, current)
-        return await self._commit(request, hook, session, event, known, reading)
+        # anything until the calls decided on are marked as being finished. A call
+        # such a request finishes is in `_finishing` until it is committed (then
+        # `_open` says no) and counted in `_finished_requests` when it leaves: the
+        # archive is read again only when one left meanwhile. (Only other clients'
+        # own operations could change the state otherwise, and they can as well
+        # between this reading and the commit.)
+        if self._finished_requests != finished_before:
+            known = self.warm.session_calls(session, current)
+        return await self._commit(request, hook, session, event, known, reading, transcript)
+
+    def _read(self, transcript: str | None, begun: str | None, marks: dict, finishing: str | None,
+              finishing_mark: Mark | None, finish: Finish | None, ahead: Ahead | None) -> Reading:
+        """`read_transcript`, then (`finish`) the finishing call's outcome prepared (from the work
+        done `ahead`, when it holds), in the pool.
+
+        Whether the call is still open is decided after this, on the loop; an
+        outcome prepared for a call another event finished meanwhile is dropped.
+        """
+        reading = read_transcript(transcript, begun=begun, pending=marks, finishing=finishing,
+                                  finishing_mark=finishing_mark)
+        if finish is not None and reading.current is not None and reading.current.executed:
+            try:
+                reading.finished = finish.prepare(reading.current, ahead)
+            except YarpError as exc:  # the request's own failure, raised where it commits
+                reading.finished = exc
+        return reading
+
+    # --- work ahead of the post event -------------------------------------------------
+
+    def _expect(self, key: tuple[str, str], transcript: str, cap: int, archive_ref: object) -> None:
+        """A shell call was begun: watch its transcript, so that its execution, once written, is
+        capped and prepared while Codex starts the post hook (`_work_ahead`)."""
+        if not isinstance(archive_ref, str):
+            return
+        if self._watch is None:
+            from .transcript_watch import TranscriptWatch
+
+            self._watch = TranscriptWatch(self.broker.loop, self._written)
+        if not self._watch.watch(transcript):
+            return
+        self._expected[key] = Expected(transcript, cap, archive_ref)
+        self._expected.move_to_end(key)
+        while len(self._expected) > MAX_MARKED_CALLS:
+            self._unexpect(next(iter(self._expected)))
+
+    def _unexpect(self, key: tuple[str, str]) -> None:
+        """The call is finished (or forgotten): no more work ahead for it. Its transcript stays
+        watched (the session's next call is begun soon; removing an inotify watch waits for
+        the kernel's grace period, milliseconds at times) until more recent ones push it out."""
+        self._expected.pop(key, None)
+
+    def _written(self, transcript: str) -> None:
+        """The transcript was written (on the loop): do the work ahead for its calls, one task per file."""
+        if transcript in self._working:
+            self._again.add(transcript)
+            return
+        if any(e.transcript == transcript and e.ahead is None for e in self._expected.values()):
+            self._working[transcript] = self.broker.loop.create_task(self._work_ahead(transcript))
+
+    async def _work_ahead(self, transcript: str) -> None:
+        """Read the transcript's expecting calls from their marks (in the pool) and keep the work
+        done for those it shows executed. Only an optimisation: any failure leaves the post event
+        to do the work itself."""
+        try:
+            waiting = [key for key, e in self._expected.items() if e.transcript == transcript and e.ahead is None
+                       and self._marks.get(key) is not None]  # never a scan of the whole file
+            if not waiting:
+                return
+            sid = waiting[0][0]
+            marks = {call_id: self._marks[(s, call_id)] for s, call_id in waiting if s == sid}
+            wants = {call_id: (self._expected[(sid, call_id)].cap, self._expected[(sid, call_id)].archive_ref)
+                     for call_id in marks}
+            try:
+                ends, done = await self.broker.loop.run_in_executor(self.broker._pool, work_ahead, transcript,
+                                                                    marks, wants)
+            except (YarpError, OSError, RuntimeError):  # RuntimeError: the pool is shut down with the broker
+                return
+            for call_id, mark in ends.items():
+                if (sid, call_id) in self._expected:  # not finished meanwhile
+                    self._remember((sid, call_id), mark)
+            for call_id, ahead in done.items():
+                expected = self._expected.get((sid, call_id))
+                if expected is not None and expected.transcript == transcript:
+                    expected.ahead = ahead
+            held = [e for e in self._expected.values() if e.ahead is not None]
+            for expected in held[:max(0, len(held) - MAX_WORKED_AHEAD)]:
+                expected.ahead = None  # the oldest calls' work: their post event does it again
+        finally:
+            del self._working[transcript]
+            if transcript in self._again:
+                self._again.discard(transcript)
+                self._written(transcript)
 
     def _remember(self, key: tuple[str, str], mark: Mark) -> None:
         """Keep a call's mark unless a later reading of the same file is kept already."""
@@ -654,12 +887,14 @@ class CodexService:
         """Whether a call is begun, unfinished, and not being finished by a request in flight."""
         return known.get(call_id, ("",))[0] == "started" and (session.source_session_id, call_id) not in self._finishing
 
-    async def _commit(self, request, hook, session: ops.Session, event, known: dict, reading: Reading) -> bytes:
+    async def _commit(self, request, hook, session: ops.Session, event, known: dict, reading: Reading,
+                      transcript: str | None) -> bytes:
         """Build the event's operations and submit them as one composite request."""
         from .. import protocol
-        from ..services import envelope_for, now_ms, prepare_composite
+        from ..services import PreparedParts, envelope_for, now_ms, prepare_composite
 
         now = now_ms()
+        main_parts = failure = None
         outcomes = [call_outcome(session, evidence, evidence.model_output, known[evidence.call_id][1], cap=0,
                                  now_ms=now) for evidence in reading.settled if self._open(session, known,
                                                                                            evidence.call_id)]
@@ -670,34 +905,43 @@ class CodexService:
         elif event is not None and self._open(session, known, event.call_id):
             if event.tool_name != SHELL_TOOL:
                 main = other_outcome(session, event, now)
-            elif reading.current is not None and reading.current.executed:
-                cap = hook.cap_bytes if hook.pruning and not is_recovery(_command(event)) else 0
-                main = call_outcome(session, reading.current, _output_text(event.response),
-                                    known[event.call_id][1], cap=cap, now_ms=now)
-            # else: left started, the next event of the session settles it
+            elif isinstance(reading.finished, tuple):  # prepared with the reading (`_read`)
+                main, main_parts = reading.finished
+            elif reading.finished is not None:
+                main, failure = Outcome([]), reading.finished
+            # else: not executed yet, left started; the next event of the session settles it
         if main is not None:
             outcomes.append(main)
         extra = {"warning": reading.warnings[0]} if reading.warnings else {}
         if not outcomes:
             return protocol.reply_ok(extra=extra or None)
-        operations: list = []
-        sources: dict[int, bytes] = {}
-        for outcome in outcomes:
-            if outcome.source is not None:
-                sources[len(operations)] = outcome.source
-            operations += outcome.operations
+        operations = [op for outcome in outcomes for op in outcome.operations]
         last = outcomes[-1].operations
         keys = {(session.source_session_id, op.source_call_id) for op in operations}
+        finishes = any(isinstance(op, ops.FinishCall) for op in operations)
         self._finishing |= keys
         try:
-            prepared = await prepare_composite(self.broker, request, tuple(operations), sources=sources)
+            if failure is not None:
+                raise failure
+            if main_parts is None:
+                prepared = await prepare_composite(self.broker, request, tuple(operations), sources=_sources(outcomes))
+            else:  # the settled calls' parts, then the prepared ones of the call this event finishes
+                settled = outcomes[:-1]
+                head = await prepare_composite(self.broker, request, tuple(operations[:-len(main.operations)]),
+                                               sources=_sources(settled)) if settled else PreparedParts(())
+                prepared = PreparedParts(head.parts + main_parts.parts)
             env = envelope_for(last[-1], request.conn.correlation_id, hook.deadline_ms, sequence=last[0].sequence)
-            await self.broker.submit(request, env, prepared)
+            reply = await self.broker.submit(request, env, prepared)
         finally:
             self._finishing -= keys
+            self._finished_requests += finishes
         for op in operations:
             if isinstance(op, ops.FinishCall):  # a finished call is never read for again
                 self._marks.pop((session.source_session_id, op.source_call_id), None)
+                self._unexpect((session.source_session_id, op.source_call_id))
+        if event is not None and event.event == PRE and event.tool_name == SHELL_TOOL and transcript is not None:
+            self._expect((session.source_session_id, event.call_id), transcript, _cap(hook, event),
+                         orjson.loads(reply).get("archiveRef"))
         if main is not None and main.view is not None:
             extra["answer"] = orjson.dumps(post_answer(main.view)).decode()
         return protocol.reply_ok(extra=extra or None)
