@@ -192,7 +192,8 @@ def reported_errors() -> "type[YarpError]":
     being matched, so the commands that start for every tool call (`yarp run`, the
     hooks) finish without loading the error classes, whose 30 class statements cost
     each of them about 1 ms (docs/decisions.md, "The error classes load on the
-    first failure"). Their modules import a class where they raise it."""
+    first failure"). Their modules import a class where they raise it, and the hook
+    client and the runner match a failure through one function each, which does the same."""
     from .errors import YarpError
 
     return YarpError

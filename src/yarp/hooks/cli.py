@@ -29,7 +29,6 @@ import os
 import sys
 import time
 
-from ..cli import reported_errors
 from ..limits import MAX_FRAME_BYTES
 from . import EVENTS, PRE
 
@@ -110,8 +109,8 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
         if not config.archive_enabled:
             return 0
         location = resolve_archive(archive, environ, config.archive_path)
-    except reported_errors() as exc:
-        warn_once(agent, session, f"archive capture is off for this session: {exc.message}", environ)
+    except Exception as exc:  # noqa: BLE001 - `_failure` raises anything but an archive failure again
+        warn_once(agent, session, f"archive capture is off for this session: {_failure(exc)}", environ)
         return 0
     timeout = BEGIN_TIMEOUT_S if name == PRE else RESULT_TIMEOUT_S
     fields = {"agent": agent, "launcher": _launcher(environ), "pruning": config.pruning_enabled,
@@ -120,15 +119,16 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
         fields["capBytes"] = config.cap_bytes  # the broker caps the view Codex shows the model
     try:
         reply = forward(location, environ, fields, raw, time.monotonic() + timeout)
-    except reported_errors() as exc:
+    except Exception as exc:  # noqa: BLE001 - as above
+        message = _failure(exc)
         if agent == "codex":
             text = ("archive capture failed; this session's calls run without capture or YARP's view "
-                    f"until the archive answers again: {exc.message}")
+                    f"until the archive answers again: {message}")
         elif name == PRE:
             text = ("archive capture failed; this session's tool calls run without capture or rewriting "
-                    f"until the archive answers again: {exc.message}")
+                    f"until the archive answers again: {message}")
         else:
-            text = f"result archive failed; the call stays incomplete: {exc.message}"
+            text = f"result archive failed; the call stays incomplete: {message}"
         warn_once(agent, session, text, environ)
         return 0
     warning = reply.get("warning")
@@ -142,6 +142,17 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
         except OSError:
             pass
     return 0
+
+
+def _failure(exc: Exception) -> str:
+    """The message of the archive failure `exc` (a `YarpError`); anything else is raised
+    again. The error classes are imported here, on a failure only: an event that
+    succeeds never loads them (`yarp.cli.reported_errors`)."""
+    from ..errors import YarpError
+
+    if isinstance(exc, YarpError):
+        return exc.message
+    raise exc
 
 
 def warn_once(agent: str, session: str, text: str, environ) -> None:
