@@ -10,9 +10,14 @@ itself, and work done for a record a later one superseded must not be used.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import subprocess
+import sys
 import time
 
+from broker_helpers import BrokerProcess
+from broker_helpers import broker_env  # noqa: F401  (fixture)
 from test_hooks import calls, world  # noqa: F401  (fixture)
 from test_hooks_codex import Transcript, answer, event, seq, transcript  # noqa: F401  (fixture)
 
@@ -146,3 +151,34 @@ def test_a_record_written_after_the_work_ahead_wins(world, transcript):  # noqa:
     assert f"ref={call['ref']}" in view
     assert "incomplete_calls: 0" in world.verify()
     assert os.path.exists(world.archive)
+
+
+def test_a_broker_watching_transcripts_stops_cleanly_at_idle(broker_env, tmp_path):  # noqa: F811
+    """A begun shell call's transcript is watched and its execution written (work ahead starts),
+    but no post event comes: the broker's idle exit closes the watch and ends the work ahead,
+    with status 0 and nothing but its own log lines on stderr."""
+    env = broker_env.with_env(YARP_BROKER_IDLE_MS=400)
+    proc = BrokerProcess(broker_env, env=env).wait_ready()
+    hook_env = dict(env, YARP_ARCHIVE=broker_env.archive)
+    rollout = Transcript(tmp_path / "rollout-idle.jsonl")
+    work = tmp_path / "work"
+    work.mkdir()
+
+    def hook(payload: dict) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "yarp", "hook", "codex"], input=json.dumps(payload).encode(),
+                              env=hook_env, capture_output=True, timeout=60, cwd=work, check=False)
+
+    pre = {"session_id": "idle-session", "turn_id": "t", "transcript_path": str(rollout.path), "cwd": str(work),
+           "hook_event_name": "PreToolUse", "model": "m", "permission_mode": "bypassPermissions",
+           "tool_name": "Bash", "tool_input": {"command": "seq 1 9000"}, "tool_use_id": "call_idle"}
+    rollout.called("call_idle", "exec_command", {"cmd": "seq 1 9000"})
+    assert (hook(pre).returncode, proc.proc.poll()) == (0, None)
+    rollout.executed("call_idle", seq(9000), 0)
+    try:
+        assert proc.wait_exit(15) == 0
+    finally:
+        proc.stop()
+    lines = proc.log_text().splitlines()
+    assert lines and all(line.startswith("{") for line in lines), lines[-5:]
+    events = [e["event"] for e in proc.events()]
+    assert "shutdown" in events and "internal_error" not in events

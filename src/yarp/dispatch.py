@@ -24,7 +24,9 @@ class Services:
         self.runs = RunService(broker, self.warm)
 
     def close(self) -> None:
-        """Close what the services hold open (the warm services' read-only archive connection)."""
+        """Close what the services hold open: the Codex transcript watch and the warm
+        services' read-only archive connection."""
+        self.hooks.close()
         self.warm.close()
 
 

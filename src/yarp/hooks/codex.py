@@ -872,6 +872,16 @@ class CodexService:
                 self._again.discard(transcript)
                 self._written(transcript)
 
+    def close(self) -> None:
+        """At the broker's shutdown: stop watching transcripts and the work ahead still running
+        (only an optimisation; the events it was for are answered or never come)."""
+        self._expected.clear()  # nothing more to do ahead: a cancelled task starts no other
+        self._again.clear()
+        for task in list(self._working.values()):
+            task.cancel()
+        if self._watch is not None:
+            self._watch.close()
+
     def _remember(self, key: tuple[str, str], mark: Mark) -> None:
         """Keep a call's mark unless a later reading of the same file is kept already."""
         kept = self._marks.get(key)

@@ -134,6 +134,11 @@ class HookService:
             self._codex = CodexService(self.broker, self.warm)
         return self._codex
 
+    def close(self) -> None:
+        """Stop what the Codex service watches, if it was ever made."""
+        if self._codex is not None:
+            self._codex.close()
+
     # --- one event -------------------------------------------------------------------
 
     async def serve(self, request, obj: dict) -> bytes:
