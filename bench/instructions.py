@@ -94,22 +94,6 @@ for start in range(0, count, 25):
 """
 
 
-def count_instructions(stop: str, requests: int, size: int, workdir: str) -> int:
-    archive = os.path.join(workdir, f"{stop}.sqlite3")
-    script = os.path.join(workdir, "program.py")
-    # A fixed hash seed: set and dict layouts, hence the instructions, repeat exactly.
-    env = dict(os.environ, STOP_AFTER=stop, PYTHONPATH=SRC, PYTHONHASHSEED="0")
-    proc = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, script,
-         str(requests), str(size), archive],
-        env=env, capture_output=True, text=True, check=True,
-    )
-    found = re.search(r"Collected\s*:\s*([\d,]+)", proc.stderr) or re.search(r"refs:\s*([\d,]+)", proc.stderr)
-    if found is None:
-        raise RuntimeError("callgrind printed no instruction total")
-    return int(found.group(1).replace(",", ""))
-
-
 def callgrind_total(argv: list[str], env: dict, data: bytes | None = None, cwd: str | None = None) -> int:
     """Instructions callgrind counts for one whole process."""
     proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv], input=data,
@@ -120,6 +104,14 @@ def callgrind_total(argv: list[str], env: dict, data: bytes | None = None, cwd: 
     if found is None or proc.returncode != 0:
         raise RuntimeError(f"{argv[0]} failed under callgrind (status {proc.returncode})")
     return int(found.group(1).replace(",", ""))
+
+
+def count_instructions(stop: str, requests: int, size: int, workdir: str) -> int:
+    archive = os.path.join(workdir, f"{stop}.sqlite3")
+    script = os.path.join(workdir, "program.py")
+    # A fixed hash seed: set and dict layouts, hence the instructions, repeat exactly.
+    env = dict(os.environ, STOP_AFTER=stop, PYTHONPATH=SRC, PYTHONHASHSEED="0")
+    return callgrind_total([sys.executable, script, str(requests), str(size), archive], env)
 
 
 def _hook_event(tool: str, tool_input: dict, cwd: str) -> bytes:
