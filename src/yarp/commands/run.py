@@ -29,11 +29,13 @@ def run(args) -> int:
 
 
 def _start(command: list[str], given: list[str | None], archive: str | None) -> int:
-    if not command or (any(v is not None for v in given) and not all(v for v in given)):
+    if not command:
         from ..errors import UsageError
 
-        if not command:
-            raise UsageError("yarp run: expected -- followed by a command")
+        raise UsageError("yarp run: expected -- followed by a command")
+    if any(v is not None for v in given) and not all(v for v in given):
+        from ..errors import UsageError
+
         raise UsageError("yarp run: the archive flags go together: --archive-agent, --archive-account, "
                          "--archive-session and --archive-call")
     from ..runner import run_command
