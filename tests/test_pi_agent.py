@@ -3,7 +3,7 @@
 Pi runs non-interactively against the scripted model server on loopback, both
 inside a loopback-only network namespace (tests/netns.py), executes
 real tool calls (large, binary and failing shell output, write, read, edit) and
-loads hooks/pi with `-e`. The test then reads the archive read-only and checks
+loads the extension shipped in the package (src/yarp/hooks/pi) with `-e`. The test then reads the archive read-only and checks
 every call's exact input, raw and visible result, stream and source-output
 snapshots, that the text the model was shown is the archived visible result, that
 capped results carry a marker whose `yarp search` finds the omitted text, and
@@ -12,7 +12,6 @@ that `yarp archive verify` passes.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -33,35 +32,18 @@ from scripted_model import ScriptedModel, Text, ToolCall, tool_messages
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The npm project that pins the Pi version the extension is tested against.
 PI_DIR = ROOT / "hooks" / "pi"
-EXTENSION = PI_DIR  # loaded as a directory through its package.json `pi.extensions` entry
+#: The extension as the package ships it, loaded as a directory through its package.json `pi.extensions` entry.
+EXTENSION = ROOT / "src" / "yarp" / "hooks" / "pi"
 PI_VERSION = "0.73.1"
 CAP = 5120
 MARKER = re.compile(
     r"(?:^|\n)\[yarp: (\d+) byte\(s\) capped at (\d+); ref=(yr_[0-9a-f]{32}); (\w+) (complete|incomplete|unknown)\]\n"
     r"Search omitted output: yarp search (yr_[0-9a-f]{32}) '[^'\n]+'\n"
 )
-#: yarp commands the extension and this test drive, as `yarp.commands` modules.
-REQUIRED = {
-    "archive ingest": "archive_ingest",
-    "config show": "config_show",
-    "plan": "plan",
-    "run": "run",
-    "archive restore": "archive_restore",
-    "archive verify": "archive_verify",
-    "search": "search",
-}
-
-
-def _missing_commands() -> list[str]:
-    return [name for name, module in REQUIRED.items() if importlib.util.find_spec(f"yarp.commands.{module}") is None]
-
-
 @pytest.fixture(scope="session")
 def pi_cli() -> Path:
-    missing = _missing_commands()
-    if missing:
-        pytest.skip(f"yarp commands not implemented yet: {', '.join(missing)}")
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip("node and npm are needed to run the real Pi agent")
     manifest = PI_DIR / "node_modules" / "@mariozechner" / "pi-coding-agent" / "package.json"

@@ -2,8 +2,12 @@
 
 `COMMANDS` maps each command path to the module that implements it. A command
 module exposes ``SUMMARY`` (one line), ``configure(parser)`` and ``run(args) ->
-int`` (and ``INTERMIXED = True`` when options may follow its positionals); it
-translates arguments into library calls and nothing more. Only the
+int``; it
+translates arguments into library calls and nothing more. Options may come
+before or after positionals (argparse's intermixed parsing), except in a
+command whose last positional is a command line (``COMMAND_LINE = True``:
+`yarp run`, `plan`, `rewrite`), where everything after ``--`` belongs to that
+command. Only the
 module of the command being run is imported, so `yarp run` (which wraps every
 shell command an agent executes) pays for nothing else.
 
@@ -97,6 +101,18 @@ def build_parser(path: tuple[str, ...], module):
     return parser
 
 
+def parse_arguments(path: tuple[str, ...], module, rest: list[str]):
+    """The command's arguments from `rest`: options before or after positionals.
+
+    Raises `UsageError` for bad usage (`SystemExit` for `--help`).
+    """
+    parser = build_parser(path, module)
+    # argparse's intermixed parsing mishandles `--` (Python < 3.13): after it
+    # every word is positional anyway, so the classic parser is exact there.
+    classic = getattr(module, "COMMAND_LINE", False) or "--" in rest
+    return parser.parse_args(rest) if classic else parser.parse_intermixed_args(rest)
+
+
 def _overview(prefix: tuple[str, ...] = ()) -> str:
     lines = [f"usage: yarp {' '.join(prefix) + ' ' if prefix else ''}COMMAND [ARGS...]", ""]
     if not prefix:
@@ -165,11 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                 _exit_now(status)
             return status
         module = load_command(path)  # imported already, unless a hook declined its fast path
-        parser = build_parser(path, module)
-        # Modules whose options may follow their positionals opt in with INTERMIXED.
-        parse = parser.parse_intermixed_args if getattr(module, "INTERMIXED", False) else parser.parse_args
-        args = parse(rest)
-        return int(module.run(args) or 0)
+        return int(module.run(parse_arguments(path, module, rest)) or 0)
     except reported_errors() as exc:
         _report(exc)
         return exc.exit_code

@@ -290,7 +290,9 @@ class BrokerClient:
                 chunk = os.read(read_fd, 4096)
                 if not chunk:
                     if proc.poll() is not None:
-                        raise BrokerUnavailable("the broker exited during start-up")
+                        from .fault_log import client_hint
+
+                        raise BrokerUnavailable("the broker exited during start-up; " + client_hint(self.environ))
                     raise BrokerUnavailable("the broker closed its ready pipe without a signal")
                 message += chunk
         finally:

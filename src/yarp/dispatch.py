@@ -38,3 +38,23 @@ def service_for(broker, obj):
     if services is None:
         services = broker.services = Services(broker)
     return services.hooks if "hook" in obj else services.runs
+
+
+#: Hook agents and run steps a fault log line may name (anything else is not logged by name).
+_HOOK_AGENTS = frozenset({"claude-code", "codex"})
+_RUN_STEPS = frozenset({"begin", "capture", "not_started"})
+
+
+def service_kind(obj) -> str | None:
+    """A fixed name for a service request (`hook:codex`, `run:capture`), for the fault log; never request data."""
+    if not isinstance(obj, dict):
+        return None
+    hook = obj.get("hook")
+    if isinstance(hook, dict):
+        agent = hook.get("agent")
+        return f"hook:{agent}" if agent in _HOOK_AGENTS else "hook"
+    run = obj.get("run")
+    if isinstance(run, dict):
+        step = run.get("step")
+        return f"run:{step}" if step in _RUN_STEPS else "run"
+    return None

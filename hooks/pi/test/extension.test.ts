@@ -1,7 +1,7 @@
 import assert from "node:assert/strict"
 import { Buffer } from "node:buffer"
 import test from "node:test"
-import { joinedText } from "../src/cap.ts"
+import { joinedText } from "../../../src/yarp/hooks/pi/cap.ts"
 import { CTX, entries, frames, runCall, setup } from "./harness.ts"
 
 const REWRITE = (command: string, id: string) =>

@@ -17,9 +17,9 @@ import { tmpdir } from "node:os"
 import { delimiter, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import test from "node:test"
-import { joinedText } from "../src/cap.ts"
+import { joinedText } from "../../../src/yarp/hooks/pi/cap.ts"
 import { FakePi } from "./harness.ts"
-import { createYarpExtension } from "../src/extension.ts"
+import { createYarpExtension } from "../../../src/yarp/hooks/pi/extension.ts"
 
 const REPO = resolve(fileURLToPath(new URL("../../..", import.meta.url)))
 const SESSIONS = resolve(REPO, "..", "shared", "data", "pi-sessions")

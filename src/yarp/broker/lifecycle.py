@@ -272,6 +272,12 @@ def run(location: ArchiveLocation, *, foreground: bool = False, environ=os.envir
         if startup_fd is not None:
             os.close(startup_fd)
         raise
+    except Exception as exc:  # a broken installation or invariant: logged, then answered boundedly
+        error = _internal_error(exc, "startup")
+        _signal_ready(error)
+        if startup_fd is not None:
+            os.close(startup_fd)
+        raise error from None
 
     def ready() -> None:
         # Socket bound and serving: other clients may now find us, so the
@@ -282,8 +288,21 @@ def run(location: ArchiveLocation, *, foreground: bool = False, environ=os.envir
             startup_fd = None
         _signal_ready(None)
 
-    run_loop(lifecycle.serve(sock, on_ready=ready))
+    try:
+        run_loop(lifecycle.serve(sock, on_ready=ready))
+    except YarpError:
+        raise
+    except Exception as exc:
+        raise _internal_error(exc, "serve") from None
     return 0
+
+
+def _internal_error(exc: Exception, operation: str) -> BrokerError:
+    """Log an internal error of the broker's own start or loop, and the bounded error that reports it."""
+    from .. import fault_log
+
+    fault_log.record(exc, operation=operation)
+    return BrokerError(f"internal broker error at {operation}; " + fault_log.client_hint())
 
 
 def run_loop(main) -> None:

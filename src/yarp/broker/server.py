@@ -32,10 +32,10 @@ import time
 
 import orjson
 
-from .. import protocol
+from .. import fault_log, protocol
+from ..dispatch import service_for, service_kind
 from ..errors import BrokerError, DeadlineExceeded, YarpError
 from ..limits import BROKER_IDLE_MS, COMMIT_LATENCY_SAMPLES, INLINE_PREPARE_BYTES
-from ..dispatch import service_for
 from ..validate import check_operation, parse_envelope
 from .admission import Admission, Request
 from .dispatch import prepare_operation, prepare_request, reads_files
@@ -103,6 +103,16 @@ class Broker:
         except (OSError, ValueError):
             pass
 
+    def fault(self, exc: BaseException, request: Request | None = None, operation: str | None = None) -> BrokerError:
+        """An internal error: one line in the fault log (`fault_log`), an event in the
+        foreground, and the bounded error to answer; safe from any thread."""
+        if operation is None and request is not None and request.envelope is not None:
+            operation = request.envelope.kind
+        fault_log.record(exc, operation=operation, request_bytes=request.frame_bytes if request is not None else None)
+        if self.loop is not None:
+            self.log_threadsafe("internal_error", kind=type(exc).__name__)
+        return BrokerError("internal broker error; " + fault_log.client_hint())
+
     def log_threadsafe(self, event: str, **fields) -> None:
         """`log` from another thread (the writer, the pool): the line is written on the event loop."""
         if self.foreground and self.loop is not None:
@@ -157,8 +167,7 @@ class Broker:
         except YarpError as exc:
             self.finish(request, exc)
         except Exception as exc:  # an invariant broke: answer boundedly, keep serving others
-            self.log("internal_error", kind=type(exc).__name__)
-            self.finish(request, BrokerError("internal broker error"))
+            self.finish(request, self.fault(exc, request))
 
     def _order(self, request: Request, env) -> None:
         request.envelope = env
@@ -182,17 +191,16 @@ class Broker:
         if service is None:
             return False
         task = self.loop.create_task(service.serve(request, obj))
-        task.add_done_callback(functools.partial(self._served, request))
+        task.add_done_callback(functools.partial(self._served, request, service_kind(obj)))
         return True
 
-    def _served(self, request: Request, task) -> None:
+    def _served(self, request: Request, kind: str | None, task) -> None:
         try:
             outcome = task.result()
         except YarpError as exc:
             outcome = exc
         except Exception as exc:
-            self.log("internal_error", kind=type(exc).__name__)
-            outcome = BrokerError("internal broker error")
+            outcome = self.fault(exc, request, kind)
         self.finish(request, outcome)
 
     def submit(self, request: Request, env, prepared=None):
@@ -245,8 +253,7 @@ class Broker:
             self.finish(request, exc)
             return
         except Exception as exc:
-            self.log("internal_error", kind=type(exc).__name__)
-            self.finish(request, BrokerError("internal broker error"))
+            self.finish(request, self.fault(exc, request))
             return
         self.writer.submit(request)
 
@@ -263,7 +270,7 @@ class Broker:
                     self.sequencer.remember(request.envelope)
                 self.finish(request, outcome)
             except Exception as exc:  # never leave the rest of the batch unanswered
-                self.log("internal_error", kind=type(exc).__name__)
+                self.fault(exc, request)
 
     def finish(self, request: Request, outcome) -> None:
         """Send the one reply, give back admission, then let followers and waiting clients in."""
@@ -295,8 +302,7 @@ class Broker:
             except YarpError as exc:
                 self.finish(follower, exc)
             except Exception as exc:
-                self.log("internal_error", kind=type(exc).__name__)
-                self.finish(follower, BrokerError("internal broker error"))
+                self.finish(follower, self.fault(exc, follower))
         if reply_to is None:
             self.admission.release(request)
             self.lifecycle.maybe_idle()

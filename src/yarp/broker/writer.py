@@ -85,8 +85,9 @@ class Writer:
             try:
                 self._commit(batch)
             except Exception as exc:  # an invariant broke: answer boundedly, keep writing
-                self.broker.log_threadsafe("internal_error", kind=type(exc).__name__)
-                self._post([(r, YarpError("internal broker error")) for r in batch], False)
+                kinds = sorted({r.envelope.kind for r in batch if r.envelope is not None})
+                error = self.broker.fault(exc, operation="batch:" + ",".join(kinds) if len(kinds) == 1 else "batch")
+                self._post([(r, error) for r in batch], False)
             finally:
                 self.batch_requests = 0
                 self.in_transaction = False

@@ -35,8 +35,14 @@ def run(args) -> int:
         location = resolve_archive(None, os.environ, load().archive_path)
     if args.action == "status":
         return _status(location, args.json)
-    from ..broker import run as run_broker
+    try:
+        from ..broker import run as run_broker
+    except Exception as exc:  # a broken installation (a dependency that does not import): logged for `yarp doctor`
+        from .. import fault_log
+        from ..errors import BrokerError
 
+        fault_log.record(exc, operation="startup")
+        raise BrokerError("the broker cannot start; " + fault_log.client_hint()) from None
     return run_broker(location, foreground=args.foreground)
 
 

@@ -1,20 +1,25 @@
-"""`yarp hook install AGENT`: add YARP's hooks to Claude Code's or Codex's settings."""
+"""`yarp hook install AGENT`: add YARP's hooks to Claude Code's or Codex's settings, or the Pi extension."""
 
 from __future__ import annotations
 
-SUMMARY = "add the archive hooks to an agent's settings file (claude-code or codex)"
+SUMMARY = "hook an agent up to the archive (claude-code, codex: settings file; pi: extension folder)"
 EPILOG = """\
 files:
   claude-code  --user: ~/.claude/settings.json     --project: ./.claude/settings.json
   codex        --user: $CODEX_HOME/hooks.json (else ~/.codex/hooks.json)
                --project: ./.codex/hooks.json
+  pi           --user: $PI_CODING_AGENT_DIR/extensions/yarp/ (else ~/.pi/agent/extensions/yarp/)
+               --project: ./.pi/extensions/yarp/
 
 Existing settings and other hooks are kept; installing twice changes nothing.
 The previous file is kept as <file>.yarp-backup-<unix ms> (mode 0600).
+The Pi extension is copied from this yarp's own files (no checkout, no npm) and
+runs the yarp that installed it; installing again after an upgrade replaces it.
 Codex skips hooks it has not been told to trust, silently: after installing,
 start `codex`, type /hooks and trust the entries that run `yarp hook codex`.
 """
 ARCHIVE_OPTION = False
+AGENTS = ("claude-code", "codex", "pi")
 #: Codex runs an untrusted hook never and says nothing about it.
 CODEX_TRUST = (
     "Codex runs these hooks only after you trust them, and skips untrusted hooks without a word:",
@@ -26,7 +31,7 @@ CODEX_TRUST = (
 
 
 def configure(parser) -> None:
-    parser.add_argument("agent", choices=("claude-code", "codex"))
+    parser.add_argument("agent", choices=AGENTS)
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument("--user", dest="scope", action="store_const", const="user",
                        help="the user's settings in the home directory (default)")
@@ -35,8 +40,11 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from ..hooks.install import install, settings_path
     from ..hooks.launcher import shell_join, yarp_argv
+
+    if args.agent == "pi":
+        return _install_extension(args.agent, args.scope or "user", yarp_argv())
+    from ..hooks.install import install, settings_path
 
     path = settings_path(args.agent, args.scope or "user")
     change = install(args.agent, path, shell_join(yarp_argv() + ["hook", args.agent]))
@@ -49,4 +57,15 @@ def run(args) -> int:
     if args.agent == "codex":
         for line in CODEX_TRUST:
             print(line)
+    return 0
+
+
+def _install_extension(agent: str, scope: str, argv: list[str]) -> int:
+    from ..hooks.extension_install import install, install_path
+
+    change = install(agent, install_path(agent, scope), argv[0] if len(argv) == 1 else None)
+    print(f"{'installed' if change.changed else 'already installed'}: {change.path}")
+    if len(argv) != 1:
+        print("no `yarp` command was found on PATH: the extension will run the `yarp` it finds on Pi's PATH")
+    print("Pi loads it at its next start; `yarp doctor` checks it.")
     return 0

@@ -1,17 +1,18 @@
-"""`yarp hook uninstall AGENT`: remove exactly YARP's hooks from an agent's settings."""
+"""`yarp hook uninstall AGENT`: remove exactly YARP's hooks from an agent's settings, or the Pi extension."""
 
 from __future__ import annotations
 
-SUMMARY = "remove the archive hooks from an agent's settings file (claude-code or codex)"
+SUMMARY = "remove what `yarp hook install` added for an agent (claude-code, codex, pi)"
 EPILOG = """\
 Removes only entries that run `yarp ... hook AGENT`; every other setting and
 hook is kept. The previous file is kept as <file>.yarp-backup-<unix ms> (0600).
+For pi, removes the files `yarp hook install pi` wrote, unless you changed them.
 """
 ARCHIVE_OPTION = False
 
 
 def configure(parser) -> None:
-    parser.add_argument("agent", choices=("claude-code", "codex"))
+    parser.add_argument("agent", choices=("claude-code", "codex", "pi"))
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument("--user", dest="scope", action="store_const", const="user",
                        help="the user's settings in the home directory (default)")
@@ -20,6 +21,8 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    if args.agent == "pi":
+        return _uninstall_extension(args.agent, args.scope or "user")
     from ..hooks.install import settings_path, uninstall
 
     path = settings_path(args.agent, args.scope or "user")
@@ -30,4 +33,17 @@ def run(args) -> int:
     print(f"removed {change.entries} hook(s): {path}")
     if change.backup:
         print(f"backup: {change.backup}")
+    return 0
+
+
+def _uninstall_extension(agent: str, scope: str) -> int:
+    from ..hooks.extension_install import install_path, uninstall
+
+    change = uninstall(agent, install_path(agent, scope))
+    if not change.changed:
+        print(f"not installed: {change.path}")
+        return 0
+    print(f"removed: {change.path}")
+    if change.kept:
+        print(f"kept {len(change.kept)} file(s) you changed or added: {', '.join(change.kept)}")
     return 0

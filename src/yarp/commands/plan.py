@@ -19,6 +19,8 @@ Only a single simple command that exactly one reduce rule selects is rewritten,
 as 'yarp run [archive flags] -- <original text unchanged>'.
 """
 ARCHIVE_OPTION = False
+#: The positional is the command text: what follows `--` is the command's, never ours.
+COMMAND_LINE = True
 
 
 def configure(parser) -> None:

@@ -9,8 +9,6 @@ from .. import recovery
 from . import _archive
 from ..errors import UsageError
 
-#: Options may follow the positional arguments (`yarp read REF --bytes 0:10`).
-INTERMIXED = True
 
 SUMMARY = "print an exact line or byte range of an archived call's output"
 EPILOG = """\

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .plan import add_planning_options
+from .plan import COMMAND_LINE, add_planning_options  # noqa: F401  (COMMAND_LINE: as in `yarp plan`)
 
 SUMMARY = "print the shell command to run: wrapped in 'yarp run' when a rule reduces it, else the original"
 EPILOG = """\

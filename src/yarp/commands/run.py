@@ -10,6 +10,8 @@ examples:
 The exit status is the command's (128 + N after signal N); usage errors exit 64.
 If archiving fails, the exact raw output is shown and the status is kept.
 """
+#: The positional is the command line itself: what follows `--` is the command's, never ours.
+COMMAND_LINE = True
 _FLAGS = ("archive_agent", "archive_account", "archive_session", "archive_call")
 
 

@@ -15,9 +15,6 @@ from ..limits import (
     MAX_SEARCH_MATCHES,
 )
 
-#: Options may follow the positional arguments (`yarp search REF -F TEXT`).
-INTERMIXED = True
-
 SUMMARY = "search one archived call's exact output (or list recent calls)"
 EPILOG = f"""\
 Forms:

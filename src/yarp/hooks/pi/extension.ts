@@ -15,6 +15,7 @@
  * fallback store, never opens the database, and never puts payloads in warnings.
  */
 
+import { readFileSync } from "node:fs"
 import { userInfo } from "node:os"
 import { capContent, fullOutputPathOf, joinedText, resultCompleteness, type ContentBlock } from "./cap.ts"
 import { BEGIN_CALL_TIMEOUT_MS, IngestClient, OTHER_TIMEOUT_MS } from "./ingest.ts"
@@ -92,9 +93,24 @@ function resultSnapshot(content: unknown, details: unknown, isError: boolean): R
   return { content: content ?? [], details: details === undefined ? null : details, isError }
 }
 
-export function binaryPath(env: NodeJS.ProcessEnv): string {
+/** What `yarp hook install pi` writes beside this file: the yarp that installed it, among others. */
+export const INSTALL_RECORD_URL = new URL("./yarp-install.json", import.meta.url)
+
+/** The `yarp` that installed this copy of the extension, or null (not installed, or no console script). */
+export function installedBinary(recordUrl: URL = INSTALL_RECORD_URL): string | null {
+  try {
+    const record = JSON.parse(readFileSync(recordUrl, "utf8")) as { yarpBin?: unknown }
+    return typeof record.yarpBin === "string" && record.yarpBin !== "" ? record.yarpBin : null
+  } catch {
+    return null
+  }
+}
+
+/** `YARP_BIN`, else the yarp that installed the extension, else `yarp` on PATH. */
+export function binaryPath(env: NodeJS.ProcessEnv, recordUrl: URL = INSTALL_RECORD_URL): string {
   const configured = env["YARP_BIN"]
-  return configured !== undefined && configured !== "" ? configured : "yarp"
+  if (configured !== undefined && configured !== "") return configured
+  return installedBinary(recordUrl) ?? "yarp"
 }
 
 /**

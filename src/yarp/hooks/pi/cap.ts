@@ -11,7 +11,7 @@
  */
 
 import { Buffer } from "node:buffer"
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 
 export type TextBlock = { type: "text"; text: string }
 export type ContentBlock = TextBlock | { type: string; [key: string]: unknown }
@@ -136,10 +136,22 @@ class Classifier {
 }
 
 let shipped: Classifier | undefined
-export const SALIENCE_DATA_URL = new URL("../../../src/yarp/rules/salience.json", import.meta.url)
+/**
+ * Where the salience data sits: beside this file once `yarp hook install pi` has
+ * copied the extension into Pi's extensions folder, else in the Python package
+ * this file ships in (`yarp/hooks/pi/` next to `yarp/rules/`).
+ */
+export const SALIENCE_DATA_URLS = [
+  new URL("./salience.json", import.meta.url),
+  new URL("../../rules/salience.json", import.meta.url),
+]
 
 function classifier(): Classifier {
-  shipped ??= new Classifier(JSON.parse(readFileSync(SALIENCE_DATA_URL, "utf8")) as SalienceData)
+  if (shipped === undefined) {
+    const found = SALIENCE_DATA_URLS.find((url) => existsSync(url))
+    if (found === undefined) throw new Error("the salience data (salience.json) is missing beside the extension")
+    shipped = new Classifier(JSON.parse(readFileSync(found, "utf8")) as SalienceData)
+  }
   return shipped
 }
 
