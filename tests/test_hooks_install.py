@@ -161,3 +161,88 @@ def test_installed_command_runs_this_yarp(dirs):
     env = dict(os.environ, HOME=str(home), PYTHONPATH=str(ROOT / "src"))
     result = subprocess.run(command + " --help", shell=True, env=env, capture_output=True, timeout=60, check=False)
     assert result.returncode == 0 and result.stdout.startswith(b"usage: yarp hook claude-code")
+
+
+# --- the Pi extension ------------------------------------------------------------------------
+
+PACKAGE_PI = ROOT / "src" / "yarp" / "hooks" / "pi"
+
+
+def _pi_folder(home: Path) -> Path:
+    return home / ".pi" / "agent" / "extensions" / "yarp"
+
+
+def test_pi_install_copies_the_shipped_extension_and_names_this_yarp(dirs):
+    home, project = dirs
+    result = yarp(home, project, "hook", "install", "pi")
+    assert result.returncode == 0, result.stderr
+    folder = _pi_folder(home)
+    assert f"installed: {folder}".encode() in result.stdout
+    for name in ("package.json", "index.ts", "extension.ts", "ingest.ts", "frame.ts", "cap.ts", "yarp-cli.ts"):
+        assert (folder / name).read_bytes() == (PACKAGE_PI / name).read_bytes()
+    assert (folder / "salience.json").read_bytes() == (ROOT / "src" / "yarp" / "rules" / "salience.json").read_bytes()
+    record = json.loads((folder / "yarp-install.json").read_text())
+    # Run as `python -m yarp` (no console script on this PATH): a launcher of exactly that.
+    assert record["yarpArgv"] == [sys.executable, "-m", "yarp"]
+    launcher = Path(record["yarpBin"])
+    assert launcher.parent == folder and os.access(launcher, os.X_OK)
+    version = subprocess.run([str(launcher), "--version"], env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+                             capture_output=True, text=True, timeout=60)
+    assert version.stdout.startswith("yarp ")
+    again = yarp(home, project, "hook", "install", "pi")
+    assert again.returncode == 0 and b"already installed" in again.stdout
+
+
+def test_pi_install_follows_the_agent_dir_and_the_project_scope(dirs, tmp_path):
+    home, project = dirs
+    agent_dir = tmp_path / "pi-agent"
+    assert yarp(home, project, "hook", "install", "pi", PI_CODING_AGENT_DIR=str(agent_dir)).returncode == 0
+    assert (agent_dir / "extensions" / "yarp" / "index.ts").is_file()
+    assert yarp(home, project, "hook", "install", "pi", "--project").returncode == 0
+    assert (project / ".pi" / "extensions" / "yarp" / "index.ts").is_file()
+    assert not _pi_folder(home).exists()
+
+
+def test_pi_install_refuses_what_it_did_not_install(dirs, tmp_path):
+    home, project = dirs
+    folder = _pi_folder(home)
+    folder.parent.mkdir(parents=True)
+    folder.symlink_to(tmp_path)  # an install from a checkout, the old way
+    result = yarp(home, project, "hook", "install", "pi")
+    assert result.returncode == 65 and b"symbolic link" in result.stderr
+    folder.unlink()
+    folder.mkdir()
+    (folder / "index.ts").write_text("// someone else's\n")
+    result = yarp(home, project, "hook", "install", "pi")
+    assert result.returncode == 65 and b"not installed by yarp" in result.stderr
+    assert (folder / "index.ts").read_text() == "// someone else's\n"
+    assert yarp(home, project, "hook", "uninstall", "pi").returncode == 65
+
+
+def test_pi_reinstall_replaces_an_older_copy_and_uninstall_keeps_the_users_files(dirs):
+    home, project = dirs
+    assert yarp(home, project, "hook", "install", "pi").returncode == 0
+    folder = _pi_folder(home)
+    record = json.loads((folder / "yarp-install.json").read_text())
+    # As an older yarp left it: other bytes, recorded.
+    (folder / "cap.ts").write_text("// older\n")
+    record["files"]["cap.ts"] = __import__("hashlib").sha256(b"// older\n").hexdigest()
+    (folder / "yarp-install.json").write_text(json.dumps(record))
+    result = yarp(home, project, "hook", "install", "pi")
+    assert result.returncode == 0 and b"installed:" in result.stdout
+    assert (folder / "cap.ts").read_bytes() == (PACKAGE_PI / "cap.ts").read_bytes()
+    assert not [p for p in folder.parent.iterdir() if p.name.startswith(".yarp-")]
+    # A file the user added blocks a reinstall (it would be lost) and survives uninstall.
+    (folder / "notes.txt").write_text("mine\n")
+    blocked = yarp(home, project, "hook", "install", "pi")
+    assert blocked.returncode == 0 and b"already installed" in blocked.stdout
+    (folder / "cap.ts").write_text("// edited by the user\n")
+    blocked = yarp(home, project, "hook", "install", "pi")
+    assert blocked.returncode == 65 and b"changed or added" in blocked.stderr
+    removed = yarp(home, project, "hook", "uninstall", "pi")
+    assert removed.returncode == 0 and b"kept 2 file(s)" in removed.stdout
+    assert sorted(p.name for p in folder.iterdir()) == ["cap.ts", "notes.txt"]
+    # What is left is the user's alone: yarp no longer claims the folder.
+    again = yarp(home, project, "hook", "uninstall", "pi")
+    assert again.returncode == 65 and b"not installed by yarp" in again.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["cap.ts", "notes.txt"]

@@ -45,6 +45,7 @@ COMMANDS: dict[tuple[str, ...], str] = {
     ("hook", "install"): "hook_install",
     ("hook", "uninstall"): "hook_uninstall",
     ("import",): "import_",
+    ("doctor",): "doctor",
 }
 
 #: The hook commands, which an agent starts twice for every tool call: their

@@ -63,9 +63,7 @@ def run(args) -> int:
 def _install_extension(agent: str, scope: str, argv: list[str]) -> int:
     from ..hooks.extension_install import install, install_path
 
-    change = install(agent, install_path(agent, scope), argv[0] if len(argv) == 1 else None)
+    change = install(agent, install_path(agent, scope), argv)
     print(f"{'installed' if change.changed else 'already installed'}: {change.path}")
-    if len(argv) != 1:
-        print("no `yarp` command was found on PATH: the extension will run the `yarp` it finds on Pi's PATH")
     print("Pi loads it at its next start; `yarp doctor` checks it.")
     return 0

@@ -4,9 +4,10 @@ Pi loads TypeScript extensions from a folder: ``$PI_CODING_AGENT_DIR/extensions`
 (else ``~/.pi/agent/extensions``) for the user, ``./.pi/extensions`` for a
 project. `install` copies the extension's files from package data into
 ``<that folder>/yarp/``, with the data files it reads (``salience.json``) and
-one record, ``yarp-install.json``: the format, the YARP version, the absolute
-path of the `yarp` that installed it (which the extension then runs) and the
-SHA-256 of every file written. Nothing is fetched and no npm is needed.
+one record, ``yarp-install.json``: the format, the YARP version, the `yarp`
+that installed it (which the extension then runs: its console script, or a
+``yarp-launcher`` written beside the files for a `python -m yarp` install)
+and the SHA-256 of every file written. Nothing is fetched and no npm is needed.
 
 The record is what makes the folder ours. `install` refuses a folder (or a
 link, or a file) without it; it builds the new copy in a private sibling
@@ -58,6 +59,8 @@ class InstalledExtension:
     path: str
     version: str | None
     yarp_bin: str | None
+    #: The yarp the extension stands for (`yarp_bin` is a launcher of it when they differ).
+    yarp_argv: tuple[str, ...]
     current: bool
 
 
@@ -100,9 +103,19 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _record_bytes(agent: str, files: dict[str, bytes], yarp_bin: str | None) -> bytes:
+#: The launcher written beside the extension when this yarp has no console script of its own.
+LAUNCHER_NAME = "yarp-launcher"
+
+
+def _launcher(argv: list[str]) -> bytes:
+    import shlex
+
+    return f"#!/bin/sh\nexec {shlex.join(argv)} \"$@\"\n".encode()
+
+
+def _record_bytes(agent: str, files: dict[str, bytes], yarp_bin: str, yarp_argv: list[str]) -> bytes:
     record = {"format": RECORD_FORMAT, "agent": agent, "version": __version__, "yarpBin": yarp_bin,
-              "files": {name: _digest(data) for name, data in sorted(files.items())}}
+              "yarpArgv": yarp_argv, "files": {name: _digest(data) for name, data in sorted(files.items())}}
     return (json.dumps(record, indent=2) + "\n").encode()
 
 
@@ -157,29 +170,38 @@ def _changed_files(path: str, record: dict) -> list[str]:
     return found
 
 
-def install(agent: str, path: str, yarp_bin: str | None) -> ExtensionChange:
-    """Put this package's extension at `path`, recording `yarp_bin`; replace an older copy of ours.
+def install(agent: str, path: str, yarp_argv: list[str]) -> ExtensionChange:
+    """Put this package's extension at `path`, running `yarp_argv`; replace an older copy of ours.
 
-    Raises `DataError` for a folder that is not ours, or ours with files the user changed or added.
+    The extension runs one executable: `yarp_argv` itself when it is the
+    console script, else a launcher written beside it (`python -m yarp`).
+    Raises `DataError` for a folder that is not ours, or ours with files the
+    user changed or added.
     """
     files = shipped_files(agent)
+    if len(yarp_argv) == 1:
+        yarp_bin = yarp_argv[0]
+    else:
+        files[LAUNCHER_NAME] = _launcher(yarp_argv)
+        yarp_bin = os.path.join(path, LAUNCHER_NAME)
     record = _check_target(path)
-    wanted = _record_bytes(agent, files, yarp_bin)
+    wanted = _record_bytes(agent, files, yarp_bin, yarp_argv)
     if record is not None:
         changed = _changed_files(path, record)
+        with open(os.path.join(path, RECORD_NAME), "rb") as handle:
+            same = handle.read() == wanted
+        if same and not set(changed) & set(record["files"]):
+            return ExtensionChange(path, False)  # what we installed is intact (files the user added stay)
         if changed:
             raise DataError(f"{len(changed)} file(s) in {path} were changed or added since yarp installed it "
                             f"({', '.join(changed[:3])}); move them away, then install again")
-        with open(os.path.join(path, RECORD_NAME), "rb") as handle:
-            if handle.read() == wanted:
-                return ExtensionChange(path, False)
     parent = os.path.dirname(path)
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=".yarp-install-", dir=parent)
     try:
         for name, data in files.items():
-            _write(os.path.join(staging, name), data)
-        _write(os.path.join(staging, RECORD_NAME), wanted)
+            _write(os.path.join(staging, name), data, 0o755 if name == LAUNCHER_NAME else 0o644)
+        _write(os.path.join(staging, RECORD_NAME), wanted, 0o644)
         os.chmod(staging, 0o755)
         if record is None:
             os.rename(staging, path)
@@ -194,8 +216,8 @@ def install(agent: str, path: str, yarp_bin: str | None) -> ExtensionChange:
     return ExtensionChange(path, True)
 
 
-def _write(path: str, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+def _write(path: str, data: bytes, mode: int) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
     try:
         view = memoryview(data)
         while view:
@@ -235,12 +257,15 @@ def installed(agent: str, path: str) -> InstalledExtension | None:
     record = _check_target(path)
     if record is None:
         return None
+    shipped = {name for name in record["files"] if name != LAUNCHER_NAME}
     try:
-        current = not _changed_files(path, record) and record["files"] == {
+        current = not _changed_files(path, record) and {name: record["files"][name] for name in shipped} == {
             name: _digest(data) for name, data in shipped_files(agent).items()}
     except (DataError, OSError):
         current = False
     version = record.get("version")
     yarp_bin = record.get("yarpBin")
+    argv = record.get("yarpArgv")
+    argv = tuple(argv) if isinstance(argv, list) and all(isinstance(a, str) for a in argv) else ()
     return InstalledExtension(path, version if isinstance(version, str) else None,
-                              yarp_bin if isinstance(yarp_bin, str) else None, current)
+                              yarp_bin if isinstance(yarp_bin, str) else None, argv, current)

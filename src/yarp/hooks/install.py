@@ -220,3 +220,20 @@ def uninstall(agent: str, path: str) -> Change:
         return Change(path, False, None, 0)
     backup = _save(path, settings, previous, mode)
     return Change(path, True, backup, removed)
+
+
+def installed_commands(agent: str, path: str) -> dict[str, list[str]]:
+    """Our hook commands in the settings file at `path`, by event (empty when none or no file).
+
+    Raises `DataError` for a file that is not a JSON object of the expected shape.
+    """
+    settings, _, _ = _load(path)
+    found: dict[str, list[str]] = {}
+    for event in HOOK_EVENTS[agent]:
+        for group in _groups(settings, event):
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            for entry in entries if isinstance(entries, list) else []:
+                command = entry.get("command") if isinstance(entry, dict) else None
+                if is_ours(command, agent):
+                    found.setdefault(event, []).append(command)
+    return found

@@ -1,0 +1,459 @@
+"""`yarp doctor`: whether YARP works here, one check at a time, each with a fix.
+
+Every check returns a `Check`: a name, `ok`, `warn` or `fail`, one line of
+detail and, unless ok, one line saying what to do. In order:
+
+* the data files this installation ships (rule files, salience data, the Pi
+  extension) and the user's rule packs;
+* which frame, payload and validation kernels loaded (compiled or the
+  pure-Python twins);
+* the archive's path, its directory and file permissions, its filesystem;
+* the runtime directory the broker's socket and locks live in;
+* a broker for the archive starts (or is running) and answers a handshake;
+* a real `yarp run -- true` is captured through it, read back from the archive;
+* for Pi, Claude Code and Codex: whether the extension or hooks are installed,
+  of which version, and whether they run this `yarp`;
+* the broker's last logged internal error (`yarp.fault_log`).
+
+The capture check archives one call of `true` (agent `yarp-run`, as any
+standalone `yarp run`); nothing else is written. A check never prints archived
+content. `healthy` is false only when a check fails: warnings are advice.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+
+from . import fault_log, private_files
+from ._version import __version__
+from .errors import YarpError
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+#: A logged broker error newer than this makes a warning; an older one is only reported.
+RECENT_FAULT_S = 7 * 24 * 3600
+#: Filesystems the archive is not safe on (the specification claims local Unix filesystems only).
+NETWORK_FILESYSTEMS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs",
+                                 "fuse.sshfs", "fuse.s3fs", "fuse.rclone", "lustre", "gpfs"})
+_CHILD_TIMEOUT_S = 30
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One line of the report: what was checked, how it went, and what to do about it."""
+
+    name: str
+    status: str
+    detail: str
+    fix: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Every check, in the order they ran."""
+
+    checks: tuple[Check, ...]
+
+    @property
+    def healthy(self) -> bool:
+        """Whether no check failed (warnings allowed)."""
+        return all(check.status != FAIL for check in self.checks)
+
+    def to_json(self) -> dict:
+        """The report as plain data: `{"healthy", "version", "checks": [{name, status, detail, fix}]}`."""
+        return {"healthy": self.healthy, "version": __version__, "checks": [asdict(c) for c in self.checks]}
+
+
+def _guarded(name: str, check: Callable[[], list[Check]]) -> list[Check]:
+    """Run one check; a failure it did not expect becomes a failed line, never a traceback."""
+    try:
+        return check()
+    except YarpError as exc:
+        return [Check(name, FAIL, exc.message)]
+    except Exception as exc:  # noqa: BLE001 - a doctor reports what broke instead of breaking
+        return [Check(name, FAIL, f"{type(exc).__name__} while checking", "run `yarp doctor` again; if it "
+                      "persists, report it with this line")]
+
+
+# --- the installation --------------------------------------------------------------------
+
+
+def check_data_files() -> list[Check]:
+    """The shipped rule files, salience data and Pi extension are present and valid."""
+    import json
+
+    from .hooks.extension_install import shipped_files
+    from .shell import salience
+    from .shell.rules import builtin_rule_files, builtin_rules
+
+    reinstall = "reinstall yarp (pip install --force-reinstall yarp-archive); this installation is incomplete"
+    try:
+        rules = builtin_rules()
+        salience.Classifier(salience.build_bundle(json.loads(salience.read_data())))
+        extension = shipped_files("pi")
+    except FileNotFoundError as exc:
+        return [Check("data files", FAIL, f"missing: {os.path.basename(exc.filename or '?')}", reinstall)]
+    except (YarpError, ValueError, KeyError, TypeError) as exc:
+        return [Check("data files", FAIL, f"invalid shipped data: {getattr(exc, 'message', type(exc).__name__)}",
+                      reinstall)]
+    return [Check("data files", OK, f"{len(builtin_rule_files())} rule files ({len(rules)} rules), salience data, "
+                  f"Pi extension ({len(extension)} files)")]
+
+
+def check_rule_packs(environ: Mapping[str, str]) -> list[Check]:
+    """The configuration parses and every rule pack it lists loads."""
+    from . import config
+    from .shell.rules import load_rules
+
+    try:
+        cfg = config.load(environ)
+    except YarpError as exc:
+        return [Check("configuration", FAIL, exc.message, f"fix {config.config_path(environ)}")]
+    checks = [Check("configuration", OK, "defaults (no configuration file)"
+                    if not os.path.exists(config.config_path(environ)) else config.config_path(environ))]
+    if not cfg.rule_packs:
+        return checks + [Check("rule packs", OK, "none configured")]
+    try:
+        load_rules(cfg.rule_packs, environ=environ)
+    except YarpError as exc:
+        return checks + [Check("rule packs", FAIL, exc.message, "fix or remove the pack in rules.packs")]
+    return checks + [Check("rule packs", OK, f"{len(cfg.rule_packs)} pack(s) valid")]
+
+
+def check_kernels(environ: Mapping[str, str]) -> list[Check]:
+    """Which of the three accelerated kernels run compiled, and why not where not."""
+    import importlib
+
+    from ._compat import no_extensions
+
+    names = {"frames": "fastframe", "payloads": "payload_kernel", "validation": "validate"}
+    compiled, twins = [], []
+    for label, module in names.items():
+        if importlib.import_module(f"yarp.{module}").IMPLEMENTATION == "c":
+            compiled.append(label)
+            continue
+        try:
+            importlib.import_module(f"yarp._{module}")
+            why = "selected"
+        except ImportError as exc:
+            why = type(exc).__name__
+        twins.append(f"{label} ({why})")
+    if not twins:
+        return [Check("kernels", OK, "compiled: " + ", ".join(compiled))]
+    if no_extensions(environ):
+        return [Check("kernels", WARN, "pure-Python twins in use (YARP_NO_EXTENSIONS is set): " + ", ".join(twins),
+                      "unset YARP_NO_EXTENSIONS for the compiled kernels")]
+    return [Check("kernels", WARN, "pure-Python twins in use, compiled kernels did not load: " + ", ".join(twins),
+                  "reinstall yarp where a C compiler is available (pip install --force-reinstall yarp-archive)")]
+
+
+# --- the archive and the broker ------------------------------------------------------------
+
+
+def _mode(st: os.stat_result) -> str:
+    return f"{st.st_mode & 0o777:04o}"
+
+
+def filesystem_type(path: str) -> str | None:
+    """The type of the filesystem holding `path` (Linux `/proc/self/mountinfo`), or None when unknown."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    best, kind = "", None
+    real = os.path.realpath(path)
+    for line in lines:
+        head, _, tail = line.partition(" - ")
+        fields = head.split()
+        if len(fields) < 5 or not tail:
+            continue
+        mount = fields[4].replace("\\040", " ")
+        if (real == mount or real.startswith(mount.rstrip("/") + "/")) and len(mount) >= len(best):
+            best, kind = mount, tail.split()[0]
+    return kind
+
+
+def check_archive(location) -> list[Check]:
+    """The archive's directory and file: present, ours, private, on a local filesystem, schema v1."""
+    from .sqlite import open_readonly
+
+    fix_mode = f"chmod 700 {shlex.quote(location.directory)}; chmod 600 {shlex.quote(location.path)}*"
+    try:
+        st = os.lstat(location.directory)
+    except FileNotFoundError:
+        return [Check("archive", OK, f"{location.path} (not created yet: the first capture creates it)")]
+    problem = private_files.problem_of(st, directory=True)
+    if problem is not None:
+        status = WARN if location.is_default and problem.startswith("permissions") else FAIL
+        detail = f"archive directory {problem} ({_mode(st)})"
+        return [Check("archive", status, detail + ("; yarp narrows the default location when it opens it"
+                                                   if status == WARN else ""), fix_mode)]
+    checks = []
+    kind = filesystem_type(location.directory)
+    if kind in NETWORK_FILESYSTEMS:
+        checks.append(Check("archive filesystem", FAIL, f"the archive is on a network filesystem ({kind})",
+                            "set archive.path (or YARP_ARCHIVE) to a local disk"))
+    try:
+        fst = os.lstat(location.path)
+    except FileNotFoundError:
+        return checks + [Check("archive", OK, f"{location.path} (directory 0700; the database is created on "
+                                              "the first capture)")]
+    problem = private_files.problem_of(fst, directory=False)
+    if problem is not None:
+        status = WARN if location.is_default and problem.startswith("permissions") else FAIL
+        return checks + [Check("archive", status, f"archive database {problem} ({_mode(fst)})", fix_mode)]
+    conn = open_readonly(location)
+    try:
+        calls = conn.execute("SELECT count(*) FROM tool_calls").fetchone()[0]
+    finally:
+        conn.close()
+    return checks + [Check("archive", OK, f"{location.path} (schema v1, {calls} calls; file {_mode(fst)} in "
+                                          f"directory {_mode(st)})")]
+
+
+def check_runtime(location, environ: Mapping[str, str]) -> list[Check]:
+    """The broker's private runtime directory: a real directory of ours, 0700, a socket path that fits."""
+    from .runtime import check_socket_entry, runtime_paths
+
+    try:
+        paths = runtime_paths(location.path, environ)
+        running = check_socket_entry(paths.socket)
+    except YarpError as exc:
+        return [Check("runtime directory", FAIL, exc.message,
+                      "make XDG_RUNTIME_DIR a private directory of yours (0700), or unset it")]
+    return [Check("runtime directory", OK, f"{paths.directory} (0700{', broker socket present' if running else ''})")]
+
+
+def check_broker(location, environ: Mapping[str, str]) -> list[Check]:
+    """A broker for the archive answers the versioned handshake (started on demand, as clients do)."""
+    from .client import BrokerClient
+
+    started = time.monotonic()
+    with BrokerClient(location, environ) as client:
+        try:
+            client.connect(started + 10)
+            status = client.status(time.monotonic() + 5)
+        except YarpError as exc:
+            return [Check("broker", FAIL, exc.message, "see the broker error line below, or run "
+                          "`yarp archive broker --foreground` to watch it start")]
+    return [Check("broker", OK, f"answered the handshake in {int((time.monotonic() - started) * 1000)} ms "
+                  f"(pid {status['pid']}, {status['eventLoop']}, {status['pool']} pool, yarp {__version__})")]
+
+
+def check_capture(location, environ: Mapping[str, str]) -> list[Check]:
+    """A real `yarp run -- true` through the broker, then its call read back: finished, four streams."""
+    from .sqlite import open_readonly
+
+    argv = [sys.executable, "-m", "yarp", "run", "--archive", location.path, "--", "true"]
+    proc = subprocess.Popen(argv, env=dict(environ), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        out, err = proc.communicate(timeout=_CHILD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return [Check("capture", FAIL, f"`yarp run -- true` did not finish within {_CHILD_TIMEOUT_S} s",
+                      "check the broker line above")]
+    said = err.decode("utf-8", "replace").strip().splitlines()
+    if proc.returncode != 0 or said:
+        return [Check("capture", FAIL, f"`yarp run -- true` exited {proc.returncode}"
+                      + (f": {said[-1][:300]}" if said else ""), "see the broker error line below")]
+    prefix = f"run-{os.uname().nodename}-{proc.pid}-"
+    conn = open_readonly(location)
+    try:
+        row = conn.execute(
+            "SELECT c.archive_ref, c.status, (SELECT count(*) FROM snapshots s WHERE s.tool_call_id = c.id"
+            " AND s.subject IN ('stdout', 'stderr')) FROM tool_calls c JOIN sessions x ON x.id = c.session_id"
+            " WHERE x.source_session_id >= ? AND x.source_session_id < ? ORDER BY c.id DESC LIMIT 1",
+            (prefix, prefix + "\U0010ffff")).fetchone()
+    finally:
+        conn.close()
+    if row is None:
+        return [Check("capture", FAIL, "`yarp run -- true` succeeded but its call is not in the archive",
+                      "report it: the broker acknowledged a capture it did not keep")]
+    ref, status, streams = row
+    if status != "finished" or streams != 4:
+        return [Check("capture", FAIL, f"call {ref} is {status} with {streams} of 4 stream snapshots",
+                      "run `yarp archive verify`")]
+    return [Check("capture", OK, f"`yarp run -- true` archived as {ref} (finished, 4 stream snapshots)")]
+
+
+# --- the agents ---------------------------------------------------------------------------
+
+
+def this_yarp() -> str | None:
+    """The `yarp` console script of this installation (what hooks should run), or None.
+
+    The script being run, else the one installed beside this interpreter: never
+    a `yarp` found on PATH, which may be another installation's.
+    """
+    script = sys.argv[0] if sys.argv else ""
+    for candidate in (script if os.path.basename(script) == "yarp" else "",
+                      os.path.join(os.path.dirname(sys.executable), "yarp")):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return os.path.realpath(candidate)
+    return None
+
+
+def _version_of(argv: list[str], environ: Mapping[str, str]) -> str | None:
+    try:
+        done = subprocess.run([*argv, "--version"], env=dict(environ), capture_output=True, text=True,
+                              timeout=_CHILD_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = done.stdout.strip()
+    return text.removeprefix("yarp ") if done.returncode == 0 and text.startswith("yarp ") else None
+
+
+def _same_yarp(argv: list[str], ours: str | None) -> bool:
+    if len(argv) == 1:
+        return ours is not None and os.path.realpath(argv[0]) == ours
+    return len(argv) == 3 and argv[1:] == ["-m", "yarp"] and os.path.realpath(argv[0]) == os.path.realpath(
+        sys.executable)
+
+
+def _runs(argv: list[str], name: str, agent: str, environ: Mapping[str, str], ours: str | None,
+          where: str, run_as: list[str] | None = None) -> Check:
+    """How an installed hook or extension's `yarp` (`argv`, started as `run_as`) compares with this one."""
+    reinstall = f"yarp hook install {agent}"
+    version = _version_of(run_as or argv, environ)
+    if version is None:
+        return Check(name, FAIL, f"{where} runs {shlex.join(argv)}, which does not answer `--version`",
+                     reinstall)
+    if not _same_yarp(argv, ours):
+        return Check(name, WARN, f"{where} runs another yarp ({shlex.join(argv)}, yarp {version})", reinstall)
+    return Check(name, OK, f"{where} (yarp {version}, this yarp)")
+
+
+def check_hooks(agent: str, environ: Mapping[str, str], ours: str | None, cwd: str) -> list[Check]:
+    """Claude Code's or Codex's hook entries, user and project: every event covered, running this yarp."""
+    from .hooks.install import HOOK_EVENTS, installed_commands, settings_path
+
+    name = {"claude-code": "Claude Code hooks", "codex": "Codex hooks"}[agent]
+    checks = []
+    for scope in ("user", "project"):
+        path = settings_path(agent, scope, environ, cwd)
+        try:
+            commands = installed_commands(agent, path)
+        except YarpError as exc:
+            checks.append(Check(name, FAIL, f"{path}: {exc.message}", "fix the file, then yarp hook install "
+                                + agent))
+            continue
+        if not commands:
+            continue
+        missing = [event for event in HOOK_EVENTS[agent] if event not in commands]
+        argvs = {tuple(shlex.split(command)[:-2]) for found in commands.values() for command in found}
+        if missing:
+            checks.append(Check(name, WARN, f"{path} lacks {', '.join(missing)}", f"yarp hook install {agent}"
+                                + (" --project" if scope == "project" else "")))
+        for argv in sorted(argvs):
+            check = _runs(list(argv), name, agent, environ, ours, path)
+            if agent == "codex" and check.status == OK:
+                check = Check(name, OK, check.detail + "; Codex runs them only once trusted (/hooks in codex)")
+            checks.append(check)
+    return checks
+
+
+def check_pi(environ: Mapping[str, str], ours: str | None, cwd: str) -> list[Check]:
+    """The Pi extension, user and project: present, this package's files, running this yarp."""
+    from .hooks.extension_install import install_path, installed
+
+    checks = []
+    for scope in ("user", "project"):
+        path = install_path("pi", scope, environ, cwd)
+        flag = " --project" if scope == "project" else ""
+        try:
+            found = installed("pi", path)
+        except YarpError as exc:
+            checks.append(Check("Pi extension", FAIL, exc.message, f"yarp hook install pi{flag}"))
+            continue
+        if found is None:
+            continue
+        if not found.current:
+            checks.append(Check("Pi extension", WARN, f"{path} is from yarp {found.version}, not this yarp's "
+                                f"files ({__version__})", f"yarp hook install pi{flag}"))
+            continue
+        if found.yarp_bin is None or not found.yarp_argv:
+            checks.append(Check("Pi extension", WARN, f"{path} does not say which yarp it runs",
+                                f"yarp hook install pi{flag}"))
+            continue
+        checks.append(_runs(list(found.yarp_argv), "Pi extension", "pi", environ, ours, path,
+                            run_as=[found.yarp_bin]))
+    return checks
+
+
+def check_agents(environ: Mapping[str, str], cwd: str) -> list[Check]:
+    """Every agent's adapter; a warning when no agent at all is hooked up."""
+    ours = this_yarp()
+    checks = []
+    for name, run in (("Pi extension", lambda: check_pi(environ, ours, cwd)),
+                      ("Claude Code hooks", lambda: check_hooks("claude-code", environ, ours, cwd)),
+                      ("Codex hooks", lambda: check_hooks("codex", environ, ours, cwd))):
+        found = _guarded(name, run)
+        checks.extend(found or [Check(name, OK, "not installed")])
+    if all(check.detail == "not installed" for check in checks):
+        return [Check("agents", WARN, "no agent is hooked up: nothing is captured yet",
+                      "yarp hook install claude-code|codex|pi")] + checks
+    return checks
+
+
+def check_last_fault(environ: Mapping[str, str], now: float | None = None) -> list[Check]:
+    """The broker's newest logged internal error, a warning when it is recent."""
+    try:
+        found = fault_log.read_last(environ)
+    except private_files.PrivatePathProblem as exc:
+        return [Check("broker errors", FAIL, f"the fault log {exc.problem}",
+                      f"remove {fault_log.shown_path(environ)}")]
+    if found is None:
+        return [Check("broker errors", OK, "none logged")]
+    age = (now if now is not None else time.time()) - found["atMs"] / 1000
+    line = "last: " + fault_log.describe(found)
+    if age > RECENT_FAULT_S:
+        return [Check("broker errors", OK, line)]
+    return [Check("broker errors", WARN, line, f"if it repeats, report it with the line from "
+                                               f"{fault_log.shown_path(environ)}")]
+
+
+def run(explicit_archive: str | None = None, environ: Mapping[str, str] = os.environ,
+        cwd: str | None = None, on_check: Callable[[Check], None] | None = None) -> Report:
+    """Run every check in order; `on_check` sees each line as soon as it is known."""
+    from . import config
+    from .paths import resolve_archive
+
+    cwd = cwd or os.getcwd()
+    checks: list[Check] = []
+
+    def add(found: list[Check]) -> None:
+        for check in found:
+            checks.append(check)
+            if on_check is not None:
+                on_check(check)
+
+    add(_guarded("data files", check_data_files))
+    add(_guarded("configuration", lambda: check_rule_packs(environ)))
+    add(_guarded("kernels", lambda: check_kernels(environ)))
+    try:
+        configured = config.load(environ).archive_path
+    except YarpError:
+        configured = None
+    location = resolve_archive(explicit_archive, environ, configured)
+    archive = _guarded("archive", lambda: check_archive(location))
+    add(archive)
+    runtime = _guarded("runtime directory", lambda: check_runtime(location, environ))
+    add(runtime)
+    if any(check.status == FAIL for check in archive + runtime):
+        add([Check("broker", FAIL, "not tried: the archive or runtime directory is unsafe", "fix the lines above")])
+    else:
+        broker = _guarded("broker", lambda: check_broker(location, environ))
+        add(broker)
+        if broker[-1].status == OK:
+            add(_guarded("capture", lambda: check_capture(location, environ)))
+    add(check_agents(environ, cwd))
+    add(_guarded("broker errors", lambda: check_last_fault(environ)))
+    return Report(tuple(checks))

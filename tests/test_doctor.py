@@ -1,0 +1,126 @@
+"""`yarp doctor` as a user runs it: real processes, a real broker, real files in a private home."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from broker_helpers import broker_env  # noqa: F401  (fixture)
+
+from yarp.hooks import extension_install
+from yarp.hooks.install import install as install_hooks
+from yarp.hooks.install import settings_path
+
+
+def _yarp(env: dict, *argv: str, cwd: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "yarp", *argv], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+def _doctor(env: dict, *extra: str, cwd: str | None = None) -> tuple[int, dict[str, list[dict]]]:
+    result = _yarp(env, "doctor", "--json", *extra, cwd=cwd)
+    report = json.loads(result.stdout)
+    assert report["healthy"] == (result.returncode == 0)
+    checks: dict[str, list[dict]] = {}
+    for check in report["checks"]:
+        assert check["status"] in ("ok", "warn", "fail")
+        assert (check["fix"] is None) == (check["status"] == "ok"), check
+        checks.setdefault(check["name"], []).append(check)
+    return result.returncode, checks
+
+
+@pytest.fixture
+def env(broker_env, tmp_path):  # noqa: F811
+    work = tmp_path / "work"
+    work.mkdir()
+    return broker_env.with_env(YARP_ARCHIVE=broker_env.archive, PI_CODING_AGENT_DIR=None, CODEX_HOME=None)
+
+
+def test_a_healthy_installation_passes_with_every_agent_hooked_up(env, tmp_path):
+    for agent in ("claude-code", "codex", "pi"):
+        assert _yarp(env, "hook", "install", agent).returncode == 0
+    status, checks = _doctor(env, cwd=str(tmp_path / "work"))
+    assert status == 0
+    statuses = {name: [c["status"] for c in found] for name, found in checks.items()}
+    assert statuses == {
+        "data files": ["ok"], "configuration": ["ok"], "rule packs": ["ok"], "kernels": [checks["kernels"][0]
+                                                                                         ["status"]],
+        "archive": ["ok"], "runtime directory": ["ok"], "broker": ["ok"], "capture": ["ok"],
+        "Pi extension": ["ok"], "Claude Code hooks": ["ok"], "Codex hooks": ["ok"], "broker errors": ["ok"],
+    }
+    # The capture is real: its call is in the archive, finished, with its four streams.
+    ref = checks["capture"][0]["detail"].split(" archived as ")[1].split()[0]
+    with sqlite_ro(env["YARP_ARCHIVE"]) as db:
+        row = db.execute("SELECT status, (SELECT count(*) FROM snapshots s WHERE s.tool_call_id = c.id) "
+                         "FROM tool_calls c WHERE archive_ref = ?", (ref,)).fetchone()
+    assert row[0] == "finished" and row[1] >= 6
+    text = _yarp(env, "doctor", cwd=str(tmp_path / "work"))
+    assert text.returncode == 0 and text.stdout.endswith("yarp works here\n")
+    assert all(line.split()[0] in ("ok", "warn", "fail", "fix:", "yarp") for line in text.stdout.splitlines())
+
+
+def sqlite_ro(path: str):
+    import sqlite3
+    from contextlib import closing
+
+    return closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True))
+
+
+def test_an_unsafe_archive_directory_fails_and_the_broker_is_not_tried(env, tmp_path):
+    loose = tmp_path / "loose"
+    loose.mkdir(mode=0o755)
+    os.chmod(loose, 0o755)
+    status, checks = _doctor({**env, "YARP_ARCHIVE": str(loose / "tool-calls.sqlite3")})
+    assert status == 1
+    assert checks["archive"][0]["status"] == "fail" and "0755" in checks["archive"][0]["detail"]
+    assert "chmod 700" in checks["archive"][0]["fix"]
+    assert checks["broker"][0]["status"] == "fail" and "not tried" in checks["broker"][0]["detail"]
+    assert "capture" not in checks
+
+
+def test_no_agent_hooked_up_is_a_warning_not_a_failure(env):
+    status, checks = _doctor(env)
+    assert status == 0
+    assert checks["agents"][0]["status"] == "warn"
+    assert [c["detail"] for c in checks["Pi extension"]] == ["not installed"]
+
+
+def test_an_old_extension_and_hooks_of_another_yarp_are_warnings(env, tmp_path):
+    home = Path(env["HOME"])
+    assert _yarp(env, "hook", "install", "pi").returncode == 0
+    target = home / ".pi" / "agent" / "extensions" / "yarp"
+    # What an older yarp would have installed: other bytes, recorded as such.
+    record = json.loads((target / "yarp-install.json").read_text())
+    (target / "cap.ts").write_text("// an older cap\n")
+    record["files"]["cap.ts"] = extension_install._digest(b"// an older cap\n")
+    record["version"] = "0.0.9"
+    (target / "yarp-install.json").write_text(json.dumps(record))
+    other = tmp_path / "other" / "yarp"
+    other.parent.mkdir()
+    other.write_text("#!/bin/sh\necho 'yarp 0.0.8'\n")
+    other.chmod(0o755)
+    install_hooks("claude-code", settings_path("claude-code", "user", env), f"{other} hook claude-code")
+    status, checks = _doctor(env)
+    assert status == 0
+    pi, = checks["Pi extension"]
+    assert pi["status"] == "warn" and "from yarp 0.0.9" in pi["detail"] and pi["fix"] == "yarp hook install pi"
+    claude, = checks["Claude Code hooks"]
+    assert claude["status"] == "warn" and "another yarp" in claude["detail"] and "0.0.8" in claude["detail"]
+    # Installing again puts this yarp's files and hooks in place.
+    assert _yarp(env, "hook", "install", "pi").returncode == 0
+    assert _yarp(env, "hook", "install", "claude-code").returncode == 0
+    status, checks = _doctor(env)
+    assert [c["status"] for c in checks["Pi extension"] + checks["Claude Code hooks"]] == ["ok", "ok"]
+
+
+def test_a_settings_file_that_is_not_json_fails(env):
+    path = Path(settings_path("codex", "user", env))
+    path.parent.mkdir(parents=True)
+    path.write_text("{not json")
+    status, checks = _doctor(env)
+    assert status == 1
+    assert checks["Codex hooks"][0]["status"] == "fail" and "not valid JSON" in checks["Codex hooks"][0]["detail"]
