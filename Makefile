@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test test-py test-twin test-asyncio test-pi bench clean
+.PHONY: setup demo test test-py test-twin test-asyncio test-pi test-wheel bench clean
 
 setup: $(STAMP)
 
@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml setup.py src/yarp/_fastframe.pyx src/yarp/_payload_kern
 demo: setup
 	$(BIN)/python examples/demo.py
 
-test: test-py test-twin test-asyncio test-pi
+test: test-py test-twin test-asyncio test-pi test-wheel
 
 test-py: setup
 	$(BIN)/python -m pytest -q -m 'not soak' tests
@@ -44,6 +44,11 @@ test-asyncio: setup
 
 test-pi: setup
 	if [ -f hooks/pi/package.json ]; then cd hooks/pi && npm ci --no-audit --no-fund --silent && PATH="$(CURDIR)/$(BIN):$$PATH" npm test; fi
+
+# What a user installs: the sdist, a wheel built from it, installed into a fresh
+# venv outside the tree and driven from outside it (tests/installed/run.py).
+test-wheel: setup
+	$(BIN)/python tests/installed/run.py -q
 
 bench: setup
 	$(BIN)/python -m pytest -q bench --benchmark-columns=min,median,mean,ops

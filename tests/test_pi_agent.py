@@ -36,6 +36,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PI_DIR = ROOT / "hooks" / "pi"
 #: The extension as the package ships it, loaded as a directory through its package.json `pi.extensions` entry.
 EXTENSION = ROOT / "src" / "yarp" / "hooks" / "pi"
+#: Set by tests/installed/run.py: the venv whose installed `yarp` this test drives, with the extension
+#: that `yarp hook install pi` put where Pi discovers it (no `-e`), instead of the checkout's.
+INSTALLED_VENV = os.environ.get("YARP_TEST_VENV")
 PI_VERSION = "0.73.1"
 CAP = 5120
 MARKER = re.compile(
@@ -65,12 +68,15 @@ def world(tmp_path):
         path.mkdir(mode=0o700)
     # The broker socket path must stay under 104 bytes: pytest's tmp_path is too deep.
     dirs["run"] = Path(tempfile.mkdtemp(prefix="yarp-run-"))
-    yarp = dirs["bin"] / "yarp"
-    src = shlex.quote(str(ROOT / "src"))
-    yarp.write_text(
-        f'#!/bin/sh\nPYTHONPATH={src}${{PYTHONPATH:+:$PYTHONPATH}} exec {shlex.quote(sys.executable)} -m yarp "$@"\n'
-    )
-    yarp.chmod(0o755)
+    if INSTALLED_VENV:
+        yarp = Path(INSTALLED_VENV) / "bin" / "yarp"
+    else:
+        yarp = dirs["bin"] / "yarp"
+        src = shlex.quote(str(ROOT / "src"))
+        yarp.write_text(
+            f'#!/bin/sh\nPYTHONPATH={src}${{PYTHONPATH:+:$PYTHONPATH}} exec {shlex.quote(sys.executable)} -m yarp "$@"\n'
+        )
+        yarp.chmod(0o755)
     home = dirs["home"]
     env = {
         key: value
@@ -93,6 +99,13 @@ def world(tmp_path):
     # A short idle grace lets the broker this test started exit on its own.
     env["YARP_BROKER_IDLE_MS"] = "300"
     (tmp_path / "archive").mkdir(mode=0o700)
+    if INSTALLED_VENV:
+        # As a user hooks Pi up: the extension copied from the installed package runs the yarp its
+        # install record names, so no YARP_BIN tells it which.
+        del env["YARP_BIN"]
+        installed = subprocess.run([str(yarp), "hook", "install", "pi"], env=env, capture_output=True, timeout=60)
+        assert installed.returncode == 0, installed.stderr
+        assert (dirs["agent"] / "extensions" / "yarp" / "yarp-install.json").is_file()
     yield dirs, env
     _wait_for_broker_exit(dirs["run"])
     shutil.rmtree(dirs["run"], ignore_errors=True)
@@ -106,7 +119,8 @@ def _wait_for_broker_exit(runtime: Path, limit_s: float = 15.0) -> None:
 
 
 def yarp(env, *args, check=True) -> subprocess.CompletedProcess:
-    result = subprocess.run([env["YARP_BIN"], *args], env=env, capture_output=True, timeout=60)
+    binary = env.get("YARP_BIN") or str(Path(INSTALLED_VENV) / "bin" / "yarp")
+    result = subprocess.run([binary, *args], env=env, capture_output=True, timeout=60)
     if check and result.returncode != 0:
         raise AssertionError(f"yarp {args[0]} exited {result.returncode}: {result.stderr[-500:]!r}")
     return result
@@ -187,7 +201,8 @@ def test_real_pi_calls_are_archived_pruned_and_capped(pi_cli, world):
         (agent / "settings.json").write_text(json.dumps({"retry": {"enabled": False, "provider": {"maxRetries": 0}}}))
         run = subprocess.run(
             [
-                str(pi_cli), "--model", "scripted/scripted-model", "--no-extensions", "-e", str(EXTENSION),
+                str(pi_cli), "--model", "scripted/scripted-model",
+                *(() if INSTALLED_VENV else ("--no-extensions", "-e", str(EXTENSION))),
                 "--no-session", "--no-context-files", "-p", "run the scripted workload",
             ],
             cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180,
