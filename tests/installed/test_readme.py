@@ -21,20 +21,16 @@ from conftest import SOURCE, World
 
 README = SOURCE / "README.md"
 REF = re.compile(r"yr_[0-9a-f]{32}")
-#: The test file behind the README's view: one failure among 300 passes.
-TEST_FILE = '''\
-import pytest
+def _demo_tests() -> str:
+    """The test file behind the README's view, one failure among 300 passes: `make demo`'s own."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("yarp_demo", SOURCE / "examples" / "demo.py")
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    return demo.TESTS
 
 
-@pytest.mark.parametrize("n", range(300))
-def test_square_is_non_negative(n):
-    assert n * n >= 0
-
-
-def test_parser_rejects_bad_input():
-    value = int("42")
-    assert value == 41, "parser returned the wrong value"
-'''
 #: Lines of the view that name this machine (interpreter path, project path) or its speed.
 VARYING = re.compile(r"^(platform |rootdir: |cachedir: )")
 
@@ -81,7 +77,7 @@ def normalized(lines: list[str]) -> list[str]:
 def test_every_user_command_in_the_readme_runs_as_shown(world: World):
     project = world.work / "myproject"
     (project / "tests").mkdir(parents=True)
-    (project / "tests" / "test_parser.py").write_text(TEST_FILE)
+    (project / "tests" / "test_parser.py").write_text(_demo_tests())
     world.work = project
     shown_ref = None
     ref = None
