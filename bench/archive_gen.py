@@ -1,6 +1,6 @@
 """Generate a large, realistic archive quickly, through the archive's one writer.
 
-Every row is written by `yarp.store.ArchiveStore.apply_batch` from prepared
+Every row is written by `yarp.archive.store.ArchiveStore.apply_batch` from prepared
 operations, exactly as the broker applies them (same canonical JSON, hashing,
 compression decision, savepoint and lifecycle checks), 256 requests per
 transaction. The only step skipped is the broker's socket and its reading of
@@ -31,11 +31,11 @@ _SRC = str(Path(__file__).resolve().parent.parent / "src")
 if _SRC not in sys.path:
     sys.path.insert(0, _SRC)
 
-from yarp import operations as ops  # noqa: E402
-from yarp.codec import bytes_payload  # noqa: E402
+from yarp.wire import operations as ops  # noqa: E402
+from yarp.archive.codec import bytes_payload  # noqa: E402
 from yarp.paths import resolve_archive  # noqa: E402
-from yarp.prepare import Prepared, SnapshotSpec, prepare  # noqa: E402
-from yarp.store import ArchiveStore  # noqa: E402
+from yarp.archive.prepare import Prepared, SnapshotSpec, prepare  # noqa: E402
+from yarp.archive.store import ArchiveStore  # noqa: E402
 
 BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 CALLS_PER_SESSION = 200

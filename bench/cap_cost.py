@@ -38,7 +38,7 @@ PROGRAM = r"""
 import json, sys, time
 sys.path.insert(0, {here!r})
 from corpus_cases import read_stream
-from yarp.shell.cap import cap_text
+from yarp.view.cap import cap_text
 from yarp.limits import DEFAULT_CAP_BYTES
 
 REF = "yr_" + "ab" * 16

@@ -10,11 +10,11 @@ telling whether a change to the request path made it cheaper. Each stage is
 measured as the difference between two runs under `valgrind --tool=callgrind`
 that stop before and after it:
 
-* envelope — `yarp.validate.parse_envelope` of the client's frame (decode and
+* envelope — `yarp.wire.validation.parse_envelope` of the client's frame (decode and
   structural checks);
-* operation — `yarp.validate.check_operation`: the strict validation of the
+* operation — `yarp.wire.validation.check_operation`: the strict validation of the
   operation and the identities derived from it, once;
-* prepare — `yarp.prepare.prepare` (canonical JSON, SHA-256 and the
+* prepare — `yarp.archive.prepare.prepare` (canonical JSON, SHA-256 and the
   compression decision): what the broker does before the write lock;
 * apply — `ArchiveStore.apply_batch`, 25 requests per transaction (SQLite
   statements, savepoints, one `synchronous = FULL` commit per batch).
@@ -59,11 +59,11 @@ PROGRAM = """
 import os, random, sys
 sys.path.insert(0, {here!r})
 from load import make_text
-from yarp import operations as ops, protocol
-from yarp.prepare import prepare
-from yarp.validate import IMPLEMENTATION, check_operation, parse_envelope
+from yarp.wire import operations as ops, protocol
+from yarp.archive.prepare import prepare
+from yarp.wire.validation import IMPLEMENTATION, check_operation, parse_envelope
 from yarp.paths import ArchiveLocation
-from yarp.store import ArchiveStore
+from yarp.archive.store import ArchiveStore
 
 stop = os.environ["STOP_AFTER"]
 count, size, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]

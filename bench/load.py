@@ -60,7 +60,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "src"))
 
-from yarp import operations as ops  # noqa: E402
+from yarp.wire import operations as ops  # noqa: E402
 from yarp.paths import ArchiveLocation  # noqa: E402
 
 _WORDS = (
@@ -216,7 +216,7 @@ def _race(target, clients: int, worker_args, pid: int | None = None, timeout: fl
 
 def _broker_worker(env: Env, worker: int, calls: int, size: int, barrier, out) -> None:
     os.environ.update(env.environ)
-    from yarp.client import BrokerClient
+    from yarp.clients.broker import BrokerClient
 
     rng = random.Random(worker)
     work = [call_ops(worker, i, size, rng) for i in range(calls)]
@@ -247,7 +247,7 @@ def _broker_worker(env: Env, worker: int, calls: int, size: int, barrier, out) -
 
 
 def run_broker(env: Env, clients: int, calls: int, size: int) -> dict:
-    from yarp.client import BrokerClient
+    from yarp.clients.broker import BrokerClient
 
     os.environ.update(env.environ)
     with BrokerClient(env.location, env.environ) as c:
@@ -315,8 +315,8 @@ def audit_archive(env: Env, refs: list[tuple[str, str]], expected_calls: int) ->
 
 
 def run_ceiling(env: Env, clients: int, calls: int, size: int) -> dict:
-    from yarp.prepare import prepare
-    from yarp.store import ArchiveStore
+    from yarp.archive.prepare import prepare
+    from yarp.archive.store import ArchiveStore
 
     store = ArchiveStore.open(env.location)
     prepared = []
@@ -334,8 +334,8 @@ def run_ceiling(env: Env, clients: int, calls: int, size: int) -> dict:
 
 def _direct_worker(env: Env, worker: int, calls: int, size: int, barrier, out) -> None:
     from yarp.errors import ArchiveBusy
-    from yarp.prepare import prepare
-    from yarp.store import ArchiveStore
+    from yarp.archive.prepare import prepare
+    from yarp.archive.store import ArchiveStore
 
     rng = random.Random(worker)
     work = [call_ops(worker, i, size, rng) for i in range(calls)]
@@ -367,7 +367,7 @@ def _direct_worker(env: Env, worker: int, calls: int, size: int, barrier, out) -
 
 
 def run_direct(env: Env, clients: int, calls: int, size: int) -> dict:
-    from yarp.store import ArchiveStore
+    from yarp.archive.store import ArchiveStore
 
     ArchiveStore.open(env.location).close()  # schema exists before the race
     results, wall, _, _ = _race(_direct_worker, clients, lambda w: (env, w, calls, size))
@@ -480,7 +480,7 @@ def _ingest_worker(env: Env, worker: int, calls: int, size: int, barrier, out) -
 
 
 def _broker_pid(env: Env) -> int:
-    from yarp.client import BrokerClient
+    from yarp.clients.broker import BrokerClient
 
     os.environ.update(env.environ)
     with BrokerClient(env.location, env.environ) as c:
@@ -532,8 +532,8 @@ def bridge_startup(env: Env, samples: int) -> dict:
 
 def _direct_call_worker(env: Env, worker: int, calls: int, size: int, per_op: bool, barrier, out) -> None:
     from yarp.errors import ArchiveBusy
-    from yarp.prepare import prepare
-    from yarp.store import ArchiveStore
+    from yarp.archive.prepare import prepare
+    from yarp.archive.store import ArchiveStore
 
     rng = random.Random(worker)
     work = [pi_call_ops(worker, i, size, rng) for i in range(calls)]
@@ -572,7 +572,7 @@ def _direct_call_worker(env: Env, worker: int, calls: int, size: int, per_op: bo
 
 
 def run_direct_calls(env: Env, clients: int, calls: int, size: int, per_op: bool) -> dict:
-    from yarp.store import ArchiveStore
+    from yarp.archive.store import ArchiveStore
 
     ArchiveStore.open(env.location).close()  # schema exists before the race
     results, wall, _, _ = _race(_direct_call_worker, clients, lambda w: (env, w, calls, size, per_op))
@@ -594,7 +594,7 @@ def run_direct_calls(env: Env, clients: int, calls: int, size: int, per_op: bool
 
 def _raw_worker(env: Env, worker: int, count: int, size: int, barrier, out) -> None:
     os.environ.update(env.environ)
-    from yarp.client import BrokerClient
+    from yarp.clients.broker import BrokerClient
 
     rng = random.Random(worker)
     sess = ops.Session("bench", "raw", f"w{worker}")
@@ -621,7 +621,7 @@ def _raw_worker(env: Env, worker: int, count: int, size: int, barrier, out) -> N
 
 def run_raw(env: Env, clients: int, count: int, size: int) -> dict:
     os.environ.update(env.environ)
-    from yarp.client import BrokerClient
+    from yarp.clients.broker import BrokerClient
 
     with BrokerClient(env.location, env.environ) as c:
         c.request(ops.BeginCall(ops.Session("bench", "raw", "warm"), ops.CallMeta("warm", "t", 1, False), {}, {}, 1),
@@ -658,7 +658,7 @@ def _machine_busy() -> float:
 
 
 def stop_broker(env: Env) -> None:
-    from yarp.client import BrokerClient
+    from yarp.clients.broker import BrokerClient
 
     try:
         with BrokerClient(env.location, env.environ) as c:
@@ -680,7 +680,7 @@ def stop_broker(env: Env) -> None:
 def cold_start(samples: int) -> list[dict]:
     """Client connect → handshake answered, when no broker runs: on a fresh
     archive (schema created) and on an existing one (the usual case)."""
-    from yarp.client import BrokerClient
+    from yarp.clients.broker import BrokerClient
 
     fresh, existing = [], []
     for _ in range(samples):

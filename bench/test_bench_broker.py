@@ -33,11 +33,12 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 
-from yarp import operations as ops  # noqa: E402
-from yarp import protocol  # noqa: E402
-from yarp import _validate_py, ingest  # noqa: E402
-from yarp.broker import prepare_request  # noqa: E402
-from yarp.validate import parse_envelope  # noqa: E402
+from yarp.wire import operations as ops  # noqa: E402
+from yarp.wire import protocol  # noqa: E402
+from yarp import _validate_py
+from yarp.clients import ingest  # noqa: E402
+from yarp.broker.handlers import prepare_request  # noqa: E402
+from yarp.wire.validation import parse_envelope  # noqa: E402
 
 try:
     from yarp import _validate

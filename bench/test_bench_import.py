@@ -69,7 +69,7 @@ def _import(benv, *paths: str) -> tuple[dict, float, int]:
 
 
 def _live(benv, calls: int) -> float:
-    from yarp import operations as ops
+    from yarp.wire import operations as ops
     from yarp.hooks.events import local_account
 
     session = ops.Session("pi", local_account(), "live-bench", 1)

@@ -87,8 +87,8 @@ def run_ingest(sb: Sandbox, shards: list[list[dict]]) -> tuple[float, list[float
 
 
 def _client_worker(env: dict, archive: str, shard: list[dict], warm_id: str, barrier, queue) -> None:
-    from yarp import validate
-    from yarp.client import BrokerClient
+    from yarp.wire import validation as validate
+    from yarp.clients.broker import BrokerClient
     from yarp.paths import ArchiveLocation
 
     operations = [validate.parse_operation(req) for req in shard]
@@ -122,8 +122,8 @@ def run_client(sb: Sandbox, shards: list[list[dict]]) -> tuple[float, list[float
 
 
 def measure(path: str, sessions: int, root: Path) -> dict:
-    from yarp import operations as ops
-    from yarp.client import BrokerClient
+    from yarp.wire import operations as ops
+    from yarp.clients.broker import BrokerClient
     from yarp.paths import ArchiveLocation
 
     shards, calls = workload(sessions, f"{path}-{sessions}")

@@ -20,7 +20,7 @@ import pytest
 import rfc8785
 import zstandard
 
-from yarp import codec
+from yarp.archive import codec
 
 SIZES = {"1KiB": 1024, "64KiB": 64 * 1024, "1MiB": 1024 * 1024}
 

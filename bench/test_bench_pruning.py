@@ -20,9 +20,9 @@ import time
 import pytest
 
 from yarp.limits import DEFAULT_CAP_BYTES
-from yarp.shell.cap import cap_files, cap_streams
-from yarp.shell.reducers import copy_stream, reduce_stream
-from yarp.shell.rules import load_rules, select_rule
+from yarp.view.cap import cap_files, cap_streams
+from yarp.view.reducers import copy_stream, reduce_stream
+from yarp.view.rules import load_rules, select_rule
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus")
 REF = "yr_" + "0" * 32
@@ -123,7 +123,7 @@ def test_search_reducer_worst_case(benchmark, tmp_path_factory, shape):
 
 
 def test_rule_load_time(benchmark):
-    from yarp.shell import rules
+    from yarp.view import rules
 
     def fresh_load():
         rules._BUILTIN_CACHE = None
@@ -134,7 +134,7 @@ def test_rule_load_time(benchmark):
 
 
 def test_plan_latency(benchmark):
-    from yarp.shell.plan import plan_command
+    from yarp.view.plan import plan_command
 
     loaded = load_rules()
     benchmark(plan_command, "pytest -x 'tests/test_a.py' -k 'not slow'", loaded)

@@ -42,7 +42,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "src"))
 
 from test_run_helpers import close_run_env, make_run_env  # noqa: E402
 
-from yarp import operations as ops  # noqa: E402
+from yarp.wire import operations as ops  # noqa: E402
 
 PY = sys.executable
 MB = 1024 * 1024

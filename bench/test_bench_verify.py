@@ -33,10 +33,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 from archive_factory import ArchiveFactory, yarp_env  # noqa: E402
 from test_recovery import reference_scan  # noqa: E402
 
-from yarp import recovery, verify  # noqa: E402
+from yarp.archive import recovery, verify  # noqa: E402
 from yarp.limits import MAX_SCAN_LINE_BYTES  # noqa: E402
 from yarp.paths import resolve_archive  # noqa: E402
-from yarp.sqlite import open_readonly  # noqa: E402
+from yarp.archive.sqlite import open_readonly  # noqa: E402
 
 PAYLOAD_BYTES = int(os.environ.get("YARP_BENCH_VERIFY_MB", "208")) * 1024 * 1024
 RAW_PAYLOAD_BYTES = int(os.environ.get("YARP_BENCH_VERIFY_RAW_MB", "64")) * 1024 * 1024

@@ -1,4 +1,4 @@
-"""Build real archives for tests, only through `yarp.store.ArchiveStore`.
+"""Build real archives for tests, only through `yarp.archive.store.ArchiveStore`.
 
 Every row a test reads was written by the one writer, so tests exercise the
 real schema, payload encoding and lifecycle rules. Typical use::
@@ -22,9 +22,9 @@ import os
 import tempfile
 from pathlib import Path
 
-from yarp import operations as ops
+from yarp.wire import operations as ops
 from yarp.paths import resolve_archive
-from yarp.store import ArchiveStore
+from yarp.archive.store import ArchiveStore
 
 SESSION = ops.Session(agent="pi", account="tester", source_session_id="session-1", started_at_ms=1_700_000_000_000)
 #: Default start time of calls; each call advances one second so ordering is stable.

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 import orjson
 import pytest
 
-from yarp import operations as ops
-from yarp import protocol
+from yarp.wire import operations as ops
+from yarp.wire import protocol
 from yarp._version import __version__
 from yarp.paths import ArchiveLocation
 from yarp.runtime import RuntimePaths, runtime_paths
@@ -67,7 +67,7 @@ class BrokerEnv:
         return env
 
     def client(self):
-        from yarp.client import BrokerClient
+        from yarp.clients.broker import BrokerClient
 
         return BrokerClient(self.location, self.environ)
 

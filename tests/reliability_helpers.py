@@ -106,7 +106,7 @@ def canonical_sha(value) -> str:
 
 def stored_payload_sha(conn: sqlite3.Connection, source_call_id: str, subject: str, stage: str) -> str | None:
     """SHA-256 hex recomputed from the stored (decompressed) bytes of one snapshot, or None."""
-    from yarp.codec import decode_body
+    from yarp.archive.codec import decode_body
 
     row = conn.execute(
         "SELECT p.compression, p.body, p.uncompressed_byte_length FROM snapshots s"
@@ -196,7 +196,7 @@ def start_capture_clients(benv: BrokerEnv, count: int, stop_file: str, max_calls
 
 def lifecycle_ops(call_id: str, blob: str):
     """begin_call, result_before, finish_call for one call, with their JSON payloads."""
-    from yarp import operations as ops
+    from yarp.wire import operations as ops
 
     sess = ops.Session("pi", "reliability", "crash-session")
     inp = {"command": f"cat {call_id}", "blob": blob}
@@ -210,7 +210,7 @@ def lifecycle_ops(call_id: str, blob: str):
 
 
 def _capture_client(log_path: str, prefix: str, stop_file: str, max_calls: int) -> int:
-    from yarp.client import BrokerClient
+    from yarp.clients.broker import BrokerClient
     from yarp.errors import YarpError
     from yarp.paths import ArchiveLocation
 

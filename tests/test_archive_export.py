@@ -13,8 +13,8 @@ import duckdb
 import pytest
 from archive_factory import BASE_MS, ArchiveFactory, build_sample, run_yarp, yarp_env
 
-from yarp import operations as ops
-from yarp.codec import decode_body
+from yarp.wire import operations as ops
+from yarp.archive.codec import decode_body
 
 BINARY = bytes(range(256)) * 4 + b"\xff\xfe not utf-8"
 TABLES = ("sessions", "calls", "snapshots", "payloads")

@@ -31,7 +31,7 @@ from broker_helpers import (
     wait_for,
 )
 from broker_helpers import broker, broker_env  # noqa: F401  (fixtures)
-from yarp import protocol
+from yarp.wire import protocol
 from yarp.errors import DeadlineExceeded
 from yarp.limits import MAX_ADMITTED_TOTAL, MAX_BATCH_REQUESTS, MAX_SEQUENCE_CACHE_KEYS
 

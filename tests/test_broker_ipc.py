@@ -132,9 +132,9 @@ def test_without_xdg_runtime_dir_the_tmp_fallback_is_used(broker_env):
     env = broker_env.with_env(XDG_RUNTIME_DIR=None, TMPDIR=tmp)
     code = (
         "import time\n"
-        "from yarp.client import BrokerClient\n"
+        "from yarp.clients.broker import BrokerClient\n"
         "from yarp.paths import ArchiveLocation\n"
-        "from yarp import operations as ops\n"
+        "from yarp.wire import operations as ops\n"
         f"loc = ArchiveLocation({broker_env.archive!r}, False)\n"
         "c = BrokerClient(loc)\n"
         "s = ops.Session('pi', 'me', 's')\n"
@@ -253,7 +253,7 @@ def test_broker_holds_only_unix_sockets(broker_env, broker):
 
 def test_payloads_never_reach_socket_path_argv_or_log(broker_env, broker):
     sess_secret = f"session-{SECRET}"
-    from yarp import operations as ops
+    from yarp.wire import operations as ops
 
     sess = ops.Session("pi", "acct", sess_secret)
     with RawConn.ready(broker_env) as conn:
@@ -291,9 +291,9 @@ def test_client_started_broker_has_no_payload_in_argv(broker_env):
 
 _NO_DIRECT_CHILD = """
 import os, sys, time
-from yarp.client import BrokerClient
+from yarp.clients.broker import BrokerClient
 from yarp.paths import ArchiveLocation
-from yarp import operations as ops
+from yarp.wire import operations as ops
 archive = sys.argv[1]
 c = BrokerClient(ArchiveLocation(archive, False))
 s = ops.Session("pi", "me", "direct")

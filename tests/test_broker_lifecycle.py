@@ -22,9 +22,9 @@ from broker_helpers import broker_env  # noqa: F401  (fixture)
 
 _CLIENT = """
 import os, sys, time
-from yarp.client import BrokerClient
+from yarp.clients.broker import BrokerClient
 from yarp.paths import ArchiveLocation
-from yarp import operations as ops
+from yarp.wire import operations as ops
 archive, start_at, call = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 while time.time() < start_at:
     time.sleep(0.001)

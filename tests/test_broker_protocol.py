@@ -13,8 +13,8 @@ import orjson
 import pytest
 
 from broker_helpers import BrokerProcess, RawConn, begin, cleanup_broker_env, make_broker_env, result_before
-from yarp import operations as ops
-from yarp import protocol
+from yarp.wire import operations as ops
+from yarp.wire import protocol
 from yarp._version import __version__
 from yarp.limits import MAX_ERROR_CHARS, MAX_FRAME_BYTES, MAX_HANDSHAKE_BYTES
 

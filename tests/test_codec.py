@@ -11,7 +11,7 @@ import rfc8785
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from yarp import codec
+from yarp.archive import codec
 from yarp.errors import ValidationError
 from yarp.limits import MAX_SAFE_INTEGER
 
@@ -234,7 +234,7 @@ def test_fast_path_admits_only_proven_shapes(value, fast):
 
 
 def test_parse_json_takes_what_orjson_refuses_and_refuses_what_neither_parses():
-    from yarp.codec import parse_json
+    from yarp.archive.codec import parse_json
 
     assert parse_json(b'{"a": [1, "x"]}') == {"a": [1, "x"]}
     assert parse_json(b'{"s": "\\ud800"}') == {"s": "\ud800"}

@@ -1,6 +1,6 @@
 """The Codex post event's work done ahead: when the transcript shows the call executed.
 
-The broker watches a begun shell call's transcript (`yarp.hooks.transcript_watch`,
+The broker watches a begun shell call's transcript (`yarp.broker.services.watch`,
 real inotify on a real file) and caps the view and prepares the payloads as soon
 as the execution is written, while Codex starts the post hook. What the post
 event then stores must be exactly what it would have stored doing the work
@@ -21,9 +21,9 @@ from broker_helpers import broker_env  # noqa: F401  (fixture)
 from test_hooks import calls, world  # noqa: F401  (fixture)
 from test_hooks_codex import Transcript, answer, event, seq, transcript  # noqa: F401  (fixture)
 
-from yarp import operations as ops
-from yarp.hooks import codex
-from yarp.hooks.transcript_watch import TranscriptWatch
+from yarp.wire import operations as ops
+from yarp.broker.services import codex
+from yarp.broker.services.watch import TranscriptWatch
 
 SESSION = ops.Session("codex", "local:1000", "session-1")
 REF = "yr_" + "ab" * 16

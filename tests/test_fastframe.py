@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import yarp.fastframe
+import yarp.wire.frames
 from yarp import _compat, limits
-from yarp.fastframe import FrameSplitterPy as PyFrameSplitter
+from yarp.wire.frames import FrameSplitterPy as PyFrameSplitter
 from yarp.errors import FrameError, FrameTooLarge
 
 def header(n: int) -> bytes:
@@ -35,22 +35,22 @@ def test_extension_loaded_in_a_normal_install():
     """Fails when the compiled module silently did not load."""
     if _compat.NO_EXTENSIONS:
         pytest.skip("YARP_NO_EXTENSIONS is set")
-    assert yarp.fastframe.IMPLEMENTATION == "c"
-    assert yarp.fastframe.FrameSplitter is yarp.fastframe.FrameSplitterC
-    assert yarp.fastframe.FrameSplitter.__module__ == "yarp._fastframe"
+    assert yarp.wire.frames.IMPLEMENTATION == "c"
+    assert yarp.wire.frames.FrameSplitter is yarp.wire.frames.FrameSplitterC
+    assert yarp.wire.frames.FrameSplitter.__module__ == "yarp._fastframe"
 
 
 def test_both_splitters_are_exported_and_the_switch_hides_the_compiled_one():
-    assert yarp.fastframe.FrameSplitterPy is importlib.import_module("yarp._fastframe_py").FrameSplitter
+    assert yarp.wire.frames.FrameSplitterPy is importlib.import_module("yarp._fastframe_py").FrameSplitter
     if _compat.NO_EXTENSIONS:
-        assert yarp.fastframe.FrameSplitterC is None
-        assert yarp.fastframe.FrameSplitter is yarp.fastframe.FrameSplitterPy
+        assert yarp.wire.frames.FrameSplitterC is None
+        assert yarp.wire.frames.FrameSplitter is yarp.wire.frames.FrameSplitterPy
     else:
-        assert yarp.fastframe.FrameSplitterC is importlib.import_module("yarp._fastframe").FrameSplitter
+        assert yarp.wire.frames.FrameSplitterC is importlib.import_module("yarp._fastframe").FrameSplitter
 
 
 def test_no_extensions_switch_selects_the_twin():
-    assert kernel_impls.selected_with_the_switch("yarp.fastframe") == "py"
+    assert kernel_impls.selected_with_the_switch("yarp.wire.frames") == "py"
 
 
 def test_implementation_name_matches(fastframe_impl):
@@ -59,7 +59,7 @@ def test_implementation_name_matches(fastframe_impl):
 
 
 def test_the_frame_kernel_holds_frames_only(fastframe_impl):
-    # Every broker client loads this kernel; payload work is `yarp.payload_kernel`'s.
+    # Every broker client loads this kernel; payload work is `yarp.archive.payload_kernel`'s.
     names = set(vars(fastframe_impl))
     assert {"IMPLEMENTATION", "FrameSplitter", "encode_frame"} <= names
     assert sorted(names & {"prepare_payload", "canonical_fast_path_ok", "zstandard", "threading"}) == []
@@ -67,17 +67,17 @@ def test_the_frame_kernel_holds_frames_only(fastframe_impl):
 
 @pytest.mark.parametrize("twin", [False, True], ids=["selected", "twin"])
 def test_loading_the_frame_kernel_loads_no_payload_code(twin):
-    probe = ("import sys, yarp.fastframe as f; f.FrameSplitter().feed(f.encode_frame(b'x')); "
+    probe = ("import sys, yarp.wire.frames as f; f.FrameSplitter().feed(f.encode_frame(b'x')); "
              "print(f.IMPLEMENTATION, *sorted(m for m in sys.modules if m.startswith('yarp')))")
     env = dict(os.environ, PYTHONPATH=str(kernel_impls.SRC))
     if twin:
         env["YARP_NO_EXTENSIONS"] = "1"
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
     implementation, *modules = out.stdout.split()
-    assert implementation == ("py" if twin else yarp.fastframe.IMPLEMENTATION)
+    assert implementation == ("py" if twin else yarp.wire.frames.IMPLEMENTATION)
     assert f"yarp.{'_fastframe_py' if implementation == 'py' else '_fastframe'}" in modules  # the list is real
-    assert sorted({"yarp.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py", "yarp._digest",
-                   "yarp.codec"} & set(modules)) == []
+    assert sorted({"yarp.archive.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py", "yarp._digest",
+                   "yarp.archive.codec"} & set(modules)) == []
 
 
 # --- splitting -----------------------------------------------------------------

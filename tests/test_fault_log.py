@@ -63,7 +63,7 @@ def test_a_broker_fault_is_logged_without_a_payload_byte(broker_env, broken_pack
     assert len(lines) == 1
     found = json.loads(lines[0])
     assert found["error"] == "FileNotFoundError" and found["errno"] == "ENOENT"
-    assert found["where"].startswith("yarp.shell.salience:") and found["where"].endswith(" read_data")
+    assert found["where"].startswith("yarp.view.salience:") and found["where"].endswith(" read_data")
     assert found["operation"] == "run:capture"
     assert isinstance(found["requestBytes"], int) and found["requestBytes"] > 0
     assert set(found) == {"atMs", "version", "pid", "error", "errno", "where", "via", "operation", "requestBytes"}
@@ -77,7 +77,7 @@ def test_a_broker_fault_is_logged_without_a_payload_byte(broker_env, broken_pack
     checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
     assert checks["data files"]["status"] == "fail" and "salience.json" in checks["data files"]["detail"]
     assert checks["broker errors"]["status"] == "warn"
-    assert "FileNotFoundError (ENOENT) at yarp.shell.salience:" in checks["broker errors"]["detail"]
+    assert "FileNotFoundError (ENOENT) at yarp.view.salience:" in checks["broker errors"]["detail"]
     assert "during run:capture" in checks["broker errors"]["detail"]
 
 

@@ -368,18 +368,18 @@ def test_disabled_archive_leaves_the_tool_alone(world):
 HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tree_sitter_bash", "sqlite3", "_sqlite3",
                   "orjson", "zstandard", "rfc8785", "dataclasses", "argparse", "typing", "json", "re", "socket",
                   "selectors", "signal", "enum", "hashlib", "_hashlib", "threading", "shutil", "shlex", "tomllib",
-                  "yarp.broker", "yarp.store", "yarp.prepare", "yarp.shell.plan", "yarp.shell.rules",
-                  "yarp.hooks.events", "yarp.hooks.capture", "yarp.hooks.service", "yarp.hooks.notice",
-                  "yarp.hooks.codex", "yarp.shell.cap",
+                  "yarp.broker", "yarp.archive.store", "yarp.archive.prepare", "yarp.view.plan", "yarp.view.rules",
+                  "yarp.hooks.events", "yarp.hooks.capture", "yarp.broker.services.hooks", "yarp.hooks.notice",
+                  "yarp.broker.services.codex", "yarp.view.cap",
                   # With a broker running, the full client (start-up, locks, operation types) stays unloaded.
-                  "yarp.client", "yarp.protocol", "yarp.operations", "yarp.fastframe", "yarp._fastframe",
+                  "yarp.clients.broker", "yarp.wire.protocol", "yarp.wire.operations", "yarp.wire.frames", "yarp._fastframe",
                   "yarp._fastframe_py", "fcntl",
-                  # The payload kernel is the broker's (through yarp.codec), never a client's.
-                  "yarp.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py",
+                  # The payload kernel is the broker's (through yarp.archive.codec), never a client's.
+                  "yarp.archive.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py",
                   # Loaded on a failure only (`yarp.cli.reported_errors`); annotations stay unevaluated
                   # without the `__future__` module, a real import at run time.
                   "yarp.errors", "__future__",
-                  # `yarp.cli` hands a hook straight to `yarp.hooks.cli` (`HOOK_AGENTS`).
+                  # `yarp.cli` hands a hook straight to `yarp.clients.hook` (`HOOK_AGENTS`).
                   "yarp.commands", "yarp.commands.hook_claude_code", "yarp.commands.hook_codex")
 
 
@@ -397,7 +397,7 @@ def hook_imports(world: HookWorld, agent: str, payload: dict) -> tuple[set[str],
 
 
 def broker_status(world: HookWorld) -> dict:
-    from yarp.client import BrokerClient
+    from yarp.clients.broker import BrokerClient
     from yarp.paths import resolve_archive
 
     with BrokerClient(resolve_archive(world.archive, world.env), world.env) as client:
@@ -412,13 +412,13 @@ def test_hook_process_imports_only_the_c_cores(world):
     tool_input = {"command": "grep -rn needle src"}
     names, pre = hook_imports(world, "claude-code", claude_event("PreToolUse", "Bash", tool_input, "toolu_imp", cwd))
     updated = answer(pre)["hookSpecificOutput"]["updatedInput"]  # planned and rewritten, by the broker
-    assert "yarp.hooks.cli" in names and "yarp.thin_client" in names  # the list is real
+    assert "yarp.clients.hook" in names and "yarp.clients.channel" in names  # the list is real
     assert sorted(set(HOOK_FORBIDDEN) & names) == []
     ran = world.shell(updated["command"])
     post_event = claude_event("PostToolUse", "Bash", updated, "toolu_imp", cwd, tool_response=bash_response(ran))
     names, post = hook_imports(world, "claude-code", post_event)
     assert answer(post) is None and b"yarp:" not in post.stderr
-    assert "yarp.hooks.cli" in names and sorted(set(HOOK_FORBIDDEN) & names) == []
+    assert "yarp.clients.hook" in names and sorted(set(HOOK_FORBIDDEN) & names) == []
     assert calls(world.archive)["toolu_imp"]["status"] == "finished"
 
 
@@ -496,9 +496,10 @@ def test_a_stopped_broker_costs_the_tool_nothing_but_the_deadline(world):
 
 def test_the_thin_client_speaks_the_broker_protocol():
     # The thin client writes the handshake and frames without importing
-    # `yarp.protocol`; they must stay the protocol's.
-    from yarp import protocol, thin_client
-    from yarp.fastframe import encode_frame
+    # `yarp.wire.protocol`; they must stay the protocol's.
+    from yarp.wire import protocol
+    from yarp.clients import channel as thin_client
+    from yarp.wire.frames import encode_frame
 
     assert thin_client.SCHEMA == protocol.SCHEMA
     assert thin_client._frame(b'{"a":1}') == encode_frame(b'{"a":1}')
@@ -514,7 +515,7 @@ def test_malformed_service_requests_get_bounded_errors(world):
     # fixed field sets, bounded values, errors without payload text.
     from yarp.errors import ValidationError
     from yarp.paths import resolve_archive
-    from yarp.thin_client import Channel, members
+    from yarp.clients.channel import Channel, members
 
     cwd = str(world.work)
     assert answer(world.hook("claude-code", claude_event("PreToolUse", "Read", {"file_path": "/x"}, "t_v", cwd))) is None

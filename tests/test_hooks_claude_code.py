@@ -47,7 +47,7 @@ def run_claude(world, claude_bin: Path, steps: list, prompt: str):
     share a loopback-only network namespace (npm ran before it). Returns the
     finished process and the server (its recorded requests).
     """
-    from yarp.client import BrokerClient
+    from yarp.clients.broker import BrokerClient
     from yarp.paths import resolve_archive
 
     env = dict(world.env, ANTHROPIC_API_KEY="sk-dummy", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",

@@ -18,7 +18,7 @@ import pytest
 from test_hooks import HOOK_FORBIDDEN, as_json, broker_status, calls, hook_imports, world  # noqa: F401  (fixture)
 
 from yarp.errors import ValidationError
-from yarp.hooks.codex import PERSISTENCE_CUT, CallEvidence, capped_view, read_evidence
+from yarp.broker.services.codex import PERSISTENCE_CUT, CallEvidence, capped_view, read_evidence
 
 SESSION = "01a23bf7-a58f-7472-b223-ba675f3a3c01"
 
@@ -231,13 +231,13 @@ def test_hook_process_imports_only_the_c_cores(world, transcript):  # noqa: F811
     transcript.called("call_imp", "exec_command", {"cmd": "seq 1 8000"})
     names, pre = hook_imports(world, "codex", event(world, transcript, "PreToolUse", "call_imp", "seq 1 8000"))
     assert (pre.returncode, pre.stdout) == (0, b"") and b"yarp:" not in pre.stderr
-    assert "yarp.hooks.cli" in names and "yarp.thin_client" in names  # the list is real
+    assert "yarp.clients.hook" in names and "yarp.clients.channel" in names  # the list is real
     assert sorted(set(HOOK_FORBIDDEN) & names) == []
     transcript.executed("call_imp", seq(8000), 0)
     names, post = hook_imports(world, "codex", event(world, transcript, "PostToolUse", "call_imp", "seq 1 8000",
                                                      tool_response="cut"))
     assert answer(post)["decision"] == "block" and b"yarp:" not in post.stderr  # capped by the broker
-    assert "yarp.hooks.cli" in names and sorted(set(HOOK_FORBIDDEN) & names) == []
+    assert "yarp.clients.hook" in names and sorted(set(HOOK_FORBIDDEN) & names) == []
     names, stop = hook_imports(world, "codex", event(world, transcript, "Stop", stop_hook_active=False))
     assert (stop.returncode, stop.stdout) == (0, b"") and sorted(set(HOOK_FORBIDDEN) & names) == []
     assert calls(world.archive)["call_imp"]["status"] == "finished"
@@ -302,7 +302,7 @@ def test_read_evidence_reads_the_tail_first_and_the_whole_file_when_needed(tmp_p
 
 
 def test_read_evidence_is_the_same_whatever_the_block_and_tail_sizes(tmp_path, monkeypatch):
-    from yarp.hooks import codex
+    from yarp.broker.services import codex
 
     log = Transcript(tmp_path / "rollout.jsonl")
     for number in range(30):
@@ -345,7 +345,7 @@ def test_reading_from_marks_equals_reading_the_whole_file(tmp_path, monkeypatch)
     """Read after every few appended lines, each call from its mark: the same evidence as one read of the whole file."""
     import random
 
-    from yarp.hooks import codex
+    from yarp.broker.services import codex
 
     monkeypatch.setattr(codex, "SCAN_BLOCK_BYTES", 97)
     log = Transcript(tmp_path / "rollout.jsonl")
@@ -373,7 +373,7 @@ def test_reading_from_marks_equals_reading_the_whole_file(tmp_path, monkeypatch)
 
 
 def test_a_mark_is_read_from_and_not_before(tmp_path):
-    from yarp.hooks import codex
+    from yarp.broker.services import codex
 
     log = Transcript(tmp_path / "rollout.jsonl")
     log.model_output("p", "an answer written before the call was begun")
@@ -394,7 +394,7 @@ def test_a_mark_is_read_from_and_not_before(tmp_path):
 
 
 def test_an_unmarked_call_is_settled_from_the_end_when_the_end_settles_it(tmp_path, monkeypatch):
-    from yarp.hooks import codex
+    from yarp.broker.services import codex
 
     monkeypatch.setattr(codex, "FIRST_TAIL_BYTES", 400)
     log = Transcript(tmp_path / "rollout.jsonl")
@@ -437,7 +437,7 @@ def test_an_open_call_does_not_make_every_later_event_read_the_whole_transcript(
 
 
 def test_an_event_that_begins_a_call_and_reads_open_ones_marks_them_all(tmp_path):
-    from yarp.hooks import codex
+    from yarp.broker.services import codex
 
     log = Transcript(tmp_path / "rollout.jsonl")
     log.called("open", "exec_command", {"cmd": "sleep 9"})

@@ -17,7 +17,7 @@ import pytest
 
 from broker_helpers import BrokerProcess, RawConn, begin
 from reliability_helpers import broker_status, cleanup_broker_env, make_env, rss_kib, wait_for
-from yarp import protocol
+from yarp.wire import protocol
 
 #: Growth of the broker's resident memory an attack may cause before we call it unbounded.
 RSS_BUDGET_KIB = 48 * 1024

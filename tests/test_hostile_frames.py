@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 
 from broker_helpers import BrokerProcess, RawConn, begin
 from reliability_helpers import canary, cleanup_broker_env, make_env
-from yarp import operations as ops
-from yarp import protocol
+from yarp.wire import operations as ops
+from yarp.wire import protocol
 from yarp.limits import MAX_ERROR_CHARS, MAX_FRAME_BYTES
 
 CANARY = canary()

@@ -22,7 +22,7 @@ import pytest
 
 from broker_helpers import BrokerProcess, begin, wait_for
 from reliability_helpers import canary, cleanup_broker_env, make_env, yarp_cmd
-from yarp import operations as ops
+from yarp.wire import operations as ops
 from yarp.errors import UnsafePath, YarpError
 from yarp.paths import ArchiveLocation
 

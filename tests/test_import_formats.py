@@ -11,7 +11,7 @@ import json
 from broker_helpers import broker_env  # noqa: F401  (fixture)
 from import_fixtures import CLAUDE_SESSION, CODEX_THREAD, claude_project, codex_rollout, set_old_mtime
 from test_import_pi import import_json, payload, yarp
-from yarp.codec import canonical_json
+from yarp.archive.codec import canonical_json
 
 
 def calls_by_id(benv) -> dict:

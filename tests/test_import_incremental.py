@@ -22,7 +22,7 @@ from import_fixtures import (
     write_lines,
 )
 from test_import_pi import archive_digest, import_json, yarp
-from yarp import operations as ops
+from yarp.wire import operations as ops
 from yarp.hooks.events import local_account
 from yarp.transcripts import source
 

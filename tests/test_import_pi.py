@@ -17,7 +17,7 @@ import pytest
 
 from broker_helpers import broker_env  # noqa: F401  (fixture)
 from shared_data import shared_path
-from yarp.codec import canonical_json, decode_body
+from yarp.archive.codec import canonical_json, decode_body
 
 PI_DIR = shared_path("data", "pi-sessions")
 FILES = ("before-compaction.jsonl", "large-session.jsonl")

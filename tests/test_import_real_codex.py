@@ -22,7 +22,7 @@ from agent_packages import CODEX_CONFIG, codex_binary
 from broker_helpers import broker_env  # noqa: F401  (fixture)
 from test_import_formats import calls_by_id
 from test_import_pi import import_json
-from yarp.codec import canonical_json
+from yarp.archive.codec import canonical_json
 
 pytestmark = pytest.mark.slow
 

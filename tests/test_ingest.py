@@ -34,7 +34,8 @@ from ingest_helpers import (
     stage_result,
     update_final_result,
 )
-from yarp import ingest, validate
+from yarp.clients import ingest
+from yarp.wire import validation as validate
 from yarp.limits import MAX_ERROR_CHARS, MAX_FRAME_BYTES
 
 REF_KEYS = {"requestId", "ok", "archiveRef"}
@@ -402,7 +403,7 @@ def test_the_protocol_document_shows_every_operation_with_a_valid_example():
     import re
 
     from ingest_helpers import ROOT
-    from yarp import operations as ops
+    from yarp.wire import operations as ops
 
     text = (ROOT / "docs" / "ingest-protocol.md").read_text(encoding="utf-8")
     examples = {}
@@ -436,10 +437,10 @@ def test_an_integer_beyond_64_bits_is_refused_not_rounded(shared_sandbox):
 #: Modules only the broker needs. The bridge relays; it never validates,
 #: canonicalises, hashes payloads or writes SQLite, and starts for every session.
 #: It splits frames with the frame kernel and never loads the payload kernel.
-BRIDGE_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "sqlite3", "_sqlite3", "yarp.broker", "yarp.store",
-                    "yarp.prepare", "yarp.codec", "rfc8785", "zstandard", "orjson", "dataclasses", "argparse",
+BRIDGE_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "sqlite3", "_sqlite3", "yarp.broker", "yarp.archive.store",
+                    "yarp.archive.prepare", "yarp.archive.codec", "rfc8785", "zstandard", "orjson", "dataclasses", "argparse",
                     "json", "re", "hashlib", "_hashlib", "threading", "subprocess", "typing", "enum",
-                    "yarp.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py")
+                    "yarp.archive.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py")
 #: How the installed console script starts.
 CONSOLE_SCRIPT = "import sys; from yarp.cli import main; sys.exit(main())"
 
@@ -455,7 +456,7 @@ def test_the_bridge_imports_only_what_relaying_needs(shared_sandbox):
     assert json.loads(proc.stdout)["ok"] is True
     names = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.decode().splitlines()
              if line.startswith("import time:") and "|" in line}
-    assert {"yarp.ingest", "yarp.client", "yarp.protocol", "yarp.fastframe"} <= names  # the list is real
+    assert {"yarp.clients.ingest", "yarp.clients.broker", "yarp.wire.protocol", "yarp.wire.frames"} <= names  # the list is real
     assert sorted(set(BRIDGE_FORBIDDEN) & names) == []
 
 
@@ -493,9 +494,9 @@ def test_the_bridge_makes_at_most_five_system_calls_per_request(shared_sandbox, 
 
 
 def test_the_relay_forwards_the_adapter_operation_unchanged_with_its_identities():
-    from yarp import operations as ops
-    from yarp import protocol
-    from yarp.validate import check_operation, parse_envelope
+    from yarp.wire import operations as ops
+    from yarp.wire import protocol
+    from yarp.wire.validation import check_operation, parse_envelope
 
     request = {"requestId": 9, "schemaVersion": 1,
                **begin_call(session("relay-s"), "relay-c", deadline_in_ms=1500, provider="p", extraCallField=[1])}
@@ -514,7 +515,7 @@ def test_the_relay_forwards_the_adapter_operation_unchanged_with_its_identities(
 
 
 def test_a_replay_splices_the_same_operation_bytes_into_a_new_envelope():
-    from yarp import protocol
+    from yarp.wire import protocol
 
     relayed = ingest.parse_request(encode({"requestId": 1, "schemaVersion": 1,
                                            **result_text(session("s"), "c", "t")})[8:], now_ms())

@@ -119,7 +119,7 @@ def test_the_graph_sees_relative_and_lazy_imports():
     graph = _graph()
     assert "agent_workflow.index_schema" in graph["agent_workflow.reconciler"]  # `from .index_schema import`
     assert "agent_workflow.reconciler" in graph["agent_workflow.index_store"]  # imported inside a function
-    assert "yarp.recovery.lookup" in graph["yarp.recovery.search"]
+    assert "yarp.archive.recovery.lookup" in graph["yarp.archive.recovery.search"]
 
 
 def test_the_cycle_finder_finds_a_planted_cycle():
@@ -145,9 +145,9 @@ def test_every_exported_name_exists(name):
 
 
 #: Each selector, with its pure-Python twin and its compiled extension.
-KERNELS = {"yarp.fastframe": ("yarp._fastframe_py", "yarp._fastframe"),
-           "yarp.payload_kernel": ("yarp._payload_kernel_py", "yarp._payload_kernel"),
-           "yarp.validate": ("yarp._validate_py", "yarp._validate")}
+KERNELS = {"yarp.wire.frames": ("yarp._fastframe_py", "yarp._fastframe"),
+           "yarp.archive.payload_kernel": ("yarp._payload_kernel_py", "yarp._payload_kernel"),
+           "yarp.wire.validation": ("yarp._validate_py", "yarp._validate")}
 #: Names a selector defines itself instead of taking them from the implementation it selected.
 SELECTOR_OWN = {"FrameSplitterC", "FrameSplitterPy"}
 

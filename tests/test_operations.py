@@ -12,8 +12,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from yarp import _compat, validate
-from yarp import operations as ops
+from yarp import _compat
+from yarp.wire import validation as validate
+from yarp.wire import operations as ops
 from yarp.errors import ContractViolation, ValidationError
 from yarp.limits import MAX_IDENTITY_CHARS, MAX_JSON_DEPTH, MAX_NAME_CHARS, MAX_WORKING_DIRECTORY_CHARS
 
@@ -68,7 +69,7 @@ def test_the_compiled_validator_is_loaded_in_a_normal_install():
 
 
 def test_a_malformed_operation_in_an_envelope_is_a_contract_violation(validator):
-    from yarp import protocol
+    from yarp.wire import protocol
 
     op = validate.parse_operation(VALID["result_text"])
     frame = protocol.envelope(op, "c-test", 1000)
@@ -321,7 +322,7 @@ def test_any_extra_top_level_field_is_rejected(op, extra):
 
 def test_every_operation_kind_has_one_broker_handler():
     """The broker's dispatch table is the one place a kind is wired to its preparation."""
-    from yarp.broker.dispatch import HANDLERS
+    from yarp.broker.handlers import HANDLERS
 
     assert set(HANDLERS) == set(ops.OPERATIONS_BY_KIND)
     assert set(ops.REPLAY_BY_KIND) == set(ops.OPERATIONS_BY_KIND)

@@ -13,7 +13,7 @@ import pytest
 
 from yarp.errors import UsageError
 from yarp import config, parse_cache
-from yarp.shell.rules import Rule, builtin_sources, load_rules
+from yarp.view.rules import Rule, builtin_sources, load_rules
 
 PACK = """version = 1
 [[rule]]

@@ -16,9 +16,9 @@ from yarp.paths import (
     resolve_archive,
     secure_archive_location,
 )
-from yarp.sqlite import open_readonly, open_writer
-from yarp.store import ArchiveStore
-from yarp import operations as ops
+from yarp.archive.sqlite import open_readonly, open_writer
+from yarp.archive.store import ArchiveStore
+from yarp.wire import operations as ops
 
 NOBODY = 65534
 

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import yarp.payload_kernel
-from yarp import _compat, codec, limits
+import yarp.archive.payload_kernel
+from yarp import _compat, limits
+from yarp.archive import codec
 from yarp.limits import PARALLEL_HASH_BYTES
 
 
@@ -27,19 +28,19 @@ def test_extension_loaded_in_a_normal_install():
     """Fails when the compiled module silently did not load."""
     if _compat.NO_EXTENSIONS:
         pytest.skip("YARP_NO_EXTENSIONS is set")
-    assert yarp.payload_kernel.IMPLEMENTATION == "c"
-    assert yarp.payload_kernel.prepare_payload is importlib.import_module("yarp._payload_kernel").prepare_payload
+    assert yarp.archive.payload_kernel.IMPLEMENTATION == "c"
+    assert yarp.archive.payload_kernel.prepare_payload is importlib.import_module("yarp._payload_kernel").prepare_payload
 
 
 def test_the_codec_uses_the_selected_kernel():
-    assert codec.prepare_payload is yarp.payload_kernel.prepare_payload
-    assert codec._fast_path_ok is yarp.payload_kernel.canonical_fast_path_ok
+    assert codec.prepare_payload is yarp.archive.payload_kernel.prepare_payload
+    assert codec._fast_path_ok is yarp.archive.payload_kernel.canonical_fast_path_ok
     expected = "py" if _compat.NO_EXTENSIONS else "c"
-    assert yarp.payload_kernel.IMPLEMENTATION == expected
+    assert yarp.archive.payload_kernel.IMPLEMENTATION == expected
 
 
 def test_no_extensions_switch_selects_the_twin():
-    assert kernel_impls.selected_with_the_switch("yarp.payload_kernel") == "py"
+    assert kernel_impls.selected_with_the_switch("yarp.archive.payload_kernel") == "py"
 
 
 def test_implementation_name_matches(payload_impl):

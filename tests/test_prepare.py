@@ -9,10 +9,10 @@ import threading
 import pytest
 import rfc8785
 
-from yarp import operations as ops
-from yarp.codec import MEDIA_BINARY, MEDIA_JSON, MEDIA_TEXT
+from yarp.wire import operations as ops
+from yarp.archive.codec import MEDIA_BINARY, MEDIA_JSON, MEDIA_TEXT
 from yarp.errors import UnsafePath, ValidationError
-from yarp.prepare import Prepared, prepare, prepare_json, read_snapshot_file
+from yarp.archive.prepare import Prepared, prepare, prepare_json, read_snapshot_file
 
 SESSION = ops.Session("pi", "me", "s")
 NOBODY = 65534

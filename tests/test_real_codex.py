@@ -47,7 +47,7 @@ def codex_bin() -> Path:
 
 
 def test_real_codex_archives_exact_output_and_shows_the_capped_view(world, codex_bin):  # noqa: F811
-    from yarp.client import BrokerClient
+    from yarp.clients.broker import BrokerClient
     from yarp.paths import resolve_archive
 
     codex_home = world.tmp / "codex-home"

@@ -10,9 +10,9 @@ import stat
 import pytest
 from archive_factory import ArchiveFactory, build_sample, run_yarp
 
-from yarp import recovery
+from yarp.archive import recovery
 from yarp.paths import resolve_archive
-from yarp.sqlite import open_readonly
+from yarp.archive.sqlite import open_readonly
 
 # Multi-byte characters everywhere so every cut is tested against UTF-8 boundaries.
 LINES = [f"line {n:03d} {'é' * (n % 5)} {'ERROR: 失敗' if n % 25 == 0 else 'fine'}\n".encode() for n in range(1, 201)]

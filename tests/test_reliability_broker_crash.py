@@ -160,7 +160,7 @@ def _replay_all(benv, sent: dict, refs: dict, acked: set) -> int:
     its first unacknowledged one on. Re-sending an acknowledged earlier
     operation of an unfinished call would be a sequence regression, which the
     broker rightly refuses."""
-    from yarp import codec
+    from yarp.archive import codec
 
     conn = sqlite3.connect(f"file:{benv.archive}?mode=ro", uri=True)
     blobs = {}

@@ -23,13 +23,13 @@ from broker_helpers import BrokerProcess, begin, wait_for
 from ingest_helpers import begin_call, encode, session
 from reliability_helpers import archive_invariants, broker_status, cleanup_broker_env, make_env, run_verify
 from test_reliability_busy import LockHolder
-from yarp import protocol
+from yarp.wire import protocol
 
 _RAW_VICTIM = """
 import socket, struct, sys, time
 sys.path.insert(0, sys.argv[4])
-from yarp import protocol
-from yarp import operations as ops
+from yarp.wire import protocol
+from yarp.wire import operations as ops
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
 def frame(b): return struct.pack(">Q", len(b)) + b
 s.sendall(frame(protocol.handshake(sys.argv[2], "victim")))

@@ -26,8 +26,8 @@ from ingest_helpers import (
     result_text,
     session,
 )
-from yarp import operations as ops
-from yarp import validate
+from yarp.wire import operations as ops
+from yarp.wire import validation as validate
 
 
 @pytest.fixture
@@ -251,7 +251,7 @@ def test_a_stopped_broker_makes_the_bridge_exit_74_at_the_deadline(sandbox):
 
 
 def test_a_client_that_gave_up_on_a_request_does_not_read_its_late_reply(sandbox):
-    from yarp.client import BrokerClient
+    from yarp.clients.broker import BrokerClient
     from yarp.errors import DeadlineExceeded
     from yarp.paths import ArchiveLocation
 

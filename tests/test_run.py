@@ -32,7 +32,7 @@ from test_run_helpers import (
     yrun,
 )
 
-from yarp import operations as ops
+from yarp.wire import operations as ops
 
 PY = sys.executable
 REF_RE = re.compile(rb"ref=(yr_[0-9a-f]{32})")
@@ -552,7 +552,7 @@ def test_the_broker_refuses_spool_files_that_are_not_the_runners(renv):
     # names: each must be a private regular file of this user, as declared.
     from yarp.errors import UnsafePath
     from yarp.paths import resolve_archive
-    from yarp.thin_client import Channel, members
+    from yarp.clients.channel import Channel, members
 
     session = ops.Session("pi", "me", "spool-checks")
     renv.request(ops.BeginCall(session, ops.CallMeta("c1", "bash", 1, True), {}, {}, 1))

@@ -18,7 +18,7 @@ import time
 
 from broker_helpers import BrokerEnv, broker_pids, cleanup_broker_env, kill_pid, make_broker_env  # noqa: F401
 
-from yarp.codec import decode_body
+from yarp.archive.codec import decode_body
 
 IDLE_MS = 300
 STREAM_KEYS = (("stdout", "before"), ("stdout", "after"), ("stderr", "before"), ("stderr", "after"))

@@ -4,7 +4,7 @@ These are import-set assertions (never timings): `python -X importtime -m yarp
 run -- true` against a warm broker lists every module imported, and none of the
 event loop, worker pool, shell parser, rules, canonical-JSON or SQLite modules
 may be among them. With a broker running, not even the full broker client:
-the runner asks the broker through `yarp.thin_client`, and the broker prunes,
+the runner asks the broker through `yarp.clients.channel`, and the broker prunes,
 caps and archives. Timings live in bench/test_bench_run.py and
 bench/test_bench_hooks.py.
 """
@@ -19,13 +19,13 @@ from test_run_helpers import close_run_env, make_run_env, yrun
 
 #: Modules only the broker, `yarp plan` or the read-only commands need.
 FORBIDDEN = ("uvloop", "tree_sitter", "tree_sitter_bash", "concurrent.futures", "asyncio", "rfc8785", "sqlite3",
-             "_sqlite3", "yarp.broker", "yarp.store", "yarp.prepare", "yarp.codec", "yarp.shell.plan",
-             "yarp.recovery", "orjson", "dataclasses", "argparse", "zstandard",
-             # The view is the broker's work (yarp.runner_service); the full client is for start-up only.
-             "yarp.shell.rules", "yarp.shell.reducers", "yarp.shell.cap", "yarp.shell.view", "yarp.client",
-             "yarp.protocol", "yarp.operations", "yarp.fastframe", "yarp._fastframe", "yarp._fastframe_py",
-             # The payload kernel is the broker's (through yarp.codec), never a client's.
-             "yarp.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py")
+             "_sqlite3", "yarp.broker", "yarp.archive.store", "yarp.archive.prepare", "yarp.archive.codec", "yarp.view.plan",
+             "yarp.archive.recovery", "orjson", "dataclasses", "argparse", "zstandard",
+             # The view is the broker's work (yarp.broker.services.run); the full client is for start-up only.
+             "yarp.view.rules", "yarp.view.reducers", "yarp.view.cap", "yarp.view.visible", "yarp.clients.broker",
+             "yarp.wire.protocol", "yarp.wire.operations", "yarp.wire.frames", "yarp._fastframe", "yarp._fastframe_py",
+             # The payload kernel is the broker's (through yarp.archive.codec), never a client's.
+             "yarp.archive.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py")
 #: Standard-library modules the run path reaches through their C cores instead
 #: (`_json`, `_socket`, `_signal`, the built-in SHA-256); each costs every
 #: wrapped command a millisecond or more.
@@ -78,14 +78,14 @@ def test_standalone_run_of_true_imports_nothing_heavy(warm_env):
     names, proc = imported_modules(warm_env.environ, "run", "--", "true")
     assert proc.returncode == 0
     assert all(line.startswith(b"import time:") for line in proc.stderr.splitlines())  # no archive failure
-    assert "yarp.runner" in names and "yarp.thin_client" in names  # the list is real
+    assert "yarp.clients.run" in names and "yarp.clients.channel" in names  # the list is real
     assert sorted((set(FORBIDDEN) | set(FAILURE_ONLY)) & names) == []
 
 
 @pytest.mark.parametrize("args", QUIET_RUNS)
 def test_quiet_run_avoids_costly_stdlib_modules(warm_env, args):
     names, _ = imported_modules(warm_env.environ, *args, entry=SCRIPT)
-    assert "yarp.runner" in names and "yarp.thin_client" in names  # the list is real
+    assert "yarp.clients.run" in names and "yarp.clients.channel" in names  # the list is real
     assert sorted(set(STDLIB_AVOIDED) & names) == []
 
 
@@ -96,7 +96,7 @@ def test_output_is_pruned_by_the_broker_not_the_runner(warm_env, tmp_path):
     for _ in range(2):
         names, proc = imported_modules(env, "run", "--", "echo", "hello", entry=SCRIPT)
         assert proc.returncode == 0 and proc.stdout == b"hello\n"
-        assert "yarp.thin_client" in names  # the list is real
+        assert "yarp.clients.channel" in names  # the list is real
         assert sorted((set(STDLIB_AVOIDED) | set(FORBIDDEN) | set(FAILURE_ONLY) | {"tomllib", "yarp.parse_cache"})
                       & names) == []
 
@@ -108,8 +108,8 @@ def test_a_run_that_starts_the_broker_loads_the_frame_kernel_only():
     try:
         names, proc = imported_modules(benv.environ, "run", "--", "true", entry=SCRIPT)
         assert proc.returncode == 0
-        assert {"yarp.runner", "yarp.client", "yarp.fastframe"} <= names  # the list is real: a cold start
-        assert sorted({"yarp.codec", "yarp.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py",
+        assert {"yarp.clients.run", "yarp.clients.broker", "yarp.wire.frames"} <= names  # the list is real: a cold start
+        assert sorted({"yarp.archive.codec", "yarp.archive.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py",
                        "zstandard", "rfc8785", "orjson"} & names) == []
     finally:
         close_run_env(benv, timeout=15)
@@ -124,15 +124,15 @@ def test_archive_disabled_run_imports_no_archive_code(warm_env, tmp_path):
         handle.write("version = 1\n[archive]\nenabled = false\n")
     names, proc = imported_modules(warm_env.environ, "run", "--", "true")
     assert proc.returncode == 0
-    assert "yarp.runner" in names
-    assert sorted((set(FORBIDDEN) | {"yarp.client", "yarp.operations", "yarp.shell.rules", "zstandard"}) & names) == []
+    assert "yarp.clients.run" in names
+    assert sorted((set(FORBIDDEN) | {"yarp.clients.broker", "yarp.wire.operations", "yarp.view.rules", "zstandard"}) & names) == []
 
 
 @pytest.mark.parametrize("args", QUIET_RUNS)
 def test_common_run_forms_skip_argparse(warm_env, args):
     # The fast path parses the flags itself; argparse is only for help and errors.
     names, proc = imported_modules(warm_env.environ, *args)
-    assert "yarp.runner" in names
+    assert "yarp.clients.run" in names
     assert "argparse" not in names
 
 
@@ -145,7 +145,7 @@ def test_run_help_and_errors_still_use_argparse(warm_env):
 def test_capped_adapter_run_imports_neither_sqlite_nor_the_cap(warm_env):
     # An adapter's call whose output passes the cap: the broker finds the
     # call's reference and writes the capped view with its marker.
-    from yarp import operations as ops
+    from yarp.wire import operations as ops
 
     session = ops.Session("pi", "me", "imports")
     for call in ("c1", "c2"):
@@ -155,8 +155,8 @@ def test_capped_adapter_run_imports_neither_sqlite_nor_the_cap(warm_env):
         names, proc = imported_modules(warm_env.environ, "run", *flags, "--", sys.executable, "-c",
                                        "print('x' * 20000)", entry=SCRIPT)
         assert proc.returncode == 0 and b"yarp search yr_" in proc.stdout  # capped, with a marker
-    assert "yarp.runner" in names and "yarp.thin_client" in names  # the list is real
-    assert sorted((set(STDLIB_AVOIDED) | set(FORBIDDEN) | {"yarp.sqlite", "urllib.parse", "datetime"}) & names) == []
+    assert "yarp.clients.run" in names and "yarp.clients.channel" in names  # the list is real
+    assert sorted((set(STDLIB_AVOIDED) | set(FORBIDDEN) | {"yarp.archive.sqlite", "urllib.parse", "datetime"}) & names) == []
 
 
 def test_a_configuration_file_is_parsed_once(warm_env, tmp_path):

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yarp.shell import salience
-from yarp.shell.salience import DATA_PATH, classifier
+from yarp.view import salience
+from yarp.view.salience import DATA_PATH, classifier
 
 VECTORS = os.path.join(os.path.dirname(__file__), "vectors", "cap")
 
@@ -105,7 +105,7 @@ def test_the_trigger_scan_finds_every_line_a_trigger_holds():
 
 
 def test_a_warm_classifier_imports_neither_re_nor_json(tmp_path):
-    code = ("import sys; from yarp.shell import salience; c = salience.classifier(); "
+    code = ("import sys; from yarp.view import salience; c = salience.classifier(); "
             "print(c.classify(b'a.c:1:2: error: x'), 're' in sys.modules, 'json' in sys.modules)")
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True).stdout.split()

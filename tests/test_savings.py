@@ -13,9 +13,9 @@ import sys
 import pytest
 from archive_factory import BASE_MS, ArchiveFactory, run_yarp, yarp_env
 
-from yarp import operations as ops
-from yarp import savings, savings_projection
-from yarp.codec import canonical_json
+from yarp.wire import operations as ops
+from yarp.archive import savings, savings_projection
+from yarp.archive.codec import canonical_json
 from yarp.paths import resolve_archive
 
 PI = ops.Session(agent="pi", account="tester", source_session_id="pi-1", started_at_ms=BASE_MS)

@@ -3,7 +3,7 @@
 The statement that projects each call is tuned for speed (primary-key walks,
 sizes read only where the rule needs them, co-routine levels), which makes it
 easy to get subtly wrong. The reference here reads the raw rows with plain
-SELECTs and applies the rule of `yarp.savings` call by call in Python; the
+SELECTs and applies the rule of `yarp.archive.savings` call by call in Python; the
 projection must hold exactly its row for every finished call, on every access
 path and in halves, and the report's groups and totals must be its sums.
 """
@@ -21,8 +21,8 @@ from collections import defaultdict
 import pytest
 from broker_helpers import broker, broker_env, pipeline  # noqa: F401  (fixtures)
 
-from yarp import operations as ops
-from yarp import savings, savings_projection
+from yarp.wire import operations as ops
+from yarp.archive import savings, savings_projection
 from yarp.errors import ArchiveError
 from yarp.paths import ArchiveLocation
 

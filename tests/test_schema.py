@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from yarp import schema
+from yarp.archive import schema
 from yarp.errors import UnsupportedSchema
 from yarp.paths import ArchiveLocation
-from yarp.sqlite import open_readonly, open_writer
+from yarp.archive.sqlite import open_readonly, open_writer
 
 from shared_data import shared_path
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from test_run_helpers import close_run_env, make_run_env, yarp, yrun
 
 from yarp.limits import DEFAULT_CAP_BYTES
-from yarp.shell.cap import cap_blocks, cap_files, cap_streams, cap_text
+from yarp.view.cap import cap_blocks, cap_files, cap_streams, cap_text
 
 REF = "yr_" + "ab" * 16
 VECTORS = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "vectors", "cap", "*.json")))
@@ -251,7 +251,7 @@ def test_markers_resolve_with_yarp_read_and_search_on_a_real_archive(renv, tmp_p
 def test_a_big_stream_is_scanned_in_bounded_memory_and_matches_the_whole_read(tmp_path, monkeypatch):
     import tracemalloc
 
-    from yarp.shell import cap as cap_module
+    from yarp.view import cap as cap_module
 
     lines = [b"record %d copied" % i for i in range(400_000)]
     lines[123_456] = b"Traceback (most recent call last):"
@@ -275,8 +275,8 @@ def test_a_big_stream_is_scanned_in_bounded_memory_and_matches_the_whole_read(tm
 
 
 def test_gap_markers_are_measured_without_being_built():
-    from yarp.shell.cap import Stream, gap_marker, gap_marker_bytes
-    from yarp.shell.salience import classifier
+    from yarp.view.cap import Stream, gap_marker, gap_marker_bytes
+    from yarp.view.salience import classifier
 
     for name, data in (("stdout", b"a\n" * 50), ("résumé", b"b\n"), ("result_text", b"[yarp summary: x]\nc\n")):
         stream = Stream(name, data, classifier())
@@ -317,7 +317,7 @@ CHUNK = st.one_of(
 def test_context_runs_keep_exactly_the_lines_one_line_at_a_time_keeps(chunks, share, final_newline, split):
     # The bulk arithmetic of `_View.add_run` (a run's lines counted at once, the few near
     # the limit decided exactly) against the walk it replaced, byte for byte.
-    from yarp.shell import cap as cap_module
+    from yarp.view import cap as cap_module
 
     data = b"\n".join(line for chunk in chunks for line in chunk) + (b"\n" if final_newline else b"")
     cut = len(data) * split // 4
@@ -335,8 +335,8 @@ def test_context_runs_keep_exactly_the_lines_one_line_at_a_time_keeps(chunks, sh
 
 
 def test_the_bytes_no_word_starts_with_are_those_of_the_hint_pattern():
-    from yarp.shell.cap import _NOT_WORD_START
-    from yarp.shell.salience import classifier
+    from yarp.view.cap import _NOT_WORD_START
+    from yarp.view.salience import classifier
 
     word = classifier().word
     for byte in range(256):

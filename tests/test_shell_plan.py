@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from yarp.shell.plan import MAX_COMMAND_BYTES, ArchiveIdentity, plan_command, shell_quote, simple_argv
-from yarp.shell.rules import load_rules
+from yarp.view.plan import MAX_COMMAND_BYTES, ArchiveIdentity, plan_command, shell_quote, simple_argv
+from yarp.view.rules import load_rules
 
 SRC = os.path.join(os.path.dirname(__file__), os.pardir, "src")
 
@@ -193,7 +193,7 @@ def test_commands_have_help(tmp_path):
 
 
 def test_run_path_does_not_import_tree_sitter():
-    code = ("import sys; import yarp.shell.rules, yarp.shell.reducers, yarp.shell.cap; "
+    code = ("import sys; import yarp.view.rules, yarp.view.reducers, yarp.view.cap; "
             "print(any(m.startswith('tree_sitter') for m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, env={**os.environ, "PYTHONPATH": SRC})
     assert done.stdout.strip() == b"False"

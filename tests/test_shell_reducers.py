@@ -9,9 +9,9 @@ import tracemalloc
 
 import pytest
 
-from yarp.shell import reducers
-from yarp.shell.reducers import FAMILIES, copy_stream, reduce_stream
-from yarp.shell.rules import load_rules, parse_rules, select_rule
+from yarp.view import reducers
+from yarp.view.reducers import FAMILIES, copy_stream, reduce_stream
+from yarp.view.rules import load_rules, parse_rules, select_rule
 
 CORPUS = os.path.join(os.path.dirname(__file__), os.pardir, "bench", "corpus")
 REF = "yr_" + "0123456789abcdef" * 2

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from yarp.errors import EXIT_USAGE, UsageError
-from yarp.shell import rules as rules_mod
-from yarp.shell.rules import REDUCER_KINDS, builtin_rules, load_rules, parse_rules, select_rule
+from yarp.view import rules as rules_mod
+from yarp.view.rules import REDUCER_KINDS, builtin_rules, load_rules, parse_rules, select_rule
 
 
 @pytest.fixture(scope="module")
@@ -200,8 +200,8 @@ def test_short_and_long_required_argument_forms(shipped):
 
 
 def test_a_pack_adds_salience_entries_that_the_cap_uses(tmp_path, monkeypatch):
-    from yarp.shell import salience
-    from yarp.shell.cap import cap_text
+    from yarp.view import salience
+    from yarp.view.cap import cap_text
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     pack = tmp_path / "pack.toml"

@@ -8,9 +8,9 @@ import os
 import pytest
 from archive_factory import ArchiveFactory, build_sample, run_yarp
 
-from yarp import stats
+from yarp.archive import stats
 from yarp.paths import resolve_archive
-from yarp.sqlite import open_readonly
+from yarp.archive.sqlite import open_readonly
 
 SECRET = "sk-live-THIS-MUST-NOT-APPEAR"
 

@@ -11,8 +11,8 @@ import subprocess
 import pytest
 import rfc8785
 
-from yarp import operations as ops
-from yarp.codec import MEDIA_BINARY, MEDIA_JSON, MEDIA_TEXT, decode_body, json_payload
+from yarp.wire import operations as ops
+from yarp.archive.codec import MEDIA_BINARY, MEDIA_JSON, MEDIA_TEXT, decode_body, json_payload
 from yarp.errors import (
     ArchiveBusy,
     ArchiveError,
@@ -25,8 +25,8 @@ from yarp.errors import (
     YarpError,
 )
 from yarp.paths import resolve_archive
-from yarp.prepare import Prepared, SnapshotSpec, prepare
-from yarp.store import ArchiveStore, Outcome
+from yarp.archive.prepare import Prepared, SnapshotSpec, prepare
+from yarp.archive.store import ArchiveStore, Outcome
 
 REF = re.compile(r"^yr_[0-9a-f]{32}$")
 TABLES = ("sessions", "tool_calls", "payloads", "snapshots")

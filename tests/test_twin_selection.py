@@ -15,9 +15,11 @@ import sys
 from archive_factory import yarp_env
 from broker_helpers import cleanup_broker_env, make_broker_env
 from ingest_helpers import Sandbox
-from yarp import fastframe, payload_kernel
+from yarp.wire import frames as fastframe
+from yarp.archive import payload_kernel
 
-PROBE = "from yarp import fastframe, payload_kernel; print(fastframe.IMPLEMENTATION, payload_kernel.IMPLEMENTATION)"
+PROBE = ("from yarp.wire import frames; from yarp.archive import payload_kernel; "
+         "print(frames.IMPLEMENTATION, payload_kernel.IMPLEMENTATION)")
 #: What this test run selected, for the frame kernel and the payload kernel.
 SELECTED = f"{fastframe.IMPLEMENTATION} {payload_kernel.IMPLEMENTATION}"
 

@@ -13,7 +13,7 @@ import sys
 import pytest
 from archive_factory import ArchiveFactory, build_sample, run_yarp, yarp_env
 
-from yarp import verify
+from yarp.archive import verify
 from yarp.paths import resolve_archive
 
 

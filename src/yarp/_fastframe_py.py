@@ -6,7 +6,7 @@ appends and returns the frames completed by the bytes it was given. A declared
 length is checked the moment its 8 header bytes are in, so an oversize or empty
 frame is refused before any body byte is buffered or allocated.
 
-Every client of the broker loads this module (through `yarp.fastframe`): the
+Every client of the broker loads this module (through `yarp.wire.frames`): the
 bridge for every session, `yarp run` and the hooks when they start a broker.
 So it holds frames only; payload hashing, compression and canonical-JSON
 admission live in `yarp._payload_kernel_py`. This module must behave byte for

@@ -6,7 +6,7 @@ worth storing (rule and measurements: docs/decisions.md, "Payload compression").
 RFC 8785 canonical form of a value.
 
 Only the broker and the commands that store payloads load this module; the
-bridge, `yarp run` and the hooks relay frames (`yarp.fastframe`) and must never
+bridge, `yarp run` and the hooks relay frames (`yarp.wire.frames`) and must never
 import it. It must behave byte for byte like the compiled extension, and every
 number it uses comes from `yarp.limits`.
 """

@@ -1,12 +1,12 @@
 """Request validation in the broker: the envelope, then the operation it carries.
 
 This is the pure-Python twin; `yarp._validate` is the same source compiled
-by Cython (it `include`s this file), and `yarp.validate` picks one. Tests run
+by Cython (it `include`s this file), and `yarp.wire.validation` picks one. Tests run
 every case against both (the c/py fixture of tests/test_operations.py).
 
 Validation is structural and bounded: types, required and unknown fields,
 identity lengths, enumerations, nesting depth. Canonicalisation, hashing and
-file snapshots happen later, in `yarp.prepare`. Identities are derived once,
+file snapshots happen later, in `yarp.archive.prepare`. Identities are derived once,
 here, from the validated operation, and compared with what the envelope
 claims: the broker routes and stores by the proven values.
 
@@ -15,7 +15,7 @@ the compiled twin includes this text verbatim, and Cython would otherwise
 turn annotations into type checks.
 """
 
-from . import operations as ops
+from yarp.wire import operations as ops
 from .errors import ContractViolation, ValidationError
 from .limits import (
     MAX_DEADLINE_MS,
@@ -26,7 +26,7 @@ from .limits import (
     MAX_WORKING_DIRECTORY_CHARS,
     MIN_DEADLINE_MS,
 )
-from .protocol import CONTROLS, SCHEMA, Control, Envelope, decode_json
+from yarp.wire.protocol import CONTROLS, SCHEMA, Control, Envelope, decode_json
 
 IMPLEMENTATION = "py"
 

@@ -49,7 +49,7 @@ COMMANDS: dict[tuple[str, ...], str] = {
 }
 
 #: The hook commands, which an agent starts twice for every tool call: their
-#: argument list is read by `yarp.hooks.cli.run_fast`, reached without importing
+#: argument list is read by `yarp.clients.hook.run_fast`, reached without importing
 #: `yarp.commands` and the command module (0.7 M instructions of each event).
 #: The command modules still give `--help`, and argparse when `run_fast` declines.
 HOOK_AGENTS = {("hook", "claude-code"): "claude-code", ("hook", "codex"): "codex"}
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         # `yarp run`, the hooks and the ingest bridge start for every tool call or
         # session: they skip argparse when they can.
         if path in HOOK_AGENTS:
-            from .hooks.cli import run_fast
+            from yarp.clients.hook import run_fast
 
             status = run_fast(HOOK_AGENTS[path], rest)
         else:

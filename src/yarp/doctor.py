@@ -88,8 +88,8 @@ def check_data_files() -> list[Check]:
     import json
 
     from .hooks.extension_install import shipped_files
-    from .shell import salience
-    from .shell.rules import builtin_rule_files, builtin_rules
+    from yarp.view import salience
+    from yarp.view.rules import builtin_rule_files, builtin_rules
 
     reinstall = "reinstall yarp (pip install --force-reinstall yarp-archive); this installation is incomplete"
     try:
@@ -108,7 +108,7 @@ def check_data_files() -> list[Check]:
 def check_rule_packs(environ: Mapping[str, str]) -> list[Check]:
     """The configuration parses and every rule pack it lists loads."""
     from . import config
-    from .shell.rules import load_rules
+    from yarp.view.rules import load_rules
 
     try:
         cfg = config.load(environ)
@@ -131,14 +131,17 @@ def check_kernels(environ: Mapping[str, str]) -> list[Check]:
 
     from ._compat import no_extensions
 
-    names = {"frames": "fastframe", "payloads": "payload_kernel", "validation": "validate"}
+    #: label -> (selector module, compiled kernel module)
+    names = {"frames": ("yarp.wire.frames", "yarp._fastframe"),
+             "payloads": ("yarp.archive.payload_kernel", "yarp._payload_kernel"),
+             "validation": ("yarp.wire.validation", "yarp._validate")}
     compiled, twins = [], []
-    for label, module in names.items():
-        if importlib.import_module(f"yarp.{module}").IMPLEMENTATION == "c":
+    for label, (selector, kernel) in names.items():
+        if importlib.import_module(selector).IMPLEMENTATION == "c":
             compiled.append(label)
             continue
         try:
-            importlib.import_module(f"yarp._{module}")
+            importlib.import_module(kernel)
             why = "selected"
         except ImportError as exc:
             why = type(exc).__name__
@@ -181,7 +184,7 @@ def filesystem_type(path: str) -> str | None:
 
 def check_archive(location) -> list[Check]:
     """The archive's directory and file: present, ours, private, on a local filesystem, schema v1."""
-    from .sqlite import open_readonly
+    from yarp.archive.sqlite import open_readonly
 
     fix_mode = f"chmod 700 {shlex.quote(location.directory)}; chmod 600 {shlex.quote(location.path)}*"
     try:
@@ -232,7 +235,7 @@ def check_runtime(location, environ: Mapping[str, str]) -> list[Check]:
 
 def check_broker(location, environ: Mapping[str, str]) -> list[Check]:
     """A broker for the archive answers the versioned handshake (started on demand, as clients do)."""
-    from .client import BrokerClient
+    from yarp.clients.broker import BrokerClient
 
     started = time.monotonic()
     with BrokerClient(location, environ) as client:
@@ -248,7 +251,7 @@ def check_broker(location, environ: Mapping[str, str]) -> list[Check]:
 
 def check_capture(location, environ: Mapping[str, str]) -> list[Check]:
     """A real `yarp run -- true` through the broker, then its call read back: finished, four streams."""
-    from .sqlite import open_readonly
+    from yarp.archive.sqlite import open_readonly
 
     argv = [sys.executable, "-m", "yarp", "run", "--archive", location.path, "--", "true"]
     proc = subprocess.Popen(argv, env=dict(environ), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

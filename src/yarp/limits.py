@@ -125,7 +125,7 @@ DEFAULT_SEARCH_MATCHES = 20
 #: Longest line printed by `yarp search` before it is cut at a UTF-8 boundary.
 MAX_SEARCH_LINE_BYTES = 512
 
-# --- Shell rules, reducers and planning (yarp.shell) ----------------------------
+# --- Shell rules, reducers and planning (yarp.view) ----------------------------
 #: User rule packs listed in `rules.packs`.
 MAX_PACKS = 16
 #: Largest rule file read.

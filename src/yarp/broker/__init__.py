@@ -8,30 +8,17 @@ One module per concept:
 * `admission` — one request per client, the global count and byte budgets,
   and who waits for room;
 * `sequencer` — each source's operation order, replays of an operation in flight;
-* `dispatch` — the operation table: what each kind's preparation is;
+* `handlers` — the operation table: what each kind's preparation is;
 * `server` — the request path, from an admitted frame to its reply, as loop
   callbacks (no asyncio Task per request);
 * `writer` — the one thread that applies batches to SQLite, fed through a
-  queue and stopped by a sentinel.
+  queue and stopped by a sentinel;
+* `services` — the work the per-tool-call clients hand the warm broker
+  (hook events, `yarp run` steps, Codex transcripts).
 
-Envelopes and operations are validated by `yarp.validate` (compiled). The
+Envelopes and operations are validated by `yarp.wire.validation` (compiled). The
 broker never logs payloads, command text or source identities, opens no TCP
 port and answers only peers with its own user id.
+
+Importing this package imports nothing; `lifecycle.run` starts a broker.
 """
-
-from __future__ import annotations
-
-from .dispatch import HANDLERS, prepare_request
-from .lifecycle import (
-    IDLE_ENV,
-    INLINE_ENV,
-    POOL_ENV,
-    idle_ms_from_env,
-    inline_bytes_from_env,
-    pool_kind_from_env,
-    run,
-)
-from .server import Broker
-
-__all__ = ["Broker", "HANDLERS", "IDLE_ENV", "INLINE_ENV", "POOL_ENV", "idle_ms_from_env", "inline_bytes_from_env",
-           "pool_kind_from_env", "prepare_request", "run"]

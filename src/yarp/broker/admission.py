@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import collections
 
-from .. import protocol
+from yarp.wire import protocol
 from ..errors import YarpError
 from ..limits import MAX_ADMITTED_BODY_BYTES, MAX_ADMITTED_TOTAL, MAX_CONTROL_FRAME_BYTES
-from ..validate import parse_envelope
+from yarp.wire.validation import parse_envelope
 
 
 class Request:

@@ -28,9 +28,9 @@ import socket
 import struct
 import time
 
-from .. import protocol
+from yarp.wire import protocol
 from ..errors import FrameError, ShuttingDown, YarpError
-from ..fastframe import FrameSplitter, encode_frame
+from yarp.wire.frames import FrameSplitter, encode_frame
 from ..limits import MAX_FRAME_BYTES, MAX_HANDSHAKE_BYTES
 
 _PEERCRED = struct.Struct("3i")

@@ -23,7 +23,7 @@ from ..errors import BrokerError, ShuttingDown, UsageError, ValidationError, Yar
 from ..limits import BROKER_IDLE_MS, INLINE_PREPARE_BYTES
 from ..paths import ArchiveLocation
 from ..runtime import READY_FD_ENV, STARTUP_FD_ENV, check_socket_entry, open_lock_file, runtime_paths, try_lock
-from ..store import ArchiveStore
+from yarp.archive.store import ArchiveStore
 from .connection import ClientConnection
 from .server import Broker
 from .writer import Writer

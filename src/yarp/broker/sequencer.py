@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import collections
 
-from .. import operations as ops
+from yarp.wire import operations as ops
 from ..errors import ValidationError
 from ..limits import MAX_SEQUENCE_CACHE_KEYS
 

@@ -2,7 +2,7 @@
 
 A request is a chain of callbacks on the event loop, never an asyncio Task:
 
-1. `start` parses the envelope (compiled, `yarp.validate`). A small request's
+1. `start` parses the envelope (compiled, `yarp.wire.validation`). A small request's
    operation is validated, and its identities derived and proven, right
    there; a large or file-reading one is validated in the pool with its
    preparation.
@@ -32,13 +32,14 @@ import time
 
 import orjson
 
-from .. import fault_log, protocol
-from ..dispatch import service_for, service_kind
+from yarp import fault_log
+from yarp.wire import protocol
+from yarp.broker.services import service_for, service_kind
 from ..errors import BrokerError, DeadlineExceeded, YarpError
 from ..limits import BROKER_IDLE_MS, COMMIT_LATENCY_SAMPLES, INLINE_PREPARE_BYTES
-from ..validate import check_operation, parse_envelope
+from yarp.wire.validation import check_operation, parse_envelope
 from .admission import Admission, Request
-from .dispatch import prepare_operation, prepare_request, reads_files
+from yarp.broker.handlers import prepare_operation, prepare_request, reads_files
 from .sequencer import Sequencer
 
 
@@ -87,7 +88,7 @@ class Broker:
         self.stats = Stats()
         self.lifecycle = None
         self._pool: concurrent.futures.Executor | None = None
-        #: The thin clients' services (`yarp.dispatch.Services`), made on first use.
+        #: The thin clients' services (`yarp.broker.services.Services`), made on first use.
         self.services = None
 
     # logging -------------------------------------------------------------------
@@ -182,7 +183,7 @@ class Broker:
             return
         self._route(request, operation)
 
-    # the thin clients' services (yarp.dispatch) ---------------------------------------------
+    # the thin clients' services (yarp.broker.services) ---------------------------------------------
 
     def _serve(self, request: Request, frame: bytes) -> bool:
         """Hand a hook event or run step to its service (a task of its own); False for an envelope."""

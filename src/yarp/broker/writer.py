@@ -26,7 +26,7 @@ import sqlite3
 import threading
 import time
 
-from .. import protocol
+from yarp.wire import protocol
 from ..errors import ArchiveBusy, DeadlineExceeded, YarpError
 from ..limits import (
     BATCH_WAIT_MS,
@@ -36,7 +36,7 @@ from ..limits import (
     SQLITE_BUSY_TIMEOUT_MS,
     WAL_CHECKPOINT_BYTES,
 )
-from ..sqlite import map_error
+from yarp.archive.sqlite import map_error
 
 #: Put on the queue by `stop`: everything before it is applied, then the thread ends.
 _SENTINEL = object()

@@ -23,7 +23,7 @@ def resolve_location(explicit: str | None) -> ArchiveLocation:
 
 def open_archive(explicit: str | None) -> sqlite3.Connection:
     """Open the resolved archive read-only (permission and version checks included)."""
-    from ..sqlite import open_readonly
+    from yarp.archive.sqlite import open_readonly
 
     return open_readonly(resolve_location(explicit))
 

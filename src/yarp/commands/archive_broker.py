@@ -36,7 +36,7 @@ def run(args) -> int:
     if args.action == "status":
         return _status(location, args.json)
     try:
-        from ..broker import run as run_broker
+        from ..broker.lifecycle import run as run_broker
     except Exception as exc:  # a broken installation (a dependency that does not import): logged for `yarp doctor`
         from .. import fault_log
         from ..errors import BrokerError
@@ -51,7 +51,7 @@ def _status(location, as_json: bool) -> int:
     # cold start should not pay for a JSON encoder it never uses.
     import json
 
-    from ..client import BrokerClient
+    from yarp.clients.broker import BrokerClient
     from ..runtime import check_socket_entry, runtime_paths
 
     paths = runtime_paths(location.path)

@@ -6,7 +6,7 @@ import json
 import sys
 
 from . import _archive
-from ..sqlite import open_readonly
+from yarp.archive.sqlite import open_readonly
 from .search import parse_time_ms
 
 SUMMARY = "export the archive as Parquet files for DuckDB, Spark or Trino (private files)"
@@ -43,7 +43,7 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from ..archive_export import export_parquet
+    from yarp.archive.export import export_parquet
 
     conn = open_readonly(_archive.resolve_location(args.archive))
     try:

@@ -35,7 +35,7 @@ def run_fast(argv: list[str]) -> int | None:
 
 
 def _serve(archive: str | None) -> int:
-    from ..ingest import main
+    from yarp.clients.ingest import main
     from ._archive import resolve_location
 
     return main(resolve_location(archive))

@@ -40,8 +40,8 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from .. import operations as ops
-    from ..client import BrokerClient
+    from yarp.wire import operations as ops
+    from yarp.clients.broker import BrokerClient
     from ._archive import resolve_location
 
     timestamp_ms = parse_utc(args.before)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .. import recovery
+from yarp.archive import recovery
 from . import _archive
 from ..errors import UsageError
 

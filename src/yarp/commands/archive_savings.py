@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .. import savings
+from yarp.archive import savings
 from . import _archive
 from ..errors import UsageError
 

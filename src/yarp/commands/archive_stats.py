@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import stats
+from yarp.archive import stats
 from . import _archive
-from ..sqlite import open_readonly
+from yarp.archive.sqlite import open_readonly
 
 SUMMARY = "print safe counts and sizes of the archive (never its content)"
 EPILOG = """\

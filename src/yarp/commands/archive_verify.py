@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import verify
+from yarp.archive import verify
 from . import _archive
 from ..errors import EXIT_DATA
 

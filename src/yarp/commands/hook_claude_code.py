@@ -1,7 +1,7 @@
 """`yarp hook claude-code`: the Claude Code command hook (one hook event on stdin)."""
 
-from ..hooks.cli import HOOK_EPILOG as EPILOG
-from ..hooks.cli import configure
+from yarp.clients.hook import HOOK_EPILOG as EPILOG
+from yarp.clients.hook import configure
 
 AGENT = "claude-code"
 SUMMARY = "Claude Code hook: archive one tool-call event read from stdin (installed by 'yarp hook install claude-code')"
@@ -9,6 +9,6 @@ __all__ = ["AGENT", "EPILOG", "SUMMARY", "configure", "run"]
 
 
 def run(args) -> int:
-    from ..hooks.cli import run_hook
+    from yarp.clients.hook import run_hook
 
     return run_hook(AGENT, args.archive)

@@ -1,6 +1,6 @@
 """`yarp hook codex`: the Codex command hook (one hook event on stdin)."""
 
-from ..hooks.cli import configure
+from yarp.clients.hook import configure
 
 AGENT = "codex"
 SUMMARY = "Codex hook: archive one tool-call event read from stdin (installed by 'yarp hook install codex')"
@@ -17,6 +17,6 @@ __all__ = ["AGENT", "EPILOG", "SUMMARY", "configure", "run"]
 
 
 def run(args) -> int:
-    from ..hooks.cli import run_hook
+    from yarp.clients.hook import run_hook
 
     return run_hook(AGENT, args.archive)

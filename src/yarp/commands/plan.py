@@ -43,8 +43,8 @@ def add_planning_options(parser) -> None:
 def make_plan(args):
     from ..config import load
     from ..errors import UsageError
-    from ..shell.plan import MAX_COMMAND_BYTES, ArchiveIdentity, plan_command
-    from ..shell.rules import load_rules
+    from yarp.view.plan import MAX_COMMAND_BYTES, ArchiveIdentity, plan_command
+    from yarp.view.rules import load_rules
 
     archive = ArchiveIdentity.from_flags(args.archive_agent, args.archive_account, args.archive_session, args.archive_call)
     if args.command:

@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from .. import recovery
+from yarp.archive import recovery
 from . import _archive
 from ..errors import ArchiveError, UsageError
 from ..private_files import create_private

@@ -40,7 +40,7 @@ def _start(command: list[str], given: list[str | None], archive: str | None) -> 
 
         raise UsageError("yarp run: the archive flags go together: --archive-agent, --archive-account, "
                          "--archive-session and --archive-call")
-    from ..runner import run_command
+    from yarp.clients.run import run_command
 
     return run_command(command, tuple(given) if all(given) else None, archive)
 

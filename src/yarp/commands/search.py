@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import recovery
+from yarp.archive import recovery
 from . import _archive
 from ..errors import UsageError
 from ..limits import (

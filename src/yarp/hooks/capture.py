@@ -21,20 +21,20 @@ never expects streams that were never produced. See docs/decisions.md.
 
 from __future__ import annotations
 
-from .. import operations as ops
+from yarp.wire import operations as ops
 from .events import HookEvent, begin_operation, session_of
 
 
 def identity(event: HookEvent, account: str):
     """The archive identity (`--archive-*` flags) of the event's call, as a `yarp run` rewrite names it."""
-    from ..shell.plan import ArchiveIdentity
+    from yarp.view.plan import ArchiveIdentity
 
     return ArchiveIdentity.from_flags(event.agent, account, event.session_id, event.call_id)
 
 
 def wrapper_flags(event: HookEvent, account: str) -> str:
     """The flags text that only our `yarp run` rewrite of this very call contains."""
-    from ..shell.plan import rewrite_text
+    from yarp.view.plan import rewrite_text
 
     return rewrite_text("", identity(event, account))[len("yarp"):]
 
@@ -48,7 +48,7 @@ def rewrite(event: HookEvent, account: str, rules, launcher: str) -> str | None:
     command = event.shell_command()
     if command is None:
         return None
-    from ..shell.plan import plan_command
+    from yarp.view.plan import plan_command
 
     plan = plan_command(command, rules, identity(event, account))
     if plan.execution != "rewrite" or not plan.command or not plan.command.startswith("yarp "):

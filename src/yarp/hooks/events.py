@@ -6,7 +6,7 @@ Both agents send one object per hook event with the same core fields
 `begin_call`; `PostToolUse` and `PostToolUseFailure` become the raw result, the
 visible result and the finish. Only this module knows those field names.
 
-Runs in the broker (`yarp.hooks.service`), never in the hook process.
+Runs in the broker (`yarp.broker.services.hooks`), never in the hook process.
 Pure translation: no I/O, no broker, no archive. Malformed events raise
 `ValidationError` with fixed wording (never payload text).
 """
@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from .. import operations as ops
+from yarp.wire import operations as ops
 from ..errors import ValidationError
 from ..limits import MAX_IDENTITY_CHARS, MAX_NAME_CHARS, MAX_WORKING_DIRECTORY_CHARS
 from . import EVENTS, POST, POST_FAILURE, PRE

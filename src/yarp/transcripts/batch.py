@@ -8,10 +8,10 @@ and one savepoint cover hundreds of calls (the live path is bounded by one
 commit per few requests, see docs/decisions.md).
 
 The broker stays the only writer. The operation's record and JSON form live
-with every other operation's (`yarp.operations`, validated by
-`yarp.validate`); this module holds the two pieces the broker runs for it:
+with every other operation's (`yarp.wire.operations`, validated by
+`yarp.wire.validation`); this module holds the two pieces the broker runs for it:
 `prepare_import_calls` (canonical JSON, hashes and compression, off the writer
-thread, registered in `yarp.broker.dispatch`) and `apply_import_calls` (the
+thread, registered in `yarp.broker.handlers`) and `apply_import_calls` (the
 rows, inside the store's transaction, reached through the prepared batch's
 `apply_to`).
 
@@ -25,10 +25,10 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from .. import operations as ops
-from ..codec import MEDIA_TEXT, bytes_payload, json_payload
+from yarp.wire import operations as ops
+from yarp.archive.codec import MEDIA_TEXT, bytes_payload, json_payload
 from ..errors import UnsafePath, ValidationError
-from ..prepare import Prepared, SnapshotSpec, read_snapshot_file
+from yarp.archive.prepare import Prepared, SnapshotSpec, read_snapshot_file
 
 #: Per-call outcome letters in the reply: imported, existing, refused.
 IMPORTED, EXISTING, REFUSED = "i", "e", "r"
@@ -99,7 +99,7 @@ def apply_import_calls(store, prepared: PreparedImport):
     by call, each in its own savepoint, so that only the offending call is
     refused.
     """
-    from ..store import Outcome
+    from yarp.archive.store import Outcome
 
     conn = store.conn
     conn.execute("SAVEPOINT import_batch")
@@ -124,7 +124,7 @@ _INSERT_STARTED = (
 
 
 def _insert_call(conn, session_id: int, c: ops.ImportedCall) -> tuple[int, str]:
-    from ..store import new_archive_ref
+    from yarp.archive.store import new_archive_ref
 
     m = c.call
     ref = new_archive_ref()
@@ -176,7 +176,7 @@ def _apply_fast(store, prepared: PreparedImport) -> list[str]:
 
 
 def _apply_each(store, prepared: PreparedImport) -> list[str]:
-    from ..store import _Call
+    from yarp.archive.store import _Call
 
     conn = store.conn
     captured_at_ms = prepared.operation.captured_at_ms

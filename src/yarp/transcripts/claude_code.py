@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 
-from .. import operations as ops
+from yarp.wire import operations as ops
 from .parsing import TranscriptParser, iso_ms
 
 AGENT = "claude-code"

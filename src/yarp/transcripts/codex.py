@@ -29,7 +29,7 @@ import re
 
 import orjson
 
-from .. import operations as ops
+from yarp.wire import operations as ops
 from .parsing import TranscriptParser, iso_ms
 
 AGENT = "codex"

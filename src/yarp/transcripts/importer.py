@@ -20,11 +20,11 @@ from dataclasses import dataclass
 
 import orjson
 
-from .. import operations as ops
+from yarp.wire import operations as ops
 from ..errors import ArchiveMissing, DataError, YarpError
 from ..limits import MAX_IMPORT_BATCH_CALLS
 from ..paths import ArchiveLocation
-from ..protocol import decode_json
+from yarp.wire.protocol import decode_json
 from .batch import EXISTING, IMPORTED, REFUSED
 from .discovery import AGENTS, default_roots, guess_agent, transcript_files
 from .parsing import Tally, TranscriptParser
@@ -153,7 +153,7 @@ class _Sender:
         self.queue.put((self.enqueued, ops.import_calls(calls, int(time.time() * 1000))))
 
     def _send_loop(self) -> None:
-        from ..client import BrokerClient
+        from yarp.clients.broker import BrokerClient
 
         client = BrokerClient(self.location, self.environ)
         try:
@@ -226,7 +226,7 @@ class _Sender:
 
     def _count_existing(self, calls) -> None:
         if self.reader is None:
-            from ..sqlite import open_readonly
+            from yarp.archive.sqlite import open_readonly
 
             try:
                 self.reader = open_readonly(self.location)
@@ -234,7 +234,7 @@ class _Sender:
                 self.reader = False
         existing = 0
         if self.reader:
-            from ..recovery.lookup import call_by_source
+            from yarp.archive.recovery.lookup import call_by_source
 
             for c in calls:
                 s = c.session

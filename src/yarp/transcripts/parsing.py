@@ -18,9 +18,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .. import operations as ops
-from ..operations import ImportedCall, imported_call_json
-from ..validate import parse_imported_call
+from yarp.wire import operations as ops
+from yarp.wire.operations import ImportedCall, imported_call_json
+from yarp.wire.validation import parse_imported_call
 
 #: Issue lines kept per file in a report (counts are always exact).
 MAX_REPORTED_LINES = 20

@@ -11,7 +11,7 @@ import glob
 import json
 import os
 
-from yarp.shell.cap import cap_text
+from yarp.view.cap import cap_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

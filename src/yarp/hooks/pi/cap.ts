@@ -54,7 +54,7 @@ export type CapResult = {
   sourceBytes: number
 }
 
-// --- salience: the twin of src/yarp/shell/salience.py, reading the same data file -------------
+// --- salience: the twin of src/yarp/view/salience.py, reading the same data file -------------
 
 type SalienceData = {
   entries: { class: string; pattern: string; triggers: string[] }[]
@@ -244,7 +244,7 @@ function blockUnits(lines: string[], classes: Map<number, string>, sal: Classifi
   return merged
 }
 
-// --- the view: the twin of src/yarp/shell/cap.py -------------------------------------------
+// --- the view: the twin of src/yarp/view/cap.py -------------------------------------------
 
 export function maxLineBytes(capBytes: number): number {
   return Math.max(64, Math.min(1024, Math.floor(capBytes / 4)))
@@ -368,7 +368,7 @@ class View {
    * (not kept, not in a run of noise, not a reducer's marker) and fit: the lines the walk
    * would keep one by one, counted in one step from their running byte total. Returns the
    * index the walk goes on from and whether a line was refused (which ends the walk).
-   * Same arithmetic as `_View.add_run` in src/yarp/shell/cap.py: past the first line only
+   * Same arithmetic as `_View.add_run` in src/yarp/view/cap.py: past the first line only
    * the omitted run between the last added line and the next kept one (`outer`) changes,
    * and its marker moves by a few digits at most.
    */
@@ -648,7 +648,7 @@ const details = (counts: string, exitCode: number | undefined) =>
 
 /**
  * The salience-ordered view of named texts taken together, one output per text, or null
- * when they fit. Same algorithm and data as `cap_streams` in src/yarp/shell/cap.py.
+ * when they fit. Same algorithm and data as `cap_streams` in src/yarp/view/cap.py.
  */
 export function capStreams(
   texts: [string, string][],

@@ -1,0 +1,151 @@
+"""Payload codec: canonical JSON, exact byte payloads, SHA-256 and compression.
+
+Everything the archive stores goes through here before the SQLite write lock is
+taken: tool inputs and structured results become RFC 8785 canonical JSON
+(`application/json`); result text, source output, stdout and stderr keep their
+exact bytes (`text/plain; charset=utf-8` when valid UTF-8, else
+`application/octet-stream`). `sha256` is over the uncompressed bytes; the
+compression decision lives in the payload kernel (`yarp.archive.payload_kernel`).
+
+Canonical bytes come from `rfc8785`. For the common shape of tool data (no
+floats, safe integers, keys below U+E000) orjson with sorted keys produces the
+same bytes 40-80 times faster (bench/test_bench_payload.py); `_fast_path_ok` admits only values whose
+output is proven byte-equal (tests/test_codec.py crosses both encoders; the
+admission scan lives in the payload kernel), and
+everything else goes to `rfc8785`.
+
+This module never touches SQLite and never normalises bytes.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import orjson
+import rfc8785
+import zstandard
+
+from yarp.errors import ValidationError
+from yarp.archive.payload_kernel import canonical_fast_path_ok as _fast_path_ok
+from yarp.archive.payload_kernel import prepare_payload
+
+MEDIA_JSON = "application/json"
+MEDIA_TEXT = "text/plain; charset=utf-8"
+MEDIA_BINARY = "application/octet-stream"
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """One content-addressed payload, ready to insert."""
+
+    sha256: bytes
+    compression: str
+    length: int
+    body: bytes
+    media_type: str
+
+
+def _reference_canonical_json(value: object) -> bytes:
+    try:
+        return rfc8785.dumps(value)
+    except rfc8785.IntegerDomainError:
+        raise ValidationError(
+            "JSON value holds an integer beyond ±(2^53−1), which canonical JSON cannot store exactly"
+        ) from None
+    except rfc8785.FloatDomainError:
+        raise ValidationError("JSON value holds NaN or an infinity, which canonical JSON cannot store") from None
+    except UnicodeError:
+        raise ValidationError("JSON value holds a lone surrogate, which canonical JSON cannot store") from None
+    except RecursionError:
+        raise ValidationError("JSON value is nested too deeply to store as canonical JSON") from None
+    except rfc8785.CanonicalizationError as exc:
+        # rfc8785 reports lone surrogates only through this message.
+        if "UTF-8" in str(exc):
+            raise ValidationError("JSON value holds a lone surrogate, which canonical JSON cannot store") from None
+        raise ValidationError("JSON value cannot be stored as canonical JSON") from None
+    except (TypeError, ValueError):
+        raise ValidationError("JSON value cannot be stored as canonical JSON") from None
+
+
+def canonical_json(value: object) -> bytes:
+    """Return the RFC 8785 canonical UTF-8 bytes of a JSON value.
+
+    Values RFC 8785 cannot represent exactly (integers beyond ±(2^53−1), NaN,
+    infinities, lone surrogates, non-string keys) are refused with a bounded
+    `ValidationError`; see docs/decisions.md ("Values RFC 8785 cannot represent").
+    """
+    if _fast_path_ok(value):
+        try:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except orjson.JSONEncodeError:
+            pass  # e.g. a lone surrogate: let the reference encoder decide
+    return _reference_canonical_json(value)
+
+
+def parse_json(data: bytes) -> object:
+    """Parse stored or recorded JSON: orjson first (several times faster on a
+    large line), else the standard parser, which also takes what orjson
+    refuses (an escaped lone surrogate), so no record is lost to the faster
+    one. Raises `ValueError` when neither can. Integers past 64 bits come back
+    as floats (orjson's reading); use `protocol.decode_json` where they must
+    stay exact."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        import json
+
+        return json.loads(data)
+
+
+def media_type_of(data: bytes) -> str:
+    """`text/plain; charset=utf-8` for valid UTF-8, else `application/octet-stream`."""
+    if data.isascii():
+        return MEDIA_TEXT
+    try:
+        str(data, "utf-8")
+    except UnicodeDecodeError:
+        return MEDIA_BINARY
+    return MEDIA_TEXT
+
+
+def bytes_payload(data: bytes, media_type: str | None = None) -> Payload:
+    """A payload of exact bytes; the media type follows UTF-8 validity unless given."""
+    digest, compression, body = prepare_payload(data)
+    return Payload(digest, compression, len(data), body, media_type or media_type_of(data))
+
+
+def json_payload(value: object) -> Payload:
+    """A payload of the canonical JSON bytes of `value`."""
+    return bytes_payload(canonical_json(value), MEDIA_JSON)
+
+
+_local = threading.local()
+
+
+def _decompressor() -> zstandard.ZstdDecompressor:
+    # Not thread-safe; one per thread avoids rebuilding a context per read.
+    dec = getattr(_local, "decompressor", None)
+    if dec is None:
+        dec = _local.decompressor = zstandard.ZstdDecompressor()
+    return dec
+
+
+def decode_body(compression: str, body: bytes, length: int | None = None) -> bytes:
+    """Return the uncompressed bytes of a stored payload body.
+
+    When `length` is given the result must have exactly that many bytes; a body
+    that cannot be decompressed or has the wrong length raises `ValidationError`.
+    """
+    if compression == "none":
+        data = bytes(body)
+    elif compression == "zstd":
+        try:
+            data = _decompressor().decompress(body, max_output_size=length or 0)
+        except zstandard.ZstdError:
+            raise ValidationError("stored zstd payload body cannot be decompressed") from None
+    else:
+        raise ValidationError("unknown payload compression")
+    if length is not None and len(data) != length:
+        raise ValidationError(f"stored payload body has {len(data)} bytes, expected {length}")
+    return data

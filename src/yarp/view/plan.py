@@ -1,0 +1,245 @@
+"""Shell planning: decide whether an agent's command text is wrapped by `yarp run`.
+
+The command text is parsed with tree-sitter-bash, never executed, expanded or
+reconstructed. Only a single simple command made of literal words is a
+candidate: pipelines, redirections, substitutions and expansions, chains
+(`&&`, `||`, `;`, newlines), subshells, compound commands, here-documents,
+comments, environment-assignment prefixes, wrappers (`sudo`, `env`, `xargs`,
+`time`, `nohup`, `timeout`, ...) and `yarp` itself are left alone. A candidate
+is rewritten only when exactly one reduce rule selects its argv (a pass-through
+guard or two matching reduce rules keep it original), as
+`yarp run [archive flags] -- <original text unchanged>`.
+
+`yarp search` and `yarp read` are classed `recovery`: their output already has
+its own bounds and is never capped again. Everything else is `ordinary`.
+
+Importing this module loads the tree-sitter grammar; `yarp run` never imports
+it (adapters call `yarp plan` before execution).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from yarp.errors import UsageError
+from yarp.limits import MAX_COMMAND_BYTES, MAX_IDENTITY_CHARS, MAX_TREE_DEPTH, MAX_TREE_NODES
+from yarp.view.rules import RuleSet
+
+
+#: Programs that run another command: their output is that command's, so they stay original.
+WRAPPERS = frozenset({
+    "sudo", "doas", "env", "xargs", "time", "nohup", "timeout", "nice", "ionice", "stdbuf",
+    "unbuffer", "setsid", "flock", "chroot", "strace", "ltrace", "watch", "exec", "command",
+    "builtin", "eval", "source", ".", "sh", "bash", "zsh", "dash", "fish", "script", "caffeinate",
+    "chrt", "taskset", "firejail", "systemd-run", "su", "runuser", "parallel",
+})
+RECOVERY_COMMANDS = frozenset({"search", "read"})
+ARCHIVE_FLAGS = ("--archive-agent", "--archive-account", "--archive-session", "--archive-call")
+
+_PARSER = None
+
+
+def _parser():
+    global _PARSER
+    if _PARSER is None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return _PARSER
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveIdentity:
+    """The four archive flags that tie a run to a call the adapter has begun."""
+
+    agent: str
+    account: str
+    session: str
+    call: str
+
+    @classmethod
+    def from_flags(cls, agent, account, session, call) -> "ArchiveIdentity | None":
+        """The identity from the four `--archive-*` flags, or None when none is given.
+
+        Raises `UsageError` when only some are given, or one is empty, too long or holds a NUL.
+        """
+        values = (agent, account, session, call)
+        if all(v is None for v in values):
+            return None
+        if any(v is None for v in values):
+            raise UsageError("--archive-agent, --archive-account, --archive-session and --archive-call go together")
+        for flag, value in zip(ARCHIVE_FLAGS, values):
+            if not value or len(value) > MAX_IDENTITY_CHARS or "\x00" in value:
+                raise UsageError(f"{flag} must be 1 to {MAX_IDENTITY_CHARS} characters without NUL")
+        return cls(agent, account, session, call)
+
+    def flags(self) -> list[tuple[str, str]]:
+        """The (flag, value) pairs, in the order a rewritten command carries them."""
+        return list(zip(ARCHIVE_FLAGS, (self.agent, self.account, self.session, self.call)))
+
+
+@dataclass(frozen=True, slots=True)
+class ShellPlan:
+    """`execution` is `original` or `rewrite` (with `command`); `result` is `ordinary` or `recovery`.
+
+    `reason` is a fixed token explaining the decision (never command text).
+    """
+
+    execution: str
+    command: str | None
+    result: str
+    reason: str
+
+    def to_json(self) -> dict:
+        """The plan as the `yarp plan` JSON document (version 1); the reason is not part of it."""
+        execution: dict = {"kind": self.execution}
+        if self.execution == "rewrite":
+            execution["command"] = self.command
+        return {"version": 1, "execution": execution, "result": {"kind": self.result}}
+
+
+def shell_quote(value: str) -> str:
+    """Single-quote a value for POSIX shells."""
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+def _unescape_word(raw: str) -> str:
+    out = []
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\" and i + 1 < len(raw):
+            if raw[i + 1] != "\n":
+                out.append(raw[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _unescape_double(raw: str) -> str:
+    out = []
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\" and i + 1 < len(raw) and raw[i + 1] in '$`"\\\n':
+            if raw[i + 1] != "\n":
+                out.append(raw[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _literal(node) -> str | None:
+    """The literal value of an argument node, or None when it needs the shell to expand it."""
+    kind = node.type
+    text = node.text.decode("utf-8")
+    if kind in ("word", "number"):
+        return _unescape_word(text)
+    if kind == "raw_string":
+        return text[1:-1]
+    if kind == "string":
+        parts = []
+        for child in node.children:
+            if child.type == '"':
+                continue
+            if child.type != "string_content":
+                return None
+            parts.append(_unescape_double(child.text.decode("utf-8")))
+        return "".join(parts)
+    if kind == "concatenation":
+        parts = []
+        for child in node.children:
+            value = _literal(child)
+            if value is None:
+                return None
+            parts.append(value)
+        return "".join(parts)
+    return None
+
+
+def _within_bounds(root) -> bool:
+    stack = [(root, 0)]
+    seen = 0
+    while stack:
+        node, depth = stack.pop()
+        seen += 1
+        if depth > MAX_TREE_DEPTH or seen > MAX_TREE_NODES:
+            return False
+        stack.extend((child, depth + 1) for child in node.children)
+    return True
+
+
+def simple_argv(text: str) -> tuple[list[str] | None, str]:
+    """Parse `text`; return (argv, "simple") for one simple literal command, else (None, reason)."""
+    source = text.encode("utf-8")
+    if len(source) > MAX_COMMAND_BYTES:
+        return None, "too_large"
+    if not text.strip():
+        return None, "empty"
+    if "\x00" in text:
+        return None, "nul"
+    tree = _parser().parse(source)
+    root = tree.root_node
+    if root.has_error:
+        return None, "syntax_error"
+    if not _within_bounds(root):
+        return None, "too_deep"
+    statements = [child for child in root.children]
+    if len(statements) != 1:
+        kinds = {child.type for child in statements}
+        return None, "comment" if "comment" in kinds else "list"
+    command = statements[0]
+    if command.type != "command":
+        return None, command.type
+    argv: list[str] = []
+    for child in command.children:
+        if child.type == "command_name":
+            if child.child_count != 1:
+                return None, "dynamic_name"
+            value = _literal(child.children[0])
+            if value is None or child.children[0].type != "word":
+                return None, "dynamic_name"
+            argv.append(value)
+            continue
+        if not argv:
+            return None, "assignment" if child.type == "variable_assignment" else child.type
+        value = _literal(child)
+        if value is None:
+            return None, "expansion" if child.type in ("string", "concatenation") else child.type
+        argv.append(value)
+    if not argv:
+        return None, "no_command"
+    return argv, "simple"
+
+
+def plan_command(text: str, rules: RuleSet, archive: ArchiveIdentity | None = None) -> ShellPlan:
+    """Decide how `text` runs and how its result is treated; see the module docstring."""
+    argv, reason = simple_argv(text)
+    if argv is None:
+        return ShellPlan("original", None, "ordinary", reason)
+    program = os.path.basename(argv[0])
+    if program == "yarp":
+        recovery = len(argv) > 1 and argv[1] in RECOVERY_COMMANDS
+        return ShellPlan("original", None, "recovery" if recovery else "ordinary", "yarp")
+    if program in WRAPPERS:
+        return ShellPlan("original", None, "ordinary", "wrapper")
+    selection = rules.select(argv)
+    if selection.outcome != "reduce":
+        return ShellPlan("original", None, "ordinary", selection.outcome)
+    return ShellPlan("rewrite", rewrite_text(text, archive), "ordinary", "rule:" + selection.rule.id)
+
+
+def rewrite_text(text: str, archive: ArchiveIdentity | None = None) -> str:
+    """`yarp run [archive flags] -- <text unchanged>` with flag values single-quoted."""
+    parts = ["yarp", "run"]
+    if archive is not None:
+        for flag, value in archive.flags():
+            parts += [flag, shell_quote(value)]
+    parts.append("--")
+    return " ".join(parts) + " " + text

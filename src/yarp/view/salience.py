@@ -1,0 +1,433 @@
+"""Salience: which lines of a command's output an engineer must see, as plain data.
+
+Every view (a reducer's summary, the global cap, the Pi extension's cap) spends
+its bytes by the classes this module gives lines:
+
+    failure, exit, traceback   errors, failures, exceptions, panics, assertion lines,
+                               compiler diagnostics, exit lines, the start of a trace
+    summary, header            test and build summaries; diff file headers, commit
+                               lines, test section headers
+    location                   a ` --> file:line:col` line with the finding above it
+                               (linters such as ruff print no severity word)
+    warning                    warnings
+    plain                      everything else; `noise` marks plain lines not worth
+                               showing even as context (PASSED/ok lines, progress bars)
+
+The patterns live in `yarp/rules/salience.json`, which the TypeScript twin reads
+too (compiled once and kept in the parse cache, so a warm run imports neither
+`json` nor `re`); packs add entries with `[[salience]]` tables (see `rules.py`). A line is
+matched against the patterns only when it holds one of the data's trigger
+literals (ASCII case-insensitive), and an entry is tried only when the line
+holds one of its own triggers: finding literals is a C-speed scan over a whole
+buffer, so the regular expressions run on a few lines, never on every byte.
+Among the entries tried the match that starts leftmost wins, ties going to the
+earlier entry (the same rule in Python and JavaScript).
+
+Blocks keep a diagnostic together: a failure line takes up to `max_lead` lines
+before it that lead into it (its location, source and caret lines; the line
+above a caret line is always taken, being the source it points into) and the
+indented, caret, frame and `E ` lines after it, up to `max_lines`; a header
+takes its `index`/`---`/`+++` or `Author`/`Date` lines and a commit's subject.
+"""
+
+from __future__ import annotations
+
+import os
+
+#: Classes in the order a view spends its budget on them (see `RANK`).
+CLASSES = ("failure", "exit", "traceback", "summary", "header", "location", "warning", "noise")
+FAILURE_CLASSES = frozenset({"failure", "exit", "traceback"})
+RANK = {"failure": 0, "exit": 0, "traceback": 0, "summary": 1, "header": 1, "location": 2, "warning": 3, "plain": 4,
+        "noise": 5}
+
+DATA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules", "salience.json")
+
+
+#: The single patterns of the data's `block` table, plus the two the hint builder uses.
+BLOCK_PATTERNS = ("continuation", "lead", "caret", "header_continuation")
+HINT_PATTERNS = {"word": "[A-Za-z_][A-Za-z0-9_]{2,}", "location": "^[ \\t]*([^ \\t:]+:\\d+(:\\d+)?:?[ \\t]*)?"}
+
+
+class Classifier:
+    """The compiled salience data: triggers, one alternation of entries, noise and block patterns."""
+
+    __slots__ = ("triggers", "entries", "noise_start", "noise_any", "noise_lines_start", "noise_lines_any",
+                 "continuation", "lead", "caret", "header_continuation", "word", "location", "max_lines", "max_lead",
+                 "header_max_lines", "candidates", "failure_triggers", "trigger_bytes")
+
+    def __init__(self, bundle: tuple) -> None:
+        entries, regexes, limits = bundle
+        #: (class, its triggers, compiled pattern) per entry, in data order.
+        self.entries = tuple((cls, tuple(triggers), _compile(args)) for cls, triggers, args in entries)
+        unique = list(dict.fromkeys(t for _, triggers, _ in self.entries for t in triggers))
+        # A trigger that holds another adds no line the shorter one misses: one scan less.
+        self.triggers = tuple(t for t in unique if not any(o != t and o in t for o in unique))
+        #: Per scanned trigger, the entries (data order) that a line found by it may match: those
+        #: with a trigger containing it. Only they are tried, with the same result as trying all.
+        self.candidates = {t: tuple(entry for entry in self.entries if any(t in u for u in entry[1]))
+                           for t in self.triggers}
+        #: Per scanned trigger, its distinct bytes: a buffer lacking one cannot hold the trigger.
+        self.trigger_bytes = {t: tuple(dict.fromkeys(t)) for t in self.triggers}
+        #: The scanned triggers that can find a failure, exit or traceback line.
+        self.failure_triggers = tuple(t for t in self.triggers
+                                      if any(entry[0] in FAILURE_CLASSES for entry in self.candidates[t]))
+        for name, args in regexes:
+            setattr(self, name, None if args is None else _compile(args))
+        self.max_lines, self.max_lead, self.header_max_lines = limits
+
+    def triggered(self, line: bytes) -> bool:
+        """Whether the line holds any of the scanned triggers, case-insensitively."""
+        low = line.lower()
+        return any(t in low for t in self.triggers)
+
+    def classify(self, line: bytes, found: tuple[bytes, ...] | None = None) -> str:
+        """The class of one line (without its newline): a salience class, `noise` or `plain`.
+
+        Only entries whose triggers the line holds are tried; the leftmost match
+        wins, ties going to the earlier entry. `found`, the scanned triggers a
+        buffer scan saw on this line (`salient_lines`), narrows the entries
+        looked at without changing the result.
+        """
+        low = line.lower()
+        if found is None:
+            entries = self.entries
+        elif len(found) == 1:
+            entries = self.candidates[found[0]]
+        else:
+            entries = tuple(e for e in self.entries if any(e in self.candidates[t] for t in found))
+        best_class, best_start = None, -1
+        for cls, triggers, pattern in entries:
+            for trigger in triggers:
+                if trigger in low:
+                    match = pattern.search(line)
+                    if match is not None and (best_class is None or match.start() < best_start):
+                        best_class, best_start = cls, match.start()
+                    break
+        if best_class is not None:
+            return best_class
+        return "noise" if self.is_noise(line) else "plain"
+
+    def is_noise(self, line: bytes) -> bool:
+        """Whether a noise pattern matches the line: those anchored at its start are tried
+        there only, the others searched for (see `_noise_regexes`)."""
+        return self.noise_start.match(line) is not None or self.noise_any.search(line) is not None
+
+    def salient_offsets(self, buf: bytes) -> list[int]:
+        """Start offsets of every line of `buf` that holds a trigger, ascending."""
+        return sorted(self.salient_lines(buf))
+
+    def salient_lines(self, buf: bytes, triggers: tuple[bytes, ...] | None = None) -> dict[int, tuple[bytes, ...]]:
+        """Per start offset of a line of `buf` holding a trigger, the triggers found on it.
+
+        One `find` pass per trigger (all scanned triggers, or `triggers`) over a
+        lowercased copy; after a hit the scan jumps to the next line, so a
+        trigger costs one pass whatever its count. A trigger holding a byte the
+        buffer lacks is skipped: whether a byte occurs is a `memchr`, many times
+        faster than a pass, and most outputs (numbers, logs) lack a few letters
+        or signs of most triggers.
+        """
+        low = buf.lower()
+        starts: dict[int, tuple[bytes, ...]] = {}
+        find, rfind = low.find, low.rfind
+        size = len(low)
+        present: dict[int, bool] = {}  # per byte asked, whether the buffer holds it
+        trigger_bytes = self.trigger_bytes
+        for trigger in self.triggers if triggers is None else triggers:
+            for byte in trigger_bytes[trigger]:
+                held = present.get(byte)
+                if held is None:
+                    held = present[byte] = byte in low
+                if not held:
+                    break
+            else:
+                pos = find(trigger)
+                while pos >= 0:
+                    start = rfind(b"\n", 0, pos) + 1
+                    starts[start] = starts.get(start, ()) + (trigger,)
+                    end = find(b"\n", pos)
+                    if end < 0:
+                        break
+                    pos = find(trigger, end + 1) if end + 1 < size else -1
+        return starts
+
+
+def _sre_args(pattern: str) -> tuple:
+    """What `re` hands the `_sre` engine for a bytes pattern: plain data the parse cache can keep."""
+    from re import _compiler, _parser
+
+    source = pattern.encode("utf-8")
+    parsed = _parser.parse(source, 0)
+    groupindex = dict(parsed.state.groupdict)
+    indexgroup = [None] * parsed.state.groups
+    for name, number in groupindex.items():
+        indexgroup[number] = name
+    code = [int(op) for op in _compiler._code(parsed, 0)]  # named opcode ints are not plain data
+    return (source, int(parsed.state.flags), code, parsed.state.groups - 1, groupindex,
+            tuple(indexgroup))
+
+
+def _compile(args: tuple):
+    """A compiled pattern straight from cached engine data (no `re` import), else through `re`."""
+    try:
+        import _sre
+
+        return _sre.compile(*args)
+    except Exception:  # another engine layout: compile the source again
+        import re
+
+        return re.compile(args[0])
+
+
+def build_bundle(data: dict, extra: tuple = ()) -> tuple:
+    """Validate and compile the salience data (and pack entries) into cacheable plain data."""
+    entries = [(e["class"], tuple(t.lower().encode("utf-8") for t in e["triggers"]), e["pattern"])
+               for e in data["entries"]]
+    noise = list(data["noise"])
+    for cls, pattern, extra_triggers in extra:
+        if cls == "noise":
+            noise.append(pattern)
+        else:
+            entries.append((cls, tuple(t.lower().encode("utf-8") for t in extra_triggers), pattern))
+    block = data["block"]
+    regexes = _noise_regexes(noise)
+    regexes += [(name, _sre_args(block[name])) for name in BLOCK_PATTERNS]
+    regexes += [(name, _sre_args(pattern)) for name, pattern in HINT_PATTERNS.items()]
+    return (
+        tuple((cls, triggers, _sre_args(pattern)) for cls, triggers, pattern in entries),
+        tuple(regexes),
+        (int(block["max_lines"]), int(block["max_lead"]), int(block["header_max_lines"])),
+    )
+
+
+def _noise_regexes(noise: list[str]) -> list[tuple[str, tuple | None]]:
+    """The noise patterns as expressions for one line and, where that is exact, for many.
+
+    A line is noise when any pattern matches it. As one alternation, `search`
+    tries every pattern at every position of every line (about 1.4 µs for a
+    five-byte line, 15 µs for a log line); a pattern that begins with `^` or
+    `\\A` can only match at position 0, so `noise_start` (used with `match`)
+    tries those there once and `noise_any` searches for the others, which
+    begin with a literal or a class it skips ahead by: the same answer in a
+    third of the time, and the cap asks it of every context line it keeps.
+
+    `noise_lines_start` (searched with a newline before the run) and
+    `noise_lines_any` ask it of a run of lines joined by newlines at once: if
+    any line of the run is noise, one of them finds a match (it may also find
+    one spanning lines; the caller then settles the run line by line). That
+    holds when every pattern reads nothing past its line's ends: built from
+    characters, classes, groups, repeats and `^`, `$`, `\\b`, `\\B` (which
+    see a newline where a line ends, and match there as at a line's ends);
+    any other construct (lookarounds, `\\A`, `\\Z`, atomic groups,
+    possessive repeats, inline flags) leaves them out (None).
+
+    The patterns are still compiled as one expression first, so a pattern that
+    could not stand in the alternation is refused as before; a leading inline
+    flag, which would govern the whole alternation, keeps it whole.
+    """
+    from re import _constants, _parser
+
+    _sre_args("|".join(f"(?:{pattern})" for pattern in noise))
+    start: list[str] = []
+    anywhere: list[str] = []
+    parsed = [_parser.parse(pattern.encode("utf-8"), 0) for pattern in noise]
+    for pattern, tree in zip(noise, parsed):
+        first = tree.data[0] if len(tree.data) else None
+        anchored = first is not None and first[0] is _constants.AT and first[1] in (
+            _constants.AT_BEGINNING, _constants.AT_BEGINNING_STRING)
+        (start if anchored else anywhere).append(pattern)
+    flagged = any(tree.state.flags for tree in parsed)
+    if flagged:
+        start, anywhere = [], list(noise)  # a leading inline flag governs the whole alternation: keep it whole
+    never = "(?!)"  # an empty group matches nothing
+    joined_start = "|".join(f"(?:{pattern})" for pattern in start)
+    joined_any = "|".join(f"(?:{pattern})" for pattern in anywhere)
+    regexes: list[tuple[str, tuple | None]] = [
+        ("noise_start", _sre_args(joined_start or never)), ("noise_any", _sre_args(joined_any or never))]
+    if not flagged and all(_line_local(tree.data, _constants) for tree in parsed):
+        regexes += [("noise_lines_start", _sre_args(f"(?m)\\n(?:{joined_start})" if start else never)),
+                    ("noise_lines_any", _sre_args(f"(?m)(?:{joined_any})" if anywhere else never))]
+    else:
+        regexes += [("noise_lines_start", None), ("noise_lines_any", None)]
+    return regexes
+
+
+def _line_local(items, constants) -> bool:
+    """Whether a parsed pattern reads nothing past the ends of the line it matches (see `_noise_regexes`)."""
+    c = constants
+    for op, arg in items:
+        if op in (c.LITERAL, c.NOT_LITERAL, c.ANY, c.IN, c.GROUPREF):
+            continue
+        if op is c.AT and arg in (c.AT_BEGINNING, c.AT_END, c.AT_BOUNDARY, c.AT_NON_BOUNDARY):
+            continue
+        if op is c.BRANCH and all(_line_local(branch, c) for branch in arg[1]):
+            continue
+        if op is c.SUBPATTERN and not arg[1] and not arg[2] and _line_local(arg[3], c):
+            continue
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT) and _line_local(arg[2], c):
+            continue
+        return False
+    return True
+
+
+#: Bumped whenever `build_bundle` changes what it stores.
+BUNDLE_FORMAT = b"5"
+_CLASSIFIER: Classifier | None = None
+_PACK_ENTRIES: tuple = ()
+
+
+def read_data() -> bytes:
+    """The bytes of the packaged salience data (`rules/salience.json`)."""
+    with open(DATA_PATH, "rb") as handle:
+        return handle.read()
+
+
+def use_pack_entries(entries: tuple[tuple[str, str, tuple[str, ...]], ...]) -> None:
+    """Make the packs' `[[salience]]` entries part of this process's classifier.
+
+    `load_rules` calls it with every loaded pack's entries, so the views that
+    run after it (reducers, the cap) see the classes the rules were loaded with.
+    """
+    global _PACK_ENTRIES, _CLASSIFIER
+    entries = tuple(entries)
+    if entries != _PACK_ENTRIES:
+        _PACK_ENTRIES = entries
+        _CLASSIFIER = None
+
+
+def classifier(environ=os.environ) -> Classifier:
+    """The shipped classifier extended by the loaded packs' entries, compiled once per process.
+
+    The compiled form is kept in the parse cache keyed by the data's bytes and
+    the pack entries, so a warm `yarp run` imports neither `json` nor `re`.
+    """
+    global _CLASSIFIER
+    if _CLASSIFIER is None:
+        from yarp import parse_cache
+
+        data = read_data()
+        key = parse_cache.cache_key("salience", [("salience.json", data), ("packs", repr(_PACK_ENTRIES).encode()),
+                                                 ("bundle", BUNDLE_FORMAT)])
+        bundle = parse_cache.load("salience", key, environ)
+        classifier_ = None
+        if bundle is not None:
+            try:
+                classifier_ = Classifier(bundle)
+            except (TypeError, ValueError, AttributeError):
+                classifier_ = None
+        if classifier_ is None:
+            import json
+
+            bundle = build_bundle(json.loads(data), _PACK_ENTRIES)
+            classifier_ = Classifier(bundle)
+            parse_cache.store("salience", key, bundle, environ)
+        _CLASSIFIER = classifier_
+    return _CLASSIFIER
+
+
+def is_blank(line: bytes) -> bool:
+    """Whether a line holds nothing but spaces, tabs and carriage returns."""
+    return not line.strip(b" \t\r")
+
+
+class Unit:
+    """A run of lines [start, end] of one stream kept or dropped together, with its rank."""
+
+    __slots__ = ("stream", "start", "end", "rank", "parts")
+
+    def __init__(self, stream: int, start: int, end: int, rank: int, anchor: int, head: int | None = None) -> None:
+        self.stream, self.start, self.end, self.rank = stream, start, end, rank
+        #: The blocks merged into this unit, each as (start, first line of its core,
+        #: anchor line, end); the core (a location with the finding above it) is kept
+        #: whole even when the block is not.
+        self.parts = [(start, anchor if head is None else head, anchor, end)]
+
+    def __repr__(self) -> str:
+        return f"Unit({self.stream}, {self.start}, {self.end}, rank={self.rank})"
+
+
+def block_units(lines: list[bytes], classes: dict[int, str], stream: int, sal: Classifier) -> list[Unit]:
+    """The blocks of one stream: failure and warning blocks with their lead and
+    continuation lines, header blocks, single summary lines. Failure blocks that
+    touch are merged; a line belongs to the highest-ranked block that claims it."""
+    total = len(lines)
+    units: list[Unit] = []
+    for index in sorted(classes):
+        cls = classes[index]
+        if cls in FAILURE_CLASSES or cls in ("warning", "location"):
+            start = index
+            back = index - 1
+            below_caret = False  # the line above a caret line is the source it points into
+            while back >= 0 and index - back <= sal.max_lead:
+                line = lines[back]
+                if classes.get(back) in ("summary", "header"):
+                    break
+                if not (below_caret or is_blank(line) or sal.lead.search(line)):
+                    break
+                below_caret = bool(sal.caret.search(line))
+                start = back
+                back -= 1
+            while start < index and is_blank(lines[start]):
+                start += 1
+            head = index
+            if cls == "location" and index > 0 and not is_blank(lines[index - 1]):
+                head = min(start, index - 1)  # the finding the location belongs to
+                start = head
+            end = index
+            forward = index + 1
+            while forward < total and forward - index <= sal.max_lines:
+                line = lines[forward]
+                follows = classes.get(forward)
+                if follows in ("summary", "header"):
+                    break
+                if sal.continuation.search(line) or follows in FAILURE_CLASSES or (
+                        cls == "warning" and follows == "warning"):
+                    end = forward
+                    forward += 1
+                    continue
+                if (is_blank(line) and forward + 1 < total and forward + 1 - index <= sal.max_lines
+                        and classes.get(forward + 1) not in ("summary", "header")
+                        and sal.continuation.search(lines[forward + 1])):
+                    forward += 1
+                    continue
+                break
+            units.append(Unit(stream, start, end, RANK[cls], index, head))
+        elif cls == "header":
+            end = index
+            forward = index + 1
+            while forward < total and forward - index < sal.header_max_lines:
+                line = lines[forward]
+                if forward in classes:
+                    break
+                if sal.header_continuation.search(line):
+                    end = forward
+                elif is_blank(line):
+                    pass
+                else:
+                    if line[:1] in (b" ", b"\t") and lines[index].startswith(b"commit "):
+                        end = forward  # the commit's subject
+                    break
+                forward += 1
+            units.append(Unit(stream, index, end, RANK[cls], index))
+        elif cls == "summary":
+            units.append(Unit(stream, index, index, RANK[cls], index))
+    return _merge(units)
+
+
+def _merge(units: list[Unit]) -> list[Unit]:
+    """Merge touching or overlapping blocks of the same rank; trim lower blocks
+    where a higher one already holds their lines."""
+    by_rank: dict[int, list[Unit]] = {}
+    for unit in units:
+        by_rank.setdefault(unit.rank, []).append(unit)
+    merged: list[Unit] = []
+    for rank in sorted(by_rank):
+        group = sorted(by_rank[rank], key=lambda u: u.start)
+        out: list[Unit] = []
+        for unit in group:
+            if out and unit.start <= out[-1].end + (1 if rank == 0 else 0):
+                out[-1].end = max(out[-1].end, unit.end)
+                out[-1].parts.extend(unit.parts)
+            else:
+                out.append(unit)
+        merged.extend(out)
+    return merged
