@@ -371,8 +371,8 @@ HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tre
                   "yarp.broker", "yarp.archive.store", "yarp.archive.prepare", "yarp.view.plan", "yarp.view.rules",
                   "yarp.hooks.events", "yarp.hooks.capture", "yarp.broker.services.hooks", "yarp.hooks.notice",
                   "yarp.broker.services.codex", "yarp.view.cap",
-                  # With a broker running, the full client (start-up, locks, operation types) stays unloaded.
-                  "yarp.clients.broker", "yarp.wire.protocol", "yarp.wire.operations", "yarp.wire.frames", "yarp._fastframe",
+                  # With a broker running, the start-up (locks, spawning) and the operation types stay unloaded.
+                  "yarp.clients.startup", "yarp.wire.protocol", "yarp.wire.operations", "yarp.wire.frames", "yarp._fastframe",
                   "yarp._fastframe_py", "fcntl",
                   # The payload kernel is the broker's (through yarp.archive.codec), never a client's.
                   "yarp.archive.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py",
@@ -494,20 +494,24 @@ def test_a_stopped_broker_costs_the_tool_nothing_but_the_deadline(world):
     assert second.stderr == b"", "one warning per session"
 
 
-def test_the_thin_client_speaks_the_broker_protocol():
-    # The thin client writes the handshake and frames without importing
-    # `yarp.wire.protocol`; they must stay the protocol's.
-    from yarp.wire import protocol
-    from yarp.clients import channel as thin_client
+def test_the_lean_client_speaks_the_broker_protocol():
+    # The per-tool-call processes write frames and service requests without
+    # importing `yarp.wire.protocol` or the frame kernel; they must stay the protocol's.
+    from yarp.clients.broker import frame
+    from yarp.clients.channel import service_request
+    from yarp.wire import json_text, protocol
     from yarp.wire.frames import encode_frame
 
-    assert thin_client.SCHEMA == protocol.SCHEMA
-    assert thin_client._frame(b'{"a":1}') == encode_frame(b'{"a":1}')
+    assert frame(b'{"a":1}') == encode_frame(b'{"a":1}')
     fields = {"agent": "claude-code", "launcher": ["/bin/yarp", "é"], "pruning": True, "rulePacks": [],
               "nested": {"n": None, "size": 7}}
-    assert json.loads("{" + thin_client.members("hook", fields) + "}") == {"hook": fields}
+    assert json.loads("{" + json_text.members("hook", fields) + "}") == {"hook": fields}
+    built = service_request("hook", fields, b',"event":{"x":[1,2]}')("c-0123", 1500)
+    assert built[:8] == len(built[8:]).to_bytes(8, "big")
+    assert json.loads(built[8:]) == {"schema": protocol.SCHEMA, "correlationId": "c-0123", "hook": fields,
+                                     "deadlineMs": 1500, "event": {"x": [1, 2]}}
     for bad in (b"", b"{not json", b"[]", b'{"a":1} x', b"\xff"):
-        assert thin_client.json_object(bad) is None
+        assert json_text.object_or_none(bad) is None
 
 
 def test_malformed_service_requests_get_bounded_errors(world):
@@ -515,26 +519,27 @@ def test_malformed_service_requests_get_bounded_errors(world):
     # fixed field sets, bounded values, errors without payload text.
     from yarp.errors import ValidationError
     from yarp.paths import resolve_archive
-    from yarp.clients.channel import Channel, members
+    from yarp.clients.broker import BrokerClient
+    from yarp.clients.channel import service_request
 
     cwd = str(world.work)
     assert answer(world.hook("claude-code", claude_event("PreToolUse", "Read", {"file_path": "/x"}, "t_v", cwd))) is None
     location = resolve_archive(world.archive, world.env)
     secret = "s3cr3t-payload"
     bad = [
-        (members("hook", {"agent": "other-agent", "launcher": ["/bin/yarp"], "pruning": True, "rulePacks": []}),
-         b',"event":{}'),
-        (members("hook", {"agent": "claude-code", "launcher": ["relative"], "pruning": True, "rulePacks": []}),
-         b',"event":{}'),
-        (members("hook", {"agent": "claude-code", "launcher": ["/bin/yarp"], "pruning": True, "rulePacks": [],
-                          "extra": secret}), b',"event":{}'),
-        (members("run", {"step": "launch", "argv": [secret]}), b""),
-        (members("run", {"step": "not_started", "target": {"agent": "pi", "account": "a", "session": "s",
-                                                           "call": "c"}, "status": 1}), b""),
+        service_request("hook", {"agent": "other-agent", "launcher": ["/bin/yarp"], "pruning": True,
+                                 "rulePacks": []}, b',"event":{}'),
+        service_request("hook", {"agent": "claude-code", "launcher": ["relative"], "pruning": True,
+                                 "rulePacks": []}, b',"event":{}'),
+        service_request("hook", {"agent": "claude-code", "launcher": ["/bin/yarp"], "pruning": True,
+                                 "rulePacks": [], "extra": secret}, b',"event":{}'),
+        service_request("run", {"step": "launch", "argv": [secret]}),
+        service_request("run", {"step": "not_started", "target": {"agent": "pi", "account": "a", "session": "s",
+                                                                  "call": "c"}, "status": 1}),
     ]
-    with Channel(location, world.env) as channel:
-        for head, tail in bad:
+    with BrokerClient(location, world.env) as client:
+        for build in bad:
             with pytest.raises(ValidationError) as caught:
-                channel.ask(head, tail, time.monotonic() + 10)
+                client.ask(build, time.monotonic() + 10)
             assert secret not in caught.value.message and len(caught.value.message) < 200
     assert set(calls(world.archive)) == {"t_v"}, "nothing was archived from a refused request"

@@ -13,10 +13,12 @@ import socket
 import struct
 import time
 
+import orjson
 import pytest
 
 from broker_helpers import BrokerProcess, RawConn, begin
 from reliability_helpers import broker_status, cleanup_broker_env, make_env, rss_kib, wait_for
+from yarp._version import __version__
 from yarp.wire import protocol
 
 #: Growth of the broker's resident memory an attack may cause before we call it unbounded.
@@ -98,7 +100,8 @@ def idle_connections(count: int) -> None:
             s = _connect(benv.paths.socket)
             if i % 2:
                 # Half of them handshake and then say nothing more.
-                hello = protocol.handshake(benv.paths.archive_id, f"idle-{i}")
+                hello = orjson.dumps({"schema": protocol.SCHEMA, "binaryVersion": __version__,
+                                      "archiveId": benv.paths.archive_id, "correlationId": f"idle-{i}"})
                 s.sendall(struct.pack(">Q", len(hello)) + hello)
             conns.append(s)
         wait_for(lambda: broker_status(benv)["clients"] >= count, 60, 0.2)

@@ -32,7 +32,9 @@ from yarp.wire import protocol
 from yarp.wire import operations as ops
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
 def frame(b): return struct.pack(">Q", len(b)) + b
-s.sendall(frame(protocol.handshake(sys.argv[2], "victim")))
+hello = {"schema": protocol.SCHEMA, "binaryVersion": __import__("yarp").__version__, "archiveId": sys.argv[2],
+         "correlationId": "victim"}
+s.sendall(frame(protocol.client_dumps(hello)))
 s.recv(4096)
 op = ops.BeginCall(ops.Session("pi", "victim", "v"), ops.CallMeta(sys.argv[5], "bash", 1, False),
                    {"blob": "v" * 200000}, {"blob": "v" * 200000}, 1)

@@ -552,7 +552,8 @@ def test_the_broker_refuses_spool_files_that_are_not_the_runners(renv):
     # names: each must be a private regular file of this user, as declared.
     from yarp.errors import UnsafePath
     from yarp.paths import resolve_archive
-    from yarp.clients.channel import Channel, members
+    from yarp.clients.broker import BrokerClient
+    from yarp.clients.channel import service_request
 
     session = ops.Session("pi", "me", "spool-checks")
     renv.request(ops.BeginCall(session, ops.CallMeta("c1", "bash", 1, True), {}, {}, 1))
@@ -574,8 +575,8 @@ def test_the_broker_refuses_spool_files_that_are_not_the_runners(renv):
                   "spool": {"stdout": stdout, "stderr": stderr,
                             "stdoutAfter": os.path.join(after_dir, "v.stdout"),
                             "stderrAfter": os.path.join(after_dir, "v.stderr")}}
-        with Channel(resolve_archive(renv.archive, renv.environ), renv.environ) as channel:
-            channel.ask(members("run", fields), b"", time.monotonic() + 10)
+        with BrokerClient(resolve_archive(renv.archive, renv.environ), renv.environ) as client:
+            client.ask(service_request("run", fields), time.monotonic() + 10)
 
     out = declared(spool + ".stdout")
     refused = [

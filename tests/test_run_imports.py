@@ -3,9 +3,10 @@
 These are import-set assertions (never timings): `python -X importtime -m yarp
 run -- true` against a warm broker lists every module imported, and none of the
 event loop, worker pool, shell parser, rules, canonical-JSON or SQLite modules
-may be among them. With a broker running, not even the full broker client:
-the runner asks the broker through `yarp.clients.channel`, and the broker prunes,
-caps and archives. Timings live in bench/test_bench_run.py and
+may be among them. With a broker running, not even the start-up half of the
+broker client (`yarp.clients.startup`) or the operation types: the runner
+asks the broker's run service (`yarp.clients.channel`), and the broker
+prunes, caps and archives. Timings live in bench/test_bench_run.py and
 bench/test_bench_hooks.py.
 """
 
@@ -21,8 +22,8 @@ from test_run_helpers import close_run_env, make_run_env, yrun
 FORBIDDEN = ("uvloop", "tree_sitter", "tree_sitter_bash", "concurrent.futures", "asyncio", "rfc8785", "sqlite3",
              "_sqlite3", "yarp.broker", "yarp.archive.store", "yarp.archive.prepare", "yarp.archive.codec", "yarp.view.plan",
              "yarp.archive.recovery", "orjson", "dataclasses", "argparse", "zstandard",
-             # The view is the broker's work (yarp.broker.services.run); the full client is for start-up only.
-             "yarp.view.rules", "yarp.view.reducers", "yarp.view.cap", "yarp.view.visible", "yarp.clients.broker",
+             # The view is the broker's work (yarp.broker.services.run); starting a broker is a client's only on a cold start.
+             "yarp.view.rules", "yarp.view.reducers", "yarp.view.cap", "yarp.view.visible", "yarp.clients.startup",
              "yarp.wire.protocol", "yarp.wire.operations", "yarp.wire.frames", "yarp._fastframe", "yarp._fastframe_py",
              # The payload kernel is the broker's (through yarp.archive.codec), never a client's.
              "yarp.archive.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py")
@@ -101,15 +102,15 @@ def test_output_is_pruned_by_the_broker_not_the_runner(warm_env, tmp_path):
                       & names) == []
 
 
-def test_a_run_that_starts_the_broker_loads_the_frame_kernel_only():
-    # Without a broker the runner starts one through the full client, which
-    # frames its requests; hashing and compressing payloads stay the broker's.
+def test_a_run_that_starts_the_broker_loads_the_start_up_but_no_payload_work():
+    # Without a broker the runner starts one (`yarp.clients.startup`); framing
+    # stays the lean client's, hashing and compressing payloads the broker's.
     benv = make_run_env(idle_ms=300)
     try:
         names, proc = imported_modules(benv.environ, "run", "--", "true", entry=SCRIPT)
         assert proc.returncode == 0
-        assert {"yarp.clients.run", "yarp.clients.broker", "yarp.wire.frames"} <= names  # the list is real: a cold start
-        assert sorted({"yarp.archive.codec", "yarp.archive.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py",
+        assert {"yarp.clients.run", "yarp.clients.broker", "yarp.clients.startup"} <= names  # a cold start
+        assert sorted({"yarp.wire.frames", "yarp.wire.protocol", "yarp.archive.codec", "yarp.archive.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py",
                        "zstandard", "rfc8785", "orjson"} & names) == []
     finally:
         close_run_env(benv, timeout=15)

@@ -1,60 +1,51 @@
-"""The client every writer uses to reach the broker (ingest, `yarp run`, prune).
+"""The one client of the broker: connect (starting a broker if none answers), send, replay.
 
-Blocking sockets on purpose: each client sends one request at a time and waits
-for its acknowledgement, and `yarp run` must not import an event loop.
+Every process that writes the archive goes through `BrokerClient`: the ingest
+bridge, `yarp run`, the hooks, prune, import, doctor. Blocking sockets on
+purpose: each client has one request in flight and waits for its
+acknowledgement, and a per-tool-call process must not import an event loop.
+So is everything this module imports at its top (`_socket`, `_json` through
+`yarp.wire.json_text`, the version and limits): a hook event or `yarp run`
+against a running broker loads nothing else. Starting a broker
+(`yarp.clients.startup`), the operation types and their envelopes
+(`yarp.wire.protocol`) and the error classes load only when they are needed.
 
-Start-up follows the spec: connect first; else take the startup lock, check
-again, remove a stale socket only when no process holds the lifetime lock,
-start the same binary as `archive broker` in its own session, and wait at most
-5 s for its ready signal and a versioned handshake. A client never falls back
-to writing the archive itself.
+A request is built by a function of the connection's correlation id and the
+remaining deadline in milliseconds (`ask`), so a replay rebuilds only that
+header around unchanged bytes: an operation's envelope (`send`, `request`)
+or a service request of the per-tool-call processes (`yarp.clients.channel`).
 
-Replay (`ReplayPolicy`): after a transport failure a `SafeReplay` request is
-re-sent, identical, on a new connection within its original deadline; an
-`UnknownOnDisconnect` request (prune) is never re-sent once it may have
-reached the broker, and a lost acknowledgement becomes `UnknownOutcome`. A
-broker rejection is terminal and never transport-retried.
+Replay (`ReplayPolicy`): after a transport failure a replay-safe request is
+sent again, identical, on a new connection within its original deadline; a
+request that is not (prune) is never sent again once it may have reached the
+broker, and a lost acknowledgement becomes `UnknownOutcome`. A broker
+rejection is terminal and never transport-retried; a broker that is shutting
+down is left for the next one.
 """
-
-from __future__ import annotations
 
 import os
 import sys
 import time
 
 # The C socket type itself: `socket` wraps it in conveniences a blocking Unix
-# client never uses, and its import (selectors, enum) costs every wrapped command.
+# client never uses, and its import (selectors, enum) costs every tool call.
 from _socket import AF_UNIX, SO_RCVTIMEO, SO_SNDTIMEO, SOCK_STREAM, SOL_SOCKET
 from _socket import socket as _unix_socket
 
-from yarp.wire import operations as ops
-from yarp.wire import protocol
-from yarp.errors import (
-    BrokerError,
-    BrokerUnavailable,
-    DeadlineExceeded,
-    FrameError,
-    ShuttingDown,
-    UnknownOutcome,
-    YarpError,
-    from_code,
-)
-from yarp.wire.frames import FrameSplitter, encode_frame
-from yarp.limits import BROKER_START_TIMEOUT_S, MAX_DEADLINE_MS, MAX_FRAME_BYTES, MAX_HANDSHAKE_BYTES
-from yarp.paths import ArchiveLocation
-from yarp.runtime import (
-    READY_FD_ENV,
-    STARTUP_FD_ENV,
-    RuntimePaths,
-    check_socket_entry,
-    lock_held_elsewhere,
-    open_lock_file,
-    remove_stale_socket,
-    runtime_paths,
-    try_lock,
-)
+from yarp._version import __version__
+from yarp.limits import MAX_DEADLINE_MS, MAX_FRAME_BYTES, MAX_HANDSHAKE_BYTES
+from yarp.wire import SCHEMA, json_text
 
-_RECV_CHUNK = 256 * 1024
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from yarp.paths import ArchiveLocation
+    from yarp.wire import operations as ops
+    from yarp.wire.protocol import Outgoing
+
+_LENGTH_BYTES = 8
+_RECV_CHUNK = 64 * 1024
 #: How often a blocked send or recv wakes to check its request's deadline.
 #: An acknowledgement that arrives in time costs one recv; a deadline is
 #: noticed at most one tick late (the broker enforces it before committing).
@@ -62,28 +53,37 @@ WAIT_TICK_S = 0.1
 _WAIT_TICK = (0).to_bytes(8, sys.byteorder) + int(WAIT_TICK_S * 1_000_000).to_bytes(8, sys.byteorder)
 
 
-class _Transport(Exception):
-    """Internal: the connection failed (retry per policy)."""
+class _Lost(Exception):
+    """Internal: the connection failed; the request may be sent again per its policy."""
 
 
-def broker_command(location: ArchiveLocation) -> list[str]:
-    """The same YARP binary, as `archive broker`, for this archive."""
-    return [sys.executable, "-m", "yarp", "archive", "broker", "--archive", location.path]
+def frame(body: bytes) -> bytes:
+    """`body` with its 8-byte big-endian length in front: a whole frame."""
+    return len(body).to_bytes(_LENGTH_BYTES, "big") + body
+
+
+def _deadline_error(what: str):
+    from yarp.errors import DeadlineExceeded
+
+    return DeadlineExceeded(f"request deadline expired {what}")
 
 
 class BrokerClient:
     """A connection to the archive's broker, started on demand."""
 
-    def __init__(self, location: ArchiveLocation, environ=os.environ) -> None:
+    def __init__(self, location: "ArchiveLocation", environ=os.environ) -> None:
+        from yarp.runtime import runtime_paths
+
         self.location = location
         self.environ = environ
-        self.paths: RuntimePaths = runtime_paths(location.path, environ)
-        self.sock: _unix_socket | None = None
+        self.paths = runtime_paths(location.path, environ)
+        self.sock = None
         self.correlation_id = ""
-        self._splitter: FrameSplitter | None = None
-        self._frames: list[bytes] = []
+        self._buffer = bytearray()
+        #: The request `submit` sent and `collect` has not read the reply of.
+        self._pending = None
 
-    # --- public ---------------------------------------------------------------
+    # --- public ------------------------------------------------------------------------
 
     def close(self) -> None:
         """Close the connection to the broker, if one is open."""
@@ -92,227 +92,209 @@ class BrokerClient:
                 self.sock.close()
             finally:
                 self.sock = None
+                self._buffer.clear()
 
-    def __enter__(self) -> BrokerClient:
+    def __enter__(self) -> "BrokerClient":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
     def connect(self, deadline: float) -> None:
-        """Connect (starting a broker if needed) before `deadline` (time.monotonic())."""
-        if self.sock is None:
-            self._connect_or_start(deadline)
+        """Connect before `deadline` (`time.monotonic()`), starting a broker if none answers.
 
-    def request(self, operation: ops.ArchiveOperation, deadline: float) -> dict:
-        """Send one operation and return the broker's success reply.
-
-        Raises the broker's typed rejection (terminal), `DeadlineExceeded`,
-        `UnknownOutcome` (prune whose acknowledgement was lost) or
-        `BrokerUnavailable`.
+        Raises `BrokerUnavailable`, `HandshakeMismatch` or `UnsafePath`.
         """
+        if self.sock is None and not self.try_connect(deadline):
+            from yarp.clients.startup import connect_or_start
+
+            connect_or_start(self, deadline)
+
+    def request(self, operation: "ops.ArchiveOperation", deadline: float) -> dict:
+        """Send one operation and return the broker's success reply (see `send`)."""
+        from yarp.wire import protocol
+
         return self.send(protocol.outgoing(operation), deadline)
 
-    def send(self, out: protocol.Outgoing, deadline: float) -> dict:
-        """Send one encoded operation (`protocol.Outgoing`); replays re-send its exact bytes.
+    def send(self, out: "Outgoing", deadline: float) -> dict:
+        """Send one encoded operation (`protocol.Outgoing`); a replay re-sends its exact bytes.
 
-        The same contract as `request`: the operation is encoded once, and a
-        replay after a transport failure rebuilds only the envelope header
-        (new connection id, remaining deadline) around the unchanged bytes.
+        Raises the broker's typed rejection (terminal), `DeadlineExceeded`,
+        `UnknownOutcome` (a prune whose acknowledgement was lost) or `BrokerUnavailable`.
         """
-        policy = out.policy
+        from yarp.wire import operations as ops
+        from yarp.wire import protocol
+
+        def build(correlation_id: str, deadline_ms: int) -> bytes:
+            return protocol.envelope_frame(out, correlation_id, deadline_ms)
+
+        return self.ask(build, deadline, replay=out.policy is ops.ReplayPolicy.SAFE_REPLAY)
+
+    def ask(self, build: "Callable[[str, int], bytes]", deadline: float, *, replay: bool = True) -> dict:
+        """Send the frame `build(correlation id, remaining ms)` makes and return the success reply.
+
+        The one replay loop: on a lost connection a replay-safe request is
+        built and sent again on a new connection, within the same deadline.
+        """
         sent = False
         while True:
             remaining_ms = int((deadline - time.monotonic()) * 1000)
             if remaining_ms < 1:
-                raise DeadlineExceeded("request deadline expired before an acknowledgement")
+                raise _deadline_error("before an acknowledgement")
             try:
-                if self.sock is None:
-                    try:
-                        self._connect_or_start(deadline)
-                    except BrokerUnavailable:
-                        # A broker that died or vanished during the start-up we
-                        # triggered: nothing was sent, so any capture may try
-                        # the whole start-up path again within its deadline.
-                        self.close()
-                        if policy is not ops.ReplayPolicy.SAFE_REPLAY or time.monotonic() + 0.05 >= deadline:
-                            raise
-                        time.sleep(0.02)
-                        continue
-                frame = protocol.envelope_frame(out, self.correlation_id, min(remaining_ms, MAX_DEADLINE_MS))
+                if self.sock is None and not self._connect_for(replay, deadline):
+                    continue
+                data = build(self.correlation_id, min(remaining_ms, MAX_DEADLINE_MS))
                 sent = True
-                self._send_frame(frame, deadline)
-                reply = protocol.parse_reply(self._recv_frame(deadline))
-            except DeadlineExceeded:
-                # The broker may still answer the abandoned request later; a
-                # reused connection would hand that late reply to the next one.
+                self._write(data, deadline)
+                reply = self._read_reply(deadline)
+            except _Lost:
                 self.close()
-                raise
-            except _Transport:
-                self.close()
-                if sent and policy is ops.ReplayPolicy.UNKNOWN_ON_DISCONNECT:
+                if sent and not replay:
+                    from yarp.errors import UnknownOutcome
+
                     raise UnknownOutcome(
                         "the broker connection was lost before the prune acknowledgement; its outcome is unknown: "
                         "inspect the archive with 'yarp archive stats' and 'yarp archive verify' before pruning again"
                     ) from None
                 time.sleep(0.005)
                 continue
+            except BaseException:
+                # The broker may still answer an abandoned request later; a
+                # reused connection would hand that late reply to the next one.
+                self.close()
+                raise
             if reply["ok"]:
                 return reply
-            error = from_code(str(reply.get("code", "broker")), str(reply.get("error", "broker rejected the request")))
-            if isinstance(error, ShuttingDown) and policy is ops.ReplayPolicy.SAFE_REPLAY:
+            error = _rejection(reply)
+            if replay and _is_shutting_down(error):
                 self.close()
                 continue
             raise error
 
-    def status(self, deadline: float) -> dict:
-        """Ask a running broker for its status; never starts one."""
-        if self.sock is None and not self._try_connect(deadline):
-            raise BrokerUnavailable("no broker is running for this archive")
+    def submit(self, build: "Callable[[str, int], bytes]", deadline: float) -> bool:
+        """Send a replay-safe request to a broker that is already running, without waiting for its reply.
+
+        False, with nothing sent, when no broker answers (`ask` would start
+        one); `collect` reads the reply of what was sent.
+        """
         try:
-            self._send(protocol.control(self.correlation_id, "status"), deadline)
-            reply = protocol.parse_reply(self._recv_frame(deadline))
-        except _Transport:
+            if self.sock is None and not self.try_connect(deadline):
+                return False
+            remaining_ms = int((deadline - time.monotonic()) * 1000)
+            if remaining_ms < 1:
+                return False
+            self._write(build(self.correlation_id, min(remaining_ms, MAX_DEADLINE_MS)), deadline)
+        except _Lost:
+            self.close()
+            return False
+        self._pending = build
+        return True
+
+    def collect(self, deadline: float) -> dict:
+        """The success reply to the request `submit` sent; sent again through `ask` if the
+        connection failed or the broker was shutting down (it is replay-safe)."""
+        build, self._pending = self._pending, None
+        try:
+            reply = self._read_reply(deadline)
+        except _Lost:
+            self.close()
+            return self.ask(build, deadline)
+        except BaseException:
+            self.close()
+            raise
+        if reply["ok"]:
+            return reply
+        error = _rejection(reply)
+        if _is_shutting_down(error):
+            self.close()
+            return self.ask(build, deadline)
+        raise error
+
+    def status(self, deadline: float) -> dict:
+        """Ask a running broker for its status; never starts one. Raises `BrokerUnavailable`."""
+        from yarp.errors import BrokerUnavailable
+
+        if self.sock is None and not self.try_connect(deadline):
+            raise BrokerUnavailable("no broker is running for this archive")
+        body = json_text.dumps({"schema": SCHEMA, "correlationId": self.correlation_id, "control": "status"})
+        try:
+            self._write(frame(body), deadline)
+            reply = self._read_reply(deadline)
+        except _Lost:
             self.close()
             raise BrokerUnavailable("broker connection lost") from None
         return reply["status"]
 
-    # --- connection -----------------------------------------------------------------
+    # --- connection --------------------------------------------------------------------
 
-    def _try_connect(self, deadline: float) -> bool:
+    def _connect_for(self, replay: bool, deadline: float) -> bool:
+        """Connect (or start) for `ask`; False to go round again after a broker vanished at start-up."""
+        try:
+            self.connect(deadline)
+        except _broker_unavailable():  # evaluated only when connecting failed: no import on success
+            # A broker that died or vanished during the start-up we triggered:
+            # nothing was sent, so a replay-safe request may try the whole
+            # start-up path again within its deadline.
+            self.close()
+            if not replay or time.monotonic() + 0.05 >= deadline:
+                raise
+            time.sleep(0.02)
+            return False
+        return True
+
+    def try_connect(self, deadline: float) -> bool:
+        """Connect to a broker that is running and complete the handshake; False when none answers
+        (no socket, refused, shutting down). Raises `HandshakeMismatch` for a broker of another
+        version or archive, `UnsafePath` for an unsafe socket entry."""
+        from yarp.runtime import check_socket_entry
+
         if not check_socket_entry(self.paths.socket):
             return False
         sock = _unix_socket(AF_UNIX, SOCK_STREAM)
         sock.settimeout(max(0.001, deadline - time.monotonic()))
         try:
             sock.connect(self.paths.socket)
-        except (ConnectionRefusedError, FileNotFoundError, TimeoutError):
-            sock.close()
-            return False
         except OSError:
             sock.close()
             return False
-        # From here on the socket blocks, and the kernel wakes a waiting
-        # send or recv every tick so the deadline is checked: set once per
-        # connection, where a Python-level timeout would cost a poll() before
-        # every call and an ioctl() for every change.
+        # From here on the socket blocks, and the kernel wakes a waiting send or
+        # recv every tick so the deadline is checked: set once per connection,
+        # where a Python-level timeout would cost a poll() before every call.
         sock.settimeout(None)
         sock.setsockopt(SOL_SOCKET, SO_RCVTIMEO, _WAIT_TICK)
         sock.setsockopt(SOL_SOCKET, SO_SNDTIMEO, _WAIT_TICK)
         self.sock = sock
-        self._splitter = FrameSplitter(MAX_HANDSHAKE_BYTES)
-        self._frames = []
         correlation = "c-" + os.urandom(8).hex()
+        hello = json_text.dumps({"schema": SCHEMA, "binaryVersion": __version__,
+                                 "archiveId": self.paths.archive_id, "correlationId": correlation})
         try:
-            self._send(protocol.handshake(self.paths.archive_id, correlation), deadline)
-            reply = self._recv_frame(deadline)
-        except _Transport:
+            self._write(frame(hello), deadline)
+            answer = self._read_object(MAX_HANDSHAKE_BYTES, deadline)
+        except _Lost:
             self.close()
             return False
-        try:
-            protocol.check_handshake_reply(reply, self.paths.archive_id, correlation)
-        except YarpError as exc:
+        except BaseException:
             self.close()
-            if "shutting down" in exc.message:
-                return False
             raise
+        problem = _handshake_problem(answer, self.paths.archive_id, correlation)
+        if problem is not None:
+            self.close()
+            if "shutting down" in problem:
+                return False
+            from yarp.errors import HandshakeMismatch
+
+            raise HandshakeMismatch(problem)
         self.correlation_id = correlation
-        self._splitter = FrameSplitter(MAX_FRAME_BYTES)
         return True
-
-    def _connect_or_start(self, deadline: float) -> None:
-        if self._try_connect(deadline):
-            return
-        try:
-            # The runtime directory may have been removed since we resolved it
-            # (a cleaned /tmp, a finished session): check or recreate it first.
-            self.paths = runtime_paths(self.location.path, self.environ)
-            lock_fd = open_lock_file(self.paths.startup_lock)
-        except OSError as exc:
-            raise BrokerUnavailable(f"cannot use the broker runtime directory: {exc.strerror or 'I/O error'}") from None
-        try:
-            while not try_lock(lock_fd):
-                if self._try_connect(deadline):
-                    return
-                if time.monotonic() >= deadline:
-                    raise BrokerUnavailable("timed out waiting for the broker startup lock")
-                time.sleep(0.005)
-            if self._try_connect(deadline):
-                return
-            # A broker that is still draining holds the lifetime lock: let it finish.
-            while lock_held_elsewhere(self.paths.lifetime_lock):
-                if time.monotonic() >= deadline:
-                    raise BrokerUnavailable("an unresponsive broker still owns the archive")
-                time.sleep(0.005)
-            remove_stale_socket(self.paths)
-            self._start_broker(lock_fd, min(deadline, time.monotonic() + BROKER_START_TIMEOUT_S))
-            if not self._try_connect(deadline):
-                raise BrokerUnavailable("the broker started but did not answer")
-        finally:
-            os.close(lock_fd)
-
-    def _start_broker(self, lock_fd: int, deadline: float) -> None:
-        # Only the client that starts a broker needs these; `yarp run` against a
-        # running broker never pays for importing them.
-        import fcntl
-        import select
-        import subprocess
-
-        read_fd, write_fd = os.pipe()
-        env = dict(self.environ)
-        env[STARTUP_FD_ENV] = str(lock_fd)
-        env[READY_FD_ENV] = str(write_fd)
-        flags = fcntl.fcntl(lock_fd, fcntl.F_GETFD)
-        try:
-            proc = subprocess.Popen(
-                broker_command(self.location),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                pass_fds=(lock_fd, write_fd),
-                start_new_session=True,
-                env=env,
-            )
-        except OSError as exc:
-            raise BrokerUnavailable(f"cannot start the broker: {exc.strerror}") from None
-        finally:
-            os.close(write_fd)
-            fcntl.fcntl(lock_fd, fcntl.F_SETFD, flags)
-        try:
-            message = b""
-            while not message.endswith(b"\n"):
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise BrokerUnavailable("the broker did not become ready within 5 s")
-                ready, _, _ = select.select([read_fd], [], [], remaining)
-                if not ready:
-                    continue
-                chunk = os.read(read_fd, 4096)
-                if not chunk:
-                    if proc.poll() is not None:
-                        from yarp.fault_log import client_hint
-
-                        raise BrokerUnavailable("the broker exited during start-up; " + client_hint(self.environ))
-                    raise BrokerUnavailable("the broker closed its ready pipe without a signal")
-                message += chunk
-        finally:
-            os.close(read_fd)
-        text = message.decode("utf-8", "replace").strip()
-        if text != "ready":
-            _, _, rest = text.partition(" ")
-            code, _, detail = rest.partition(" ")
-            raise from_code(code, detail or "the broker failed to start")
 
     # --- frames ------------------------------------------------------------------------
 
-    def _send(self, body: bytes, deadline: float) -> None:
-        self._send_frame(encode_frame(body), deadline)
-
-    def _send_frame(self, data: bytes, deadline: float) -> None:
+    def _write(self, data: bytes, deadline: float) -> None:
         """Write one whole frame: one `send` system call unless the socket buffer is full."""
         sock = self.sock
         if sock is None:
-            raise _Transport()
+            raise _Lost()
         view = memoryview(data)
         while view:
             try:
@@ -321,45 +303,94 @@ class BrokerClient:
                 # The kernel's send timeout (one wait tick) passed with the
                 # buffer still full: look at the deadline, then keep waiting.
                 if time.monotonic() >= deadline:
-                    raise DeadlineExceeded("request deadline expired while sending") from None
+                    raise _deadline_error("while sending") from None
                 continue
             except InterruptedError:
                 continue
             except OSError:
-                raise _Transport() from None
+                raise _Lost() from None
             view = view[sent:]
 
-    def _recv_frame(self, deadline: float) -> bytes:
-        """Read until a whole frame is in: straight into the splitter's buffer, one `recv` a reply."""
-        sock = self.sock
-        splitter = self._splitter
-        if sock is None or splitter is None:
-            raise _Transport()
-        frames = self._frames
-        while not frames:
+    def _read_frame(self, limit: int, deadline: float) -> bytes:
+        """Read one whole frame's body (at most `limit` bytes): one `recv` for a reply that fits a chunk."""
+        buffer = self._buffer
+        while True:
+            if len(buffer) >= _LENGTH_BYTES:
+                size = int.from_bytes(buffer[:_LENGTH_BYTES], "big")
+                if not 0 < size <= limit:
+                    raise _Lost()
+                end = _LENGTH_BYTES + size
+                if len(buffer) >= end:
+                    body = bytes(buffer[_LENGTH_BYTES:end])
+                    del buffer[:end]
+                    return body
+            sock = self.sock
+            if sock is None:
+                raise _Lost()
             try:
-                count = sock.recv_into(splitter.get_buffer(_RECV_CHUNK))
+                chunk = sock.recv(_RECV_CHUNK)
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise DeadlineExceeded("request deadline expired waiting for the acknowledgement") from None
+                    raise _deadline_error("waiting for the acknowledgement") from None
                 continue
             except InterruptedError:
                 continue
             except OSError:
-                raise _Transport() from None
-            if not count:
-                raise _Transport()
-            try:
-                frames.extend(splitter.buffer_updated(count))
-            except FrameError:
-                raise _Transport() from None
-        return frames.pop(0)
+                raise _Lost() from None
+            if not chunk:
+                raise _Lost()
+            buffer += chunk
+
+    def _read_object(self, limit: int, deadline: float) -> dict:
+        value = json_text.object_or_none(self._read_frame(limit, deadline))
+        if value is None:
+            raise _Lost()  # not a broker of ours: the next attempt (or start-up) decides
+        return value
+
+    def _read_reply(self, deadline: float) -> dict:
+        reply = self._read_object(MAX_FRAME_BYTES, deadline)
+        if not isinstance(reply.get("ok"), bool):
+            raise _Lost()
+        return reply
 
 
-def send_operation(location: ArchiveLocation, operation: ops.ArchiveOperation, timeout_s: float) -> dict:
+def _broker_unavailable():
+    from yarp.errors import BrokerUnavailable
+
+    return BrokerUnavailable
+
+
+def _rejection(reply: dict):
+    """The broker's typed rejection in a reply that is not ok (the error classes load here, on a failure)."""
+    from yarp.errors import from_code
+
+    return from_code(str(reply.get("code", "broker")), str(reply.get("error", "broker rejected the request")))
+
+
+def _is_shutting_down(error) -> bool:
+    """Whether a rejection only says this broker is shutting down: the next one serves the request."""
+    from yarp.errors import ShuttingDown
+
+    return isinstance(error, ShuttingDown)
+
+
+def _handshake_problem(answer: dict, archive_id: str, correlation_id: str) -> str | None:
+    """Why the broker's handshake answer is not ours to use, or None."""
+    if answer.get("ok") is not True:
+        from yarp.errors import bounded_text
+
+        return bounded_text(str(answer.get("error") or "broker refused the handshake"))
+    if answer.get("schema") != SCHEMA or answer.get("binaryVersion") != __version__:
+        return "broker speaks another protocol or binary version"
+    if answer.get("archiveId") != archive_id or answer.get("correlationId") != correlation_id:
+        return "broker answered for another archive or connection"
+    return None
+
+
+def send_operation(location: "ArchiveLocation", operation: "ops.ArchiveOperation", timeout_s: float) -> dict:
     """One-shot helper: connect (or start), send, return the reply, close."""
     with BrokerClient(location) as client:
         return client.request(operation, time.monotonic() + timeout_s)
 
 
-__all__ = ["BrokerClient", "send_operation", "broker_command", "BrokerError"]
+__all__ = ["BrokerClient", "WAIT_TICK_S", "frame", "send_operation"]

@@ -80,9 +80,9 @@ def _read_event() -> bytes | None:
 
 def _event_head(raw: bytes, agent: str) -> tuple[str, str] | None:
     """(event name, session id) of an event we archive, else None (never an error)."""
-    from yarp.clients.channel import json_object
+    from yarp.wire.json_text import object_or_none
 
-    event = json_object(raw) if raw.startswith(b"{") else None
+    event = object_or_none(raw) if raw.startswith(b"{") else None
     if event is None:
         return None
     name, session = event.get("hook_event_name"), event.get("session_id")
@@ -175,7 +175,8 @@ def forward(location, environ, fields: dict, raw: bytes, deadline: float) -> dic
     The event was checked to be one JSON object, so its bytes are spliced in
     as they are: no re-encoding in this process.
     """
-    from yarp.clients.channel import Channel, members
+    from yarp.clients.broker import BrokerClient
+    from yarp.clients.channel import service_request
 
-    with Channel(location, environ) as channel:
-        return channel.ask(members("hook", fields), b',"event":' + raw, deadline)
+    with BrokerClient(location, environ) as client:
+        return client.ask(service_request("hook", fields, b',"event":' + raw), deadline)

@@ -250,7 +250,7 @@ class _Deferred:
 
 
 class Runner:
-    """One `yarp run`: the command, the call it archives under, and its channel to the broker."""
+    """One `yarp run`: the command, the call it archives under, and its client of the broker."""
 
     def __init__(self, argv: list[str], *, target: dict | None, config, location, environ=os.environ) -> None:
         self.argv = argv
@@ -261,22 +261,22 @@ class Runner:
         self.config = config
         self.location = location
         self.environ = environ
-        self.channel = None
+        self.client = None
         self.deadline = 0.0
 
     # --- archive steps ------------------------------------------------------------
 
-    def _channel(self):
-        if self.channel is None:
-            from yarp.clients.channel import Channel
+    def _client(self):
+        if self.client is None:
+            from yarp.clients.broker import BrokerClient
 
-            self.channel = Channel(self.location, self.environ)
-        return self.channel
+            self.client = BrokerClient(self.location, self.environ)
+        return self.client
 
     def _ask(self, fields: dict) -> dict:
-        from yarp.clients.channel import members
+        from yarp.clients.channel import service_request
 
-        return self._channel().ask(members("run", fields), b"", self.deadline)
+        return self._client().ask(service_request("run", fields), self.deadline)
 
     def _begin_standalone(self) -> bool:
         """Send the run's own begin before the command starts.
@@ -286,16 +286,16 @@ class Runner:
         (`_settle_begin`); True then. Otherwise the begin waits for a broker to
         start (at most `BEGIN_TIMEOUT_S`) before the command runs; False.
         """
-        from yarp.clients.channel import members
+        from yarp.clients.channel import service_request
 
         started = _now_ms()
         session_id = f"run-{os.uname().nodename}-{os.getpid()}-{started}"
         self.target, self.standalone = {"session": session_id}, True
-        head = members("run", {"step": "begin", "session": session_id, "startedAtMs": started, "argv": self.argv,
-                               "cwd": os.getcwd()})
-        if self._channel().send(head, b"", self.deadline):
+        begin = service_request("run", {"step": "begin", "session": session_id, "startedAtMs": started,
+                                        "argv": self.argv, "cwd": os.getcwd()})
+        if self._client().submit(begin, self.deadline):
             return True
-        self.channel.ask(head, b"", self.deadline)
+        self.client.ask(begin, self.deadline)
         return False
 
     def _settle_begin(self, pending: bool, error):
@@ -303,7 +303,7 @@ class Runner:
         if not pending:
             return error
         try:
-            self.channel.receive(time.monotonic() + ARCHIVE_TIMEOUT_S)
+            self.client.collect(time.monotonic() + ARCHIVE_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001 - `_archive_error` raises anything but a failure again
             return _archive_error(exc, "archive unavailable")
         return None
@@ -350,8 +350,8 @@ class Runner:
             return self._run(spool)
         finally:
             spool.close_fds()
-            if self.channel is not None:
-                self.channel.close()
+            if self.client is not None:
+                self.client.close()
             spool.remove()
 
     def _run(self, spool: Spool) -> int:

@@ -8,3 +8,7 @@
 Importing this package imports nothing: the per-tool-call processes load only
 the modules they use.
 """
+
+#: The broker protocol's schema identifier (`protocol`). Here, where the lean
+#: clients read it without importing the operation types.
+SCHEMA = "yarp.archive-broker.v1"

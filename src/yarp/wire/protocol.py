@@ -29,56 +29,30 @@ The broker validates envelopes and operations in `yarp.wire.validation` (compile
 operation identity, source key and sequence match it. Unknown fields,
 schemas, identities and sequences fail.
 
-The broker side encodes and decodes with orjson. The client side (handshake,
-envelopes, replies as seen by `yarp run`, ingest and prune) encodes one small
-envelope and decodes one small reply at a time, on the path of every shell
-command `yarp run` wraps: importing orjson costs about 20 ms there, and the
-`json` package 3-5 ms (it imports `re`). So the client uses `_json`, the C
-accelerator that `json` itself runs on, directly: the same encoder with the
-same settings and output as ``json.dumps(obj, separators=(",", ":"),
-ensure_ascii=False, allow_nan=False)``, and the same scanner as `json.loads`,
-falling back to the `json` package where the accelerator is missing or the
-input needs its slower paths. Identity checks use `str.translate` rather than
-regular expressions for the same reason.
+The broker side decodes with orjson, the client side (handshake, envelopes and
+replies as `yarp run`, the hooks, ingest and prune see them) with `_json`'s C
+core: both through `yarp.wire.json_text`. Identity checks use `str.translate`
+rather than regular expressions: `re` is a real import on every tool call's path.
 """
 
 from __future__ import annotations
 
-from yarp.wire import operations as ops
 from yarp._record import Record
 from yarp._version import __version__
 from yarp.errors import FrameError, FrameTooLarge, HandshakeMismatch, ValidationError, YarpError, bounded_text
 from yarp.limits import MAX_CORRELATION_ID_CHARS, MAX_FRAME_BYTES
+from yarp.wire import SCHEMA, json_text
+from yarp.wire import operations as ops
 
 # typing costs milliseconds on `yarp run`'s path and is needed by annotations only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-SCHEMA = "yarp.archive-broker.v1"
 #: Deletion tables: a value is made only of these characters when deleting them leaves nothing.
 _LOWER_HEX = str.maketrans("", "", "0123456789abcdef")
 _CORRELATION_CHARS = str.maketrans("", "", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-")
 CONTROLS = ("status",)
-
-
-#: A run of 20 or more digits may be an integer literal beyond 64 bits, which
-#: orjson silently turns into a (rounded) float. Found by mapping digits to "0"
-#: and everything else to " " and searching for 20 zeros: C-speed, about 40x
-#: faster than the equivalent regular expression.
-_DIGITS_ONLY = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
-_TWENTY_DIGITS = b"0" * 20
-
-
-def _exact_int(text: str) -> int:
-    # Kept exact: the operation's preparation refuses what canonical JSON cannot
-    # store, as one request-local error, instead of ending the connection here.
-    # Python's digit limit (4,300) bounds the conversion cost.
-    return int(text)
-
-
-def _no_constant(_name: str):
-    raise FrameError("JSON holds NaN or Infinity")
 
 
 def _is_lower_hex(value: object, length: int) -> bool:
@@ -90,108 +64,17 @@ def _is_correlation_id(value: object) -> bool:
             and not value.translate(_CORRELATION_CHARS))
 
 
-def _orjson():
-    import orjson  # broker side only; see the module docstring
+# --- JSON (`yarp.wire.json_text`) -------------------------------------------------------
 
-    return orjson
-
-
-try:
-    from _json import encode_basestring as _c_encode_string
-    from _json import make_encoder as _c_make_encoder
-    from _json import make_scanner as _c_make_scanner
-except ImportError:  # an interpreter without the accelerator: the json package does it all
-    _c_make_encoder = _c_make_scanner = None
-
-
-def _not_json(value: object):
-    raise TypeError("not a JSON type")
-
-
-class _ScanSettings:
-    """What the C scanner reads off `json.JSONDecoder`: the defaults of `json.loads`."""
-
-    def __init__(self) -> None:
-        self.strict = True
-        self.object_hook = None
-        self.object_pairs_hook = None
-        self.parse_float = float
-        self.parse_int = int
-        self.parse_constant = _no_constant
-
-
-_scan_once = _c_make_scanner(_ScanSettings()) if _c_make_scanner is not None else None
-
-
-def _client_dumps(obj: Any) -> bytes:
-    try:
-        if _c_make_encoder is not None:
-            encode = _c_make_encoder({}, _not_json, _c_encode_string, None, ":", ",", False, False, False)
-            return "".join(encode(obj, 0)).encode("utf-8")
-        import json
-
-        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
-    except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
-        raise ValidationError("operation holds a value that cannot be archived (NaN, a lone surrogate "
-                              "or a non-JSON type)") from None
-
-
-def _client_loads(frame: bytes, what: str) -> Any:
-    try:
-        text = frame.decode("utf-8")
-        if _scan_once is not None:
-            try:
-                value, end = _scan_once(text, 0)
-            except (StopIteration, ValueError, SystemError):
-                # Not JSON. The accelerator reports its errors through the
-                # `json` package; before that is imported it may fail without
-                # a proper exception (SystemError). Either way the full parser
-                # below gives the answer.
-                end = -1
-            if end == len(text):
-                return value
-        # Surrounding whitespace, or not JSON: the full parser decides.
-        import json
-
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        raise FrameError(f"{what} is not valid UTF-8 JSON") from None
-
-
-#: The client side's codec, for other short-lived processes (the ingest relay):
-#: exact integers, compact output, no orjson import.
-client_dumps = _client_dumps
-client_loads = _client_loads
-
-
-def decode_json(frame: bytes, what: str) -> Any:
-    """Decode one frame's JSON; integer literals are never rounded into floats."""
-    orjson = _orjson()
-    try:
-        value = orjson.loads(frame)
-    except orjson.JSONDecodeError:
-        raise FrameError(f"{what} is not valid UTF-8 JSON") from None
-    if _TWENTY_DIGITS not in frame.translate(_DIGITS_ONLY):
-        return value
-    # Rare: re-read with a parser that sees integer literals as written.
-    import json
-
-    try:
-        return json.loads(frame, parse_int=_exact_int, parse_constant=_no_constant)
-    except (ValueError, RecursionError) as exc:
-        if isinstance(exc, YarpError):
-            raise
-        raise FrameError(f"{what} is not valid UTF-8 JSON") from None
+_client_dumps = json_text.dumps
+_client_loads = json_text.loads
+#: The client side's codec, for other short-lived processes (the ingest relay).
+client_dumps = json_text.dumps
+client_loads = json_text.loads
+decode_json = json_text.decode
 
 
 # --- handshake ---------------------------------------------------------------
-
-
-def handshake(archive_id: str, correlation_id: str) -> bytes:
-    """The client's handshake frame: schema, binary version, the archive it expects and its correlation id."""
-    return _client_dumps(
-        {"schema": SCHEMA, "binaryVersion": __version__, "archiveId": archive_id, "correlationId": correlation_id}
-    )
 
 
 def check_handshake(frame: bytes, archive_id: str) -> str:
@@ -225,23 +108,7 @@ def handshake_reply(archive_id: str, correlation_id: str | None, error: YarpErro
     if error is not None:
         reply["error"] = error.message
         reply["code"] = error.code
-    return _orjson().dumps(reply)
-
-
-def check_handshake_reply(frame: bytes, archive_id: str, correlation_id: str) -> None:
-    """Accept the broker's handshake answer or raise `HandshakeMismatch`.
-
-    Refused: a refusal, another schema or binary version, or an answer for another archive or correlation id.
-    """
-    obj = _client_loads(frame, "handshake reply")
-    if not isinstance(obj, dict):
-        raise HandshakeMismatch("handshake reply is not an object")
-    if obj.get("ok") is not True:
-        raise HandshakeMismatch(bounded_text(str(obj.get("error") or "broker refused the handshake")))
-    if obj.get("schema") != SCHEMA or obj.get("binaryVersion") != __version__:
-        raise HandshakeMismatch("broker speaks another protocol or binary version")
-    if obj.get("archiveId") != archive_id or obj.get("correlationId") != correlation_id:
-        raise HandshakeMismatch("broker answered for another archive or connection")
+    return json_text.encode(reply)
 
 
 # --- envelopes ------------------------------------------------------------------
@@ -347,12 +214,12 @@ def reply_ok(archive_ref: str | None = None, pruned_calls: int | None = None, ex
         body["prunedCalls"] = pruned_calls
     if extra:
         body.update(extra)
-    return _orjson().dumps(body)
+    return json_text.encode(body)
 
 
 def reply_error(error: YarpError) -> bytes:
     """A failure reply: the error's code and bounded message, never a payload."""
-    return _orjson().dumps({"ok": False, "code": error.code, "error": error.message})
+    return json_text.encode({"ok": False, "code": error.code, "error": error.message})
 
 
 def parse_reply(frame: bytes) -> dict:

@@ -1,0 +1,124 @@
+"""Starting the broker when no broker answers: the lock protocol of the specification.
+
+A client that finds no broker takes the startup lock and looks again (another
+client may have started one meanwhile); waits while a broker that is still
+draining holds the lifetime lock; removes a stale socket only when no process
+holds that lock; then starts the same YARP binary as `archive broker` in its
+own session (stdio on /dev/null, so it outlives the client and its terminal)
+and waits at most `BROKER_START_TIMEOUT_S` for its ready signal. Liveness is
+judged by the handshake and the lifetime lock, never by a pidfile.
+
+Only a client that starts a broker imports this module (and `fcntl`,
+`select`, `subprocess`): a tool call that finds its broker running never pays
+for it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from yarp.errors import BrokerUnavailable, from_code
+from yarp.limits import BROKER_START_TIMEOUT_S
+from yarp.paths import ArchiveLocation
+from yarp.runtime import (
+    READY_FD_ENV,
+    STARTUP_FD_ENV,
+    lock_held_elsewhere,
+    open_lock_file,
+    remove_stale_socket,
+    runtime_paths,
+    try_lock,
+)
+
+
+def broker_command(location: ArchiveLocation) -> list[str]:
+    """The same YARP binary, as `archive broker`, for this archive."""
+    return [sys.executable, "-m", "yarp", "archive", "broker", "--archive", location.path]
+
+
+def connect_or_start(client, deadline: float) -> None:
+    """Connect `client` (a `BrokerClient`) to its archive's broker, starting one if none answers.
+
+    Raises `BrokerUnavailable` when none can be reached or started before `deadline`.
+    """
+    try:
+        # The runtime directory may have been removed since the client resolved
+        # it (a cleaned /tmp, a finished session): check or recreate it first.
+        client.paths = runtime_paths(client.location.path, client.environ)
+        lock_fd = open_lock_file(client.paths.startup_lock)
+    except OSError as exc:
+        raise BrokerUnavailable(f"cannot use the broker runtime directory: {exc.strerror or 'I/O error'}") from None
+    try:
+        while not try_lock(lock_fd):
+            if client.try_connect(deadline):
+                return
+            if time.monotonic() >= deadline:
+                raise BrokerUnavailable("timed out waiting for the broker startup lock")
+            time.sleep(0.005)
+        if client.try_connect(deadline):
+            return
+        # A broker that is still draining holds the lifetime lock: let it finish.
+        while lock_held_elsewhere(client.paths.lifetime_lock):
+            if time.monotonic() >= deadline:
+                raise BrokerUnavailable("an unresponsive broker still owns the archive")
+            time.sleep(0.005)
+        remove_stale_socket(client.paths)
+        _start_broker(client, lock_fd, min(deadline, time.monotonic() + BROKER_START_TIMEOUT_S))
+        if not client.try_connect(deadline):
+            raise BrokerUnavailable("the broker started but did not answer")
+    finally:
+        os.close(lock_fd)
+
+
+def _start_broker(client, lock_fd: int, deadline: float) -> None:
+    """Spawn the broker with our startup lock and a ready pipe; wait for its `ready` line."""
+    import fcntl
+    import select
+    import subprocess
+
+    read_fd, write_fd = os.pipe()
+    env = dict(client.environ)
+    env[STARTUP_FD_ENV] = str(lock_fd)
+    env[READY_FD_ENV] = str(write_fd)
+    flags = fcntl.fcntl(lock_fd, fcntl.F_GETFD)
+    try:
+        proc = subprocess.Popen(
+            broker_command(client.location),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(lock_fd, write_fd),
+            start_new_session=True,
+            env=env,
+        )
+    except OSError as exc:
+        raise BrokerUnavailable(f"cannot start the broker: {exc.strerror}") from None
+    finally:
+        os.close(write_fd)
+        fcntl.fcntl(lock_fd, fcntl.F_SETFD, flags)
+    try:
+        message = b""
+        while not message.endswith(b"\n"):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise BrokerUnavailable("the broker did not become ready within 5 s")
+            ready, _, _ = select.select([read_fd], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(read_fd, 4096)
+            if not chunk:
+                if proc.poll() is not None:
+                    from yarp.fault_log import client_hint
+
+                    raise BrokerUnavailable("the broker exited during start-up; " + client_hint(client.environ))
+                raise BrokerUnavailable("the broker closed its ready pipe without a signal")
+            message += chunk
+    finally:
+        os.close(read_fd)
+    text = message.decode("utf-8", "replace").strip()
+    if text != "ready":
+        _, _, rest = text.partition(" ")
+        code, _, detail = rest.partition(" ")
+        raise from_code(code, detail or "the broker failed to start")
