@@ -18,14 +18,14 @@ import collections
 from yarp.wire import protocol
 from ..errors import YarpError
 from ..limits import MAX_ADMITTED_BODY_BYTES, MAX_ADMITTED_TOTAL, MAX_CONTROL_FRAME_BYTES
-from yarp.wire.validation import parse_envelope
+from yarp.wire.validation import parse_request
 
 
 class Request:
     """One admitted request, from admission to its reply."""
 
-    __slots__ = ("conn", "frame_bytes", "received", "deadline", "envelope", "prepared", "settled", "followers",
-                 "timer", "reply_to")
+    __slots__ = ("conn", "frame_bytes", "received", "deadline", "envelope", "operation", "prepared", "settled",
+                 "followers", "timer", "reply_to")
 
     def __init__(self, conn, frame_bytes: int, received: float) -> None:
         self.conn = conn
@@ -34,6 +34,8 @@ class Request:
         self.received = received
         self.deadline = received
         self.envelope: protocol.Envelope | None = None
+        #: An operation a service built from validated parts (never re-parsed from JSON).
+        self.operation = None
         self.prepared = None
         #: True once its reply was sent: a late outcome (a slow pool, a
         #: writer result after a deadline) is dropped.
@@ -70,8 +72,12 @@ class Admission:
                     client.pause()
                 return
             frame, arrived = client.pending[0]
-            if len(frame) <= MAX_CONTROL_FRAME_BYTES and b'"control"' in frame and self._answer_control(client, frame):
+            parsed = self._decode_small(client, frame)
+            if type(parsed) is protocol.Control:
+                # Answered at once, outside the budgets (only a client with
+                # nothing admitted gets here: replies stay in order).
                 client.pending.popleft()
+                client.send(protocol.reply_ok(extra={"status": broker.status()}))
                 continue
             over_count = self.count >= MAX_ADMITTED_TOTAL
             over_bytes = self.bytes and self.bytes + len(frame) > MAX_ADMITTED_BODY_BYTES
@@ -90,19 +96,25 @@ class Admission:
             # Started from the loop, not from here: admission runs inside
             # `finish` when room frees up, and a request that fails at once
             # would otherwise finish (and admit the next) recursively.
-            broker.loop.call_soon(broker.start, request, frame)
+            broker.loop.call_soon(broker.start, request, frame, parsed)
             return
 
-    def _answer_control(self, client, frame: bytes) -> bool:
-        """Answer a status request at once (only a client with nothing admitted gets here: replies stay in order)."""
+    @staticmethod
+    def _decode_small(client, frame: bytes):
+        """A small frame decoded and validated once, here, so a status request is answered without
+        waiting for room, and what it is comes from its members, not its bytes. The result (or the
+        refusal) travels with the request to `Broker.start`; a large frame is decoded there."""
+        if len(frame) > MAX_CONTROL_FRAME_BYTES:
+            return None
+        cached = client.decoded
+        if cached is not None and cached[0] is frame:
+            return cached[1]
         try:
-            env = parse_envelope(frame, client.correlation_id)
-        except YarpError:
-            return False
-        if not isinstance(env, protocol.Control):
-            return False
-        client.send(protocol.reply_ok(extra={"status": self.broker.status()}))
-        return True
+            parsed = parse_request(frame, client.correlation_id)
+        except YarpError as exc:
+            parsed = exc
+        client.decoded = (frame, parsed)
+        return parsed
 
     def release(self, request: Request) -> None:
         """Give the request's room back: waiting clients first (round-robin), then its own."""

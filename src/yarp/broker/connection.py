@@ -62,6 +62,8 @@ class ClientConnection(asyncio.BufferedProtocol):
         #: Whole frames read but not yet admitted, with their arrival time: a
         #: request's deadline runs from arrival, not from admission.
         self.pending: collections.deque[tuple[bytes, float]] = collections.deque()
+        #: (frame, what admission decoded of it): the head frame is decoded once however often it waits.
+        self.decoded: tuple | None = None
         #: The one admitted request of this connection, if any.
         self.admitted = None
 

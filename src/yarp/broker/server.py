@@ -33,14 +33,15 @@ import time
 import orjson
 
 from yarp import fault_log
-from yarp.wire import protocol
-from yarp.broker.services import service_for, service_kind
-from ..errors import BrokerError, DeadlineExceeded, YarpError
-from ..limits import BROKER_IDLE_MS, COMMIT_LATENCY_SAMPLES, INLINE_PREPARE_BYTES
-from yarp.wire.validation import check_operation, parse_envelope
-from .admission import Admission, Request
+from yarp.broker.admission import Admission, Request
 from yarp.broker.handlers import prepare_operation, prepare_request, reads_files
-from .sequencer import Sequencer
+from yarp.broker.sequencer import Sequencer
+from yarp.broker.services import service_for, service_kind
+from yarp.errors import BrokerError, DeadlineExceeded, YarpError
+from yarp.limits import BROKER_IDLE_MS, COMMIT_LATENCY_SAMPLES, INLINE_PREPARE_BYTES
+from yarp.wire import operations as ops
+from yarp.wire import protocol
+from yarp.wire.validation import check_operation, parse_request
 
 
 class Stats:
@@ -154,27 +155,45 @@ class Broker:
 
     # the request path ------------------------------------------------------------------
 
-    def start(self, request: Request, frame: bytes) -> None:
-        """Admission hands over one frame: route it, prepare it, queue it for the writer."""
+    def start(self, request: Request, frame: bytes, parsed=None) -> None:
+        """Admission hands over one frame (and what it already decoded of it, `parsed`): route it,
+        prepare it, queue it for the writer; a service request goes to its service."""
         try:
-            if (b'"hook"' in frame or b'"run"' in frame) and self._serve(request, frame):
-                return
-            env = parse_envelope(frame, request.conn.correlation_id)
+            if parsed is None:
+                parsed = parse_request(frame, request.conn.correlation_id)
+            elif isinstance(parsed, YarpError):  # refused when admission decoded it
+                raise parsed
             del frame
-            if isinstance(env, protocol.Control):
+            kind = type(parsed)
+            if kind is protocol.Envelope:
+                self._order(request, parsed)
+            elif kind is protocol.Control:
                 self.finish(request, protocol.reply_ok(extra={"status": self.status()}))
-                return
-            self._order(request, env)
+            else:
+                self._serve(request, parsed)
         except YarpError as exc:
             self.finish(request, exc)
         except Exception as exc:  # an invariant broke: answer boundedly, keep serving others
             self.finish(request, self.fault(exc, request))
 
+    def runs_inline(self, size: int) -> bool:
+        """The one decision of where preparation runs: on the loop for work of at most
+        `inline_bytes` (a pool hop costs more than the work; docs/decisions.md, "Broker
+        preparation pool"), else in the pool."""
+        return size <= self.inline_bytes
+
+    async def work(self, size: int, function, *args):
+        """`function(*args)`, on the loop or in the pool as `runs_inline(size)` decides."""
+        if self.runs_inline(size):
+            return function(*args)
+        return await self.loop.run_in_executor(self._pool, functools.partial(function, *args))
+
     def _order(self, request: Request, env) -> None:
         request.envelope = env
         request.deadline = request.received + env.deadline_ms / 1000
-        operation = None
-        if request.prepared is None and request.frame_bytes <= self.inline_bytes and not reads_files(env):
+        operation = request.operation
+        if (operation is None and request.prepared is None and self.runs_inline(request.frame_bytes)
+                and not reads_files(env)):
             # Validated before it is routed: the sequencer only ever sees proven identities.
             operation = check_operation(env)
         leader = self.sequencer.check(request)
@@ -185,15 +204,11 @@ class Broker:
 
     # the thin clients' services (yarp.broker.services) ---------------------------------------------
 
-    def _serve(self, request: Request, frame: bytes) -> bool:
-        """Hand a hook event or run step to its service (a task of its own); False for an envelope."""
-        obj = protocol.decode_json(frame, "envelope")
-        service = service_for(self, obj)
-        if service is None:
-            return False
-        task = self.loop.create_task(service.serve(request, obj))
-        task.add_done_callback(functools.partial(self._served, request, service_kind(obj)))
-        return True
+    def _serve(self, request: Request, service_request) -> None:
+        """Hand a validated hook event or run step to its service, a task of its own."""
+        service = service_for(self, service_request)
+        task = self.loop.create_task(service.serve(request, service_request))
+        task.add_done_callback(functools.partial(self._served, request, service_kind(service_request)))
 
     def _served(self, request: Request, kind: str | None, task) -> None:
         try:
@@ -204,15 +219,26 @@ class Broker:
             outcome = self.fault(exc, request, kind)
         self.finish(request, outcome)
 
-    def submit(self, request: Request, env, prepared=None):
-        """Order, prepare (unless `prepared` is given) and commit one envelope a service built
-        on behalf of its admitted `request`; a future of the reply bytes (or the error).
+    def submit_operation(self, request: Request, operation, deadline_ms: int):
+        """Order, prepare and commit one operation a service built, from validated parts, on
+        behalf of its admitted `request`; a future of the store's `Outcome` (or the error).
 
-        The submission rides on the service request's admission: it sends
-        nothing itself and releases nothing when it finishes.
+        The operation is the record itself: nothing is encoded to JSON and
+        parsed back. The submission rides on the service request's admission:
+        it sends nothing itself and releases nothing when it finishes.
         """
+        return self._submit(request, _routing(operation, request.conn.correlation_id, deadline_ms), operation, None)
+
+    def submit_prepared(self, request: Request, operations: tuple, prepared, deadline_ms: int):
+        """Commit the operations of one call a service prepared as one composite (one savepoint, one
+        commit; `services.shared.prepare_composite`); a future of the store's `Outcome`."""
+        env = _routing(operations[-1], request.conn.correlation_id, deadline_ms, operations[0].sequence)
+        return self._submit(request, env, None, prepared)
+
+    def _submit(self, request: Request, env, operation, prepared):
         inner = Request(request.conn, request.frame_bytes, request.received)
         inner.reply_to = self.loop.create_future()
+        inner.operation = operation
         inner.prepared = prepared
         try:
             self._order(inner, env)
@@ -229,14 +255,14 @@ class Broker:
             # A service's composite: its parts were prepared (and proven) by the service.
             self.writer.submit(request)
             return
-        if operation is not None:
-            # Small requests are prepared on the loop: a pool hop costs more
-            # than the work (docs/decisions.md, "Broker preparation pool").
+        if operation is not None and self.runs_inline(request.frame_bytes):
             request.prepared = prepare_operation(env, operation)
             self.writer.submit(request)
             return
+        work = (functools.partial(prepare_request, env) if operation is None
+                else functools.partial(prepare_operation, env, operation))
         self.preparing += 1
-        future = self.loop.run_in_executor(self._pool, prepare_request, env)
+        future = self.loop.run_in_executor(self._pool, work)
         future.add_done_callback(functools.partial(self._prepared, request))
         request.timer = self.loop.call_at(self.loop.time() + max(0.0, request.deadline - time.monotonic()),
                                           self._prepare_expired, request)
@@ -267,7 +293,7 @@ class Broker:
         self.writer.queued -= len(outcomes)
         for request, outcome in outcomes:
             try:
-                if committed and isinstance(outcome, bytes):
+                if committed and not isinstance(outcome, YarpError):
                     self.sequencer.remember(request.envelope)
                 self.finish(request, outcome)
             except Exception as exc:  # never leave the rest of the batch unanswered
@@ -337,3 +363,9 @@ class Broker:
             "inlineBytes": self.inline_bytes,
             "idleMs": self.idle_ms,
         }
+
+
+def _routing(operation, correlation_id: str, deadline_ms: int, sequence: int | None = None) -> protocol.Envelope:
+    """The routing envelope of an operation built in the broker: identities derived from the record, never sent."""
+    return protocol.Envelope(correlation_id, ops.operation_id(operation), ops.source_key(operation),
+                             operation.sequence if sequence is None else sequence, deadline_ms, None, operation.kind)

@@ -173,16 +173,12 @@ class Writer:
             self.in_transaction = False
             stats.batches += 1
             stats.commit_ms.append((time.perf_counter() - started) * 1000)
-            outcomes = []
-            vacuum = False
-            for r, result in zip(live, results):
-                if isinstance(result, YarpError):
-                    outcomes.append((r, result))
-                    continue
-                vacuum = vacuum or r.envelope.kind == "prune_before"
-                outcomes.append((r, protocol.reply_ok(result.archive_ref, result.pruned_calls, result.extra)))
+            # A client gets its reply's bytes, made here off the loop; a service's
+            # submission gets the store's `Outcome` record itself.
+            outcomes = [(r, result if isinstance(result, YarpError) or r.reply_to is not None
+                         else protocol.reply_of(result)) for r, result in zip(live, results)]
             self._post(outcomes, True)
-            self._after_commit(vacuum)
+            self._after_commit()
             return
 
     def _apply_batch(self, prepared: list, busy_ms: int):
@@ -195,14 +191,14 @@ class Writer:
             self._busy_ms = busy_ms
         return self.store.apply_batch(prepared)
 
-    def _after_commit(self, vacuum: bool) -> None:
-        """Maintenance between batches, never inside a request transaction."""
+    def _after_commit(self) -> None:
+        """Maintenance between batches, never inside a request transaction (a prune's vacuum is
+        the store's own, right after its commit: reported here when it failed)."""
         stats = self.broker.stats
-        if vacuum:
-            try:
-                self.store.incremental_vacuum()
-            except YarpError as exc:
-                self.broker.log_threadsafe("vacuum_failed", code=exc.code)
+        vacuum_error = self.store.last_vacuum_error
+        if vacuum_error is not None:
+            self.store.last_vacuum_error = None
+            self.broker.log_threadsafe("vacuum_failed", code=vacuum_error.code)
         try:
             wal_size = os.stat(self.store.location.path + "-wal").st_size
         except OSError:
@@ -216,5 +212,5 @@ class Writer:
                 self.broker.log_threadsafe("checkpoint_failed", code=exc.code, error=exc.message)
 
     def _post(self, outcomes: list, committed: bool) -> None:
-        """Hand outcomes (reply bytes or a YarpError) to the loop, in one wake-up."""
+        """Hand outcomes (reply bytes, a service's `Outcome`, or a YarpError) to the loop, in one wake-up."""
         self.broker.loop.call_soon_threadsafe(self.broker.settle_batch, outcomes, committed)

@@ -7,7 +7,10 @@ Both agents send one object per hook event with the same core fields
 visible result and the finish. Only this module knows those field names.
 
 Runs in the broker (`yarp.broker.services.hooks`), never in the hook process.
-Pure translation: no I/O, no broker, no archive. Malformed events raise
+Pure translation: no I/O, no broker, no archive. The fields are checked by
+the broker's compiled validator (`yarp.wire.validation`: bounded text, JSON
+nesting depth), so the operations built from them are archived as they are,
+never encoded to JSON and parsed back; malformed events raise
 `ValidationError` with fixed wording (never payload text).
 """
 
@@ -17,10 +20,11 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from yarp.errors import ValidationError
+from yarp.hooks import EVENTS, POST, POST_FAILURE, PRE
+from yarp.limits import MAX_IDENTITY_CHARS, MAX_NAME_CHARS, MAX_WORKING_DIRECTORY_CHARS
 from yarp.wire import operations as ops
-from ..errors import ValidationError
-from ..limits import MAX_IDENTITY_CHARS, MAX_NAME_CHARS, MAX_WORKING_DIRECTORY_CHARS
-from . import EVENTS, POST, POST_FAILURE, PRE
+from yarp.wire.validation import check_json, event_text
 
 #: Shell tools whose string `command` may be rewritten to `yarp run`. Codex's
 #: older `shell` tool passes an argv list, which is recorded but never rewritten.
@@ -57,17 +61,6 @@ class HookEvent:
         return command if isinstance(command, str) and command.strip() else None
 
 
-def _text(payload: dict, name: str, limit: int, *, required: bool = True) -> str | None:
-    value = payload.get(name)
-    if value is None or value == "":
-        if required:
-            raise ValidationError(f"hook event field {name} is missing")
-        return None
-    if not isinstance(value, str) or len(value) > limit or "\x00" in value:
-        raise ValidationError(f"hook event field {name} is not a string of at most {limit} characters")
-    return value
-
-
 def parse_event(agent: str, payload: Any) -> HookEvent | None:
     """The event to archive, or None for an event this adapter does not handle."""
     if not isinstance(payload, dict):
@@ -88,15 +81,15 @@ def parse_event(agent: str, payload: Any) -> HookEvent | None:
     return HookEvent(
         agent=agent,
         event=name,
-        session_id=_text(payload, "session_id", MAX_IDENTITY_CHARS),
-        call_id=_text(payload, "tool_use_id", MAX_IDENTITY_CHARS),
-        tool_name=_text(payload, "tool_name", MAX_NAME_CHARS),
-        tool_input=payload["tool_input"],
+        session_id=event_text(payload, "session_id", MAX_IDENTITY_CHARS),
+        call_id=event_text(payload, "tool_use_id", MAX_IDENTITY_CHARS),
+        tool_name=event_text(payload, "tool_name", MAX_NAME_CHARS),
+        tool_input=check_json(payload["tool_input"], "hook event field tool_input"),
         cwd=cwd if isinstance(cwd, str) and os.path.isabs(cwd) and len(cwd) <= MAX_WORKING_DIRECTORY_CHARS
         else None,
-        model=_text(payload, "model", MAX_NAME_CHARS, required=False) if isinstance(payload.get("model"), str)
+        model=event_text(payload, "model", MAX_NAME_CHARS, False) if isinstance(payload.get("model"), str)
         else None,
-        response=response,
+        response=check_json(response, "hook event field tool_response"),
     )
 
 

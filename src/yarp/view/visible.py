@@ -23,18 +23,9 @@ import os
 from yarp import private_files
 from yarp.errors import UnsafePath
 
-
-class SpoolFiles:
-    """A run's spool files: the exact streams as declared, and the paths where its view may be written."""
-
-    __slots__ = ("stdout", "stderr", "stdout_after", "stderr_after")
-
-    def __init__(self, stdout, stderr, stdout_after: str, stderr_after: str) -> None:
-        #: `operations.StreamFile` of each exact stream (path, device, inode, size as declared).
-        self.stdout = stdout
-        self.stderr = stderr
-        self.stdout_after = stdout_after
-        self.stderr_after = stderr_after
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from yarp.wire.protocol import SpoolFiles  # the run request's spool files, validated with the request
 
 
 def _check_private(path: str) -> os.stat_result:

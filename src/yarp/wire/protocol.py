@@ -136,6 +136,84 @@ class Control(Record):
     control: str
 
 
+# --- the per-tool-call clients' service requests (validated in `yarp.wire.validation`) ---
+
+
+class HookRequest(Record):
+    """`yarp hook <agent>`'s request: the agent, how to launch `yarp`, the rules, the deadline and the event.
+
+    `event` is the agent's event exactly as decoded; `cap_bytes` the view's
+    cap for the agents whose view the broker caps itself (Codex), else None.
+    """
+
+    __slots__ = ("agent", "launcher", "pruning", "rule_packs", "deadline_ms", "event", "cap_bytes")
+    agent: str
+    launcher: tuple[str, ...]
+    pruning: bool
+    rule_packs: tuple[str, ...]
+    deadline_ms: int
+    event: object
+    cap_bytes: int | None
+
+
+class RunTarget(Record):
+    """The call a `yarp run` step belongs to: an adapter's (all four set) or a standalone run's own
+    (`session` only; the broker adds its agent, account and call id)."""
+
+    __slots__ = ("agent", "account", "session", "call")
+    agent: str | None
+    account: str | None
+    session: str
+    call: str | None
+
+
+class SpoolFiles(Record):
+    """A run's spool files: the exact streams as declared, and the paths where its view may be written."""
+
+    __slots__ = ("stdout", "stderr", "stdout_after", "stderr_after")
+    #: `operations.StreamFile` of each exact stream (path, device, inode, size as declared).
+    stdout: ops.StreamFile
+    stderr: ops.StreamFile
+    stdout_after: str
+    stderr_after: str
+
+
+class RunBegin(Record):
+    """A standalone `yarp run`'s own call, begun before its command starts."""
+
+    __slots__ = ("deadline_ms", "session", "started_at_ms", "argv", "cwd")
+    deadline_ms: int
+    session: str
+    started_at_ms: int
+    argv: tuple[str, ...]
+    cwd: str
+
+
+class RunCapture(Record):
+    """A finished command's streams to capture, with what its view needs (rules, the cap)."""
+
+    __slots__ = ("deadline_ms", "target", "argv", "status", "signal", "pruning", "rule_packs", "cap_bytes",
+                 "spool")
+    deadline_ms: int
+    target: RunTarget
+    argv: tuple[str, ...]
+    status: int
+    signal: int | None
+    pruning: bool
+    rule_packs: tuple[str, ...]
+    cap_bytes: int
+    spool: SpoolFiles
+
+
+class RunNotStarted(Record):
+    """A standalone run whose command could not be started."""
+
+    __slots__ = ("deadline_ms", "target", "status")
+    deadline_ms: int
+    target: RunTarget
+    status: int
+
+
 class Outgoing(Record):
     """One operation, encoded once for sending (client side).
 
@@ -215,6 +293,11 @@ def reply_ok(archive_ref: str | None = None, pruned_calls: int | None = None, ex
     if extra:
         body.update(extra)
     return json_text.encode(body)
+
+
+def reply_of(outcome) -> bytes:
+    """The success reply of a committed operation's `Outcome` (`yarp.archive.store`)."""
+    return reply_ok(outcome.archive_ref, outcome.pruned_calls, outcome.extra)
 
 
 def reply_error(error: YarpError) -> bytes:

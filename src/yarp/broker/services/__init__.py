@@ -1,14 +1,16 @@
-"""The broker's one call into the thin clients' services: which service answers a request.
+"""The broker's services for the per-tool-call clients, and which one answers a request.
 
-A decoded request that names `"hook"` goes to `yarp.broker.services.hooks`, one that
-names `"run"` to `yarp.broker.services.run`; anything else is an ordinary envelope
-for the broker's own path. The services and their shared state
+A request validated as a `HookRequest` (`yarp.wire.validation.parse_request`)
+goes to `yarp.broker.services.hooks`, a run step to `yarp.broker.services.run`;
+an envelope takes the broker's own path. The services and their shared state
 (`yarp.broker.services.shared.Warm`) are made on first use and kept on the broker
 (`broker.services`), so a broker that only ever serves the Pi bridge never
 loads them.
 """
 
 from __future__ import annotations
+
+from yarp.wire import protocol
 
 
 class Services:
@@ -30,31 +32,21 @@ class Services:
         self.warm.close()
 
 
-def service_for(broker, obj):
-    """The service that answers a decoded request, or None for an ordinary envelope."""
-    if not isinstance(obj, dict) or ("hook" not in obj and "run" not in obj):
-        return None
+def service_for(broker, request):
+    """The service that answers a validated service request (`HookRequest` or a run step)."""
     services = broker.services
     if services is None:
         services = broker.services = Services(broker)
-    return services.hooks if "hook" in obj else services.runs
+    return services.hooks if type(request) is protocol.HookRequest else services.runs
 
 
-#: Hook agents and run steps a fault log line may name (anything else is not logged by name).
-_HOOK_AGENTS = frozenset({"claude-code", "codex"})
-_RUN_STEPS = frozenset({"begin", "capture", "not_started"})
+#: What a run step is called in the fault log.
+_RUN_STEPS = {protocol.RunBegin: "run:begin", protocol.RunCapture: "run:capture",
+              protocol.RunNotStarted: "run:not_started"}
 
 
-def service_kind(obj) -> str | None:
+def service_kind(request) -> str:
     """A fixed name for a service request (`hook:codex`, `run:capture`), for the fault log; never request data."""
-    if not isinstance(obj, dict):
-        return None
-    hook = obj.get("hook")
-    if isinstance(hook, dict):
-        agent = hook.get("agent")
-        return f"hook:{agent}" if agent in _HOOK_AGENTS else "hook"
-    run = obj.get("run")
-    if isinstance(run, dict):
-        step = run.get("step")
-        return f"run:{step}" if step in _RUN_STEPS else "run"
-    return None
+    if type(request) is protocol.HookRequest:
+        return f"hook:{request.agent}"  # validated: one of the known agents
+    return _RUN_STEPS.get(type(request), "service")

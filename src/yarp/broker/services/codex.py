@@ -901,7 +901,7 @@ class CodexService:
                       transcript: str | None) -> bytes:
         """Build the event's operations and submit them as one composite request."""
         from yarp.wire import protocol
-        from yarp.broker.services.shared import PreparedParts, envelope_for, now_ms, prepare_composite
+        from yarp.broker.services.shared import PreparedParts, now_ms, prepare_composite
 
         now = now_ms()
         main_parts = failure = None
@@ -940,8 +940,7 @@ class CodexService:
                 head = await prepare_composite(self.broker, request, tuple(operations[:-len(main.operations)]),
                                                sources=_sources(settled)) if settled else PreparedParts(())
                 prepared = PreparedParts(head.parts + main_parts.parts)
-            env = envelope_for(last[-1], request.conn.correlation_id, hook.deadline_ms, sequence=last[0].sequence)
-            reply = await self.broker.submit(request, env, prepared)
+            committed = await self.broker.submit_prepared(request, last, prepared, hook.deadline_ms)
         finally:
             self._finishing -= keys
             self._finished_requests += finishes
@@ -951,7 +950,7 @@ class CodexService:
                 self._unexpect((session.source_session_id, op.source_call_id))
         if event is not None and event.event == PRE and event.tool_name == SHELL_TOOL and transcript is not None:
             self._expect((session.source_session_id, event.call_id), transcript, _cap(hook, event),
-                         orjson.loads(reply).get("archiveRef"))
+                         committed.archive_ref)
         if main is not None and main.view is not None:
             extra["answer"] = orjson.dumps(post_answer(main.view)).decode()
         return protocol.reply_ok(extra=extra or None)

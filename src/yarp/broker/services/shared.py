@@ -18,12 +18,11 @@ import collections
 import os
 import time
 
-from yarp.wire import operations as ops
-from yarp.wire import protocol
 from yarp.archive.codec import Payload, bytes_payload
+from yarp.archive.prepare import Prepared, SnapshotSpec, prepare
 from yarp.errors import ValidationError
 from yarp.limits import MAX_SEQUENCE_CACHE_KEYS, MAX_STREAM_FILE_BYTES
-from yarp.archive.prepare import Prepared, SnapshotSpec, prepare
+from yarp.wire import operations as ops
 
 #: Calls remembered between their first and last request (the broker's sequence-cache bound).
 MAX_REMEMBERED_CALLS = MAX_SEQUENCE_CACHE_KEYS
@@ -153,8 +152,8 @@ class PreparedParts:
 _RESULT_AFTER = (ops.StageResult, ops.FinishCall, ops.UpdateFinalResult)
 
 
-def prepare_checked(operation: ops.ArchiveOperation, results: dict[int, tuple] | None = None) -> Prepared:
-    """Validate an operation built here exactly as a client's would be, then prepare it.
+def prepare_part(operation: ops.ArchiveOperation, results: dict[int, tuple] | None = None) -> Prepared:
+    """Prepare one operation a service built from validated parts (the record itself, never JSON).
 
     `results` (id of a `result` object -> (object, its payload)) is shared by
     the parts of one composite: a call's visible result is both staged and
@@ -162,18 +161,15 @@ def prepare_checked(operation: ops.ArchiveOperation, results: dict[int, tuple] |
     JSON is hashed and compressed once. A payload is only content, whatever
     subject and stage store it. Keeping the object pins its id.
     """
-    from yarp.wire.validation import parse_operation
-
-    checked = parse_operation(ops.operation_to_json(operation))
     result = getattr(operation, "result", None)
     if results is None or not isinstance(operation, (ops.ResultBefore, *_RESULT_AFTER)):
-        return prepare(checked)
+        return prepare(operation)
     seen = results.get(id(result))
     if seen is not None and isinstance(operation, _RESULT_AFTER):
-        return Prepared(checked, (SnapshotSpec("result", "after", seen[1]),))
+        return Prepared(operation, (SnapshotSpec("result", "after", seen[1]),))
     if seen is not None and operation.full_output is None:
-        return Prepared(checked, (SnapshotSpec("result", "before", seen[1]),))
-    prepared = prepare(checked)
+        return Prepared(operation, (SnapshotSpec("result", "before", seen[1]),))
+    prepared = prepare(operation)
     results[id(result)] = (result, prepared.snapshots[0].payload)
     return prepared
 
@@ -184,11 +180,11 @@ def prepare_parts(operations: tuple[ops.ArchiveOperation, ...], sources: dict[in
     `result_before`) stores as `source_output/before`, as it would from a file
     it names (an adapter that read it from the agent's own records: Codex), or
     its payload prepared already. `results`: payloads of result objects prepared
-    already (see `prepare_checked`; not changed here)."""
+    already (see `prepare_part`; not changed here)."""
     parts = []
     results = dict(results) if results else {}
     for index, op in enumerate(operations):
-        prepared = prepare_checked(op, results)
+        prepared = prepare_part(op, results)
         data = sources.get(index) if sources else None
         if data is not None:
             if not isinstance(op, ops.ResultBefore) or op.full_output is not None:
@@ -201,18 +197,6 @@ def prepare_parts(operations: tuple[ops.ArchiveOperation, ...], sources: dict[in
     return PreparedParts(tuple(parts))
 
 
-def envelope_for(operation: ops.ArchiveOperation, correlation_id: str, deadline_ms: int, *,
-                 sequence: int | None = None, body: dict | None = None) -> protocol.Envelope:
-    """The routing envelope of an operation built in the broker (identities derived, never sent).
-
-    `body` is the operation's JSON, which the broker validates and prepares
-    as a client's; a composite passes its parts already prepared instead.
-    """
-    return protocol.Envelope(correlation_id, ops.operation_id(operation), ops.source_key(operation),
-                             operation.sequence if sequence is None else sequence, deadline_ms,
-                             body if body is not None else {"operation": operation.kind}, operation.kind)
-
-
 def now_ms() -> int:
     """Wall-clock time in Unix milliseconds."""
     return time.time_ns() // 1_000_000
@@ -220,9 +204,7 @@ def now_ms() -> int:
 
 async def prepare_composite(broker, request, operations: tuple, file_bytes: int = 0,
                             sources: dict[int, bytes] | None = None) -> PreparedParts:
-    """Prepare a composite's parts: on the loop when the request, the files it
-    snapshots (`file_bytes`, as declared and checked) and the outputs it holds
-    (`sources`, see `prepare_parts`) are small, else in the pool."""
-    if request.frame_bytes + file_bytes + sum(map(len, (sources or {}).values())) <= broker.inline_bytes:
-        return prepare_parts(operations, sources)
-    return await broker.loop.run_in_executor(broker._pool, prepare_parts, operations, sources)
+    """Prepare a composite's parts where the broker decides (`Broker.work`): on the loop when the
+    request, the files it snapshots (`file_bytes`) and the outputs it holds (`sources`) are small."""
+    size = request.frame_bytes + file_bytes + sum(map(len, (sources or {}).values()))
+    return await broker.work(size, prepare_parts, operations, sources)
