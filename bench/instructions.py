@@ -10,7 +10,7 @@ telling whether a change to the request path made it cheaper. Each stage is
 measured as the difference between two runs under `valgrind --tool=callgrind`
 that stop before and after it:
 
-* envelope — `yarp.wire.validation.parse_envelope` of the client's frame (decode and
+* envelope — `yarp.wire.validation.parse_request` of the client's frame (decode and
   structural checks);
 * operation — `yarp.wire.validation.check_operation`: the strict validation of the
   operation and the identities derived from it, once;
@@ -61,7 +61,7 @@ sys.path.insert(0, {here!r})
 from load import make_text
 from yarp.wire import operations as ops, protocol
 from yarp.archive.prepare import prepare
-from yarp.wire.validation import IMPLEMENTATION, check_operation, parse_envelope
+from yarp.wire.validation import IMPLEMENTATION, check_operation, parse_request
 from yarp.paths import ArchiveLocation
 from yarp.archive.store import ArchiveStore
 
@@ -75,12 +75,12 @@ frames = [protocol.envelope(op, "c-bench", 1000) for op in work]
 store = ArchiveStore.open(ArchiveLocation(path, False))
 # One request through every stage first, so lazy imports count as set-up.
 warm = ops.BeginCall(session, ops.CallMeta("warm", "bash", 1, False), {{"t": text}}, {{"t": text}}, 1)
-warm_env = parse_envelope(protocol.envelope(warm, "c-bench", 1000), "c-bench")
+warm_env = parse_request(protocol.envelope(warm, "c-bench", 1000), "c-bench")
 store.apply_batch([prepare(check_operation(warm_env))])
 print("validator:", IMPLEMENTATION, file=sys.stderr)
 if stop == "setup":
     sys.exit()
-envelopes = [parse_envelope(f, "c-bench") for f in frames]
+envelopes = [parse_request(f, "c-bench") for f in frames]
 if stop == "envelope":
     sys.exit()
 operations = [check_operation(env) for env in envelopes]

@@ -4,7 +4,7 @@ Run: PYTHONPATH=src .venv/bin/python -m pytest bench/test_bench_broker.py -q
 Regression workflow (docs/broker.md): `pytest bench --benchmark-autosave`, then
 `pytest bench --benchmark-compare --benchmark-compare-fail=median:10%`.
 
-* envelope: `parse_envelope` (decode and structural checks) of a 1 KiB
+* envelope: `parse_request` (decode and structural checks) of a 1 KiB
   begin_call envelope, compiled (`c`) and pure Python (`py`), against a bare
   `orjson.loads` of the same frame.
 * validator: `check_operation` (the strict validation of the operation and
@@ -17,7 +17,7 @@ Regression workflow (docs/broker.md): `pytest bench --benchmark-autosave`, then
   one encode; then the envelope frame), against decoding and re-encoding the
   same frame with the same C codec (the floor for a relay that must strip
   `requestId` and `schemaVersion`).
-* frame path: parse_envelope + prepare_request + reply encoding for one 1 KiB
+* frame path: parse_request + prepare_request + reply encoding for one 1 KiB
   request, the whole CPU cost the broker pays outside SQLite.
 """
 
@@ -38,7 +38,7 @@ from yarp.wire import protocol  # noqa: E402
 from yarp import _validate_py
 from yarp.clients import ingest  # noqa: E402
 from yarp.broker.handlers import prepare_request  # noqa: E402
-from yarp.wire.validation import parse_envelope  # noqa: E402
+from yarp.wire.validation import parse_request  # noqa: E402
 
 try:
     from yarp import _validate
@@ -78,14 +78,14 @@ def test_envelope_baseline_orjson_loads(benchmark, frame_1k):
 @pytest.mark.parametrize("impl", VALIDATORS)
 def test_envelope_parse(benchmark, frame_1k, impl):
     benchmark.group = "envelope-1k"
-    env = benchmark(impl.parse_envelope, frame_1k, CORRELATION)
+    env = benchmark(impl.parse_request, frame_1k, CORRELATION)
     assert env.kind == "begin_call"
 
 
 @pytest.mark.parametrize("impl", VALIDATORS)
 def test_validator_check_operation(benchmark, frame_1k, impl):
     benchmark.group = "validator-1k"
-    env = impl.parse_envelope(frame_1k, CORRELATION)
+    env = impl.parse_request(frame_1k, CORRELATION)
     op = benchmark(impl.check_operation, env)
     assert op.kind == "begin_call"
 
@@ -116,7 +116,7 @@ def test_relay_request(benchmark, ingest_frame_1k):
         return protocol.envelope_frame(request.outgoing, CORRELATION, 5000)
 
     frame = benchmark(run)
-    env = parse_envelope(frame[8:], CORRELATION)
+    env = parse_request(frame[8:], CORRELATION)
     sent = orjson.loads(ingest_frame_1k)
     del sent["requestId"], sent["schemaVersion"]
     assert env.operation == sent  # forwarded unchanged
@@ -129,7 +129,7 @@ def test_prepare_baseline_sha256(benchmark, frame_1k):
 
 def test_prepare_request(benchmark, frame_1k):
     benchmark.group = "prepare-1k"
-    env = parse_envelope(frame_1k, CORRELATION)
+    env = parse_request(frame_1k, CORRELATION)
     prepared = benchmark(prepare_request, env)
     assert [s.subject for s in prepared.snapshots] == ["input", "input"]
 
@@ -138,7 +138,7 @@ def test_request_cpu_path(benchmark, frame_1k):
     benchmark.group = "request-1k"
 
     def run():
-        prepare_request(parse_envelope(frame_1k, CORRELATION))
+        prepare_request(parse_request(frame_1k, CORRELATION))
         return protocol.reply_ok("yr_" + "0" * 32)
 
     assert orjson.loads(benchmark(run))["ok"] is True

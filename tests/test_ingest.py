@@ -496,7 +496,7 @@ def test_the_bridge_makes_at_most_five_system_calls_per_request(shared_sandbox, 
 def test_the_relay_forwards_the_adapter_operation_unchanged_with_its_identities():
     from yarp.wire import operations as ops
     from yarp.wire import protocol
-    from yarp.wire.validation import check_operation, parse_envelope
+    from yarp.wire.validation import check_operation, parse_request
 
     request = {"requestId": 9, "schemaVersion": 1,
                **begin_call(session("relay-s"), "relay-c", deadline_in_ms=1500, provider="p", extraCallField=[1])}
@@ -509,7 +509,7 @@ def test_the_relay_forwards_the_adapter_operation_unchanged_with_its_identities(
     assert forwarded == expected  # tolerated unknown call fields included
     # The broker proves the routing the relay derived.
     frame = protocol.envelope_frame(relayed.outgoing, "c-relay", 1000)
-    env = parse_envelope(frame[8:], "c-relay")
+    env = parse_request(frame[8:], "c-relay")
     operation = check_operation(env)
     assert (env.operation_id, env.source_key) == (ops.operation_id(operation), ops.source_key(operation))
 

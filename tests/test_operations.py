@@ -73,12 +73,12 @@ def test_a_malformed_operation_in_an_envelope_is_a_contract_violation(validator)
 
     op = validate.parse_operation(VALID["result_text"])
     frame = protocol.envelope(op, "c-test", 1000)
-    env = validator.parse_envelope(frame, "c-test")
+    env = validator.parse_request(frame, "c-test")
     assert validator.check_operation(env) == op
-    bad = validator.parse_envelope(frame.replace(b'"text":"t"', b'"text":7'), "c-test")
+    bad = validator.parse_request(frame.replace(b'"text":"t"', b'"text":7'), "c-test")
     with pytest.raises(ContractViolation, match=r"result_text\.text must be a string"):
         validator.check_operation(bad)
-    other = validator.parse_envelope(frame.replace(b'"sourceCallId":"c1"', b'"sourceCallId":"c2"'), "c-test")
+    other = validator.parse_request(frame.replace(b'"sourceCallId":"c1"', b'"sourceCallId":"c2"'), "c-test")
     with pytest.raises(ValidationError, match="source key does not match") as caught:
         validator.check_operation(other)
     assert not isinstance(caught.value, ContractViolation)

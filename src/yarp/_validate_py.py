@@ -84,18 +84,6 @@ def parse_request(frame, correlation_id):
     return _envelope(obj, correlation_id)
 
 
-def parse_envelope(frame, correlation_id):
-    """Decode one request frame and validate it as an `Envelope` or a `Control` (no service request)."""
-    obj = decode_json(frame, "envelope")
-    if type(obj) is not dict:
-        raise ValidationError("envelope must be a JSON object")
-    if obj.get("schema") != SCHEMA:
-        raise ValidationError("envelope schema is not supported")
-    if obj.get("correlationId") != correlation_id:
-        raise ValidationError("envelope correlation id does not match the connection")
-    return _envelope(obj, correlation_id)
-
-
 def _envelope(obj, correlation_id):
     """The routing envelope of a decoded request whose schema and correlation id were checked.
 

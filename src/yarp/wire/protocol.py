@@ -24,7 +24,7 @@ Reply: ``{"ok": true, "archiveRef"?, "prunedCalls"?}`` or
 ``{"ok": false, "code": "<errors code>", "error": "<bounded text>"}``.
 
 The broker validates envelopes and operations in `yarp.wire.validation` (compiled):
-`parse_envelope` checks everything the event loop needs to route a request
+`parse_request` checks everything the event loop needs to route a request
 (cheap, structural); `check_operation` validates the operation and proves the
 operation identity, source key and sequence match it. Unknown fields,
 schemas, identities and sequences fail.

@@ -20,12 +20,11 @@ else:
 
 IMPLEMENTATION = _impl.IMPLEMENTATION
 parse_request = _impl.parse_request
-parse_envelope = _impl.parse_envelope
 check_operation = _impl.check_operation
 parse_operation = _impl.parse_operation
 parse_imported_call = _impl.parse_imported_call
 check_json = _impl.check_json
 event_text = _impl.event_text
 
-__all__ = ["IMPLEMENTATION", "check_json", "check_operation", "event_text", "parse_envelope", "parse_imported_call",
+__all__ = ["IMPLEMENTATION", "check_json", "check_operation", "event_text", "parse_imported_call",
            "parse_operation", "parse_request"]
