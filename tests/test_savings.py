@@ -14,7 +14,8 @@ import pytest
 from archive_factory import BASE_MS, ArchiveFactory, run_yarp, yarp_env
 
 from yarp.wire import operations as ops
-from yarp.archive import savings, savings_projection
+from yarp.archive import savings
+from yarp.archive.savings import projection as savings_projection
 from yarp.archive.codec import canonical_json
 from yarp.paths import resolve_archive
 

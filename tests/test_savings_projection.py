@@ -17,7 +17,8 @@ import pytest
 from archive_factory import ArchiveFactory, run_yarp, yarp_env
 
 from yarp.wire import operations as ops
-from yarp.archive import savings, savings_projection
+from yarp.archive import savings
+from yarp.archive.savings import projection as savings_projection
 from yarp.paths import resolve_archive
 
 LINES = b"".join(b"   Compiling crate%03d v0.1.0\n" % i for i in range(30))

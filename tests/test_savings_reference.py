@@ -22,7 +22,8 @@ import pytest
 from broker_helpers import broker, broker_env, pipeline  # noqa: F401  (fixtures)
 
 from yarp.wire import operations as ops
-from yarp.archive import savings, savings_projection
+from yarp.archive import savings
+from yarp.archive.savings import projection as savings_projection
 from yarp.errors import ArchiveError
 from yarp.paths import ArchiveLocation
 

@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from yarp.errors import ArchiveBusy, DataError
 from yarp.limits import READER_MMAP_BYTES
 from yarp.paths import ArchiveLocation
-from yarp.archive import savings_projection
-from yarp.archive.savings_projection import ARCHIVE, drop_stale
+from yarp.archive.savings import projection as savings_projection
+from yarp.archive.savings.projection import ARCHIVE, drop_stale
 from yarp.archive.sqlite import map_error
 
 #: Bytes per token for the estimate: the common rule of thumb for English text
