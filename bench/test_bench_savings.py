@@ -63,11 +63,12 @@ print(n)
 #: in memory), as a whole process.
 _ONE_CONNECTION = """
 import sys
-from yarp.archive import savings
-from yarp.archive.savings import projection as savings_projection
+from yarp.archive.savings import projection
+from yarp.archive.savings.render import render_text
+from yarp.archive.savings.report import compute
 from yarp.paths import resolve_archive
-conn = savings_projection.connect(resolve_archive(sys.argv[1], {}), persistent=False)
-sys.stdout.write(savings.render(savings.compute(conn)))
+conn = projection.connect(resolve_archive(sys.argv[1], {}), persistent=False)
+sys.stdout.write(render_text(compute(conn)))
 """
 
 
