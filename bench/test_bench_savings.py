@@ -11,7 +11,7 @@ transaction; the mix is described there). Every figure is a whole process
 * savings: `yarp archive savings` against `yarp archive stats` (the other read-only
   metadata report) on the same archive, both whole processes, and against the
   target of 1 s. A report keeps each finished call's row in the savings
-  projection (`yarp.archive.savings_projection`); `savings, first report` runs without
+  projection (`yarp.archive.savings.projection`); `savings, first report` runs without
   one (every row computed, half of them on a second connection and thread),
   `first, one connection` the same on one connection (what the second core
   buys in wall time and costs in CPU), and `savings` with the projection the
@@ -63,10 +63,12 @@ print(n)
 #: in memory), as a whole process.
 _ONE_CONNECTION = """
 import sys
-from yarp.archive import savings, savings_projection
+from yarp.archive.savings import projection
+from yarp.archive.savings.render import render_text
+from yarp.archive.savings.report import compute
 from yarp.paths import resolve_archive
-conn = savings_projection.connect(resolve_archive(sys.argv[1], {}), persistent=False)
-sys.stdout.write(savings.render(savings.compute(conn)))
+conn = projection.connect(resolve_archive(sys.argv[1], {}), persistent=False)
+sys.stdout.write(render_text(compute(conn)))
 """
 
 

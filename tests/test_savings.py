@@ -14,7 +14,12 @@ import pytest
 from archive_factory import BASE_MS, ArchiveFactory, run_yarp, yarp_env
 
 from yarp.wire import operations as ops
-from yarp.archive import savings, savings_projection
+from yarp.archive.savings import projection as savings_projection
+from yarp.archive.savings.programs import command_key
+from yarp.archive.savings.render import human_bytes
+from yarp.archive.savings.report import GROUPINGS, compute, report_sql
+from yarp.archive.savings.rule import project_sql
+from yarp.archive.savings.totals import BYTES_PER_TOKEN
 from yarp.archive.codec import canonical_json
 from yarp.paths import resolve_archive
 
@@ -93,7 +98,7 @@ def test_totals_follow_the_documented_rule(archive):
     assert total["bytes_produced"] == produced
     assert total["bytes_withheld"] == shell_withheld + read_withheld + cc_withheld
     assert total["bytes_shown"] == produced - total["bytes_withheld"]
-    assert total["tokens_withheld_estimate"] == round(total["bytes_withheld"] / savings.BYTES_PER_TOKEN)
+    assert total["tokens_withheld_estimate"] == round(total["bytes_withheld"] / BYTES_PER_TOKEN)
     # Unknown views are counted apart, with what their tools produced, and never as savings.
     assert (total["view_unknown_calls"], total["view_unknown_host_calls"], total["view_unknown_imported_calls"]) == (2, 1, 1)
     assert total["view_unknown_bytes"] == size(READ_BIG) + size(READ_SMALL)
@@ -179,7 +184,7 @@ def test_terminal_chart_and_read_only(archive):
     text = result.stdout.decode()
     shell_withheld, read_withheld, cc_withheld, _ = expected()
     total = shell_withheld + read_withheld + cc_withheld
-    assert text.startswith(f"withheld {savings.human_bytes(total)} of ")
+    assert text.startswith(f"withheld {human_bytes(total)} of ")
     assert "view unknown: 2 calls" in text and "not counted (1 host, 1 imported)" in text
     assert "no output to count: 1 not executed, 1 incomplete" in text
     assert "by tool: " in text and "top commands by bytes withheld" in text
@@ -233,7 +238,7 @@ def test_library_classifies_every_call_once(archive):
     path, _ = archive
     conn = savings_projection.connect(resolve_archive(str(path), {}), persistent=False)
     try:
-        report = savings.compute(conn, by="tool")
+        report = compute(conn, by="tool")
         calls = conn.execute("SELECT count(*) FROM archive.tool_calls").fetchone()[0]
     finally:
         conn.close()
@@ -241,7 +246,7 @@ def test_library_classifies_every_call_once(archive):
     assert t.calls + t.view_unknown_calls + t.not_executed_calls + t.incomplete_calls == calls
 
 
-@pytest.mark.parametrize("by", savings.GROUPINGS)
+@pytest.mark.parametrize("by", GROUPINGS)
 def test_index_path_for_small_windows_agrees_with_the_scan(archive, by):
     """The two access paths of each statement give the same rows for any window."""
     path, _ = archive
@@ -254,11 +259,11 @@ def test_index_path_for_small_windows_agrees_with_the_scan(archive, by):
             projected = []
             for windowed in (False, True):
                 conn.execute("DELETE FROM main.call_savings")
-                conn.execute(savings.project_sql(windowed), (low, high))
+                conn.execute(project_sql(windowed), (low, high))
                 projected.append(conn.execute("SELECT * FROM main.call_savings ORDER BY id").fetchall())
             assert projected[0] == projected[1], (low, high)
-            scan = sorted(conn.execute(savings.report_sql(by, False), (low, high)).fetchall(), key=repr)
-            index = sorted(conn.execute(savings.report_sql(by, True), (low, high)).fetchall(), key=repr)
+            scan = sorted(conn.execute(report_sql(by, False), (low, high)).fetchall(), key=repr)
+            index = sorted(conn.execute(report_sql(by, True), (low, high)).fetchall(), key=repr)
             assert scan == index and scan, (by, low, high)
     finally:
         conn.close()
@@ -274,4 +279,4 @@ def test_index_path_for_small_windows_agrees_with_the_scan(archive, by):
     (None, True, "bash"),
 ])
 def test_command_key(value, subcommand, key):
-    assert savings.command_key("bash", value, subcommand=subcommand) == key
+    assert command_key("bash", value, subcommand=subcommand) == key

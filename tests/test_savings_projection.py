@@ -17,7 +17,8 @@ import pytest
 from archive_factory import ArchiveFactory, run_yarp, yarp_env
 
 from yarp.wire import operations as ops
-from yarp.archive import savings, savings_projection
+from yarp.archive.savings import projection as savings_projection
+from yarp.archive.savings.report import compute, compute_for
 from yarp.paths import resolve_archive
 
 LINES = b"".join(b"   Compiling crate%03d v0.1.0\n" % i for i in range(30))
@@ -43,7 +44,7 @@ def _report(path, home, *args: str) -> dict:
 def _from_scratch(path) -> dict:
     conn = savings_projection.connect(resolve_archive(str(path), {}), persistent=False)
     try:
-        return savings.compute(conn, by="program").as_dict()
+        return compute(conn, by="program").as_dict()
     finally:
         conn.close()
 
@@ -104,7 +105,7 @@ def test_stale_rows_of_pruned_calls_are_dropped(archive, monkeypatch):
         conn = savings_projection.connect(location, environ=environ)
         try:
             assert savings_projection.is_persistent(conn)
-            return savings.compute(conn, by="program").as_dict()
+            return compute(conn, by="program").as_dict()
         finally:
             conn.close()
 
@@ -161,7 +162,7 @@ def test_a_locked_projection_gives_way_to_one_in_memory(archive, monkeypatch):
         conn = savings_projection.connect(resolve_archive(str(path), {}), environ=yarp_env(home))
         try:
             assert not savings_projection.is_persistent(conn)
-            assert savings.compute(conn, by="program").as_dict() == _from_scratch(path)
+            assert compute(conn, by="program").as_dict() == _from_scratch(path)
         finally:
             conn.close()
     finally:
@@ -207,7 +208,7 @@ def test_a_projection_busy_past_its_wait_gives_way_to_one_in_memory(archive, mon
     monkeypatch.setattr(savings_projection, "connect", connect_then_read)
     try:
         location = resolve_archive(str(path), {})
-        assert savings.compute_for(location, environ=yarp_env(home), by="program").as_dict() == _from_scratch(path)
+        assert compute_for(location, environ=yarp_env(home), by="program").as_dict() == _from_scratch(path)
     finally:
         reader.execute("ROLLBACK")
         reader.close()

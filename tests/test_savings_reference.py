@@ -3,9 +3,10 @@
 The statement that projects each call is tuned for speed (primary-key walks,
 sizes read only where the rule needs them, co-routine levels), which makes it
 easy to get subtly wrong. The reference here reads the raw rows with plain
-SELECTs and applies the rule of `yarp.archive.savings` call by call in Python; the
-projection must hold exactly its row for every finished call, on every access
-path and in halves, and the report's groups and totals must be its sums.
+SELECTs and applies the rule of `yarp.archive.savings.rule` call by call in
+Python; the projection must hold exactly its row for every finished call, on
+every access path and in halves, and the report's groups and totals must be
+its sums.
 """
 
 from __future__ import annotations
@@ -22,7 +23,11 @@ import pytest
 from broker_helpers import broker, broker_env, pipeline  # noqa: F401  (fixtures)
 
 from yarp.wire import operations as ops
-from yarp.archive import savings, savings_projection
+from yarp.archive.savings import projection as savings_projection
+from yarp.archive.savings import parallel
+from yarp.archive.savings.programs import SHELL_TOOLS, command_key
+from yarp.archive.savings.report import GROUPINGS, compute
+from yarp.archive.savings.rule import VIEW_REPLACING_AGENTS, project_sql
 from yarp.errors import ArchiveError
 from yarp.paths import ArchiveLocation
 
@@ -123,7 +128,7 @@ def reference(path: str) -> dict:
             kind = "counted"
         elif finished is not None and before[1] > finished:
             kind = "imported"
-        elif agents[session] in savings.VIEW_REPLACING_AGENTS:
+        elif agents[session] in VIEW_REPLACING_AGENTS:
             kind = "counted"
         else:
             kind = "host_view"
@@ -137,7 +142,7 @@ def reference(path: str) -> dict:
                 produced, withheld = size(("result", "before")), delta
             if kind != "counted":
                 withheld = 0
-        shell = tool.lower() in savings.SHELL_TOOLS
+        shell = tool.lower() in SHELL_TOOLS
         out[call] = (tool, started, session, kind, produced, withheld, s[("input", "before")][0] if shell else None)
     conn.close()
     return out
@@ -170,20 +175,20 @@ def test_projected_rows_match_the_reference_call_by_call(archive):
         for windowed in (False, True):
             for low, high in (everything, (bounds[10], bounds[60])):
                 conn.execute("DELETE FROM main.call_savings")
-                conn.execute(savings.project_sql(windowed), (low, high))
+                conn.execute(project_sql(windowed), (low, high))
                 assert _projected(conn) == _expected_rows(calls, low, high), (windowed, low, high)
         # Halves by call id, one inserted and one returned as rows, add up to the whole.
         conn.execute("DELETE FROM main.call_savings")
         middle = conn.execute("SELECT (min(id) + max(id)) / 2 FROM archive.tool_calls").fetchone()[0]
-        conn.execute(savings.project_sql(False, split=True), (*everything, everything[0], middle))
-        rows = conn.execute(savings.project_sql(False, split=True, insert=False),
+        conn.execute(project_sql(False, split=True), (*everything, everything[0], middle))
+        rows = conn.execute(project_sql(False, split=True, insert=False),
                             (*everything, middle, everything[1])).fetchall()
         assert rows and all(row[0] >= middle for row in rows)
         conn.executemany("INSERT INTO main.call_savings VALUES (?, ?, ?, ?, ?, ?)", rows)
         assert _projected(conn) == _expected_rows(calls)
         # A second pass finds nothing missing.
         changes = conn.total_changes
-        conn.execute(savings.project_sql(False), everything)
+        conn.execute(project_sql(False), everything)
         assert conn.total_changes == changes
     finally:
         conn.close()
@@ -201,12 +206,12 @@ def _reference_totals(calls: dict) -> dict:
     return expected
 
 
-@pytest.mark.parametrize("by", savings.GROUPINGS)
+@pytest.mark.parametrize("by", GROUPINGS)
 def test_report_groups_match_the_reference(archive, by):
     calls = reference(archive)
     conn = savings_projection.connect(ArchiveLocation(archive, False), persistent=False)
     try:
-        report = savings.compute(conn, by=by, top=100)
+        report = compute(conn, by=by, top=100)
         sessions = {sid: f"{agent}:{source}" for sid, agent, source in
                     conn.execute("SELECT id, agent, source_session_id FROM archive.sessions")}
         labels = {}
@@ -220,13 +225,13 @@ def test_report_groups_match_the_reference(archive, by):
         if kind != "counted":
             continue
         value = labels.get(named)
-        key = {"tool": tool, "program": savings.command_key(tool, value, subcommand=False),
+        key = {"tool": tool, "program": command_key(tool, value, subcommand=False),
                "day": time.strftime("%Y-%m-%d", time.gmtime(started // 1000)), "session": sessions[session]}[by]
         groups[key][0] += 1
         groups[key][1] += produced
         groups[key][2] += withheld
         if withheld > 0:
-            commands[savings.command_key(tool, value, subcommand=True)] += withheld
+            commands[command_key(tool, value, subcommand=True)] += withheld
     got = {g["group"]: [g["calls"], g["bytes_produced"], g["bytes_withheld"]] for g in report.as_dict()["groups"]}
     assert {k: v for k, v in got.items() if v[0]} == dict(groups)
     assert {c: w for c, _, _, w in report.top_commands} == dict(commands)
@@ -235,7 +240,7 @@ def test_report_groups_match_the_reference(archive, by):
 def test_report_totals_match_the_reference_with_and_without_a_second_connection(archive, monkeypatch):
     location = ArchiveLocation(archive, False)
     expected = _reference_totals(reference(archive))
-    if savings._cores() < 2:
+    if parallel._cores() < 2:
         pytest.skip("one core: the report never splits")
     opened = []
 
@@ -244,12 +249,12 @@ def test_report_totals_match_the_reference_with_and_without_a_second_connection(
         return savings_projection.connect(location, persistent=False)
 
     # Every first report of this small archive takes the two-connection path.
-    monkeypatch.setattr(savings, "PARALLEL_MIN_CALLS", 1)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_CALLS", 1)
     reports = []
     for with_opener in (False, True):
         conn = savings_projection.connect(location, persistent=False)
         try:
-            reports.append(savings.compute(conn, by="program", opener=opener if with_opener else None).as_dict())
+            reports.append(compute(conn, by="program", opener=opener if with_opener else None).as_dict())
         finally:
             conn.close()
     assert opened == [1]
@@ -268,18 +273,18 @@ def test_report_totals_match_the_reference_with_and_without_a_second_connection(
 
 
 def test_a_failing_half_fails_the_report_with_a_bounded_error(archive, monkeypatch, tmp_path):
-    if savings._cores() < 2:
+    if parallel._cores() < 2:
         pytest.skip("one core: the report never splits")
-    monkeypatch.setattr(savings, "PARALLEL_MIN_CALLS", 1)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_CALLS", 1)
     # The second connection reaches a database without the archive's tables: its half fails in its thread.
     stranger = sqlite3.connect(tmp_path / "other.sqlite3", check_same_thread=False)
     conn = savings_projection.connect(ArchiveLocation(archive, False), persistent=False)
     try:
         with pytest.raises(ArchiveError) as caught:
-            savings.compute(conn, opener=lambda: stranger)
+            compute(conn, opener=lambda: stranger)
         assert str(caught.value) == "reading archive savings: SQLite error (SQLITE_ERROR)"
         # Nothing of the failed report was kept, and the connection is still good for a report without the split.
         assert conn.execute("SELECT count(*) FROM main.call_savings").fetchone()[0] == 0
-        assert savings.compute(conn).total.calls > 0
+        assert compute(conn).total.calls > 0
     finally:
         conn.close()

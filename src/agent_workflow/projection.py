@@ -120,15 +120,46 @@ def _remediation_row(sid, rel, seq, r, digest):
             bounded(r["action"]), bounded(r["outcome"]), None if reason is None else text_sha256(reason), digest)
 
 
+#: Journal records that add a row to a table of their own, besides their event row.
+_RECORD_TABLES = {
+    HEALTH: ("health", _health_row),
+    PERMISSION: ("permissions", _permission_row),
+    INCIDENT: ("incidents", _incident_row),
+    REMEDIATION: ("remediations", _remediation_row),
+}
+
+
 def project_run(run: RunDir, entries, indexed_at: str) -> RunRows:
     """Read, validate and normalise one run; raise an `EvidenceError` when it cannot be projected."""
     sid = run.session_id
     if run.is_symlink:
         raise UnsafeSource("run directory is a symbolic link")
+    rows = RunRows(run={})
+    docs, known, stats = _read_sources(run, entries, rows)
+    final_receipt_sha256, sealed_count = _final_receipt(run, docs, known, stats)
+    _lifecycle_receipts(docs, final_receipt_sha256)
+    _check_run_ids(docs, sid)
+    rows.run = _run_row(docs, final_receipt_sha256, sealed_count)
+    process = docs.get("process-result.json")
+    if process is not None:
+        rows.process_result = _process_row(sid, process)
+    metrics = docs.get("execution-metrics.json")
+    if metrics is not None:
+        rows.metrics.extend(_metric_rows(sid, metrics))
+    _workflow(rows, sid, docs, known)
+    return rows
+
+
+def _read_sources(run: RunDir, entries, rows: RunRows) -> tuple[dict, dict, dict]:
+    """Read and validate every structured artifact of `run`, adding its source-file and journal rows to `rows`.
+
+    Returns, by relative path, each JSON document parsed, each file's
+    (length, SHA-256), and each file's stat result.
+    """
+    sid = run.session_id
     docs: dict[str, dict] = {}
     known: dict[str, tuple[int, str]] = {}
     stats: dict[str, os.stat_result] = {}
-    rows = RunRows(run={})
     for rel, _size, _mtime, _mode, _uid, is_link in entries:
         if is_link:
             raise UnsafeSource(f"{rel}: is a symbolic link")
@@ -138,39 +169,16 @@ def project_run(run: RunDir, entries, indexed_at: str) -> RunRows:
         digest = sha256_hex(data)
         known[rel] = (len(data), digest)
         stats[rel] = st
-        schemas: set[str] = set()
         if not is_journal:
             record = parse_json_object(data, rel)
             schema = contracts.validate(record, rel, sid)
-            if schema:
-                schemas.add(schema)
+            schemas = {schema} if schema else set()
             docs[rel] = record
             count = 1
         elif rel.rsplit("/", 1)[-1] in PROVIDER_STREAMS:
-            count = count_lines(data)
+            schemas, count = set(), count_lines(data)
         else:
-            count = 0
-            expected_sequence = 1
-            for seq, record in iter_jsonl(data, rel):
-                count += 1
-                where = f"{rel}:{seq}"
-                schema = contracts.validate(record, where, sid)
-                if schema:
-                    schemas.add(schema)
-                rdigest = record_sha256(record)
-                if schema == LIFECYCLE:
-                    if record["sequence"] != expected_sequence:
-                        raise RecordInvalid(f"{where}: lifecycle sequence is not contiguous")
-                    expected_sequence += 1
-                rows.events.append(_event_row(sid, rel, seq, schema, record, rdigest))
-                if schema == HEALTH:
-                    rows.health.append(_health_row(sid, rel, seq, record, rdigest))
-                elif schema == PERMISSION:
-                    rows.permissions.append(_permission_row(sid, rel, seq, record, rdigest))
-                elif schema == INCIDENT:
-                    rows.incidents.append(_incident_row(sid, rel, seq, record, rdigest))
-                elif schema == REMEDIATION:
-                    rows.remediations.append(_remediation_row(sid, rel, seq, record, rdigest))
+            schemas, count = _read_journal(rows, sid, rel, data)
         retired = schemas & contracts.RETIRED_SCHEMA_IDS
         if retired and rows.retired_schema is None:
             rows.retired_schema = min(retired)
@@ -178,25 +186,71 @@ def project_run(run: RunDir, entries, indexed_at: str) -> RunRows:
             (sid, rel, st.st_size, st.st_mtime_ns, st.st_mode & 0o7777, digest, count,
              json.dumps(sorted(schemas), separators=(",", ":")))
         )
+    return docs, known, stats
 
-    final_receipt_sha256 = None
-    sealed_count = None
+
+def _read_journal(rows: RunRows, sid: str, rel: str, data: bytes) -> tuple[set[str], int]:
+    """Validate a journal's records in order and add their rows; return the schemas met and the record count.
+
+    Lifecycle records must number 1, 2, 3... in order.
+    """
+    schemas: set[str] = set()
+    count = 0
+    expected_sequence = 1
+    for seq, record in iter_jsonl(data, rel):
+        count += 1
+        where = f"{rel}:{seq}"
+        schema = contracts.validate(record, where, sid)
+        if schema:
+            schemas.add(schema)
+        rdigest = record_sha256(record)
+        if schema == LIFECYCLE:
+            if record["sequence"] != expected_sequence:
+                raise RecordInvalid(f"{where}: lifecycle sequence is not contiguous")
+            expected_sequence += 1
+        rows.events.append(_event_row(sid, rel, seq, schema, record, rdigest))
+        table = _RECORD_TABLES.get(schema)
+        if table is not None:
+            name, row = table
+            getattr(rows, name).append(row(sid, rel, seq, record, rdigest))
+    return schemas, count
+
+
+def _final_receipt(run: RunDir, docs: dict, known: dict, stats: dict) -> tuple[str | None, int | None]:
+    """(SHA-256, sealed artifact count) of the run's final receipt, its seal verified; (None, None) without one."""
     receipt = docs.get(RECEIPT_NAME)
-    if receipt is not None:
-        if receipt.get("schema") != "agent-workflow/final-receipt/v1":
-            raise RecordInvalid(f"{RECEIPT_NAME}: not a final receipt")
-        sealed_count = verify_seal(run.path, receipt, stats[RECEIPT_NAME], known)
-        final_receipt_sha256 = known[RECEIPT_NAME][1]
-    _lifecycle_receipts(docs, final_receipt_sha256)
+    if receipt is None:
+        return None, None
+    if receipt.get("schema") != "agent-workflow/final-receipt/v1":
+        raise RecordInvalid(f"{RECEIPT_NAME}: not a final receipt")
+    sealed_count = verify_seal(run.path, receipt, stats[RECEIPT_NAME], known)
+    return known[RECEIPT_NAME][1], sealed_count
 
+
+def _check_run_ids(docs: dict, sid: str) -> None:
+    """Refuse a launch contract or ledger row that names another run than its directory."""
     launch = docs.get("launch-contract.json") or {}
     if launch and launch["session"]["id"] != sid:
         raise RecordInvalid("launch-contract.json: session id names another run")
-    status = docs.get("status.json") or docs.get("final-status.json") or {}
-    provenance = docs.get("run-provenance.json") or {}
     ledger = docs.get("ledger-row.json") or {}
     if ledger and ledger["run_id"] != sid:
         raise RecordInvalid("ledger-row.json: run_id names another run")
+
+
+def _first(*values):
+    """The first of `values` that is not None (a field's sources in order of authority)."""
+    for value in values:
+        if value is not None:
+            return value
+    return None
+
+
+def _run_row(docs: dict, final_receipt_sha256: str | None, sealed_count: int | None) -> dict:
+    """The run's own row: each field from the first document that holds it, bounded."""
+    launch = docs.get("launch-contract.json") or {}
+    status = docs.get("status.json") or docs.get("final-status.json") or {}
+    provenance = docs.get("run-provenance.json") or {}
+    ledger = docs.get("ledger-row.json") or {}
     scores = docs.get("scores/score-set.json") or {}
     process = docs.get("process-result.json")
     session = launch.get("session") or {}
@@ -204,71 +258,68 @@ def project_run(run: RunDir, entries, indexed_at: str) -> RunRows:
     worktree = launch.get("worktree") or {}
     pack = launch.get("pack") or {}
     workflow_binding = provenance.get("workflow") or {}
-
-    def first(*values):
-        for value in values:
-            if value is not None:
-                return value
-        return None
-
-    exit_code = first(provenance.get("exit_code"), (process or {}).get("exit_code"), status.get("exit_code"))
-    rows.run = {
+    exit_code = _first(provenance.get("exit_code"), (process or {}).get("exit_code"), status.get("exit_code"))
+    return {
         "launch_schema": bounded(launch.get("schema")),
-        "ticket_id": bounded(first(launch.get("ticket"), status.get("ticket_id"), ledger.get("ticket_id"))),
-        "pack_id": bounded(first(pack.get("id"), status.get("pack_id"), ledger.get("pack_id"))),
+        "ticket_id": bounded(_first(launch.get("ticket"), status.get("ticket_id"), ledger.get("ticket_id"))),
+        "pack_id": bounded(_first(pack.get("id"), status.get("pack_id"), ledger.get("pack_id"))),
         "workflow_id": bounded(workflow_binding.get("workflow_id")),
         "workflow_node_id": bounded(workflow_binding.get("node_id")),
-        "retry_of_run_id": bounded(first(session.get("retry_of"), provenance.get("retry_of_run_id"))),
-        "agent_name": bounded(first(session.get("agent_name"), provenance.get("agent_name"))),
-        "agent_class": bounded(first(session.get("agent_class"), provenance.get("agent_class"))),
+        "retry_of_run_id": bounded(_first(session.get("retry_of"), provenance.get("retry_of_run_id"))),
+        "agent_name": bounded(_first(session.get("agent_name"), provenance.get("agent_name"))),
+        "agent_class": bounded(_first(session.get("agent_class"), provenance.get("agent_class"))),
         "tier": bounded(session.get("tier")),
-        "executor": bounded(first(plan.get("executor"), provenance.get("executor"), status.get("executor"))),
-        "model": bounded(first(plan.get("model"), provenance.get("model"), status.get("model"))),
+        "executor": bounded(_first(plan.get("executor"), provenance.get("executor"), status.get("executor"))),
+        "model": bounded(_first(plan.get("model"), provenance.get("model"), status.get("model"))),
         "interactive": flag(plan.get("interactive")),
-        "source_revision": bounded(first(worktree.get("source_revision"), provenance.get("source_revision"))),
+        "source_revision": bounded(_first(worktree.get("source_revision"), provenance.get("source_revision"))),
         "branch": bounded(worktree.get("branch")),
-        "created_at": bounded(first(session.get("created_at"), status.get("created_at"))),
-        "started_at": bounded(first(provenance.get("started_at"), status.get("started_at"))),
-        "finished_at": bounded(first(provenance.get("finished_at"), status.get("finished_at"))),
+        "created_at": bounded(_first(session.get("created_at"), status.get("created_at"))),
+        "started_at": bounded(_first(provenance.get("started_at"), status.get("started_at"))),
+        "finished_at": bounded(_first(provenance.get("finished_at"), status.get("finished_at"))),
         "updated_at": bounded(status.get("updated_at")),
         "durable_status": bounded(status.get("status")),
-        "disposition": bounded(first(status.get("disposition"), ledger.get("disposition"))),
+        "disposition": bounded(_first(status.get("disposition"), ledger.get("disposition"))),
         "failure_category": bounded(status.get("failure_category")),
         "exit_code": exit_code if type(exit_code) is int else None,
         "final_receipt_sha256": final_receipt_sha256,
         "evidence_complete": int(final_receipt_sha256 is not None),
         "sealed_artifact_count": sealed_count,
-        "executor_result": bounded(first(ledger.get("executor_result"), status.get("executor_result"))),
-        "completion_result": bounded(first(ledger.get("completion_result"), status.get("completion_result"))),
-        "policy_result": bounded(first(ledger.get("policy_result"), status.get("policy_result"))),
-        "acceptance_eligible": flag(first(ledger.get("acceptance_eligible"), status.get("acceptance_eligible"))),
-        "attempt_classification": bounded(first(ledger.get("attempt_classification"), status.get("attempt_classification"))),
-        "score_verdict": bounded(first(scores.get("verdict"), ledger.get("evaluation_result"))),
-        "evaluation_state": bounded(first(ledger.get("evaluation_state"), status.get("evaluation_state"))),
+        "executor_result": bounded(_first(ledger.get("executor_result"), status.get("executor_result"))),
+        "completion_result": bounded(_first(ledger.get("completion_result"), status.get("completion_result"))),
+        "policy_result": bounded(_first(ledger.get("policy_result"), status.get("policy_result"))),
+        "acceptance_eligible": flag(_first(ledger.get("acceptance_eligible"), status.get("acceptance_eligible"))),
+        "attempt_classification": bounded(
+            _first(ledger.get("attempt_classification"), status.get("attempt_classification"))),
+        "score_verdict": bounded(_first(scores.get("verdict"), ledger.get("evaluation_result"))),
+        "evaluation_state": bounded(_first(ledger.get("evaluation_state"), status.get("evaluation_state"))),
     }
 
-    if process is not None:
-        p = process
-        signal = p["signal"]
-        rows.process_result = (
-            sid, "process-result.json", p["returncode"], p["exit_code"], None if signal is None else str(signal),
-            int(p["timed_out"]), int(p["cancelled"]), int(p["stdout_truncated"]), int(p["stderr_truncated"]),
-            p["stdout_bytes"], p["stderr_bytes"], number(p["duration_seconds"]), bounded(p["error_category"]),
-            p["runner_pid"], p.get("executor_pid"), bounded(p["recorded_at"]), record_sha256(p),
+
+def _process_row(sid: str, p: dict) -> tuple:
+    """The row of `process-result.json`: how the executor's process ended."""
+    signal = p["signal"]
+    return (
+        sid, "process-result.json", p["returncode"], p["exit_code"], None if signal is None else str(signal),
+        int(p["timed_out"]), int(p["cancelled"]), int(p["stdout_truncated"]), int(p["stderr_truncated"]),
+        p["stdout_bytes"], p["stderr_bytes"], number(p["duration_seconds"]), bounded(p["error_category"]),
+        p["runner_pid"], p.get("executor_pid"), bounded(p["recorded_at"]), record_sha256(p),
+    )
+
+
+def _metric_rows(sid: str, metrics: dict) -> list[tuple]:
+    """One row per stage of `execution-metrics.json`: tokens, costs, latency, retries."""
+    return [
+        (
+            sid, bounded(stage["stage"]), "execution-metrics.json", index, stage["input_tokens"],
+            stage["cached_input_tokens"], stage["output_tokens"], stage["reasoning_output_tokens"],
+            stage["provider_total_tokens"], number(stage["provider_billed_cost"]),
+            number(stage["local_estimated_cost"]), bounded(stage["currency"]), number(stage["elapsed_seconds"]),
+            number(stage["first_output_latency_seconds"]), stage["retry_count"], stage["steer_count"],
+            record_sha256(stage),
         )
-    metrics = docs.get("execution-metrics.json")
-    if metrics is not None:
-        for index, stage in enumerate(metrics["stages"], start=1):
-            rows.metrics.append((
-                sid, bounded(stage["stage"]), "execution-metrics.json", index, stage["input_tokens"],
-                stage["cached_input_tokens"], stage["output_tokens"], stage["reasoning_output_tokens"],
-                stage["provider_total_tokens"], number(stage["provider_billed_cost"]),
-                number(stage["local_estimated_cost"]), bounded(stage["currency"]), number(stage["elapsed_seconds"]),
-                number(stage["first_output_latency_seconds"]), stage["retry_count"], stage["steer_count"],
-                record_sha256(stage),
-            ))
-    _workflow(rows, sid, docs, known)
-    return rows
+        for index, stage in enumerate(metrics["stages"], start=1)
+    ]
 
 
 def _lifecycle_receipts(docs: dict, final_receipt_sha256: str | None) -> None:

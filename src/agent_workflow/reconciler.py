@@ -145,6 +145,20 @@ def _write_error(conn, run, fingerprint: str, category: str, message: str, index
         raise
 
 
+class _Outcome:
+    """What a sync did with each run it discovered, for its report (plain slots, as `RunDir`)."""
+
+    __slots__ = ("indexed", "historical", "failed", "skipped", "refresh_dirs")
+
+    def __init__(self) -> None:
+        self.indexed: list[str] = []
+        self.historical: list[str] = []
+        self.failed: list[dict] = []
+        self.skipped = 0
+        #: Unchanged runs whose directory mtimes were stored as untrusted (-1).
+        self.refresh_dirs: list[str] = []
+
+
 def reconcile(conn: sqlite3.Connection, root: StateRoot, *, only: str | None = None) -> dict:
     """Sync every run (or just `only`); return a bounded report.
 
@@ -157,19 +171,9 @@ def reconcile(conn: sqlite3.Connection, root: StateRoot, *, only: str | None = N
         else {"probe_runs_mtime_ns": top_level_mtime(root.runs), "probe_archive_mtime_ns": top_level_mtime(root.archive)}
     )
     runs = discover_runs(root, only)
-    if only is None:
-        stored = conn.execute("SELECT session_id, source_fingerprint, source_dir, index_state FROM runs").fetchall()
-    else:
-        stored = conn.execute(
-            "SELECT session_id, source_fingerprint, source_dir, index_state FROM runs WHERE session_id = ?", (only,)
-        ).fetchall()
-    existing = {row[0]: row[1:] for row in stored}
+    existing = _stored_runs(conn, only)
     untrusted_dirs = {row[0] for row in conn.execute("SELECT DISTINCT session_id FROM source_dirs WHERE mtime_ns < 0")}
-    refresh_dirs: list[str] = []
-    indexed: list[str] = []
-    historical: list[str] = []
-    failed: list[dict] = []
-    skipped = 0
+    outcome = _Outcome()
     order = sorted(runs)
     # Cheap pass first: most runs are unchanged and need only their fingerprint
     # (nothing to compare against on a rebuild).
@@ -177,67 +181,95 @@ def reconcile(conn: sqlite3.Connection, root: StateRoot, *, only: str | None = N
     for session_id in order:
         run = runs[session_id]
         previous = existing.get(session_id)
-        if (
-            previous is not None
-            and previous[0] == quick.get(session_id)
-            and previous[1] == run.source_dir
-            and previous[2] in ("current", "historical_artifact")
-        ):
-            skipped += 1
+        if _unchanged(previous, quick.get(session_id), run):
+            outcome.skipped += 1
             if session_id in untrusted_dirs:
-                refresh_dirs.append(session_id)
+                outcome.refresh_dirs.append(session_id)
             if previous[2] == "historical_artifact":
-                historical.append(session_id)
+                outcome.historical.append(session_id)
             continue
-        # Walk again for the entries to project, and store the fingerprint of
-        # exactly what is projected (the run may have changed since the cheap pass).
-        try:
-            entries = [] if run.is_symlink else structured_entries(run.path)
-            fingerprint = "symlink" if run.is_symlink else fingerprint_entries(entries)
-        except OSError:
-            entries, fingerprint = None, "unreadable"
-        indexed_at = utc_now()
-        try:
-            if entries is None:
-                raise EvidenceError("run directory cannot be listed")
-            from .projection import project_run
-
-            rows = project_run(run, entries, indexed_at)
-            state = _write_run(conn, run, fingerprint, rows, indexed_at)
-        except EvidenceError as exc:
-            _write_error(conn, run, fingerprint, exc.category, exc.message, indexed_at)
-            failed.append({"session_id": session_id, "category": exc.category, "detail": exc.message})
-            continue
-        except sqlite3.IntegrityError:
-            message = "projection conflicts with another run (duplicate workflow or key)"
-            _write_error(conn, run, fingerprint, "projection_conflict", message, indexed_at)
-            failed.append({"session_id": session_id, "category": "projection_conflict", "detail": message})
-            continue
-        (historical if state == "historical_artifact" else indexed).append(session_id)
-    if refresh_dirs:
-        _refresh_dirs(conn, runs, refresh_dirs)
+        _index_run(conn, run, outcome)
+    if outcome.refresh_dirs:
+        _refresh_dirs(conn, runs, outcome.refresh_dirs)
     pruned = sorted(set(existing) - set(runs))
     for session_id in pruned:
         conn.execute("BEGIN IMMEDIATE")
         _delete_run(conn, session_id)
         conn.execute("COMMIT")
-    repairs = _sync_repairs(conn, root, force=bool(indexed or failed or pruned))
+    repairs = _sync_repairs(conn, root, force=bool(outcome.indexed or outcome.failed or pruned))
     error_runs = conn.execute("SELECT COUNT(*) FROM runs WHERE index_state = 'error'").fetchone()[0]
+    return _report(len(runs), outcome, pruned, repairs, error_runs, probe_metadata)
+
+
+def _stored_runs(conn: sqlite3.Connection, only: str | None) -> dict[str, tuple]:
+    """session id -> (fingerprint, source dir, index state) of every indexed run (or just `only`)."""
+    if only is None:
+        stored = conn.execute("SELECT session_id, source_fingerprint, source_dir, index_state FROM runs").fetchall()
+    else:
+        stored = conn.execute(
+            "SELECT session_id, source_fingerprint, source_dir, index_state FROM runs WHERE session_id = ?", (only,)
+        ).fetchall()
+    return {row[0]: row[1:] for row in stored}
+
+
+def _unchanged(previous: tuple | None, fingerprint: str | None, run) -> bool:
+    """Whether a run's stored row still holds: same fingerprint and directory, projected without error."""
+    return (
+        previous is not None
+        and previous[0] == fingerprint
+        and previous[1] == run.source_dir
+        and previous[2] in ("current", "historical_artifact")
+    )
+
+
+def _index_run(conn: sqlite3.Connection, run, outcome: _Outcome) -> None:
+    """Project a new or changed run and replace its rows; one that cannot be projected becomes an error row."""
+    session_id = run.session_id
+    # Walk again for the entries to project, and store the fingerprint of
+    # exactly what is projected (the run may have changed since the cheap pass).
+    try:
+        entries = [] if run.is_symlink else structured_entries(run.path)
+        fingerprint = "symlink" if run.is_symlink else fingerprint_entries(entries)
+    except OSError:
+        entries, fingerprint = None, "unreadable"
+    indexed_at = utc_now()
+    try:
+        if entries is None:
+            raise EvidenceError("run directory cannot be listed")
+        from .projection import project_run
+
+        rows = project_run(run, entries, indexed_at)
+        state = _write_run(conn, run, fingerprint, rows, indexed_at)
+    except EvidenceError as exc:
+        _write_error(conn, run, fingerprint, exc.category, exc.message, indexed_at)
+        outcome.failed.append({"session_id": session_id, "category": exc.category, "detail": exc.message})
+        return
+    except sqlite3.IntegrityError:
+        message = "projection conflicts with another run (duplicate workflow or key)"
+        _write_error(conn, run, fingerprint, "projection_conflict", message, indexed_at)
+        outcome.failed.append({"session_id": session_id, "category": "projection_conflict", "detail": message})
+        return
+    (outcome.historical if state == "historical_artifact" else outcome.indexed).append(session_id)
+
+
+def _report(discovered: int, outcome: _Outcome, pruned: list[str], repairs: dict, error_runs: int,
+            probe_metadata: dict) -> dict:
+    """The sync report: counts, and at most 1,000 session ids per list."""
     return {
         "schema": "agent-workflow/index-sync-report/v1",
-        "discovered_count": len(runs),
-        "indexed_count": len(indexed),
-        "skipped_count": skipped,
-        "historical_count": len(historical),
+        "discovered_count": discovered,
+        "indexed_count": len(outcome.indexed),
+        "skipped_count": outcome.skipped,
+        "historical_count": len(outcome.historical),
         "pruned_count": len(pruned),
-        "error_count": len(failed),
+        "error_count": len(outcome.failed),
         "error_run_count": error_runs,
         "repair_count": repairs["indexed"],
         "repair_error_count": repairs["errors"],
-        "indexed": indexed[:1000],
-        "historical": historical[:1000],
+        "indexed": outcome.indexed[:1000],
+        "historical": outcome.historical[:1000],
         "pruned": pruned[:1000],
-        "errors": failed[:1000],
+        "errors": outcome.failed[:1000],
         "probe_metadata": probe_metadata,
     }
 

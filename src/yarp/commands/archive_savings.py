@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from yarp.archive import savings
+from yarp.archive.savings import report as savings_report
 from . import _archive
 from ..errors import UsageError
 
@@ -44,7 +44,7 @@ def _time_ms(text: str) -> int:
 def configure(parser) -> None:
     parser.add_argument("--since", type=_time_ms, metavar="TIME", help="calls started at or after TIME")
     parser.add_argument("--until", type=_time_ms, metavar="TIME", help="calls started before TIME")
-    parser.add_argument("--by", choices=savings.GROUPINGS, default="tool", help="group by (default: tool)")
+    parser.add_argument("--by", choices=savings_report.GROUPINGS, default="tool", help="group by (default: tool)")
     parser.add_argument("--top", type=int, default=10, metavar="N", help="top commands to list (0-100, default 10)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -54,8 +54,8 @@ def run(args) -> int:
         raise UsageError("--top must be between 0 and 100")
     if args.since is not None and args.until is not None and args.until <= args.since:
         raise UsageError("--until must be later than --since")
-    report = savings.compute_for(_archive.resolve_location(args.archive), by=args.by, since_ms=args.since,
-                                 until_ms=args.until, top=args.top)
+    report = savings_report.compute_for(_archive.resolve_location(args.archive), by=args.by, since_ms=args.since,
+                                        until_ms=args.until, top=args.top)
     if args.json:
         import json
 
@@ -68,5 +68,7 @@ def run(args) -> int:
         width = 80
     ascii_only = (sys.stdout.encoding or "").lower().replace("-", "") != "utf8"
     color = tty and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
-    sys.stdout.write(savings.render(report, width=min(max(width, 40), 120), color=color, ascii_only=ascii_only))
+    from yarp.archive.savings.render import render_text
+
+    sys.stdout.write(render_text(report, width=min(max(width, 40), 120), color=color, ascii_only=ascii_only))
     return 0

@@ -28,7 +28,7 @@ from yarp.wire.protocol import decode_json
 from .batch import EXISTING, IMPORTED, REFUSED
 from .discovery import AGENTS, default_roots, guess_agent, transcript_files
 from .parsing import Tally, TranscriptParser
-from .source import LineReader, hash_prefix, open_transcript
+from .source import FileIdentity, LineReader, hash_prefix, open_transcript
 from .state import FileCheckpoint, ImportState
 
 #: Seconds a transcript must have been idle before its calls without a result
@@ -312,6 +312,47 @@ def _import_file(agent: str, path: str, state: ImportState, sender: _Sender, tal
     tally.files += 1
     cls = parser_class(agent)
     cp = state.files.get(path)
+    settled = _settled_if_due(path, agent, cls, cp, options, tally)
+    if settled is None:
+        return None
+    try:
+        fd, ident = open_transcript(path)
+    except YarpError as exc:
+        tally.files_skipped += 1
+        tally.issue(path, 0, exc.message)
+        return None
+    try:
+        parser, reader = _start_reading(fd, ident, path, agent, cls, cp, account, tally)
+        taken = set(cp.taken) if cp is not None else set()
+        new_taken: list[str] = []
+        drain = _drainer(agent, parser, sender, tally, taken, new_taken)
+        _feed_lines(path, reader, parser, tally, drain, tick)
+        parser.end_of_read(settled)
+        drain()
+        if _replaced_meanwhile(path, ident, reader):
+            tally.files_changed_during_read += 1
+            tally.issue(path, 0, "file changed while it was read; it is read again next time")
+            return None
+        if options.dry_run:
+            tally.calls_pending += sum(len(w) for w in parser.pending.values())
+            return None
+        return FileCheckpoint(
+            agent, ident.device, ident.inode, ident.size, ident.mtime_ns, cls.version, reader.offset, reader.line,
+            reader.hasher.hexdigest(), parser.context, parser.pending_json(),
+            (cp.taken if cp is not None else []) + new_taken,
+        )
+    finally:
+        os.close(fd)
+
+
+def _settled_if_due(path: str, agent: str, cls: type[TranscriptParser], cp: FileCheckpoint | None,
+                    options: ImportOptions, tally: Tally) -> bool | None:
+    """Whether the transcript has been idle for the settle time, or None when it is not read at all.
+
+    A file is not read when it is gone, last written before `--since`, or
+    unchanged since its checkpoint (unless calls it left pending may now be
+    recorded as unanswered).
+    """
     try:
         st = os.lstat(path)
     except OSError:
@@ -327,86 +368,80 @@ def _import_file(agent: str, path: str, state: ImportState, sender: _Sender, tal
         tally.files_unchanged += 1
         tally.calls_pending += len(cp.pending)
         return None
-    try:
-        fd, ident = open_transcript(path)
-    except YarpError as exc:
-        tally.files_skipped += 1
-        tally.issue(path, 0, exc.message)
-        return None
-    try:
-        hasher = None
-        resume = (cp is not None and cp.agent == agent and cp.parser_version == cls.version
-                  and (cp.device, cp.inode) == (ident.device, ident.inode) and ident.size >= cp.offset)
-        if resume:
-            hasher = hash_prefix(fd, cp.offset)
-            resume = hasher is not None and hasher.hexdigest() == cp.prefix_sha256
-        taken = set(cp.taken) if cp is not None else set()
-        if resume:
-            parser = cls(path, account, tally, cp.context, cp.pending)
-            reader = LineReader(fd, cp.offset, ident.size, cp.lines, hasher)
-        else:
-            if cp is not None:
-                tally.files_reset += 1
-            parser = cls(path, account, tally, None, None)
-            reader = LineReader(fd, 0, ident.size, 0, hashlib.sha256())
-        new_taken: list[str] = []
+    return settled
 
-        def drain() -> None:
-            for call in parser.take_ready():
-                tally.sessions.add((agent, call.session.source_session_id))
-                cid = call.call.source_call_id
-                if cid in taken:
-                    tally.calls_taken_before += 1
-                    continue
-                taken.add(cid)
-                new_taken.append(cid)
-                sender.add(call)
 
-        for _offset, line, raw in reader:
-            if not raw.strip():
+def _start_reading(fd: int, ident: FileIdentity, path: str, agent: str, cls: type[TranscriptParser],
+                   cp: FileCheckpoint | None, account: str, tally: Tally) -> tuple[TranscriptParser, LineReader]:
+    """The parser and line reader: resumed at the checkpoint when the file still begins with what it
+    read, else from byte 0 (a rewrite, a truncation, another file at the path)."""
+    hasher = None
+    resume = (cp is not None and cp.agent == agent and cp.parser_version == cls.version
+              and (cp.device, cp.inode) == (ident.device, ident.inode) and ident.size >= cp.offset)
+    if resume:
+        hasher = hash_prefix(fd, cp.offset)
+        resume = hasher is not None and hasher.hexdigest() == cp.prefix_sha256
+    if resume:
+        parser = cls(path, account, tally, cp.context, cp.pending)
+        return parser, LineReader(fd, cp.offset, ident.size, cp.lines, hasher)
+    if cp is not None:
+        tally.files_reset += 1
+    return cls(path, account, tally, None, None), LineReader(fd, 0, ident.size, 0, hashlib.sha256())
+
+
+def _drainer(agent: str, parser: TranscriptParser, sender: _Sender, tally: Tally, taken: set[str],
+             new_taken: list[str]):
+    """A function that sends the parser's complete calls, each call id of the file once (new ids to `new_taken`)."""
+
+    def drain() -> None:
+        for call in parser.take_ready():
+            tally.sessions.add((agent, call.session.source_session_id))
+            cid = call.call.source_call_id
+            if cid in taken:
+                tally.calls_taken_before += 1
                 continue
-            try:
-                # As the broker reads frames: integer literals are never rounded into floats.
-                obj = decode_json(raw, "transcript line")
-            except YarpError:
-                tally.corrupt_lines += 1
-                tally.issue(path, line, "line is not valid JSON")
-                continue
-            if not isinstance(obj, dict):
-                tally.corrupt_lines += 1
-                tally.issue(path, line, "line is not a JSON object")
-                continue
-            try:
-                parser.feed(obj, line)
-            except (TypeError, ValueError, AttributeError, KeyError, YarpError):
-                tally.corrupt_lines += 1
-                tally.issue(path, line, "record has an unexpected shape")
-                continue
-            if parser.ready:
-                drain()
-            if tick is not None and not line % PROGRESS_LINES:
-                tick()
-        for line in reader.oversized:
-            tally.oversized_lines += 1
-            tally.issue(path, line, "line is longer than the frame limit")
-        parser.end_of_read(settled)
-        drain()
+            taken.add(cid)
+            new_taken.append(cid)
+            sender.add(call)
+
+    return drain
+
+
+def _feed_lines(path: str, reader: LineReader, parser: TranscriptParser, tally: Tally, drain, tick) -> None:
+    """Feed every line the reader yields to the parser; count and report the ones it cannot take."""
+    for _offset, line, raw in reader:
+        if not raw.strip():
+            continue
         try:
-            after = os.lstat(path)  # the path, not our descriptor: was the file replaced meanwhile?
-        except OSError:
-            after = None
-        if after is None or (after.st_dev, after.st_ino) != (ident.device, ident.inode) \
-                or after.st_size < reader.offset:
-            tally.files_changed_during_read += 1
-            tally.issue(path, 0, "file changed while it was read; it is read again next time")
-            return None
-        if options.dry_run:
-            tally.calls_pending += sum(len(w) for w in parser.pending.values())
-            return None
-        return FileCheckpoint(
-            agent, ident.device, ident.inode, ident.size, ident.mtime_ns, cls.version, reader.offset, reader.line,
-            reader.hasher.hexdigest(), parser.context, parser.pending_json(),
-            (cp.taken if cp is not None else []) + new_taken,
-        )
-    finally:
-        os.close(fd)
+            # As the broker reads frames: integer literals are never rounded into floats.
+            obj = decode_json(raw, "transcript line")
+        except YarpError:
+            tally.corrupt_lines += 1
+            tally.issue(path, line, "line is not valid JSON")
+            continue
+        if not isinstance(obj, dict):
+            tally.corrupt_lines += 1
+            tally.issue(path, line, "line is not a JSON object")
+            continue
+        try:
+            parser.feed(obj, line)
+        except (TypeError, ValueError, AttributeError, KeyError, YarpError):
+            tally.corrupt_lines += 1
+            tally.issue(path, line, "record has an unexpected shape")
+            continue
+        if parser.ready:
+            drain()
+        if tick is not None and not line % PROGRESS_LINES:
+            tick()
+    for line in reader.oversized:
+        tally.oversized_lines += 1
+        tally.issue(path, line, "line is longer than the frame limit")
+
+
+def _replaced_meanwhile(path: str, ident: FileIdentity, reader: LineReader) -> bool:
+    """Whether the path now names another file, or a shorter one, than the one just read."""
+    try:
+        after = os.lstat(path)  # the path, not our descriptor: was the file replaced meanwhile?
+    except OSError:
+        return True
+    return (after.st_dev, after.st_ino) != (ident.device, ident.inode) or after.st_size < reader.offset

@@ -16,6 +16,10 @@ digests and the program names of shell commands (`git log`), never an
 output. Deleting it costs only the next report's time; a file that cannot be
 used (unsafe, locked for longer than `BUSY_MS`, corrupt, another format)
 is replaced by one in memory for that report, with the same statements.
+
+This module holds the file, its tables and the connection; the statement
+that computes a call's row is the rule's (`rule.project_sql`), the one that
+sums the rows the report's (`report.report_sql`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from collections.abc import Mapping
 
 from yarp import private_files
 from yarp._version import __version__
+from yarp.limits import READER_MMAP_BYTES
 from yarp.paths import ArchiveLocation, secure_archive_location
 from yarp.archive.sqlite import SQLITE_CORRUPT, SQLITE_NOTADB, attach_readonly, file_uri
 
@@ -56,6 +61,11 @@ CREATE TABLE IF NOT EXISTS input_labels (
 ) WITHOUT ROWID;
 """
 _TABLES = ("projection_meta", "call_savings", "input_labels")
+#: How a row of `call_savings` is written, by the rule's statement or from a part computed elsewhere.
+INSERT_CALL = "INSERT OR REPLACE INTO main.call_savings (id, archive_ref, kind, produced, withheld, input_sha256)"
+INSERT_LABELS = "INSERT INTO main.input_labels (input_sha256, program, command) VALUES (?, ?, ?)"
+#: SQLite page cache for the report's connection, KiB.
+SAVINGS_CACHE_KIB = 16 * 1024
 
 
 def projection_path(location: ArchiveLocation, environ: Mapping[str, str] = os.environ) -> str:
@@ -149,6 +159,17 @@ def connect(location: ArchiveLocation, *, persistent: bool = True,
         conn.close()
         raise
     return conn
+
+
+def tune(conn: sqlite3.Connection) -> None:
+    """Set `conn`'s page cache and memory map for the report's reads of the archive."""
+    # Index pages of the payload digests are revisited by every size lookup;
+    # a 16 MiB page cache keeps them instead of re-reading them (about a third
+    # less system time on a 300 MB archive).
+    conn.execute(f"PRAGMA {ARCHIVE}.cache_size = -{SAVINGS_CACHE_KIB}")
+    # Size lookups land at random in the payload table: mapped pages make each
+    # lookup a memory copy instead of a read call.
+    conn.execute(f"PRAGMA {ARCHIVE}.mmap_size = {READER_MMAP_BYTES}")
 
 
 def is_persistent(conn: sqlite3.Connection) -> bool:

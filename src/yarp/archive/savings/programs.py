@@ -1,0 +1,106 @@
+"""What a shell call ran: the program (`cargo`) and command (`cargo test`) its input names.
+
+A report names a shell call by its input when it groups by program or lists
+the call among the top commands. The input is the call's small
+`input/before` payload, read at most once per distinct payload and labelled
+here; the labels are kept in the projection's `input_labels` table, so a
+later report reads no input it has named before. Labels are cut to
+`MAX_LABEL_CHARS` printable characters. Nothing here reads an output.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from yarp.errors import DataError
+
+#: Tool names (lower-cased) whose input names a shell command.
+SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "shell_command"})
+#: Words before the program that do not name it.
+_PREFIX_WORDS = frozenset({"sudo", "env", "time", "command", "exec", "nohup", "nice", "timeout", "builtin"})
+#: Leading commands that only prepare the one that produces the output.
+_SETUP_PROGRAMS = frozenset({"cd", "pushd", "export", "set", "source", ".", "unset", "true"})
+#: Programs whose first word names what they do (`git log`, `cargo test`).
+_SUBCOMMAND_PROGRAMS = frozenset({
+    "git", "cargo", "npm", "pnpm", "yarn", "bun", "deno", "go", "docker", "kubectl", "uv", "pip", "pip3",
+    "poetry", "gh", "dotnet", "mvn", "gradle", "make", "npx", "rustup", "helm", "terraform", "brew", "apt",
+    "apt-get", "systemctl", "yarp", "just", "nix", "bazel", "hatch", "tox", "nox", "conda",
+})
+MAX_LABEL_CHARS = 48
+
+#: Input payloads are read this many digests per statement: one statement per
+#: distinct input cost 29 µs each, most of a report over 30,000 distinct commands.
+_INPUT_CHUNK = 500
+_INPUT_SQL = ("SELECT sha256, compression, body, uncompressed_byte_length FROM payloads WHERE sha256 IN ({})")
+
+
+def clean(text: str) -> str:
+    """`text` as a label: unprintable characters as `?`, at most `MAX_LABEL_CHARS` characters."""
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    return text if len(text) <= MAX_LABEL_CHARS else text[: MAX_LABEL_CHARS - 1] + "\u2026"
+
+
+def _words_of(value: object) -> list[str] | None:
+    """The argv a shell tool's input names, from its known shapes."""
+    if not isinstance(value, dict):
+        return None
+    for key in ("command", "cmd", "argv"):
+        found = value.get(key)
+        if isinstance(found, str):
+            return _first_command(found)
+        if isinstance(found, list) and found and all(isinstance(w, str) for w in found):
+            # `["bash", "-lc", "script"]` runs the script; a plain argv is the command.
+            if len(found) >= 3 and found[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and found[1] in ("-c", "-lc"):
+                return _first_command(found[2])
+            return list(found)
+    return None
+
+
+def _first_command(text: str) -> list[str]:
+    """Words of the first command that is not set-up (`cd x && cargo test` -> cargo test)."""
+    for separator in ("&&", "||", ";", "\n"):
+        text = text.replace(separator, "\0")
+    for segment in text.split("\0"):
+        words = segment.split("|", 1)[0].split()
+        while words and ("=" in words[0] and not words[0].startswith("=") or words[0] in _PREFIX_WORDS):
+            words.pop(0)
+        if words and words[0] not in _SETUP_PROGRAMS:
+            return [w.strip("'\"") for w in words]
+    return []
+
+
+def command_key(tool: str, value: object, *, subcommand: bool) -> str:
+    """The program (and for `git`-like programs its first word) a call ran; else its tool."""
+    words = _words_of(value) if tool.lower() in SHELL_TOOLS else None
+    return (_label(words, subcommand) if words else None) or clean(tool)
+
+
+def _label(words: list[str], subcommand: bool) -> str:
+    program = words[0].rsplit("/", 1)[-1] or words[0]
+    if subcommand and program in _SUBCOMMAND_PROGRAMS:
+        rest = [w for w in words[1:] if not w.startswith("-")]
+        if rest and len(rest[0]) <= 24 and "/" not in rest[0]:
+            return clean(f"{program} {rest[0]}")
+    return clean(program)
+
+
+def input_labels(conn: sqlite3.Connection, digests: list[bytes]) -> list[tuple[bytes, str | None, str | None]]:
+    """(input digest, program label, command label) for each shell input; labels are None
+    where the input names no command (the report then names the call by its tool).
+
+    Inputs are read `_INPUT_CHUNK` digests per statement: one statement per
+    distinct input cost 29 µs each, most of a report over 30,000 distinct commands.
+    """
+    from yarp.archive.codec import decode_body, parse_json
+
+    out = []
+    for start in range(0, len(digests), _INPUT_CHUNK):
+        chunk = digests[start:start + _INPUT_CHUNK]
+        for sha, compression, body, length in conn.execute(_INPUT_SQL.format(",".join("?" * len(chunk))), chunk):
+            try:
+                words = _words_of(parse_json(decode_body(compression, body, length)))
+            except (ValueError, DataError):  # damaged or not JSON: verify reports it; the tool names the call
+                words = None
+            out.append((sha, _label(words, False), _label(words, True)) if words else (sha, None, None))
+    return out
