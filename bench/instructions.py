@@ -126,7 +126,7 @@ def _hook_event(tool: str, tool_input: dict, cwd: str) -> bytes:
 def count_processes(trees: list[tuple[str, str]]) -> None:
     """Print the per-tool-call processes' instructions over the floor, for each (name, src) tree."""
     sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
-    from test_run_helpers import broker_pids, close_run_env, kill_pid, make_run_env
+    from run_helpers import broker_pids, close_run_env, kill_pid, make_run_env
 
     script = os.path.join(os.path.dirname(sys.executable), "yarp")
     yarp = [script] if os.access(script, os.X_OK) else [sys.executable, "-m", "yarp"]

@@ -45,7 +45,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "src"))
 
 from test_bench_run import PY, YARP, _SCRIPT  # noqa: E402
 from test_bench_run import warm as warm_run  # noqa: E402, F401  (the shared warm-broker fixture)
-from test_run_helpers import broker_pids  # noqa: E402
+from run_helpers import broker_pids  # noqa: E402
 
 ROUNDS = int(os.environ.get("YARP_BENCH_HOOK_ROUNDS", "40"))
 SESSION = "bench-hooks-session"

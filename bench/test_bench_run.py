@@ -40,7 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 sys.path.insert(0, os.path.join(HERE, "..", "src"))
 
-from test_run_helpers import close_run_env, make_run_env  # noqa: E402
+from run_helpers import close_run_env, make_run_env  # noqa: E402
 
 from yarp.wire import operations as ops  # noqa: E402
 
@@ -66,7 +66,7 @@ def warm():
         yield benv
     finally:
         benv.environ["YARP_BROKER_IDLE_MS"] = "300"
-        from test_run_helpers import broker_pids, kill_pid
+        from run_helpers import broker_pids, kill_pid
 
         for pid in broker_pids(benv.archive):
             kill_pid(pid)

@@ -20,7 +20,7 @@ import time
 
 import orjson
 import pytest
-from test_run_helpers import (
+from run_helpers import (
     STREAM_KEYS,
     ArchiveView,
     close_run_env,

@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 import pytest
-from test_run_helpers import close_run_env, make_run_env, yrun
+from run_helpers import close_run_env, make_run_env, yrun
 
 #: Modules only the broker, `yarp plan` or the read-only commands need.
 FORBIDDEN = ("uvloop", "tree_sitter", "tree_sitter_bash", "concurrent.futures", "asyncio", "rfc8785", "sqlite3",

@@ -15,7 +15,7 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_run_helpers import close_run_env, make_run_env, yarp, yrun
+from run_helpers import close_run_env, make_run_env, yarp, yrun
 
 from yarp.limits import DEFAULT_CAP_BYTES
 from yarp.view.cap import cap_blocks, cap_files, cap_streams, cap_text
