@@ -24,6 +24,7 @@ from test_hooks_codex import Transcript, answer, event, seq, transcript  # noqa:
 from yarp.wire import operations as ops
 from yarp.broker.services import codex
 from yarp.broker.services.watch import TranscriptWatch
+from yarp.transcripts.codex_evidence import PERSISTENCE_CUT
 
 SESSION = ops.Session("codex", "local:1000", "session-1")
 REF = "yr_" + "ab" * 16
@@ -42,7 +43,7 @@ def _executed(tmp_path, output: str, exit_code: int = 0) -> tuple[Transcript, co
 
 
 def test_work_done_ahead_stores_what_the_post_event_would(tmp_path):
-    cut = seq(20000)[:30000] + codex.PERSISTENCE_CUT + seq(20000)[-30000:]
+    cut = seq(20000)[:30000] + PERSISTENCE_CUT + seq(20000)[-30000:]
     for output, exit_code, cap in ((seq(9000), 0, 5120), (seq(9000), 3, 0), ("small\n", 0, 5120), (cut, 1, 5120)):
         log, mark = _executed(tmp_path / str(len(output) + cap), output, exit_code)
         ends, done = codex.work_ahead(str(log.path), {"c1": mark}, {"c1": (cap, REF)})

@@ -18,7 +18,8 @@ import pytest
 from test_hooks import HOOK_FORBIDDEN, as_json, broker_status, calls, hook_imports, world  # noqa: F401  (fixture)
 
 from yarp.errors import ValidationError
-from yarp.broker.services.codex import PERSISTENCE_CUT, CallEvidence, capped_view, read_evidence
+from yarp.broker.services.codex import capped_view, read_evidence
+from yarp.transcripts.codex_evidence import PERSISTENCE_CUT, CallEvidence
 
 SESSION = "01a23bf7-a58f-7472-b223-ba675f3a3c01"
 

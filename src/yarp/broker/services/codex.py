@@ -66,6 +66,8 @@ from yarp import private_files
 from yarp.archive.codec import parse_json
 from yarp.errors import ValidationError, YarpError
 from yarp.limits import MAX_IDENTITY_CHARS, MAX_NAME_CHARS
+from yarp.transcripts.codex_evidence import (CallEvidence, output_source, output_text, record_evidence,
+                                             result_record, source_bytes)
 
 AGENT = "codex"
 #: The name Codex gives its `exec_command` tool in hook events.
@@ -87,81 +89,13 @@ MAX_MARKED_CALLS = 512
 MAX_WORKED_AHEAD = 32
 #: How much of the transcript is held in memory at once while it is scanned (plus one line).
 SCAN_BLOCK_BYTES = 8 * 1024 * 1024
-#: What Codex puts in the middle of an output it cut to 64 KiB before writing the transcript.
-PERSISTENCE_CUT = "\n... command output truncated for persistence ...\n"
-#: Codex's answer when a command is still running at `yield_time_ms`.
-RUNNING_PREFIX = "Process running with session ID"
 
 
 # --- the transcript ------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class CallEvidence:
-    """What the transcript proves about one call.
-
-    `output`/`exit_code`/`status` come from the `CommandExecution` item (None
-    when there is none); `model_output` is the text of the `function_call_output`
-    the model received (None when not yet written); `tool_name`/`arguments` are
-    the model's own `function_call` (for example `exec_command` with its JSON
-    arguments string), written before `PreToolUse` runs.
-    """
-
-    call_id: str
-    output: str | None = None
-    exit_code: int | None = None
-    status: str | None = None
-    model_output: str | None = None
-    tool_name: str | None = None
-    arguments: str | None = None
-
-    @property
-    def executed(self) -> bool:
-        """Whether the transcript holds the command's execution item, i.e. the command ran."""
-        return self.output is not None
-
-    @property
-    def complete(self) -> bool:
-        """Whether `output` is the whole output: Codex cuts what it persists at 64 KiB."""
-        return self.output is not None and PERSISTENCE_CUT not in self.output
-
-    @property
-    def running(self) -> bool:
-        """Codex answered "still running" and no execution has completed since."""
-        if self.executed or self.model_output is None:
-            return False
-        header = self.model_output.split("\nOutput:", 1)[0]
-        return any(line.startswith(RUNNING_PREFIX) for line in header.splitlines())
-
-    @property
-    def settled(self) -> bool:
-        """Whether a call without a post event can be finished now.
-
-        Codex writes the tool output it gives the model after the post hook ran,
-        so requiring it never races a post hook still at work; then the call
-        either ran to its end or got an answer without running.
-        """
-        return self.model_output is not None and (self.executed or not self.running)
-
-    @property
-    def is_error(self) -> bool:
-        """A non-zero (or missing) exit code, or an answer the model got instead of a run."""
-        if self.executed:
-            return self.exit_code != 0
-        return True
-
-
-def _output_text(value: Any) -> str | None:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):  # content items
-        return "".join(part.get("text", "") for part in value if isinstance(part, dict)
-                       and isinstance(part.get("text"), str))
-    return None
-
-
-def _executed(evidence: CallEvidence) -> bool:
-    return evidence.executed
+def _recorded(evidence: CallEvidence) -> bool:
+    return evidence.recorded
 
 
 def _settled(evidence: CallEvidence) -> bool:
@@ -169,7 +103,7 @@ def _settled(evidence: CallEvidence) -> bool:
 
 
 def read_evidence(transcript_path: str, call_ids: list[str] | tuple[str, ...], *,
-                  enough=_executed, tail_bytes: int = TAIL_BYTES, tail_only: bool = False) -> dict[str, CallEvidence]:
+                  enough=_recorded, tail_bytes: int = TAIL_BYTES, tail_only: bool = False) -> dict[str, CallEvidence]:
     """Evidence for `call_ids` from a Codex session transcript (JSONL).
 
     Reads only complete lines, never follows a symlink, refuses a file that is
@@ -349,34 +283,14 @@ def _match(data: bytes, begin: int, end: int, needles: list[bytes], found: dict[
 
 
 def _absorb(line: bytes, found: dict[str, dict]) -> None:
+    """Absorb one line into the fields of the call it names, when that call is wanted (`record_evidence`)."""
     try:
         record = parse_json(line)  # a 50 KB output line parses in a sixth of `json`'s time
     except ValueError:
         return
-    payload = record.get("payload") if isinstance(record, dict) else None
-    if not isinstance(payload, dict):
-        return
-    kind = payload.get("type")
-    if record.get("type") == "event_msg" and kind == "item_completed":
-        item = payload.get("item")
-        if not isinstance(item, dict) or item.get("type") != "CommandExecution" or item.get("id") not in found:
-            return
-        output = item.get("aggregated_output")
-        exit_code = item.get("exit_code")
-        if not isinstance(output, str):
-            return
-        fields = found[item["id"]]
-        fields["output"] = output
-        fields["exit_code"] = exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None
-        fields["status"] = item.get("status") if isinstance(item.get("status"), str) else None
-    elif record.get("type") != "response_item" or payload.get("call_id") not in found:
-        return
-    elif kind == "function_call_output":
-        text = _output_text(payload.get("output"))
-        if text is not None:
-            found[payload["call_id"]]["model_output"] = text
-    elif kind == "function_call" and isinstance(payload.get("name"), str) and isinstance(payload.get("arguments"), str):
-        found[payload["call_id"]].update(tool_name=payload["name"], arguments=payload["arguments"])
+    hit = record_evidence(record)
+    if hit is not None and hit[0] in found:
+        found[hit[0]].update(hit[1])
 
 
 def _called(evidence: CallEvidence) -> bool:
@@ -402,18 +316,6 @@ def model_call(evidence: CallEvidence | None, event) -> tuple[str, Any]:
 # --- what is archived and what the model sees ----------------------------------------
 
 
-def result_record(evidence: CallEvidence, shown: str | None) -> dict:
-    """`result/before` (and, unchanged, `result/after`): the exit code and status the
-    transcript proves, with the text Codex produced for the model (`shown`: the
-    post event's `tool_response`, or the tool output in the transcript)."""
-    return {"exit_code": evidence.exit_code, "status": evidence.status, "output": shown}
-
-
-def source_bytes(evidence: CallEvidence) -> bytes:
-    """The complete output as stored in `source_output/before`."""
-    return (evidence.output or "").encode("utf-8", "surrogatepass")
-
-
 def is_recovery(command: object) -> bool:
     """Whether a shell command is `yarp search` / `yarp read`, whose output is never capped."""
     if not isinstance(command, str) or "yarp" not in command:
@@ -424,16 +326,6 @@ def is_recovery(command: object) -> bool:
     return bool(argv) and os.path.basename(argv[0]) == "yarp" and len(argv) > 1 and argv[1] in RECOVERY_COMMANDS
 
 
-def output_source(evidence: CallEvidence) -> tuple[str, str]:
-    """(subject, completeness) under which the transcript's output is archived and named in the marker.
-
-    A complete output is the source output, exactly. One Codex cut for
-    persistence is only a text of the result, with the cut in it: stored as
-    `result_text`, `incomplete`, never passed off as the exact output.
-    """
-    return ("source_output", "complete") if evidence.complete else ("result_text", "incomplete")
-
-
 def capped_view(evidence: CallEvidence, *, cap: int, archive_ref: str) -> str | None:
     """The text that replaces Codex's tool output, or None to leave Codex's own.
 
@@ -442,7 +334,7 @@ def capped_view(evidence: CallEvidence, *, cap: int, archive_ref: str) -> str | 
     every YARP result is (head, marker naming `source_output` and the call's
     reference, tail).
     """
-    if not evidence.executed or cap <= 0:
+    if not evidence.recorded or cap <= 0:
         return None
     data = source_bytes(evidence)
     if len(data) <= cap:
@@ -451,7 +343,7 @@ def capped_view(evidence: CallEvidence, *, cap: int, archive_ref: str) -> str | 
 
     source, completeness = output_source(evidence)
     capped = cap_text(data, cap=cap, archive_ref=archive_ref, source=source, completeness=completeness)
-    code = "unknown" if evidence.exit_code is None else str(evidence.exit_code)
+    code = "unknown" if evidence.code is None else str(evidence.code)
     return f"Process exited with code {code}\nOutput:\n{capped.decode('utf-8', 'replace')}"
 
 
@@ -481,19 +373,21 @@ def call_outcome(session: ops.Session, evidence: CallEvidence, shown: str | None
                  cap: int, now_ms: int, ahead: Ahead | None = None) -> Outcome:
     """How a call is finished from its evidence (`cap` 0: Codex's own view stands).
 
-    Executed: raw result with the complete output as source output, or, when
-    Codex cut it, the raw result and the cut text as an incomplete
-    `result_text`; then the visible result (YARP's capped view when the
-    output is over the cap) and the finish, an error when the exit code is
-    not 0. Not executed (refused, blocked): raw result and finish as an error,
-    no source output and no visible result. `ahead`: the view and visible result
-    computed for this evidence, cap and reference already (`Ahead.holds`).
+    Executed: raw result with the output the transcript holds as
+    `CallEvidence.stored_output` says (the complete output as source output,
+    a cut one as an incomplete `result_text`, none when only the model's
+    output proved the run); then the visible result (YARP's capped view when
+    the output is over the cap) and the finish, an error as
+    `CallEvidence.is_error` says. Not executed (refused, blocked): raw result
+    and finish as an error, no source output and no visible result. `ahead`:
+    the view and visible result computed for this evidence, cap and reference
+    already (`Ahead.holds`).
     """
     call_id = evidence.call_id
     record = result_record(evidence, shown)
     if not evidence.executed:
         return Outcome([ops.ResultBefore(session, call_id, record, now_ms),
-                        ops.FinishCall(session, call_id, record, True, False, now_ms)])
+                        ops.FinishCall(session, call_id, record, evidence.is_error, False, now_ms)])
     if ahead is not None:
         view, result_after = ahead.view, ahead.result_after or record
     else:
@@ -501,10 +395,13 @@ def call_outcome(session: ops.Session, evidence: CallEvidence, shown: str | None
         result_after = record if view is None else {**record, "output": view}
     operations: list = [ops.ResultBefore(session, call_id, record, now_ms)]
     source = None
-    if evidence.complete:
-        source = source_bytes(evidence)
-    else:
-        operations.append(ops.ResultText(session, call_id, evidence.output, "incomplete", now_ms))
+    stored = evidence.stored_output()
+    if stored is not None:
+        subject, completeness, text = stored
+        if subject == "source_output":
+            source = source_bytes(evidence)
+        else:
+            operations.append(ops.ResultText(session, call_id, text, completeness, now_ms))
     operations += [ops.StageResult(session, call_id, result_after, evidence.is_error, now_ms),
                    ops.FinishCall(session, call_id, result_after, evidence.is_error, True, now_ms)]
     return Outcome(operations, source, view)
@@ -552,12 +449,14 @@ class Ahead:
     payload for `services.prepare_parts`; `source` is the complete output's payload.
     """
 
-    __slots__ = ("output", "exit_code", "status", "cap", "archive_ref", "view", "result_after", "results", "source")
+    __slots__ = ("output", "exit_code", "status", "form", "cap", "archive_ref", "view", "result_after", "results",
+                 "source")
 
     def __init__(self, evidence: CallEvidence, cap: int, archive_ref: str) -> None:
         from yarp.archive.codec import bytes_payload, json_payload
 
         self.output, self.exit_code, self.status = evidence.output, evidence.exit_code, evidence.status
+        self.form = evidence.form
         self.cap, self.archive_ref = cap, archive_ref
         self.view = capped_view(evidence, cap=cap, archive_ref=archive_ref)
         self.result_after = None if self.view is None else {**result_record(evidence, None), "output": self.view}
@@ -568,8 +467,9 @@ class Ahead:
     def holds(self, evidence: CallEvidence, cap: int, archive_ref: str | None) -> bool:
         """Whether this work is what the post event would do for `evidence` (the same
         output and exit code: a later record of the call supersedes what was seen)."""
-        return (evidence.executed and evidence.output == self.output and evidence.exit_code == self.exit_code
-                and evidence.status == self.status and cap == self.cap and archive_ref == self.archive_ref)
+        return (evidence.recorded and evidence.output == self.output and evidence.exit_code == self.exit_code
+                and evidence.status == self.status and evidence.form == self.form and cap == self.cap
+                and archive_ref == self.archive_ref)
 
 
 def work_ahead(transcript: str, marks: dict[str, Mark], expected: dict[str, tuple[int, str]]
@@ -579,7 +479,7 @@ def work_ahead(transcript: str, marks: dict[str, Mark], expected: dict[str, tupl
     this reading come back too. Runs in the pool; raises `ValidationError` as `read_since` does."""
     found, ends = read_since(transcript, marks)
     ahead = {call_id: Ahead(evidence, *expected[call_id]) for call_id, evidence in found.items()
-             if evidence.executed}
+             if evidence.recorded}
     return ends, ahead
 
 
@@ -767,7 +667,7 @@ class CodexService:
             finishing_mark = self._marks.get((sid, finishing)) if finishing is not None else None
             finish = ahead = None
             if finishing is not None:
-                finish = Finish(session, _output_text(event.response), known[finishing][1], _cap(hook, event))
+                finish = Finish(session, output_text(event.response), known[finishing][1], _cap(hook, event))
                 expected = self._expected.get((sid, finishing))
                 ahead = expected.ahead if expected is not None else None
             # File I/O, and the cap and preparation of the call this event finishes, off the
@@ -799,7 +699,7 @@ class CodexService:
         """
         reading = read_transcript(transcript, begun=begun, pending=marks, finishing=finishing,
                                   finishing_mark=finishing_mark)
-        if finish is not None and reading.current is not None and reading.current.executed:
+        if finish is not None and reading.current is not None and reading.current.recorded:
             try:
                 reading.finished = finish.prepare(reading.current, ahead)
             except YarpError as exc:  # the request's own failure, raised where it commits
