@@ -72,7 +72,8 @@ def _apply(store, outcome) -> None:
 
 def _live(vector: dict, transcript: str, archive: str, *, post_events: bool) -> None:
     """Write the transcript line by line, as Codex does, with the hook events Codex sends between lines."""
-    from yarp.broker.services import codex as live
+    from yarp.broker.services.codex.evidence import read_transcript
+    from yarp.broker.services.codex.outcome import Finish, begin_operation, call_outcome
 
     session = ops.Session("codex", ACCOUNT, _session_id(vector))
     begun: dict[str, str] = {}
@@ -86,27 +87,27 @@ def _live(vector: dict, transcript: str, archive: str, *, post_events: bool) -> 
             kind = payload.get("type")
             if kind == "function_call":
                 call_id = payload["call_id"]
-                reading = live.read_transcript(transcript, begun=call_id, pending={}, finishing=None)
-                begin = live.begin_operation(session, _pre_event(session.source_session_id, transcript, call_id),
-                                             reading.called, now_ms=NOW, deadline_at_ms=NOW + 30_000)
+                reading = read_transcript(transcript, begun=call_id, pending={}, finishing=None)
+                begin = begin_operation(session, _pre_event(session.source_session_id, transcript, call_id),
+                                        reading.called, now_ms=NOW, deadline_at_ms=NOW + 30_000)
                 begun[call_id] = factory.store.apply_operation(begin).archive_ref
             elif kind == "function_call_output":
                 shown.add(payload["call_id"])
             elif post_events and kind in ("item_completed", "exec_command_end"):
                 call_id = payload["item"]["id"] if kind == "item_completed" else payload["call_id"]
                 if call_id in begun and call_id not in shown:  # Codex runs the post hook now
-                    reading = live.read_transcript(transcript, begun=None, pending={}, finishing=call_id)
-                    if reading.current is not None and reading.current.executed:
-                        finish = live.Finish(session, SHOWN_BY_THE_POST_EVENT, begun[call_id], 0)
+                    reading = read_transcript(transcript, begun=None, pending={}, finishing=call_id)
+                    if reading.current is not None and reading.current.recorded:  # as the service's `_read`
+                        finish = Finish(session, SHOWN_BY_THE_POST_EVENT, begun[call_id], 0)
                         outcome, prepared = finish.prepare(reading.current)
                         factory.store.apply(prepared)
                         finished.add(call_id)
         # The session's next event (here its `Stop`) settles every open call the transcript now proves.
         pending = {call_id: None for call_id in begun if call_id not in finished}
-        reading = live.read_transcript(transcript, begun=None, pending=pending, finishing=None)
+        reading = read_transcript(transcript, begun=None, pending=pending, finishing=None)
         for evidence in reading.settled:
-            _apply(factory.store, live.call_outcome(session, evidence, evidence.model_output,
-                                                    begun[evidence.call_id], cap=0, now_ms=NOW))
+            _apply(factory.store, call_outcome(session, evidence, evidence.model_output, begun[evidence.call_id],
+                                               cap=0, now_ms=NOW))
 
 
 def _imported(transcript: str, archive: str) -> None:
