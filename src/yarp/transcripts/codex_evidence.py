@@ -71,7 +71,7 @@ RUNNING_PREFIX = "Process running with session ID"
 ITEM_COMPLETED, EXEC_COMMAND_END = "item_completed", "exec_command_end"
 #: The model's names for Codex's shell tools (`local_shell` is a `local_shell_call`): their
 #: outcome is what the transcript proves of the command.
-SHELL_TOOLS = frozenset({"exec_command", "shell", "shell_command", "local_shell", "container.exec"})
+SHELL_TOOLS = frozenset({"exec_command", "shell", "shell_command", "local_shell"})
 #: The marker of an `exec_command_end` output Codex cut to 10,000 bytes before persisting it.
 _END_CUT = re.compile(r"…\d+ (?:chars|tokens) truncated…")
 _EXIT = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)")
