@@ -164,8 +164,12 @@ def codex_rollout(codex_home: Path, long_output: str) -> dict:
     write_lines(path, records)
     return {
         "path": path,
-        "results": {"call_0": long_output, "call_1": failing,
+        # A command's result is what live capture stores settling it from the transcript: the exit code
+        # and status proven, with the output the model got; another tool's is its output as held.
+        "results": {"call_0": {"exit_code": 0, "status": "completed", "output": exec_output},
+                    "call_1": {"exit_code": 2, "status": None, "output": failing},
                     "call_2": "Success. Updated the following files:\nA hello.txt\n"},
+        "outputs": {"call_0": long_output},
         "inputs": {"call_0": {"cmd": "seq 1 5000"}, "call_1": {"cmd": "ls x"}, "call_2": patch},
         "errors": {"call_1"}, "open": "call_3",
     }

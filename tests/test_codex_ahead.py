@@ -1,6 +1,6 @@
 """The Codex post event's work done ahead: when the transcript shows the call executed.
 
-The broker watches a begun shell call's transcript (`yarp.broker.services.watch`,
+The broker watches a begun shell call's transcript (`yarp.broker.services.codex.watch`,
 real inotify on a real file) and caps the view and prepares the payloads as soon
 as the execution is written, while Codex starts the post hook. What the post
 event then stores must be exactly what it would have stored doing the work
@@ -22,8 +22,11 @@ from test_hooks import calls, world  # noqa: F401  (fixture)
 from test_hooks_codex import Transcript, answer, event, seq, transcript  # noqa: F401  (fixture)
 
 from yarp.wire import operations as ops
-from yarp.broker.services import codex
-from yarp.broker.services.watch import TranscriptWatch
+from yarp.broker.services.codex.ahead import work_ahead
+from yarp.broker.services.codex.evidence import Mark, mark_at_end, read_since
+from yarp.broker.services.codex.outcome import Finish
+from yarp.broker.services.codex.watch import TranscriptWatch
+from yarp.transcripts.codex_evidence import PERSISTENCE_CUT, CallEvidence
 
 SESSION = ops.Session("codex", "local:1000", "session-1")
 REF = "yr_" + "ab" * 16
@@ -33,24 +36,24 @@ def _snapshots(prepared) -> list:
     return [(part.operation.kind, part.snapshots) for part in prepared.parts]
 
 
-def _executed(tmp_path, output: str, exit_code: int = 0) -> tuple[Transcript, codex.Mark]:
+def _executed(tmp_path, output: str, exit_code: int = 0) -> tuple[Transcript, Mark]:
     log = Transcript(tmp_path / "rollout.jsonl")
     log.called("c1", "exec_command", {"cmd": "seq 1 9000"})
-    mark = codex.mark_at_end(str(log.path))
+    mark = mark_at_end(str(log.path))
     log.executed("c1", output, exit_code)
     return log, mark
 
 
 def test_work_done_ahead_stores_what_the_post_event_would(tmp_path):
-    cut = seq(20000)[:30000] + codex.PERSISTENCE_CUT + seq(20000)[-30000:]
+    cut = seq(20000)[:30000] + PERSISTENCE_CUT + seq(20000)[-30000:]
     for output, exit_code, cap in ((seq(9000), 0, 5120), (seq(9000), 3, 0), ("small\n", 0, 5120), (cut, 1, 5120)):
         log, mark = _executed(tmp_path / str(len(output) + cap), output, exit_code)
-        ends, done = codex.work_ahead(str(log.path), {"c1": mark}, {"c1": (cap, REF)})
+        ends, done = work_ahead(str(log.path), {"c1": mark}, {"c1": (cap, REF)})
         assert set(done) == {"c1"} and ends["c1"].offset == log.path.stat().st_size
         # The post event reads from the mark the work ahead left: the same output, read no further.
-        found, _ = codex.read_since(str(log.path), ends)
+        found, _ = read_since(str(log.path), ends)
         evidence = found["c1"]
-        finish = codex.Finish(SESSION, "what Codex showed", REF, cap)
+        finish = Finish(SESSION, "what Codex showed", REF, cap)
         with_ahead, without = finish.prepare(evidence, done["c1"]), finish.prepare(evidence, None)
         assert with_ahead[0].view == without[0].view
         assert [op.kind for op in with_ahead[0].operations] == [op.kind for op in without[0].operations]
@@ -63,35 +66,35 @@ def test_work_done_ahead_stores_what_the_post_event_would(tmp_path):
 
 def test_work_done_ahead_is_not_used_for_a_later_record_or_another_cap(tmp_path):
     log, mark = _executed(tmp_path, seq(9000))
-    _, done = codex.work_ahead(str(log.path), {"c1": mark}, {"c1": (5120, REF)})
+    _, done = work_ahead(str(log.path), {"c1": mark}, {"c1": (5120, REF)})
     ahead = done["c1"]
-    evidence = codex.CallEvidence("c1", seq(9000), 0, "completed")
+    evidence = CallEvidence("c1", seq(9000), 0, "completed")
     assert ahead.holds(evidence, 5120, REF)
-    assert not ahead.holds(codex.CallEvidence("c1", seq(9001), 0, "completed"), 5120, REF)
-    assert not ahead.holds(codex.CallEvidence("c1", seq(9000), 1, "completed"), 5120, REF)
+    assert not ahead.holds(CallEvidence("c1", seq(9001), 0, "completed"), 5120, REF)
+    assert not ahead.holds(CallEvidence("c1", seq(9000), 1, "completed"), 5120, REF)
     assert not ahead.holds(evidence, 2048, REF) and not ahead.holds(evidence, 5120, "yr_" + "cd" * 16)
     # Not executed yet: nothing is done ahead, and the mark stays usable.
     log2 = Transcript(tmp_path / "other.jsonl")
-    start = codex.mark_at_end(str(log2.path))
+    start = mark_at_end(str(log2.path))
     log2.model_output("c9", "still thinking")
-    ends, done = codex.work_ahead(str(log2.path), {"c9": start}, {"c9": (5120, REF)})
+    ends, done = work_ahead(str(log2.path), {"c9": start}, {"c9": (5120, REF)})
     assert done == {} and ends["c9"].fields == (("model_output", "still thinking"),)
 
 
 def test_a_line_still_being_written_is_read_whole_next_time(tmp_path):
     """Reading as soon as the file changes may meet a record half written: the mark stays before it."""
     log = Transcript(tmp_path / "rollout.jsonl")
-    mark = codex.mark_at_end(str(log.path))
+    mark = mark_at_end(str(log.path))
     whole = log.path.stat().st_size
     line = '{"type": "event_msg", "payload": {"type": "item_completed", "item": {"type": "CommandExecution", ' \
            '"id": "c1", "aggregated_output": "ran\\n", "exit_code": 0, "status": "completed"}}}'
     with open(log.path, "a", encoding="utf-8") as handle:
         handle.write(line[:40])
-    found, ends = codex.read_since(str(log.path), {"c1": mark})
+    found, ends = read_since(str(log.path), {"c1": mark})
     assert not found["c1"].executed and ends["c1"].offset == whole
     with open(log.path, "a", encoding="utf-8") as handle:
         handle.write(line[40:] + "\n")
-    found, ends = codex.read_since(str(log.path), ends)
+    found, ends = read_since(str(log.path), ends)
     assert (found["c1"].output, found["c1"].exit_code) == ("ran\n", 0)
     assert ends["c1"].offset == log.path.stat().st_size
 

@@ -18,7 +18,9 @@ import pytest
 from test_hooks import HOOK_FORBIDDEN, as_json, broker_status, calls, hook_imports, world  # noqa: F401  (fixture)
 
 from yarp.errors import ValidationError
-from yarp.broker.services.codex import PERSISTENCE_CUT, CallEvidence, capped_view, read_evidence
+from yarp.broker.services.codex.evidence import read_evidence
+from yarp.broker.services.codex.outcome import capped_view
+from yarp.transcripts.codex_evidence import PERSISTENCE_CUT, CallEvidence
 
 SESSION = "01a23bf7-a58f-7472-b223-ba675f3a3c01"
 
@@ -302,7 +304,7 @@ def test_read_evidence_reads_the_tail_first_and_the_whole_file_when_needed(tmp_p
 
 
 def test_read_evidence_is_the_same_whatever_the_block_and_tail_sizes(tmp_path, monkeypatch):
-    from yarp.broker.services import codex
+    from yarp.broker.services.codex import evidence
 
     log = Transcript(tmp_path / "rollout.jsonl")
     for number in range(30):
@@ -318,8 +320,8 @@ def test_read_evidence_is_the_same_whatever_the_block_and_tail_sizes(tmp_path, m
     expected = read_evidence(str(log.path), wanted)
     assert expected["c3"].output == "again\n" and expected["c29"].output == "out 29\n" * 1
     for block, first, tail in ((7, 50, 900), (64, 1000, 5000), (1, 3, 900)):
-        monkeypatch.setattr(codex, "SCAN_BLOCK_BYTES", block)
-        monkeypatch.setattr(codex, "FIRST_TAIL_BYTES", first)
+        monkeypatch.setattr(evidence, "SCAN_BLOCK_BYTES", block)
+        monkeypatch.setattr(evidence, "FIRST_TAIL_BYTES", first)
         assert read_evidence(str(log.path), wanted, tail_bytes=tail) == expected
         # The call just made, from the end alone (its earlier `function_call` line is before the tail).
         last = read_evidence(str(log.path), ["c29"], tail_bytes=tail, tail_only=True)["c29"]
@@ -345,9 +347,9 @@ def test_reading_from_marks_equals_reading_the_whole_file(tmp_path, monkeypatch)
     """Read after every few appended lines, each call from its mark: the same evidence as one read of the whole file."""
     import random
 
-    from yarp.broker.services import codex
+    from yarp.broker.services.codex import evidence
 
-    monkeypatch.setattr(codex, "SCAN_BLOCK_BYTES", 97)
+    monkeypatch.setattr(evidence, "SCAN_BLOCK_BYTES", 97)
     log = Transcript(tmp_path / "rollout.jsonl")
     rng = random.Random(5)
     ids = [f"c{n}" for n in range(12)]
@@ -365,7 +367,7 @@ def test_reading_from_marks_equals_reading_the_whole_file(tmp_path, monkeypatch)
             log.write({"type": "event_msg", "payload": {"type": "other", "id": call_id}})
         if step % 7 == 0:
             reading = rng.sample(ids, 5)
-            found, ends = codex.read_since(str(log.path), {c: marks.get(c) for c in reading})
+            found, ends = evidence.read_since(str(log.path), {c: marks.get(c) for c in reading})
             marks.update(ends)
             whole = read_evidence(str(log.path), reading, enough=lambda e: False)
             assert found == whole, step
@@ -373,40 +375,40 @@ def test_reading_from_marks_equals_reading_the_whole_file(tmp_path, monkeypatch)
 
 
 def test_a_mark_is_read_from_and_not_before(tmp_path):
-    from yarp.broker.services import codex
+    from yarp.broker.services.codex import evidence
 
     log = Transcript(tmp_path / "rollout.jsonl")
     log.model_output("p", "an answer written before the call was begun")
-    mark = codex.mark_at_end(str(log.path))
+    mark = evidence.mark_at_end(str(log.path))
     log.executed("other", "x\n", 0)
-    found, ends = codex.read_since(str(log.path), {"p": mark})
+    found, ends = evidence.read_since(str(log.path), {"p": mark})
     assert found["p"] == CallEvidence("p") and ends["p"].offset == log.path.stat().st_size
     log.executed("p", "ran\n", 0)
-    found, _ = codex.read_since(str(log.path), ends)
+    found, _ = evidence.read_since(str(log.path), ends)
     assert (found["p"].output, found["p"].model_output) == ("ran\n", None)
     # A mark of a file since replaced (or shrunk) is not trusted: the new file is read from its start.
     os.rename(log.path, tmp_path / "old.jsonl")
     fresh = Transcript(log.path)
     fresh.model_output("p", "shown")
     assert not ends["p"].holds(str(log.path), os.stat(log.path))
-    found, _ = codex.read_since(str(log.path), ends)
+    found, _ = evidence.read_since(str(log.path), ends)
     assert found["p"] == CallEvidence("p", model_output="shown")
 
 
 def test_an_unmarked_call_is_settled_from_the_end_when_the_end_settles_it(tmp_path, monkeypatch):
-    from yarp.broker.services import codex
+    from yarp.broker.services.codex import evidence
 
-    monkeypatch.setattr(codex, "FIRST_TAIL_BYTES", 400)
+    monkeypatch.setattr(evidence, "FIRST_TAIL_BYTES", 400)
     log = Transcript(tmp_path / "rollout.jsonl")
     log.executed("p", "first run\n", 0)  # before the tail: not read when the tail settles the call
     for number in range(20):
         log.executed(f"filler{number}", "y" * 100, 0)
     log.executed("p", "second run\n", 1)
     log.model_output("p", "shown")
-    found, ends = codex.read_since(str(log.path), {"p": None})
+    found, ends = evidence.read_since(str(log.path), {"p": None})
     assert found["p"] == CallEvidence("p", "second run\n", 1, "failed", "shown") and ends == {}
     # Not settled at the end: read from the start, and marked at the end.
-    found, ends = codex.read_since(str(log.path), {"filler3": None})
+    found, ends = evidence.read_since(str(log.path), {"filler3": None})
     assert found["filler3"].executed and ends["filler3"].offset == log.path.stat().st_size
 
 
@@ -437,12 +439,12 @@ def test_an_open_call_does_not_make_every_later_event_read_the_whole_transcript(
 
 
 def test_an_event_that_begins_a_call_and_reads_open_ones_marks_them_all(tmp_path):
-    from yarp.broker.services import codex
+    from yarp.broker.services.codex import evidence
 
     log = Transcript(tmp_path / "rollout.jsonl")
     log.called("open", "exec_command", {"cmd": "sleep 9"})
     log.called("new", "exec_command", {"cmd": "true"})
-    reading = codex.read_transcript(str(log.path), begun="new", pending={"open": None}, finishing=None)
+    reading = evidence.read_transcript(str(log.path), begun="new", pending={"open": None}, finishing=None)
     size = log.path.stat().st_size
     assert set(reading.marks) == {"new", "open"}
     assert reading.marks["new"].offset == size and reading.marks["open"].offset == size

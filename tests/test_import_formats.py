@@ -101,11 +101,15 @@ def test_codex_rollout_uses_complete_output_and_exit_codes(broker_env, tmp_path)
         assert call["snaps"][("result", "before")] == call["snaps"][("result", "after")] == canonical_json(expected)
         assert call["snaps"][("input", "before")] == canonical_json(fixture["inputs"][call_id])
     assert calls["call_0"]["tool"] == "exec_command" and calls["call_2"]["tool"] == "apply_patch"
-    # The complete output (not the 10 KB the model saw) is searchable line by line.
-    assert calls["call_0"]["snaps"][("result_text", "before")] == long_output.encode()
+    assert all(calls[call_id]["executed"] == 1 for call_id in fixture["results"])
+    # The complete output (not the 10 KB the model saw) is the exact source output, searchable line by line;
+    # a command whose execution the rollout lacks has only the output the model got.
+    assert calls["call_0"]["snaps"][("source_output", "before")] == fixture["outputs"]["call_0"].encode()
+    assert calls["call_0"]["snaps"][("result_text", "before")] is None
+    assert calls["call_1"]["snaps"][("source_output", "before")] is None
     assert calls["call_1"]["snaps"][("result_text", "before")] is None
     ref = broker_env.db().execute("SELECT archive_ref FROM tool_calls WHERE source_call_id = 'call_0'").fetchone()[0]
-    assert "result_text:4999:4999" in yarp(broker_env, "search", ref, "^4999$").stdout
+    assert "source_output:4999:4999" in yarp(broker_env, "search", ref, "^4999$").stdout
     assert "archive: ok" in yarp(broker_env, "archive", "verify").stdout
 
 
@@ -131,4 +135,6 @@ def test_codex_bare_era_rollout_with_a_local_shell_call(broker_env, tmp_path):  
         ("bare-thread-1", "local_shell", "/home/dev/old", 1)
     assert call["started"] == 1754042400000  # no line times in this era: the session's start
     assert call["snaps"][("input", "before")] == canonical_json(action)
-    assert call["snaps"][("result", "before")] == canonical_json(output)
+    # The exit code is the one the output states: no execution record exists in this era.
+    assert call["snaps"][("result", "before")] == canonical_json({"exit_code": 1, "status": None, "output": output})
+    assert call["executed"] == 1

@@ -21,7 +21,7 @@ from import_fixtures import (
     set_old_mtime,
     write_lines,
 )
-from test_import_pi import archive_digest, import_json, yarp
+from test_import_pi import archive_digest, import_json, payload, yarp
 from yarp.wire import operations as ops
 from yarp.hooks.events import local_account
 from yarp.transcripts import source
@@ -280,3 +280,33 @@ def test_a_call_the_archive_cannot_hold_is_refused_alone(broker_env, tmp_path): 
     assert any(r.startswith("call toolu_deep refused") for r in reasons)
     assert set(call_rows(broker_env)) == {"toolu_00000000", "toolu_00000001", "toolu_00000002"}
     assert import_json(broker_env, "pi", str(path))["callsNew"] == 0
+
+
+def test_a_codex_command_still_running_waits_across_runs_for_its_execution(broker_env, tmp_path):  # noqa: F811
+    """The model was told "still running"; the execution comes in a later run and decides the outcome."""
+    from import_fixtures import CODEX_THREAD, codex_line
+
+    path = tmp_path / f"rollout-2026-03-01T10-00-00-{CODEX_THREAD}.jsonl"
+    running = "Chunk ID: 9\nWall time: 10.0 seconds\nProcess running with session ID 7\nOutput:\n"
+    write_lines(path, [
+        codex_line("session_meta", 0, {"id": CODEX_THREAD, "cwd": "/home/dev/app"}, 0),
+        codex_line("response_item", 1, {"type": "function_call", "name": "exec_command", "call_id": "call_r",
+                                        "arguments": json.dumps({"cmd": "sleep 20; echo late"})}, 1),
+        codex_line("response_item", 11, {"type": "function_call_output", "call_id": "call_r", "output": running}, 2),
+        codex_line("event_msg", 12, {"type": "task_complete", "turn_id": "t1"}, 3),
+    ])
+    first = import_json(broker_env, "codex", str(path))
+    assert (first["callsNew"], first["callsWaitingForResult"]) == (0, 1)
+    with open(path, "a") as handle:
+        handle.write(json.dumps(codex_line("event_msg", 21, {"type": "item_completed", "item": {
+            "type": "CommandExecution", "id": "call_r", "status": "completed", "exit_code": 0,
+            "aggregated_output": "late\n"}}, 4)) + "\n")
+    second = import_json(broker_env, "codex", str(path))
+    assert (second["callsNew"], second["callsWaitingForResult"]) == (1, 0)
+    conn = broker_env.db()
+    try:
+        (rowid, status, executed, is_error), = conn.execute("SELECT id, status, executed, is_error FROM tool_calls")
+        assert (status, executed, is_error) == ("finished", 1, 0)
+        assert payload(conn, rowid, "source_output", "before") == b"late\n"
+    finally:
+        conn.close()

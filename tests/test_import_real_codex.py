@@ -4,11 +4,12 @@ Codex 0.171 runs `exec` against a scripted Responses-API server inside
 `unshare -n` (nothing but loopback exists there), with the configuration that
 stops it from reaching any other host. It runs two commands: one with a long
 output Codex cuts for the model, one that fails. The import must store the
-complete output and the exit codes the rollout holds.
+complete output and the exit codes the rollout holds, as live capture would.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -67,9 +68,12 @@ def test_import_of_a_real_codex_rollout(broker_env, codex_bin, tmp_path):  # noq
         assert (call["agent"], call["session"], call["tool"]) == ("codex", thread, "exec_command")
         assert (call["provider"], call["model"], call["cwd"]) == ("scripted", "scripted-model", str(work))
         assert call["snaps"][("input", "before")] == canonical_json({"cmd": command})
-    # The model saw about 10 KB; the archive holds all 23,893 bytes, searchable line by line.
-    assert seq["snaps"][("result", "before")] == canonical_json(full)
-    assert seq["snaps"][("result_text", "before")] == full.encode()
-    assert (seq["is_error"], ls["is_error"]) == (0, 1)
+    # The model saw about 10 KB; the archive holds all 23,893 bytes as the exact source output, as live
+    # capture does, and the result the model got with the exit code and status the rollout proves.
+    assert seq["snaps"][("source_output", "before")] == full.encode()
+    result = json.loads(seq["snaps"][("result", "before")])
+    assert (result["exit_code"], result["status"]) == (0, "completed")
+    assert "Process exited with code 0" in result["output"]
+    assert (seq["is_error"], ls["is_error"]) == (0, 1) and (seq["executed"], ls["executed"]) == (1, 1)
     assert b"no-such-dir-for-yarp" in ls["snaps"][("result", "before")]
     assert import_json(broker_env, "codex", str(codex_home / "sessions"), "--settle", "0")["callsNew"] == 0

@@ -190,6 +190,25 @@ def test_boundaries_accepted():
     assert validate.parse_operation(with_change("result_before", ["fullOutputPath"], None)).full_output is None
 
 
+def test_an_imported_calls_outcome_round_trips_and_is_checked():
+    """What a Codex transcript proves travels whole: not executed, the exact output, a cut text's completeness."""
+    finished = {"session": SESSION, "call": CALL, "input": {"a": 1}, "result": {"output": "x"}, "isError": True,
+                "finishedAtMs": 3}
+    shapes = [{**finished, "executed": False}, {**finished, "sourceOutput": "all of it\n"},
+              {**finished, "resultText": "head … tail", "resultTextCompleteness": "incomplete"}]
+    for call in shapes:
+        op = validate.parse_operation(with_change("import_calls", ["calls"], [call]))
+        assert ops.operation_to_json(op)["calls"] == [call]
+    (plain,) = validate.parse_operation(with_change("import_calls", ["calls"], [finished])).calls
+    assert (plain.executed, plain.source_output, plain.result_text_completeness) == (True, None, "complete")
+    for bad in ({**finished, "executed": 0}, {**finished, "sourceOutput": 5},
+                {**finished, "sourceOutput": "x", "sourceOutputPath": "/tmp/out"},
+                {**finished, "resultText": "t", "resultTextCompleteness": "partial"},
+                {**finished, "resultTextCompleteness": "incomplete"}):
+        with pytest.raises(ValidationError):
+            validate.parse_operation(with_change("import_calls", ["calls"], [bad]))
+
+
 def _nested(depth):
     value: object = 0
     for _ in range(depth):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from yarp.wire import operations as ops
 from yarp.archive.codec import bytes_payload
-from yarp.broker.services.codex import CallEvidence, call_outcome
+from yarp.broker.services.codex.outcome import call_outcome
 from yarp.archive.prepare import Prepared, SnapshotSpec, prepare
 from yarp.broker.services.shared import prepare_parts
+from yarp.transcripts.codex_evidence import CallEvidence
 
 SESSION = ops.Session("codex", "local:1000", "session-1")
 OUTPUT = "".join(f"{i}\n" for i in range(1, 10001))

@@ -297,18 +297,29 @@ def parse_imported_call(obj, where):
         raise ValidationError(f"{where}.call.requiresStreams must be false for an imported call")
     value = f.json("input")
     has_result = "result" in f.obj
-    result = is_error = finished = path = text = None
+    result = is_error = finished = path = text = source = None
+    executed = True
+    completeness = "complete"
     if has_result:
         result = f.json("result")
         is_error = f.flag("isError")
         finished = f.time_ms("finishedAtMs")
+        if "executed" in f.obj:
+            executed = f.flag("executed")
         path = f.text("sourceOutputPath", MAX_WORKING_DIRECTORY_CHARS, required=False)
         if path is not None and (not path.startswith("/") or "\x00" in path):
             raise ValidationError(f"{where}.sourceOutputPath must be an absolute path")
+        if "sourceOutput" in f.obj:
+            if path is not None:
+                raise ValidationError(f"{where} names a sourceOutputPath and holds a sourceOutput")
+            source = f.any_text("sourceOutput")
         if "resultText" in f.obj:
             text = f.any_text("resultText")
+            if "resultTextCompleteness" in f.obj:
+                completeness = f.choice("resultTextCompleteness", COMPLETENESS)
     f.finish()
-    return ops.ImportedCall(session, meta, value, result, has_result, bool(is_error), finished, path, text)
+    return ops.ImportedCall(session, meta, value, result, has_result, bool(is_error), finished, path, text,
+                            executed, source, completeness)
 
 
 def _import_calls(obj):

@@ -13,7 +13,7 @@ SHA-256) is held by `tests/test_hooks.py`'s import-set test, as
 `tests/test_run_imports.py` holds it for `yarp run`.
 
 Codex events (`yarp hook codex`) take the same path: the broker
-(`yarp.broker.services.codex.CodexService`) reads the session transcript, archives the
+(`yarp.broker.services.codex.service.CodexService`) reads the session transcript, archives the
 call and answers with the view that replaces a large output; this process
 adds only the cap from its configuration, and also forwards Codex's `Stop`
 and `SessionEnd`, which settle earlier calls.
@@ -39,7 +39,7 @@ RESULT_TIMEOUT_S = 20.0
 #: Room left in one frame for the request's own fields around the event.
 _ENVELOPE_ROOM = 64 * 1024
 MAX_EVENT_BYTES = MAX_FRAME_BYTES - _ENVELOPE_ROOM
-#: Codex events that carry no call and only settle the session's earlier calls (`hooks.codex`).
+#: Codex events that carry no call and only settle the session's earlier calls (`yarp.broker.services.codex`).
 CODEX_SETTLE_EVENTS = ("Stop", "SessionEnd")
 #: Longest session id used to name the once-per-session warning marker.
 _MAX_SESSION_CHARS = 1024

@@ -49,9 +49,12 @@ def prepare_import_calls(op: ops.ImportCalls) -> Prepared:
     """Every payload of every call: input before = after, result before = after.
 
     No processing happened between the agent and its tool for an imported
-    call, so each pair is one payload row. An approved source-output file that
-    cannot be read (gone, replaced by a link) leaves the call without it rather
-    than refusing the call: the transcript's result is still exact.
+    call, so each pair is one payload row. A result text and a source output
+    the call holds are stored as live capture stores them (`result_text/before`
+    with its completeness; `source_output/before`, exact bytes). An approved
+    source-output file that cannot be read (gone, replaced by a link) leaves
+    the call without it rather than refusing the call: the transcript's
+    result is still exact.
     """
     prepared = []
     for c in op.calls:
@@ -62,7 +65,10 @@ def prepare_import_calls(op: ops.ImportCalls) -> Prepared:
             snaps += [SnapshotSpec("result", "before", result), SnapshotSpec("result", "after", result)]
             if c.result_text is not None:
                 text = bytes_payload(c.result_text.encode("utf-8"), MEDIA_TEXT)
-                snaps.append(SnapshotSpec("result_text", "before", text, "complete"))
+                snaps.append(SnapshotSpec("result_text", "before", text, c.result_text_completeness))
+            if c.source_output is not None:
+                snaps.append(SnapshotSpec("source_output", "before",
+                                          bytes_payload(c.source_output.encode("utf-8", "surrogatepass"))))
             if c.source_output_path is not None:
                 try:
                     raw = read_snapshot_file(ops.StreamFile(c.source_output_path), private=False)
@@ -115,7 +121,7 @@ def apply_import_calls(store, prepared: PreparedImport):
 _INSERT_FINISHED = (
     "INSERT INTO tool_calls (session_id, source_call_id, archive_ref, tool_name, provider, model,"
     " working_directory, started_at_ms, requires_streams, status, finished_at_ms, is_error, executed)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 'finished', ?, ?, 1)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 'finished', ?, ?, ?)"
 )
 _INSERT_STARTED = (
     "INSERT INTO tool_calls (session_id, source_call_id, archive_ref, tool_name, provider, model,"
@@ -130,7 +136,7 @@ def _insert_call(conn, session_id: int, c: ops.ImportedCall) -> tuple[int, str]:
     ref = new_archive_ref()
     row = (session_id, m.source_call_id, ref, m.tool_name, m.provider, m.model, m.working_directory, m.started_at_ms)
     if c.has_result:
-        cur = conn.execute(_INSERT_FINISHED, (*row, c.finished_at_ms, int(c.is_error)))
+        cur = conn.execute(_INSERT_FINISHED, (*row, c.finished_at_ms, int(c.is_error), int(c.executed)))
     else:
         cur = conn.execute(_INSERT_STARTED, row)
     return cur.lastrowid, ref

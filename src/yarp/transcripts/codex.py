@@ -7,29 +7,44 @@ history and are ignored. `turn_context` sets the model and cwd of the calls
 that follow. `response_item` payloads hold the calls (`function_call`,
 `custom_tool_call`, `local_shell_call`, `tool_search_call`) and their outputs
 (`function_call_output`, `custom_tool_call_output`, `tool_search_output`),
-paired by `call_id`. Bare era (before the envelope): the same items without
-`payload`, and a first line `{id, timestamp, instructions}`.
+paired by `call_id`; `event_msg` payloads hold commands' executions
+(`item_completed` of a `CommandExecution`, or the older `exec_command_end`),
+before or after the output. Bare era (before the envelope): the same items
+without `payload`, and a first line `{id, timestamp, instructions}`.
 
 Identities are the live hook's: agent `codex`, the thread id, the `call_id`
-(the hook's `tool_use_id`). The result is the output as the transcript holds
-it (a JSON string, or the content-items list), except that a command's
-complete `aggregated_output` (`exec_command_end`, or `item_completed` of a
-`CommandExecution`) replaces the output the model saw, which Codex cut to
-about 10 KB, and is also stored as `result_text/before` (complete) so that
-`yarp search` finds its lines. `is_error` comes from the command's exit code — the projection's
-`exit_code`, else the output's own header (`Process exited with code N`,
-`Exit code: N`, JSON `metadata.exit_code`) — and is False where none exists,
-as the live hook records it.
+(the hook's `tool_use_id`). This module keeps the sessions, turns and the
+pairing; every outcome is the shared reader's (`yarp.transcripts.codex_evidence`),
+the one live capture takes too:
+
+- a shell call (`exec_command`, `shell`, `local_shell`, …) or any call with
+  an execution is archived as the transcript proves the command: `executed`,
+  `is_error`, the complete output as `source_output/before` or a cut one as
+  `result_text/before` (`incomplete`), and the result
+  `{"exit_code", "status", "output"}`. A call still running when the model
+  got its answer waits for its execution (across runs, in the checkpoint);
+  one whose execution never comes is recorded without a result, as live
+  capture leaves it `started`;
+- any other tool (patches, MCP tools, searches): its output as the
+  transcript holds it (a string, or the content-items list), an error only
+  when the output states a non-zero exit code.
+
+Two differences from live rows come from the sources alone. A live
+`PostToolUse` finishes a shell call with Codex's `tool_response` (its ~10 KB
+cut of the output) as the result's `output`; the transcript has only the
+model-facing `function_call_output`, which is what live capture stores too
+for a call it settles from the transcript. A live non-shell call's result is
+its post event's `tool_response`; here it is the transcript's output item.
 """
 
 from __future__ import annotations
 
 import os
-import re
 
 import orjson
 
 from yarp.wire import operations as ops
+from .codex_evidence import CallEvidence, event_evidence, is_command, item_evidence, result_record, tool_is_error
 from .parsing import TranscriptParser, iso_ms
 
 AGENT = "codex"
@@ -38,38 +53,22 @@ _CALLS = {"function_call": "call_id", "custom_tool_call": "call_id", "local_shel
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
 _OTHER_ITEMS = frozenset({"message", "reasoning", "web_search_call", "compaction", "ghost_snapshot", "other"})
 _OTHER_LINES = frozenset({"compacted", "world_state", "token_usage_record", "inter_agent_communication"})
-_EXIT = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)")
-#: Completed calls held for a late projection (exit code, complete output) before being sent.
+#: Completed calls held for a late execution record (exit code, complete output) before being sent.
 _HOLD_CALLS = 64
 
 
-def _exit_code_from_output(output) -> int | None:
-    if not isinstance(output, str):
-        return None
-    head = output.split("\nOutput:", 1)[0][:512]
-    match = _EXIT.search(head)
-    if match:
-        return int(match.group(1))
-    if output.startswith("{") and '"exit_code"' in output[:65536]:
-        try:
-            meta = orjson.loads(output).get("metadata")
-        except (orjson.JSONDecodeError, AttributeError):
-            return None
-        code = meta.get("exit_code") if isinstance(meta, dict) else None
-        return code if isinstance(code, int) and not isinstance(code, bool) else None
-    return None
-
-
 class CodexParser(TranscriptParser):
-    """Reads Codex session logs; a call waits for its output, and may wait for a late projection of it."""
+    """Reads Codex session logs; a call waits for its output, and may wait for a late execution record of it."""
 
     agent = AGENT
-    version = 1
+    #: 2: outcomes from the shared reader (`yarp.transcripts.codex_evidence`).
+    version = 2
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        #: call_id -> [call, output, finished_ms, exit_code, complete output]; waiting for a projection.
-        self.held: dict[str, list] = {}
+        #: call_id -> {"call", "output", "finished", "fields"}: a call with its output, held for a late
+        #: execution record; or {"call": None, "fields"}: an execution that came before the output.
+        self.held: dict[str, dict] = {}
 
     def feed(self, obj: dict, line: int) -> None:
         """Take one session-log record: metadata, turn context, calls and outputs; unknown kinds are counted."""
@@ -147,12 +146,12 @@ class CodexParser(TranscriptParser):
             output = item.get("output")
             if kind == "tool_search_output":
                 output = {k: v for k, v in item.items() if k not in ("type", "call_id", "id")}
-            held = self.held.pop(call_id, None)  # a projection that came first
-            entry = [waiting["call"], output, stamp, _exit_code_from_output(output), None]
-            if held is not None:
-                entry[3] = held[3] if held[3] is not None else entry[3]
-                entry[4] = held[4]
-            self.held[call_id] = entry
+            held = self.held.pop(call_id, None)  # an execution that came first
+            fields = {**waiting.get("fields", {}), **(held["fields"] if held is not None else {})}
+            evidence = item_evidence(item)
+            if evidence is not None:
+                fields.update(evidence[1])
+            self.held[call_id] = {"call": waiting["call"], "output": output, "finished": stamp, "fields": fields}
             if len(self.held) > _HOLD_CALLS:
                 self._release(next(iter(self.held)))
 
@@ -172,41 +171,55 @@ class CodexParser(TranscriptParser):
         return (name if isinstance(name, str) and name else kind), raw if raw is not None else {}
 
     def _event(self, payload: dict) -> None:
-        kind = payload.get("type")
-        if kind == "exec_command_end":
-            self._projection(payload.get("call_id"), payload.get("exit_code"), payload.get("aggregated_output"))
-        elif kind == "item_completed":
-            item = payload.get("item")
-            if isinstance(item, dict) and item.get("type") == "CommandExecution":
-                self._projection(item.get("id"), item.get("exit_code"), item.get("aggregated_output"))
-        elif kind in ("task_complete", "turn_aborted"):
+        evidence = event_evidence(payload)
+        if evidence is not None:
+            self._execution(*evidence)
+        elif payload.get("type") in ("task_complete", "turn_aborted"):
             for call_id in list(self.held):
                 self._release(call_id)
 
-    def _projection(self, call_id, exit_code, aggregated) -> None:
-        if not isinstance(call_id, str):
-            return
-        code = exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None
-        text = aggregated if isinstance(aggregated, str) else None
+    def _execution(self, call_id: str, fields: dict) -> None:
+        """A command's execution record: joined to its call, whether its output came before or comes later."""
         held = self.held.get(call_id)
         if held is not None:
-            held[3] = code if code is not None else held[3]
-            held[4] = text if text is not None else held[4]
-        elif call_id in self.pending:
-            # The projection came before the output: keep it for when the output arrives.
-            self.held[call_id] = [None, None, None, code, text]
+            held["fields"].update(fields)
+            return
+        waiting = self.pending.get(call_id) or ()
+        running = next((entry for entry in waiting if "fields" in entry), None)
+        if running is not None:  # its output came while it still ran (`_release`)
+            self.take_pending(call_id, lambda entry: entry is running)
+            self.held[call_id] = {"call": running["call"], "output": running["output"],
+                                  "finished": running["finished"], "fields": {**running["fields"], **fields}}
+        elif waiting:
+            # The execution came before the output: keep it for when the output arrives.
+            self.held[call_id] = {"call": None, "fields": dict(fields)}
 
     def _release(self, call_id: str) -> None:
-        call, output, finished, code, complete = self.held.pop(call_id)
+        """Send a held call with the outcome the shared reader gives it, or let it wait for its execution."""
+        entry = self.held.pop(call_id)
+        call = entry["call"]
         if call is None:
-            return  # a projection whose output never came; the call stays pending
-        result = complete if complete is not None else output
-        self.complete(call, result if result is not None else "", code not in (None, 0), finished,
-                      result_text=complete)
+            return  # an execution whose output never came; the call stays pending
+        evidence = CallEvidence(call_id, **entry["fields"])
+        output = entry["output"]
+        if evidence.model_output is None or not is_command(call.call.tool_name, evidence):
+            self.complete(call, output if output is not None else "", tool_is_error(output), entry["finished"])
+            return
+        if not evidence.settled:  # still running when the model got its answer: its execution comes later
+            self.pending.setdefault(call_id, []).append({"raw": call_id, "call": call, "output": output,
+                                                         "finished": entry["finished"], "fields": entry["fields"]})
+            return
+        stored = evidence.stored_output()
+        subject, completeness, text = stored if stored is not None else (None, None, None)
+        self.complete(call, result_record(evidence, evidence.model_output), evidence.is_error, entry["finished"],
+                      executed=evidence.executed, source_output=text if subject == "source_output" else None,
+                      result_text=text if subject == "result_text" else None,
+                      result_text_completeness=completeness or "complete")
 
     def end_of_read(self, settled: bool) -> None:
-        """Send the calls held for a late projection (they have their output), then settle as every parser does."""
-        # Held calls have their output: send them now rather than keep them across runs.
+        """Send the calls held for a late execution (they have their output), then settle as every parser does."""
+        # Held calls have their output: send them now rather than keep them across runs (a call
+        # still running goes back to the pending calls, kept in the checkpoint).
         for call_id in list(self.held):
             self._release(call_id)
         super().end_of_read(settled)

@@ -122,7 +122,8 @@ class _Sender:
 
     def add(self, call: ops.ImportedCall) -> None:
         self.calls.append(call)
-        self.bytes += 256 + _size(call.input) + (_size(call.result) if call.has_result else 0)
+        self.bytes += 256 + _size(call.input) + (_size(call.result) if call.has_result else 0) \
+            + len(call.result_text or "") + len(call.source_output or "")
         if len(self.calls) >= MAX_IMPORT_BATCH_CALLS or self.bytes >= BATCH_BYTES:
             self.flush()
 

@@ -135,14 +135,16 @@ class TranscriptParser(ABC):
         return entry
 
     def complete(self, call: ImportedCall, result, is_error: bool, finished_at_ms: int | None,
-                 source_output_path: str | None = None, result_text: str | None = None) -> None:
-        """A paired call, with its result, is ready to send.
+                 source_output_path: str | None = None, result_text: str | None = None, *, executed: bool = True,
+                 source_output: str | None = None, result_text_completeness: str = "complete") -> None:
+        """A paired call, with its result, is ready to send (the fields as `ImportedCall` has them).
 
         A missing finish time, or one before the start, becomes the start time.
         """
         finished = finished_at_ms if finished_at_ms is not None else call.call.started_at_ms
         self.ready.append(ImportedCall(call.session, call.call, call.input, result, True, bool(is_error),
-                                       max(finished, call.call.started_at_ms), source_output_path, result_text))
+                                       max(finished, call.call.started_at_ms), source_output_path, result_text,
+                                       bool(executed), source_output, result_text_completeness))
 
     def unmatched_result(self, line: int) -> None:
         """Count and report a result whose call is not in this file."""

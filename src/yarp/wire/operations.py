@@ -227,17 +227,22 @@ class ImportedCall(Record):
 
     `result` is None for a call the transcript shows without a result: it is
     recorded as `started` (incomplete) with no result snapshots. With a result
-    the call is `finished` with `executed = 1`; `is_error` is what the
+    the call is `finished`; `executed` is False for a call the transcript
+    shows answered without running (Codex's refusals); `is_error` is what the
     transcript says, False when it says nothing (the live adapters record the
-    same default). `result_text` is the result's exact text where the
-    transcript proves it complete (Codex's `aggregated_output`), stored as
-    `result_text/before` for line search.
+    same default). `result_text` is a text of the result stored as
+    `result_text/before` with `result_text_completeness` (Codex's cut
+    outputs); `source_output` is the exact complete output the transcript
+    holds (Codex's `aggregated_output`), stored as `source_output/before` as
+    live capture stores it, and `source_output_path` names a file holding it
+    (Pi's and Claude Code's spilled outputs).
     """
 
     __slots__ = ("session", "call", "input", "result", "has_result", "is_error", "finished_at_ms",
-                 "source_output_path", "result_text")
+                 "source_output_path", "result_text", "executed", "source_output", "result_text_completeness")
     _defaults = {"result": None, "has_result": False, "is_error": False, "finished_at_ms": None,
-                 "source_output_path": None, "result_text": None}
+                 "source_output_path": None, "result_text": None, "executed": True, "source_output": None,
+                 "result_text_completeness": "complete"}
     session: Session
     call: CallMeta
     input: Any
@@ -247,6 +252,9 @@ class ImportedCall(Record):
     finished_at_ms: int | None
     source_output_path: str | None
     result_text: str | None
+    executed: bool
+    source_output: str | None
+    result_text_completeness: str
 
 
 class ImportCalls(Record):
@@ -448,10 +456,16 @@ def imported_call_json(c: ImportedCall) -> dict:
     out: dict[str, Any] = {"session": _session_json(c.session), "call": _call_json(c.call), "input": c.input}
     if c.has_result:
         out.update(result=c.result, isError=c.is_error, finishedAtMs=c.finished_at_ms)
+        if not c.executed:
+            out["executed"] = False
         if c.source_output_path is not None:
             out["sourceOutputPath"] = c.source_output_path
+        if c.source_output is not None:
+            out["sourceOutput"] = c.source_output
         if c.result_text is not None:
             out["resultText"] = c.result_text
+            if c.result_text_completeness != "complete":
+                out["resultTextCompleteness"] = c.result_text_completeness
     return out
 
 

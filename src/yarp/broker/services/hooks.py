@@ -17,7 +17,7 @@ committed by the writer. One request per event:
   broker does not remember (it restarted, or the entry was dropped) has its
   state read from the archive read-only, as the hook process used to.
 
-Codex events go to `yarp.broker.services.codex.CodexService`, which reads the call's
+Codex events go to `yarp.broker.services.codex.service.CodexService`, which reads the call's
 outcome from the session transcript the event names and commits every
 operation of the event (this call's, and those of earlier calls that got no
 post event) as one composite request; Codex's client adds `capBytes`, the
@@ -66,9 +66,9 @@ class HookService:
         return CallState(stored[0], capture.wrapper_flags(event, self.warm.account), stored[2])
 
     def codex(self):
-        """Codex events (`hooks.codex.CodexService`): made on the first one."""
+        """Codex events (`codex.service.CodexService`): made on the first one."""
         if self._codex is None:
-            from yarp.broker.services.codex import CodexService
+            from yarp.broker.services.codex.service import CodexService
 
             self._codex = CodexService(self.broker, self.warm)
         return self._codex
