@@ -101,9 +101,9 @@ def test_relay_baseline_decode_encode(benchmark, ingest_frame_1k):
     benchmark.group = "relay-1k"
 
     def run():
-        obj = protocol.client_loads(ingest_frame_1k, "request frame")
+        obj = protocol.json_text.loads(ingest_frame_1k, "request frame")
         del obj["requestId"], obj["schemaVersion"]
-        return protocol.client_dumps(obj)
+        return protocol.json_text.dumps(obj)
 
     benchmark(run)
 

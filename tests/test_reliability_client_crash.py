@@ -34,7 +34,7 @@ s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
 def frame(b): return struct.pack(">Q", len(b)) + b
 hello = {"schema": protocol.SCHEMA, "binaryVersion": __import__("yarp").__version__, "archiveId": sys.argv[2],
          "correlationId": "victim"}
-s.sendall(frame(protocol.client_dumps(hello)))
+s.sendall(frame(protocol.json_text.dumps(hello)))
 s.recv(4096)
 op = ops.BeginCall(ops.Session("pi", "victim", "v"), ops.CallMeta(sys.argv[5], "bash", 1, False),
                    {"blob": "v" * 200000}, {"blob": "v" * 200000}, 1)

@@ -28,6 +28,7 @@ from yarp.limits import (
     MIN_DEADLINE_MS,
 )
 from yarp.wire import operations as ops
+from yarp.wire.json_text import decode as decode_json
 from yarp.wire.protocol import (
     CONTROLS,
     SCHEMA,
@@ -39,7 +40,6 @@ from yarp.wire.protocol import (
     RunNotStarted,
     RunTarget,
     SpoolFiles,
-    decode_json,
 )
 
 IMPLEMENTATION = "py"

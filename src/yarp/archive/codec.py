@@ -83,21 +83,6 @@ def canonical_json(value: object) -> bytes:
     return _reference_canonical_json(value)
 
 
-def parse_json(data: bytes) -> object:
-    """Parse stored or recorded JSON: orjson first (several times faster on a
-    large line), else the standard parser, which also takes what orjson
-    refuses (an escaped lone surrogate), so no record is lost to the faster
-    one. Raises `ValueError` when neither can. Integers past 64 bits come back
-    as floats (orjson's reading); use `protocol.decode_json` where they must
-    stay exact."""
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        import json
-
-        return json.loads(data)
-
-
 def media_type_of(data: bytes) -> str:
     """`text/plain; charset=utf-8` for valid UTF-8, else `application/octet-stream`."""
     if data.isascii():

@@ -52,7 +52,9 @@ from yarp.errors import (
 from yarp.wire.frames import FrameSplitter
 from yarp.limits import DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MAX_FRAME_BYTES, MAX_SAFE_INTEGER
 from yarp.paths import ArchiveLocation
-from yarp.wire.protocol import Outgoing, client_dumps, client_loads, routing
+from yarp.wire.json_text import dumps as client_dumps
+from yarp.wire.json_text import loads as client_loads
+from yarp.wire.protocol import Outgoing, routing
 
 SCHEMA_VERSION = 1
 #: Time allowed to reach (or start) the broker before any input is read.

@@ -24,7 +24,7 @@ from yarp.wire import operations as ops
 from ..errors import ArchiveMissing, DataError, YarpError
 from ..limits import MAX_IMPORT_BATCH_CALLS
 from ..paths import ArchiveLocation
-from yarp.wire.protocol import decode_json
+from yarp.wire import json_text
 from .batch import EXISTING, IMPORTED, REFUSED
 from .discovery import AGENTS, default_roots, guess_agent, transcript_files
 from .parsing import Tally, TranscriptParser
@@ -415,7 +415,7 @@ def _feed_lines(path: str, reader: LineReader, parser: TranscriptParser, tally: 
             continue
         try:
             # As the broker reads frames: integer literals are never rounded into floats.
-            obj = decode_json(raw, "transcript line")
+            obj = json_text.decode(raw, "transcript line")
         except YarpError:
             tally.corrupt_lines += 1
             tally.issue(path, line, "line is not valid JSON")

@@ -64,22 +64,12 @@ def _is_correlation_id(value: object) -> bool:
             and not value.translate(_CORRELATION_CHARS))
 
 
-# --- JSON (`yarp.wire.json_text`) -------------------------------------------------------
-
-_client_dumps = json_text.dumps
-_client_loads = json_text.loads
-#: The client side's codec, for other short-lived processes (the ingest relay).
-client_dumps = json_text.dumps
-client_loads = json_text.loads
-decode_json = json_text.decode
-
-
 # --- handshake ---------------------------------------------------------------
 
 
 def check_handshake(frame: bytes, archive_id: str) -> str:
     """Validate a client's handshake; return its correlation id or raise."""
-    obj = decode_json(frame, "handshake")
+    obj = json_text.decode(frame, "handshake")
     if not isinstance(obj, dict) or set(obj) != {"schema", "binaryVersion", "archiveId", "correlationId"}:
         raise HandshakeMismatch("handshake fields are not the v1 set")
     if obj["schema"] != SCHEMA:
@@ -253,7 +243,7 @@ def outgoing(operation: ops.ArchiveOperation) -> Outgoing:
     """
     return Outgoing(operation.kind, ops.replay_policy(operation),
                     routing(ops.operation_id(operation), ops.source_key(operation), operation.sequence),
-                    _client_dumps(ops.operation_to_json(operation)))
+                    json_text.dumps(ops.operation_to_json(operation)))
 
 
 def envelope_frame(out: Outgoing, correlation_id: str, deadline_ms: int) -> bytes:
@@ -277,7 +267,7 @@ def envelope(operation: ops.ArchiveOperation, correlation_id: str, deadline_ms: 
 
 def control(correlation_id: str, name: str) -> bytes:
     """A control request frame, such as `status`."""
-    return _client_dumps({"schema": SCHEMA, "correlationId": correlation_id, "control": name})
+    return json_text.dumps({"schema": SCHEMA, "correlationId": correlation_id, "control": name})
 
 
 # --- replies ----------------------------------------------------------------------
@@ -307,7 +297,7 @@ def reply_error(error: YarpError) -> bytes:
 
 def parse_reply(frame: bytes) -> dict:
     """Decode a broker reply; raises `FrameError` unless it is an object with a boolean `ok`."""
-    obj = _client_loads(frame, "broker reply")
+    obj = json_text.loads(frame, "broker reply")
     if not isinstance(obj, dict) or not isinstance(obj.get("ok"), bool):
         raise FrameError("broker reply is malformed")
     return obj

@@ -92,14 +92,15 @@ def input_labels(conn: sqlite3.Connection, digests: list[bytes]) -> list[tuple[b
     Inputs are read `_INPUT_CHUNK` digests per statement: one statement per
     distinct input cost 29 µs each, most of a report over 30,000 distinct commands.
     """
-    from yarp.archive.codec import decode_body, parse_json
+    from yarp.archive.codec import decode_body
+    from yarp.wire.json_text import loads_record
 
     out = []
     for start in range(0, len(digests), _INPUT_CHUNK):
         chunk = digests[start:start + _INPUT_CHUNK]
         for sha, compression, body, length in conn.execute(_INPUT_SQL.format(",".join("?" * len(chunk))), chunk):
             try:
-                words = _words_of(parse_json(decode_body(compression, body, length)))
+                words = _words_of(loads_record(decode_body(compression, body, length)))
             except (ValueError, DataError):  # damaged or not JSON: verify reports it; the tool names the call
                 words = None
             out.append((sha, _label(words, False), _label(words, True)) if words else (sha, None, None))
