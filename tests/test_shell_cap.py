@@ -274,6 +274,30 @@ def test_a_big_stream_is_scanned_in_bounded_memory_and_matches_the_whole_read(tm
     assert peak < 4 * (1 << 20), peak  # chunks and windows, not the 6 MB stream
 
 
+def test_a_big_reducer_view_read_in_chunks_is_capped_as_when_read_whole(tmp_path):
+    # Its gaps are counted in the view's own lines, each marker measured in the form it is
+    # written, and its first marker pair kept like a header, whichever way it was read.
+    from yarp.view import cap as cap_module
+
+    lines = [b"[yarp summary: test; source_lines=40000; shown_lines=20000]",
+             b"[yarp: omitted 3 line(s); ref=yr_x; stdout complete]", b"Search omitted output: yarp search yr_x 'a'"]
+    lines += [b"step %d done" % i for i in range(20000)]
+    for index in range(500, 20000, 700):
+        lines[index] = b"error: boom %d" % index
+        lines[index + 1] = b"[yarp: omitted 2 line(s)]"
+    data = b"\n".join(lines) + b"\n"
+    (tmp_path / "o").write_bytes(data)
+    (tmp_path / "e").write_bytes(b"")
+    for cap in (1024, 2048, 5120, 16384):
+        whole = cap_streams([("stdout", data), ("stderr", b"")], cap=cap, archive_ref=REF, completeness="complete")
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(cap_module, "DENSE_LIMIT", 1 << 16)
+            patch.setattr(cap_module, "CHUNK_BYTES", 1 << 14)
+            parts = cap_files([str(tmp_path / "o"), str(tmp_path / "e")], cap=cap, archive_ref=REF)
+        assert parts == whole, cap
+        assert len(b"".join(parts)) <= cap
+
+
 def test_gap_markers_are_measured_without_being_built():
     from yarp.view.cap import Stream, gap_marker, gap_marker_bytes
     from yarp.view.salience import classifier

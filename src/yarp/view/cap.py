@@ -319,6 +319,13 @@ def _sparse(stream: Stream, handle, size: int, sal: Classifier) -> Stream:
     stream.classes = classes
     stream.extra_counts = extra
     stream.ranges = not held.get(0, b"").startswith(REDUCER_SUMMARY)
+    if not stream.ranges:
+        # As for a reducer's view read whole: its gap markers take the count-only form,
+        # and its first marker pair is kept like a header.
+        stream.marker_bytes = _VIEW_MARKER_BYTES
+        first = next((n for n in stream.indices() if stream.lines[n].startswith(REDUCER_MARKER)), None)
+        if first is not None:
+            classes[first] = "header"
     return stream
 
 
