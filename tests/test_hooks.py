@@ -370,7 +370,7 @@ HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tre
                   "selectors", "signal", "enum", "hashlib", "_hashlib", "threading", "shutil", "shlex", "tomllib",
                   "yarp.broker", "yarp.archive.store", "yarp.archive.prepare", "yarp.view.plan", "yarp.view.rules",
                   "yarp.hooks.events", "yarp.hooks.capture", "yarp.broker.services.hooks", "yarp.hooks.notice",
-                  "yarp.broker.services.codex", "yarp.view.cap",
+                  "yarp.broker.services.codex", "yarp.view.cap", "yarp.view.markers", "yarp.view.streams",
                   # With a broker running, the full client (start-up, locks, operation types) stays unloaded.
                   "yarp.clients.broker", "yarp.wire.protocol", "yarp.wire.operations", "yarp.wire.frames", "yarp._fastframe",
                   "yarp._fastframe_py", "fcntl",

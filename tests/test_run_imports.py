@@ -22,7 +22,8 @@ FORBIDDEN = ("uvloop", "tree_sitter", "tree_sitter_bash", "concurrent.futures", 
              "_sqlite3", "yarp.broker", "yarp.archive.store", "yarp.archive.prepare", "yarp.archive.codec", "yarp.view.plan",
              "yarp.archive.recovery", "orjson", "dataclasses", "argparse", "zstandard",
              # The view is the broker's work (yarp.broker.services.run); the full client is for start-up only.
-             "yarp.view.rules", "yarp.view.reducers", "yarp.view.cap", "yarp.view.visible", "yarp.clients.broker",
+             "yarp.view.rules", "yarp.view.reducers", "yarp.view.cap", "yarp.view.markers", "yarp.view.streams",
+             "yarp.view.visible", "yarp.clients.broker",
              "yarp.wire.protocol", "yarp.wire.operations", "yarp.wire.frames", "yarp._fastframe", "yarp._fastframe_py",
              # The payload kernel is the broker's (through yarp.archive.codec), never a client's.
              "yarp.archive.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py")

@@ -251,7 +251,7 @@ def test_markers_resolve_with_yarp_read_and_search_on_a_real_archive(renv, tmp_p
 def test_a_big_stream_is_scanned_in_bounded_memory_and_matches_the_whole_read(tmp_path, monkeypatch):
     import tracemalloc
 
-    from yarp.view import cap as cap_module
+    from yarp.view import streams
 
     lines = [b"record %d copied" % i for i in range(400_000)]
     lines[123_456] = b"Traceback (most recent call last):"
@@ -261,8 +261,8 @@ def test_a_big_stream_is_scanned_in_bounded_memory_and_matches_the_whole_read(tm
     (tmp_path / "o").write_bytes(data)
     (tmp_path / "e").write_bytes(b"")
     whole = cap_streams([("stdout", data), ("stderr", b"")], archive_ref=REF, completeness="complete")
-    monkeypatch.setattr(cap_module, "DENSE_LIMIT", 1 << 20)
-    monkeypatch.setattr(cap_module, "CHUNK_BYTES", 1 << 18)
+    monkeypatch.setattr(streams, "DENSE_LIMIT", 1 << 20)
+    monkeypatch.setattr(streams, "CHUNK_BYTES", 1 << 18)
     tracemalloc.start()
     try:
         parts = cap_files([str(tmp_path / "o"), str(tmp_path / "e")], archive_ref=REF)
@@ -277,7 +277,7 @@ def test_a_big_stream_is_scanned_in_bounded_memory_and_matches_the_whole_read(tm
 def test_a_big_reducer_view_read_in_chunks_is_capped_as_when_read_whole(tmp_path):
     # Its gaps are counted in the view's own lines, each marker measured in the form it is
     # written, and its first marker pair kept like a header, whichever way it was read.
-    from yarp.view import cap as cap_module
+    from yarp.view import streams
 
     lines = [b"[yarp summary: test; source_lines=40000; shown_lines=20000]",
              b"[yarp: omitted 3 line(s); ref=yr_x; stdout complete]", b"Search omitted output: yarp search yr_x 'a'"]
@@ -291,16 +291,17 @@ def test_a_big_reducer_view_read_in_chunks_is_capped_as_when_read_whole(tmp_path
     for cap in (1024, 2048, 5120, 16384):
         whole = cap_streams([("stdout", data), ("stderr", b"")], cap=cap, archive_ref=REF, completeness="complete")
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(cap_module, "DENSE_LIMIT", 1 << 16)
-            patch.setattr(cap_module, "CHUNK_BYTES", 1 << 14)
+            patch.setattr(streams, "DENSE_LIMIT", 1 << 16)
+            patch.setattr(streams, "CHUNK_BYTES", 1 << 14)
             parts = cap_files([str(tmp_path / "o"), str(tmp_path / "e")], cap=cap, archive_ref=REF)
         assert parts == whole, cap
         assert len(b"".join(parts)) <= cap
 
 
 def test_gap_markers_are_measured_without_being_built():
-    from yarp.view.cap import Stream, gap_marker, gap_marker_bytes
+    from yarp.view.markers import gap_marker, gap_marker_bytes
     from yarp.view.salience import classifier
+    from yarp.view.streams import Stream
 
     for name, data in (("stdout", b"a\n" * 50), ("résumé", b"b\n"), ("result_text", b"[yarp summary: x]\nc\n")):
         stream = Stream(name, data, classifier())
@@ -359,9 +360,9 @@ def test_context_runs_keep_exactly_the_lines_one_line_at_a_time_keeps(chunks, sh
 
 
 def test_the_bytes_no_word_starts_with_are_those_of_the_hint_pattern():
-    from yarp.view.cap import _NOT_WORD_START
     from yarp.view.salience import classifier
+    from yarp.view.streams import NOT_WORD_START
 
     word = classifier().word
     for byte in range(256):
-        assert (word.match(bytes([byte]) + b"aa") is None) == (byte in _NOT_WORD_START), byte
+        assert (word.match(bytes([byte]) + b"aa") is None) == (byte in NOT_WORD_START), byte

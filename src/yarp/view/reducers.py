@@ -28,8 +28,8 @@ from collections import deque
 from yarp._record import Record
 from yarp.limits import DEFAULT_CAP_BYTES, MARKER_COST, MAX_CARRY_BYTES
 from yarp.limits import REDUCER_CHUNK_BYTES as CHUNK_BYTES
-from yarp.view.cap import utf8_floor
 from yarp.view.rules import Limits, Rule
+from yarp.view.streams import utf8_floor
 
 
 class Family(Record):

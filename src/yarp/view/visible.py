@@ -102,7 +102,8 @@ def write_view(rule, status: int, cap: int, files: SpoolFiles, ref: str | None) 
     if cap:
         out_size, err_size = os.path.getsize(out), os.path.getsize(err)
         if out_size + err_size > cap:
-            from yarp.view.cap import cap_files, marker
+            from yarp.view.cap import cap_files
+            from yarp.view.markers import marker
 
             # The marker names the stream holding the first omitted byte; both
             # names have six letters, so the marker's length (and the cut) is
