@@ -23,6 +23,7 @@ FORBIDDEN = ("uvloop", "tree_sitter", "tree_sitter_bash", "concurrent.futures", 
              "yarp.archive.recovery", "orjson", "dataclasses", "argparse", "zstandard",
              # The view is the broker's work (yarp.broker.services.run); the full client is for start-up only.
              "yarp.view.rules", "yarp.view.reducers", "yarp.view.cap", "yarp.view.markers", "yarp.view.streams",
+             "yarp.view.families", "yarp.view.selector",
              "yarp.view.visible", "yarp.clients.broker",
              "yarp.wire.protocol", "yarp.wire.operations", "yarp.wire.frames", "yarp._fastframe", "yarp._fastframe_py",
              # The payload kernel is the broker's (through yarp.archive.codec), never a client's.

@@ -4,6 +4,8 @@ Submodules:
 
 - `yarp.view.rules`: the TOML rule format, its strict loader and the argv matcher;
 - `yarp.view.reducers`: streaming, bounded-memory stream pruning with markers;
+- `yarp.view.families`: what each reducer family treats as evidence, and how it is found;
+- `yarp.view.selector`: which lines of a stream a reducer keeps, chunk by chunk;
 - `yarp.view.cap`: the contract's global cap for block lists and stream files;
 - `yarp.view.markers`: the text of every marker a view carries, and which lines are markers;
 - `yarp.view.streams`: the texts the cap reads as classified lines, big files in bounded memory;

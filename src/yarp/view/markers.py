@@ -1,12 +1,19 @@
-"""The markers YARP writes into what the agent sees: their text and their size.
+"""The markers YARP writes into what the agent sees: their text, their size and the records behind them.
 
 A marker is a line, or a pair of lines, standing where a view left something
-out. The global cap (`yarp.view.cap`) writes the main marker (`marker`, then
-`counts_line`) at the first omitted position, naming a search built from the
-cut lines (`search_pattern`) and what was cut by class (`omitted_counts`); a
-`gap_marker` per omitted run; a `cut_note` after a line cut short. A reducer's
-view (`yarp.view.reducers`) opens with a `[yarp summary: …]` line and marks its
-omitted runs too.
+out. A reducer (`yarp.view.reducers`) writes a view of one stream:
+
+    [yarp summary: test; source_lines=812; shown_lines=40; ...]     a `Summary`
+    [yarp: omitted 120 line(s); ref=yr_…; stdout complete]          the first `Omission`,
+    Search omitted output: yarp search yr_… 'FAILED|Error'          with its search
+    [yarp: omitted 7 line(s), truncated 1 line(s)]                  a later `Omission`
+    [yarp: 84 line(s) in this file's diff]                          a `SectionLines`
+
+as records, each of which writes its own text. The global cap
+(`yarp.view.cap`) writes the main marker (`marker`, then `counts_line`) at the
+first omitted position, naming a search built from the cut lines
+(`search_pattern`) and what was cut by class (`omitted_counts`); a
+`gap_marker` per omitted run; a `cut_note` after a line cut short.
 
 The cap must know which lines of its input are markers: never salient, a pair
 kept or cut whole, a reducer's first pair kept like a header. `TextMarkers`
@@ -17,6 +24,7 @@ This module never decides what a view keeps; it only says how the markers read.
 
 from __future__ import annotations
 
+from yarp._record import Record
 from yarp.view.salience import FAILURE_CLASSES, classifier
 
 REDUCER_SUMMARY = b"[yarp summary: "
@@ -39,6 +47,92 @@ MAX_HINT_LINES = 1000
 #: Omitted-line counts are reported in these groups, in this order.
 COUNT_GROUPS = (("failure", FAILURE_CLASSES), ("summary", frozenset({"summary", "header"})),
                 ("warning", frozenset({"warning"})))
+
+
+# --- what a reducer writes -------------------------------------------------------------------
+
+
+class Marker(Record):
+    """A marker a reducer wrote: `line` is the index, in its view, of the marker's first line."""
+
+    __slots__ = ("line",)
+    line: int
+
+    def text(self) -> bytes:
+        """The marker's line(s), each ending with a newline."""
+        raise NotImplementedError
+
+    @property
+    def height(self) -> int:
+        """How many lines of the view the marker takes."""
+        return 1
+
+
+class Summary(Marker):
+    """A reducer view's first line: its family and what it counted, as (field, number) pairs."""
+
+    __slots__ = ("family", "fields")
+    family: str
+    fields: tuple[tuple[str, int], ...]
+
+    def text(self) -> bytes:
+        """`[yarp summary: FAMILY; FIELD=N; ...]`."""
+        fields = "; ".join(f"{name}={value}" for name, value in self.fields)
+        return f"[yarp summary: {self.family}; {fields}]\n".encode()
+
+
+class Omission(Marker):
+    """Lines a reducer left out of one stream, and where to find them.
+
+    `omitted` lines of `stream` are missing here: its 1-based lines `first`..`last`
+    (both 0 when the marker stands for no single run: the omissions inside the
+    commits shown, or none at all), and `truncated` of the lines shown since the
+    previous marker were cut short. `ref` and `completeness` name the archived
+    stream they can be read from; `search` is the pattern of the search line the
+    stream's first marker carries (None: a one-line marker, since the first pair
+    already names the reference and the search). `within` names where the lines
+    were left out when they are not one run (`the commits shown`).
+    """
+
+    __slots__ = ("omitted", "truncated", "first", "last", "stream", "ref", "completeness", "search", "within")
+    _defaults = {"within": ""}
+    omitted: int
+    truncated: int
+    first: int
+    last: int
+    stream: str
+    ref: str
+    completeness: str
+    search: str | None
+    within: str
+
+    def text(self) -> bytes:
+        """The pair naming the reference and the search, or (without `search`) one line."""
+        extra = f", truncated {self.truncated} line(s)" if self.truncated else ""
+        if self.search is None:
+            # Repeating the reference and the search would cost ~170 bytes a run.
+            return f"[yarp: omitted {self.omitted} line(s){extra}]\n".encode()
+        where = f" within {self.within}" if self.within else ""
+        return (
+            f"[yarp: omitted {self.omitted} line(s){extra}{where}; ref={self.ref}; {self.stream} {self.completeness}]\n"
+            f"Search omitted output: yarp search {self.ref} '{self.search}'\n"
+        ).encode()
+
+    @property
+    def height(self) -> int:
+        """Two lines with the search line, else one."""
+        return 1 if self.search is None else 2
+
+
+class SectionLines(Marker):
+    """How many lines the section a kept line opens holds (a diff's file), shown after that line."""
+
+    __slots__ = ("count",)
+    count: int
+
+    def text(self) -> bytes:
+        """`[yarp: N line(s) in this file's diff]`."""
+        return f"[yarp: {self.count} line(s) in this file's diff]\n".encode()
 
 
 # --- which lines of the cap's input are markers ----------------------------------------------
