@@ -298,6 +298,24 @@ def test_a_big_reducer_view_read_in_chunks_is_capped_as_when_read_whole(tmp_path
         assert len(b"".join(parts)) <= cap
 
 
+def test_a_reducer_view_s_markers_are_its_records_not_what_reads_like_one():
+    # A line of the command's output that reads like a marker is one of its lines, not a
+    # marker, once the reducer that kept it has said which lines are its markers.
+    from yarp.view.markers import Omission, Summary
+    from yarp.view.salience import classifier
+    from yarp.view.streams import Stream
+
+    data = (b"[yarp summary: test; source_lines=9; shown_lines=4]\n[yarp: omitted 3 line(s) of this view]\n"
+            b"error: boom\n[yarp: omitted 2 line(s)]\n")
+    records = (Summary(0, "test", (("source_lines", 9), ("shown_lines", 4))),
+               Omission(3, 2, 0, 5, 6, "stdout", REF, "complete", None))
+    assert [record.text() for record in records] == [data.splitlines(keepends=True)[i] for i in (0, 3)]
+    told, read = Stream("stdout", data, classifier(), records), Stream("stdout", data, classifier())
+    assert [i for i, line in enumerate(told.lines) if told.markers.is_marker(i, line)] == [3]
+    assert [i for i, line in enumerate(read.lines) if read.markers.is_marker(i, line)] == [1, 3]
+    assert not told.ranges and not read.ranges  # a reducer's view either way: gaps counted in its own lines
+
+
 def test_gap_markers_are_measured_without_being_built():
     from yarp.view.markers import gap_marker, gap_marker_bytes
     from yarp.view.salience import classifier

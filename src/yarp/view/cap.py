@@ -29,10 +29,11 @@ among, and the reading of big stream files in bounded memory, in
 `yarp/hooks/pi/cap.ts` is the twin of this module with those two: the shared
 vectors in `tests/vectors/cap` hold both to the same view for the same input.
 
-Two entry points as before: `cap_blocks`/`cap_text` for text the agent's host produced
+Two entry points: `cap_blocks`/`cap_text` for text the agent's host produced
 (source `result_text`) and `cap_files` for the runner, which caps the pruned
-stdout and stderr together. Neither touches the archive: the caller commits
-the exact text before it shows the capped form.
+stdout and stderr together, given the markers of the reducers that pruned
+them. Neither touches the archive: the caller commits the exact text before
+it shows the capped form.
 """
 
 from __future__ import annotations
@@ -533,13 +534,16 @@ def cap_files(
     completeness: str = "complete",
     exit_code: int | None = None,
     names: Sequence[str] = ("stdout", "stderr"),
+    markers: Sequence[Sequence | None] = (),
 ) -> list[bytes] | None:
     """Cap the joined contents of `paths` (pruned stdout then stderr).
 
     Returns one byte string per path (what to emit on that path's stream), or
     None when the joined size is at or under the cap and the files should be
-    emitted as they are. `source` is accepted for compatibility; the main
-    marker names the stream that holds the first omitted line.
+    emitted as they are. `markers` holds, per path, the markers of the reducer
+    that wrote it (`ReduceStats.markers`), or None for a stream as the command
+    wrote it. `source` is accepted for compatibility; the main marker names the
+    stream that holds the first omitted line.
     """
     import os
 
@@ -547,7 +551,8 @@ def cap_files(
     if cap <= 0 or sum(sizes) <= cap:
         return None
     sal = classifier()
-    streams = [Stream.from_file(names[number] if number < len(names) else source, path, sal)
+    streams = [Stream.from_file(names[number] if number < len(names) else source, path, sal,
+                                markers[number] if number < len(markers) else None)
                for number, path in enumerate(paths)]
     return _cap(streams, sum(sizes), cap=cap, archive_ref=archive_ref, completeness=completeness,
                 exit_code=exit_code, source=None, sal=sal)

@@ -9,20 +9,28 @@ out. A reducer (`yarp.view.reducers`) writes a view of one stream:
     [yarp: omitted 7 line(s), truncated 1 line(s)]                  a later `Omission`
     [yarp: 84 line(s) in this file's diff]                          a `SectionLines`
 
-as records, each of which writes its own text. The global cap
-(`yarp.view.cap`) writes the main marker (`marker`, then `counts_line`) at the
-first omitted position, naming a search built from the cut lines
-(`search_pattern`) and what was cut by class (`omitted_counts`); a
+and hands the records to the cap beside the text (`ReduceStats.markers`). The
+global cap (`yarp.view.cap`) writes its own: the main marker (`marker`, then
+`counts_line`) at the first omitted position, naming a search built from the
+cut lines (`search_pattern`) and what was cut by class (`omitted_counts`); a
 `gap_marker` per omitted run; a `cut_note` after a line cut short.
 
 The cap must know which lines of its input are markers: never salient, a pair
-kept or cut whole, a reducer's first pair kept like a header. `TextMarkers`
-says so from how the lines read.
+kept or cut whole, a reducer's first pair kept like a header. `RecordMarkers`
+says so from a reducer's records. `TextMarkers` says so from how the lines
+read, and is the only place marker text is parsed: it serves text from outside
+this process (a host's tool result, a command's raw output), which may hold a
+view some other YARP wrote (a `yarp run` the agent's shell ran, a saved view
+printed again) and comes with nothing else to say what it holds. The Pi
+extension's cap (`yarp/hooks/pi/cap.ts`) caps only such text and reads it the
+same way.
 
 This module never decides what a view keeps; it only says how the markers read.
 """
 
 from __future__ import annotations
+
+import bisect
 
 from yarp._record import Record
 from yarp.view.salience import FAILURE_CLASSES, classifier
@@ -174,6 +182,42 @@ class TextMarkers:
     def any_in(joined: bytes, low: int, high: int) -> bool:
         """Whether any of lines `low`..`high` is a marker; `joined` holds them, each after a newline."""
         return _JOINED_MARKERS[0] in joined or _JOINED_MARKERS[1] in joined
+
+
+class RecordMarkers:
+    """The markers of a reducer's view, known from the records the reducer wrote."""
+
+    __slots__ = ("reduced", "header", "_pairs", "_lines")
+
+    def __init__(self, records) -> None:
+        pairs: dict[int, tuple[int, ...]] = {}
+        header = None
+        reduced = False
+        for record in records:
+            if isinstance(record, Summary):
+                reduced = True
+                continue
+            span = tuple(range(record.line, record.line + record.height))
+            for line in span:
+                pairs[line] = span
+            if header is None and isinstance(record, Omission):
+                header = record.line
+        self.reduced, self.header = reduced, header
+        self._pairs = pairs
+        self._lines = sorted(pairs)
+
+    def is_marker(self, index: int, line: bytes) -> bool:
+        """Whether line `index` is a marker."""
+        return index in self._pairs
+
+    def pair(self, lines, index: int) -> list[int]:
+        """The marker at `index` with the other line of its pair, if it has one."""
+        return list(self._pairs[index])
+
+    def any_in(self, joined: bytes, low: int, high: int) -> bool:
+        """Whether any of lines `low`..`high` is a marker."""
+        at = bisect.bisect_left(self._lines, low)
+        return at < len(self._lines) and self._lines[at] <= high
 
 
 # --- what the cap writes ---------------------------------------------------------------------

@@ -10,9 +10,11 @@ and writes them in their original order with the contract's markers:
     [yarp: omitted N line(s)[, truncated M line(s)]; ref=yr_…; stdout complete]
     Search omitted output: yarp search yr_… 'term|alternate'
 
-The markers are written as records (`yarp.view.markers`). What each family
-treats as evidence lives in `yarp.view.families`, which lines are kept in
-`yarp.view.selector`; this module drives the reading and writes the view.
+The markers are written as records (`yarp.view.markers`) and returned with
+the view (`ReduceStats.markers`): the global cap takes the view's structure
+from them, never from its text. What each family treats as evidence lives in
+`yarp.view.families`, which lines are kept in `yarp.view.selector`; this
+module drives the reading and writes the view.
 
 Memory is bounded by the chunk size plus the rule's limits, whatever the input
 size. Lines are bytes and are never decoded for output. A stream that is not
@@ -39,14 +41,17 @@ from yarp.view.streams import utf8_floor
 
 
 class ReduceStats(Record):
-    """What a reducer did: bytes in and out, lines in and omitted, and whether it changed anything."""
+    """What a reducer did: bytes in and out, lines in and omitted, whether it changed anything,
+    and the markers of the view it wrote (empty when it copied the stream unchanged)."""
 
-    __slots__ = ("source_bytes", "shown_bytes", "source_lines", "omitted_lines", "reduced")
+    __slots__ = ("source_bytes", "shown_bytes", "source_lines", "omitted_lines", "reduced", "markers")
+    _defaults = {"markers": ()}
     source_bytes: int
     shown_bytes: int
     source_lines: int
     omitted_lines: int
     reduced: bool
+    markers: tuple[Marker, ...]
 
 
 def copy_stream(src_path: str, dst_path: str) -> int:
@@ -121,7 +126,7 @@ def reduce_stream(
         return _copy(src_path, dst_path, lines=selector.lines)
     with open(dst_path, "wb") as dst:
         dst.write(text)
-    return ReduceStats(source_bytes, len(text), selector.lines, omitted, True)
+    return ReduceStats(source_bytes, len(text), selector.lines, omitted, True, tuple(view.markers))
 
 
 def _copy(src_path: str, dst_path: str, lines: int | None = None) -> ReduceStats:

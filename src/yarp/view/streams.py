@@ -3,7 +3,8 @@
 A `Stream` is one text to cap under its recovery source's name: a host's text
 (`Stream(name, data, sal)`) or a spooled stream file (`Stream.from_file`). It
 holds the text's lines, the salience class of every salient line, which lines
-are markers (by how they read: see `yarp.view.markers`), and how each line prints in a view (cut at a UTF-8
+are markers (from a reducer's records, else by how they read: see
+`yarp.view.markers`), and how each line prints in a view (cut at a UTF-8
 boundary when too long). A file over `DENSE_LIMIT` is read in `CHUNK_BYTES`
 chunks and only bounded windows of it are held (`SparseLines`).
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from yarp.view.markers import TextMarkers, cut_note, gap_marker_fixed_bytes
+from yarp.view.markers import RecordMarkers, TextMarkers, cut_note, gap_marker_fixed_bytes
 from yarp.view.salience import Classifier, classifier
 
 #: A stream larger than this is scanned in chunks and only its head, tail and
@@ -83,12 +84,16 @@ class SparseLines:
 
 
 class Stream:
-    """One text to cap: its name in markers, its lines (without newlines), their classes and markers."""
+    """One text to cap: its name in markers, its lines (without newlines), their classes and markers.
+
+    `records` are the markers of the reducer that wrote the text (`ReduceStats.markers`);
+    without them the text is one from outside, whose markers are known by how they read.
+    """
 
     __slots__ = ("name", "lines", "final_newline", "markers", "ranges", "marker_bytes", "classes", "shown",
                  "extra_counts", "noise")
 
-    def __init__(self, name: str, data: bytes, sal: Classifier) -> None:
+    def __init__(self, name: str, data: bytes, sal: Classifier, records=None) -> None:
         self.name = name
         self.final_newline = data.endswith(b"\n")
         body = data[:-1] if self.final_newline else data
@@ -99,13 +104,13 @@ class Stream:
         self.noise: dict[int, bool] = {}
         #: Salient lines of a big stream whose windows were not held, by class.
         self.extra_counts: dict[str, int] = {}
-        self._know_markers()
+        self._know_markers(records)
         if data:
             self._classify(body, sal)
         self._mark_header()
 
-    def _know_markers(self) -> None:
-        markers = self.markers = TextMarkers(self.lines, self.indices())
+    def _know_markers(self, records) -> None:
+        markers = self.markers = TextMarkers(self.lines, self.indices()) if records is None else RecordMarkers(records)
         # A reducer's view has its own line numbers: its omissions are named by search only.
         self.ranges = not markers.reduced
         #: The bytes of this stream's gap markers other than their numbers.
@@ -197,17 +202,17 @@ class Stream:
         return not any([noise_start(line) or noise_any(line) for line in span])
 
     @classmethod
-    def from_file(cls, name: str, path: str, sal: Classifier) -> "Stream":
+    def from_file(cls, name: str, path: str, sal: Classifier, records=None) -> "Stream":
         """Read a stream file: whole when small, else in chunks holding bounded windows."""
         import os
 
         size = os.path.getsize(path)
         with open(path, "rb") as handle:
             if size <= DENSE_LIMIT:
-                return cls(name, handle.read(), sal)
-            stream = cls(name, b"", sal)
+                return cls(name, handle.read(), sal, records)
+            stream = cls(name, b"", sal, records)
             _SparseReader(sal, stream.markers.is_marker).read(stream, handle, size)
-            stream._know_markers()
+            stream._know_markers(records)
             stream._mark_header()
             return stream
 
