@@ -316,6 +316,15 @@ def test_a_reducer_view_s_markers_are_its_records_not_what_reads_like_one():
     assert not told.ranges and not read.ranges  # a reducer's view either way: gaps counted in its own lines
 
 
+def test_every_line_kept_one_cut_the_main_marker_follows_the_stream_of_the_cut():
+    # Another stream's line that reads like a cut note is not the cut.
+    parts = cap_streams([("stdout", b"[yarp: line 1 cut after 5 of 9 byte(s)]\n"), ("stderr", b"x" * 1500 + b"\n")],
+                        cap=1024, archive_ref=REF)
+    assert parts[0] == b"[yarp: line 1 cut after 5 of 9 byte(s)]\n"
+    assert parts[1].startswith(b"x" * 256 + b"\n[yarp: line 1 cut after 256 of 1500 byte(s)]\n[yarp: 1541 byte(s) capped")
+    assert f"ref={REF}; stderr unknown]".encode() in parts[1]
+
+
 def test_gap_markers_are_measured_without_being_built():
     from yarp.view.markers import gap_marker, gap_marker_bytes
     from yarp.view.salience import classifier

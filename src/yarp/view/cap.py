@@ -43,7 +43,6 @@ from itertools import accumulate
 
 from yarp.limits import DEFAULT_CAP_BYTES
 from yarp.view.markers import (
-    CUT_NOTE,
     MAX_HINT_CHARS,
     counts_line,
     gap_marker,
@@ -405,8 +404,7 @@ def _cap(streams: list[Stream], total: int, *, cap: int, archive_ref: str, compl
 
     out, placed = _render(view, main_marker)
     if not placed:  # every line kept, some cut short: the marker follows the first cut line's stream
-        number = next((n for n, stream in enumerate(streams) if len(stream.lines) and any(
-            CUT_NOTE in line for line in stream.shown.values())), 0)
+        number = next((n for n, stream in enumerate(streams) if stream.cut), 0)
         ends = out[number].endswith(b"\n") or not out[number]
         out[number] += (b"" if ends else b"\n") + main_marker(streams[number].name)
     return out

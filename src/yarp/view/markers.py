@@ -39,7 +39,6 @@ REDUCER_SUMMARY = b"[yarp summary: "
 YARP_MARKER = b"[yarp: "
 SEARCH_LINE = b"Search omitted output: "
 REDUCER_MARKER = b"[yarp: omitted "
-CUT_NOTE = b"[yarp: line "
 MARKER_LINES = (YARP_MARKER, SEARCH_LINE)
 #: How a marker line starts inside lines joined with newlines (each after a newline).
 _JOINED_MARKERS = (b"\n" + YARP_MARKER, b"\n" + SEARCH_LINE)
@@ -261,7 +260,7 @@ def gap_marker_bytes(stream, start: int, end: int) -> int:
 
 def cut_note(number: int, cut: int, size: int) -> bytes:
     """The line after a line shown cut short: its 1-based number, the bytes shown and its size."""
-    return CUT_NOTE + f"{number} cut after {cut} of {size} byte(s)]".encode()
+    return f"[yarp: line {number} cut after {cut} of {size} byte(s)]".encode()
 
 
 def search_pattern(streams, kept: list[set[int]]) -> str:

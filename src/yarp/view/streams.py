@@ -91,7 +91,7 @@ class Stream:
     """
 
     __slots__ = ("name", "lines", "final_newline", "markers", "ranges", "marker_bytes", "classes", "shown",
-                 "extra_counts", "noise")
+                 "extra_counts", "noise", "cut")
 
     def __init__(self, name: str, data: bytes, sal: Classifier, records=None) -> None:
         self.name = name
@@ -104,6 +104,8 @@ class Stream:
         self.noise: dict[int, bool] = {}
         #: Salient lines of a big stream whose windows were not held, by class.
         self.extra_counts: dict[str, int] = {}
+        #: Whether a line was shown cut short.
+        self.cut = False
         self._know_markers(records)
         if data:
             self._classify(body, sal)
@@ -222,6 +224,7 @@ class Stream:
         last = index == len(self.lines) - 1 and not self.final_newline
         if len(line) > limit:
             cut = utf8_floor(line, limit)
+            self.cut = True
             return line[:cut] + b"\n" + cut_note(index + 1, cut, len(line)) + (b"" if last else b"\n")
         return line if last else line + b"\n"
 
