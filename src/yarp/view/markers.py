@@ -169,6 +169,11 @@ class TextMarkers:
         return line.startswith(MARKER_LINES)
 
     @staticmethod
+    def unmarked(indices, lines, classes):
+        """Those of `indices` that are neither a marker nor in `classes`, lazily."""
+        return (i for i in indices if i not in classes and not lines[i].startswith(MARKER_LINES))
+
+    @staticmethod
     def pair(lines, index: int) -> list[int]:
         """The marker at `index` with the other line of its pair, if it has one."""
         if lines[index].startswith(YARP_MARKER) and index + 1 < len(lines) and lines[index + 1].startswith(SEARCH_LINE):
@@ -199,8 +204,8 @@ class RecordMarkers:
             span = tuple(range(record.line, record.line + record.height))
             for line in span:
                 pairs[line] = span
-            if header is None and isinstance(record, Omission):
-                header = record.line
+            if header is None and isinstance(record, Omission) and record.search is not None:
+                header = record.line  # the pair naming the raw stream's recovery search
         self.reduced, self.header = reduced, header
         self._pairs = pairs
         self._lines = sorted(pairs)
@@ -208,6 +213,11 @@ class RecordMarkers:
     def is_marker(self, index: int, line: bytes) -> bool:
         """Whether line `index` is a marker."""
         return index in self._pairs
+
+    def unmarked(self, indices, lines, classes):
+        """Those of `indices` that are neither a marker nor in `classes`, lazily."""
+        pairs = self._pairs
+        return (i for i in indices if i not in classes and i not in pairs)
 
     def pair(self, lines, index: int) -> list[int]:
         """The marker at `index` with the other line of its pair, if it has one."""
@@ -272,11 +282,9 @@ def search_pattern(streams, kept: list[set[int]]) -> str:
         budget = MAX_HINT_LINES
         for number, stream in enumerate(streams):
             lines, classes, shown = stream.lines, stream.classes, kept[number]
-            is_marker = stream.markers.is_marker
             # Lines with no word at all (numbers, rules) are skipped before finding where their text starts.
             if group is None:
-                candidates = (i for i in stream.worded_lines(shown, word)
-                              if i not in classes and not is_marker(i, lines[i]))
+                candidates = stream.markers.unmarked(stream.worded_lines(shown, word), lines, classes)
             else:
                 candidates = (i for i in sorted(classes)
                               if i not in shown and classes[i] in group and word.search(lines[i]) is not None)

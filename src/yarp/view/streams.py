@@ -295,6 +295,7 @@ class _SparseReader:
         self.number = 0
 
     def read(self, stream: Stream, handle, size: int) -> None:
+        """Read the `size` bytes of `handle` into `stream`: its lines held, their classes, the counts."""
         for body in _line_chunks(handle, size):
             lines = body.split(b"\n")
             if self.number == 0:
