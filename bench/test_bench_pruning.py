@@ -228,17 +228,20 @@ def _lines(data: bytes) -> set[str]:
 def run_view(case, rules, tmp_path, cap: int = DEFAULT_CAP_BYTES) -> tuple[bytes, bytes]:
     """What `yarp run` shows for a case: each stream pruned by its rule, then both capped together."""
     rule = select_rule(list(case.argv), rules)
-    paths = []
+    paths, markers = [], []
     for stream, data in (("stdout", case.stdout), ("stderr", case.stderr)):
         raw = tmp_path / f"{case.name}.{stream}"
         raw.write_bytes(data)
         pruned = tmp_path / f"{case.name}.{stream}.after"
-        if rule is not None and reduce_stream(rule, case.exit_code, str(raw), str(pruned), ref=REF,
-                                              stream_name=stream).reduced:
+        stats = None if rule is None else reduce_stream(rule, case.exit_code, str(raw), str(pruned), ref=REF,
+                                                         stream_name=stream)
+        if stats is not None and stats.reduced:
             paths.append(str(pruned))
+            markers.append(stats.markers)
         else:
             paths.append(str(raw))
-    capped = cap_files(paths, cap=cap, archive_ref=REF, exit_code=case.exit_code)
+            markers.append(None)
+    capped = cap_files(paths, cap=cap, archive_ref=REF, exit_code=case.exit_code, markers=markers)
     if capped is None:
         out = []
         for path in paths:

@@ -371,6 +371,7 @@ HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tre
                   "yarp.broker", "yarp.archive.store", "yarp.archive.prepare", "yarp.view.plan", "yarp.view.rules",
                   "yarp.hooks.events", "yarp.hooks.capture", "yarp.broker.services.hooks", "yarp.hooks.notice",
                   "yarp.broker.services.codex", "yarp.transcripts.codex_evidence", "yarp.view.cap",
+                  "yarp.view.markers", "yarp.view.streams",
                   # With a broker running, the start-up (locks, spawning) and the operation types stay unloaded.
                   "yarp.clients.startup", "yarp.wire.protocol", "yarp.wire.operations", "yarp.wire.frames", "yarp._fastframe",
                   "yarp._fastframe_py", "fcntl",

@@ -23,7 +23,8 @@ FORBIDDEN = ("uvloop", "tree_sitter", "tree_sitter_bash", "concurrent.futures", 
              "_sqlite3", "yarp.broker", "yarp.archive.store", "yarp.archive.prepare", "yarp.archive.codec", "yarp.view.plan",
              "yarp.archive.recovery", "orjson", "dataclasses", "argparse", "zstandard",
              # The view is the broker's work (yarp.broker.services.run); starting a broker is a client's only on a cold start.
-             "yarp.view.rules", "yarp.view.reducers", "yarp.view.cap", "yarp.view.visible", "yarp.clients.startup",
+             "yarp.view.rules", "yarp.view.reducers", "yarp.view.cap", "yarp.view.markers", "yarp.view.streams",
+             "yarp.view.families", "yarp.view.selector", "yarp.view.visible", "yarp.clients.startup",
              "yarp.wire.protocol", "yarp.wire.operations", "yarp.wire.frames", "yarp._fastframe", "yarp._fastframe_py",
              # The payload kernel is the broker's (through yarp.archive.codec), never a client's.
              "yarp.archive.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py")

@@ -251,7 +251,7 @@ def test_markers_resolve_with_yarp_read_and_search_on_a_real_archive(renv, tmp_p
 def test_a_big_stream_is_scanned_in_bounded_memory_and_matches_the_whole_read(tmp_path, monkeypatch):
     import tracemalloc
 
-    from yarp.view import cap as cap_module
+    from yarp.view import streams
 
     lines = [b"record %d copied" % i for i in range(400_000)]
     lines[123_456] = b"Traceback (most recent call last):"
@@ -261,8 +261,8 @@ def test_a_big_stream_is_scanned_in_bounded_memory_and_matches_the_whole_read(tm
     (tmp_path / "o").write_bytes(data)
     (tmp_path / "e").write_bytes(b"")
     whole = cap_streams([("stdout", data), ("stderr", b"")], archive_ref=REF, completeness="complete")
-    monkeypatch.setattr(cap_module, "DENSE_LIMIT", 1 << 20)
-    monkeypatch.setattr(cap_module, "CHUNK_BYTES", 1 << 18)
+    monkeypatch.setattr(streams, "DENSE_LIMIT", 1 << 20)
+    monkeypatch.setattr(streams, "CHUNK_BYTES", 1 << 18)
     tracemalloc.start()
     try:
         parts = cap_files([str(tmp_path / "o"), str(tmp_path / "e")], archive_ref=REF)
@@ -274,9 +274,61 @@ def test_a_big_stream_is_scanned_in_bounded_memory_and_matches_the_whole_read(tm
     assert peak < 4 * (1 << 20), peak  # chunks and windows, not the 6 MB stream
 
 
-def test_gap_markers_are_measured_without_being_built():
-    from yarp.view.cap import Stream, gap_marker, gap_marker_bytes
+def test_a_big_reducer_view_read_in_chunks_is_capped_as_when_read_whole(tmp_path):
+    # Its gaps are counted in the view's own lines, each marker measured in the form it is
+    # written, and its first marker pair kept like a header, whichever way it was read.
+    from yarp.view import streams
+
+    lines = [b"[yarp summary: test; source_lines=40000; shown_lines=20000]",
+             b"[yarp: omitted 3 line(s); ref=yr_x; stdout complete]", b"Search omitted output: yarp search yr_x 'a'"]
+    lines += [b"step %d done" % i for i in range(20000)]
+    for index in range(500, 20000, 700):
+        lines[index] = b"error: boom %d" % index
+        lines[index + 1] = b"[yarp: omitted 2 line(s)]"
+    data = b"\n".join(lines) + b"\n"
+    (tmp_path / "o").write_bytes(data)
+    (tmp_path / "e").write_bytes(b"")
+    for cap in (1024, 2048, 5120, 16384):
+        whole = cap_streams([("stdout", data), ("stderr", b"")], cap=cap, archive_ref=REF, completeness="complete")
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(streams, "DENSE_LIMIT", 1 << 16)
+            patch.setattr(streams, "CHUNK_BYTES", 1 << 14)
+            parts = cap_files([str(tmp_path / "o"), str(tmp_path / "e")], cap=cap, archive_ref=REF)
+        assert parts == whole, cap
+        assert len(b"".join(parts)) <= cap
+
+
+def test_a_reducer_view_s_markers_are_its_records_not_what_reads_like_one():
+    # A line of the command's output that reads like a marker is one of its lines, not a
+    # marker, once the reducer that kept it has said which lines are its markers.
+    from yarp.view.markers import Omission, Summary
     from yarp.view.salience import classifier
+    from yarp.view.streams import Stream
+
+    data = (b"[yarp summary: test; source_lines=9; shown_lines=4]\n[yarp: omitted 3 line(s) of this view]\n"
+            b"error: boom\n[yarp: omitted 2 line(s)]\n")
+    records = (Summary(0, "test", (("source_lines", 9), ("shown_lines", 4))),
+               Omission(3, 2, 0, 5, 6, "stdout", REF, "complete", None))
+    assert [record.text() for record in records] == [data.splitlines(keepends=True)[i] for i in (0, 3)]
+    told, read = Stream("stdout", data, classifier(), records), Stream("stdout", data, classifier())
+    assert [i for i, line in enumerate(told.lines) if told.markers.is_marker(i, line)] == [3]
+    assert [i for i, line in enumerate(read.lines) if read.markers.is_marker(i, line)] == [1, 3]
+    assert not told.ranges and not read.ranges  # a reducer's view either way: gaps counted in its own lines
+
+
+def test_every_line_kept_one_cut_the_main_marker_follows_the_stream_of_the_cut():
+    # Another stream's line that reads like a cut note is not the cut.
+    parts = cap_streams([("stdout", b"[yarp: line 1 cut after 5 of 9 byte(s)]\n"), ("stderr", b"x" * 1500 + b"\n")],
+                        cap=1024, archive_ref=REF)
+    assert parts[0] == b"[yarp: line 1 cut after 5 of 9 byte(s)]\n"
+    assert parts[1].startswith(b"x" * 256 + b"\n[yarp: line 1 cut after 256 of 1500 byte(s)]\n[yarp: 1541 byte(s) capped")
+    assert f"ref={REF}; stderr unknown]".encode() in parts[1]
+
+
+def test_gap_markers_are_measured_without_being_built():
+    from yarp.view.markers import gap_marker, gap_marker_bytes
+    from yarp.view.salience import classifier
+    from yarp.view.streams import Stream
 
     for name, data in (("stdout", b"a\n" * 50), ("résumé", b"b\n"), ("result_text", b"[yarp summary: x]\nc\n")):
         stream = Stream(name, data, classifier())
@@ -335,9 +387,9 @@ def test_context_runs_keep_exactly_the_lines_one_line_at_a_time_keeps(chunks, sh
 
 
 def test_the_bytes_no_word_starts_with_are_those_of_the_hint_pattern():
-    from yarp.view.cap import _NOT_WORD_START
     from yarp.view.salience import classifier
+    from yarp.view.streams import NOT_WORD_START
 
     word = classifier().word
     for byte in range(256):
-        assert (word.match(bytes([byte]) + b"aa") is None) == (byte in _NOT_WORD_START), byte
+        assert (word.match(bytes([byte]) + b"aa") is None) == (byte in NOT_WORD_START), byte

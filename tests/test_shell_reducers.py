@@ -58,6 +58,37 @@ def _lines_subsequence(shown: bytes, source: bytes) -> None:
         cursor += 1
 
 
+def _records_are_the_text(shown: bytes, stats) -> None:
+    """The markers a reducer returns are those its text holds: each record's text at its line,
+    every omission counted once, and reading the text finds the same markers, pairs and header."""
+    from yarp.view.markers import Omission, RecordMarkers, Summary, TextMarkers
+
+    lines = (shown[:-1] if shown.endswith(b"\n") else shown).split(b"\n")
+    assert isinstance(stats.markers[0], Summary) and stats.markers[0].line == 0
+    for record in stats.markers:
+        assert b"".join(line + b"\n" for line in lines[record.line:record.line + record.height]) == record.text()
+    omissions = [r for r in stats.markers if isinstance(r, Omission)]
+    assert sum(r.omitted for r in omissions) == stats.omitted_lines
+    assert all(r.last - r.first + 1 == r.omitted for r in omissions if r.first)
+    text, records = TextMarkers(lines, range(len(lines))), RecordMarkers(stats.markers)
+    found = [i for i, line in enumerate(lines) if text.is_marker(i, line)]
+    assert found == [i for i, line in enumerate(lines) if records.is_marker(i, line)]
+    assert [text.pair(lines, i) for i in found] == [records.pair(lines, i) for i in found]
+    assert (text.reduced, text.header) == (records.reduced, records.header)
+
+
+def _cap_reads_the_records_as_the_text(tmp_path, path, stats) -> None:
+    """The runner's cap, given the records, shows what it shows reading the view's text."""
+    from yarp.view.cap import cap_files
+
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    for cap in (1024, 2048, 5120):
+        paths = [str(path), str(empty)]
+        assert (cap_files(paths, cap=cap, archive_ref=REF, markers=(stats.markers, None))
+                == cap_files(paths, cap=cap, archive_ref=REF))
+
+
 @pytest.mark.parametrize("case", MANIFEST, ids=[c["name"] for c in MANIFEST])
 @pytest.mark.parametrize("stream", ["stdout", "stderr"])
 def test_corpus_case(tmp_path, shipped, case, stream):
@@ -71,7 +102,7 @@ def test_corpus_case(tmp_path, shipped, case, stream):
     shown = dst.read_bytes()
     assert stats.source_bytes == len(source) and stats.shown_bytes == len(shown)
     if not stats.reduced:
-        assert shown == source
+        assert shown == source and stats.markers == ()
         return
     limits = rule.limits_for(case["exit_code"])
     assert len(source) - len(shown) >= limits.min_savings_bytes
@@ -86,6 +117,8 @@ def test_corpus_case(tmp_path, shipped, case, stream):
     later = LINE_MARKER_RE.findall(shown)
     assert sum(int(m[0]) for m in markers + later) == stats.omitted_lines
     _lines_subsequence(shown, source)
+    _records_are_the_text(shown, stats)
+    _cap_reads_the_records_as_the_text(tmp_path, dst, stats)
     shown.decode("utf-8")
     for needle in MUST_SHOW.get(case["name"], {}).get(stream, []):
         assert needle in shown, needle

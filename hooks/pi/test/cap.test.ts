@@ -66,6 +66,14 @@ test("a long line is cut at a character boundary and never yields a replacement 
   }
 })
 
+test("every line kept, one cut: the main marker follows the stream of the cut, not a line that reads like one", () => {
+  const parts = capStreams([["stdout", "[yarp: line 1 cut after 5 of 9 byte(s)]\n"], ["stderr", "x".repeat(1500) + "\n"]], 1024, REF, "unknown")
+  assert.ok(parts !== null)
+  assert.equal(parts[0], "[yarp: line 1 cut after 5 of 9 byte(s)]\n")
+  assert.ok(parts[1].startsWith("x".repeat(256) + "\n[yarp: line 1 cut after 256 of 1500 byte(s)]\n[yarp: 1541 byte(s) capped"))
+  assert.ok(parts[1].includes(`ref=${REF}; stderr unknown]`))
+})
+
 test("the view takes the first text block's place; images keep their order and do not count", () => {
   const image = { type: "image", data: "AAAA", mimeType: "image/png" }
   const content: ContentBlock[] = [

@@ -82,18 +82,23 @@ def write_view(rule, status: int, cap: int, files: SpoolFiles, ref: str | None) 
     """
     out, err = files.stdout.path, files.stderr.path
     out_after = err_after = False
+    # The markers of a reducer's view, handed to the cap: it never reads them back from the text.
+    out_markers = err_markers = None
     if rule is not None:
         from yarp.view.reducers import reduce_stream
 
         _prepare_after(files)
-        if reduce_stream(rule, status, out, files.stdout_after, ref=ref, stream_name="stdout").reduced:
-            out, out_after = files.stdout_after, True
-        if reduce_stream(rule, status, err, files.stderr_after, ref=ref, stream_name="stderr").reduced:
-            err, err_after = files.stderr_after, True
+        reduced = reduce_stream(rule, status, out, files.stdout_after, ref=ref, stream_name="stdout")
+        if reduced.reduced:
+            out, out_after, out_markers = files.stdout_after, True, reduced.markers
+        reduced = reduce_stream(rule, status, err, files.stderr_after, ref=ref, stream_name="stderr")
+        if reduced.reduced:
+            err, err_after, err_markers = files.stderr_after, True, reduced.markers
     if cap:
         out_size, err_size = os.path.getsize(out), os.path.getsize(err)
         if out_size + err_size > cap:
-            from yarp.view.cap import cap_files, marker
+            from yarp.view.cap import cap_files
+            from yarp.view.markers import marker
 
             # The marker names the stream holding the first omitted byte; both
             # names have six letters, so the marker's length (and the cut) is
@@ -101,7 +106,7 @@ def write_view(rule, status: int, cap: int, files: SpoolFiles, ref: str | None) 
             budget = cap - len(marker(out_size + err_size, cap, ref, "stdout", "complete").encode())
             source = "stdout" if budget // 2 < out_size else "stderr"
             capped = cap_files([out, err], cap=cap, archive_ref=ref, source=source, completeness="complete",
-                               exit_code=status)
+                               exit_code=status, markers=(out_markers, err_markers))
             if capped is not None:
                 _write_after(files.stdout_after, capped[0])
                 _write_after(files.stderr_after, capped[1])

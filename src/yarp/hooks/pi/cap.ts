@@ -79,7 +79,7 @@ const COUNT_GROUPS: [string, Set<string>][] = [
 ]
 const MAX_HINT_CHARS = 64
 const MAX_HINT_WORDS = 4
-/** Worded lines a hint reads per class group before it settles for the words it has (cap.py's MAX_HINT_LINES). */
+/** Worded lines a hint reads per class group before it settles for the words it has (markers.py's MAX_HINT_LINES). */
 const MAX_HINT_LINES = 1000
 const MAX_MISSES = 64
 const REDUCER_SUMMARY = "[yarp summary: "
@@ -244,7 +244,7 @@ function blockUnits(lines: string[], classes: Map<number, string>, sal: Classifi
   return merged
 }
 
-// --- the view: the twin of src/yarp/view/cap.py -------------------------------------------
+// --- the view: the twin of src/yarp/view/cap.py (and streams.py, markers.py) --------------
 
 export function maxLineBytes(capBytes: number): number {
   return Math.max(64, Math.min(1024, Math.floor(capBytes / 4)))
@@ -267,11 +267,15 @@ class Stream {
   readonly ranges: boolean
   readonly classes = new Map<number, string>()
   readonly shown = new Map<number, string>()
+  /** Whether a line was shown cut short. */
+  cut = false
 
   constructor(readonly name: string, text: string, sal: Classifier) {
     this.finalNewline = text.endsWith("\n")
     const body = this.finalNewline ? text.slice(0, -1) : text
     this.lines = text === "" ? [] : body.split("\n")
+    // The text is a host's tool result: any markers in it (a `yarp run` view the agent's shell
+    // printed) are known only by how they read, as `TextMarkers` in src/yarp/view/markers.py.
     this.ranges = !text.startsWith(REDUCER_SUMMARY)
     this.lines.forEach((line, index) => {
       // A reducer's own marker is kept or cut with its pair, never salient.
@@ -292,6 +296,7 @@ class Stream {
     const bytes = Buffer.from(line, "utf8")
     if (bytes.length > limit) {
       const cut = utf8Floor(bytes, limit)
+      this.cut = true
       const note = `${CUT_NOTE}${index + 1} cut after ${cut} of ${bytes.length} byte(s)]`
       return bytes.subarray(0, cut).toString("utf8") + "\n" + note + (last ? "" : "\n")
     }
@@ -699,7 +704,7 @@ export function capStreams(
   })
   if (!mainPlaced) {
     // Every line kept, some cut short: the marker follows the first cut line's stream.
-    let number = streams.findIndex((stream) => [...stream.shown.values()].some((line) => line.includes(CUT_NOTE)))
+    let number = streams.findIndex((stream) => stream.cut)
     if (number < 0) number = 0
     const tail = capMarker(total, capBytes, archiveRef, streams[number].name, completeness, searchHint(streams, view.kept)).slice(1)
     const ends = out[number].endsWith("\n") || out[number] === ""

@@ -1,0 +1,328 @@
+"""The markers YARP writes into what the agent sees: their text, their size and the records behind them.
+
+A marker is a line, or a pair of lines, standing where a view left something
+out. A reducer (`yarp.view.reducers`) writes a view of one stream:
+
+    [yarp summary: test; source_lines=812; shown_lines=40; ...]     a `Summary`
+    [yarp: omitted 120 line(s); ref=yr_…; stdout complete]          the first `Omission`,
+    Search omitted output: yarp search yr_… 'FAILED|Error'          with its search
+    [yarp: omitted 7 line(s), truncated 1 line(s)]                  a later `Omission`
+    [yarp: 84 line(s) in this file's diff]                          a `SectionLines`
+
+and hands the records to the cap beside the text (`ReduceStats.markers`). The
+global cap (`yarp.view.cap`) writes its own: the main marker (`marker`, then
+`counts_line`) at the first omitted position, naming a search built from the
+cut lines (`search_pattern`) and what was cut by class (`omitted_counts`); a
+`gap_marker` per omitted run; a `cut_note` after a line cut short.
+
+The cap must know which lines of its input are markers: never salient, a pair
+kept or cut whole, a reducer's first pair kept like a header. `RecordMarkers`
+says so from a reducer's records. `TextMarkers` says so from how the lines
+read, and is the only place marker text is parsed: it serves text from outside
+this process (a host's tool result, a command's raw output), which may hold a
+view some other YARP wrote (a `yarp run` the agent's shell ran, a saved view
+printed again) and comes with nothing else to say what it holds. The Pi
+extension's cap (`yarp/hooks/pi/cap.ts`) caps only such text and reads it the
+same way.
+
+This module never decides what a view keeps; it only says how the markers read.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from yarp._record import Record
+from yarp.view.salience import FAILURE_CLASSES, classifier
+
+REDUCER_SUMMARY = b"[yarp summary: "
+YARP_MARKER = b"[yarp: "
+SEARCH_LINE = b"Search omitted output: "
+REDUCER_MARKER = b"[yarp: omitted "
+MARKER_LINES = (YARP_MARKER, SEARCH_LINE)
+#: How a marker line starts inside lines joined with newlines (each after a newline).
+_JOINED_MARKERS = (b"\n" + YARP_MARKER, b"\n" + SEARCH_LINE)
+#: The bytes of `gap_marker` other than its numbers and the stream's name.
+_RANGE_MARKER_BYTES = len(b"[yarp: omitted  line(s);  :]\n")
+_VIEW_MARKER_BYTES = len(b"[yarp: omitted  line(s) of this view]\n")
+#: Longest search pattern a main marker builds, and how many words it joins.
+MAX_HINT_CHARS = 64
+MAX_HINT_WORDS = 4
+#: Worded lines a hint reads per class group before it settles for the words it has:
+#: a thousand lines that repeat the same few leading words will not name new ones.
+MAX_HINT_LINES = 1000
+#: Omitted-line counts are reported in these groups, in this order.
+COUNT_GROUPS = (("failure", FAILURE_CLASSES), ("summary", frozenset({"summary", "header"})),
+                ("warning", frozenset({"warning"})))
+
+
+# --- what a reducer writes -------------------------------------------------------------------
+
+
+class Marker(Record):
+    """A marker a reducer wrote: `line` is the index, in its view, of the marker's first line."""
+
+    __slots__ = ("line",)
+    line: int
+
+    def text(self) -> bytes:
+        """The marker's line(s), each ending with a newline."""
+        raise NotImplementedError
+
+    @property
+    def height(self) -> int:
+        """How many lines of the view the marker takes."""
+        return 1
+
+
+class Summary(Marker):
+    """A reducer view's first line: its family and what it counted, as (field, number) pairs."""
+
+    __slots__ = ("family", "fields")
+    family: str
+    fields: tuple[tuple[str, int], ...]
+
+    def text(self) -> bytes:
+        """`[yarp summary: FAMILY; FIELD=N; ...]`."""
+        fields = "; ".join(f"{name}={value}" for name, value in self.fields)
+        return f"[yarp summary: {self.family}; {fields}]\n".encode()
+
+
+class Omission(Marker):
+    """Lines a reducer left out of one stream, and where to find them.
+
+    `omitted` lines of `stream` are missing here: its 1-based lines `first`..`last`
+    (both 0 when the marker stands for no single run: the omissions inside the
+    commits shown, or none at all), and `truncated` of the lines shown since the
+    previous marker were cut short. `ref` and `completeness` name the archived
+    stream they can be read from; `search` is the pattern of the search line the
+    stream's first marker carries (None: a one-line marker, since the first pair
+    already names the reference and the search). `within` names where the lines
+    were left out when they are not one run (`the commits shown`).
+    """
+
+    __slots__ = ("omitted", "truncated", "first", "last", "stream", "ref", "completeness", "search", "within")
+    _defaults = {"within": ""}
+    omitted: int
+    truncated: int
+    first: int
+    last: int
+    stream: str
+    ref: str
+    completeness: str
+    search: str | None
+    within: str
+
+    def text(self) -> bytes:
+        """The pair naming the reference and the search, or (without `search`) one line."""
+        extra = f", truncated {self.truncated} line(s)" if self.truncated else ""
+        if self.search is None:
+            # Repeating the reference and the search would cost ~170 bytes a run.
+            return f"[yarp: omitted {self.omitted} line(s){extra}]\n".encode()
+        where = f" within {self.within}" if self.within else ""
+        return (
+            f"[yarp: omitted {self.omitted} line(s){extra}{where}; ref={self.ref}; {self.stream} {self.completeness}]\n"
+            f"Search omitted output: yarp search {self.ref} '{self.search}'\n"
+        ).encode()
+
+    @property
+    def height(self) -> int:
+        """Two lines with the search line, else one."""
+        return 1 if self.search is None else 2
+
+
+class SectionLines(Marker):
+    """How many lines the section a kept line opens holds (a diff's file), shown after that line."""
+
+    __slots__ = ("count",)
+    count: int
+
+    def text(self) -> bytes:
+        """`[yarp: N line(s) in this file's diff]`."""
+        return f"[yarp: {self.count} line(s) in this file's diff]\n".encode()
+
+
+# --- which lines of the cap's input are markers ----------------------------------------------
+
+
+class TextMarkers:
+    """The markers of a text from outside this process, known by how they read.
+
+    A line starting `[yarp: ` or `Search omitted output: ` is a marker; a
+    `[yarp: ` line followed by a search line is a pair. A text whose first line
+    starts `[yarp summary: ` is a reducer's view, and its first `[yarp: omitted `
+    line (the raw stream's recovery search) is its header.
+    """
+
+    __slots__ = ("reduced", "header")
+
+    def __init__(self, lines, indices) -> None:
+        """`lines` the text's lines; `indices` those that can be read, in order."""
+        #: Whether the text is a reducer's view, whose line numbers are its own.
+        self.reduced = len(lines) > 0 and lines[0].startswith(REDUCER_SUMMARY)
+        #: The line of the view's first marker pair, kept like a header.
+        self.header = next((n for n in indices if lines[n].startswith(REDUCER_MARKER)), None) if self.reduced else None
+
+    @staticmethod
+    def is_marker(index: int, line: bytes) -> bool:
+        """Whether line `index`, reading `line`, is a marker."""
+        return line.startswith(MARKER_LINES)
+
+    @staticmethod
+    def unmarked(indices, lines, classes):
+        """Those of `indices` that are neither a marker nor in `classes`, lazily."""
+        return (i for i in indices if i not in classes and not lines[i].startswith(MARKER_LINES))
+
+    @staticmethod
+    def pair(lines, index: int) -> list[int]:
+        """The marker at `index` with the other line of its pair, if it has one."""
+        if lines[index].startswith(YARP_MARKER) and index + 1 < len(lines) and lines[index + 1].startswith(SEARCH_LINE):
+            return [index, index + 1]
+        if lines[index].startswith(SEARCH_LINE) and index > 0 and lines[index - 1].startswith(YARP_MARKER):
+            return [index - 1, index]
+        return [index]
+
+    @staticmethod
+    def any_in(joined: bytes, low: int, high: int) -> bool:
+        """Whether any of lines `low`..`high` is a marker; `joined` holds them, each after a newline."""
+        return _JOINED_MARKERS[0] in joined or _JOINED_MARKERS[1] in joined
+
+
+class RecordMarkers:
+    """The markers of a reducer's view, known from the records the reducer wrote."""
+
+    __slots__ = ("reduced", "header", "_pairs", "_lines")
+
+    def __init__(self, records) -> None:
+        pairs: dict[int, tuple[int, ...]] = {}
+        header = None
+        reduced = False
+        for record in records:
+            if isinstance(record, Summary):
+                reduced = True
+                continue
+            span = tuple(range(record.line, record.line + record.height))
+            for line in span:
+                pairs[line] = span
+            if header is None and isinstance(record, Omission) and record.search is not None:
+                header = record.line  # the pair naming the raw stream's recovery search
+        self.reduced, self.header = reduced, header
+        self._pairs = pairs
+        self._lines = sorted(pairs)
+
+    def is_marker(self, index: int, line: bytes) -> bool:
+        """Whether line `index` is a marker."""
+        return index in self._pairs
+
+    def unmarked(self, indices, lines, classes):
+        """Those of `indices` that are neither a marker nor in `classes`, lazily."""
+        pairs = self._pairs
+        return (i for i in indices if i not in classes and i not in pairs)
+
+    def pair(self, lines, index: int) -> list[int]:
+        """The marker at `index` with the other line of its pair, if it has one."""
+        return list(self._pairs[index])
+
+    def any_in(self, joined: bytes, low: int, high: int) -> bool:
+        """Whether any of lines `low`..`high` is a marker."""
+        at = bisect.bisect_left(self._lines, low)
+        return at < len(self._lines) and self._lines[at] <= high
+
+
+# --- what the cap writes ---------------------------------------------------------------------
+
+
+def marker(source_bytes: int, cap: int, archive_ref: str, source: str, completeness: str,
+           hint: str = "term|alternate") -> str:
+    """The main marker's first two lines; it starts and ends with a newline."""
+    return (
+        f"\n[yarp: {source_bytes} byte(s) capped at {cap}; ref={archive_ref}; {source} {completeness}]\n"
+        f"Search omitted output: yarp search {archive_ref} '{hint}'\n"
+    )
+
+
+def counts_line(counts: str, exit_code: int | None) -> str:
+    """The main marker's last line: what was omitted, by class (`omitted_counts`), and the exit status."""
+    status = f"; exit status {exit_code}" if exit_code is not None else ""
+    return f"[yarp: omitted {counts} line(s){status}]\n"
+
+
+def gap_marker(stream, start: int, end: int) -> bytes:
+    """The marker for omitted lines `start`..`end`: with the raw line range when it has one, else the count only."""
+    count = end - start + 1
+    if stream.ranges:
+        return f"[yarp: omitted {count} line(s); {stream.name} {start + 1}:{end + 1}]\n".encode()
+    return f"[yarp: omitted {count} line(s) of this view]\n".encode()
+
+
+def gap_marker_fixed_bytes(name: str, ranges: bool) -> int:
+    """The bytes of a stream's gap markers other than their numbers (see `gap_marker_bytes`)."""
+    return _RANGE_MARKER_BYTES + len(name.encode()) if ranges else _VIEW_MARKER_BYTES
+
+
+def gap_marker_bytes(stream, start: int, end: int) -> int:
+    """`len(gap_marker(stream, start, end))`, counted without building the marker:
+    measuring runs is the cap's innermost step."""
+    if stream.ranges:
+        return stream.marker_bytes + len(str(end - start + 1)) + len(str(start + 1)) + len(str(end + 1))
+    return stream.marker_bytes + len(str(end - start + 1))
+
+
+def cut_note(number: int, cut: int, size: int) -> bytes:
+    """The line after a line shown cut short: its 1-based number, the bytes shown and its size."""
+    return f"[yarp: line {number} cut after {cut} of {size} byte(s)]".encode()
+
+
+def search_pattern(streams, kept: list[set[int]]) -> str:
+    """A search pattern for what was cut: leading words of the highest class omitted."""
+    sal = classifier()
+    word, location = sal.word, sal.location
+    for _, group in COUNT_GROUPS + (("other", None),):
+        words: list[str] = []
+        budget = MAX_HINT_LINES
+        for number, stream in enumerate(streams):
+            lines, classes, shown = stream.lines, stream.classes, kept[number]
+            # Lines with no word at all (numbers, rules) are skipped before finding where their text starts.
+            if group is None:
+                candidates = stream.markers.unmarked(stream.worded_lines(shown, word), lines, classes)
+            else:
+                candidates = (i for i in sorted(classes)
+                              if i not in shown and classes[i] in group and word.search(lines[i]) is not None)
+            for index in candidates:
+                line = lines[index]
+                found = word.search(line, location.match(line).end())
+                if found is None:
+                    continue
+                text = found.group().decode()
+                if text not in words and len("|".join(words + [text])) <= MAX_HINT_CHARS:
+                    words.append(text)
+                budget -= 1
+                if len(words) >= MAX_HINT_WORDS or budget == 0:
+                    break
+            if len(words) >= MAX_HINT_WORDS or budget == 0:
+                break
+        if words:
+            return "|".join(words)
+    return "."
+
+
+def omitted_counts(streams, kept: list[set[int]]) -> str:
+    """How many lines were omitted, by `COUNT_GROUPS` and then the others: `3 failure, 410 other`."""
+    counts = {name: 0 for name, _ in COUNT_GROUPS}
+    omitted = 0
+    for number, stream in enumerate(streams):
+        omitted += len(stream.lines) - len(kept[number])
+        for index, cls in stream.classes.items():
+            if index not in kept[number]:
+                for name, group in COUNT_GROUPS:
+                    if cls in group:
+                        counts[name] += 1
+        for cls, count in stream.extra_counts.items():
+            for name, group in COUNT_GROUPS:
+                if cls in group:
+                    counts[name] += count
+    parts = [f"{value} {name}" for name, value in counts.items() if value]
+    other = omitted - sum(counts.values())
+    if other:
+        parts.append(f"{other} other")
+    return ", ".join(parts) or "0"

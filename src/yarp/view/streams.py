@@ -1,0 +1,413 @@
+"""The texts the global cap reads, as lines: classed by salience, their markers known, big ones read in bounded memory.
+
+A `Stream` is one text to cap under its recovery source's name: a host's text
+(`Stream(name, data, sal)`) or a spooled stream file (`Stream.from_file`). It
+holds the text's lines, the salience class of every salient line, which lines
+are markers (from a reducer's records, else by how they read: see
+`yarp.view.markers`), and how each line prints in a view (cut at a UTF-8
+boundary when too long). A file over `DENSE_LIMIT` is read in `CHUNK_BYTES`
+chunks and only bounded windows of it are held (`SparseLines`).
+
+This module never chooses lines (that is `yarp.view.cap`) and never writes.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from yarp.view.markers import RecordMarkers, TextMarkers, cut_note, gap_marker_fixed_bytes
+from yarp.view.salience import Classifier, classifier
+
+#: A stream larger than this is scanned in chunks and only its head, tail and
+#: the windows around its first and last salient lines are held.
+DENSE_LIMIT = 4 << 20
+CHUNK_BYTES = 1 << 20
+EDGE_BYTES = 64 << 10
+MAX_WINDOWS = 256
+#: What a line not held in memory reads as: never blank, never a lead or continuation line.
+UNAVAILABLE = b"\x00"
+#: Every byte but those a hint's word starts with (`salience.HINT_PATTERNS["word"]`).
+NOT_WORD_START = bytes(sorted(set(range(256)) - set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")))
+
+
+def utf8_floor(data: bytes, limit: int) -> int:
+    """The largest cut position <= limit that does not split a UTF-8 sequence."""
+    if limit >= len(data):
+        return len(data)
+    cut = limit
+    while cut > 0 and (data[cut] & 0xC0) == 0x80:
+        cut -= 1
+    return cut
+
+
+def _displayable(line: bytes) -> bytes:
+    """The line as UTF-8: invalid bytes become U+FFFD, as the agent's host would show them."""
+    if line.isascii():
+        return line
+    try:
+        line.decode("utf-8")
+        return line
+    except UnicodeDecodeError:
+        return line.decode("utf-8", "replace").encode("utf-8")
+
+
+def gaps(total: int, kept: set[int]) -> list[tuple[int, int]]:
+    """The omitted runs [start, end] of a stream of `total` lines."""
+    out = []
+    start = 0
+    for index in sorted(kept):
+        if index > start:
+            out.append((start, index - 1))
+        start = index + 1
+    if start < total:
+        out.append((start, total - 1))
+    return out
+
+
+class SparseLines:
+    """The lines of a big stream that were held: the rest read as `UNAVAILABLE`."""
+
+    __slots__ = ("total", "held")
+
+    def __init__(self, total: int, held: dict[int, bytes]) -> None:
+        self.total, self.held = total, held
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __getitem__(self, index: int) -> bytes:
+        return self.held.get(index, UNAVAILABLE)
+
+    def available(self) -> list[int]:
+        """The indices of the lines held, in order."""
+        return sorted(self.held)
+
+
+class Stream:
+    """One text to cap: its name in markers, its lines (without newlines), their classes and markers.
+
+    `records` are the markers of the reducer that wrote the text (`ReduceStats.markers`);
+    without them the text is one from outside, whose markers are known by how they read.
+    """
+
+    __slots__ = ("name", "lines", "final_newline", "markers", "ranges", "marker_bytes", "classes", "shown",
+                 "extra_counts", "noise", "cut")
+
+    def __init__(self, name: str, data: bytes, sal: Classifier, records=None) -> None:
+        self.name = name
+        self.final_newline = data.endswith(b"\n")
+        body = data[:-1] if self.final_newline else data
+        self.lines = body.split(b"\n") if data else []
+        self.classes: dict[int, str] = {}
+        self.shown: dict[int, bytes] = {}
+        #: Whether a line is noise, for the lines asked so far.
+        self.noise: dict[int, bool] = {}
+        #: Salient lines of a big stream whose windows were not held, by class.
+        self.extra_counts: dict[str, int] = {}
+        #: Whether a line was shown cut short.
+        self.cut = False
+        self._know_markers(records)
+        if data:
+            self._classify(body, sal)
+        self._mark_header()
+
+    def _know_markers(self, records) -> None:
+        markers = self.markers = TextMarkers(self.lines, self.indices()) if records is None else RecordMarkers(records)
+        # A reducer's view has its own line numbers: its omissions are named by search only.
+        self.ranges = not markers.reduced
+        #: The bytes of this stream's gap markers other than their numbers.
+        self.marker_bytes = gap_marker_fixed_bytes(self.name, self.ranges)
+
+    def _classify(self, body: bytes, sal: Classifier) -> None:
+        """Class the salient lines: a buffer scan finds the lines holding a trigger, and only they are matched."""
+        found = sal.salient_lines(body)
+        is_marker = self.markers.is_marker
+        lines, classes, noise = self.lines, self.classes, self.noise
+        previous, number = 0, 0
+        for offset in sorted(found):
+            number += body.count(b"\n", previous, offset)
+            previous = offset
+            line = lines[number]
+            if is_marker(number, line):
+                continue  # a reducer's own marker: kept or cut with its pair, never salient
+            cls = sal.classify(line, found[offset])
+            if cls not in ("plain", "noise"):
+                classes[number] = cls
+            else:
+                noise[number] = cls == "noise"  # asked already: the context walk need not ask again
+
+    def _mark_header(self) -> None:
+        # A reducer's first marker pair names the raw stream's recovery search: kept like a header.
+        header = self.markers.header
+        if header is not None:
+            self.classes[header] = "header"
+
+    def held(self, index: int) -> bool:
+        """Whether line `index` is in memory (always, unless the stream is a big one read sparsely)."""
+        lines = self.lines
+        return not isinstance(lines, SparseLines) or index in lines.held
+
+    def indices(self):
+        """The indices of the lines the cap may show: all of them, or only those held."""
+        lines = self.lines
+        return lines.available() if isinstance(lines, SparseLines) else range(len(lines))
+
+    def is_noise(self, index: int) -> bool:
+        """Whether line `index` is noise (a salient line never is); asked once per line."""
+        if index < 0 or index >= len(self.lines) or index in self.classes:
+            return False
+        known = self.noise.get(index)
+        if known is None:
+            # Asked up to three times per line (as itself and as each neighbour's neighbour).
+            known = self.noise[index] = classifier().is_noise(self.lines[index])
+        return known
+
+    def skippable(self, index: int) -> bool:
+        """A noise line in a run of at least two: skipping a lone one would cost a marker line."""
+        return self.is_noise(index) and (self.is_noise(index - 1) or self.is_noise(index + 1))
+
+    def window(self, first: int, count: int, step: int) -> list[bytes]:
+        """`count` lines from line `first` in direction `step` (1 or -1), in that order."""
+        lines = self.lines
+        sparse = isinstance(lines, SparseLines)
+        if step > 0:
+            return [lines[i] for i in range(first, first + count)] if sparse else lines[first:first + count]
+        window = [lines[i] for i in range(first - count + 1, first + 1)] if sparse else lines[first - count + 1:first + 1]
+        window.reverse()
+        return window
+
+    def first_not_context(self, span: list[bytes], first: int, step: int) -> int | None:
+        """Where in `span` (lines `first`, `first + step`, …) the first line sits that a view
+        would not take as context: noise in a run of noise, a marker, a line not held; None if none."""
+        lines = self.lines
+        held = lines.held if isinstance(lines, SparseLines) else None
+        if held is None and self._quiet(span, first, step):
+            return None
+        is_marker = self.markers.is_marker
+        for offset, line in enumerate(span):
+            index = first + offset * step
+            if self.skippable(index) or is_marker(index, line) or (held is not None and index not in held):
+                return offset
+        return None
+
+    def _quiet(self, span: list[bytes], first: int, step: int) -> bool:
+        """Whether no line of `span` can be noise or a marker (the common case), asked of the lines
+        joined: one search of them when no noise pattern looks past its line."""
+        sal = classifier()
+        low, high = (first, first + len(span) - 1) if step > 0 else (first - len(span) + 1, first)
+        joined = b"\n" + b"\n".join(span)
+        if self.markers.any_in(joined, low, high):
+            return False
+        if sal.noise_lines_start is not None:
+            return not (sal.noise_lines_start.search(joined) or sal.noise_lines_any.search(joined))
+        noise_start, noise_any = sal.noise_start.match, sal.noise_any.search
+        return not any([noise_start(line) or noise_any(line) for line in span])
+
+    @classmethod
+    def from_file(cls, name: str, path: str, sal: Classifier, records=None) -> "Stream":
+        """Read a stream file: whole when small, else in chunks holding bounded windows."""
+        import os
+
+        size = os.path.getsize(path)
+        with open(path, "rb") as handle:
+            if size <= DENSE_LIMIT:
+                return cls(name, handle.read(), sal, records)
+            stream = cls(name, b"", sal, records)
+            _SparseReader(sal, stream.markers.is_marker).read(stream, handle, size)
+            stream._know_markers(records)
+            stream._mark_header()
+            return stream
+
+    def line_bytes(self, index: int, limit: int) -> bytes:
+        """What the view prints for line `index`, newline and any cut marker included."""
+        line = _displayable(self.lines[index])
+        last = index == len(self.lines) - 1 and not self.final_newline
+        if len(line) > limit:
+            cut = utf8_floor(line, limit)
+            self.cut = True
+            return line[:cut] + b"\n" + cut_note(index + 1, cut, len(line)) + (b"" if last else b"\n")
+        return line if last else line + b"\n"
+
+    def shown_lines(self, start: int, stop: int, limit: int) -> bytes:
+        """What the view prints for the kept lines `start`..`stop - 1`: joined at once
+        when they are ASCII and none is over `limit`, else line by line."""
+        lines = self.lines
+        if not isinstance(lines, SparseLines):
+            run = lines[start:stop]
+            text = b"\n".join(run)
+            if text.isascii() and max(map(len, run)) <= limit:
+                return text if stop == len(lines) and not self.final_newline else text + b"\n"
+        shown = self.shown
+        return b"".join(shown.get(index) or self.line_bytes(index, limit) for index in range(start, stop))
+
+    def worded_lines(self, kept: set[int], word):
+        """The omitted lines that contain a word (`word`, a compiled pattern), in order.
+
+        A word never spans a newline, so one search over an omitted run's joined
+        lines finds the next line worth reading: an output of numbers or rules is
+        skipped run by run instead of line by line."""
+        lines = self.lines
+        if isinstance(lines, SparseLines):
+            yield from (i for i in lines.available() if i not in kept and word.search(lines[i]) is not None)
+            return
+        for start, end in gaps(len(lines), kept):
+            run = None  # the run's lines joined, built when a line without a word is met
+            index, offset = start, 0
+            while index <= end:
+                line = lines[index]
+                if word.search(line) is not None:
+                    yield index
+                else:
+                    if run is None:
+                        run = b"\n".join(lines[start:end + 1])
+                        if not run.translate(None, NOT_WORD_START):
+                            break  # no byte a word starts with (numbers, rules): a C-speed pass says so
+                    found = word.search(run, offset)
+                    if found is None:
+                        break
+                    index += run.count(b"\n", offset, found.start())
+                    offset = run.rfind(b"\n", offset, found.start()) + 1
+                    line = lines[index]
+                    yield index
+                offset += len(line) + 1
+                index += 1
+
+
+class _SparseReader:
+    """Fills a `Stream` from a big file in bounded memory: the lines of its first and
+    last `EDGE_BYTES`, and for the first and the last `MAX_WINDOWS` salient lines
+    their lead and continuation windows; every other salient line is only counted."""
+
+    def __init__(self, sal: Classifier, is_marker) -> None:
+        self.sal = sal
+        self.is_marker = is_marker
+        self.held: dict[int, bytes] = {}
+        #: The windows kept, as (salient line, its class, [(line, bytes), ...]).
+        self.first: list[tuple[int, str, list[tuple[int, bytes]]]] = []
+        self.last: deque = deque(maxlen=MAX_WINDOWS)
+        #: Salient lines whose windows were dropped, by class.
+        self.extra: dict[str, int] = {}
+        #: Windows still owed lines by the next chunk, as (lines still wanted, window).
+        self.open_windows: list[tuple[int, list[tuple[int, bytes]]]] = []
+        #: The last lines of the previous chunk: the lead of a salient line that opens the next.
+        self.before: deque = deque(maxlen=sal.max_lead)
+        #: Lines read so far: the index of the current chunk's first line.
+        self.number = 0
+
+    def read(self, stream: Stream, handle, size: int) -> None:
+        """Read the `size` bytes of `handle` into `stream`: its lines held, their classes, the counts."""
+        for body in _line_chunks(handle, size):
+            lines = body.split(b"\n")
+            if self.number == 0:
+                self._hold_head(lines)
+            self._fill_open_windows(lines)
+            self._open_windows(body, lines)
+            tail_lines = lines[-self.sal.max_lead:]
+            first_tail = self.number + len(lines) - len(tail_lines)
+            self.before.extend((first_tail + i, line) for i, line in enumerate(tail_lines))
+            self.number += len(lines)
+        total = self.number
+        for index, cls, window in list(self.first) + list(self.last):
+            stream.classes[index] = cls
+            self.held.update(window)
+        stream.final_newline = self._hold_tail(handle, size, total)
+        stream.lines = SparseLines(total, {i: line for i, line in self.held.items() if 0 <= i < total})
+        stream.extra_counts = self.extra
+
+    def _hold_head(self, lines: list[bytes]) -> None:
+        used = 0
+        for index, line in enumerate(lines):
+            used += len(line) + 1
+            if used > EDGE_BYTES:
+                break
+            self.held[index] = line
+
+    def _fill_open_windows(self, lines: list[bytes]) -> None:
+        """Give the windows opened near the end of the previous chunk the lines they are still owed."""
+        still = []
+        for wanted, window in self.open_windows:
+            take = lines[:wanted]
+            window.extend((self.number + i, line) for i, line in enumerate(take))
+            if wanted > len(take):
+                still.append((wanted - len(take), window))
+        self.open_windows = still
+
+    def _open_windows(self, body: bytes, lines: list[bytes]) -> None:
+        """A window around each salient line of the chunk."""
+        sal, number = self.sal, self.number
+        # Past the first chunk, only failure, exit and traceback lines are looked for: the
+        # tail is held whole anyway, and a few triggers keep the scan near memory speed.
+        found = sal.salient_lines(body, None if number == 0 else sal.failure_triggers)
+        previous, local = 0, 0
+        for offset in sorted(found):
+            local += body.count(b"\n", previous, offset)
+            previous = offset
+            if self.is_marker(number + local, lines[local]):
+                continue
+            cls = sal.classify(lines[local], found[offset])
+            if cls not in ("plain", "noise"):
+                self._keep(number + local, cls, self._window(lines, local))
+
+    def _window(self, lines: list[bytes], local: int) -> list[tuple[int, bytes]]:
+        """Line `local` of the chunk with its lead lines (from the previous chunk too) and the
+        lines after it; those past the chunk's end are owed by the next one."""
+        sal = self.sal
+        index = self.number + local
+        lead = [(index - k, lines[local - k]) for k in range(min(sal.max_lead, local), 0, -1)]
+        if local < sal.max_lead:
+            lead = [item for item in self.before if item[0] >= index - sal.max_lead] + lead
+        window = lead + [(index, lines[local])]
+        span = max(sal.max_lines, sal.header_max_lines) + 1
+        after = lines[local + 1: local + 1 + span]
+        window.extend((index + 1 + i, line) for i, line in enumerate(after))
+        if len(after) < span:
+            self.open_windows.append((span - len(after), window))
+        return window
+
+    def _keep(self, index: int, cls: str, window: list[tuple[int, bytes]]) -> None:
+        """Keep the window among the first `MAX_WINDOWS` or the last; a window dropped is counted."""
+        entry = (index, cls, window)
+        if len(self.first) < MAX_WINDOWS:
+            self.first.append(entry)
+            return
+        last = self.last
+        if len(last) == last.maxlen:
+            dropped = last[0][1]
+            self.extra[dropped] = self.extra.get(dropped, 0) + 1
+        last.append(entry)
+
+    def _hold_tail(self, handle, size: int, total: int) -> bool:
+        """Hold the lines of the file's last `EDGE_BYTES`; return whether it ends with a newline."""
+        tail_start = max(0, size - EDGE_BYTES)
+        handle.seek(tail_start)
+        tail = handle.read()
+        final_newline = tail.endswith(b"\n")
+        tail_lines = (tail[:-1] if final_newline else tail).split(b"\n")
+        if tail_start > 0:
+            tail_lines = tail_lines[1:]  # the first may be a partial line
+        start = total - len(tail_lines)
+        for offset, line in enumerate(tail_lines):
+            self.held.setdefault(start + offset, line)
+        return final_newline
+
+
+def _line_chunks(handle, size: int):
+    """The file's `size` bytes as chunks of whole lines (without the last newline), about
+    `CHUNK_BYTES` each; of a line longer than a chunk only its last `EDGE_BYTES` are read."""
+    carry = b""
+    read = 0
+    while read < size:
+        data = handle.read(min(CHUNK_BYTES, size - read))
+        if not data:
+            break
+        read += len(data)
+        buf = carry + data
+        if read < size:
+            cut = buf.rfind(b"\n") + 1
+            if cut == 0:
+                carry = buf[-EDGE_BYTES:] if len(buf) > EDGE_BYTES else buf  # an endless line: keep its end
+                continue
+            buf, carry = buf[:cut], buf[cut:]
+        else:
+            carry = b""
+        yield buf[:-1] if buf.endswith(b"\n") else buf
