@@ -6,7 +6,7 @@ active copy wins. The fingerprint of a run covers every `*.json` / `*.jsonl`
 below its directory: relative path, size, mtime_ns, mode and owner, plus the
 kind of entry (so a symlink substituted for a file changes it). Inode, device
 and ctime are left out on purpose so that a `cp -a` copy of an unchanged state
-root keeps every fingerprint (see docs/decisions.md).
+root keeps every fingerprint (see docs/design/evidence-index.md, "Evidence index: fingerprint").
 
 Discovery only lists and stats; it never opens evidence for writing.
 """

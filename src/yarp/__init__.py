@@ -5,6 +5,6 @@ thin layer over the library modules. Importing `yarp` must stay cheap because
 `yarp run` wraps every shell command an agent executes.
 """
 
-from ._version import __version__
+from yarp._version import __version__
 
 __all__ = ["__version__"]

@@ -16,8 +16,8 @@ declared length has passed the limit check.
 
 from __future__ import annotations
 
-from . import limits
-from .errors import FrameError, FrameTooLarge
+from yarp import limits
+from yarp.errors import FrameError, FrameTooLarge
 
 IMPLEMENTATION = "py"
 

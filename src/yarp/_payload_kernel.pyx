@@ -2,7 +2,7 @@
 """Compiled payload kernel; `yarp._payload_kernel_py` is its twin.
 
 `prepare_payload` hashes the exact bytes and decides whether Zstandard level 3 is
-worth storing (rule and measurements: docs/decisions.md, "Payload compression").
+worth storing (rule and measurements: docs/design/archive.md, "Payload compression").
 hashlib and zstandard release the GIL on large inputs; this module calls them
 with whole buffers so that stays true.
 
@@ -22,7 +22,7 @@ from ._digest import hash_in_background, joined_digest, payload_sha256
 
 IMPLEMENTATION = "c"
 
-# Same rule as the twin, with the numbers from `limits`; see docs/decisions.md ("Payload compression").
+# Same rule as the twin, with the numbers from `limits`; see docs/design/archive.md ("Payload compression").
 cdef Py_ssize_t _MIN_COMPRESS = limits.MIN_COMPRESS_BYTES
 cdef Py_ssize_t _MIN_SAVING_BYTES = limits.MIN_SAVING_BYTES
 cdef double _MIN_SAVING_RATIO = limits.MIN_SAVING_RATIO

@@ -1,7 +1,7 @@
 """Pure-Python twin of `yarp._payload_kernel`: payload preparation and canonical-JSON admission.
 
 `prepare_payload` hashes the exact bytes and decides whether Zstandard level 3 is
-worth storing (rule and measurements: docs/decisions.md, "Payload compression").
+worth storing (rule and measurements: docs/design/archive.md, "Payload compression").
 `canonical_fast_path_ok` decides whether orjson's sorted compact output is the
 RFC 8785 canonical form of a value.
 
@@ -13,8 +13,8 @@ number it uses comes from `yarp.limits`.
 
 from __future__ import annotations
 
-from . import limits
-from ._digest import hash_in_background, joined_digest, payload_sha256
+from yarp import limits
+from yarp._digest import hash_in_background, joined_digest, payload_sha256
 
 IMPLEMENTATION = "py"
 

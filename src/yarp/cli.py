@@ -17,11 +17,11 @@ Every `YarpError` becomes one bounded line on stderr and its exit status
 
 import sys
 
-from ._version import __version__
+from yarp._version import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .errors import YarpError
+    from yarp.errors import YarpError
 
 #: command path -> implementing module (inside `yarp.commands`).
 COMMANDS: dict[tuple[str, ...], str] = {
@@ -65,7 +65,7 @@ def _parser_class():
     """argparse, imported on demand, reporting usage errors as `UsageError` (exit 64)."""
     import argparse
 
-    from .errors import UsageError
+    from yarp.errors import UsageError
 
     class _Parser(argparse.ArgumentParser):
         def error(self, message: str) -> None:  # type: ignore[override]
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             if argv[0] in GROUPS and (len(argv) == 1 or argv[1] in ("-h", "--help")):
                 sys.stdout.write(_overview((argv[0],)))
                 return 0
-            from .errors import UsageError, bounded_text
+            from yarp.errors import UsageError, bounded_text
 
             raise UsageError(f"unknown command: {bounded_text(' '.join(argv[:2]), 80)} (see 'yarp --help')")
         path, rest = matched
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         _report(exc)
         return exc.exit_code
     except SystemExit as exc:  # argparse --help exits 0 through here
-        from .errors import EXIT_USAGE
+        from yarp.errors import EXIT_USAGE
 
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     except KeyboardInterrupt:
@@ -204,10 +204,10 @@ def reported_errors() -> "type[YarpError]":
     """`YarpError`, for an `except` clause: it is evaluated only when an exception is
     being matched, so the commands that start for every tool call (`yarp run`, the
     hooks) finish without loading the error classes, whose 30 class statements cost
-    each of them about 1 ms (docs/decisions.md, "The error classes load on the
+    each of them about 1 ms (docs/design/clients.md, "The error classes load on the
     first failure"). Their modules import a class where they raise it, and the hook
     client and the runner match a failure through one function each, which does the same."""
-    from .errors import YarpError
+    from yarp.errors import YarpError
 
     return YarpError
 
@@ -219,7 +219,7 @@ def _exit_now(status: int) -> None:
     releasing (their files are closed and removed, no thread runs): flushing
     the standard streams is all an orderly exit would still do for them, and
     tearing down the modules they loaded cost every tool call about 3 ms of
-    CPU (docs/decisions.md, "Per-tool-call processes skip the interpreter's
+    CPU (docs/design/clients.md, "Per-tool-call processes skip the interpreter's
     teardown"). In-process callers pass `argv` and get a return.
     """
     import os

@@ -8,15 +8,15 @@ on every call, so a validated configuration is kept in the parse cache
 
 import os
 
-from ._record import Record
-from .limits import (
+from yarp._record import Record
+from yarp.limits import (
     DEFAULT_CAP_BYTES,
     DEFAULT_RECOVERY_CAP_BYTES,
     DEFAULT_RECOVERY_CAP_LINES,
     MAX_CAP_BYTES,
     MIN_CAP_BYTES,
 )
-from .paths import resolve_archive
+from yarp.paths import resolve_archive
 
 CONFIG_ENV = "YARP_CONFIG"
 
@@ -85,7 +85,7 @@ def parse(text: str) -> Config:
     """Parse and validate configuration text; raise `UsageError` on any problem."""
     import tomllib
 
-    from .errors import UsageError
+    from yarp.errors import UsageError
 
     try:
         data = tomllib.loads(text)
@@ -150,10 +150,10 @@ def load(environ=os.environ) -> Config:
     except FileNotFoundError:
         return Config()
     except OSError as exc:
-        from .errors import UsageError
+        from yarp.errors import UsageError
 
         raise UsageError(f"cannot read configuration: {exc.strerror}") from None
-    from . import parse_cache
+    from yarp import parse_cache
 
     key = parse_cache.cache_key("config", [("config", text.encode("utf-8", "surrogatepass"))])
     cached = _from_cache(parse_cache.load("config", key, environ))

@@ -30,9 +30,9 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 
-from . import fault_log, private_files
-from ._version import __version__
-from .errors import YarpError
+from yarp import fault_log, private_files
+from yarp._version import __version__
+from yarp.errors import YarpError
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 #: A logged broker error newer than this makes a warning; an older one is only reported.
@@ -87,7 +87,7 @@ def check_data_files() -> list[Check]:
     """The shipped rule files, salience data and Pi extension are present and valid."""
     import json
 
-    from .hooks.extension_install import shipped_files
+    from yarp.hooks.extension_install import shipped_files
     from yarp.view import salience
     from yarp.view.rules import builtin_rule_files, builtin_rules
 
@@ -107,7 +107,7 @@ def check_data_files() -> list[Check]:
 
 def check_rule_packs(environ: Mapping[str, str]) -> list[Check]:
     """The configuration parses and every rule pack it lists loads."""
-    from . import config
+    from yarp import config
     from yarp.view.rules import load_rules
 
     try:
@@ -129,7 +129,7 @@ def check_kernels(environ: Mapping[str, str]) -> list[Check]:
     """Which of the three accelerated kernels run compiled, and why not where not."""
     import importlib
 
-    from ._compat import no_extensions
+    from yarp._compat import no_extensions
 
     #: label -> (selector module, compiled kernel module)
     names = {"frames": ("yarp.wire.frames", "yarp._fastframe"),
@@ -222,7 +222,7 @@ def check_archive(location) -> list[Check]:
 
 def check_runtime(location, environ: Mapping[str, str]) -> list[Check]:
     """The broker's private runtime directory: a real directory of ours, 0700, a socket path that fits."""
-    from .runtime import check_socket_entry, runtime_paths
+    from yarp.runtime import check_socket_entry, runtime_paths
 
     try:
         paths = runtime_paths(location.path, environ)
@@ -336,7 +336,7 @@ def _runs(argv: list[str], name: str, agent: str, environ: Mapping[str, str], ou
 
 def check_hooks(agent: str, environ: Mapping[str, str], ours: str | None, cwd: str) -> list[Check]:
     """Claude Code's or Codex's hook entries, user and project: every event covered, running this yarp."""
-    from .hooks.install import HOOK_EVENTS, installed_commands, settings_path
+    from yarp.hooks.install import HOOK_EVENTS, installed_commands, settings_path
 
     name = {"claude-code": "Claude Code hooks", "codex": "Codex hooks"}[agent]
     checks = []
@@ -365,7 +365,7 @@ def check_hooks(agent: str, environ: Mapping[str, str], ours: str | None, cwd: s
 
 def check_pi(environ: Mapping[str, str], ours: str | None, cwd: str) -> list[Check]:
     """The Pi extension, user and project: present, this package's files, running this yarp."""
-    from .hooks.extension_install import install_path, installed
+    from yarp.hooks.extension_install import install_path, installed
 
     checks = []
     for scope in ("user", "project"):
@@ -426,8 +426,8 @@ def check_last_fault(environ: Mapping[str, str], now: float | None = None) -> li
 def run(explicit_archive: str | None = None, environ: Mapping[str, str] = os.environ,
         cwd: str | None = None, on_check: Callable[[Check], None] | None = None) -> Report:
     """Run every check in order; `on_check` sees each line as soon as it is known."""
-    from . import config
-    from .paths import resolve_archive
+    from yarp import config
+    from yarp.paths import resolve_archive
 
     cwd = cwd or os.getcwd()
     checks: list[Check] = []

@@ -35,7 +35,7 @@ message ever carries archived payloads, command text or credentials: callers pas
 only fixed wording plus small facts (counts, limits, field names).
 """
 
-from .limits import MAX_ERROR_CHARS
+from yarp.limits import MAX_ERROR_CHARS
 
 EXIT_OK = 0
 EXIT_USAGE = 64

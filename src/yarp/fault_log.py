@@ -36,8 +36,8 @@ import threading
 import time
 from collections.abc import Mapping
 
-from . import private_files
-from ._version import __version__
+from yarp import private_files
+from yarp._version import __version__
 
 LOG_NAME = "broker-faults.log"
 #: The log's size bound: past it the file becomes `.1`, replacing the older generation.

@@ -25,9 +25,9 @@ through a private temporary file and an atomic rename (`private_files.replace_at
 import os
 import sys
 
-from . import private_files
-from ._digest import identity_sha256
-from ._version import __version__
+from yarp import private_files
+from yarp._digest import identity_sha256
+from yarp._version import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ establish private permissions is always an error, never a warning.
 
 import os
 
-from . import private_files
-from ._record import Record
+from yarp import private_files
+from yarp._record import Record
 
 ARCHIVE_FILENAME = "tool-calls.sqlite3"
 ARCHIVE_ENV = "YARP_ARCHIVE"
@@ -80,11 +80,11 @@ def ensure_private_directory(path: str, *, narrow: bool, create: bool, label: st
     try:
         private_files.ensure_private_directory(path, create=create, narrow=narrow)
     except FileNotFoundError:
-        from .errors import ArchiveMissing
+        from yarp.errors import ArchiveMissing
 
         raise ArchiveMissing(f"{label} does not exist") from None
     except private_files.PrivatePathProblem as exc:
-        from .errors import UnsafePath
+        from yarp.errors import UnsafePath
 
         raise UnsafePath(f"{label} {exc.problem}") from None
 
@@ -94,11 +94,11 @@ def check_private_file(path: str, *, narrow: bool, label: str = "archive databas
     try:
         exists = private_files.check_private_file(path, narrow=narrow)
     except private_files.PrivatePathProblem as exc:
-        from .errors import UnsafePath
+        from yarp.errors import UnsafePath
 
         raise UnsafePath(f"{label} {exc.problem}") from None
     if not exists and not missing_ok:
-        from .errors import ArchiveMissing
+        from yarp.errors import ArchiveMissing
 
         raise ArchiveMissing(f"{label} does not exist")
     return exists
@@ -114,7 +114,7 @@ def secure_archive_location(location: ArchiveLocation, *, create: bool) -> bool:
     ensure_private_directory(location.directory, narrow=narrow, create=create)
     exists = check_private_file(location.path, narrow=narrow, missing_ok=True)
     if not exists and not create:
-        from .errors import ArchiveMissing
+        from yarp.errors import ArchiveMissing
 
         raise ArchiveMissing("archive database does not exist")
     for suffix in COMPANION_SUFFIXES:

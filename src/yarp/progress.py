@@ -3,7 +3,7 @@
 Written by hand rather than drawn by a progress library: tqdm, the well-kept
 choice, added about 50 ms to every terminal run of `yarp archive verify`
 (147 ms against 94 ms, medians of 15) through its own imports, more than the
-whole display is worth (see docs/decisions.md, "A progress library for long
+whole display is worth (see docs/design/packaging.md, "A progress library for long
 commands"). Only a command whose stderr is a terminal creates one.
 """
 

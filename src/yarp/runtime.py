@@ -17,12 +17,11 @@ opened without following links. Nothing here ever contains request payloads.
 import os
 import stat
 
-from . import private_files
-from ._digest import identity_sha256
-from ._record import Record
-from .limits import MAX_SOCKET_PATH_BYTES
-from .paths import canonical_archive_path
-
+from yarp import private_files
+from yarp._digest import identity_sha256
+from yarp._record import Record
+from yarp.limits import MAX_SOCKET_PATH_BYTES
+from yarp.paths import canonical_archive_path
 
 #: Startup lock and readiness pipe that a starting client hands to the broker
 #: it spawns (here, not in `yarp.broker`, so clients never import the event loop).
@@ -48,7 +47,7 @@ def _ensure_private_dir(path: str, label: str) -> None:
     try:
         private_files.ensure_private_directory(path, create=True, narrow=False, parents=False)
     except private_files.PrivatePathProblem as exc:
-        from .errors import UnsafePath
+        from yarp.errors import UnsafePath
 
         raise UnsafePath(f"{label} {exc.problem}") from None
 
@@ -87,7 +86,7 @@ def runtime_base(environ=os.environ) -> str:
     if xdg and os.path.isabs(xdg) and os.path.lexists(xdg):
         if not _is_private_dir(xdg):
             _ensure_private_dir(xdg, "XDG_RUNTIME_DIR")
-            from .errors import UnsafePath
+            from yarp.errors import UnsafePath
 
             raise UnsafePath("XDG_RUNTIME_DIR is not a private directory")
         return xdg
@@ -126,7 +125,7 @@ def runtime_paths(archive_path: str, environ=os.environ, *, create: bool = True)
         _ensure_private_dir(directory, "runtime directory")
     paths = RuntimePaths(directory, archive_id(archive_path))
     if len(paths.socket.encode()) >= MAX_SOCKET_PATH_BYTES:
-        from .errors import UnsafePath
+        from yarp.errors import UnsafePath
 
         raise UnsafePath(f"broker socket path is longer than {MAX_SOCKET_PATH_BYTES - 1} bytes")
     return paths
@@ -137,7 +136,7 @@ def open_lock_file(path: str) -> int:
     try:
         return private_files.open_lock_file(path)
     except private_files.PrivatePathProblem as exc:
-        from .errors import UnsafePath
+        from yarp.errors import UnsafePath
 
         raise UnsafePath(f"broker lock {exc.problem}") from None
 
@@ -186,7 +185,7 @@ def check_socket_entry(path: str) -> bool:
         problem = "permissions are broader than 0600"
     else:
         return True
-    from .errors import UnsafePath
+    from yarp.errors import UnsafePath
 
     raise UnsafePath(f"broker socket {problem}")
 

@@ -26,9 +26,9 @@ import orjson
 import rfc8785
 import zstandard
 
-from yarp.errors import ValidationError
 from yarp.archive.payload_kernel import canonical_fast_path_ok as _fast_path_ok
 from yarp.archive.payload_kernel import prepare_payload
+from yarp.errors import ValidationError
 
 MEDIA_JSON = "application/json"
 MEDIA_TEXT = "text/plain; charset=utf-8"
@@ -73,7 +73,7 @@ def canonical_json(value: object) -> bytes:
 
     Values RFC 8785 cannot represent exactly (integers beyond ±(2^53−1), NaN,
     infinities, lone surrogates, non-string keys) are refused with a bounded
-    `ValidationError`; see docs/decisions.md ("Values RFC 8785 cannot represent").
+    `ValidationError`; see docs/design/archive.md ("Values RFC 8785 cannot represent").
     """
     if _fast_path_ok(value):
         try:

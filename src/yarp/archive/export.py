@@ -34,10 +34,10 @@ import sqlite3
 import time
 
 from yarp.archive.codec import MEDIA_BINARY, decode_body
+from yarp.archive.sqlite import map_error
 from yarp.errors import ExportUnavailable, UsageError
 from yarp.limits import MAX_DEADLINE_MS
 from yarp.paths import ensure_private_directory
-from yarp.archive.sqlite import map_error
 
 EXPORT_SCHEMA = "yarp.archive-export.v1"
 TABLES = ("sessions", "calls", "snapshots", "payloads")

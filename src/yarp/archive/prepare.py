@@ -15,12 +15,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from yarp.wire import operations as ops
 from yarp import private_files
 from yarp.archive.codec import MEDIA_JSON, MEDIA_TEXT, Payload, bytes_payload, canonical_json, json_payload
 from yarp.errors import UnsafePath, ValidationError
 from yarp.limits import MAX_STREAM_FILE_BYTES
-
+from yarp.wire import operations as ops
 
 #: Read size when a file does not arrive in one read.
 _READ_CHUNK_BYTES = 64 * 1024 * 1024

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from yarp.paths import COMPANION_SUFFIXES, ArchiveLocation
 from yarp.archive.sqlite import map_error
+from yarp.paths import COMPANION_SUFFIXES, ArchiveLocation
 
 #: The reference's keys, printed first and in this order.
 REFERENCE_KEYS = (

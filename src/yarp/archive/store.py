@@ -20,11 +20,11 @@ import secrets
 import sqlite3
 from dataclasses import dataclass
 
-from yarp.wire import operations as ops
-from yarp.errors import ArchiveError, ConflictError, DataError, LifecycleError, NotFound, ValidationError, YarpError
-from yarp.paths import ArchiveLocation, resolve_archive
 from yarp.archive.prepare import Prepared, SnapshotSpec, prepare
 from yarp.archive.sqlite import map_error, open_writer
+from yarp.errors import ArchiveError, ConflictError, DataError, LifecycleError, NotFound, ValidationError, YarpError
+from yarp.paths import ArchiveLocation, resolve_archive
+from yarp.wire import operations as ops
 
 STREAM_KEYS = (("stdout", "before"), ("stderr", "before"), ("stdout", "after"), ("stderr", "after"))
 
@@ -126,7 +126,7 @@ class ArchiveStore:
 
         Nearly every batch succeeds whole, and a savepoint per request was a
         fixed cost on every request (about 8 % of the store's instructions for
-        a 1 KiB begin_call; docs/decisions.md, "One savepoint per batch"). When
+        a 1 KiB begin_call; docs/design/archive.md, "One savepoint per batch"). When
         a request fails, the batch is rolled back and applied again request by
         request (`_apply_isolated`), so the
         outcomes are exactly those of isolated requests; nothing here was

@@ -30,6 +30,9 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from yarp.archive.recovery import REF_PATTERN, iter_payload
+from yarp.archive.schema import SCHEMA_VERSION
+from yarp.archive.sqlite import map_error, open_readonly
 from yarp.errors import ArchiveMissing, CorruptArchive, ValidationError
 from yarp.limits import (
     HASH_QUEUE_CHUNKS,
@@ -40,9 +43,6 @@ from yarp.limits import (
     VERIFY_CHUNK_BYTES,
 )
 from yarp.paths import COMPANION_SUFFIXES, ArchiveLocation
-from yarp.archive.recovery import REF_PATTERN, iter_payload
-from yarp.archive.schema import SCHEMA_VERSION
-from yarp.archive.sqlite import map_error, open_readonly
 
 TABLES = ("sessions", "tool_calls", "payloads", "snapshots")
 MEDIA_JSON = "application/json"

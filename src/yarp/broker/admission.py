@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import collections
 
+from yarp.errors import YarpError
+from yarp.limits import MAX_ADMITTED_BODY_BYTES, MAX_ADMITTED_TOTAL, MAX_CONTROL_FRAME_BYTES
 from yarp.wire import protocol
-from ..errors import YarpError
-from ..limits import MAX_ADMITTED_BODY_BYTES, MAX_ADMITTED_TOTAL, MAX_CONTROL_FRAME_BYTES
 from yarp.wire.validation import parse_request
 
 

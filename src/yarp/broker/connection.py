@@ -28,10 +28,10 @@ import socket
 import struct
 import time
 
+from yarp.errors import FrameError, ShuttingDown, YarpError
+from yarp.limits import MAX_FRAME_BYTES, MAX_HANDSHAKE_BYTES
 from yarp.wire import protocol
-from ..errors import FrameError, ShuttingDown, YarpError
 from yarp.wire.frames import FrameSplitter, encode_frame
-from ..limits import MAX_FRAME_BYTES, MAX_HANDSHAKE_BYTES
 
 _PEERCRED = struct.Struct("3i")
 

@@ -16,10 +16,10 @@ every kind in `ops.OPERATION_TYPES` has one.
 
 from __future__ import annotations
 
-from yarp.wire import operations as ops
 from yarp._record import Record
 from yarp.archive.prepare import Prepared, prepare
 from yarp.transcripts.batch import prepare_import_calls
+from yarp.wire import operations as ops
 from yarp.wire.validation import check_operation
 
 

@@ -19,14 +19,14 @@ import signal
 import socket
 import time
 
-from ..errors import BrokerError, ShuttingDown, UsageError, ValidationError, YarpError
-from ..limits import BROKER_IDLE_MS, INLINE_PREPARE_BYTES
-from ..paths import ArchiveLocation
-from ..runtime import READY_FD_ENV, STARTUP_FD_ENV, check_socket_entry, open_lock_file, runtime_paths, try_lock
 from yarp.archive.store import ArchiveStore
-from .connection import ClientConnection
-from .server import Broker
-from .writer import Writer
+from yarp.broker.connection import ClientConnection
+from yarp.broker.server import Broker
+from yarp.broker.writer import Writer
+from yarp.errors import BrokerError, ShuttingDown, UsageError, ValidationError, YarpError
+from yarp.limits import BROKER_IDLE_MS, INLINE_PREPARE_BYTES
+from yarp.paths import ArchiveLocation
+from yarp.runtime import READY_FD_ENV, STARTUP_FD_ENV, check_socket_entry, open_lock_file, runtime_paths, try_lock
 
 IDLE_ENV = "YARP_BROKER_IDLE_MS"
 POOL_ENV = "YARP_BROKER_POOL"
@@ -299,7 +299,7 @@ def run(location: ArchiveLocation, *, foreground: bool = False, environ=os.envir
 
 def _internal_error(exc: Exception, operation: str) -> BrokerError:
     """Log an internal error of the broker's own start or loop, and the bounded error that reports it."""
-    from .. import fault_log
+    from yarp import fault_log
 
     fault_log.record(exc, operation=operation)
     return BrokerError(f"internal broker error at {operation}; " + fault_log.client_hint())
@@ -307,7 +307,7 @@ def _internal_error(exc: Exception, operation: str) -> BrokerError:
 
 def run_loop(main) -> None:
     """Run the broker's coroutine on uvloop, or on asyncio's own loop when `YARP_EVENT_LOOP=asyncio`."""
-    from .._compat import event_loop
+    from yarp._compat import event_loop
 
     name = event_loop()
     if name == "uvloop":

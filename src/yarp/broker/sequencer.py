@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import collections
 
+from yarp.errors import ValidationError
+from yarp.limits import MAX_SEQUENCE_CACHE_KEYS
 from yarp.wire import operations as ops
-from ..errors import ValidationError
-from ..limits import MAX_SEQUENCE_CACHE_KEYS
 
 
 class Sequencer:

@@ -178,7 +178,7 @@ class Broker:
 
     def runs_inline(self, size: int) -> bool:
         """The one decision of where preparation runs: on the loop for work of at most
-        `inline_bytes` (a pool hop costs more than the work; docs/decisions.md, "Broker
+        `inline_bytes` (a pool hop costs more than the work; docs/design/broker.md, "Broker
         preparation pool"), else in the pool."""
         return size <= self.inline_bytes
 

@@ -26,9 +26,9 @@ import sqlite3
 import threading
 import time
 
-from yarp.wire import protocol
-from ..errors import ArchiveBusy, DeadlineExceeded, YarpError
-from ..limits import (
+from yarp.archive.sqlite import map_error
+from yarp.errors import ArchiveBusy, DeadlineExceeded, YarpError
+from yarp.limits import (
     BATCH_WAIT_MS,
     COMMIT_MARGIN_S,
     MAX_BATCH_PAYLOAD_BYTES,
@@ -36,7 +36,7 @@ from ..limits import (
     SQLITE_BUSY_TIMEOUT_MS,
     WAL_CHECKPOINT_BYTES,
 )
-from yarp.archive.sqlite import map_error
+from yarp.wire import protocol
 
 #: Put on the queue by `stop`: everything before it is applied, then the thread ends.
 _SENTINEL = object()

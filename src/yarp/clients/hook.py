@@ -29,8 +29,8 @@ import os
 import sys
 import time
 
-from yarp.limits import MAX_FRAME_BYTES
 from yarp.hooks import EVENTS, PRE
+from yarp.limits import MAX_FRAME_BYTES
 
 #: Initial capture must be durable before the tool runs; like the Pi adapter, wait at most 2 s.
 BEGIN_TIMEOUT_S = 2.0

@@ -35,7 +35,6 @@ import os
 import sys
 import time
 
-from yarp.wire import operations as ops
 from yarp.clients.broker import BrokerClient
 from yarp.errors import (
     BrokerUnavailable,
@@ -49,9 +48,10 @@ from yarp.errors import (
     YarpError,
     bounded_text,
 )
-from yarp.wire.frames import FrameSplitter
 from yarp.limits import DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MAX_FRAME_BYTES, MAX_SAFE_INTEGER
 from yarp.paths import ArchiveLocation
+from yarp.wire import operations as ops
+from yarp.wire.frames import FrameSplitter
 from yarp.wire.json_text import dumps as client_dumps
 from yarp.wire.json_text import loads as client_loads
 from yarp.wire.protocol import Outgoing, routing

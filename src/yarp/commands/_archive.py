@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 
-from .. import config
-from ..paths import ArchiveLocation, resolve_archive
+from yarp import config
+from yarp.paths import ArchiveLocation, resolve_archive
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -23,23 +23,23 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from ..paths import resolve_archive
+    from yarp.paths import resolve_archive
 
     if args.archive:
         # Clients always start the broker with an explicit --archive: skipping
         # the configuration file (and its TOML parser) shortens cold start.
         location = resolve_archive(args.archive, os.environ)
     else:
-        from ..config import load
+        from yarp.config import load
 
         location = resolve_archive(None, os.environ, load().archive_path)
     if args.action == "status":
         return _status(location, args.json)
     try:
-        from ..broker.lifecycle import run as run_broker
+        from yarp.broker.lifecycle import run as run_broker
     except Exception as exc:  # a broken installation (a dependency that does not import): logged for `yarp doctor`
-        from .. import fault_log
-        from ..errors import BrokerError
+        from yarp import fault_log
+        from yarp.errors import BrokerError
 
         fault_log.record(exc, operation="startup")
         raise BrokerError("the broker cannot start; " + fault_log.client_hint()) from None
@@ -52,7 +52,7 @@ def _status(location, as_json: bool) -> int:
     import json
 
     from yarp.clients.broker import BrokerClient
-    from ..runtime import check_socket_entry, runtime_paths
+    from yarp.runtime import check_socket_entry, runtime_paths
 
     paths = runtime_paths(location.path)
     if not check_socket_entry(paths.socket):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import sys
 
-from . import _archive
 from yarp.archive.sqlite import open_readonly
-from .search import parse_time_ms
+from yarp.commands import _archive
+from yarp.commands.search import parse_time_ms
 
 SUMMARY = "export the archive as Parquet files for DuckDB, Spark or Trino (private files)"
 EPILOG = """\

@@ -36,6 +36,6 @@ def run_fast(argv: list[str]) -> int | None:
 
 def _serve(archive: str | None) -> int:
     from yarp.clients.ingest import main
-    from ._archive import resolve_location
+    from yarp.commands._archive import resolve_location
 
     return main(resolve_location(archive))

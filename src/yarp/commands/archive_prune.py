@@ -6,7 +6,7 @@ import re
 import time
 from datetime import datetime, timezone
 
-from ..errors import UsageError
+from yarp.errors import UsageError
 
 SUMMARY = "delete finished calls older than a UTC time (through the broker), then vacuum"
 EPILOG = """\
@@ -40,9 +40,9 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from yarp.wire import operations as ops
     from yarp.clients.broker import BrokerClient
-    from ._archive import resolve_location
+    from yarp.commands._archive import resolve_location
+    from yarp.wire import operations as ops
 
     timestamp_ms = parse_utc(args.before)
     location = resolve_location(args.archive)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 
 from yarp.archive import recovery
-from . import _archive
-from ..errors import UsageError
+from yarp.commands import _archive
+from yarp.errors import UsageError
 
 SUMMARY = "copy an archived call's original stdout and stderr to stdout and stderr"
 EPILOG = """\

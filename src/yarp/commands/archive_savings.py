@@ -6,8 +6,8 @@ import os
 import sys
 
 from yarp.archive.savings import report as savings_report
-from . import _archive
-from ..errors import UsageError
+from yarp.commands import _archive
+from yarp.errors import UsageError
 
 SUMMARY = "show bytes produced, shown and withheld from the agent (from stored sizes)"
 EPILOG = """\
@@ -36,7 +36,7 @@ Examples:
 
 def _time_ms(text: str) -> int:
     # `search` (and the recovery package it loads) only when a time is given.
-    from .search import parse_time_ms
+    from yarp.commands.search import parse_time_ms
 
     return parse_time_ms(text)
 

@@ -6,8 +6,8 @@ import json
 import sys
 
 from yarp.archive import stats
-from . import _archive
 from yarp.archive.sqlite import open_readonly
+from yarp.commands import _archive
 
 SUMMARY = "print safe counts and sizes of the archive (never its content)"
 EPILOG = """\

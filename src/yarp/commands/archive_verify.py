@@ -6,8 +6,8 @@ import json
 import sys
 
 from yarp.archive import verify
-from . import _archive
-from ..errors import EXIT_DATA
+from yarp.commands import _archive
+from yarp.errors import EXIT_DATA
 
 SUMMARY = "check the archive's integrity, payloads, lifecycle rules and permissions"
 EPILOG = """\
@@ -36,7 +36,7 @@ def configure(parser) -> None:
 
 def _payload_progress(stream):
     """A terminal display of the payload check: payloads and MiB verified so far."""
-    from ..progress import TerminalProgress
+    from yarp.progress import TerminalProgress
 
     display = TerminalProgress(stream, "verifying payloads")
     mib = 1024 * 1024

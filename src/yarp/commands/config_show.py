@@ -28,7 +28,7 @@ def _flatten(prefix: str, value, out: list[str]) -> None:
 
 
 def run(args) -> int:
-    from ..config import load
+    from yarp.config import load
 
     shown = load().to_json()
     if args.json:

@@ -20,7 +20,7 @@ def run(args) -> int:
     import json
     import sys
 
-    from .. import doctor
+    from yarp import doctor
 
     def show(check) -> None:
         line = f"{check.status:<4}  {check.name}: {check.detail}"

@@ -40,11 +40,11 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from ..hooks.launcher import shell_join, yarp_argv
+    from yarp.hooks.launcher import shell_join, yarp_argv
 
     if args.agent == "pi":
         return _install_extension(args.agent, args.scope or "user", yarp_argv())
-    from ..hooks.install import install, settings_path
+    from yarp.hooks.install import install, settings_path
 
     path = settings_path(args.agent, args.scope or "user")
     change = install(args.agent, path, shell_join(yarp_argv() + ["hook", args.agent]))
@@ -61,7 +61,7 @@ def run(args) -> int:
 
 
 def _install_extension(agent: str, scope: str, argv: list[str]) -> int:
-    from ..hooks.extension_install import install, install_path
+    from yarp.hooks.extension_install import install, install_path
 
     change = install(agent, install_path(agent, scope), argv)
     print(f"{'installed' if change.changed else 'already installed'}: {change.path}")

@@ -23,7 +23,7 @@ def configure(parser) -> None:
 def run(args) -> int:
     if args.agent == "pi":
         return _uninstall_extension(args.agent, args.scope or "user")
-    from ..hooks.install import settings_path, uninstall
+    from yarp.hooks.install import settings_path, uninstall
 
     path = settings_path(args.agent, args.scope or "user")
     change = uninstall(args.agent, path)
@@ -37,7 +37,7 @@ def run(args) -> int:
 
 
 def _uninstall_extension(agent: str, scope: str) -> int:
-    from ..hooks.extension_install import install_path, uninstall
+    from yarp.hooks.extension_install import install_path, uninstall
 
     change = uninstall(agent, install_path(agent, scope))
     if not change.changed:

@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from ..errors import UsageError
+from yarp.errors import UsageError
 
 SUMMARY = "import past Pi, Claude Code and Codex tool calls from their transcripts"
 EPILOG = """\
@@ -71,11 +71,11 @@ def summary_line(values: dict, dry_run: bool) -> str:
 
 
 def run(args) -> int:
-    from ..commands.search import parse_time_ms
-    from ..config import load
-    from ..paths import resolve_archive
-    from ..transcripts.discovery import AGENTS
-    from ..transcripts.importer import DEFAULT_SETTLE_S, ImportOptions, import_transcripts
+    from yarp.commands.search import parse_time_ms
+    from yarp.config import load
+    from yarp.paths import resolve_archive
+    from yarp.transcripts.discovery import AGENTS
+    from yarp.transcripts.importer import DEFAULT_SETTLE_S, ImportOptions, import_transcripts
 
     since_ms = None
     if args.since is not None:

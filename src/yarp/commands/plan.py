@@ -41,8 +41,8 @@ def add_planning_options(parser) -> None:
 
 
 def make_plan(args):
-    from ..config import load
-    from ..errors import UsageError
+    from yarp.config import load
+    from yarp.errors import UsageError
     from yarp.view.plan import MAX_COMMAND_BYTES, ArchiveIdentity, plan_command
     from yarp.view.rules import load_rules
 

@@ -6,9 +6,8 @@ import json
 import sys
 
 from yarp.archive import recovery
-from . import _archive
-from ..errors import UsageError
-
+from yarp.commands import _archive
+from yarp.errors import UsageError
 
 SUMMARY = "print an exact line or byte range of an archived call's output"
 EPILOG = """\

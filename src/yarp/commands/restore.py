@@ -7,9 +7,9 @@ import os
 import sys
 
 from yarp.archive import recovery
-from . import _archive
-from ..errors import ArchiveError, UsageError
-from ..private_files import create_private
+from yarp.commands import _archive
+from yarp.errors import ArchiveError, UsageError
+from yarp.private_files import create_private
 
 SUMMARY = "write an archived call's exact original output to stdout or a file"
 EPILOG = """\

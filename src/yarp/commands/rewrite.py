@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .plan import COMMAND_LINE, add_planning_options  # noqa: F401  (COMMAND_LINE: as in `yarp plan`)
+from yarp.commands.plan import COMMAND_LINE, add_planning_options  # noqa: F401  (COMMAND_LINE: as in `yarp plan`)
 
 SUMMARY = "print the shell command to run: wrapped in 'yarp run' when a rule reduces it, else the original"
 EPILOG = """\
@@ -19,7 +19,7 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from .plan import make_plan
+    from yarp.commands.plan import make_plan
 
     text, plan = make_plan(args)
     sys.stdout.write((plan.command if plan.execution == "rewrite" else text) + "\n")

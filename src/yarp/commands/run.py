@@ -32,11 +32,11 @@ def run(args) -> int:
 
 def _start(command: list[str], given: list[str | None], archive: str | None) -> int:
     if not command:
-        from ..errors import UsageError
+        from yarp.errors import UsageError
 
         raise UsageError("yarp run: expected -- followed by a command")
     if any(v is not None for v in given) and not all(v for v in given):
-        from ..errors import UsageError
+        from yarp.errors import UsageError
 
         raise UsageError("yarp run: the archive flags go together: --archive-agent, --archive-account, "
                          "--archive-session and --archive-call")

@@ -6,9 +6,9 @@ import argparse
 import sys
 
 from yarp.archive import recovery
-from . import _archive
-from ..errors import UsageError
-from ..limits import (
+from yarp.commands import _archive
+from yarp.errors import UsageError
+from yarp.limits import (
     DEFAULT_SEARCH_CONTEXT,
     DEFAULT_SEARCH_MATCHES,
     MAX_SEARCH_CONTEXT,

@@ -16,13 +16,13 @@ already pruned and capped by `yarp run`, which kept the exact streams).
 When the agent ignored the rewrite (the post event names the original command)
 the call was begun as wrapped but no streams exist: it is finished with its
 raw result as *not executed through the wrapper* (`executed = 0`), so verify
-never expects streams that were never produced. See docs/decisions.md.
+never expects streams that were never produced. See docs/design/adapters.md, "Claude Code hooks".
 """
 
 from __future__ import annotations
 
+from yarp.hooks.events import HookEvent, begin_operation, session_of
 from yarp.wire import operations as ops
-from .events import HookEvent, begin_operation, session_of
 
 
 def identity(event: HookEvent, account: str):

@@ -153,6 +153,6 @@ def pre_tool_answer(updated_input: dict) -> dict:
     """The PreToolUse answer that hands the rewritten input on.
 
     No `permissionDecision`: the agent's own permission check still runs on the
-    rewritten input (see docs/decisions.md, "Claude Code hooks").
+    rewritten input (see docs/design/adapters.md, "Claude Code hooks").
     """
     return {"hookSpecificOutput": {"hookEventName": PRE, "updatedInput": updated_input}}

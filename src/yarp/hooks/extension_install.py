@@ -26,8 +26,8 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 
-from .._version import __version__
-from ..errors import DataError, UsageError
+from yarp._version import __version__
+from yarp.errors import DataError, UsageError
 
 RECORD_NAME = "yarp-install.json"
 RECORD_FORMAT = 1

@@ -21,8 +21,8 @@ import shlex
 import time
 from dataclasses import dataclass
 
-from .. import private_files
-from ..errors import DataError, UsageError
+from yarp import private_files
+from yarp.errors import DataError, UsageError
 
 SETTINGS_FILES = {"claude-code": (".claude", "settings.json"), "codex": (".codex", "hooks.json")}
 HOOK_EVENTS = {

@@ -11,14 +11,14 @@ is printed anyway: a repeated warning is better than a silent failure.
 import os
 import sys
 
-from .. import private_files
-from .._digest import identity_sha256
-from ..errors import YarpError
+from yarp import private_files
+from yarp._digest import identity_sha256
+from yarp.errors import YarpError
 
 
 def marker_path(agent: str, session_id: str, environ=os.environ) -> str:
     """The marker file remembering that this session was warned; it holds a hash of the session id, never the id."""
-    from ..runtime import runtime_base
+    from yarp.runtime import runtime_base
 
     digest = identity_sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return os.path.join(runtime_base(environ), "yarp", "hooks", f"{agent}-{digest}.warned")

@@ -5,7 +5,7 @@ an imported call is already over, so it travels whole: session, call record,
 input, result (when the transcript has one) and an approved source-output file.
 Many calls travel in one `import_calls` operation so that one broker request
 and one savepoint cover hundreds of calls (the live path is bounded by one
-commit per few requests, see docs/decisions.md).
+commit per few requests, see docs/design/import.md, "Importing transcripts").
 
 The broker stays the only writer. The operation's record and JSON form live
 with every other operation's (`yarp.wire.operations`, validated by
@@ -25,10 +25,10 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from yarp.wire import operations as ops
 from yarp.archive.codec import MEDIA_TEXT, bytes_payload, json_payload
-from ..errors import UnsafePath, ValidationError
 from yarp.archive.prepare import Prepared, SnapshotSpec, read_snapshot_file
+from yarp.errors import UnsafePath, ValidationError
+from yarp.wire import operations as ops
 
 #: Per-call outcome letters in the reply: imported, existing, refused.
 IMPORTED, EXISTING, REFUSED = "i", "e", "r"

@@ -43,9 +43,16 @@ import os
 
 import orjson
 
+from yarp.transcripts.codex_evidence import (
+    CallEvidence,
+    event_evidence,
+    is_command,
+    item_evidence,
+    result_record,
+    tool_is_error,
+)
+from yarp.transcripts.parsing import TranscriptParser, iso_ms
 from yarp.wire import operations as ops
-from .codex_evidence import CallEvidence, event_evidence, is_command, item_evidence, result_record, tool_is_error
-from .parsing import TranscriptParser, iso_ms
 
 AGENT = "codex"
 _CALLS = {"function_call": "call_id", "custom_tool_call": "call_id", "local_shell_call": "call_id",

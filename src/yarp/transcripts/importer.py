@@ -20,16 +20,16 @@ from dataclasses import dataclass
 
 import orjson
 
-from yarp.wire import operations as ops
-from ..errors import ArchiveMissing, DataError, YarpError
-from ..limits import MAX_IMPORT_BATCH_CALLS
-from ..paths import ArchiveLocation
+from yarp.errors import ArchiveMissing, DataError, YarpError
+from yarp.limits import MAX_IMPORT_BATCH_CALLS
+from yarp.paths import ArchiveLocation
+from yarp.transcripts.batch import EXISTING, IMPORTED, REFUSED
+from yarp.transcripts.discovery import AGENTS, default_roots, guess_agent, transcript_files
+from yarp.transcripts.parsing import Tally, TranscriptParser
+from yarp.transcripts.source import FileIdentity, LineReader, hash_prefix, open_transcript
+from yarp.transcripts.state import FileCheckpoint, ImportState
 from yarp.wire import json_text
-from .batch import EXISTING, IMPORTED, REFUSED
-from .discovery import AGENTS, default_roots, guess_agent, transcript_files
-from .parsing import Tally, TranscriptParser
-from .source import FileIdentity, LineReader, hash_prefix, open_transcript
-from .state import FileCheckpoint, ImportState
+from yarp.wire import operations as ops
 
 #: Seconds a transcript must have been idle before its calls without a result
 #: are recorded as such (a session still running may yet answer them).
@@ -47,15 +47,15 @@ STATE_SAVE_INTERVAL_S = 2.0
 def parser_class(agent: str) -> type[TranscriptParser]:
     """The transcript parser for `agent`, imported only when needed; raises `ValueError` for another agent."""
     if agent == "pi":
-        from .pi import PiParser
+        from yarp.transcripts.pi import PiParser
 
         return PiParser
     if agent == "claude-code":
-        from .claude_code import ClaudeCodeParser
+        from yarp.transcripts.claude_code import ClaudeCodeParser
 
         return ClaudeCodeParser
     if agent == "codex":
-        from .codex import CodexParser
+        from yarp.transcripts.codex import CodexParser
 
         return CodexParser
     raise ValueError(agent)
@@ -265,7 +265,7 @@ def _size(value) -> int:
 def import_transcripts(location: ArchiveLocation, options: ImportOptions, *, environ=os.environ,
                        progress=None) -> Tally:
     """Import every discovered transcript; return the tally (counts, issue lines, no content)."""
-    from ..hooks.events import local_account
+    from yarp.hooks.events import local_account
 
     account = options.account or local_account()
     tally = Tally()

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import os
 
+from yarp.transcripts.parsing import TranscriptParser, iso_ms
 from yarp.wire import operations as ops
-from .parsing import TranscriptParser, iso_ms
 
 AGENT = "pi"
 _OTHER_ENTRIES = frozenset({

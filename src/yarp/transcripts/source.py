@@ -16,8 +16,8 @@ import os
 import stat
 from dataclasses import dataclass
 
-from ..errors import UnsafePath, ValidationError
-from ..limits import MAX_FRAME_BYTES
+from yarp.errors import UnsafePath, ValidationError
+from yarp.limits import MAX_FRAME_BYTES
 
 _CHUNK_BYTES = 1024 * 1024
 #: Longest line parsed; a longer one is skipped and reported (the frame limit:

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from .. import private_files
-from ..errors import ArchiveError, UnsafePath
-from ..paths import ArchiveLocation, check_private_file
+from yarp import private_files
+from yarp.errors import ArchiveError, UnsafePath
+from yarp.paths import ArchiveLocation, check_private_file
 
 STATE_VERSION = 1
 SUFFIX = ".import-state"

@@ -26,7 +26,6 @@ from yarp.errors import UsageError
 from yarp.limits import MAX_COMMAND_BYTES, MAX_IDENTITY_CHARS, MAX_TREE_DEPTH, MAX_TREE_NODES
 from yarp.view.rules import RuleSet
 
-
 #: Programs that run another command: their output is that command's, so they stay original.
 WRAPPERS = frozenset({
     "sudo", "doas", "env", "xargs", "time", "nohup", "timeout", "nice", "ionice", "stdbuf",

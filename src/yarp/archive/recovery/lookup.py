@@ -17,9 +17,8 @@ import re
 import sqlite3
 
 from yarp._record import Record
-from yarp.errors import InvalidReference, NotFound, UsageError
 from yarp.archive.sqlite import map_error
-
+from yarp.errors import InvalidReference, NotFound, UsageError
 
 REF_PATTERN = re.compile(r"yr_[0-9a-f]{32}\Z")
 

@@ -17,10 +17,10 @@ from collections.abc import Iterator
 
 from yarp._digest import payload_hasher
 from yarp._record import Record
+from yarp.archive.recovery.lookup import Source
+from yarp.archive.sqlite import map_error
 from yarp.errors import DataError, UsageError, ValidationError
 from yarp.limits import RECOVERY_CHUNK_BYTES as CHUNK_BYTES
-from yarp.archive.sqlite import map_error
-from yarp.archive.recovery.lookup import Source
 
 
 def iter_payload(conn: sqlite3.Connection, rowid: int, compression: str, *, chunk: int = CHUNK_BYTES) -> Iterator[bytes]:

@@ -18,6 +18,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
 from yarp._record import Record
+from yarp.archive.recovery.lookup import CALL_COLUMNS, CallInfo, Source, query, recovery_sources
+from yarp.archive.recovery.reading import iter_payload, iter_verified, utf8_safe_end
 from yarp.errors import NotFound, UsageError
 from yarp.limits import (
     DEFAULT_SEARCH_CONTEXT,
@@ -28,9 +30,6 @@ from yarp.limits import (
     MAX_SEARCH_LINE_BYTES,
     MAX_SEARCH_PATTERNS,
 )
-from yarp.archive.recovery.lookup import CALL_COLUMNS, CallInfo, Source, query, recovery_sources
-from yarp.archive.recovery.reading import iter_payload, iter_verified, utf8_safe_end
-
 
 _ANSI = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 #: `_ANSI` that never crosses a line end, for whole blocks: an OSC sequence cut

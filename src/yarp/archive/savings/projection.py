@@ -30,9 +30,9 @@ from collections.abc import Mapping
 
 from yarp import private_files
 from yarp._version import __version__
+from yarp.archive.sqlite import SQLITE_CORRUPT, SQLITE_NOTADB, attach_readonly, file_uri
 from yarp.limits import READER_MMAP_BYTES
 from yarp.paths import ArchiveLocation, secure_archive_location
-from yarp.archive.sqlite import SQLITE_CORRUPT, SQLITE_NOTADB, attach_readonly, file_uri
 
 #: Bumped when the rows' meaning changes; with the version, it keys the file's contents.
 PROJECTION_FORMAT = 1

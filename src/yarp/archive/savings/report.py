@@ -17,8 +17,6 @@ import os
 import sqlite3
 from collections.abc import Callable, Mapping
 
-from yarp.errors import ArchiveBusy, DataError
-from yarp.paths import ArchiveLocation
 from yarp.archive.savings import projection
 from yarp.archive.savings.parallel import Half
 from yarp.archive.savings.programs import clean, input_labels
@@ -27,6 +25,8 @@ from yarp.archive.savings.rule import COUNTED, project_sql
 from yarp.archive.savings.totals import Savings, Totals
 from yarp.archive.savings.window import NO_WINDOW, access, bounds, uses_index
 from yarp.archive.sqlite import map_error
+from yarp.errors import ArchiveBusy, DataError
+from yarp.paths import ArchiveLocation
 
 GROUPINGS = ("tool", "program", "day", "session")
 _GROUP_SQL = {"tool": "NULL", "program": "NULL", "day": "c.started_at_ms / 86400000", "session": "c.session_id"}

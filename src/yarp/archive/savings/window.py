@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 
 from yarp.archive.savings.projection import ARCHIVE
+
 #: Below one call in this many, a window walks the start-time index instead
 #: of scanning every call.
 INDEX_RATIO = 8

@@ -47,6 +47,7 @@ from yarp.hooks.events import parse_event, session_of
 from yarp.wire import operations as ops
 from yarp.wire import protocol
 
+
 class HookService:
     """Hook events: the Pre event's begin and the Post event's composite finish."""
 
@@ -95,7 +96,7 @@ class HookService:
         return await self._post(request, hook, event)
 
     async def _pre(self, request, hook: protocol.HookRequest, event) -> bytes:
-        from yarp.hooks.events import rewritten_input, rewrite_answer
+        from yarp.hooks.events import rewrite_answer, rewritten_input
         from yarp.hooks.launcher import shell_join
 
         warning = None

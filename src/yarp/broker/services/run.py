@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import os
 
-from yarp.wire import operations as ops
-from yarp.wire import protocol
 from yarp.broker.services.shared import CallState, now_ms, prepare_composite
 from yarp.errors import NotFound, UsageError, ValidationError
+from yarp.wire import operations as ops
+from yarp.wire import protocol
 
 #: Agent, tool and call id of standalone runs (a person or script typing `yarp run`).
 STANDALONE_AGENT = "yarp-run"

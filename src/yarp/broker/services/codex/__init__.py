@@ -1,6 +1,6 @@
 """Codex CLI hooks in the broker: exact output from the session transcript, YARP's capped view for the model.
 
-Measured with the real Codex CLI 0.171.0 (docs/decisions.md, "Codex: capture from
+Measured with the real Codex CLI 0.171.0 (docs/design/adapters.md, "Codex: capture from
 the transcript, replace the view after the command"):
 
 - The model's `exec_command {"cmd"}` reaches hooks as tool `Bash` with

@@ -23,11 +23,10 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 
+from yarp.broker.services.codex.evidence import MAX_MARKED_CALLS, Mark, read_since
+from yarp.broker.services.codex.outcome import capped_view
 from yarp.errors import YarpError
 from yarp.transcripts.codex_evidence import CallEvidence, result_record, source_bytes
-
-from .evidence import MAX_MARKED_CALLS, Mark, read_since
-from .outcome import capped_view
 
 #: Calls whose post event's work done ahead is held (each about twice its output, at most 64 KiB).
 MAX_WORKED_AHEAD = 32
@@ -126,7 +125,7 @@ class WorkAhead:
         if not isinstance(archive_ref, str):
             return
         if self._watch is None:
-            from .watch import TranscriptWatch
+            from yarp.broker.services.codex.watch import TranscriptWatch
 
             self._watch = TranscriptWatch(self.broker.loop, self._written)
         if not self._watch.watch(transcript):

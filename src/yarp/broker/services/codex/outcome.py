@@ -18,10 +18,10 @@ from typing import Any
 
 from yarp.errors import ValidationError
 from yarp.limits import MAX_NAME_CHARS
+from yarp.transcripts.codex_evidence import CallEvidence, output_source, result_record, source_bytes
 from yarp.wire import operations as ops
 from yarp.wire.json_text import loads_record
 from yarp.wire.validation import check_json
-from yarp.transcripts.codex_evidence import CallEvidence, output_source, result_record, source_bytes
 
 # `Ahead` in the annotations is `ahead.Ahead`; that module builds on this one, so it is not imported here.
 

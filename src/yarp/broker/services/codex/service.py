@@ -22,15 +22,22 @@ from collections import OrderedDict
 
 import orjson
 
-from yarp.wire import operations as ops
+from yarp.broker.services.codex.ahead import Ahead, WorkAhead
+from yarp.broker.services.codex.evidence import MAX_MARKED_CALLS, Mark, Reading, read_transcript
+from yarp.broker.services.codex.outcome import (
+    Finish,
+    Outcome,
+    begin_operation,
+    call_outcome,
+    other_outcome,
+    part_sources,
+    post_answer,
+    view_cap,
+)
 from yarp.errors import YarpError
 from yarp.limits import MAX_IDENTITY_CHARS
 from yarp.transcripts.codex_evidence import output_text
-
-from .ahead import Ahead, WorkAhead
-from .evidence import MAX_MARKED_CALLS, Mark, Reading, read_transcript
-from .outcome import (Finish, Outcome, begin_operation, call_outcome, other_outcome, part_sources, post_answer,
-                      view_cap)
+from yarp.wire import operations as ops
 
 AGENT = "codex"
 #: The name Codex gives its `exec_command` tool in hook events.
@@ -151,8 +158,8 @@ class CodexService:
     async def _commit(self, request, hook, session: ops.Session, event, known: dict, reading: Reading,
                       transcript: str | None) -> bytes:
         """Build the event's operations and submit them as one composite request."""
-        from yarp.wire import protocol
         from yarp.broker.services.shared import PreparedParts, now_ms, prepare_composite
+        from yarp.wire import protocol
 
         now = now_ms()
         main_parts = failure = None
