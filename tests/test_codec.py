@@ -234,7 +234,7 @@ def test_fast_path_admits_only_proven_shapes(value, fast):
 
 
 def test_loads_record_takes_what_orjson_refuses_and_refuses_what_neither_parses():
-    from yarp.wire.json_text import loads_record as parse_json
+    from yarp.json_text import loads_record as parse_json
 
     assert parse_json(b'{"a": [1, "x"]}') == {"a": [1, "x"]}
     assert parse_json(b'{"s": "\\ud800"}') == {"s": "\ud800"}

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from ingest_helpers import broker_pids
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -369,7 +370,7 @@ HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tre
                   "orjson", "zstandard", "rfc8785", "dataclasses", "argparse", "typing", "json", "re", "socket",
                   "selectors", "signal", "enum", "hashlib", "_hashlib", "threading", "shutil", "shlex", "tomllib",
                   "yarp.broker", "yarp.archive.store", "yarp.archive.prepare", "yarp.view.plan", "yarp.view.rules",
-                  "yarp.hooks.events", "yarp.hooks.capture", "yarp.broker.services.hooks", "yarp.hooks.notice",
+                  "yarp.hooks", "yarp.hooks.events", "yarp.hooks.capture", "yarp.broker.services.hooks", "yarp.clients.notice",
                   "yarp.broker.services.codex", "yarp.transcripts.codex_evidence", "yarp.view.cap",
                   "yarp.view.markers", "yarp.view.streams",
                   # With a broker running, the start-up (locks, spawning) and the operation types stay unloaded.
@@ -413,7 +414,7 @@ def test_hook_process_imports_only_the_c_cores(world):
     tool_input = {"command": "grep -rn needle src"}
     names, pre = hook_imports(world, "claude-code", claude_event("PreToolUse", "Bash", tool_input, "toolu_imp", cwd))
     updated = answer(pre)["hookSpecificOutput"]["updatedInput"]  # planned and rewritten, by the broker
-    assert "yarp.clients.hook" in names and "yarp.clients.channel" in names  # the list is real
+    assert "yarp.clients.hook" in names and "yarp.clients.broker" in names  # the list is real
     assert sorted(set(HOOK_FORBIDDEN) & names) == []
     ran = world.shell(updated["command"])
     post_event = claude_event("PostToolUse", "Bash", updated, "toolu_imp", cwd, tool_response=bash_response(ran))
@@ -498,9 +499,9 @@ def test_a_stopped_broker_costs_the_tool_nothing_but_the_deadline(world):
 def test_the_lean_client_speaks_the_broker_protocol():
     # The per-tool-call processes write frames and service requests without
     # importing `yarp.wire.protocol` or the frame kernel; they must stay the protocol's.
-    from yarp.clients.broker import frame
-    from yarp.clients.channel import service_request
-    from yarp.wire import json_text, protocol
+    from yarp import json_text
+    from yarp.clients.broker import frame, service_request
+    from yarp.wire import protocol
     from yarp.wire.frames import encode_frame
 
     assert frame(b'{"a":1}') == encode_frame(b'{"a":1}')
@@ -515,13 +516,22 @@ def test_the_lean_client_speaks_the_broker_protocol():
         assert json_text.object_or_none(bad) is None
 
 
+def test_the_agents_a_hook_forwards_are_the_agents_the_broker_accepts():
+    # The hook process keeps its own table (it must not import the validator); the two must agree.
+    from yarp import _validate_py
+    from yarp.clients.hook import BEFORE_TOOL, HOOK_EVENTS
+    from yarp.hooks.install import settings_path  # noqa: F401  (the installer registers HOOK_EVENTS)
+
+    assert set(_validate_py.HOOK_AGENTS) == set(HOOK_EVENTS) == set(BEFORE_TOOL)
+    assert all(BEFORE_TOOL[agent] in HOOK_EVENTS[agent] for agent in HOOK_EVENTS)
+
+
 def test_malformed_service_requests_get_bounded_errors(world):
     # Requests that name a service are validated as strictly as operations:
     # fixed field sets, bounded values, errors without payload text.
+    from yarp.clients.broker import BrokerClient, service_request
     from yarp.errors import ValidationError
     from yarp.paths import resolve_archive
-    from yarp.clients.broker import BrokerClient
-    from yarp.clients.channel import service_request
 
     cwd = str(world.work)
     assert answer(world.hook("claude-code", claude_event("PreToolUse", "Read", {"file_path": "/x"}, "t_v", cwd))) is None

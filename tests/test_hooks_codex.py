@@ -233,7 +233,7 @@ def test_hook_process_imports_only_the_c_cores(world, transcript):  # noqa: F811
     transcript.called("call_imp", "exec_command", {"cmd": "seq 1 8000"})
     names, pre = hook_imports(world, "codex", event(world, transcript, "PreToolUse", "call_imp", "seq 1 8000"))
     assert (pre.returncode, pre.stdout) == (0, b"") and b"yarp:" not in pre.stderr
-    assert "yarp.clients.hook" in names and "yarp.clients.channel" in names  # the list is real
+    assert "yarp.clients.hook" in names and "yarp.clients.broker" in names  # the list is real
     assert sorted(set(HOOK_FORBIDDEN) & names) == []
     transcript.executed("call_imp", seq(8000), 0)
     names, post = hook_imports(world, "codex", event(world, transcript, "PostToolUse", "call_imp", "seq 1 8000",

@@ -553,7 +553,7 @@ def test_the_broker_refuses_spool_files_that_are_not_the_runners(renv):
     from yarp.errors import UnsafePath
     from yarp.paths import resolve_archive
     from yarp.clients.broker import BrokerClient
-    from yarp.clients.channel import service_request
+    from yarp.clients.broker import service_request
 
     session = ops.Session("pi", "me", "spool-checks")
     renv.request(ops.BeginCall(session, ops.CallMeta("c1", "bash", 1, True), {}, {}, 1))

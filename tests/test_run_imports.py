@@ -5,7 +5,7 @@ run -- true` against a warm broker lists every module imported, and none of the
 event loop, worker pool, shell parser, rules, canonical-JSON or SQLite modules
 may be among them. With a broker running, not even the start-up half of the
 broker client (`yarp.clients.startup`) or the operation types: the runner
-asks the broker's run service (`yarp.clients.channel`), and the broker
+asks the broker's run service (`yarp.clients.broker.service_request`), and the broker
 prunes, caps and archives. Timings live in bench/test_bench_run.py and
 bench/test_bench_hooks.py.
 """
@@ -25,6 +25,8 @@ FORBIDDEN = ("uvloop", "tree_sitter", "tree_sitter_bash", "concurrent.futures", 
              # The view is the broker's work (yarp.broker.services.run); starting a broker is a client's only on a cold start.
              "yarp.view.rules", "yarp.view.reducers", "yarp.view.cap", "yarp.view.markers", "yarp.view.streams",
              "yarp.view.families", "yarp.view.selector", "yarp.view.visible", "yarp.clients.startup",
+             # `yarp.cli` hands the common form straight to `yarp.clients.run.run_fast`.
+             "yarp.commands", "yarp.commands.run",
              "yarp.wire.protocol", "yarp.wire.operations", "yarp.wire.frames", "yarp._fastframe", "yarp._fastframe_py",
              # The payload kernel is the broker's (through yarp.archive.codec), never a client's.
              "yarp.archive.payload_kernel", "yarp._payload_kernel", "yarp._payload_kernel_py")
@@ -80,14 +82,14 @@ def test_standalone_run_of_true_imports_nothing_heavy(warm_env):
     names, proc = imported_modules(warm_env.environ, "run", "--", "true")
     assert proc.returncode == 0
     assert all(line.startswith(b"import time:") for line in proc.stderr.splitlines())  # no archive failure
-    assert "yarp.clients.run" in names and "yarp.clients.channel" in names  # the list is real
+    assert "yarp.clients.run" in names and "yarp.clients.broker" in names  # the list is real
     assert sorted((set(FORBIDDEN) | set(FAILURE_ONLY)) & names) == []
 
 
 @pytest.mark.parametrize("args", QUIET_RUNS)
 def test_quiet_run_avoids_costly_stdlib_modules(warm_env, args):
     names, _ = imported_modules(warm_env.environ, *args, entry=SCRIPT)
-    assert "yarp.clients.run" in names and "yarp.clients.channel" in names  # the list is real
+    assert "yarp.clients.run" in names and "yarp.clients.broker" in names  # the list is real
     assert sorted(set(STDLIB_AVOIDED) & names) == []
 
 
@@ -98,7 +100,7 @@ def test_output_is_pruned_by_the_broker_not_the_runner(warm_env, tmp_path):
     for _ in range(2):
         names, proc = imported_modules(env, "run", "--", "echo", "hello", entry=SCRIPT)
         assert proc.returncode == 0 and proc.stdout == b"hello\n"
-        assert "yarp.clients.channel" in names  # the list is real
+        assert "yarp.clients.broker" in names  # the list is real
         assert sorted((set(STDLIB_AVOIDED) | set(FORBIDDEN) | set(FAILURE_ONLY) | {"tomllib", "yarp.parse_cache"})
                       & names) == []
 
@@ -157,7 +159,7 @@ def test_capped_adapter_run_imports_neither_sqlite_nor_the_cap(warm_env):
         names, proc = imported_modules(warm_env.environ, "run", *flags, "--", sys.executable, "-c",
                                        "print('x' * 20000)", entry=SCRIPT)
         assert proc.returncode == 0 and b"yarp search yr_" in proc.stdout  # capped, with a marker
-    assert "yarp.clients.run" in names and "yarp.clients.channel" in names  # the list is real
+    assert "yarp.clients.run" in names and "yarp.clients.broker" in names  # the list is real
     assert sorted((set(STDLIB_AVOIDED) | set(FORBIDDEN) | {"yarp.archive.sqlite", "urllib.parse", "datetime"}) & names) == []
 
 

@@ -16,6 +16,7 @@ turn annotations into type checks.
 """
 
 from yarp.errors import ContractViolation, ValidationError
+from yarp.json_text import decode as decode_json
 from yarp.limits import (
     MAX_CAP_BYTES,
     MAX_DEADLINE_MS,
@@ -28,7 +29,6 @@ from yarp.limits import (
     MIN_DEADLINE_MS,
 )
 from yarp.wire import operations as ops
-from yarp.wire.json_text import decode as decode_json
 from yarp.wire.protocol import (
     CONTROLS,
     SCHEMA,

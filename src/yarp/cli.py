@@ -53,6 +53,9 @@ COMMANDS: dict[tuple[str, ...], str] = {
 #: `yarp.commands` and the command module (0.7 M instructions of each event).
 #: The command modules still give `--help`, and argparse when `run_fast` declines.
 HOOK_AGENTS = {("hook", "claude-code"): "claude-code", ("hook", "codex"): "codex"}
+#: `yarp run`, which wraps every shell command an agent runs: its common form goes to
+#: `yarp.clients.run.run_fast` the same way, skipping `yarp.commands` and `yarp.commands.run`.
+RUN = ("run",)
 
 GROUPS = {
     "archive": "inspect, verify and maintain the tool-call archive",
@@ -174,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
             from yarp.clients.hook import run_fast
 
             status = run_fast(HOOK_AGENTS[path], rest)
+        elif path == RUN:
+            from yarp.clients.run import run_fast
+
+            status = run_fast(rest)
         else:
             fast = getattr(load_command(path), "run_fast", None)
             status = fast(rest) if fast is not None else None

@@ -5,7 +5,7 @@ bridge, `yarp run`, the hooks, prune, import, doctor. Blocking sockets on
 purpose: each client has one request in flight and waits for its
 acknowledgement, and a per-tool-call process must not import an event loop.
 So is everything this module imports at its top (`_socket`, `_json` through
-`yarp.wire.json_text`, the version and limits): a hook event or `yarp run`
+`yarp.json_text`, the version and limits): a hook event or `yarp run`
 against a running broker loads nothing else. Starting a broker
 (`yarp.clients.startup`), the operation types and their envelopes
 (`yarp.wire.protocol`) and the error classes load only when they are needed.
@@ -13,7 +13,7 @@ against a running broker loads nothing else. Starting a broker
 A request is built by a function of the connection's correlation id and the
 remaining deadline in milliseconds (`ask`), so a replay rebuilds only that
 header around unchanged bytes: an operation's envelope (`send`, `request`)
-or a service request of the per-tool-call processes (`yarp.clients.channel`).
+or a service request of the per-tool-call processes (`service_request`).
 
 Replay (`ReplayPolicy`): after a transport failure a replay-safe request is
 sent again, identical, on a new connection within its original deadline; a
@@ -32,9 +32,9 @@ import time
 from _socket import AF_UNIX, SO_RCVTIMEO, SO_SNDTIMEO, SOCK_STREAM, SOL_SOCKET
 from _socket import socket as _unix_socket
 
-from yarp._version import __version__
+from yarp import json_text
+from yarp._version import SCHEMA, __version__
 from yarp.limits import MAX_DEADLINE_MS, MAX_FRAME_BYTES, MAX_HANDSHAKE_BYTES
-from yarp.wire import SCHEMA, json_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -60,6 +60,28 @@ class _Lost(Exception):
 def frame(body: bytes) -> bytes:
     """`body` with its 8-byte big-endian length in front: a whole frame."""
     return len(body).to_bytes(_LENGTH_BYTES, "big") + body
+
+
+def service_request(name: str, fields: dict, tail: bytes = b""):
+    """The frame builder of one service request of the per-tool-call processes, for `BrokerClient.ask`.
+
+    A hook event or a `yarp run` step: the broker's envelope header, the
+    service's members (`"hook": {…}` or `"run": {…}` from `fields`, written by
+    `json_text.members`) and `tail` (empty, or `,"event":<JSON bytes>`: a hook
+    splices the agent's event in as the exact bytes it arrived as)::
+
+        {"schema", "correlationId", "hook": {…}, "deadlineMs": N, "event": <bytes>}
+
+    Each attempt rebuilds only the header; every such request is replay-safe
+    (the broker's operations are idempotent by their stable identities).
+    """
+    head = json_text.members(name, fields)
+
+    def build(correlation_id: str, deadline_ms: int) -> bytes:
+        return frame(f'{{"schema":"{SCHEMA}","correlationId":"{correlation_id}",{head},'
+                     f'"deadlineMs":{deadline_ms}'.encode() + tail + b"}")
+
+    return build
 
 
 def _deadline_error(what: str):
@@ -393,4 +415,4 @@ def send_operation(location: "ArchiveLocation", operation: "ops.ArchiveOperation
         return client.request(operation, time.monotonic() + timeout_s)
 
 
-__all__ = ["BrokerClient", "WAIT_TICK_S", "frame", "send_operation"]
+__all__ = ["BrokerClient", "WAIT_TICK_S", "frame", "send_operation", "service_request"]

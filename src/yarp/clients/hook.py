@@ -29,8 +29,20 @@ import os
 import sys
 import time
 
-from yarp.hooks import EVENTS, PRE
 from yarp.limits import MAX_FRAME_BYTES
+
+#: Per agent, the hook events a hook process forwards to the broker (the ones `yarp hook install`
+#: registers), in the agents' own names. Here, where the hook process reads them without importing
+#: `yarp.hooks` (a package on the path of every event costs it about 0.35 M instructions); the
+#: broker's translation (`yarp.hooks`) and the installer take them from here.
+HOOK_EVENTS = {
+    "claude-code": ("PreToolUse", "PostToolUse", "PostToolUseFailure"),
+    # Codex has no PostToolUseFailure; Stop and SessionEnd settle calls that never got a post event.
+    "codex": ("PreToolUse", "PostToolUse", "Stop", "SessionEnd"),
+}
+#: Per agent, the event before the tool runs: its capture must be durable first (it waits at most
+#: `BEGIN_TIMEOUT_S`), and its failure means the session's calls run uncaptured.
+BEFORE_TOOL = {"claude-code": "PreToolUse", "codex": "PreToolUse"}
 
 #: Initial capture must be durable before the tool runs; like the Pi adapter, wait at most 2 s.
 BEGIN_TIMEOUT_S = 2.0
@@ -39,8 +51,6 @@ RESULT_TIMEOUT_S = 20.0
 #: Room left in one frame for the request's own fields around the event.
 _ENVELOPE_ROOM = 64 * 1024
 MAX_EVENT_BYTES = MAX_FRAME_BYTES - _ENVELOPE_ROOM
-#: Codex events that carry no call and only settle the session's earlier calls (`yarp.broker.services.codex`).
-CODEX_SETTLE_EVENTS = ("Stop", "SessionEnd")
 #: Longest session id used to name the once-per-session warning marker.
 _MAX_SESSION_CHARS = 1024
 
@@ -80,13 +90,13 @@ def _read_event() -> bytes | None:
 
 def _event_head(raw: bytes, agent: str) -> tuple[str, str] | None:
     """(event name, session id) of an event we archive, else None (never an error)."""
-    from yarp.wire.json_text import object_or_none
+    from yarp.json_text import object_or_none
 
     event = object_or_none(raw) if raw.startswith(b"{") else None
     if event is None:
         return None
     name, session = event.get("hook_event_name"), event.get("session_id")
-    if name not in EVENTS and not (agent == "codex" and name in CODEX_SETTLE_EVENTS):
+    if name not in HOOK_EVENTS[agent]:
         return None
     if not isinstance(session, str) or not 0 < len(session) <= _MAX_SESSION_CHARS:
         return None
@@ -112,7 +122,8 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
     except Exception as exc:  # noqa: BLE001 - `_failure` raises anything but an archive failure again
         warn_once(agent, session, f"archive capture is off for this session: {_failure(exc)}", environ)
         return 0
-    timeout = BEGIN_TIMEOUT_S if name == PRE else RESULT_TIMEOUT_S
+    before = name == BEFORE_TOOL[agent]
+    timeout = BEGIN_TIMEOUT_S if before else RESULT_TIMEOUT_S
     fields = {"agent": agent, "launcher": _launcher(environ), "pruning": config.pruning_enabled,
               "rulePacks": list(config.rule_packs)}
     if agent == "codex":
@@ -124,7 +135,7 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
         if agent == "codex":
             text = ("archive capture failed; this session's calls run without capture or YARP's view "
                     f"until the archive answers again: {message}")
-        elif name == PRE:
+        elif before:
             text = ("archive capture failed; this session's tool calls run without capture or rewriting "
                     f"until the archive answers again: {message}")
         else:
@@ -156,15 +167,15 @@ def _failure(exc: Exception) -> str:
 
 
 def warn_once(agent: str, session: str, text: str, environ) -> None:
-    """Print an archive warning once per agent session (see `yarp.hooks.notice`)."""
+    """Print an archive warning once per agent session (see `yarp.clients.notice`)."""
     # Imported only when there is something to say: most events say nothing.
-    from yarp.hooks.notice import warn_once as warn
+    from yarp.clients.notice import warn_once as warn
 
     warn(agent, session, text, environ)
 
 
 def _launcher(environ) -> list[str]:
-    from yarp.hooks.launcher import yarp_argv
+    from yarp.launcher import yarp_argv
 
     return yarp_argv(environ)
 
@@ -175,8 +186,7 @@ def forward(location, environ, fields: dict, raw: bytes, deadline: float) -> dic
     The event was checked to be one JSON object, so its bytes are spliced in
     as they are: no re-encoding in this process.
     """
-    from yarp.clients.broker import BrokerClient
-    from yarp.clients.channel import service_request
+    from yarp.clients.broker import BrokerClient, service_request
 
     with BrokerClient(location, environ) as client:
         return client.ask(service_request("hook", fields, b',"event":' + raw), deadline)

@@ -48,12 +48,12 @@ from yarp.errors import (
     YarpError,
     bounded_text,
 )
+from yarp.json_text import dumps as client_dumps
+from yarp.json_text import loads as client_loads
 from yarp.limits import DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MAX_FRAME_BYTES, MAX_SAFE_INTEGER
 from yarp.paths import ArchiveLocation
 from yarp.wire import operations as ops
 from yarp.wire.frames import FrameSplitter
-from yarp.wire.json_text import dumps as client_dumps
-from yarp.wire.json_text import loads as client_loads
 from yarp.wire.protocol import Outgoing, routing
 
 SCHEMA_VERSION = 1

@@ -7,7 +7,7 @@ are kept at disk speed and in constant memory.
 This process keeps only what must happen in it: the spool, spawning and
 waiting for the child, signals, emitting the output and the exit status.
 Everything else is asked of the warm broker (`yarp.broker.services.run`), where the
-rule set is already loaded, through the thin client (`yarp.clients.channel`):
+rule set is already loaded, through the thin client (`yarp.clients.broker.service_request`):
 
 1. a standalone run (no archive flags) sends the begin of its own call
    before the child starts (with a broker running, its acknowledgement is
@@ -274,7 +274,7 @@ class Runner:
         return self.client
 
     def _ask(self, fields: dict) -> dict:
-        from yarp.clients.channel import service_request
+        from yarp.clients.broker import service_request
 
         return self._client().ask(service_request("run", fields), self.deadline)
 
@@ -286,7 +286,7 @@ class Runner:
         (`_settle_begin`); True then. Otherwise the begin waits for a broker to
         start (at most `BEGIN_TIMEOUT_S`) before the command runs; False.
         """
-        from yarp.clients.channel import service_request
+        from yarp.clients.broker import service_request
 
         started = _now_ms()
         session_id = f"run-{os.uname().nodename}-{os.getpid()}-{started}"
@@ -458,3 +458,52 @@ def run_command(argv: list[str], source: tuple[str, str, str, str] | None, archi
 
     location = resolve_archive(archive, environ, config.archive_path)
     return Runner(argv, target=target, config=config, location=location, environ=environ).run()
+
+
+#: `yarp run`'s archive flags, as argparse names them: all four or none.
+ARCHIVE_FLAGS = ("archive_agent", "archive_account", "archive_session", "archive_call")
+
+
+def start(command: list[str], given: list[str | None], archive: str | None) -> int:
+    """Run `command` under the archive flags `given` (in `ARCHIVE_FLAGS` order); `UsageError` for bad usage."""
+    if not command:
+        from yarp.errors import UsageError
+
+        raise UsageError("yarp run: expected -- followed by a command")
+    if any(v is not None for v in given) and not all(v for v in given):
+        from yarp.errors import UsageError
+
+        raise UsageError("yarp run: the archive flags go together: --archive-agent, --archive-account, "
+                         "--archive-session and --archive-call")
+    return run_command(command, tuple(given) if all(given) else None, archive)
+
+
+def run_fast(argv: list[str]) -> int | None:
+    """Parse the common `yarp run [--archive P] [--archive-* V]... -- CMD` without argparse.
+
+    `yarp run` wraps every shell command an agent runs, so `yarp.cli` hands it
+    here without importing the command table's module, and its start-up skips
+    building a parser. Anything else (help, an unknown option, a missing value)
+    returns None and takes the ordinary argparse path, with its messages.
+    """
+    names = {"--archive": "archive", **{"--" + f.replace("_", "-"): f for f in ARCHIVE_FLAGS}}
+    values: dict[str, str] = {}
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":
+            given = [values.get(f) for f in ARCHIVE_FLAGS]
+            return start(argv[index + 1:], given, values.get("archive"))
+        name, eq, inline = word.partition("=")
+        key = names.get(name)
+        if key is None or key in values:
+            return None
+        if eq:
+            values[key] = inline
+            index += 1
+        elif index + 1 < len(argv):
+            values[key] = argv[index + 1]
+            index += 2
+        else:
+            return None
+    return None

@@ -40,7 +40,7 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from yarp.hooks.launcher import shell_join, yarp_argv
+    from yarp.launcher import shell_join, yarp_argv
 
     if args.agent == "pi":
         return _install_extension(args.agent, args.scope or "user", yarp_argv())

@@ -22,14 +22,10 @@ import time
 from dataclasses import dataclass
 
 from yarp import private_files
+from yarp.clients.hook import HOOK_EVENTS
 from yarp.errors import DataError, UsageError
 
 SETTINGS_FILES = {"claude-code": (".claude", "settings.json"), "codex": (".codex", "hooks.json")}
-HOOK_EVENTS = {
-    "claude-code": ("PreToolUse", "PostToolUse", "PostToolUseFailure"),
-    # Codex has no PostToolUseFailure; Stop and SessionEnd settle calls that never got a post event.
-    "codex": ("PreToolUse", "PostToolUse", "Stop", "SessionEnd"),
-}
 #: Match every tool: Claude Code documents "*"; Codex documents "" for all tools.
 MATCHERS = {"claude-code": "*", "codex": ""}
 #: Events whose groups take a tool matcher (Codex ignores matchers on Stop and SessionEnd).

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from yarp import json_text
 from yarp.errors import ArchiveMissing, DataError, YarpError
 from yarp.limits import MAX_IMPORT_BATCH_CALLS
 from yarp.paths import ArchiveLocation
@@ -28,7 +29,6 @@ from yarp.transcripts.discovery import AGENTS, default_roots, guess_agent, trans
 from yarp.transcripts.parsing import Tally, TranscriptParser
 from yarp.transcripts.source import FileIdentity, LineReader, hash_prefix, open_transcript
 from yarp.transcripts.state import FileCheckpoint, ImportState
-from yarp.wire import json_text
 from yarp.wire import operations as ops
 
 #: Seconds a transcript must have been idle before its calls without a result

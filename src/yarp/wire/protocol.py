@@ -31,17 +31,17 @@ schemas, identities and sequences fail.
 
 The broker side decodes with orjson, the client side (handshake, envelopes and
 replies as `yarp run`, the hooks, ingest and prune see them) with `_json`'s C
-core: both through `yarp.wire.json_text`. Identity checks use `str.translate`
+core: both through `yarp.json_text`. Identity checks use `str.translate`
 rather than regular expressions: `re` is a real import on every tool call's path.
 """
 
 from __future__ import annotations
 
+from yarp import json_text
 from yarp._record import Record
-from yarp._version import __version__
+from yarp._version import SCHEMA, __version__
 from yarp.errors import FrameError, FrameTooLarge, HandshakeMismatch, ValidationError, YarpError, bounded_text
 from yarp.limits import MAX_CORRELATION_ID_CHARS, MAX_FRAME_BYTES
-from yarp.wire import SCHEMA, json_text
 from yarp.wire import operations as ops
 
 # typing costs milliseconds on `yarp run`'s path and is needed by annotations only.

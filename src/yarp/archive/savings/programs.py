@@ -93,7 +93,7 @@ def input_labels(conn: sqlite3.Connection, digests: list[bytes]) -> list[tuple[b
     distinct input cost 29 µs each, most of a report over 30,000 distinct commands.
     """
     from yarp.archive.codec import decode_body
-    from yarp.wire.json_text import loads_record
+    from yarp.json_text import loads_record
 
     out = []
     for start in range(0, len(digests), _INPUT_CHUNK):

@@ -97,7 +97,7 @@ class HookService:
 
     async def _pre(self, request, hook: protocol.HookRequest, event) -> bytes:
         from yarp.hooks.events import rewrite_answer, rewritten_input
-        from yarp.hooks.launcher import shell_join
+        from yarp.launcher import shell_join
 
         warning = None
         rewritten = None

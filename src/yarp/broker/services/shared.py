@@ -1,6 +1,6 @@
 """What the broker's services for thin clients share, and keep loaded between requests.
 
-The hook processes and `yarp run` (`yarp.clients.channel`) send the broker a
+The hook processes and `yarp run` (`yarp.clients.broker.service_request`) send the broker a
 request that names a service instead of an archive operation: `"hook"`
 (`yarp.broker.services.hooks`) or `"run"` (`yarp.broker.services.run`); `yarp.broker.services`
 picks it. The service builds the operations and submits them through the

@@ -24,8 +24,8 @@ from typing import Any
 
 from yarp import private_files
 from yarp.errors import ValidationError, YarpError
+from yarp.json_text import loads_record
 from yarp.transcripts.codex_evidence import CallEvidence, record_evidence
-from yarp.wire.json_text import loads_record
 
 #: A transcript larger than this is not scanned (the call keeps Codex's own result).
 MAX_TRANSCRIPT_BYTES = 512 * 1024 * 1024

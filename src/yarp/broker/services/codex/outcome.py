@@ -17,10 +17,10 @@ import os
 from typing import Any
 
 from yarp.errors import ValidationError
+from yarp.json_text import loads_record
 from yarp.limits import MAX_NAME_CHARS
 from yarp.transcripts.codex_evidence import CallEvidence, output_source, result_record, source_bytes
 from yarp.wire import operations as ops
-from yarp.wire.json_text import loads_record
 from yarp.wire.validation import check_json
 
 # `Ahead` in the annotations is `ahead.Ahead`; that module builds on this one, so it is not imported here.

@@ -34,8 +34,9 @@ except ImportError:  # an interpreter without the accelerator: the json package 
 #: A run of 20 or more digits may be an integer literal beyond 64 bits, which
 #: orjson silently turns into a (rounded) float. Found by mapping digits to "0"
 #: and everything else to " " and searching for 20 zeros: C-speed, about 40x
-#: faster than the equivalent regular expression.
-_DIGITS_ONLY = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
+#: faster than the equivalent regular expression. (A literal, not a loop: this
+#: module loads on every tool call's path, and only the broker decodes.)
+_DIGITS_ONLY = b" " * 48 + b"0" * 10 + b" " * 198
 _TWENTY_DIGITS = b"0" * 20
 
 
