@@ -319,19 +319,7 @@ class BrokerClient:
             raise _Lost()
         view = memoryview(data)
         while view:
-            try:
-                sent = sock.send(view)
-            except BlockingIOError:
-                # The kernel's send timeout (one wait tick) passed with the
-                # buffer still full: look at the deadline, then keep waiting.
-                if time.monotonic() >= deadline:
-                    raise _deadline_error("while sending") from None
-                continue
-            except InterruptedError:
-                continue
-            except OSError:
-                raise _Lost() from None
-            view = view[sent:]
+            view = view[_waiting(sock.send, view, deadline, "while sending"):]
 
     def _read_frame(self, limit: int, deadline: float) -> bytes:
         """Read one whole frame's body (at most `limit` bytes): one `recv` for a reply that fits a chunk."""
@@ -346,19 +334,9 @@ class BrokerClient:
                     body = bytes(buffer[_LENGTH_BYTES:end])
                     del buffer[:end]
                     return body
-            sock = self.sock
-            if sock is None:
+            if self.sock is None:
                 raise _Lost()
-            try:
-                chunk = sock.recv(_RECV_CHUNK)
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise _deadline_error("waiting for the acknowledgement") from None
-                continue
-            except InterruptedError:
-                continue
-            except OSError:
-                raise _Lost() from None
+            chunk = _waiting(self.sock.recv, _RECV_CHUNK, deadline, "waiting for the acknowledgement")
             if not chunk:
                 raise _Lost()
             buffer += chunk
@@ -374,6 +352,22 @@ class BrokerClient:
         if not isinstance(reply.get("ok"), bool):
             raise _Lost()
         return reply
+
+
+def _waiting(call, argument, deadline: float, what: str):
+    """`call(argument)` on the blocking socket, again each time the kernel's wait tick passes (the
+    send or receive timeout set at connect), until `deadline`; `_Lost` when the connection failed."""
+    while True:
+        try:
+            return call(argument)
+        except BlockingIOError:
+            # A wait tick passed with nothing sent or received: look at the deadline, then wait on.
+            if time.monotonic() >= deadline:
+                raise _deadline_error(what) from None
+        except InterruptedError:
+            continue
+        except OSError:
+            raise _Lost() from None
 
 
 def _broker_unavailable():
