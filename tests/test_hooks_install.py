@@ -165,7 +165,7 @@ def test_installed_command_runs_this_yarp(dirs):
 
 # --- the Pi extension ------------------------------------------------------------------------
 
-PACKAGE_PI = ROOT / "src" / "yarp" / "hooks" / "pi"
+HOOKS = ROOT / "src" / "yarp" / "hooks"
 
 
 def _pi_folder(home: Path) -> Path:
@@ -178,9 +178,11 @@ def test_pi_install_copies_the_shipped_extension_and_names_this_yarp(dirs):
     assert result.returncode == 0, result.stderr
     folder = _pi_folder(home)
     assert f"installed: {folder}".encode() in result.stdout
-    for name in ("package.json", "index.ts", "extension.ts", "ingest.ts", "frame.ts", "cap.ts", "yarp-cli.ts"):
-        assert (folder / name).read_bytes() == (PACKAGE_PI / name).read_bytes()
-    assert (folder / "salience.json").read_bytes() == (ROOT / "src" / "yarp" / "rules" / "salience.json").read_bytes()
+    for name in ("pi/index.ts", "pi/extension.ts", "ts/ingest.ts", "ts/frame.ts", "ts/cap.ts", "ts/yarp-cli.ts"):
+        assert (folder / name).read_bytes() == (HOOKS / name).read_bytes()
+    assert (folder / "ts" / "salience.json").read_bytes() == (HOOKS.parent / "rules" / "salience.json").read_bytes()
+    # Pi loads the folder through its manifest, which names the entry inside pi/.
+    assert json.loads((folder / "package.json").read_text())["pi"] == {"extensions": ["./pi/index.ts"]}
     record = json.loads((folder / "yarp-install.json").read_text())
     # Run as `python -m yarp` (no console script on this PATH): a launcher of exactly that.
     assert record["yarpArgv"] == [sys.executable, "-m", "yarp"]
@@ -197,9 +199,9 @@ def test_pi_install_follows_the_agent_dir_and_the_project_scope(dirs, tmp_path):
     home, project = dirs
     agent_dir = tmp_path / "pi-agent"
     assert yarp(home, project, "hook", "install", "pi", PI_CODING_AGENT_DIR=str(agent_dir)).returncode == 0
-    assert (agent_dir / "extensions" / "yarp" / "index.ts").is_file()
+    assert (agent_dir / "extensions" / "yarp" / "pi" / "index.ts").is_file()
     assert yarp(home, project, "hook", "install", "pi", "--project").returncode == 0
-    assert (project / ".pi" / "extensions" / "yarp" / "index.ts").is_file()
+    assert (project / ".pi" / "extensions" / "yarp" / "pi" / "index.ts").is_file()
     assert not _pi_folder(home).exists()
 
 
@@ -225,24 +227,24 @@ def test_pi_reinstall_replaces_an_older_copy_and_uninstall_keeps_the_users_files
     folder = _pi_folder(home)
     record = json.loads((folder / "yarp-install.json").read_text())
     # As an older yarp left it: other bytes, recorded.
-    (folder / "cap.ts").write_text("// older\n")
-    record["files"]["cap.ts"] = __import__("hashlib").sha256(b"// older\n").hexdigest()
+    (folder / "ts" / "cap.ts").write_text("// older\n")
+    record["files"]["ts/cap.ts"] = __import__("hashlib").sha256(b"// older\n").hexdigest()
     (folder / "yarp-install.json").write_text(json.dumps(record))
     result = yarp(home, project, "hook", "install", "pi")
     assert result.returncode == 0 and b"installed:" in result.stdout
-    assert (folder / "cap.ts").read_bytes() == (PACKAGE_PI / "cap.ts").read_bytes()
+    assert (folder / "ts" / "cap.ts").read_bytes() == (HOOKS / "ts" / "cap.ts").read_bytes()
     assert not [p for p in folder.parent.iterdir() if p.name.startswith(".yarp-")]
     # A file the user added blocks a reinstall (it would be lost) and survives uninstall.
     (folder / "notes.txt").write_text("mine\n")
     blocked = yarp(home, project, "hook", "install", "pi")
     assert blocked.returncode == 0 and b"already installed" in blocked.stdout
-    (folder / "cap.ts").write_text("// edited by the user\n")
+    (folder / "ts" / "cap.ts").write_text("// edited by the user\n")
     blocked = yarp(home, project, "hook", "install", "pi")
     assert blocked.returncode == 65 and b"changed or added" in blocked.stderr
     removed = yarp(home, project, "hook", "uninstall", "pi")
     assert removed.returncode == 0 and b"kept 2 file(s)" in removed.stdout
-    assert sorted(p.name for p in folder.iterdir()) == ["cap.ts", "notes.txt"]
+    assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) == ["notes.txt", "ts/cap.ts"]
     # What is left is the user's alone: yarp no longer claims the folder.
     again = yarp(home, project, "hook", "uninstall", "pi")
     assert again.returncode == 65 and b"not installed by yarp" in again.stderr
-    assert sorted(p.name for p in folder.iterdir()) == ["cap.ts", "notes.txt"]
+    assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) == ["notes.txt", "ts/cap.ts"]

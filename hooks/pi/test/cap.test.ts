@@ -2,7 +2,7 @@ import assert from "node:assert/strict"
 import { Buffer } from "node:buffer"
 import { readdirSync, readFileSync } from "node:fs"
 import test from "node:test"
-import { capContent, capMarker, capStreams, fullOutputPathOf, joinedText, resultCompleteness, type ContentBlock } from "../../../src/yarp/hooks/pi/cap.ts"
+import { capContent, capMarker, capStreams, fullOutputPathOf, joinedText, resultCompleteness, type ContentBlock } from "../../../src/yarp/hooks/ts/cap.ts"
 
 const REF = "yr_0123456789abcdef0123456789abcdef"
 const bytes = (text: string) => Buffer.byteLength(text, "utf8")

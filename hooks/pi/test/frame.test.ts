@@ -1,7 +1,7 @@
 import assert from "node:assert/strict"
 import { Buffer } from "node:buffer"
 import test from "node:test"
-import { AckReader, encodeFrame, FrameReader, MAX_FRAME_BYTES, parseAck } from "../../../src/yarp/hooks/pi/frame.ts"
+import { AckReader, encodeFrame, FrameReader, MAX_FRAME_BYTES, parseAck } from "../../../src/yarp/hooks/ts/frame.ts"
 
 test("a frame is an 8-byte big-endian length followed by the UTF-8 JSON body", () => {
   const frame = encodeFrame({ operation: "begin_call", text: "é" })

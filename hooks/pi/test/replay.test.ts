@@ -17,7 +17,7 @@ import { tmpdir } from "node:os"
 import { delimiter, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import test from "node:test"
-import { joinedText } from "../../../src/yarp/hooks/pi/cap.ts"
+import { joinedText } from "../../../src/yarp/hooks/ts/cap.ts"
 import { FakePi } from "./harness.ts"
 import { createYarpExtension } from "../../../src/yarp/hooks/pi/extension.ts"
 

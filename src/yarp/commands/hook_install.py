@@ -1,25 +1,28 @@
-"""`yarp hook install AGENT`: add YARP's hooks to Claude Code's or Codex's settings, or the Pi extension."""
+"""`yarp hook install AGENT`: add YARP's hooks to an agent's settings file, or its adapter to its folder."""
 
 from __future__ import annotations
 
-SUMMARY = "hook an agent up to the archive (claude-code, codex: settings file; pi: extension folder)"
+SUMMARY = "hook an agent up to the archive (claude-code, codex, gemini: settings file; pi, opencode: adapter folder)"
 EPILOG = """\
 files:
   claude-code  --user: ~/.claude/settings.json     --project: ./.claude/settings.json
   codex        --user: $CODEX_HOME/hooks.json (else ~/.codex/hooks.json)
                --project: ./.codex/hooks.json
+  gemini       --user: ~/.gemini/settings.json     --project: ./.gemini/settings.json
   pi           --user: $PI_CODING_AGENT_DIR/extensions/yarp/ (else ~/.pi/agent/extensions/yarp/)
                --project: ./.pi/extensions/yarp/
+  opencode     --user: $XDG_CONFIG_HOME/opencode/yarp/ and plugin/yarp.ts (else ~/.config/opencode/...)
+               --project: ./.opencode/yarp/ and ./.opencode/plugin/yarp.ts
 
 Existing settings and other hooks are kept; installing twice changes nothing.
 The previous file is kept as <file>.yarp-backup-<unix ms> (mode 0600).
-The Pi extension is copied from this yarp's own files (no checkout, no npm) and
-runs the yarp that installed it; installing again after an upgrade replaces it.
+The Pi extension and the opencode plugin are copied from this yarp's own files
+(no checkout, no npm) and run the yarp that installed them; installing again
+after an upgrade replaces them.
 Codex skips hooks it has not been told to trust, silently: after installing,
 start `codex`, type /hooks and trust the entries that run `yarp hook codex`.
 """
 ARCHIVE_OPTION = False
-AGENTS = ("claude-code", "codex", "pi")
 #: Codex runs an untrusted hook never and says nothing about it.
 CODEX_TRUST = (
     "Codex runs these hooks only after you trust them, and skips untrusted hooks without a word:",
@@ -30,8 +33,16 @@ CODEX_TRUST = (
 )
 
 
+def agents() -> tuple[str, ...]:
+    """Every agent `yarp hook install` can hook up: settings-file hooks, then adapters installed as folders."""
+    from yarp.hooks import extension_install
+    from yarp.hooks.install import SETTINGS_FILES
+
+    return (*SETTINGS_FILES, *extension_install.AGENTS)
+
+
 def configure(parser) -> None:
-    parser.add_argument("agent", choices=AGENTS)
+    parser.add_argument("agent", choices=agents())
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument("--user", dest="scope", action="store_const", const="user",
                        help="the user's settings in the home directory (default)")
@@ -42,7 +53,9 @@ def configure(parser) -> None:
 def run(args) -> int:
     from yarp.launcher import shell_join, yarp_argv
 
-    if args.agent == "pi":
+    from yarp.hooks import extension_install
+
+    if args.agent in extension_install.AGENTS:
         return _install_extension(args.agent, args.scope or "user", yarp_argv())
     from yarp.hooks.install import install, settings_path
 
@@ -65,5 +78,6 @@ def _install_extension(agent: str, scope: str, argv: list[str]) -> int:
 
     change = install(agent, install_path(agent, scope), argv)
     print(f"{'installed' if change.changed else 'already installed'}: {change.path}")
-    print("Pi loads it at its next start; `yarp doctor` checks it.")
+    name = {"pi": "Pi", "opencode": "opencode"}[agent]
+    print(f"{name} loads it at its next start; `yarp doctor` checks it.")
     return 0

@@ -1,18 +1,20 @@
-"""`yarp hook uninstall AGENT`: remove exactly YARP's hooks from an agent's settings, or the Pi extension."""
+"""`yarp hook uninstall AGENT`: remove exactly what `yarp hook install` added for an agent."""
 
 from __future__ import annotations
 
-SUMMARY = "remove what `yarp hook install` added for an agent (claude-code, codex, pi)"
+SUMMARY = "remove what `yarp hook install` added for an agent (claude-code, codex, gemini, pi, opencode)"
 EPILOG = """\
 Removes only entries that run `yarp ... hook AGENT`; every other setting and
 hook is kept. The previous file is kept as <file>.yarp-backup-<unix ms> (0600).
-For pi, removes the files `yarp hook install pi` wrote, unless you changed them.
+For pi and opencode, removes the files `yarp hook install` wrote, unless you changed them.
 """
 ARCHIVE_OPTION = False
 
 
 def configure(parser) -> None:
-    parser.add_argument("agent", choices=("claude-code", "codex", "pi"))
+    from yarp.commands.hook_install import agents
+
+    parser.add_argument("agent", choices=agents())
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument("--user", dest="scope", action="store_const", const="user",
                        help="the user's settings in the home directory (default)")
@@ -21,7 +23,9 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    if args.agent == "pi":
+    from yarp.hooks import extension_install
+
+    if args.agent in extension_install.AGENTS:
         return _uninstall_extension(args.agent, args.scope or "user")
     from yarp.hooks.install import settings_path, uninstall
 

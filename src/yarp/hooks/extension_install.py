@@ -1,20 +1,28 @@
-"""Install and remove an agent extension that ships inside this package (the Pi extension).
+"""Install and remove an agent adapter that ships inside this package as TypeScript (Pi, opencode).
 
-Pi loads TypeScript extensions from a folder: ``$PI_CODING_AGENT_DIR/extensions``
-(else ``~/.pi/agent/extensions``) for the user, ``./.pi/extensions`` for a
-project. `install` copies the extension's files from package data into
-``<that folder>/yarp/``, with the data files it reads (``salience.json``) and
-one record, ``yarp-install.json``: the format, the YARP version, the `yarp`
-that installed it (which the extension then runs: its console script, or a
-``yarp-launcher`` written beside the files for a `python -m yarp` install)
-and the SHA-256 of every file written. Nothing is fetched and no npm is needed.
+The adapters' sources sit in package data: `hooks/ts/` (what they share: the
+ingest bridge client, frames, the cap, the `yarp` commands they run) and one
+folder per agent (`hooks/pi/`, `hooks/opencode/`). `install` copies an
+agent's folder and the shared one, keeping that layout, into a folder of
+ours the agent can load, with the data files the cap reads (`salience.json`)
+and one record, `yarp-install.json`: the format, the YARP version, the `yarp`
+that installed it (which the adapter then runs: its console script, or a
+`yarp-launcher` written beside the files for a `python -m yarp` install) and
+the SHA-256 of every file written. Nothing is fetched and no npm is needed.
+
+    Pi        $PI_CODING_AGENT_DIR/extensions/yarp/ (else ~/.pi/agent/extensions/yarp/),
+              project ./.pi/extensions/yarp/: pi/, ts/, and a package.json naming pi/index.ts
+    opencode  $XDG_CONFIG_HOME/opencode/yarp/ (else ~/.config/opencode/yarp/), project
+              ./.opencode/yarp/: opencode/, ts/; and the entry opencode loads,
+              <that config>/plugin/yarp.ts, one line re-exporting the plugin
 
 The record is what makes the folder ours. `install` refuses a folder (or a
-link, or a file) without it; it builds the new copy in a private sibling
-folder and swaps it in with renames, so an agent starting meanwhile sees the
-old copy or the new one, never half of each. `uninstall` removes only the
-files the record names whose bytes are unchanged, then the folder if nothing
-else is left in it; a file the user changed or added is kept and reported.
+link, or a file) without it, and an entry file it did not write; it builds
+the new copy in a private sibling folder and swaps it in with renames, so an
+agent starting meanwhile sees the old copy or the new one, never half of each.
+`uninstall` removes only the files the record names whose bytes are
+unchanged, then the folder if nothing else is left in it; a file the user
+changed or added is kept and reported.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -30,17 +39,36 @@ from yarp._version import __version__
 from yarp.errors import DataError, UsageError
 
 RECORD_NAME = "yarp-install.json"
-RECORD_FORMAT = 1
-#: The folder name under the agent's extensions folder.
+RECORD_FORMAT = 2
+#: The folder of ours under the agent's folder.
 FOLDER_NAME = "yarp"
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-#: agent -> (files under the package's hooks/<agent>/ to copy, extra package files copied beside them)
-SHIPPED = {
-    "pi": (("package.json", "index.ts", "extension.ts", "ingest.ts", "frame.ts", "cap.ts", "yarp-cli.ts"),
-           (("rules", "salience.json"),)),
-}
+#: The launcher written beside the files when this yarp has no console script of its own.
+LAUNCHER_NAME = "yarp-launcher"
+_HOOKS = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE = os.path.dirname(_HOOKS)
+#: The shared TypeScript every adapter imports as `../ts/…`.
+SHARED = ("frame.ts", "ingest.ts", "cap.ts", "yarp-cli.ts")
+AGENTS = ("pi", "opencode")
 #: The largest record we read back.
 _MAX_RECORD_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """What an agent's adapter is made of: its own files (under `hooks/<agent>/`), and the entry
+    file its agent loads when that lies outside our folder (opencode's `plugin/yarp.ts`)."""
+
+    own: tuple[str, ...]
+    #: The Pi package manifest written at the folder's root (the one in the package names ./index.ts).
+    manifest: bool = False
+    #: (path relative to the agent's config folder, the module it re-exports from, the name it exports).
+    entry: tuple[str, str, str] | None = None
+
+
+LAYOUTS = {
+    "pi": Layout(("index.ts", "extension.ts"), manifest=True),
+    "opencode": Layout(("plugin.ts",), entry=("plugin/yarp.ts", "opencode/plugin.ts", "YarpPlugin")),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,83 +87,115 @@ class InstalledExtension:
     path: str
     version: str | None
     yarp_bin: str | None
-    #: The yarp the extension stands for (`yarp_bin` is a launcher of it when they differ).
+    #: The yarp the adapter stands for (`yarp_bin` is a launcher of it when they differ).
     yarp_argv: tuple[str, ...]
     current: bool
 
 
-def extensions_dir(agent: str, scope: str, environ=os.environ, cwd: str | None = None) -> str:
-    """The folder the agent loads extensions from, for `scope` (`user` or `project`)."""
-    if agent != "pi":
+def _check_agent(agent: str) -> Layout:
+    if agent not in LAYOUTS:
         raise UsageError("unknown agent")
+    return LAYOUTS[agent]
+
+
+def config_dir(agent: str, scope: str, environ=os.environ, cwd: str | None = None) -> str:
+    """The agent's folder that holds ours (and, for opencode, the entry's `plugin/`), for `scope`."""
+    _check_agent(agent)
+    home = environ.get("HOME") or os.path.expanduser("~")
+    if agent == "pi":
+        if scope == "project":
+            return os.path.join(os.path.abspath(cwd or os.getcwd()), ".pi", "extensions")
+        agent_dir = environ.get("PI_CODING_AGENT_DIR") or ""
+        if not os.path.isabs(agent_dir):
+            agent_dir = os.path.join(home, ".pi", "agent")
+        return os.path.join(agent_dir, "extensions")
     if scope == "project":
-        return os.path.join(os.path.abspath(cwd or os.getcwd()), ".pi", "extensions")
-    agent_dir = environ.get("PI_CODING_AGENT_DIR") or ""
-    if not os.path.isabs(agent_dir):
-        agent_dir = os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".pi", "agent")
-    return os.path.join(agent_dir, "extensions")
+        return os.path.join(os.path.abspath(cwd or os.getcwd()), ".opencode")
+    config_home = environ.get("XDG_CONFIG_HOME") or ""
+    if not os.path.isabs(config_home):
+        config_home = os.path.join(home, ".config")
+    return os.path.join(config_home, "opencode")
 
 
 def install_path(agent: str, scope: str, environ=os.environ, cwd: str | None = None) -> str:
-    """Where `install` puts the agent's extension."""
-    return os.path.join(extensions_dir(agent, scope, environ, cwd), FOLDER_NAME)
+    """Where `install` puts the agent's adapter folder."""
+    return os.path.join(config_dir(agent, scope, environ, cwd), FOLDER_NAME)
+
+
+def entry_path(agent: str, folder: str) -> str | None:
+    """The entry file outside `folder` that the agent loads (opencode), or None."""
+    entry = _check_agent(agent).entry
+    return os.path.join(os.path.dirname(folder), entry[0]) if entry else None
+
+
+def _read(path: str, what: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        raise DataError(f"this yarp installation lacks the {what}; reinstall yarp") from None
 
 
 def shipped_files(agent: str) -> dict[str, bytes]:
-    """The extension's files as this package ships them: name in the installed folder -> bytes.
+    """The adapter's files as this package ships them: path in the installed folder -> bytes.
 
     Raises `DataError` when one is missing (a broken installation: `yarp doctor` says so too).
     """
-    names, extras = SHIPPED[agent]
-    sources = [(name, os.path.join(_PACKAGE, "hooks", agent, name)) for name in names]
-    sources += [(parts[-1], os.path.join(_PACKAGE, *parts)) for parts in extras]
-    files = {}
-    for name, source in sources:
-        try:
-            with open(source, "rb") as handle:
-                files[name] = handle.read()
-        except OSError:
-            raise DataError(f"this yarp installation lacks the {agent} extension's {name}; reinstall yarp") from None
+    layout = _check_agent(agent)
+    files = {f"{agent}/{name}": _read(os.path.join(_HOOKS, agent, name), f"{agent} adapter's {name}")
+             for name in layout.own}
+    for name in SHARED:
+        files[f"ts/{name}"] = _read(os.path.join(_HOOKS, "ts", name), f"adapters' shared {name}")
+    files["ts/salience.json"] = _read(os.path.join(_PACKAGE, "rules", "salience.json"), "salience data")
+    if layout.manifest:
+        manifest = json.loads(_read(os.path.join(_HOOKS, agent, "package.json"), f"{agent} adapter's package.json"))
+        # The package's manifest names its entries beside it (`./index.ts`); ours sit in `<agent>/`.
+        manifest["pi"] = {"extensions": [f"./{agent}/{os.path.normpath(name)}" for name in manifest["pi"]["extensions"]]}
+        files["package.json"] = (json.dumps(manifest, indent=2) + "\n").encode()
     return files
+
+
+def _entry_bytes(agent: str) -> bytes | None:
+    entry = LAYOUTS[agent].entry
+    if entry is None:
+        return None
+    return (f"// Written by `yarp hook install {agent}`; `yarp hook uninstall {agent}` removes it.\n"
+            f'export {{ {entry[2]} }} from "../{FOLDER_NAME}/{entry[1]}"\n').encode()
 
 
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-#: The launcher written beside the extension when this yarp has no console script of its own.
-LAUNCHER_NAME = "yarp-launcher"
-
-
 def _launcher(argv: list[str]) -> bytes:
-    import shlex
-
-    return f"#!/bin/sh\nexec {shlex.join(argv)} \"$@\"\n".encode()
+    return f'#!/bin/sh\nexec {shlex.join(argv)} "$@"\n'.encode()
 
 
-def _record_bytes(agent: str, files: dict[str, bytes], yarp_bin: str, yarp_argv: list[str]) -> bytes:
+def _record_bytes(agent: str, files: dict[str, bytes], yarp_bin: str, yarp_argv: list[str],
+                  entry: tuple[str, bytes] | None) -> bytes:
     record = {"format": RECORD_FORMAT, "agent": agent, "version": __version__, "yarpBin": yarp_bin,
               "yarpArgv": yarp_argv, "files": {name: _digest(data) for name, data in sorted(files.items())}}
+    if entry is not None:
+        record["entry"] = {"path": entry[0], "sha256": _digest(entry[1])}
     return (json.dumps(record, indent=2) + "\n").encode()
 
 
 def read_record(path: str) -> dict | None:
     """The install record of the folder at `path`, or None when there is none (a folder not ours)."""
-    record_path = os.path.join(path, RECORD_NAME)
     try:
-        with open(record_path, "rb") as handle:
+        with open(os.path.join(path, RECORD_NAME), "rb") as handle:
             data = handle.read(_MAX_RECORD_BYTES + 1)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
-        raise DataError(f"cannot read the extension's install record: {exc.strerror}") from None
+        raise DataError(f"cannot read the adapter's install record: {exc.strerror}") from None
     try:
         record = json.loads(data) if len(data) <= _MAX_RECORD_BYTES else None
     except ValueError:
         record = None
-    if (not isinstance(record, dict) or record.get("format") != RECORD_FORMAT
+    if (not isinstance(record, dict) or record.get("format") not in (1, RECORD_FORMAT)
             or not isinstance(record.get("files"), dict)):
-        raise DataError("the extension's install record is not one yarp wrote; remove the folder by hand")
+        raise DataError("the adapter's install record is not one yarp wrote; remove the folder by hand")
     return record
 
 
@@ -153,13 +213,22 @@ def _check_target(path: str) -> dict | None:
     return record
 
 
+def _tree(path: str) -> list[str]:
+    """Every entry under `path` but the record, as relative paths (a link or special file included, not followed)."""
+    found = []
+    for directory, dirs, names in os.walk(path):
+        for name in names + [d for d in dirs if os.path.islink(os.path.join(directory, d))]:
+            relative = os.path.relpath(os.path.join(directory, name), path)
+            if relative != RECORD_NAME:
+                found.append(relative.replace(os.sep, "/"))
+    return sorted(found)
+
+
 def _changed_files(path: str, record: dict) -> list[str]:
     """Files in the folder that the record does not name, or whose bytes differ from it."""
     expected = record["files"]
     found = []
-    for name in sorted(os.listdir(path)):
-        if name == RECORD_NAME:
-            continue
+    for name in _tree(path):
         full = os.path.join(path, name)
         if name not in expected or not os.path.isfile(full) or os.path.islink(full):
             found.append(name)
@@ -170,13 +239,25 @@ def _changed_files(path: str, record: dict) -> list[str]:
     return found
 
 
-def install(agent: str, path: str, yarp_argv: list[str]) -> ExtensionChange:
-    """Put this package's extension at `path`, running `yarp_argv`; replace an older copy of ours.
+def _entry_state(agent: str, folder: str, record: dict | None) -> str:
+    """`absent`, `ours` (the bytes the record names), or `foreign` (anything else at the entry's path)."""
+    path = entry_path(agent, folder)
+    if path is None or not os.path.lexists(path):
+        return "absent"
+    expected = (record or {}).get("entry") or {}
+    if os.path.islink(path) or not os.path.isfile(path):
+        return "foreign"
+    with open(path, "rb") as handle:
+        return "ours" if _digest(handle.read()) == expected.get("sha256") else "foreign"
 
-    The extension runs one executable: `yarp_argv` itself when it is the
-    console script, else a launcher written beside it (`python -m yarp`).
-    Raises `DataError` for a folder that is not ours, or ours with files the
-    user changed or added.
+
+def install(agent: str, path: str, yarp_argv: list[str]) -> ExtensionChange:
+    """Put this package's adapter for `agent` at `path`, running `yarp_argv`; replace an older copy of ours.
+
+    The adapter runs one executable: `yarp_argv` itself when it is the console
+    script, else a launcher written beside it (`python -m yarp`). Raises
+    `DataError` for a folder (or an entry file) that is not ours, or ours with
+    files the user changed or added.
     """
     files = shipped_files(agent)
     if len(yarp_argv) == 1:
@@ -185,25 +266,40 @@ def install(agent: str, path: str, yarp_argv: list[str]) -> ExtensionChange:
         files[LAUNCHER_NAME] = _launcher(yarp_argv)
         yarp_bin = os.path.join(path, LAUNCHER_NAME)
     record = _check_target(path)
-    wanted = _record_bytes(agent, files, yarp_bin, yarp_argv)
+    entry_file, entry_text = entry_path(agent, path), _entry_bytes(agent)
+    entry = (os.path.relpath(entry_file, os.path.dirname(path)), entry_text) if entry_file else None
+    if entry_file and _entry_state(agent, path, record) == "foreign":
+        raise DataError(f"{entry_file} exists and was not written by yarp; it was left unchanged")
+    wanted = _record_bytes(agent, files, yarp_bin, yarp_argv, entry)
     if record is not None:
         changed = _changed_files(path, record)
         with open(os.path.join(path, RECORD_NAME), "rb") as handle:
             same = handle.read() == wanted
-        if same and not set(changed) & set(record["files"]):
+        entry_ok = entry_file is None or _entry_state(agent, path, record) == "ours"
+        if same and entry_ok and not set(changed) & set(record["files"]):
             return ExtensionChange(path, False)  # what we installed is intact (files the user added stay)
         if changed:
             raise DataError(f"{len(changed)} file(s) in {path} were changed or added since yarp installed it "
                             f"({', '.join(changed[:3])}); move them away, then install again")
+    _swap_in(path, record is not None, files, wanted)
+    if entry_file is not None:
+        _write_replacing(entry_file, entry_text)
+    return ExtensionChange(path, True)
+
+
+def _swap_in(path: str, replacing: bool, files: dict[str, bytes], record: bytes) -> None:
+    """Build the folder beside `path` and rename it into place (the old copy renamed away first)."""
     parent = os.path.dirname(path)
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=".yarp-install-", dir=parent)
     try:
         for name, data in files.items():
-            _write(os.path.join(staging, name), data, 0o755 if name == LAUNCHER_NAME else 0o644)
-        _write(os.path.join(staging, RECORD_NAME), wanted, 0o644)
+            target = os.path.join(staging, *name.split("/"))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            _write(target, data, 0o755 if name == LAUNCHER_NAME else 0o644)
+        _write(os.path.join(staging, RECORD_NAME), record, 0o644)
         os.chmod(staging, 0o755)
-        if record is None:
+        if not replacing:
             os.rename(staging, path)
         else:
             retired = tempfile.mkdtemp(prefix=".yarp-retired-", dir=parent)
@@ -213,7 +309,6 @@ def install(agent: str, path: str, yarp_argv: list[str]) -> ExtensionChange:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return ExtensionChange(path, True)
 
 
 def _write(path: str, data: bytes, mode: int) -> None:
@@ -227,25 +322,38 @@ def _write(path: str, data: bytes, mode: int) -> None:
         os.close(fd)
 
 
-def uninstall(agent: str, path: str) -> ExtensionChange:
-    """Remove what `install` put at `path`: unchanged recorded files, the record, then the empty folder.
+def _write_replacing(path: str, data: bytes) -> None:
+    """Write `path` (ours, or absent) through a temporary file and a rename."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    temporary = f"{path}.yarp-{os.getpid()}"
+    _write(temporary, data, 0o644)
+    os.replace(temporary, path)
 
-    A file the user changed or added is kept and named in `kept`. Raises
-    `DataError` for a folder that is not ours.
+
+def uninstall(agent: str, path: str) -> ExtensionChange:
+    """Remove what `install` put at `path`: unchanged recorded files, the record, the entry file it
+    wrote, then the empty folders. A file the user changed or added is kept and named in `kept`.
+
+    Raises `DataError` for a folder that is not ours.
     """
     record = _check_target(path)
     if record is None:
         return ExtensionChange(path, False)
     kept = tuple(_changed_files(path, record))
+    if _entry_state(agent, path, record) == "ours":
+        os.unlink(entry_path(agent, path))
     for name in record["files"]:
         if name not in kept:
             try:
-                os.unlink(os.path.join(path, name))
+                os.unlink(os.path.join(path, *name.split("/")))
             except FileNotFoundError:
                 pass
     os.unlink(os.path.join(path, RECORD_NAME))
-    if not kept:
-        os.rmdir(path)
+    for directory, _, _ in sorted(os.walk(path), key=lambda entry: len(entry[0]), reverse=True):
+        try:
+            os.rmdir(directory)
+        except OSError:
+            pass  # holds a file the user kept
     return ExtensionChange(path, True, kept)
 
 
@@ -261,6 +369,7 @@ def installed(agent: str, path: str) -> InstalledExtension | None:
     try:
         current = not _changed_files(path, record) and {name: record["files"][name] for name in shipped} == {
             name: _digest(data) for name, data in shipped_files(agent).items()}
+        current = current and (entry_path(agent, path) is None or _entry_state(agent, path, record) == "ours")
     except (DataError, OSError):
         current = False
     version = record.get("version")

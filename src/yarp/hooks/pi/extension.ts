@@ -15,12 +15,12 @@
  * fallback store, never opens the database, and never puts payloads in warnings.
  */
 
-import { readFileSync } from "node:fs"
 import { userInfo } from "node:os"
-import { capContent, fullOutputPathOf, joinedText, resultCompleteness, type ContentBlock } from "./cap.ts"
-import { BEGIN_CALL_TIMEOUT_MS, IngestClient, OTHER_TIMEOUT_MS } from "./ingest.ts"
+import { capContent, fullOutputPathOf, joinedText, resultCompleteness, type ContentBlock } from "../ts/cap.ts"
+import { BEGIN_CALL_TIMEOUT_MS, IngestClient, OTHER_TIMEOUT_MS } from "../ts/ingest.ts"
 import {
   BinaryMissingError,
+  binaryPath,
   parseConfig,
   parseVersion,
   planCommand,
@@ -30,7 +30,7 @@ import {
   type ShellPlan,
   type SourceIdentity,
   type YarpConfig,
-} from "./yarp-cli.ts"
+} from "../ts/yarp-cli.ts"
 
 export const AGENT = "pi"
 const HANDSHAKE_TIMEOUT_MS = 10_000
@@ -93,25 +93,8 @@ function resultSnapshot(content: unknown, details: unknown, isError: boolean): R
   return { content: content ?? [], details: details === undefined ? null : details, isError }
 }
 
-/** What `yarp hook install pi` writes beside this file: the yarp that installed it, among others. */
-export const INSTALL_RECORD_URL = new URL("./yarp-install.json", import.meta.url)
-
-/** The `yarp` that installed this copy of the extension, or null (not installed, or no console script). */
-export function installedBinary(recordUrl: URL = INSTALL_RECORD_URL): string | null {
-  try {
-    const record = JSON.parse(readFileSync(recordUrl, "utf8")) as { yarpBin?: unknown }
-    return typeof record.yarpBin === "string" && record.yarpBin !== "" ? record.yarpBin : null
-  } catch {
-    return null
-  }
-}
-
-/** `YARP_BIN`, else the yarp that installed the extension, else `yarp` on PATH. */
-export function binaryPath(env: NodeJS.ProcessEnv, recordUrl: URL = INSTALL_RECORD_URL): string {
-  const configured = env["YARP_BIN"]
-  if (configured !== undefined && configured !== "") return configured
-  return installedBinary(recordUrl) ?? "yarp"
-}
+/** The install record `yarp hook install pi` writes at the root of the installed folder. */
+export const INSTALL_RECORD_URL = new URL("../yarp-install.json", import.meta.url)
 
 /**
  * Version and configuration handshake. Returns the configuration, or a warning
@@ -142,7 +125,7 @@ export async function handshake(
 export function createYarpExtension(options: ExtensionOptions = {}) {
   return async function yarpExtension(pi: PiLike): Promise<void> {
     const env = options.env ?? process.env
-    const bin = binaryPath(env)
+    const bin = binaryPath(env, INSTALL_RECORD_URL)
     const account = options.account ?? localAccount()
     let uiWarn: ((text: string) => void) | null = null
     const warn = (text: string) => {

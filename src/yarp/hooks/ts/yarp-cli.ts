@@ -8,6 +8,7 @@
  */
 
 import { execFile } from "node:child_process"
+import { readFileSync } from "node:fs"
 import { boundedText } from "./frame.ts"
 
 /** The `yarp` major version this extension speaks to. */
@@ -16,6 +17,27 @@ export const SUPPORTED_MAJOR = 0
 export type ExecResult = { stdout: string; stderr: string; code: number | null }
 
 export class BinaryMissingError extends Error {}
+
+/**
+ * The `yarp` that installed an adapter, from the install record `yarp hook install`
+ * writes at the root of the installed folder (`yarp-install.json`), or null when
+ * there is none (the adapter runs from the package itself) or it is unreadable.
+ */
+export function installedBinary(recordUrl: URL): string | null {
+  try {
+    const record = JSON.parse(readFileSync(recordUrl, "utf8")) as { yarpBin?: unknown }
+    return typeof record.yarpBin === "string" && record.yarpBin !== "" ? record.yarpBin : null
+  } catch {
+    return null
+  }
+}
+
+/** `YARP_BIN`, else the yarp that installed the adapter (its record at `recordUrl`), else `yarp` on PATH. */
+export function binaryPath(env: NodeJS.ProcessEnv, recordUrl: URL): string {
+  const configured = env["YARP_BIN"]
+  if (configured !== undefined && configured !== "") return configured
+  return installedBinary(recordUrl) ?? "yarp"
+}
 
 export function runYarp(
   bin: string,
