@@ -234,6 +234,15 @@ def plan_command(text: str, rules: RuleSet, archive: ArchiveIdentity | None = No
     return ShellPlan("rewrite", rewrite_text(text, archive), "ordinary", "rule:" + selection.rule.id)
 
 
+def is_recovery_command(command: object) -> bool:
+    """Whether a shell command is `yarp search` / `yarp read` (by any path to `yarp`), whose
+    output is never capped again: recovery commands use their own bounds."""
+    if not isinstance(command, str) or "yarp" not in command:
+        return False
+    argv, _ = simple_argv(command)
+    return bool(argv) and os.path.basename(argv[0]) == "yarp" and len(argv) > 1 and argv[1] in RECOVERY_COMMANDS
+
+
 def rewrite_text(text: str, archive: ArchiveIdentity | None = None) -> str:
     """`yarp run [archive flags] -- <text unchanged>` with flag values single-quoted."""
     parts = ["yarp", "run"]

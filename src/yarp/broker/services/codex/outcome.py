@@ -13,27 +13,17 @@ result, and the preparation of the payloads off the loop (`Finish`).
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from yarp.errors import ValidationError
 from yarp.json_text import loads_record
 from yarp.limits import MAX_NAME_CHARS
 from yarp.transcripts.codex_evidence import CallEvidence, output_source, result_record, source_bytes
+from yarp.view.plan import is_recovery_command
 from yarp.wire import operations as ops
 from yarp.wire.validation import check_json
 
 # `Ahead` in the annotations is `ahead.Ahead`; that module builds on this one, so it is not imported here.
-
-
-def is_recovery(command: object) -> bool:
-    """Whether a shell command is `yarp search` / `yarp read`, whose output is never capped."""
-    if not isinstance(command, str) or "yarp" not in command:
-        return False
-    from yarp.view.plan import RECOVERY_COMMANDS, simple_argv
-
-    argv, _ = simple_argv(command)
-    return bool(argv) and os.path.basename(argv[0]) == "yarp" and len(argv) > 1 and argv[1] in RECOVERY_COMMANDS
 
 
 def capped_view(evidence: CallEvidence, *, cap: int, archive_ref: str) -> str | None:
@@ -186,7 +176,7 @@ def _command(event) -> object:
 def view_cap(hook, event) -> int:
     """The cap of the view of the shell call `event` finishes: 0 (Codex's own view) without
     pruning and for `yarp search`/`yarp read`, whose output is never capped."""
-    return hook.cap_bytes if hook.pruning and not is_recovery(_command(event)) else 0
+    return hook.cap_bytes if hook.pruning and not is_recovery_command(_command(event)) else 0
 
 
 def model_call(evidence: CallEvidence | None, event) -> tuple[str, Any]:
