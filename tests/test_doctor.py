@@ -37,11 +37,12 @@ def _doctor(env: dict, *extra: str, cwd: str | None = None) -> tuple[int, dict[s
 def env(broker_env, tmp_path):  # noqa: F811
     work = tmp_path / "work"
     work.mkdir()
-    return broker_env.with_env(YARP_ARCHIVE=broker_env.archive, PI_CODING_AGENT_DIR=None, CODEX_HOME=None)
+    return broker_env.with_env(YARP_ARCHIVE=broker_env.archive, PI_CODING_AGENT_DIR=None, CODEX_HOME=None,
+                               GEMINI_CLI_HOME=None)
 
 
 def test_a_healthy_installation_passes_with_every_agent_hooked_up(env, tmp_path):
-    for agent in ("claude-code", "codex", "pi"):
+    for agent in ("claude-code", "codex", "gemini", "pi"):
         assert _yarp(env, "hook", "install", agent).returncode == 0
     status, checks = _doctor(env, cwd=str(tmp_path / "work"))
     assert status == 0
@@ -50,7 +51,8 @@ def test_a_healthy_installation_passes_with_every_agent_hooked_up(env, tmp_path)
         "data files": ["ok"], "configuration": ["ok"], "rule packs": ["ok"], "kernels": [checks["kernels"][0]
                                                                                          ["status"]],
         "archive": ["ok"], "runtime directory": ["ok"], "broker": ["ok"], "capture": ["ok"],
-        "Pi extension": ["ok"], "Claude Code hooks": ["ok"], "Codex hooks": ["ok"], "broker errors": ["ok"],
+        "Pi extension": ["ok"], "Claude Code hooks": ["ok"], "Codex hooks": ["ok"], "Gemini CLI hooks": ["ok"],
+        "broker errors": ["ok"],
     }
     # The capture is real: its call is in the archive, finished, with its four streams.
     ref = checks["capture"][0]["detail"].split(" archived as ")[1].split()[0]

@@ -25,7 +25,7 @@ EXISTING = {
 
 
 def yarp(home: Path, cwd: Path, *args: str, **extra: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("YARP_", "XDG_")) and k != "CODEX_HOME"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("YARP_", "XDG_")) and k not in ("CODEX_HOME", "GEMINI_CLI_HOME")}
     env.update(HOME=str(home), PYTHONPATH=str(ROOT / "src"), PATH="/usr/bin:/bin", **extra)
     return subprocess.run([sys.executable, "-m", "yarp", *args], env=env, cwd=cwd, capture_output=True, timeout=60,
                           check=False)
@@ -139,6 +139,34 @@ def test_codex_install_says_how_to_trust_and_follows_codex_home(dirs):
     assert again.stdout.startswith(b"already installed: ") and b"/hooks" in again.stdout
     default = yarp(home, project, "hook", "install", "codex")
     assert default.stdout.startswith(f"installed: {home / '.codex' / 'hooks.json'}\n".encode())
+
+
+def test_gemini_entries_are_named_timed_in_ms_and_merged(dirs):
+    home, project = dirs
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    theirs = {"security": {"auth": {"selectedType": "gemini-api-key"}},
+              "hooks": {"BeforeTool": [{"matcher": "write_file", "hooks": [OTHER_HOOK]}]}}
+    settings.write_text(json.dumps(theirs))
+    first = yarp(home, project, "hook", "install", "gemini")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith(f"installed: {settings}\n".encode()) and b"trust" in first.stdout
+    data = json.loads(settings.read_text())
+    assert data["security"] == theirs["security"]
+    ours = {"type": "command", "command": our_command("gemini"), "name": "yarp", "timeout": 30000}
+    assert data["hooks"]["BeforeTool"] == [{"matcher": "write_file", "hooks": [OTHER_HOOK]},
+                                           {"matcher": ".*", "hooks": [ours]}]
+    assert data["hooks"]["AfterTool"] == [{"matcher": ".*", "hooks": [ours]}]
+    assert yarp(home, project, "hook", "install", "gemini").stdout.startswith(b"already installed")
+    removed = yarp(home, project, "hook", "uninstall", "gemini")
+    assert removed.returncode == 0 and removed.stdout.startswith(b"removed 2 hook(s)")
+    assert json.loads(settings.read_text()) == theirs
+    # Gemini CLI's own home variable moves its user settings; --project is the project's.
+    moved = project / "gemini-home"
+    assert yarp(home, project, "hook", "install", "gemini", GEMINI_CLI_HOME=str(moved)).returncode == 0
+    assert set(json.loads((moved / ".gemini" / "settings.json").read_text())["hooks"]) == {"BeforeTool", "AfterTool"}
+    assert yarp(home, project, "hook", "install", "gemini", "--project").returncode == 0
+    assert (project / ".gemini" / "settings.json").is_file()
 
 
 @pytest.mark.parametrize("content", [b"{broken", b"[1, 2]", b'{"hooks": []}'])

@@ -421,7 +421,9 @@ _HOOK_REQUEST_FIELDS = frozenset({"schema", "correlationId", "hook", "deadlineMs
 _HOOK_FIELDS = frozenset({"agent", "launcher", "pruning", "rulePacks"})
 #: Sent by the agents whose view the broker caps itself (Codex): the configured cap.
 _CAP_FIELD = "capBytes"
-HOOK_AGENTS = ("claude-code", "codex")
+HOOK_AGENTS = ("claude-code", "codex", "gemini")
+#: The agents whose view the broker caps itself: their requests carry the configured cap.
+_CAPPING_AGENTS = ("codex", "gemini")
 _RUN_REQUEST_FIELDS = frozenset({"schema", "correlationId", "deadlineMs", "run"})
 _RUN_STEPS = {
     "begin": frozenset({"step", "session", "startedAtMs", "argv", "cwd"}),
@@ -459,8 +461,8 @@ def _hook_request(obj):
     if agent not in HOOK_AGENTS:
         raise ValidationError("hook request names an unknown agent")
     cap = hook.get(_CAP_FIELD)
-    if agent == "codex" and (type(cap) is not int or not 0 <= cap <= MAX_CAP_BYTES):
-        raise ValidationError(f"hook request capBytes must be 0..{MAX_CAP_BYTES} for codex")
+    if agent in _CAPPING_AGENTS and (type(cap) is not int or not 0 <= cap <= MAX_CAP_BYTES):
+        raise ValidationError(f"hook request capBytes must be 0..{MAX_CAP_BYTES} for {agent}")
     launcher = _paths(hook["launcher"], 3, 1)
     if launcher is None or not launcher[0].startswith("/"):
         raise ValidationError("hook request launcher must be 1 to 3 strings, the first an absolute path")

@@ -42,6 +42,7 @@ COMMANDS: dict[tuple[str, ...], str] = {
     ("archive", "broker"): "archive_broker",
     ("hook", "claude-code"): "hook_claude_code",
     ("hook", "codex"): "hook_codex",
+    ("hook", "gemini"): "hook_gemini",
     ("hook", "install"): "hook_install",
     ("hook", "uninstall"): "hook_uninstall",
     ("import",): "import_",
@@ -52,7 +53,7 @@ COMMANDS: dict[tuple[str, ...], str] = {
 #: argument list is read by `yarp.clients.hook.run_fast`, reached without importing
 #: `yarp.commands` and the command module (0.7 M instructions of each event).
 #: The command modules still give `--help`, and argparse when `run_fast` declines.
-HOOK_AGENTS = {("hook", "claude-code"): "claude-code", ("hook", "codex"): "codex"}
+HOOK_AGENTS = {("hook", "claude-code"): "claude-code", ("hook", "codex"): "codex", ("hook", "gemini"): "gemini"}
 #: `yarp run`, which wraps every shell command an agent runs: its common form goes to
 #: `yarp.clients.run.run_fast` the same way, skipping `yarp.commands` and `yarp.commands.run`.
 RUN = ("run",)

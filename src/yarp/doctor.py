@@ -334,11 +334,17 @@ def _runs(argv: list[str], name: str, agent: str, environ: Mapping[str, str], ou
     return Check(name, OK, f"{where} (yarp {version}, this yarp)")
 
 
+#: What an agent needs beyond its settings before it runs the hooks.
+_TRUST_NOTES = {"codex": "Codex runs them only once trusted (/hooks in codex)",
+                "gemini": "Gemini CLI runs them only in folders it trusts"}
+
+
 def check_hooks(agent: str, environ: Mapping[str, str], ours: str | None, cwd: str) -> list[Check]:
-    """Claude Code's or Codex's hook entries, user and project: every event covered, running this yarp."""
+    """Claude Code's, Codex's or Gemini CLI's hook entries, user and project: every event covered,
+    running this yarp."""
     from yarp.hooks.install import HOOK_EVENTS, installed_commands, settings_path
 
-    name = {"claude-code": "Claude Code hooks", "codex": "Codex hooks"}[agent]
+    name = {"claude-code": "Claude Code hooks", "codex": "Codex hooks", "gemini": "Gemini CLI hooks"}[agent]
     checks = []
     for scope in ("user", "project"):
         path = settings_path(agent, scope, environ, cwd)
@@ -357,8 +363,8 @@ def check_hooks(agent: str, environ: Mapping[str, str], ours: str | None, cwd: s
                                 + (" --project" if scope == "project" else "")))
         for argv in sorted(argvs):
             check = _runs(list(argv), name, agent, environ, ours, path)
-            if agent == "codex" and check.status == OK:
-                check = Check(name, OK, check.detail + "; Codex runs them only once trusted (/hooks in codex)")
+            if check.status == OK and agent in _TRUST_NOTES:
+                check = Check(name, OK, check.detail + "; " + _TRUST_NOTES[agent])
             checks.append(check)
     return checks
 
@@ -397,12 +403,13 @@ def check_agents(environ: Mapping[str, str], cwd: str) -> list[Check]:
     checks = []
     for name, run in (("Pi extension", lambda: check_pi(environ, ours, cwd)),
                       ("Claude Code hooks", lambda: check_hooks("claude-code", environ, ours, cwd)),
-                      ("Codex hooks", lambda: check_hooks("codex", environ, ours, cwd))):
+                      ("Codex hooks", lambda: check_hooks("codex", environ, ours, cwd)),
+                      ("Gemini CLI hooks", lambda: check_hooks("gemini", environ, ours, cwd))):
         found = _guarded(name, run)
         checks.extend(found or [Check(name, OK, "not installed")])
     if all(check.detail == "not installed" for check in checks):
         return [Check("agents", WARN, "no agent is hooked up: nothing is captured yet",
-                      "yarp hook install claude-code|codex|pi")] + checks
+                      "yarp hook install claude-code|codex|gemini|pi")] + checks
     return checks
 
 

@@ -39,10 +39,13 @@ HOOK_EVENTS = {
     "claude-code": ("PreToolUse", "PostToolUse", "PostToolUseFailure"),
     # Codex has no PostToolUseFailure; Stop and SessionEnd settle calls that never got a post event.
     "codex": ("PreToolUse", "PostToolUse", "Stop", "SessionEnd"),
+    "gemini": ("BeforeTool", "AfterTool"),
 }
 #: Per agent, the event before the tool runs: its capture must be durable first (it waits at most
 #: `BEGIN_TIMEOUT_S`), and its failure means the session's calls run uncaptured.
-BEFORE_TOOL = {"claude-code": "PreToolUse", "codex": "PreToolUse"}
+BEFORE_TOOL = {"claude-code": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"}
+#: Agents whose view the broker replaces itself, capped: their requests carry the configured cap.
+CAPPING_AGENTS = ("codex", "gemini")
 
 #: Initial capture must be durable before the tool runs; like the Pi adapter, wait at most 2 s.
 BEGIN_TIMEOUT_S = 2.0
@@ -124,10 +127,13 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
         return 0
     before = name == BEFORE_TOOL[agent]
     timeout = BEGIN_TIMEOUT_S if before else RESULT_TIMEOUT_S
-    fields = {"agent": agent, "launcher": _launcher(environ), "pruning": config.pruning_enabled,
+    # `pruning` decides the shell rewrite; `capBytes` (0 with pruning off) the view the broker caps.
+    # Inside Gemini CLI's sandbox (it sets $SANDBOX) commands may not reach `yarp`: none is rewritten.
+    rewrite = config.pruning_enabled and not (agent == "gemini" and environ.get("SANDBOX"))
+    fields = {"agent": agent, "launcher": _launcher(environ), "pruning": rewrite,
               "rulePacks": list(config.rule_packs)}
-    if agent == "codex":
-        fields["capBytes"] = config.cap_bytes  # the broker caps the view Codex shows the model
+    if agent in CAPPING_AGENTS:
+        fields["capBytes"] = config.cap_bytes if config.pruning_enabled else 0
     try:
         reply = forward(location, environ, fields, raw, time.monotonic() + timeout)
     except Exception as exc:  # noqa: BLE001 - as above

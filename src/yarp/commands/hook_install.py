@@ -8,7 +8,8 @@ files:
   claude-code  --user: ~/.claude/settings.json     --project: ./.claude/settings.json
   codex        --user: $CODEX_HOME/hooks.json (else ~/.codex/hooks.json)
                --project: ./.codex/hooks.json
-  gemini       --user: ~/.gemini/settings.json     --project: ./.gemini/settings.json
+  gemini       --user: $GEMINI_CLI_HOME/.gemini/settings.json (else ~/.gemini/settings.json)
+               --project: ./.gemini/settings.json
   pi           --user: $PI_CODING_AGENT_DIR/extensions/yarp/ (else ~/.pi/agent/extensions/yarp/)
                --project: ./.pi/extensions/yarp/
   opencode     --user: $XDG_CONFIG_HOME/opencode/yarp/ and plugin/yarp.ts (else ~/.config/opencode/...)
@@ -21,6 +22,9 @@ The Pi extension and the opencode plugin are copied from this yarp's own files
 after an upgrade replaces them.
 Codex skips hooks it has not been told to trust, silently: after installing,
 start `codex`, type /hooks and trust the entries that run `yarp hook codex`.
+Gemini CLI runs hooks only in a folder it trusts (it asks once; a headless run
+takes --skip-trust), and reads project hooks only if the folder was trusted
+when it started.
 """
 ARCHIVE_OPTION = False
 #: Codex runs an untrusted hook never and says nothing about it.
@@ -30,6 +34,13 @@ CODEX_TRUST = (
     "  2. type /hooks, review the entries that run `yarp hook codex`, and trust each of them.",
     "Trust is kept per entry in Codex's config.toml and lost when the entry changes (run this again, trust again).",
     "For one `codex exec` run without trusting: codex exec --dangerously-bypass-hook-trust ...",
+)
+
+#: Gemini CLI reads no hook at all in a folder it does not trust.
+GEMINI_TRUST = (
+    "Gemini CLI runs these hooks only in a folder it trusts: answer its trust prompt once per folder",
+    "(a headless `gemini -p` run takes --skip-trust). Project hooks load only if the folder was trusted",
+    "when gemini started (or with GEMINI_CLI_TRUST_WORKSPACE=true).",
 )
 
 
@@ -51,9 +62,8 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from yarp.launcher import shell_join, yarp_argv
-
     from yarp.hooks import extension_install
+    from yarp.launcher import shell_join, yarp_argv
 
     if args.agent in extension_install.AGENTS:
         return _install_extension(args.agent, args.scope or "user", yarp_argv())
@@ -67,9 +77,8 @@ def run(args) -> int:
         print(f"installed: {path}")
         if change.backup:
             print(f"backup: {change.backup}")
-    if args.agent == "codex":
-        for line in CODEX_TRUST:
-            print(line)
+    for line in {"codex": CODEX_TRUST, "gemini": GEMINI_TRUST}.get(args.agent, ()):
+        print(line)
     return 0
 
 

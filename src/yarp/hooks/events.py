@@ -28,7 +28,8 @@ from yarp.wire.validation import check_json, event_text
 
 #: Shell tools whose string `command` may be rewritten to `yarp run`. Codex's
 #: older `shell` tool passes an argv list, which is recorded but never rewritten.
-SHELL_TOOLS = {"claude-code": frozenset({"Bash"}), "codex": frozenset({"Bash", "shell"})}
+SHELL_TOOLS = {"claude-code": frozenset({"Bash"}), "codex": frozenset({"Bash", "shell"}),
+               "gemini": frozenset({"run_shell_command"})}
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,11 @@
-"""Add and remove YARP's hook entries in Claude Code's and Codex's settings files.
+"""Add and remove YARP's hook entries in Claude Code's, Codex's and Gemini CLI's settings files.
 
-Both agents read the same shape: `{"hooks": {EVENT: [{"matcher": M, "hooks":
+All three read the same shape: `{"hooks": {EVENT: [{"matcher": M, "hooks":
 [{"type": "command", "command": C, "timeout": S}]}]}}` (Claude Code:
 `settings.json` under `~/.claude` or `./.claude`; Codex: `hooks.json` under
-`$CODEX_HOME` (else `~/.codex`) or `./.codex`). Installing merges into what is there (other keys,
+`$CODEX_HOME` (else `~/.codex`) or `./.codex`; Gemini CLI: `settings.json`
+under `~/.gemini` or `./.gemini`, its timeout in milliseconds, each hook
+named). Installing merges into what is there (other keys,
 other hooks and other matcher groups are kept), is idempotent, keeps a private
 backup of the previous file and replaces the file atomically. Uninstalling
 removes exactly the entries this module recognises as ours: a command that runs
@@ -25,14 +27,20 @@ from yarp import private_files
 from yarp.clients.hook import HOOK_EVENTS
 from yarp.errors import DataError, UsageError
 
-SETTINGS_FILES = {"claude-code": (".claude", "settings.json"), "codex": (".codex", "hooks.json")}
-#: Match every tool: Claude Code documents "*"; Codex documents "" for all tools.
-MATCHERS = {"claude-code": "*", "codex": ""}
+SETTINGS_FILES = {"claude-code": (".claude", "settings.json"), "codex": (".codex", "hooks.json"),
+                  "gemini": (".gemini", "settings.json")}
+#: Match every tool: Claude Code documents "*"; Codex documents "" for all tools; Gemini CLI
+#: matches a regular expression against the tool's name.
+MATCHERS = {"claude-code": "*", "codex": "", "gemini": ".*"}
 #: Events whose groups take a tool matcher (Codex ignores matchers on Stop and SessionEnd).
-MATCHED_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
+MATCHED_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "BeforeTool", "AfterTool"})
 #: Seconds the agent waits for one hook process. Begin waits 2 s and results
 #: 20 s internally; this only bounds a wedged process.
 HOOK_TIMEOUT_S = 30
+#: What each agent's hook entry holds beside its type and command: the timeout in the agent's
+#: unit (Gemini CLI counts milliseconds) and, for Gemini CLI, the name its settings show.
+ENTRY_FIELDS = {"claude-code": {"timeout": HOOK_TIMEOUT_S}, "codex": {"timeout": HOOK_TIMEOUT_S},
+                "gemini": {"name": "yarp", "timeout": HOOK_TIMEOUT_S * 1000}}
 #: Largest settings file we read.
 MAX_SETTINGS_BYTES = 4 * 1024 * 1024
 
@@ -48,7 +56,8 @@ class Change:
 
 
 def settings_path(agent: str, scope: str, environ=os.environ, cwd: str | None = None) -> str:
-    """The agent's hook settings file for `scope` (`user` or `project`); Codex honours `$CODEX_HOME`.
+    """The agent's hook settings file for `scope` (`user` or `project`); Codex honours `$CODEX_HOME`,
+    Gemini CLI `$GEMINI_CLI_HOME`.
 
     Raises `UsageError` for an agent without hooks.
     """
@@ -60,6 +69,9 @@ def settings_path(agent: str, scope: str, environ=os.environ, cwd: str | None = 
     elif agent == "codex" and os.path.isabs(environ.get("CODEX_HOME") or ""):
         # Codex's user layer is $CODEX_HOME (else ~/.codex): its hooks.json sits beside config.toml.
         return os.path.join(environ["CODEX_HOME"], name)
+    elif agent == "gemini" and os.path.isabs(environ.get("GEMINI_CLI_HOME") or ""):
+        # Gemini CLI takes $GEMINI_CLI_HOME, when set, as the home its ~/.gemini lives in.
+        base = environ["GEMINI_CLI_HOME"]
     else:
         base = environ.get("HOME") or os.path.expanduser("~")
     return os.path.join(os.path.abspath(base), directory, name)
@@ -197,7 +209,7 @@ def install(agent: str, path: str, command: str) -> Change:
         if present:
             continue
         group = {"matcher": MATCHERS[agent]} if event in MATCHED_EVENTS else {}
-        group["hooks"] = [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]
+        group["hooks"] = [{"type": "command", "command": command, **ENTRY_FIELDS[agent]}]
         groups.append(group)
         added += 1
     if not added and not removed:

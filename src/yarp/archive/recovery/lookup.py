@@ -113,6 +113,16 @@ def unfinished_calls(conn: sqlite3.Connection, agent: str, account: str, session
     return {row[-1]: CallInfo(*row[:-1]) for row in rows}
 
 
+def calls_with_prefix(conn: sqlite3.Connection, agent: str, account: str, session: str, prefix: str) -> int:
+    """How many calls of a session have a source call id starting with `prefix` (through the
+    (session, call id) unique index: a range, not a scan)."""
+    rows = query(conn, "SELECT count(*) FROM tool_calls c JOIN sessions s ON s.id = c.session_id"
+                       " WHERE s.agent = ? AND s.account = ? AND s.source_session_id = ?"
+                       " AND c.source_call_id >= ? AND c.source_call_id < ?",
+                 (agent, account, session, prefix, prefix + "\U0010ffff"))
+    return rows[0][0]
+
+
 def recovery_sources(conn: sqlite3.Connection, call: CallInfo) -> list[Source]:
     """The call's recovery sources in the specification's order (maybe empty)."""
     rows = query(

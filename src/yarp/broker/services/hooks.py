@@ -55,6 +55,7 @@ class HookService:
         self.broker = broker
         self.warm = warm
         self._codex = None
+        self._gemini = None
 
     def _state(self, key: str, event) -> CallState | None:
         """The begun call's state: remembered, else read from the archive; None if never begun or finished."""
@@ -74,6 +75,14 @@ class HookService:
             self._codex = CodexService(self.broker, self.warm)
         return self._codex
 
+    def gemini(self):
+        """Gemini CLI events (`gemini.GeminiService`): made on the first one."""
+        if self._gemini is None:
+            from yarp.broker.services.gemini import GeminiService
+
+            self._gemini = GeminiService(self.broker, self.warm)
+        return self._gemini
+
     def close(self) -> None:
         """Stop what the Codex service watches, if it was ever made."""
         if self._codex is not None:
@@ -85,6 +94,8 @@ class HookService:
         """Answer one validated hook request (the broker's dispatch calls this from its request path)."""
         if hook.agent == "codex":
             return await self.codex().serve(request, hook)
+        if hook.agent == "gemini":
+            return await self.gemini().serve(request, hook)
         try:
             event = parse_event(hook.agent, hook.event)
         except YarpError:

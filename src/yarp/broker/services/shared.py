@@ -111,6 +111,13 @@ class Warm:
                                  session.source_session_id, source_call_id)
         return {call_id: (call.status, call.archive_ref) for call_id, call in calls.items()}
 
+    def calls_with_prefix(self, session, prefix: str) -> int:
+        """How many calls of `session` have a source call id starting with `prefix`, read-only."""
+        from yarp.archive.recovery.lookup import calls_with_prefix
+
+        return calls_with_prefix(self._reader_connection(), session.agent, session.account,
+                                 session.source_session_id, prefix)
+
     def _reader_connection(self):
         """The services' one read-only connection (queries fetch all rows: no read transaction stays open)."""
         if self._reader is None:
