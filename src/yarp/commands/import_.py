@@ -8,12 +8,13 @@ import sys
 
 from yarp.errors import UsageError
 
-SUMMARY = "import past Pi, Claude Code and Codex tool calls from their transcripts"
+SUMMARY = "import past Pi, Claude Code, Codex and Gemini CLI tool calls from their transcripts"
 EPILOG = """\
-Agents: pi, claude-code, codex, or all (the default). Without PATHS the usual
-locations are read: ~/.pi/agent/sessions, ~/.claude/projects (or
+Agents: pi, claude-code, codex, gemini, or all (the default). Without PATHS the
+usual locations are read: ~/.pi/agent/sessions, ~/.claude/projects (or
 $CLAUDE_CONFIG_DIR/projects), $CODEX_HOME/sessions and archived_sessions (else
-~/.codex/...). PATHS may be files or directories.
+~/.codex/...), ~/.gemini/tmp/*/chats (or under $GEMINI_CLI_HOME). PATHS may be
+files or directories.
 
 Imports are incremental: each transcript's checkpoint (identity, size, offset,
 prefix hash, parser version) lives in a private state file next to the archive,
@@ -35,7 +36,7 @@ Examples:
   yarp import all --json
 """
 
-_AGENT_CHOICES = ("pi", "claude-code", "codex", "all")
+_AGENT_CHOICES = ("pi", "claude-code", "codex", "gemini", "all")
 
 
 def configure(parser) -> None:

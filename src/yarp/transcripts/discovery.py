@@ -2,7 +2,10 @@
 
 Defaults: Pi `~/.pi/agent/sessions` (`PI_CODING_AGENT_DIR`/sessions when set),
 Claude Code `~/.claude/projects` (`CLAUDE_CONFIG_DIR`/projects when set),
-Codex `$CODEX_HOME/sessions` and `archived_sessions` (else `~/.codex/...`).
+Codex `$CODEX_HOME/sessions` and `archived_sessions` (else `~/.codex/...`),
+Gemini CLI `~/.gemini/tmp` (`$GEMINI_CLI_HOME/.gemini/tmp` when set), where
+only `<project>/chats/session-*.jsonl` are sessions (`is_session_file`: a
+subagent's file is read with its parent's).
 Only regular `*.jsonl` files are taken; symbolic links are never followed, so
 a root cannot lead the importer outside itself.
 """
@@ -12,7 +15,7 @@ from __future__ import annotations
 import os
 import stat
 
-AGENTS = ("pi", "claude-code", "codex")
+AGENTS = ("pi", "claude-code", "codex", "gemini")
 
 
 def default_roots(agent: str, environ=os.environ) -> list[str]:
@@ -30,7 +33,17 @@ def default_roots(agent: str, environ=os.environ) -> list[str]:
     if agent == "codex":
         base = environ.get("CODEX_HOME") or os.path.join(home, ".codex")
         return [os.path.join(base, "sessions"), os.path.join(base, "archived_sessions")]
+    if agent == "gemini":
+        return [os.path.join(environ.get("GEMINI_CLI_HOME") or home, ".gemini", "tmp")]
     raise ValueError(agent)
+
+
+def is_session_file(agent: str, path: str) -> bool:
+    """Whether a file found under a folder is one of `agent`'s sessions (Gemini CLI keeps other
+    JSONL files in its temp folders, and each subagent's beside its parent's session)."""
+    if agent != "gemini":
+        return True
+    return os.path.basename(os.path.dirname(path)) == "chats" and os.path.basename(path).startswith("session-")
 
 
 def transcript_files(root: str):
@@ -70,6 +83,8 @@ def guess_agent(path: str) -> str | None:
         return None
     if b'"type":"session"' in first.replace(b" ", b""):
         return "pi"
+    if b'"projectHash"' in first and b'"sessionId"' in first:
+        return "gemini"
     if b'"session_meta"' in first or (b'"instructions"' in first and b'"type"' not in first):
         return "codex"
     if b'"sessionId"' in first or b'"leafUuid"' in first or b'"type"' in first:

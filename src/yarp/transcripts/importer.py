@@ -25,7 +25,7 @@ from yarp.errors import ArchiveMissing, DataError, YarpError
 from yarp.limits import MAX_IMPORT_BATCH_CALLS
 from yarp.paths import ArchiveLocation
 from yarp.transcripts.batch import EXISTING, IMPORTED, REFUSED
-from yarp.transcripts.discovery import AGENTS, default_roots, guess_agent, transcript_files
+from yarp.transcripts.discovery import AGENTS, default_roots, guess_agent, is_session_file, transcript_files
 from yarp.transcripts.parsing import Tally, TranscriptParser
 from yarp.transcripts.source import FileIdentity, LineReader, hash_prefix, open_transcript
 from yarp.transcripts.state import FileCheckpoint, ImportState
@@ -58,6 +58,10 @@ def parser_class(agent: str) -> type[TranscriptParser]:
         from yarp.transcripts.codex import CodexParser
 
         return CodexParser
+    if agent == "gemini":
+        from yarp.transcripts.gemini import GeminiParser
+
+        return GeminiParser
     raise ValueError(agent)
 
 
@@ -80,14 +84,15 @@ def discover(options: ImportOptions, environ=os.environ):
         for root in options.paths:
             for path in transcript_files(root):
                 agent = options.agents[0] if len(options.agents) == 1 else guess_agent(path)
-                if agent in options.agents and path not in seen:
+                if agent in options.agents and path not in seen and (path == os.path.abspath(root)
+                                                                     or is_session_file(agent, path)):
                     seen.add(path)
                     yield agent, path
         return
     for agent in options.agents:
         for root in default_roots(agent, environ):
             for path in transcript_files(root):
-                if path not in seen:
+                if path not in seen and is_session_file(agent, path):
                     seen.add(path)
                     yield agent, path
 
