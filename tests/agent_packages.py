@@ -72,3 +72,22 @@ def codex_binary() -> Path:
     binary = npm_binary("@openai/codex", CODEX_VERSION, "codex", "codex")
     assert version_of(binary) == f"codex-cli {CODEX_VERSION}"
     return binary
+
+
+GEMINI_VERSION = "0.61.0"
+#: Gemini CLI's settings for a scripted run: API-key auth (the key and base URL come from the
+#: environment), no update check, no usage statistics or telemetry. The hooks are added by
+#: `yarp hook install gemini`, merged into this file.
+GEMINI_SETTINGS = {
+    "security": {"auth": {"selectedType": "gemini-api-key"}},
+    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+}
+
+
+def gemini_binary() -> Path:
+    """The real Gemini CLI of `GEMINI_VERSION`, installed into the test cache (before any namespace)."""
+    binary = npm_binary("@google/gemini-cli", GEMINI_VERSION, "gemini", "gemini-cli")
+    assert version_of(binary) == GEMINI_VERSION
+    return binary
