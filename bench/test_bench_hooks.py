@@ -340,3 +340,90 @@ def test_codex_hook_latency_beside_the_floor(benchmark, warm):
     lines += [f"{key:34s} {value:6.1f}" for key, value in over.items()]
     benchmark.extra_info.update({k: round(v, 2) for k, v in over.items()})
     print("\n" + "\n".join(lines))
+
+
+# --- Gemini CLI: BeforeTool and AfterTool beside the floor -------------------------------------
+
+
+def _gemini_event(name: str, project: str, tool: str, tool_input: dict, **extra) -> bytes:
+    event = {"session_id": "bench-gemini-session",
+             "transcript_path": os.path.join(project, "chats", "session-2026-12-04T18-23-benchgem.jsonl"),
+             "cwd": project, "hook_event_name": name, "timestamp": "2026-12-04T18:23:36.358Z", "tool_name": tool,
+             "tool_input": tool_input}
+    event.update(extra)
+    return json.dumps(event).encode()
+
+
+def test_gemini_hook_latency_beside_the_floor(benchmark, warm):
+    """`yarp hook gemini` for the recorded shapes, with `python -c pass` in the same rounds.
+
+    Each round: a `read_file` call (BeforeTool begins it; AfterTool with a small
+    result finishes it, no answer), a shell `grep` BeforeTool (rewritten to
+    `yarp run`; the rewritten command runs untimed between the events, as
+    Gemini would run it) and its AfterTool, and a shell call Gemini runs itself
+    whose AfterTool carries the 168,967-character output of `seq 1 30000`
+    (archived, capped, the view written for Gemini's tail call). Reports the
+    hook processes' wall time and own CPU, and the broker's CPU per event.
+    """
+    env, cwd = warm.environ, warm.work
+    project = os.path.join(warm.root, "gemini-tmp", "bench")
+    os.makedirs(os.path.join(project, "chats"), exist_ok=True)
+    big = "<untrusted_context>\nOutput: " + "".join(f"{i}\n" for i in range(1, 30001)) \
+        + "Process Group PGID: 1\n</untrusted_context>"
+    floor, before, after, shell_pre, large_after = Clock(), Clock(), Clock(), Clock(), Clock()
+    hook = [*YARP, "hook", "gemini"]
+    broker_ticks = 0
+    events = 0
+    counter = iter(range(10**6))
+
+    def one_round() -> None:
+        nonlocal broker_ticks, events
+        n = next(counter)
+        floor.run([PY, "-c", "pass"], env)
+        ticks = _broker_ticks(warm.archive)
+        read = {"file_path": f"notes-{n}.txt"}
+        proc = before.run(hook, env, _gemini_event("BeforeTool", project, "read_file", read), cwd)
+        assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b"", proc.stderr
+        proc = after.run(hook, env, _gemini_event("AfterTool", project, "read_file", read, tool_response={
+            "llmContent": "line 1: needle 1\n", "returnDisplay": ""}), cwd)
+        assert proc.returncode == 0 and proc.stdout == b"", proc.stderr
+        grep = {"command": f"grep -rn needle{n} .", "description": "find"}
+        proc = shell_pre.run(hook, env, _gemini_event("BeforeTool", project, "run_shell_command", grep), cwd)
+        rewritten = json.loads(proc.stdout)["hookSpecificOutput"]["tool_input"]
+        ran = subprocess.run(["bash", "-c", rewritten["command"]], env=env, cwd=cwd, capture_output=True)
+        subprocess.run(hook, env=env, cwd=cwd, capture_output=True, input=_gemini_event(
+            "AfterTool", project, "run_shell_command", rewritten, tool_response={
+                "llmContent": f"<untrusted_context>\nOutput: {ran.stdout.decode() or '(empty)'}\n</untrusted_context>",
+                "returnDisplay": ran.stdout.decode()}))
+        seq = {"command": f"seq 1 30000 # {n}"}
+        subprocess.run(hook, env=env, cwd=cwd, capture_output=True,
+                       input=_gemini_event("BeforeTool", project, "run_shell_command", seq))
+        proc = large_after.run(hook, env, _gemini_event("AfterTool", project, "run_shell_command", seq, tool_response={
+            "llmContent": big, "returnDisplay": big[28:-46]}), cwd)
+        assert "tailToolCallRequest" in json.loads(proc.stdout)["hookSpecificOutput"], proc.stderr
+        broker_ticks += _broker_ticks(warm.archive) - ticks
+        events += 6
+
+    benchmark.pedantic(one_round, rounds=ROUNDS, warmup_rounds=2)
+    for clock in (floor, before, after, shell_pre, large_after):
+        del clock.wall[:2], clock.cpu[:2]
+    tick = os.sysconf("SC_CLK_TCK")
+    base, low = statistics.median(floor.wall), min(floor.wall)
+    rows = [("python -c pass (floor)", floor), ("hook gemini BeforeTool read_file", before),
+            ("hook gemini AfterTool read_file", after), ("hook gemini BeforeTool (rewritten)", shell_pre),
+            ("hook gemini AfterTool (capped view)", large_after)]
+    lines = [f"{name:36s} {_ms(clock.wall)}  cpu median {statistics.median(clock.cpu) * 1000:5.1f} ms"
+             for name, clock in rows]
+    over = {
+        "gemini_before_over_floor_min_ms": (min(before.wall) - low) * 1000,
+        "gemini_after_over_floor_min_ms": (min(after.wall) - low) * 1000,
+        "gemini_rewrite_over_floor_min_ms": (min(shell_pre.wall) - low) * 1000,
+        "gemini_view_over_floor_min_ms": (min(large_after.wall) - low) * 1000,
+        "gemini_before_over_floor_ms": (statistics.median(before.wall) - base) * 1000,
+        "gemini_view_over_floor_ms": (statistics.median(large_after.wall) - base) * 1000,
+        "broker_cpu_per_gemini_event_ms": broker_ticks / tick / max(1, events) * 1000,
+        "gemini_hook_cpu_per_event_ms": statistics.median(before.cpu + after.cpu + shell_pre.cpu) * 1000,
+    }
+    lines += [f"{key:36s} {value:6.1f}" for key, value in over.items()]
+    benchmark.extra_info.update({k: round(v, 2) for k, v in over.items()})
+    print("\n" + "\n".join(lines))
