@@ -40,6 +40,7 @@ SAMPLES: dict[tuple[str, ...], tuple[list[str], list[str]]] = {
     ("archive", "broker"): (["status"], ["--json"]),
     ("hook", "claude-code"): ([], []),
     ("hook", "codex"): ([], []),
+    ("hook", "gemini"): ([], []),
     ("hook", "install"): (["pi"], ["--project"]),
     ("hook", "uninstall"): (["codex"], ["--user"]),
     ("import",): (["pi", "sessions/a.jsonl", "sessions/b.jsonl"], ["--json", "--dry-run", "--settle", "0"]),
