@@ -178,7 +178,9 @@ def test_pi_install_copies_the_shipped_extension_and_names_this_yarp(dirs):
     assert result.returncode == 0, result.stderr
     folder = _pi_folder(home)
     assert f"installed: {folder}".encode() in result.stdout
-    for name in ("pi/index.ts", "pi/extension.ts", "ts/ingest.ts", "ts/frame.ts", "ts/cap.ts", "ts/yarp-cli.ts"):
+    shared = sorted(f"ts/{path.name}" for path in (HOOKS / "ts").glob("*.ts"))
+    assert shared, "the adapters' shared TypeScript is missing"
+    for name in ("pi/index.ts", "pi/extension.ts", *shared):
         assert (folder / name).read_bytes() == (HOOKS / name).read_bytes()
     assert (folder / "ts" / "salience.json").read_bytes() == (HOOKS.parent / "rules" / "salience.json").read_bytes()
     # Pi loads the folder through its manifest, which names the entry inside pi/.

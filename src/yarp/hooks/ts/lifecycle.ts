@@ -13,6 +13,7 @@
  * caller) and never puts payloads in warnings.
  */
 
+import { execFileSync } from "node:child_process"
 import { userInfo } from "node:os"
 import { capContent, joinedText, type ContentBlock, type SourceCompleteness } from "./cap.ts"
 import { BEGIN_CALL_TIMEOUT_MS, OTHER_TIMEOUT_MS, type IngestClient } from "./ingest.ts"
@@ -93,13 +94,26 @@ export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
-/** The OS account recorded for every session. */
+/**
+ * The OS account recorded for every session: the user database's name of this
+ * process's user, as `yarp import` records it, else the numeric user id. Bun
+ * (opencode's runtime) answers "unknown" without asking the user database, so
+ * then `id -un` does (once per adapter).
+ */
 export function localAccount(): string {
   try {
-    return userInfo().username || "unknown"
+    const name = userInfo().username
+    if (name !== "" && name !== "unknown") return name
   } catch {
-    return process.env["USER"] ?? "unknown"
+    // No entry for this user: `id` says so too.
   }
+  try {
+    const name = execFileSync("id", ["-un"], { encoding: "utf8", timeout: 5_000, stdio: ["ignore", "pipe", "ignore"] }).trim()
+    if (name !== "") return name
+  } catch {
+    // Not in the user database.
+  }
+  return String(process.geteuid?.() ?? "unknown")
 }
 
 /**
