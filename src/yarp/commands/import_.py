@@ -1,4 +1,4 @@
-"""`yarp import`: past Pi, Claude Code and Codex sessions into the archive, through the broker."""
+"""`yarp import`: past Pi, Claude Code, Codex and opencode sessions into the archive, through the broker."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ import sys
 
 from yarp.errors import UsageError
 
-SUMMARY = "import past Pi, Claude Code and Codex tool calls from their transcripts"
+SUMMARY = "import past Pi, Claude Code, Codex and opencode tool calls from their transcripts"
 EPILOG = """\
-Agents: pi, claude-code, codex, or all (the default). Without PATHS the usual
-locations are read: ~/.pi/agent/sessions, ~/.claude/projects (or
+Agents: pi, claude-code, codex, opencode, or all (the default). Without PATHS
+the usual locations are read: ~/.pi/agent/sessions, ~/.claude/projects (or
 $CLAUDE_CONFIG_DIR/projects), $CODEX_HOME/sessions and archived_sessions (else
-~/.codex/...). PATHS may be files or directories.
+~/.codex/...), opencode's session store $XDG_DATA_HOME/opencode/opencode.db
+(else ~/.local/share/...), read only. PATHS may be files or directories.
 
 Imports are incremental: each transcript's checkpoint (identity, size, offset,
 prefix hash, parser version) lives in a private state file next to the archive,
@@ -35,7 +36,7 @@ Examples:
   yarp import all --json
 """
 
-_AGENT_CHOICES = ("pi", "claude-code", "codex", "all")
+_AGENT_CHOICES = ("pi", "claude-code", "codex", "opencode", "all")
 
 
 def configure(parser) -> None:

@@ -2,9 +2,11 @@
 
 Defaults: Pi `~/.pi/agent/sessions` (`PI_CODING_AGENT_DIR`/sessions when set),
 Claude Code `~/.claude/projects` (`CLAUDE_CONFIG_DIR`/projects when set),
-Codex `$CODEX_HOME/sessions` and `archived_sessions` (else `~/.codex/...`).
-Only regular `*.jsonl` files are taken; symbolic links are never followed, so
-a root cannot lead the importer outside itself.
+Codex `$CODEX_HOME/sessions` and `archived_sessions` (else `~/.codex/...`),
+opencode its session store `$XDG_DATA_HOME/opencode/opencode.db` (else
+`~/.local/share/...`). Only regular `*.jsonl` files and session stores
+(`opencode.db`) are taken; symbolic links are never followed, so a root
+cannot lead the importer outside itself.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from __future__ import annotations
 import os
 import stat
 
-AGENTS = ("pi", "claude-code", "codex")
+AGENTS = ("pi", "claude-code", "codex", "opencode")
+#: Files that are session stores (SQLite), not transcripts.
+STORE_NAMES = frozenset({"opencode.db"})
 
 
 def default_roots(agent: str, environ=os.environ) -> list[str]:
@@ -30,11 +34,16 @@ def default_roots(agent: str, environ=os.environ) -> list[str]:
     if agent == "codex":
         base = environ.get("CODEX_HOME") or os.path.join(home, ".codex")
         return [os.path.join(base, "sessions"), os.path.join(base, "archived_sessions")]
+    if agent == "opencode":
+        data = environ.get("XDG_DATA_HOME") or ""
+        if not os.path.isabs(data):
+            data = os.path.join(home, ".local", "share")
+        return [os.path.join(data, "opencode", "opencode.db")]
     raise ValueError(agent)
 
 
 def transcript_files(root: str):
-    """Every regular `*.jsonl` file under `root` (or `root` itself), sorted, links not followed."""
+    """Every regular `*.jsonl` file and session store under `root` (or `root` itself), sorted, links not followed."""
     try:
         st = os.lstat(root)
     except OSError:
@@ -55,7 +64,8 @@ def transcript_files(root: str):
             try:
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(entry.path)
-                elif entry.is_file(follow_symlinks=False) and entry.name.endswith(".jsonl"):
+                elif entry.is_file(follow_symlinks=False) and (entry.name.endswith(".jsonl")
+                                                                or entry.name in STORE_NAMES):
                     yield entry.path
             except OSError:
                 continue
@@ -68,6 +78,8 @@ def guess_agent(path: str) -> str | None:
             first = handle.readline(64 * 1024)
     except OSError:
         return None
+    if first.startswith(b"SQLite format 3\x00"):
+        return "opencode"
     if b'"type":"session"' in first.replace(b" ", b""):
         return "pi"
     if b'"session_meta"' in first or (b'"instructions"' in first and b'"type"' not in first):

@@ -311,6 +311,10 @@ def _import_file(agent: str, path: str, state: ImportState, sender: _Sender, tal
                  options: ImportOptions, account: str, tick=None) -> FileCheckpoint | None:
     """Read one transcript from its checkpoint; return its new checkpoint, None when it stays."""
     tally.files += 1
+    if agent == "opencode":  # a session store, not a transcript file
+        from yarp.transcripts.opencode import import_store
+
+        return import_store(path, state.files.get(path), sender, tally, options, account)
     cls = parser_class(agent)
     cp = state.files.get(path)
     settled = _settled_if_due(path, agent, cls, cp, options, tally)
