@@ -39,7 +39,7 @@ import urllib.parse
 from yarp import json_text
 from yarp.errors import YarpError
 from yarp.limits import MAX_FRAME_BYTES
-from yarp.transcripts.parsing import TranscriptParser, iso_ms
+from yarp.transcripts.parsing import TranscriptParser, drainer, iso_ms
 from yarp.transcripts.state import FileCheckpoint
 from yarp.wire import operations as ops
 
@@ -240,21 +240,9 @@ def _record(row, path: str, tally) -> dict | None:
             "message": _decode(message), "sessionStarted": started}
 
 
-def _sender_drain(parser: OpencodeParser, sender, tally, taken: set[str], new_taken: list[str]):
-    """A function that sends the parser's complete calls, each (session, call id) of the store once."""
-
-    def drain() -> None:
-        for call in parser.take_ready():
-            tally.sessions.add((AGENT, call.session.source_session_id))
-            key = f"{call.session.source_session_id}\x1f{call.call.source_call_id}"
-            if key in taken:
-                tally.calls_taken_before += 1
-                continue
-            taken.add(key)
-            new_taken.append(key)
-            sender.add(call)
-
-    return drain
+def _store_key(call: ops.ImportedCall) -> str:
+    """What a store's checkpoint remembers of a call it took: session and call id (one store holds many sessions)."""
+    return f"{call.session.source_session_id}\x1f{call.call.source_call_id}"
 
 
 def _unchanged(cp: FileCheckpoint | None, ident: list[int], wal: list[int] | None) -> bool:
@@ -309,7 +297,7 @@ def _read_store(conn, path, cp, ident, wal, settled, sender, tally, options, acc
     parser = OpencodeParser(path, account, tally, cp.context if cp else None, cp.pending if cp else None, conn)
     taken = set(cp.taken) if cp else set()
     new_taken: list[str] = []
-    drain = _sender_drain(parser, sender, tally, taken, new_taken)
+    drain = drainer(AGENT, parser, sender, tally, taken, new_taken, _store_key)
     read_to = int(parser.context.get("readTo", 0))
     for row in _rows(conn, max(0, read_to - REREAD_MARGIN_MS), set(parser.pending)):
         record = _record(row, path, tally)
