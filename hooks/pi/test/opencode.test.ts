@@ -1,17 +1,10 @@
 import assert from "node:assert/strict"
 import { Buffer } from "node:buffer"
 import test from "node:test"
-import { entries, frames } from "./harness.ts"
+import { entries, frames, rewritePlan } from "./harness.ts"
 import { bashOutput, DIRECTORY, erroredPart, opencode, runTool, turn } from "./opencode-harness.ts"
 
-const REWRITE = (command: string, id: string) =>
-  JSON.stringify({
-    [command]: {
-      version: 1,
-      execution: { kind: "rewrite", command: `yarp run --archive-agent 'opencode' --archive-account 'tester' --archive-session 'ses_1' --archive-call '${id}' -- ${command}` },
-      result: { kind: "ordinary" },
-    },
-  })
+const REWRITE = (command: string, id: string) => rewritePlan(command, id, "opencode", "ses_1")
 const big = (n: number) => Array.from({ length: n }, (_, i) => `output line ${i}`).join("\n")
 const readOutput = (text: string) => ({ title: "a.txt", output: text, metadata: { preview: text.slice(0, 20), truncated: false } })
 
