@@ -230,14 +230,16 @@ export function createYarpPlugin(options: PluginOptions = {}) {
       const current = sessionOf(sessionID)
       const call: CallRecord = { sourceCallId: callID, toolName: tool, startedAtMs: Date.now(), ...current.origin }
       if (directory !== undefined) call.workingDirectory = directory
-      const inputBefore = jsonCopy(args) as Record<string, unknown>
+      const inputBefore = jsonCopy(args)
+      if (!isRecord(inputBefore)) return // arguments JSON cannot carry: left uncaptured
       const started = (async () => {
         const ready = await archive()
         if (ready === null) return null
         const command = tool === "bash" && typeof args["command"] === "string" ? args["command"] : null
         return beginCall(captureOf(current, ready), call, inputBefore, command)
       })()
-      current.calls.set(callID, started.then((begun) => begun?.begun ?? null))
+      // Awaited by the call's after hook or error event, which may never come: it must never reject.
+      current.calls.set(callID, started.then((begun) => begun?.begun ?? null, () => null))
       const begun = await started
       // Only a durable begin_call lets the wrapped command run. opencode keeps
       // this args object: a replaced object would be ignored.
