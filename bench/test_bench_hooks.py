@@ -23,6 +23,11 @@ The summary also reports each hook process's own CPU (user + system, from
 ticks over all rounds). These are measurements, not assertions: the bars are
 checked by reading the table.
 
+The opencode plugin is measured too (`-k opencode`): its hooks fired in
+opencode's own runtime by bench/opencode_driver.ts, beside the floor and a
+thin-client pair, and the real opencode's turnaround per call with the plugin
+and without (both skipped when opencode is not in the test cache).
+
 `yarp` is the installed console script, as agents run it; processes run with
 bytecode caching on and warm rule caches, as an installed package would.
 """
@@ -426,4 +431,144 @@ def test_gemini_hook_latency_beside_the_floor(benchmark, warm):
     }
     lines += [f"{key:36s} {value:6.1f}" for key, value in over.items()]
     benchmark.extra_info.update({k: round(v, 2) for k, v in over.items()})
+    print("\n" + "\n".join(lines))
+
+
+# --- opencode: the plugin's hooks per call, beside the floor and a process per event ------------
+
+OPENCODE = os.path.join(os.environ.get("YARP_TEST_CACHE") or "/tmp/yarp-test-cache", "opencode-1.18.33",
+                        "node_modules", ".bin", "opencode")
+DRIVER = os.path.join(HERE, "opencode_driver.ts")
+
+
+@pytest.mark.skipif(not os.access(OPENCODE, os.X_OK), reason="the real opencode is not installed in the test cache")
+def test_opencode_plugin_latency_beside_the_floor(benchmark, warm):
+    """What each tool call pays in the plugin's hooks, in opencode's own runtime, against a warm broker.
+
+    The driver (bench/opencode_driver.ts, run by opencode's embedded Bun) fires
+    the hooks as opencode does; each call's time is its before plus its after
+    hook. Beside it, in the same run: the floor (`python -c pass`) and a Read
+    `PreToolUse` + `PostToolUse` of `yarp hook claude-code`, the thin-client
+    transport a `yarp hook opencode` process per event would use (two
+    processes per call).
+    """
+    env, cwd = warm.environ, warm.work
+    with open(os.path.join(cwd, "big.txt"), "w") as handle:
+        handle.write("".join(f"row {i} lorem ipsum dolor sit amet\n" for i in range(3000)))
+    floor, pair = Clock(), Clock()
+    hook = [*YARP, "hook", "claude-code"]
+    counter = iter(range(10**6))
+
+    def one_round() -> None:
+        n = next(counter)
+        floor.run([PY, "-c", "pass"], env)
+        started = len(pair.wall)
+        for name, extra in (("PreToolUse", {}), ("PostToolUse", {"tool_response": {"file": {"content": "line\n"}}})):
+            proc = pair.run(hook, env, _event(name, "Read", {"file_path": f"{cwd}/notes.txt"}, f"oc-read-{n}", cwd,
+                                              **extra), cwd)
+            assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+        pair.wall[started:] = [sum(pair.wall[started:])]
+        pair.cpu[started:] = [sum(pair.cpu[started:])]
+
+    benchmark.pedantic(one_round, rounds=ROUNDS, warmup_rounds=2)
+    for clock in (floor, pair):
+        del clock.wall[:2], clock.cpu[:2]
+    driver_env = dict(env, BUN_BE_BUN="1", DRIVER_ROUNDS=str(ROUNDS), DRIVER_WORK=cwd, YARP_BIN=YARP[0],
+                      PATH=os.path.dirname(_SCRIPT) + os.pathsep + os.environ.get("PATH", ""))
+    assert len(YARP) == 1, "the plugin runs one executable: the bench needs the console script"
+    ran = subprocess.run([OPENCODE, DRIVER], env=driver_env, cwd=cwd, capture_output=True, text=True, timeout=600)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    calls = {name: [t / 1000 for t in values] for name, values in json.loads(ran.stdout).items()}
+    base, low = statistics.median(floor.wall), min(floor.wall)
+    rows = [("python -c pass (floor)", floor.wall), ("process per event: Read pre + post", pair.wall),
+            ("plugin: read", calls["read"]), ("plugin: read, capped (3,000 lines)", calls["readCapped"]),
+            ("plugin: bash, not wrapped", calls["bashOriginal"]), ("plugin: bash, wrapped", calls["bashWrapped"]),
+            ("  its yarp run (the tool itself)", calls["wrappedRun"])]
+    lines = [f"{name:38s} {_ms(values)}" for name, values in rows]
+    over = {
+        "opencode_read_ms": statistics.median(calls["read"]) * 1000,
+        "opencode_read_min_ms": min(calls["read"]) * 1000,
+        "opencode_bash_original_over_floor_ms": (statistics.median(calls["bashOriginal"]) - base) * 1000,
+        "opencode_bash_original_over_floor_min_ms": (min(calls["bashOriginal"]) - low) * 1000,
+        "opencode_bash_wrapped_over_floor_ms": (statistics.median(calls["bashWrapped"]) - base) * 1000,
+        "opencode_read_capped_ms": statistics.median(calls["readCapped"]) * 1000,
+        "process_per_event_pair_over_2floor_ms": (statistics.median(pair.wall) - 2 * base) * 1000,
+        "process_per_event_pair_over_2floor_min_ms": (min(pair.wall) - 2 * low) * 1000,
+    }
+    lines += [f"{key:38s} {value:6.1f}" for key, value in over.items()]
+    benchmark.extra_info.update({k: round(v, 2) for k, v in over.items()})
+    print("\n" + "\n".join(lines))
+
+
+def _opencode_turnarounds(env: dict, cwd: str, calls: int) -> tuple[list[float], list[float]]:
+    """Seconds from each scripted answer to the request carrying its result: `calls` reads, then as many
+    wrapped bash calls. opencode and the scripted server run in a loopback-only network namespace."""
+    from agent_packages import opencode_config
+    from netns import loopback_namespace
+    from scripted_model import ScriptedModel, Text, ToolCall
+
+    class Timed(ScriptedModel):
+        def answer(self, path, body):
+            if body.get("tools"):
+                self.times.append(time.monotonic())
+            return super().answer(path, body)
+
+    steps = ([ToolCall(f"call_r{i}", "read", {"filePath": "notes.txt"}) for i in range(calls)]
+             + [ToolCall(f"call_b{i}", "bash", {"command": "grep -rn needle .", "description": "find"})
+                for i in range(calls)] + [Text("done")])
+    server = Timed(steps)
+    server.times = []
+    with loopback_namespace(), server:
+        proc = subprocess.run([OPENCODE, "run", "find the needles"], cwd=cwd, stdin=subprocess.DEVNULL,
+                              env=dict(env, OPENCODE_CONFIG_CONTENT=opencode_config(server.base_url)),
+                              capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("done"), proc.stderr[-800:]
+    gaps = [b - a for a, b in zip(server.times, server.times[1:])]
+    return gaps[:calls], gaps[calls:]
+
+
+@pytest.mark.skipif(not os.access(OPENCODE, os.X_OK), reason="the real opencode is not installed in the test cache")
+def test_real_opencode_added_latency_per_call(benchmark, warm, tmp_path):
+    """The same script (reads, then bash calls `yarp plan` wraps) with the plugin installed and without, alternated.
+
+    The difference of the median turnarounds is what the plugin adds to one call
+    of each kind, end to end: its hooks, and for bash `yarp plan` and `yarp run`.
+    """
+    from agent_packages import seed_opencode_config
+
+    home = tmp_path / "home"
+    env = {key: value for key, value in warm.environ.items() if not key.startswith(("XDG_CONFIG", "XDG_DATA"))}
+    env.update(HOME=str(home), PWD=warm.work, XDG_CONFIG_HOME=str(home / ".config"),
+               XDG_DATA_HOME=str(home / ".local" / "share"),
+               PATH=os.path.dirname(_SCRIPT) + os.pathsep + os.environ.get("PATH", ""))
+    installed = subprocess.run([*YARP, "hook", "install", "opencode"], env=env, capture_output=True)
+    assert installed.returncode == 0, installed.stderr
+    config = home / ".config" / "opencode"
+    seed_opencode_config(config)
+    entry = config / "plugin" / "yarp.ts"
+    text = entry.read_bytes()
+    subprocess.run(["git", "init", "-q"], cwd=warm.work, check=True)
+    turnarounds = {(kind, plugin): [] for kind in ("read", "bash") for plugin in (True, False)}
+    calls = 5
+
+    def one_pair() -> None:
+        for plugin in (True, False):
+            if plugin:
+                entry.write_bytes(text)
+            else:
+                entry.unlink()
+            reads, bashes = _opencode_turnarounds(env, warm.work, calls)
+            turnarounds[("read", plugin)].extend(reads)
+            turnarounds[("bash", plugin)].extend(bashes)
+        entry.write_bytes(text)
+
+    benchmark.pedantic(one_pair, rounds=int(os.environ.get("YARP_BENCH_OPENCODE_ROUNDS", "3")), warmup_rounds=0)
+    lines = ["real opencode, turnaround per call:"]
+    for kind in ("read", "bash"):
+        with_plugin, without = turnarounds[(kind, True)], turnarounds[(kind, False)]
+        added = statistics.median(with_plugin) - statistics.median(without)
+        benchmark.extra_info[f"{kind}_added_ms"] = round(added * 1000, 1)
+        lines += [f"  {kind}, plugin     {_ms(with_plugin)}", f"  {kind}, no plugin  {_ms(without)}",
+                  f"  {kind}, each (ms): {[round(t * 1000) for t in with_plugin]} / {[round(t * 1000) for t in without]}",
+                  f"  {kind}: added by the plugin (median) {added * 1000:.1f} ms"]
     print("\n" + "\n".join(lines))

@@ -9,6 +9,7 @@ failure fails the test.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -72,6 +73,39 @@ def codex_binary() -> Path:
     binary = npm_binary("@openai/codex", CODEX_VERSION, "codex", "codex")
     assert version_of(binary) == f"codex-cli {CODEX_VERSION}"
     return binary
+
+
+OPENCODE_VERSION = "1.18.33"
+
+
+def opencode_binary() -> Path:
+    """The real opencode CLI of `OPENCODE_VERSION` (the npm package ships its binary), installed into the cache."""
+    return npm_binary("opencode-ai", OPENCODE_VERSION, "opencode", "opencode")
+
+
+def opencode_config(base_url: str) -> str:
+    """`OPENCODE_CONFIG_CONTENT` for the scripted model: no update check, no sharing, one provider."""
+    return json.dumps({
+        "autoupdate": False,
+        "share": "disabled",
+        "provider": {"scripted": {"npm": "@ai-sdk/openai-compatible",
+                                  "options": {"baseURL": base_url, "apiKey": "dummy"},
+                                  "models": {"scripted-model": {"tool_call": True}}}},
+        "model": "scripted/scripted-model",
+    })
+
+
+def seed_opencode_config(config_dir: Path) -> None:
+    """Let opencode load plugins from `config_dir` without its npm install of `@opencode-ai/plugin`.
+
+    Before it loads any plugin, opencode installs that package into each of its
+    configuration folders and waits for it; without a network the install
+    retries for about 70 s. A `node_modules` folder (empty is enough) and a
+    lock file whose root names the package make it skip the install.
+    """
+    (config_dir / "node_modules").mkdir(parents=True, exist_ok=True)
+    lock = {"lockfileVersion": 3, "packages": {"": {"dependencies": {"@opencode-ai/plugin": OPENCODE_VERSION}}}}
+    (config_dir / "package-lock.json").write_text(json.dumps(lock))
 
 
 GEMINI_VERSION = "0.61.0"

@@ -4,8 +4,11 @@ The server answers `POST /v1/chat/completions` (streaming, server-sent events) w
 a predetermined script: step N is chosen by the number of assistant messages
 already in the request, so the server keeps no conversation state and a retried
 request gets the same answer. A step is either a list of tool calls or a final
-text. Every request body is recorded, so a test can read exactly what the agent
-sent back to the model (for instance the tool results the model was shown).
+text. A request that offers no tools is not part of the conversation (opencode
+asks the model for a session title that way): it gets a short text, `TITLE`,
+and the script does not move. Every request body is recorded, so a test can
+read exactly what the agent sent back to the model (for instance the tool
+results the model was shown).
 
 Standard library only; it must never listen on anything but loopback.
 """
@@ -18,7 +21,10 @@ from typing import Any
 
 from scripted_server import ERROR, ScriptedServer
 
-__all__ = ["ToolCall", "Text", "ScriptedModel", "tool_messages"]
+__all__ = ["ToolCall", "Text", "ScriptedModel", "tool_messages", "TITLE"]
+
+#: The answer to a request without tools (a title, a summary): it never advances the script.
+TITLE = "Scripted title"
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,8 @@ class ScriptedModel(ScriptedServer):
 
     # --- answers -------------------------------------------------------------
     def step_for(self, body: dict) -> Any:
+        if not body.get("tools"):
+            return Text(TITLE)
         done = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
         if done >= len(self.steps):
             return Text("(script finished)")

@@ -42,7 +42,7 @@ def env(broker_env, tmp_path):  # noqa: F811
 
 
 def test_a_healthy_installation_passes_with_every_agent_hooked_up(env, tmp_path):
-    for agent in ("claude-code", "codex", "gemini", "pi"):
+    for agent in ("claude-code", "codex", "gemini", "pi", "opencode"):
         assert _yarp(env, "hook", "install", agent).returncode == 0
     status, checks = _doctor(env, cwd=str(tmp_path / "work"))
     assert status == 0
@@ -52,6 +52,7 @@ def test_a_healthy_installation_passes_with_every_agent_hooked_up(env, tmp_path)
                                                                                          ["status"]],
         "archive": ["ok"], "runtime directory": ["ok"], "broker": ["ok"], "capture": ["ok"],
         "Pi extension": ["ok"], "Claude Code hooks": ["ok"], "Codex hooks": ["ok"], "Gemini CLI hooks": ["ok"],
+        "opencode plugin": ["ok"],
         "broker errors": ["ok"],
     }
     # The capture is real: its call is in the archive, finished, with its four streams.
@@ -89,6 +90,20 @@ def test_no_agent_hooked_up_is_a_warning_not_a_failure(env):
     assert status == 0
     assert checks["agents"][0]["status"] == "warn"
     assert [c["detail"] for c in checks["Pi extension"]] == ["not installed"]
+    assert [c["detail"] for c in checks["opencode plugin"]] == ["not installed"]
+
+
+def test_an_opencode_plugin_whose_entry_is_gone_is_a_warning(env):
+    assert _yarp(env, "hook", "install", "opencode").returncode == 0
+    folder = Path(extension_install.install_path("opencode", "user", env))
+    status, checks = _doctor(env)
+    plugin, = checks["opencode plugin"]
+    assert (status, plugin["status"]) == (0, "ok") and str(folder) in plugin["detail"]
+    # Without the entry opencode loads, the plugin never runs.
+    Path(extension_install.entry_path("opencode", str(folder))).unlink()
+    status, checks = _doctor(env)
+    plugin, = checks["opencode plugin"]
+    assert plugin["status"] == "warn" and plugin["fix"] == "yarp hook install opencode"
 
 
 def test_an_old_extension_and_hooks_of_another_yarp_are_warnings(env, tmp_path):

@@ -206,7 +206,9 @@ def test_pi_install_copies_the_shipped_extension_and_names_this_yarp(dirs):
     assert result.returncode == 0, result.stderr
     folder = _pi_folder(home)
     assert f"installed: {folder}".encode() in result.stdout
-    for name in ("pi/index.ts", "pi/extension.ts", "ts/ingest.ts", "ts/frame.ts", "ts/cap.ts", "ts/yarp-cli.ts"):
+    shared = sorted(f"ts/{path.name}" for path in (HOOKS / "ts").glob("*.ts"))
+    assert shared, "the adapters' shared TypeScript is missing"
+    for name in ("pi/index.ts", "pi/extension.ts", *shared):
         assert (folder / name).read_bytes() == (HOOKS / name).read_bytes()
     assert (folder / "ts" / "salience.json").read_bytes() == (HOOKS.parent / "rules" / "salience.json").read_bytes()
     # Pi loads the folder through its manifest, which names the entry inside pi/.
@@ -276,3 +278,35 @@ def test_pi_reinstall_replaces_an_older_copy_and_uninstall_keeps_the_users_files
     again = yarp(home, project, "hook", "uninstall", "pi")
     assert again.returncode == 65 and b"not installed by yarp" in again.stderr
     assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) == ["notes.txt", "ts/cap.ts"]
+
+
+# --- the opencode plugin -----------------------------------------------------------------------
+
+
+def test_opencode_install_copies_the_plugin_writes_its_entry_and_uninstall_removes_both(dirs, tmp_path):
+    home, project = dirs
+    config = tmp_path / "config"
+    result = yarp(home, project, "hook", "install", "opencode", XDG_CONFIG_HOME=str(config))
+    assert result.returncode == 0, result.stderr
+    folder = config / "opencode" / "yarp"
+    shared = sorted(f"ts/{path.name}" for path in (HOOKS / "ts").glob("*.ts"))
+    for name in ("opencode/plugin.ts", *shared):
+        assert (folder / name).read_bytes() == (HOOKS / name).read_bytes()
+    assert (folder / "ts" / "salience.json").is_file()
+    # opencode loads only files directly in plugin/, and every function such a file exports is a plugin.
+    entry = (config / "opencode" / "plugin" / "yarp.ts").read_text()
+    exports = [line for line in entry.splitlines() if line.startswith("export")]
+    assert exports == ['export { YarpPlugin } from "../yarp/opencode/plugin.ts"']
+    assert b"already installed" in yarp(home, project, "hook", "install", "opencode",
+                                         XDG_CONFIG_HOME=str(config)).stdout
+    # An entry file of someone else's is never overwritten.
+    (config / "opencode" / "plugin" / "yarp.ts").write_text("export const Mine = async () => ({})\n")
+    refused = yarp(home, project, "hook", "install", "opencode", XDG_CONFIG_HOME=str(config))
+    assert refused.returncode == 65 and b"not written by yarp" in refused.stderr
+    (config / "opencode" / "plugin" / "yarp.ts").write_text(entry)
+    removed = yarp(home, project, "hook", "uninstall", "opencode", XDG_CONFIG_HOME=str(config))
+    assert removed.returncode == 0, removed.stderr
+    assert not folder.exists() and not (config / "opencode" / "plugin" / "yarp.ts").exists()
+    project_scope = yarp(home, project, "hook", "install", "opencode", "--project")
+    assert project_scope.returncode == 0 and (project / ".opencode" / "plugin" / "yarp.ts").is_file()
+    assert (project / ".opencode" / "yarp" / "opencode" / "plugin.ts").is_file()

@@ -4,15 +4,15 @@ Every check returns a `Check`: a name, `ok`, `warn` or `fail`, one line of
 detail and, unless ok, one line saying what to do. In order:
 
 * the data files this installation ships (rule files, salience data, the Pi
-  extension) and the user's rule packs;
+  extension, the opencode plugin) and the user's rule packs;
 * which frame, payload and validation kernels loaded (compiled or the
   pure-Python twins);
 * the archive's path, its directory and file permissions, its filesystem;
 * the runtime directory the broker's socket and locks live in;
 * a broker for the archive starts (or is running) and answers a handshake;
 * a real `yarp run -- true` is captured through it, read back from the archive;
-* for Pi, Claude Code and Codex: whether the extension or hooks are installed,
-  of which version, and whether they run this `yarp`;
+* for Pi, Claude Code, Codex and opencode: whether the extension, hooks or
+  plugin are installed, of which version, and whether they run this `yarp`;
 * the broker's last logged internal error (`yarp.fault_log`).
 
 The capture check archives one call of `true` (agent `yarp-run`, as any
@@ -84,7 +84,7 @@ def _guarded(name: str, check: Callable[[], list[Check]]) -> list[Check]:
 
 
 def check_data_files() -> list[Check]:
-    """The shipped rule files, salience data and Pi extension are present and valid."""
+    """The shipped rule files, salience data, Pi extension and opencode plugin are present and valid."""
     import json
 
     from yarp.hooks.extension_install import shipped_files
@@ -96,13 +96,14 @@ def check_data_files() -> list[Check]:
         rules = builtin_rules()
         salience.Classifier(salience.build_bundle(json.loads(salience.read_data())))
         extension = shipped_files("pi")
+        plugin = shipped_files("opencode")
     except FileNotFoundError as exc:
         return [Check("data files", FAIL, f"missing: {os.path.basename(exc.filename or '?')}", reinstall)]
     except (YarpError, ValueError, KeyError, TypeError) as exc:
         return [Check("data files", FAIL, f"invalid shipped data: {getattr(exc, 'message', type(exc).__name__)}",
                       reinstall)]
     return [Check("data files", OK, f"{len(builtin_rule_files())} rule files ({len(rules)} rules), salience data, "
-                  f"Pi extension ({len(extension)} files)")]
+                  f"Pi extension ({len(extension)} files), opencode plugin ({len(plugin)} files)")]
 
 
 def check_rule_packs(environ: Mapping[str, str]) -> list[Check]:
@@ -369,31 +370,34 @@ def check_hooks(agent: str, environ: Mapping[str, str], ours: str | None, cwd: s
     return checks
 
 
-def check_pi(environ: Mapping[str, str], ours: str | None, cwd: str) -> list[Check]:
-    """The Pi extension, user and project: present, this package's files, running this yarp."""
+#: The adapters installed as folders, by the name their checks carry.
+EXTENSION_NAMES = {"pi": "Pi extension", "opencode": "opencode plugin"}
+
+
+def check_extension(agent: str, environ: Mapping[str, str], ours: str | None, cwd: str) -> list[Check]:
+    """The Pi extension or opencode plugin, user and project: present, this package's files, running this yarp."""
     from yarp.hooks.extension_install import install_path, installed
 
+    name = EXTENSION_NAMES[agent]
     checks = []
     for scope in ("user", "project"):
-        path = install_path("pi", scope, environ, cwd)
-        flag = " --project" if scope == "project" else ""
+        path = install_path(agent, scope, environ, cwd)
+        fix = f"yarp hook install {agent}" + (" --project" if scope == "project" else "")
         try:
-            found = installed("pi", path)
+            found = installed(agent, path)
         except YarpError as exc:
-            checks.append(Check("Pi extension", FAIL, exc.message, f"yarp hook install pi{flag}"))
+            checks.append(Check(name, FAIL, exc.message, fix))
             continue
         if found is None:
             continue
         if not found.current:
-            checks.append(Check("Pi extension", WARN, f"{path} is from yarp {found.version}, not this yarp's "
-                                f"files ({__version__})", f"yarp hook install pi{flag}"))
+            checks.append(Check(name, WARN, f"{path} is from yarp {found.version}, not this yarp's "
+                                f"files ({__version__})", fix))
             continue
         if found.yarp_bin is None or not found.yarp_argv:
-            checks.append(Check("Pi extension", WARN, f"{path} does not say which yarp it runs",
-                                f"yarp hook install pi{flag}"))
+            checks.append(Check(name, WARN, f"{path} does not say which yarp it runs", fix))
             continue
-        checks.append(_runs(list(found.yarp_argv), "Pi extension", "pi", environ, ours, path,
-                            run_as=[found.yarp_bin]))
+        checks.append(_runs(list(found.yarp_argv), name, agent, environ, ours, path, run_as=[found.yarp_bin]))
     return checks
 
 
@@ -401,15 +405,16 @@ def check_agents(environ: Mapping[str, str], cwd: str) -> list[Check]:
     """Every agent's adapter; a warning when no agent at all is hooked up."""
     ours = this_yarp()
     checks = []
-    for name, run in (("Pi extension", lambda: check_pi(environ, ours, cwd)),
+    for name, run in (("Pi extension", lambda: check_extension("pi", environ, ours, cwd)),
                       ("Claude Code hooks", lambda: check_hooks("claude-code", environ, ours, cwd)),
                       ("Codex hooks", lambda: check_hooks("codex", environ, ours, cwd)),
-                      ("Gemini CLI hooks", lambda: check_hooks("gemini", environ, ours, cwd))):
+                      ("Gemini CLI hooks", lambda: check_hooks("gemini", environ, ours, cwd)),
+                      ("opencode plugin", lambda: check_extension("opencode", environ, ours, cwd))):
         found = _guarded(name, run)
         checks.extend(found or [Check(name, OK, "not installed")])
     if all(check.detail == "not installed" for check in checks):
         return [Check("agents", WARN, "no agent is hooked up: nothing is captured yet",
-                      "yarp hook install claude-code|codex|gemini|pi")] + checks
+                      "yarp hook install claude-code|codex|gemini|pi|opencode")] + checks
     return checks
 
 

@@ -33,6 +33,7 @@ def source_files() -> set[str]:
     found = {str(path.relative_to(root)) for package in PACKAGES for path in (root / package).rglob("*")
              if path.is_file() and not _generated(path)}
     assert "yarp/rules/salience.json" in found and "yarp/hooks/pi/index.ts" in found
+    assert "yarp/hooks/opencode/plugin.ts" in found and "yarp/hooks/ts/lifecycle.ts" in found
     return found
 
 

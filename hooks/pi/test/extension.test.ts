@@ -2,16 +2,9 @@ import assert from "node:assert/strict"
 import { Buffer } from "node:buffer"
 import test from "node:test"
 import { joinedText } from "../../../src/yarp/hooks/ts/cap.ts"
-import { CTX, entries, frames, runCall, setup } from "./harness.ts"
+import { CTX, entries, frames, rewritePlan, runCall, setup } from "./harness.ts"
 
-const REWRITE = (command: string, id: string) =>
-  JSON.stringify({
-    [command]: {
-      version: 1,
-      execution: { kind: "rewrite", command: `yarp run --archive-agent 'pi' --archive-account 'tester' --archive-session 'session-1' --archive-call '${id}' -- ${command}` },
-      result: { kind: "ordinary" },
-    },
-  })
+const REWRITE = (command: string, id: string) => rewritePlan(command, id, "pi", "session-1")
 const text = (value: string) => ({ content: [{ type: "text", text: value }] })
 const big = (n: number) => Array.from({ length: n }, (_, i) => `output line ${i}`).join("\n")
 

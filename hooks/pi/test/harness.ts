@@ -11,6 +11,14 @@ import { createYarpExtension } from "../../../src/yarp/hooks/pi/extension.ts"
 
 export const FAKE_YARP = fileURLToPath(new URL("./fixtures/fake-yarp.mjs", import.meta.url))
 
+/** FAKE_YARP_PLAN for one command the fake `yarp plan` rewrites to `yarp run` for the call `id`. */
+export function rewritePlan(command: string, id: string, agent: string, session: string): string {
+  const flags = `--archive-agent '${agent}' --archive-account 'tester' --archive-session '${session}' --archive-call '${id}'`
+  return JSON.stringify({
+    [command]: { version: 1, execution: { kind: "rewrite", command: `yarp run ${flags} -- ${command}` }, result: { kind: "ordinary" } },
+  })
+}
+
 export class FakePi {
   handlers = new Map<string, Array<(event: any, ctx: any) => unknown>>()
 

@@ -1,4 +1,4 @@
-"""`yarp import`: past Pi, Claude Code and Codex sessions into the archive, through the broker."""
+"""`yarp import`: past Pi, Claude Code, Codex and opencode sessions into the archive, through the broker."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ import sys
 
 from yarp.errors import UsageError
 
-SUMMARY = "import past Pi, Claude Code, Codex and Gemini CLI tool calls from their transcripts"
+SUMMARY = "import past Pi, Claude Code, Codex, Gemini CLI and opencode tool calls from their transcripts"
 EPILOG = """\
-Agents: pi, claude-code, codex, gemini, or all (the default). Without PATHS the
-usual locations are read: ~/.pi/agent/sessions, ~/.claude/projects (or
+Agents: pi, claude-code, codex, gemini, opencode, or all (the default). Without
+PATHS the usual locations are read: ~/.pi/agent/sessions, ~/.claude/projects (or
 $CLAUDE_CONFIG_DIR/projects), $CODEX_HOME/sessions and archived_sessions (else
-~/.codex/...), ~/.gemini/tmp/*/chats (or under $GEMINI_CLI_HOME). PATHS may be
-files or directories.
+~/.codex/...), ~/.gemini/tmp/*/chats (or under $GEMINI_CLI_HOME), opencode's
+session store $XDG_DATA_HOME/opencode/opencode.db (else ~/.local/share/...),
+read only. PATHS may be files or directories.
 
 Imports are incremental: each transcript's checkpoint (identity, size, offset,
 prefix hash, parser version) lives in a private state file next to the archive,
@@ -36,7 +37,7 @@ Examples:
   yarp import all --json
 """
 
-_AGENT_CHOICES = ("pi", "claude-code", "codex", "gemini", "all")
+_AGENT_CHOICES = ("pi", "claude-code", "codex", "gemini", "opencode", "all")
 
 
 def configure(parser) -> None:

@@ -47,7 +47,7 @@ LAUNCHER_NAME = "yarp-launcher"
 _HOOKS = os.path.dirname(os.path.abspath(__file__))
 _PACKAGE = os.path.dirname(_HOOKS)
 #: The shared TypeScript every adapter imports as `../ts/…`.
-SHARED = ("frame.ts", "ingest.ts", "cap.ts", "yarp-cli.ts")
+SHARED = ("frame.ts", "ingest.ts", "cap.ts", "yarp-cli.ts", "lifecycle.ts")
 AGENTS = ("pi", "opencode")
 #: The largest record we read back.
 _MAX_RECORD_BYTES = 64 * 1024

@@ -5,9 +5,11 @@ Claude Code `~/.claude/projects` (`CLAUDE_CONFIG_DIR`/projects when set),
 Codex `$CODEX_HOME/sessions` and `archived_sessions` (else `~/.codex/...`),
 Gemini CLI `~/.gemini/tmp` (`$GEMINI_CLI_HOME/.gemini/tmp` when set), where
 only `<project>/chats/session-*.jsonl` are sessions (`is_session_file`: a
-subagent's file is read with its parent's).
-Only regular `*.jsonl` files are taken; symbolic links are never followed, so
-a root cannot lead the importer outside itself.
+subagent's file is read with its parent's), opencode its session store
+`$XDG_DATA_HOME/opencode/opencode.db` (else `~/.local/share/...`). Only
+regular `*.jsonl` files and session stores (`opencode.db`) are taken;
+symbolic links are never followed, so a root cannot lead the importer
+outside itself.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from __future__ import annotations
 import os
 import stat
 
-AGENTS = ("pi", "claude-code", "codex", "gemini")
+AGENTS = ("pi", "claude-code", "codex", "gemini", "opencode")
+#: Files that are session stores (SQLite), not transcripts.
+STORE_NAMES = frozenset({"opencode.db"})
 
 
 def default_roots(agent: str, environ=os.environ) -> list[str]:
@@ -35,6 +39,11 @@ def default_roots(agent: str, environ=os.environ) -> list[str]:
         return [os.path.join(base, "sessions"), os.path.join(base, "archived_sessions")]
     if agent == "gemini":
         return [os.path.join(environ.get("GEMINI_CLI_HOME") or home, ".gemini", "tmp")]
+    if agent == "opencode":
+        data = environ.get("XDG_DATA_HOME") or ""
+        if not os.path.isabs(data):
+            data = os.path.join(home, ".local", "share")
+        return [os.path.join(data, "opencode", "opencode.db")]
     raise ValueError(agent)
 
 
@@ -47,7 +56,7 @@ def is_session_file(agent: str, path: str) -> bool:
 
 
 def transcript_files(root: str):
-    """Every regular `*.jsonl` file under `root` (or `root` itself), sorted, links not followed."""
+    """Every regular `*.jsonl` file and session store under `root` (or `root` itself), sorted, links not followed."""
     try:
         st = os.lstat(root)
     except OSError:
@@ -68,7 +77,8 @@ def transcript_files(root: str):
             try:
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(entry.path)
-                elif entry.is_file(follow_symlinks=False) and entry.name.endswith(".jsonl"):
+                elif entry.is_file(follow_symlinks=False) and (entry.name.endswith(".jsonl")
+                                                                or entry.name in STORE_NAMES):
                     yield entry.path
             except OSError:
                 continue
@@ -81,6 +91,8 @@ def guess_agent(path: str) -> str | None:
             first = handle.readline(64 * 1024)
     except OSError:
         return None
+    if first.startswith(b"SQLite format 3\x00"):
+        return "opencode"
     if b'"type":"session"' in first.replace(b" ", b""):
         return "pi"
     if b'"projectHash"' in first and b'"sessionId"' in first:

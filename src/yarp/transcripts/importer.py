@@ -26,7 +26,7 @@ from yarp.limits import MAX_IMPORT_BATCH_CALLS
 from yarp.paths import ArchiveLocation
 from yarp.transcripts.batch import EXISTING, IMPORTED, REFUSED
 from yarp.transcripts.discovery import AGENTS, default_roots, guess_agent, is_session_file, transcript_files
-from yarp.transcripts.parsing import Tally, TranscriptParser
+from yarp.transcripts.parsing import Tally, TranscriptParser, drainer
 from yarp.transcripts.source import FileIdentity, LineReader, hash_prefix, open_transcript
 from yarp.transcripts.state import FileCheckpoint, ImportState
 from yarp.wire import operations as ops
@@ -316,6 +316,10 @@ def _import_file(agent: str, path: str, state: ImportState, sender: _Sender, tal
                  options: ImportOptions, account: str, tick=None) -> FileCheckpoint | None:
     """Read one transcript from its checkpoint; return its new checkpoint, None when it stays."""
     tally.files += 1
+    if agent == "opencode":  # a session store, not a transcript file
+        from yarp.transcripts.opencode import import_store
+
+        return import_store(path, state.files.get(path), sender, tally, options, account)
     cls = parser_class(agent)
     cp = state.files.get(path)
     settled = _settled_if_due(path, agent, cls, cp, options, tally)
@@ -331,7 +335,7 @@ def _import_file(agent: str, path: str, state: ImportState, sender: _Sender, tal
         parser, reader = _start_reading(fd, ident, path, agent, cls, cp, account, tally)
         taken = set(cp.taken) if cp is not None else set()
         new_taken: list[str] = []
-        drain = _drainer(agent, parser, sender, tally, taken, new_taken)
+        drain = drainer(agent, parser, sender, tally, taken, new_taken)
         _feed_lines(path, reader, parser, tally, drain, tick)
         parser.end_of_read(settled)
         drain()
@@ -393,24 +397,6 @@ def _start_reading(fd: int, ident: FileIdentity, path: str, agent: str, cls: typ
     if cp is not None:
         tally.files_reset += 1
     return cls(path, account, tally, None, None), LineReader(fd, 0, ident.size, 0, hashlib.sha256())
-
-
-def _drainer(agent: str, parser: TranscriptParser, sender: _Sender, tally: Tally, taken: set[str],
-             new_taken: list[str]):
-    """A function that sends the parser's complete calls, each call id of the file once (new ids to `new_taken`)."""
-
-    def drain() -> None:
-        for call in parser.take_ready():
-            tally.sessions.add((agent, call.session.source_session_id))
-            cid = call.call.source_call_id
-            if cid in taken:
-                tally.calls_taken_before += 1
-                continue
-            taken.add(cid)
-            new_taken.append(cid)
-            sender.add(call)
-
-    return drain
 
 
 def _feed_lines(path: str, reader: LineReader, parser: TranscriptParser, tally: Tally, drain, tick) -> None:

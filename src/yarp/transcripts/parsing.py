@@ -187,3 +187,25 @@ class TranscriptParser(ABC):
         """Remove and return the calls ready to send."""
         ready, self.ready = self.ready, []
         return ready
+
+
+def drainer(agent: str, parser: TranscriptParser, sender, tally: Tally, taken: set[str], new_taken: list[str],
+            key=lambda call: call.call.source_call_id):
+    """A function that hands the parser's complete calls to `sender.add`, each `key` of the file once
+    (new keys to `new_taken`).
+
+    The key is the call id; a source holding several sessions keys by session and call id.
+    """
+
+    def drain() -> None:
+        for call in parser.take_ready():
+            tally.sessions.add((agent, call.session.source_session_id))
+            cid = key(call)
+            if cid in taken:
+                tally.calls_taken_before += 1
+                continue
+            taken.add(cid)
+            new_taken.append(cid)
+            sender.add(call)
+
+    return drain

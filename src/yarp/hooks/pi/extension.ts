@@ -6,7 +6,8 @@
  * rewrite, commits `begin_call` (2 s at most) and only then rewrites the command;
  * `tool_result` commits the raw result, the exact text a cap needs, the staged
  * visible result and the finished call, then hands on the capped result; calls
- * that never reached the tool are finished at `tool_execution_end`.
+ * that never reached the tool are finished at `tool_execution_end`. The sequence
+ * itself is the adapters' shared lifecycle (../ts/lifecycle.ts).
  *
  * It must never make a tool depend on the archive: when initial capture fails the
  * original input runs with no capture, rewrite, pruning or cap (one warning per
@@ -15,27 +16,24 @@
  * fallback store, never opens the database, and never puts payloads in warnings.
  */
 
-import { userInfo } from "node:os"
-import { capContent, fullOutputPathOf, joinedText, resultCompleteness, type ContentBlock } from "../ts/cap.ts"
-import { BEGIN_CALL_TIMEOUT_MS, IngestClient, OTHER_TIMEOUT_MS } from "../ts/ingest.ts"
+import { fullOutputPathOf, resultCompleteness, type ContentBlock } from "../ts/cap.ts"
+import { IngestClient } from "../ts/ingest.ts"
 import {
-  BinaryMissingError,
-  binaryPath,
-  parseConfig,
-  parseVersion,
-  planCommand,
-  restoreStreams,
-  runYarp,
-  SUPPORTED_MAJOR,
-  type ShellPlan,
-  type SourceIdentity,
-  type YarpConfig,
-} from "../ts/yarp-cli.ts"
+  beginCall,
+  finishCall,
+  finishUnexecuted,
+  handshake,
+  isRecord,
+  localAccount,
+  type Begun,
+  type CallRecord,
+  type Capture,
+  type SessionRef,
+} from "../ts/lifecycle.ts"
+import { binaryPath, INSTALL_RECORD_URL } from "../ts/yarp-cli.ts"
 
 export const AGENT = "pi"
-const HANDSHAKE_TIMEOUT_MS = 10_000
-const PLAN_TIMEOUT_MS = 2_000
-const RESTORE_TIMEOUT_MS = 30_000
+export { INSTALL_RECORD_URL }
 
 /** The part of Pi's extension API this extension uses (structurally typed for tests). */
 export type PiLike = {
@@ -53,73 +51,18 @@ export type ExtensionOptions = {
 
 type CallState =
   | { phase: "pending"; toolName: string; args: unknown; startedAtMs: number }
-  | {
-      phase: "begun"
-      toolName: string
-      archiveRef: string
-      requiresStreams: boolean
-      resultKind: ShellPlan["result"]["kind"]
-      handedCommand: string | null
-    }
+  | { phase: "begun"; begun: Begun }
   | { phase: "done" }
 
 type Session = {
-  sourceSessionId: string
-  startedAtMs: number
-  client: IngestClient
+  capture: Capture
   calls: Map<string, CallState>
   models: Map<string, { provider?: string; model?: string }>
-  warned: Set<string>
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-}
-
-function localAccount(): string {
-  try {
-    return userInfo().username || "unknown"
-  } catch {
-    return process.env["USER"] ?? "unknown"
-  }
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }
 
 /** Structured result snapshot: what Pi carries for a tool result, JSON-safe. */
 function resultSnapshot(content: unknown, details: unknown, isError: boolean): Record<string, unknown> {
   return { content: content ?? [], details: details === undefined ? null : details, isError }
-}
-
-/** The install record `yarp hook install pi` writes at the root of the installed folder. */
-export const INSTALL_RECORD_URL = new URL("../yarp-install.json", import.meta.url)
-
-/**
- * Version and configuration handshake. Returns the configuration, or a warning
- * saying why the extension stays disabled.
- */
-export async function handshake(
-  bin: string,
-  env: NodeJS.ProcessEnv,
-): Promise<{ config: YarpConfig } | { disabled: string }> {
-  try {
-    const version = await runYarp(bin, ["--version"], HANDSHAKE_TIMEOUT_MS, env)
-    if (version.code !== 0) return { disabled: `\`${bin} --version\` exited ${version.code}` }
-    const parsed = parseVersion(version.stdout)
-    if (parsed.major !== SUPPORTED_MAJOR) {
-      return {
-        disabled: `yarp ${parsed.major}.${parsed.minor}.${parsed.patch} is incompatible (this extension needs major version ${SUPPORTED_MAJOR})`,
-      }
-    }
-    const shown = await runYarp(bin, ["config", "show", "--json"], HANDSHAKE_TIMEOUT_MS, env)
-    if (shown.code !== 0) return { disabled: `\`yarp config show --json\` exited ${shown.code}` }
-    return { config: parseConfig(shown.stdout) }
-  } catch (error) {
-    if (error instanceof BinaryMissingError) return { disabled: error.message }
-    return { disabled: message(error) }
-  }
 }
 
 export function createYarpExtension(options: ExtensionOptions = {}) {
@@ -135,63 +78,30 @@ export function createYarpExtension(options: ExtensionOptions = {}) {
       else process.stderr.write(`${line}\n`)
     }
 
-    const shaken = await handshake(bin, env)
+    const shaken = await handshake(bin, env, "extension")
     if ("disabled" in shaken) {
-      warn(`extension disabled, tool calls are not archived: ${shaken.disabled}`)
+      warn(shaken.disabled)
       return
     }
     const config = shaken.config
-    if (!config.archiveEnabled) {
-      warn("archive.enabled is false in the yarp configuration; tool calls are not archived")
-      return
-    }
 
     let session: Session | null = null
 
-    const warnOnce = (current: Session, kind: string, text: string) => {
-      if (current.warned.has(kind)) return
-      current.warned.add(kind)
-      warn(text)
-    }
-    const identity = (current: Session, sourceCallId: string): SourceIdentity => ({
-      agent: AGENT,
-      account,
-      sourceSessionId: current.sourceSessionId,
-      sourceCallId,
-    })
-    const sessionObject = (current: Session) => ({
-      agent: AGENT,
-      account,
-      sourceSessionId: current.sourceSessionId,
-      startedAtMs: current.startedAtMs,
-    })
-    const callObject = (
-      current: Session,
-      toolCallId: string,
-      toolName: string,
-      startedAtMs: number,
-      requiresStreams: boolean,
-      ctx: any,
-    ) => {
+    const callRecord = (current: Session, toolCallId: string, toolName: string, startedAtMs: number, ctx: any): CallRecord => {
       const origin = current.models.get(toolCallId)
-      const call: Record<string, unknown> = {
-        sourceCallId: toolCallId,
-        toolName,
-        startedAtMs,
-        requiresStreams,
-      }
       const provider = origin?.provider ?? ctx?.model?.provider
       const model = origin?.model ?? ctx?.model?.id
-      if (typeof provider === "string") call["provider"] = provider
-      if (typeof model === "string") call["model"] = model
-      if (typeof ctx?.cwd === "string") call["workingDirectory"] = ctx.cwd
+      const call: CallRecord = { sourceCallId: toolCallId, toolName, startedAtMs }
+      if (typeof provider === "string") call.provider = provider
+      if (typeof model === "string") call.model = model
+      if (typeof ctx?.cwd === "string") call.workingDirectory = ctx.cwd
       return call
     }
 
     async function closeSession(): Promise<void> {
       const current = session
       session = null
-      await current?.client.close()
+      await current?.capture.client.close()
     }
 
     pi.on("session_start", async (_event, ctx) => {
@@ -205,14 +115,14 @@ export function createYarpExtension(options: ExtensionOptions = {}) {
         return
       }
       const client = new IngestClient({ bin, env })
-      session = {
-        sourceSessionId,
-        startedAtMs: Date.now(),
-        client,
-        calls: new Map(),
-        models: new Map(),
-        warned: new Set(),
+      const ref: SessionRef = { agent: AGENT, account, sourceSessionId, startedAtMs: Date.now() }
+      const warned = new Set<string>()
+      const warnOnce = (kind: string, text: string) => {
+        if (warned.has(kind)) return
+        warned.add(kind)
+        warn(text)
       }
+      session = { capture: { client, bin, env, config, session: ref, warnOnce }, calls: new Map(), models: new Map() }
       client.start()
     })
 
@@ -254,58 +164,16 @@ export function createYarpExtension(options: ExtensionOptions = {}) {
       const prior = current.calls.get(toolCallId)
       const startedAtMs = prior?.phase === "pending" ? prior.startedAtMs : Date.now()
       const input = event.input as Record<string, unknown>
-      const inputBefore = structuredClone(input)
-
-      let plan: ShellPlan | null = null
       const command = toolName === "bash" && typeof input["command"] === "string" ? input["command"] : null
-      if (command !== null && config.pruningEnabled && command.trim() !== "") {
-        try {
-          plan = await planCommand(bin, command, identity(current, toolCallId), PLAN_TIMEOUT_MS, env)
-        } catch (error) {
-          warnOnce(current, "plan", `shell planning failed; running commands unchanged: ${message(error)}`)
-        }
-      }
-      const rewritten = plan?.execution.kind === "rewrite" && plan.execution.command !== command ? plan.execution.command : null
-      const inputAfter = structuredClone(inputBefore)
-      if (rewritten !== null) inputAfter["command"] = rewritten
-
-      let ack
-      try {
-        ack = await current.client.request(
-          {
-            operation: "begin_call",
-            session: sessionObject(current),
-            call: callObject(current, toolCallId, toolName, startedAtMs, rewritten !== null, ctx),
-            inputBefore,
-            inputAfter,
-            capturedAtMs: Date.now(),
-          },
-          BEGIN_CALL_TIMEOUT_MS,
-        )
-      } catch (error) {
+      const call = callRecord(current, toolCallId, toolName, startedAtMs, ctx)
+      const started = await beginCall(current.capture, call, structuredClone(input), command)
+      if (started === null) {
         current.calls.set(toolCallId, { phase: "done" })
-        warnOnce(
-          current,
-          "capture",
-          `archive capture failed; running tool calls without capture, rewriting or caps: ${message(error)}`,
-        )
-        return undefined
-      }
-      if (ack.archiveRef === undefined) {
-        current.calls.set(toolCallId, { phase: "done" })
-        warnOnce(current, "capture", "archive capture returned no archive reference; running tool calls unchanged")
         return undefined
       }
       // Only a durable begin_call lets the wrapped command run.
-      if (rewritten !== null) input["command"] = rewritten
-      current.calls.set(toolCallId, {
-        phase: "begun",
-        toolName,
-        archiveRef: ack.archiveRef,
-        requiresStreams: rewritten !== null,
-        resultKind: plan?.result.kind ?? "ordinary",
-        handedCommand: rewritten ?? command,
-      })
+      if (started.rewritten !== null) input["command"] = started.rewritten
+      current.calls.set(toolCallId, { phase: "begun", begun: started.begun })
       return undefined
     })
 
@@ -317,79 +185,20 @@ export function createYarpExtension(options: ExtensionOptions = {}) {
       if (state?.phase !== "begun") return undefined
       current.calls.set(toolCallId, { phase: "done" })
 
-      const content = (Array.isArray(event.content) ? event.content : []) as ContentBlock[]
       const isError = event.isError === true
       const fullOutputPath = fullOutputPathOf(event.toolName, event.details)
-      const sessionRef = sessionObject(current)
-      const executedCommand = isRecord(event.input) ? event.input["command"] : undefined
-      // Another handler changed the command after us: what ran is not what we planned.
-      const planHeld = state.handedCommand === null || executedCommand === state.handedCommand
-      const capBytes = config.pruningEnabled && state.resultKind !== "recovery" && planHeld ? config.capBytes : 0
-
-      try {
-        const before: Record<string, unknown> = {
-          operation: "result_before",
-          session: sessionRef,
-          sourceCallId: toolCallId,
-          result: resultSnapshot(event.content, event.details, isError),
-          capturedAtMs: Date.now(),
-        }
-        if (fullOutputPath !== undefined) before["fullOutputPath"] = fullOutputPath
-        await current.client.request(before, OTHER_TIMEOUT_MS)
-
-        const completeness = resultCompleteness(event.details, fullOutputPath)
-        const capped = capContent(content, capBytes, state.archiveRef, "result_text", completeness)
-        if (capped !== null) {
-          // The exact text must be durable before any of it leaves the model's view.
-          await current.client.request(
-            {
-              operation: "result_text",
-              session: sessionRef,
-              sourceCallId: toolCallId,
-              text: joinedText(content),
-              sourceCompleteness: completeness,
-              capturedAtMs: Date.now(),
-            },
-            OTHER_TIMEOUT_MS,
-          )
-        }
-        const visible = capped?.content ?? content
-        const after = resultSnapshot(visible, event.details, isError)
-        await current.client.request(
-          {
-            operation: "stage_result",
-            session: sessionRef,
-            sourceCallId: toolCallId,
-            result: after,
-            isError,
-            capturedAtMs: Date.now(),
-          },
-          OTHER_TIMEOUT_MS,
-        )
-        await current.client.request(
-          {
-            operation: "finish_call",
-            session: sessionRef,
-            sourceCallId: toolCallId,
-            result: after,
-            isError,
-            requirePreResult: true,
-            finishedAtMs: Date.now(),
-          },
-          OTHER_TIMEOUT_MS,
-        )
-        return capped === null ? undefined : { content: capped.content }
-      } catch (error) {
-        warnOnce(current, "result", `result archive failed; the call stays incomplete: ${message(error)}`)
-        if (!state.requiresStreams || !planHeld) return undefined
-        try {
-          const raw = await restoreStreams(bin, identity(current, toolCallId), RESTORE_TIMEOUT_MS, env)
-          return { content: [{ type: "text", text: `${raw.stdout}${raw.stderr}` }], isError }
-        } catch (restoreError) {
-          warnOnce(current, "restore", `raw output restore failed; keeping the tool's output: ${message(restoreError)}`)
-          return undefined
-        }
-      }
+      const finished = await finishCall(current.capture, toolCallId, state.begun, {
+        raw: resultSnapshot(event.content, event.details, isError),
+        content: (Array.isArray(event.content) ? event.content : []) as ContentBlock[],
+        withContent: (content) => resultSnapshot(content, event.details, isError),
+        isError,
+        fullOutputPath,
+        completeness: resultCompleteness(event.details, fullOutputPath),
+        executedCommand: isRecord(event.input) ? event.input["command"] : undefined,
+      })
+      if (finished.kind === "capped") return { content: finished.content }
+      if (finished.kind === "restored") return { content: [{ type: "text", text: finished.text }], isError }
+      return undefined
     })
 
     // Calls that never reached the tool (unknown tool, invalid arguments, blocked)
@@ -404,35 +213,10 @@ export function createYarpExtension(options: ExtensionOptions = {}) {
       if (state === undefined || state.phase === "done") return
       const result = isRecord(event.result) ? event.result : {}
       const isError = event.isError === true
-      try {
-        if (state.phase === "pending") {
-          await current.client.request(
-            {
-              operation: "begin_call",
-              session: sessionObject(current),
-              call: callObject(current, toolCallId, state.toolName, state.startedAtMs, false, ctx),
-              inputBefore: state.args,
-              inputAfter: state.args,
-              capturedAtMs: Date.now(),
-            },
-            BEGIN_CALL_TIMEOUT_MS,
-          )
-        }
-        await current.client.request(
-          {
-            operation: "finish_call",
-            session: sessionObject(current),
-            sourceCallId: toolCallId,
-            result: resultSnapshot(result["content"], result["details"], isError),
-            isError,
-            requirePreResult: false,
-            finishedAtMs: Date.now(),
-          },
-          OTHER_TIMEOUT_MS,
-        )
-      } catch (error) {
-        warnOnce(current, "result", `result archive failed; the call stays incomplete: ${message(error)}`)
-      }
+      const begin = state.phase === "pending"
+        ? { call: callRecord(current, toolCallId, state.toolName, state.startedAtMs, ctx), input: state.args }
+        : undefined
+      await finishUnexecuted(current.capture, toolCallId, resultSnapshot(result["content"], result["details"], isError), isError, begin)
     })
   }
 }

@@ -32,6 +32,12 @@ export function installedBinary(recordUrl: URL): string | null {
   }
 }
 
+/**
+ * The install record `yarp hook install` writes at the root of the installed folder,
+ * which holds this shared folder beside the agent's own (`ts/`, `pi/`, `opencode/`).
+ */
+export const INSTALL_RECORD_URL = new URL("../yarp-install.json", import.meta.url)
+
 /** `YARP_BIN`, else the yarp that installed the adapter (its record at `recordUrl`), else `yarp` on PATH. */
 export function binaryPath(env: NodeJS.ProcessEnv, recordUrl: URL): string {
   const configured = env["YARP_BIN"]
