@@ -251,7 +251,12 @@ def test_real_pi_calls_are_archived_pruned_and_capped(pi_cli, world):
         assert requires_streams == int(wrapped)
         if wrapped:
             wrapped_seen += 1
-            assert after_input == {**call.arguments, "command": plan["execution"]["command"]}
+            # The plan's `yarp` becomes the binary the extension runs (the agent's PATH may lack it).
+            ran_by = env.get("YARP_BIN") or json.loads(
+                (dirs["agent"] / "extensions" / "yarp" / "yarp-install.json").read_text())["yarpBin"]
+            command = plan["execution"]["command"]
+            assert command.startswith("yarp run ")
+            assert after_input == {**call.arguments, "command": "'" + ran_by.replace("'", "'\\''") + "'" + command[len("yarp"):]}
             for subject in ("stdout", "stderr"):
                 for stage in ("before", "after"):
                     assert payload(con, call_id, subject, stage) is not None, (call.id, subject, stage)

@@ -195,7 +195,10 @@ def test_real_opencode_calls_are_archived_capped_and_imported(world, opencode_cl
     grep = archived["call_grep"]
     assert (grep["executed"], grep["is_error"], grep["requires_streams"]) == (1, 0, 1)
     assert as_json(grep["snaps"]["input/before"])["command"] == "grep -n row big.txt"
-    assert as_json(grep["snaps"]["input/after"])["command"].startswith("yarp run --archive-agent 'opencode' ")
+    # Run by the yarp the plugin's install record names, whatever the agent's PATH holds.
+    record = Path(env["XDG_CONFIG_HOME"]) / "opencode" / "yarp" / "yarp-install.json"
+    ran_by = json.loads(record.read_text())["yarpBin"]
+    assert as_json(grep["snaps"]["input/after"])["command"].startswith(f"'{ran_by}' run --archive-agent 'opencode' ")
     expected = subprocess.run(["grep", "-n", "row", "big.txt"], cwd=work, capture_output=True, check=True)
     assert grep["snaps"]["stdout/before"] == expected.stdout and grep["snaps"]["stderr/before"] == b""
     assert len(expected.stdout) > CAP and grep["ref"] in shown["call_grep"]

@@ -52,7 +52,8 @@ test("bash is rewritten only when the plan says rewrite, after begin_call commit
     return text("3")
   })
   await pi.emit("session_shutdown", {})
-  assert.match(ran, /^yarp run --archive-agent 'pi' .* --archive-call 'call-1' -- git status$/u)
+  // The plan's `yarp` is the binary the adapter runs: the agent's PATH may not have it.
+  assert.match(ran, /^'[^']*fake-yarp\.mjs' run --archive-agent 'pi' .* --archive-call 'call-1' -- git status$/u)
   assert.equal(ranOriginal, "ls | wc -l")
   const plans = entries(log).filter((e) => e.kind === "plan").map((e) => e.args)
   assert.deepEqual(plans[0], [

@@ -166,6 +166,16 @@ function callObject(call: CallRecord, requiresStreams: boolean): Record<string, 
 }
 
 /**
+ * The plan's `yarp run …` run by `bin`, the yarp this adapter runs (`YARP_BIN`, else the
+ * one that installed it): the agent's shell may not have `yarp` on its PATH (an install
+ * in a virtual environment), as the Python hooks' rewrite names their own launcher.
+ */
+export function runsWith(bin: string, command: string): string {
+  if (bin === "yarp" || !command.startsWith("yarp ")) return command
+  return `'${bin.replaceAll("'", "'\\''")}'${command.slice("yarp".length)}`
+}
+
+/**
  * Plan the shell `command` (null for another tool), commit `begin_call` within 2 s
  * and return what the call runs with: the rewritten command, or null to run it
  * unchanged. Returns null when initial capture failed (warned): the call then runs
@@ -186,7 +196,8 @@ export async function beginCall(
       capture.warnOnce("plan", `shell planning failed; running commands unchanged: ${errorMessage(error)}`)
     }
   }
-  const rewritten = plan?.execution.kind === "rewrite" && plan.execution.command !== command ? plan.execution.command : null
+  const rewritten = plan?.execution.kind === "rewrite" && plan.execution.command !== command
+    ? runsWith(bin, plan.execution.command) : null
   const inputAfter = structuredClone(inputBefore)
   if (rewritten !== null) inputAfter["command"] = rewritten
   let ack
