@@ -47,7 +47,7 @@ for (let round = -2; round < rounds; round += 1) {
   const read = await call("read", `r${round}`, { filePath: "notes.txt" }, () => ({ title: "notes.txt", output: "line\n", metadata: { truncated: false } }))
   const plain = await call("bash", `b${round}`, { command: "seq 1 10", description: "count" }, shell)
   const wrapped = await call("bash", `w${round}`, { command: "grep -rn needle .", description: "find" }, shell)
-  if (!String(wrapped.ran["command"]).startsWith("yarp run ")) fail("the wrapped command was not rewritten")
+  if (!/^'[^']*' run --archive-agent /u.test(String(wrapped.ran["command"]))) fail("the wrapped command was not rewritten")
   const capped = await call("read", `c${round}`, { filePath: "big.txt" }, () => ({ title: "big.txt", output: big, metadata: { truncated: false } }))
   if (!String(capped.output["output"]).includes("capped at")) fail("the large read was not capped")
   if (!keep) continue

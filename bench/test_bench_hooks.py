@@ -109,6 +109,22 @@ def _ms(values: list[float]) -> str:
             f"max {ordered[-1] * 1000:6.1f} ms")
 
 
+def _report(benchmark, rows: list[tuple[str, "Clock"]], over: dict[str, float]) -> None:
+    """Print each process's wall time and own CPU, then the figures over the floor; keep those in the JSON."""
+    width = max(len(key) for key in [*over, *(name for name, _ in rows)]) + 2
+    lines = [f"{name:{width}s} {_ms(clock.wall)}  cpu median {statistics.median(clock.cpu) * 1000:5.1f} ms"
+             for name, clock in rows]
+    lines += [f"{key:{width}s} {value:6.1f}" for key, value in over.items()]
+    benchmark.extra_info.update({k: round(v, 2) for k, v in over.items()})
+    print("\n" + "\n".join(lines))
+
+
+def _skip_warmup(*clocks: "Clock", rounds: int = 2) -> None:
+    """Warm-up rounds are not part of the comparison."""
+    for clock in clocks:
+        del clock.wall[:rounds], clock.cpu[:rounds]
+
+
 def test_hook_and_run_latency_beside_the_floor(benchmark, warm):
     env, cwd = warm.environ, warm.work
     floor, read_pre, bash_pre, bash_post, pair, run_true = (Clock() for _ in range(6))
@@ -146,16 +162,12 @@ def test_hook_and_run_latency_beside_the_floor(benchmark, warm):
         assert proc.returncode == 0
 
     benchmark.pedantic(one_round, rounds=ROUNDS, warmup_rounds=2)
-    # Warm-up rounds are not part of the comparison.
-    for clock in (floor, read_pre, bash_pre, bash_post, pair, run_true):
-        del clock.wall[:2], clock.cpu[:2]
+    _skip_warmup(floor, read_pre, bash_pre, bash_post, pair, run_true)
     tick = os.sysconf("SC_CLK_TCK")
     base = statistics.median(floor.wall)
     rows = [("python -c pass (floor)", floor), ("hook Read PreToolUse", read_pre),
             ("hook Bash PreToolUse (rewritten)", bash_pre), ("hook Bash PostToolUse", bash_post),
             ("hook Bash Pre + Post", pair), ("yarp run -- true", run_true)]
-    lines = [f"{name:34s} {_ms(clock.wall)}  cpu median {statistics.median(clock.cpu) * 1000:5.1f} ms"
-             for name, clock in rows]
     low = min(floor.wall)
     over = {
         # Medians over the floor's median, and (steadier on a shared machine) minimum over minimum.
@@ -170,9 +182,7 @@ def test_hook_and_run_latency_beside_the_floor(benchmark, warm):
         "broker_cpu_per_hook_event_ms": broker_hook_ticks / tick / max(1, hook_events) * 1000,
         "hook_cpu_per_event_ms": statistics.median(read_pre.cpu + bash_pre.cpu + bash_post.cpu) * 1000,
     }
-    lines += [f"{key:34s} {value:6.1f}" for key, value in over.items()]
-    benchmark.extra_info.update({k: round(v, 2) for k, v in over.items()})
-    print("\n" + "\n".join(lines))
+    _report(benchmark, rows, over)
 
 
 # --- the real Claude Code: added latency per Bash call ----------------------------------------
@@ -326,14 +336,11 @@ def test_codex_hook_latency_beside_the_floor(benchmark, warm):
             "type": "function_call_output", "call_id": call_id, "output": view["reason"]}})
 
     benchmark.pedantic(one_round, rounds=ROUNDS, warmup_rounds=2)
-    for clock in (floor, pre, post):
-        del clock.wall[:2], clock.cpu[:2]
+    _skip_warmup(floor, pre, post)
     tick = os.sysconf("SC_CLK_TCK")
     base, low = statistics.median(floor.wall), min(floor.wall)
     rows = [("python -c pass (floor)", floor), ("hook codex PreToolUse", pre),
             ("hook codex PostToolUse (replaced)", post)]
-    lines = [f"{name:34s} {_ms(clock.wall)}  cpu median {statistics.median(clock.cpu) * 1000:5.1f} ms"
-             for name, clock in rows]
     over = {
         "codex_pre_over_floor_min_ms": (min(pre.wall) - low) * 1000,
         "codex_post_over_floor_min_ms": (min(post.wall) - low) * 1000,
@@ -342,9 +349,7 @@ def test_codex_hook_latency_beside_the_floor(benchmark, warm):
         "broker_cpu_per_codex_event_ms": broker_ticks / tick / max(1, events) * 1000,
         "codex_hook_cpu_per_event_ms": statistics.median(pre.cpu + post.cpu) * 1000,
     }
-    lines += [f"{key:34s} {value:6.1f}" for key, value in over.items()]
-    benchmark.extra_info.update({k: round(v, 2) for k, v in over.items()})
-    print("\n" + "\n".join(lines))
+    _report(benchmark, rows, over)
 
 
 # --- Gemini CLI: BeforeTool and AfterTool beside the floor -------------------------------------
@@ -410,15 +415,12 @@ def test_gemini_hook_latency_beside_the_floor(benchmark, warm):
         events += 6
 
     benchmark.pedantic(one_round, rounds=ROUNDS, warmup_rounds=2)
-    for clock in (floor, before, after, shell_pre, large_after):
-        del clock.wall[:2], clock.cpu[:2]
+    _skip_warmup(floor, before, after, shell_pre, large_after)
     tick = os.sysconf("SC_CLK_TCK")
     base, low = statistics.median(floor.wall), min(floor.wall)
     rows = [("python -c pass (floor)", floor), ("hook gemini BeforeTool read_file", before),
             ("hook gemini AfterTool read_file", after), ("hook gemini BeforeTool (rewritten)", shell_pre),
             ("hook gemini AfterTool (capped view)", large_after)]
-    lines = [f"{name:36s} {_ms(clock.wall)}  cpu median {statistics.median(clock.cpu) * 1000:5.1f} ms"
-             for name, clock in rows]
     over = {
         "gemini_before_over_floor_min_ms": (min(before.wall) - low) * 1000,
         "gemini_after_over_floor_min_ms": (min(after.wall) - low) * 1000,
@@ -429,9 +431,7 @@ def test_gemini_hook_latency_beside_the_floor(benchmark, warm):
         "broker_cpu_per_gemini_event_ms": broker_ticks / tick / max(1, events) * 1000,
         "gemini_hook_cpu_per_event_ms": statistics.median(before.cpu + after.cpu + shell_pre.cpu) * 1000,
     }
-    lines += [f"{key:36s} {value:6.1f}" for key, value in over.items()]
-    benchmark.extra_info.update({k: round(v, 2) for k, v in over.items()})
-    print("\n" + "\n".join(lines))
+    _report(benchmark, rows, over)
 
 
 # --- opencode: the plugin's hooks per call, beside the floor and a process per event ------------
@@ -471,8 +471,7 @@ def test_opencode_plugin_latency_beside_the_floor(benchmark, warm):
         pair.cpu[started:] = [sum(pair.cpu[started:])]
 
     benchmark.pedantic(one_round, rounds=ROUNDS, warmup_rounds=2)
-    for clock in (floor, pair):
-        del clock.wall[:2], clock.cpu[:2]
+    _skip_warmup(floor, pair)
     driver_env = dict(env, BUN_BE_BUN="1", DRIVER_ROUNDS=str(ROUNDS), DRIVER_WORK=cwd, YARP_BIN=YARP[0],
                       PATH=os.path.dirname(_SCRIPT) + os.pathsep + os.environ.get("PATH", ""))
     assert len(YARP) == 1, "the plugin runs one executable: the bench needs the console script"

@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from scripted_model import Text, ToolCall
+from scripted_model import Text, ToolCall, step_after
 from scripted_server import ERROR, ScriptedServer
 
 __all__ = ["ScriptedGemini", "Text", "ToolCall", "function_responses"]
@@ -70,14 +70,7 @@ class ScriptedGemini(ScriptedServer):
         done = sum(1 for content in body.get("contents", []) if isinstance(content, dict)
                    and content.get("role") == "model"
                    for part in content.get("parts", []) if isinstance(part, dict) and "functionCall" in part)
-        for step in self.steps:
-            if isinstance(step, Text):
-                return step
-            calls = len(step) if isinstance(step, list) else 1
-            if done < calls:
-                return step
-            done -= calls
-        return Text("(script finished)")
+        return step_after(self.steps, done)
 
     def _response(self, step: Any) -> dict:
         if isinstance(step, Text):

@@ -59,6 +59,19 @@ def tool_messages(request: dict) -> dict[str, str]:
     return out
 
 
+def step_after(steps: list, done: int):
+    """The first step whose tool calls are not all among the `done` calls the request already holds
+    (a list of calls is one turn); the final `Text`, or a closing one after the script."""
+    for step in steps:
+        if isinstance(step, Text):
+            return step
+        calls = len(step) if isinstance(step, list) else 1
+        if done < calls:
+            return step
+        done -= calls
+    return Text("(script finished)")
+
+
 @dataclass
 class ScriptedModel(ScriptedServer):
     """Context manager running the scripted server; `base_url` ends with `/v1`."""

@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from scripted_model import ScriptedModel, Text, ToolCall
+from scripted_model import ScriptedModel, Text, ToolCall, step_after
 
 __all__ = ["ScriptedResponses", "Text", "ToolCall", "tool_outputs"]
 
@@ -50,14 +50,7 @@ class ScriptedResponses(ScriptedModel):
     def step_for(self, body: dict) -> Any:
         """The first step whose tool calls are not all in the request's input yet."""
         done = sum(1 for item in body.get("input", []) if isinstance(item, dict) and item.get("type") == "function_call")
-        for step in self.steps:
-            if isinstance(step, Text):
-                return step
-            calls = len(step) if isinstance(step, list) else 1
-            if done < calls:
-                return step
-            done -= calls
-        return Text("(script finished)")
+        return step_after(self.steps, done)
 
     def _items(self, step: Any) -> list[dict]:
         if isinstance(step, Text):
