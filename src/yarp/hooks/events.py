@@ -137,6 +137,10 @@ def rewrite_answer(agent: str, updated_input: dict) -> dict:
     The one agent-specific step of the event flow: every agent's answer is
     shaped here, and only here.
     """
+    if agent == "gemini":
+        from yarp.hooks.gemini import before_answer
+
+        return before_answer(updated_input)
     return pre_tool_answer(updated_input)
 
 

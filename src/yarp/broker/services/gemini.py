@@ -85,33 +85,12 @@ class GeminiService:
                          event.tool_input if tool_input is None else tool_input, event.cwd, None, event.response)
 
     async def _before(self, request, hook: protocol.HookRequest, event: gemini.GeminiEvent) -> bytes:
-        from yarp.hooks.events import rewritten_input
-        from yarp.launcher import shell_join
+        from yarp.broker.services.hooks import begin_event
 
-        account = self.warm.account
         prefix = gemini.call_prefix(event.tool_name, event.tool_input)
-        session = ops.Session(gemini.AGENT, account, event.session_id)
+        session = ops.Session(gemini.AGENT, self.warm.account, event.session_id)
         call = self._hook_event(event, gemini.call_id(prefix, self.warm.calls_with_prefix(session, prefix)))
-        warning = rewritten = None
-        if hook.pruning and event.tool_name == gemini.SHELL_TOOL:
-            try:
-                rewritten = capture.rewrite(call, account, self.warm.rules(hook.rule_packs),
-                                            shell_join(list(hook.launcher)))
-            except (YarpError, ImportError, ValueError) as exc:
-                reason = exc.message if isinstance(exc, YarpError) else type(exc).__name__
-                warning = f"shell planning failed; running commands unchanged: {reason}"
-        input_after = rewritten_input(event.tool_input, rewritten) if rewritten else event.tool_input
-        now = now_ms()
-        operation = capture.begin(call, account, input_after, rewritten=rewritten is not None, now_ms=now,
-                                  deadline_at_ms=now + hook.deadline_ms)
-        # Raises on failure: only a durable begin lets the wrapped command run.
-        outcome = await self.broker.submit_operation(request, operation, hook.deadline_ms)
-        flags = capture.wrapper_flags(call, account) if rewritten else None
-        self.warm.remember(ops.source_key(operation), CallState(rewritten is not None, flags, outcome.archive_ref))
-        extra = {"answer": orjson.dumps(gemini.before_answer(input_after)).decode()} if rewritten else {}
-        if warning:
-            extra["warning"] = warning
-        return protocol.reply_ok(extra=extra or None)
+        return await begin_event(self.broker, self.warm, request, hook, call)
 
     # --- AfterTool ------------------------------------------------------------------------
 
