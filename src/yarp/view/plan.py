@@ -104,27 +104,14 @@ def shell_quote(value: str) -> str:
     return "'" + value.replace("'", "'\\''") + "'"
 
 
-def _unescape_word(raw: str) -> str:
+def _unescape(raw: str, escapable: str | None = None) -> str:
+    """A shell word's backslash escapes removed: any character outside quotes, only
+    `escapable` ones inside double quotes; an escaped newline joins the lines."""
     out = []
     i = 0
     while i < len(raw):
         ch = raw[i]
-        if ch == "\\" and i + 1 < len(raw):
-            if raw[i + 1] != "\n":
-                out.append(raw[i + 1])
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def _unescape_double(raw: str) -> str:
-    out = []
-    i = 0
-    while i < len(raw):
-        ch = raw[i]
-        if ch == "\\" and i + 1 < len(raw) and raw[i + 1] in '$`"\\\n':
+        if ch == "\\" and i + 1 < len(raw) and (escapable is None or raw[i + 1] in escapable):
             if raw[i + 1] != "\n":
                 out.append(raw[i + 1])
             i += 2
@@ -139,7 +126,7 @@ def _literal(node) -> str | None:
     kind = node.type
     text = node.text.decode("utf-8")
     if kind in ("word", "number"):
-        return _unescape_word(text)
+        return _unescape(text)
     if kind == "raw_string":
         return text[1:-1]
     if kind == "string":
@@ -149,7 +136,7 @@ def _literal(node) -> str | None:
                 continue
             if child.type != "string_content":
                 return None
-            parts.append(_unescape_double(child.text.decode("utf-8")))
+            parts.append(_unescape(child.text.decode("utf-8"), '$`"\\\n'))
         return "".join(parts)
     if kind == "concatenation":
         parts = []
