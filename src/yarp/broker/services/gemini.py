@@ -32,6 +32,7 @@ from collections import OrderedDict
 import orjson
 
 from yarp import private_files
+from yarp.broker.services.begin import begin_event
 from yarp.broker.services.shared import CallState, now_ms, prepare_composite
 from yarp.errors import YarpError
 from yarp.hooks import capture, gemini
@@ -85,8 +86,6 @@ class GeminiService:
                          event.tool_input if tool_input is None else tool_input, event.cwd, None, event.response)
 
     async def _before(self, request, hook: protocol.HookRequest, event: gemini.GeminiEvent) -> bytes:
-        from yarp.broker.services.hooks import begin_event
-
         prefix = gemini.call_prefix(event.tool_name, event.tool_input)
         session = ops.Session(gemini.AGENT, self.warm.account, event.session_id)
         call = self._hook_event(event, gemini.call_id(prefix, self.warm.calls_with_prefix(session, prefix)))

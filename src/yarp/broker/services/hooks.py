@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import orjson
 
+from yarp.broker.services.begin import begin_event
 from yarp.broker.services.shared import CallState, now_ms, prepare_composite
 from yarp.errors import YarpError
 from yarp.hooks import PRE, capture
@@ -127,33 +128,3 @@ class HookService:
         answer = post_tool_answer(event.agent, event)
         return protocol.reply_ok(extra={"answer": orjson.dumps(answer).decode()} if answer is not None else None)
 
-
-async def begin_event(broker, warm, request, hook: protocol.HookRequest, event) -> bytes:
-    """The event before the tool runs (any agent's): plan the rewrite, commit the `begin_call`,
-    remember the call's state, and answer with the rewritten input (shaped for the agent)."""
-    from yarp.hooks.events import rewrite_answer, rewritten_input
-    from yarp.launcher import shell_join
-
-    warning = None
-    rewritten = None
-    if hook.pruning:
-        try:
-            rewritten = capture.rewrite(event, warm.account, warm.rules(hook.rule_packs),
-                                        shell_join(list(hook.launcher)))
-        except (YarpError, ImportError, ValueError) as exc:
-            reason = exc.message if isinstance(exc, YarpError) else type(exc).__name__
-            warning = f"shell planning failed; running commands unchanged: {reason}"
-    input_after = rewritten_input(event.tool_input, rewritten) if rewritten else event.tool_input
-    now = now_ms()
-    operation = capture.begin(event, warm.account, input_after, rewritten=rewritten is not None,
-                              now_ms=now, deadline_at_ms=now + hook.deadline_ms)
-    # Raises on failure: only a durable begin lets the wrapped command run.
-    outcome = await broker.submit_operation(request, operation, hook.deadline_ms)
-    flags = capture.wrapper_flags(event, warm.account) if rewritten else None
-    warm.remember(ops.source_key(operation), CallState(rewritten is not None, flags, outcome.archive_ref))
-    extra = {}
-    if rewritten:
-        extra["answer"] = orjson.dumps(rewrite_answer(event.agent, input_after)).decode()
-    if warning:
-        extra["warning"] = warning
-    return protocol.reply_ok(extra=extra)
