@@ -3,8 +3,8 @@
 The cache is $YARP_TEST_CACHE, else /tmp/yarp-test-cache; each package and
 version gets its own directory. Installing needs the registry, so it runs before
 a test enters its loopback-only network namespace. A test is skipped only when
-node or npm is missing or npm cannot reach the registry; any other install
-failure fails the test.
+node or npm is missing or npm cannot reach the registry, and never in CI
+(`real_agent_required`); any other install failure fails the test.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
+from real_agent_required import unavailable
 
 NETWORK_ERRORS = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENETUNREACH",
                   "network", "getaddrinfo")
@@ -24,7 +24,7 @@ NETWORK_ERRORS = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ECONNRESET", "ETIME
 def npm_binary(package: str, version: str, command: str, cache_name: str) -> Path:
     """The path of `command` from `package@version`, installing it into the cache when absent."""
     if shutil.which("npm") is None or shutil.which("node") is None:
-        pytest.skip(f"node and npm are needed to run the real {command}")
+        unavailable(f"node and npm are needed to run the real {command}")
     cache = Path(os.environ.get("YARP_TEST_CACHE") or "/tmp/yarp-test-cache") / f"{cache_name}-{version}"
     binary = cache / "node_modules" / ".bin" / command
     if not binary.exists():
@@ -34,7 +34,7 @@ def npm_binary(package: str, version: str, command: str, cache_name: str) -> Pat
             cwd=cache, capture_output=True, text=True, timeout=600, check=False)
         if result.returncode != 0:
             if any(marker in result.stderr for marker in NETWORK_ERRORS):
-                pytest.skip(f"npm could not reach the registry to install {package} (no network)")
+                unavailable(f"npm could not reach the registry to install {package} (no network)")
             raise AssertionError(f"npm install failed: {result.stderr[-800:]}")
     return binary
 

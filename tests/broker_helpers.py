@@ -97,7 +97,8 @@ def make_broker_env(idle_ms: int = TEST_IDLE_MS, **extra) -> BrokerEnv:
         os.mkdir(d, 0o700)
     env = dict(os.environ)
     # The twin switch (`make test-twin`) is kept: brokers must run what the test run asked for.
-    for key in ("YARP_ARCHIVE", "YARP_CONFIG", "YARP_BROKER_POOL"):
+    # The developer's own state and cache directories are not the test's: the private HOME's defaults are.
+    for key in ("YARP_ARCHIVE", "YARP_CONFIG", "YARP_BROKER_POOL", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         env.pop(key, None)
     env.update(
         HOME=home,

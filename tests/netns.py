@@ -13,8 +13,8 @@ This is `unshare -n` followed by `ip link set lo up`, done with the two system
 calls directly (`unshare(CLONE_NEWNET)` on the calling thread, then
 `SIOCSIFFLAGS` on `lo`), so the server can be an in-process fixture whose
 recorded requests the test reads. Registry installs must run before entering.
-A network namespace needs CAP_SYS_ADMIN (root); without it the test is skipped,
-never run with the network reachable.
+A network namespace needs CAP_SYS_ADMIN (root); without it the test is skipped
+(failed in CI, `real_agent_required`), never run with the network reachable.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import pytest
+from real_agent_required import unavailable
 
 CLONE_NEWNET = 0x40000000
 SIOCGIFFLAGS = 0x8913
@@ -59,7 +59,7 @@ def loopback_namespace() -> Iterator[None]:
     try:
         if libc.unshare(CLONE_NEWNET) != 0:
             error = ctypes.get_errno()
-            pytest.skip(f"a loopback-only network namespace is needed to run a real agent: "
+            unavailable(f"a loopback-only network namespace is needed to run a real agent: "
                         f"unshare(CLONE_NEWNET) failed: {os.strerror(error)} (run as root)")
         try:
             _bring_loopback_up()

@@ -121,6 +121,24 @@ def test_idle_shutdown_removes_socket_and_checkpoints(broker_env):
         db.close()
 
 
+def test_a_broker_whose_runtime_directory_was_removed_stops_at_idle(broker_env):
+    # Logout (or a cleaner) can remove the runtime directory under a running broker: no client can
+    # reach it again, so at idle it stops instead of waiting for a startup lock that is gone.
+    import shutil
+
+    env = broker_env.with_env(YARP_BROKER_IDLE_MS=300)
+    proc = BrokerProcess(broker_env, env=env).wait_ready()
+    with broker_env.client() as client:
+        client.request(begin("before-logout"), time.monotonic() + 10)
+        shutil.rmtree(os.path.dirname(broker_env.paths.socket))
+        time.sleep(0.5)
+        assert proc.proc.poll() is None, "a connected client keeps the broker alive"
+        client.request(begin("after-logout"), time.monotonic() + 10)  # the open connection still works
+    assert proc.wait_exit(10) == 0
+    assert '"reason":"unreachable"' in proc.log_text()
+    assert count_rows(broker_env, "tool_calls") == 2
+
+
 def test_a_complete_checkpoint_is_not_repeated_for_every_later_batch(broker_env):
     # SQLite starts the log again at the file's head after a complete checkpoint and, without
     # a size limit, keeps the file at its largest: a policy that reads the file's size would

@@ -70,6 +70,23 @@ def test_options_parse_the_same_before_and_after_positionals(path):
     assert first != bare or not options
 
 
+@pytest.mark.parametrize("argv", [
+    [REF, "--json", "--", "-x"], ["--json", REF, "--", "-x"], ["--json", "--", REF, "-x"], [REF, "--", "-x"],
+], ids=["option-after-ref", "option-first", "all-after-separator", "no-option"])
+def test_options_anywhere_before_the_separator_and_words_after_it_positional(argv):
+    args = parse_arguments(("search",), load_command(("search",)), argv)
+    assert (args.ref, args.pattern, args.json) == (REF, "-x", "--json" in argv)
+
+
+def test_a_word_after_the_separator_is_never_an_option():
+    path = ("import",)
+    for argv in (["pi", "--json", "--", "-odd.jsonl"], ["--json", "--", "pi", "-odd.jsonl"]):
+        args = parse_arguments(path, load_command(path), argv)
+        assert args.json is True and args.targets == ["pi", "-odd.jsonl"], argv
+    args = parse_arguments(path, load_command(path), ["pi", "--", "--json"])
+    assert args.json is False and args.targets == ["pi", "--json"]
+
+
 @pytest.mark.parametrize("path", sorted(COMMAND_LINES), ids=lambda p: " ".join(p))
 def test_a_command_line_keeps_its_own_options(path):
     module = load_command(path)

@@ -41,7 +41,8 @@ def _run(env: dict, *argv: str, cwd: str) -> subprocess.CompletedProcess:
 
 
 def test_a_broker_fault_is_logged_without_a_payload_byte(broker_env, broken_package, tmp_path):  # noqa: F811
-    env = broker_env.with_env(PYTHONPATH=str(broken_package))
+    # The fixture's archive, so that its teardown stops the broker this run starts.
+    env = broker_env.with_env(PYTHONPATH=str(broken_package), YARP_ARCHIVE=broker_env.archive)
     work = tmp_path / f"work-{SECRET}"
     work.mkdir()
     command = f"echo {SECRET}-out; seq 1 30000; echo {SECRET}-err >&2; exit 3"

@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from netns import loopback_namespace
+from real_agent_required import unavailable
 from scripted_model import ScriptedModel, Text, ToolCall, tool_messages
 
 pytestmark = pytest.mark.slow
@@ -48,7 +49,7 @@ MARKER = re.compile(
 @pytest.fixture(scope="session")
 def pi_cli() -> Path:
     if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are needed to run the real Pi agent")
+        unavailable("node and npm are needed to run the real Pi agent")
     manifest = PI_DIR / "node_modules" / "@mariozechner" / "pi-coding-agent" / "package.json"
     installed = json.loads(manifest.read_text())["version"] if manifest.exists() else None
     if installed != PI_VERSION:

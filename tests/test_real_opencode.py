@@ -20,7 +20,7 @@ that run wrote: every live call comes back "already archived", and imported
 into an empty archive the same calls carry the same identities and results.
 
 CI runs it and it must not skip there: with `CI` set, a missing npm, registry
-or network namespace fails the test instead of skipping it.
+or network namespace fails the test instead of skipping it (`real_agent_required`).
 """
 
 from __future__ import annotations
@@ -33,8 +33,6 @@ import shlex
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -54,21 +52,9 @@ MARKER = re.compile(r"\[yarp: (\d+) byte\(s\) capped at (\d+); ref=(yr_[0-9a-f]{
                     r"Search omitted output: yarp search (yr_[0-9a-f]{32}) '")
 
 
-@contextmanager
-def required_in_ci() -> Iterator[None]:
-    """A skip (no npm, no registry, no network namespace) fails the test where CI is set."""
-    try:
-        yield
-    except pytest.skip.Exception as skipped:
-        if os.environ.get("CI"):
-            pytest.fail(f"the real opencode must run in CI, but: {skipped}")
-        raise
-
-
 @pytest.fixture(scope="session")
 def opencode_cli() -> Path:
-    with required_in_ci():
-        return opencode_binary()
+    return opencode_binary()
 
 
 @pytest.fixture
@@ -144,7 +130,7 @@ def test_real_opencode_calls_are_archived_capped_and_imported(world, opencode_cl
         Text("all done"),
     ]
     ids = [call.id for step in steps if not isinstance(step, Text) for call in (step if isinstance(step, list) else [step])]
-    with required_in_ci(), loopback_namespace(), ScriptedModel(steps) as model:
+    with loopback_namespace(), ScriptedModel(steps) as model:
         version = subprocess.run([str(opencode_cli), "--version"], env=env, capture_output=True, text=True, timeout=60)
         assert version.stdout.strip() == OPENCODE_VERSION, version.stderr[-400:]
         run = subprocess.run([str(opencode_cli), "run", "run the scripted workload"], cwd=work,

@@ -112,10 +112,28 @@ def parse_arguments(path: tuple[str, ...], module, rest: list[str]):
     Raises `UsageError` for bad usage (`SystemExit` for `--help`).
     """
     parser = build_parser(path, module)
-    # argparse's intermixed parsing mishandles `--` (Python < 3.13): after it
-    # every word is positional anyway, so the classic parser is exact there.
-    classic = getattr(module, "COMMAND_LINE", False) or "--" in rest
-    return parser.parse_args(rest) if classic else parser.parse_intermixed_args(rest)
+    if getattr(module, "COMMAND_LINE", False):
+        return parser.parse_args(rest)  # everything after `--` is the command's own
+    try:
+        return parser.parse_intermixed_args(rest)
+    except _usage_error():
+        # Before Python 3.13, intermixed parsing takes a word after `--` that
+        # starts with `-` for an option when no positional came before `--`
+        # (`--json -- -x`); the classic parser reads that order exactly.
+        if "--" not in rest:
+            raise
+        try:
+            return parser.parse_args(rest)
+        except _usage_error():
+            pass
+        raise
+
+
+def _usage_error() -> type:
+    """`UsageError`, for an `except` clause (loaded on a failure only, as `reported_errors`)."""
+    from yarp.errors import UsageError
+
+    return UsageError
 
 
 def _overview(prefix: tuple[str, ...] = ()) -> str:

@@ -116,6 +116,12 @@ class Lifecycle:
         self._idle_handle = None
         if not broker.is_idle() or broker.closing:
             return
+        if not self._socket_is_ours():
+            # The socket path no longer leads here (the runtime directory was
+            # removed, as at logout, or the socket replaced): no client can
+            # reach this broker again, and it has nothing admitted, so it stops.
+            asyncio.ensure_future(self.shutdown("unreachable"))
+            return
         try:
             fd = open_lock_file(broker.paths.startup_lock)
         except (OSError, YarpError) as exc:
@@ -184,12 +190,16 @@ class Lifecycle:
             self.broker.log_threadsafe("checkpoint_failed", code=exc.code, error=exc.message)
         store.close()
 
-    def _remove_socket(self) -> None:
+    def _socket_is_ours(self) -> bool:
+        """Whether the socket path still names the socket this broker listens on."""
         try:
             st = os.lstat(self.broker.paths.socket)
-        except FileNotFoundError:
-            return
-        if (st.st_dev, st.st_ino) == self._socket_inode:
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino) == self._socket_inode
+
+    def _remove_socket(self) -> None:
+        if self._socket_is_ours():
             os.unlink(self.broker.paths.socket)
 
 
