@@ -111,6 +111,42 @@ def test_records_rotate_at_the_bound_and_stay_private(tmp_path):
     assert fault_log.read_last(env)["operation"] == "begin_call"
 
 
+_WRITER = """
+import sys
+from yarp import fault_log
+env = {"XDG_STATE_HOME": sys.argv[1], "HOME": sys.argv[1]}
+try:
+    fault_log._module_from_path(None)
+except AttributeError as exc:
+    error = exc
+for _ in range(int(sys.argv[2])):
+    assert fault_log.record(error, operation="begin_call", request_bytes=10, environ=env)
+"""
+
+
+def test_brokers_writing_at_once_rotate_once_and_lose_no_record(tmp_path):
+    # Each archive has its own broker, and they share the log: four writers cross the bound
+    # together. One rotation, every record in the log or its older file.
+    env = {"XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path)}
+    try:
+        _raise_inside_yarp()
+    except AttributeError as exc:
+        assert fault_log.record(exc, operation="begin_call", request_bytes=10, environ=env)
+    path = Path(fault_log.log_path(env))
+    size = path.stat().st_size
+    path.unlink()
+    each = (fault_log.MAX_FAULT_LOG_BYTES // size) // 4 + 40  # together: one bound and a little more
+    child_env = dict(os.environ, PYTHONPATH=str(SRC))
+    writers = [subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path / "state"), str(each)], env=child_env)
+               for _ in range(4)]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0, 0, 0]
+    older = Path(str(path) + ".1")
+    lines = path.read_bytes().splitlines() + older.read_bytes().splitlines()
+    assert len(lines) == 4 * each
+    assert all(json.loads(line)["operation"] == "begin_call" for line in lines)
+    assert older.stat().st_size <= fault_log.MAX_FAULT_LOG_BYTES
+
+
 def test_a_linked_log_is_neither_followed_nor_written(tmp_path):
     env = {"XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path)}
     os.makedirs(fault_log.state_dir(env), mode=0o700)

@@ -29,10 +29,14 @@ from ingest_helpers import broker_pids
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSION = "5d2c6a1e-7f4b-4c1a-9e0b-1f2a3b4c5d6e"
+#: Set by tests/installed/run.py: the venv whose installed `yarp` the hooks and commands run instead
+#: of the checkout's (the real-agent tests then drive the hook commands a wheel writes).
+INSTALLED_VENV = os.environ.get("YARP_TEST_VENV")
 
 
 class HookWorld:
-    """Private HOME/XDG, a short runtime dir, a `yarp` shim on PATH, one archive."""
+    """Private HOME/XDG, a short runtime dir, a `yarp` on PATH (the checkout's, or the installed one),
+    one archive."""
 
     def __init__(self, tmp_path: Path) -> None:
         self.tmp = tmp_path
@@ -46,12 +50,16 @@ class HookWorld:
         self.runtime = Path(tempfile.mkdtemp(prefix="yr", dir="/tmp"))
         os.chmod(self.runtime, 0o700)
         self.archive = str(archive_dir / "tool-calls.sqlite3")
-        self.yarp = self.bin / "yarp"
-        src = shlex.quote(str(ROOT / "src"))
-        self.yarp.write_text(
-            f'#!/bin/sh\nPYTHONPATH={src}${{PYTHONPATH:+:$PYTHONPATH}} exec {shlex.quote(sys.executable)} -m yarp "$@"\n'
-        )
-        self.yarp.chmod(0o755)
+        if INSTALLED_VENV:
+            self.yarp = Path(INSTALLED_VENV) / "bin" / "yarp"
+            self.command = [str(self.yarp)]
+        else:
+            self.yarp = self.bin / "yarp"
+            src = shlex.quote(str(ROOT / "src"))
+            self.yarp.write_text(f'#!/bin/sh\nPYTHONPATH={src}${{PYTHONPATH:+:$PYTHONPATH}} '
+                                 f'exec {shlex.quote(sys.executable)} -m yarp "$@"\n')
+            self.yarp.chmod(0o755)
+            self.command = [sys.executable, "-m", "yarp"]
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("YARP_", "XDG_", "CLAUDE", "ANTHROPIC")) and k not in ("HOME", "TMPDIR")}
         env.update(
@@ -61,11 +69,12 @@ class HookWorld:
             XDG_STATE_HOME=str(self.home / ".local" / "state"),
             XDG_RUNTIME_DIR=str(self.runtime),
             TMPDIR=str(tmp_path / "tmp"),
-            PATH=f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
-            PYTHONPATH=str(ROOT / "src"),
+            PATH=f"{self.yarp.parent}{os.pathsep}{os.environ.get('PATH', '')}",
             YARP_ARCHIVE=self.archive,
             YARP_BROKER_IDLE_MS="300",
         )
+        if not INSTALLED_VENV:
+            env["PYTHONPATH"] = str(ROOT / "src")
         self.env = env
 
     def close(self) -> None:
@@ -81,11 +90,11 @@ class HookWorld:
 
     def hook(self, agent: str, payload, *, raw: bytes | None = None) -> subprocess.CompletedProcess:
         data = raw if raw is not None else json.dumps(payload).encode()
-        return subprocess.run([sys.executable, "-m", "yarp", "hook", agent], input=data, env=self.env,
+        return subprocess.run([*self.command, "hook", agent], input=data, env=self.env,
                               capture_output=True, timeout=60, cwd=self.work, check=False)
 
     def yarp_cli(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "yarp", *args], env=self.env, capture_output=True,
+        return subprocess.run([*self.command, *args], env=self.env, capture_output=True,
                               timeout=60, cwd=self.work, check=False)
 
     def shell(self, command: str) -> subprocess.CompletedProcess:

@@ -165,18 +165,42 @@ def record(exc: BaseException, *, operation: str | None = None, request_bytes: i
 
 
 def _append(path: str, line: bytes) -> None:
+    """Append `line`, rotating first when the file would pass the bound.
+
+    Several brokers (one per archive) share the log: the rotation happens under
+    an exclusive lock on the file, and a writer that waited for the lock while
+    another rotated it opens the new file instead of renaming it again.
+    """
+    import fcntl
+
     private_files.ensure_private_directory(os.path.dirname(path), create=True, narrow=False)
     fd = _open_append(path)
     try:
-        if os.fstat(fd).st_size + len(line) > MAX_FAULT_LOG_BYTES:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        while not _names(path, fd):  # rotated while we waited for the lock
             os.close(fd)
             fd = -1
+            fd = _open_append(path)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        if os.fstat(fd).st_size + len(line) > MAX_FAULT_LOG_BYTES:
             os.replace(path, path + ".1")
+            os.close(fd)  # releases the lock on the rotated file
+            fd = -1
             fd = _open_append(path)
         private_files.write_all(fd, line)
     finally:
         if fd >= 0:
             os.close(fd)
+
+
+def _names(path: str, fd: int) -> bool:
+    """Whether `path` still names the file open as `fd`."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
 
 
 def _open_append(path: str) -> int:

@@ -103,5 +103,7 @@ def test_every_user_command_in_the_readme_runs_as_shown(world: World):
     assert any(c.startswith("yarp hook install pi") for c in ran) and "yarp doctor" in ran
     assert ref is not None and any(c.startswith(f"yarp restore {ref}") for c in ran)
     assert (project / "full-output.txt").read_text().count("PASSED") == 300
-    assert not (world.home / ".local" / "share" / "yarp").exists(), "the README's last command removes the archive"
+    assert not (world.home / ".local" / "share" / "yarp").exists(), "the README's uninstall removes the archive"
+    for leftover in (world.home / ".local" / "state" / "yarp", world.home / ".cache" / "yarp"):
+        assert not leftover.exists(), f"the README's uninstall leaves {leftover}"
     assert not (world.home / ".pi" / "agent" / "extensions" / "yarp").exists()
