@@ -87,6 +87,20 @@ test("a large bash output: the spill file and exact text are archived, the model
   assert.deepEqual(finish.result, stage.result)
 })
 
+test("recovery commands and results at the cap are never capped", async () => {
+  const plan = JSON.stringify({ "yarp search yr_x foo": { version: 1, execution: { kind: "original" }, result: { kind: "recovery" } } })
+  const { hooks, log } = await opencode({ FAKE_YARP_PLAN: plan })
+  const recovered = big(2000)
+  const first = await runTool(hooks, "ses_1", "r1", "bash", { command: "yarp search yr_x foo" }, () => bashOutput(recovered, 0))
+  const atCap = "y".repeat(5120)
+  const second = await runTool(hooks, "ses_1", "r2", "read", { filePath: "x" }, () => readOutput(atCap))
+  await hooks["dispose"]!()
+  assert.equal(first.output.output, recovered)
+  assert.equal(second.output.output, atCap)
+  assert.ok(!frames(log).some((f) => f.operation === "result_text"))
+  assert.deepEqual(frames(log).filter((f) => f.operation === "finish_call").map((f) => f.sourceCallId), ["r1", "r2"])
+})
+
 test("bash's exit status decides the error: non-zero and a timeout's null are errors", async () => {
   const { hooks, log } = await opencode()
   await runTool(hooks, "ses_1", "c0", "bash", { command: "true" }, () => bashOutput("(no output)", 0))

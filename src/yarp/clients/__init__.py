@@ -1,10 +1,13 @@
 """The processes that send work to the broker: each starts, asks, answers its agent and exits.
 
-- `broker`: the full broker client (start-up on demand, the lock protocol, replay);
-- `channel`: the lean requests of the per-tool-call processes to a warm broker;
-- `ingest`: `yarp archive ingest`, the framed bridge the Pi extension drives;
+- `broker`: the one broker client: the lean transport of the per-tool-call
+  processes, service requests, the replay loop;
+- `startup`: starting a broker on demand under the lock protocol;
+- `ingest`: `yarp archive ingest`, the framed bridge the Pi extension and the
+  opencode plugin drive;
 - `run`: `yarp run`, a command's exact streams captured, a pruned view shown;
-- `hook`: `yarp hook claude-code|codex`, one agent hook event forwarded.
+- `hook`: `yarp hook claude-code|codex|gemini`, one agent hook event forwarded;
+- `notice`: the line a hook prints once per session when capture fails.
 
 None of them opens the archive for writing. Importing this package imports nothing.
 """
