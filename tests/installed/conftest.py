@@ -102,8 +102,9 @@ def world(tmp_path) -> World:
     home, runtime, work, tmp = root / "h", root / "r", tmp_path / "work", root / "t"
     for path in (home, runtime, work, tmp):
         path.mkdir(mode=0o700, parents=True)
+    # A user's terminal: no CI variable either (pytest, for one, prints its summary differently under CI).
     env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("YARP_", "XDG_", "PI_", "CODEX_", "CLAUDE_")) and key not in ("HOME", "TMPDIR")}
+           if not key.startswith(("YARP_", "XDG_", "PI_", "CODEX_", "CLAUDE_")) and key not in ("HOME", "TMPDIR", "CI")}
     env.update(HOME=str(home), XDG_DATA_HOME=str(home / ".local" / "share"), XDG_CONFIG_HOME=str(home / ".config"),
                XDG_STATE_HOME=str(home / ".local" / "state"), XDG_CACHE_HOME=str(home / ".cache"),
                XDG_RUNTIME_DIR=str(runtime), TMPDIR=str(tmp), YARP_BROKER_IDLE_MS="400")
