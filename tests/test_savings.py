@@ -17,7 +17,8 @@ from yarp.wire import operations as ops
 from yarp.archive.savings import projection as savings_projection
 from yarp.archive.savings.programs import command_key
 from yarp.archive.savings.render import human_bytes
-from yarp.archive.savings.report import GROUPINGS, compute, report_sql
+from yarp.archive.savings.recalls import annotate
+from yarp.archive.savings.report import GROUPINGS, compute, report_sql, sum_followups
 from yarp.archive.savings.rule import project_sql
 from yarp.archive.savings.totals import BYTES_PER_TOKEN
 from yarp.archive.codec import canonical_json
@@ -153,27 +154,39 @@ def test_window_selects_calls_by_start_time(archive):
     assert early["total"]["view_unknown_imported_calls"] == 1 and early["total"]["calls"] == 0
 
 
-def test_output_payloads_are_never_decompressed(archive, tmp_path):
-    """Damage every non-input payload body: the report reads sizes only, so it is unchanged."""
-    path, root = archive
-    copy_dir = tmp_path / "copy"
+def _damaged_copy(archive, tmp_path, name: str, spared: str) -> str:
+    path, _ = archive
+    copy_dir = tmp_path / name
     copy_dir.mkdir(mode=0o700)
     copy = copy_dir / "tool-calls.sqlite3"
     src = sqlite3.connect(path)
     dst = sqlite3.connect(copy)
     src.backup(dst)
     src.close()
-    dst.execute("UPDATE payloads SET body = x'00' WHERE sha256 NOT IN"
-                " (SELECT payload_sha256 FROM snapshots WHERE subject = 'input')")
+    dst.execute(f"UPDATE payloads SET body = x'00' WHERE sha256 NOT IN (SELECT payload_sha256 FROM snapshots WHERE {spared})")
     dst.commit()
     dst.close()
     os.chmod(copy, 0o600)
+    return str(copy)
+
+
+def test_output_payloads_are_read_only_for_a_views_first_line(archive, tmp_path):
+    """Damage every payload but inputs and stream views: the report reads sizes only, so it is unchanged.
+    Damage the views too: only what cut them is lost (named the cap), never a byte of the sums."""
+    _, root = archive
     before = _json(archive, "--by", "program")
-    after = run_yarp("archive", "savings", "--json", "--by", "program", "--archive", str(copy), home=root)
+    copy = _damaged_copy(archive, tmp_path, "sizes", "subject = 'input' OR (subject = 'stdout' AND stage = 'after')")
+    after = run_yarp("archive", "savings", "--json", "--by", "program", "--archive", copy, home=root)
     assert after.returncode == 0, after.stderr
     assert json.loads(after.stdout) == before
-    verify = run_yarp("archive", "verify", "--archive", str(copy), home=root)
+    verify = run_yarp("archive", "verify", "--archive", copy, home=root)
     assert verify.returncode == 65  # the damage is real
+    views = _damaged_copy(archive, tmp_path, "views", "subject = 'input'")
+    after = run_yarp("archive", "savings", "--json", "--by", "program", "--archive", views, home=root)
+    assert after.returncode == 0, after.stderr
+    damaged = json.loads(after.stdout)
+    assert damaged["total"] == before["total"] and damaged["groups"] == before["groups"]
+    assert {r["rule"] for r in damaged["rules"]} == {"cap"}
 
 
 def test_terminal_chart_and_read_only(archive):
@@ -184,10 +197,13 @@ def test_terminal_chart_and_read_only(archive):
     text = result.stdout.decode()
     shell_withheld, read_withheld, cc_withheld, _ = expected()
     total = shell_withheld + read_withheld + cc_withheld
-    assert text.startswith(f"withheld {human_bytes(total)} of ")
+    # Every output here is under its host's limits and nothing was recalled: net = gross = withheld.
+    assert text.startswith(f"net withheld {human_bytes(total)} (~")
+    assert f"  gross {human_bytes(total)} within the hosts' own limits, less 0 B recovered, 0 B re-run" in text
     assert "view unknown: 2 calls" in text and "not counted (1 host, 1 imported)" in text
     assert "no output to count: 1 not executed, 1 incomplete" in text
-    assert "by tool: " in text and "top commands by bytes withheld" in text
+    assert "by tool: " in text and "top commands by net withheld" in text
+    assert "what cut the views: " in text
     assert max(len(line) for line in text.splitlines()) <= 80
     bars = [line for line in text.splitlines() if line.startswith(("bash ", "read ", "Bash "))]
     assert len(bars) == 3 and all("\u2591" in line for line in bars)  # each withheld something
@@ -260,8 +276,10 @@ def test_index_path_for_small_windows_agrees_with_the_scan(archive, by):
             for windowed in (False, True):
                 conn.execute("DELETE FROM main.call_savings")
                 conn.execute(project_sql(windowed), (low, high))
+                annotate(conn)
                 projected.append(conn.execute("SELECT * FROM main.call_savings ORDER BY id").fetchall())
             assert projected[0] == projected[1], (low, high)
+            sum_followups(conn)
             scan = sorted(conn.execute(report_sql(by, False), (low, high)).fetchall(), key=repr)
             index = sorted(conn.execute(report_sql(by, True), (low, high)).fetchall(), key=repr)
             assert scan == index and scan, (by, low, high)

@@ -26,7 +26,8 @@ from yarp.wire import operations as ops
 from yarp.archive.savings import projection as savings_projection
 from yarp.archive.savings import parallel
 from yarp.archive.savings.programs import SHELL_TOOLS, command_key
-from yarp.archive.savings.report import GROUPINGS, compute
+from yarp.archive.savings.hosts import host_view
+from yarp.archive.savings.report import GROUPINGS, UNCAPPED, compute
 from yarp.archive.savings.rule import VIEW_REPLACING_AGENTS, project_sql
 from yarp.errors import ArchiveError
 from yarp.paths import ArchiveLocation
@@ -99,7 +100,8 @@ def archive(broker_env, broker):  # noqa: F811
 
 
 def reference(path: str) -> dict:
-    """call id -> (tool, started, session, kind, produced, withheld, input digest of a shell call), call by call."""
+    """call id -> (tool, started, session, kind, produced, withheld, input digest of a shell call, host_shown,
+    gross, returned), call by call."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     sizes = dict(conn.execute("SELECT sha256, uncompressed_byte_length FROM payloads"))
     snaps: dict = defaultdict(dict)
@@ -108,8 +110,8 @@ def reference(path: str) -> dict:
         snaps[call][subject, stage] = (sha, captured)
     agents = dict(conn.execute("SELECT id, agent FROM sessions"))
     out: dict = {}
-    for call, session, tool, started, status, finished in conn.execute(
-            "SELECT id, session_id, tool_name, started_at_ms, status, finished_at_ms FROM tool_calls"):
+    for call, session, tool, started, status, finished, failed in conn.execute(
+            "SELECT id, session_id, tool_name, started_at_ms, status, finished_at_ms, is_error FROM tool_calls"):
         s = snaps[call]
 
         def size(key, s=s):
@@ -143,18 +145,26 @@ def reference(path: str) -> dict:
             if kind != "counted":
                 withheld = 0
         shell = tool.lower() in SHELL_TOOLS
-        out[call] = (tool, started, session, kind, produced, withheld, s[("input", "before")][0] if shell else None)
+        # What the host would have shown (by its byte limits: every output here is far below 2,000 lines),
+        # beyond that what YARP's changed view kept out, and what the call put into the context.
+        view = host_view(agents[session], tool, bool(failed))
+        host = view.shown(produced) if view is not None else produced
+        gross = host - (produced - withheld) if kind == "counted" and withheld > 0 else 0
+        returned = {"counted": produced - withheld, "host_view": host, "imported": host}.get(kind, 0)
+        out[call] = (tool, started, session, kind, produced, withheld, s[("input", "before")][0] if shell else None,
+                     host, gross, returned)
     conn.close()
     return out
 
 
 def _projected(conn) -> dict:
     return {row[0]: row[1:] for row in conn.execute(
-        "SELECT id, kind, produced, withheld, input_sha256 FROM main.call_savings")}
+        "SELECT id, kind, produced, withheld, input_sha256, host_shown, gross, returned FROM main.call_savings")}
 
 
 def _expected_rows(calls: dict, low: int = -(2**63), high: int = 2**63 - 1) -> dict:
-    return {call: (kind, produced, withheld, named) for call, (_, started, _, kind, produced, withheld, named)
+    return {call: (kind, produced, withheld, named, host, gross, returned)
+            for call, (_, started, _, kind, produced, withheld, named, host, gross, returned)
             in calls.items() if kind != "incomplete" and low <= started < high}
 
 
@@ -184,7 +194,7 @@ def test_projected_rows_match_the_reference_call_by_call(archive):
         rows = conn.execute(project_sql(False, split=True, insert=False),
                             (*everything, middle, everything[1])).fetchall()
         assert rows and all(row[0] >= middle for row in rows)
-        conn.executemany("INSERT INTO main.call_savings VALUES (?, ?, ?, ?, ?, ?)", rows)
+        conn.executemany(savings_projection.INSERT_CALL_VALUES, rows)
         assert _projected(conn) == _expected_rows(calls)
         # A second pass finds nothing missing.
         changes = conn.total_changes
@@ -196,7 +206,7 @@ def test_projected_rows_match_the_reference_call_by_call(archive):
 
 def _reference_totals(calls: dict) -> dict:
     expected: dict = defaultdict(int)
-    for _, _, _, kind, produced, withheld, _ in calls.values():
+    for _, _, _, kind, produced, withheld, *_ in calls.values():
         expected[kind] += 1
         if kind == "counted":
             expected["produced"] += produced
@@ -219,22 +229,27 @@ def test_report_groups_match_the_reference(archive, by):
             labels[sha] = json.loads(body) if body[:1] == b"{" else None
     finally:
         conn.close()
-    groups: dict = defaultdict(lambda: [0, 0, 0])
+    groups: dict = defaultdict(lambda: [0, 0, 0, 0])
     commands: dict = defaultdict(int)
-    for tool, started, session, kind, produced, withheld, named in calls.values():
+    for tool, started, session, kind, produced, withheld, named, _, gross, _ in calls.values():
         if kind != "counted":
             continue
         value = labels.get(named)
+        # No view here names a reducer: a capped one was cut by the cap.
         key = {"tool": tool, "program": command_key(tool, value, subcommand=False),
+               "command": command_key(tool, value, subcommand=True), "rule": "cap" if withheld > 0 else UNCAPPED,
                "day": time.strftime("%Y-%m-%d", time.gmtime(started // 1000)), "session": sessions[session]}[by]
         groups[key][0] += 1
         groups[key][1] += produced
         groups[key][2] += withheld
+        groups[key][3] += gross
         if withheld > 0:
-            commands[command_key(tool, value, subcommand=True)] += withheld
-    got = {g["group"]: [g["calls"], g["bytes_produced"], g["bytes_withheld"]] for g in report.as_dict()["groups"]}
+            commands[command_key(tool, value, subcommand=True)] += gross
+    got = {g["group"]: [g["calls"], g["bytes_produced"], g["bytes_withheld"], g["bytes_withheld_gross"]]
+           for g in report.as_dict()["groups"]}
     assert {k: v for k, v in got.items() if v[0]} == dict(groups)
-    assert {c: w for c, _, _, w in report.top_commands} == dict(commands)
+    # Calls an hour apart and no recovery among them: nothing is taken back, net is gross.
+    assert {c: (t.gross, t.net) for c, t in report.top_commands} == {c: (g, g) for c, g in commands.items()}
 
 
 def test_report_totals_match_the_reference_with_and_without_a_second_connection(archive, monkeypatch):

@@ -15,7 +15,7 @@ import sqlite3
 from yarp.errors import DataError
 
 #: Tool names (lower-cased) whose input names a shell command.
-SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "shell_command"})
+SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "shell_command", "run_shell_command"})
 #: Words before the program that do not name it.
 _PREFIX_WORDS = frozenset({"sudo", "env", "time", "command", "exec", "nohup", "nice", "timeout", "builtin"})
 #: Leading commands that only prepare the one that produces the output.
@@ -42,18 +42,30 @@ def clean(text: str) -> str:
 
 
 def _words_of(value: object) -> list[str] | None:
-    """The argv a shell tool's input names, from its known shapes."""
+    """The words of the first command a shell tool's input runs (`command_text`)."""
+    text = command_text(value)
+    return _first_command(text) if text is not None else None
+
+
+def command_text(value: object) -> str | None:
+    """The command line a shell tool's input runs, as text, from its known shapes; None for other inputs.
+
+    `{"command": "…"}` (Claude Code, Pi, Gemini CLI, opencode), `{"cmd": "…"}`
+    (Codex), `{"command": ["bash", "-lc", "…"]}` (Codex's older shell: the
+    script), `{"argv": [...]}` (a person's `yarp run`).
+    """
     if not isinstance(value, dict):
         return None
     for key in ("command", "cmd", "argv"):
         found = value.get(key)
         if isinstance(found, str):
-            return _first_command(found)
+            return found
         if isinstance(found, list) and found and all(isinstance(w, str) for w in found):
-            # `["bash", "-lc", "script"]` runs the script; a plain argv is the command.
             if len(found) >= 3 and found[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and found[1] in ("-c", "-lc"):
-                return _first_command(found[2])
-            return list(found)
+                return found[2]
+            import shlex
+
+            return shlex.join(found)
     return None
 
 

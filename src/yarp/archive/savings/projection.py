@@ -35,7 +35,7 @@ from yarp.limits import READER_MMAP_BYTES
 from yarp.paths import ArchiveLocation, secure_archive_location
 
 #: Bumped when the rows' meaning changes; with the version, it keys the file's contents.
-PROJECTION_FORMAT = 1
+PROJECTION_FORMAT = 2
 #: Schema name of the archive on a projection connection.
 ARCHIVE = "archive"
 #: A second report waits this long for the first to finish with the file, then uses memory.
@@ -44,6 +44,12 @@ BUSY_MS = 5000
 #: archive has calls by this many.
 STALE_SLACK = 10_000
 
+#: `call_savings`: one row per finished call. `produced` and `withheld` are YARP's own bytes
+#: (the rule's); `host_shown` is what the host would have shown of the output (`hosts`),
+#: `gross` what YARP's view kept out of the context beyond that (host_shown − shown, for a
+#: view YARP changed), `returned` what the call put into the agent's context (its view, or
+#: the host's own view of an output YARP left alone). `rule`, `rerun_key` and the
+#: follow-ups are `recalls.annotate`'s, once `annotated`.
 _DDL = """
 CREATE TABLE IF NOT EXISTS projection_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS call_savings (
@@ -52,17 +58,43 @@ CREATE TABLE IF NOT EXISTS call_savings (
   kind TEXT NOT NULL,
   produced INTEGER NOT NULL,
   withheld INTEGER NOT NULL,
-  input_sha256 BLOB
+  input_sha256 BLOB,
+  session_id INTEGER NOT NULL,
+  started_at_ms INTEGER NOT NULL,
+  finished_at_ms INTEGER,
+  wrapped INTEGER NOT NULL,
+  line_limit INTEGER,
+  host_shown INTEGER NOT NULL,
+  gross INTEGER NOT NULL,
+  returned INTEGER NOT NULL,
+  annotated INTEGER NOT NULL DEFAULT 0,
+  rule TEXT,
+  rerun_key BLOB
 );
+CREATE INDEX IF NOT EXISTS call_savings_runs ON call_savings (session_id, rerun_key, started_at_ms)
+  WHERE rerun_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS call_savings_pending ON call_savings (annotated) WHERE annotated = 0;
+CREATE TABLE IF NOT EXISTS followups (
+  id INTEGER NOT NULL,
+  archive_ref TEXT NOT NULL,
+  target_ref TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  parts INTEGER NOT NULL,
+  PRIMARY KEY (id, target_ref)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS followups_target ON followups (target_ref);
 CREATE TABLE IF NOT EXISTS input_labels (
   input_sha256 BLOB PRIMARY KEY,
   program TEXT,
   command TEXT
 ) WITHOUT ROWID;
 """
-_TABLES = ("projection_meta", "call_savings", "input_labels")
+_TABLES = ("projection_meta", "call_savings", "followups", "input_labels")
 #: How a row of `call_savings` is written, by the rule's statement or from a part computed elsewhere.
-INSERT_CALL = "INSERT OR REPLACE INTO main.call_savings (id, archive_ref, kind, produced, withheld, input_sha256)"
+CALL_COLUMNS = ("id", "archive_ref", "kind", "produced", "withheld", "input_sha256", "session_id", "started_at_ms",
+                "finished_at_ms", "wrapped", "line_limit", "host_shown", "gross", "returned")
+INSERT_CALL = f"INSERT OR REPLACE INTO main.call_savings ({', '.join(CALL_COLUMNS)})"
+INSERT_CALL_VALUES = f"{INSERT_CALL} VALUES ({', '.join('?' * len(CALL_COLUMNS))})"
 INSERT_LABELS = "INSERT INTO main.input_labels (input_sha256, program, command) VALUES (?, ?, ?)"
 #: SQLite page cache for the report's connection, KiB.
 SAVINGS_CACHE_KIB = 16 * 1024
@@ -189,4 +221,6 @@ def drop_stale(conn: sqlite3.Connection) -> None:
         return
     conn.execute(f"DELETE FROM main.call_savings WHERE NOT EXISTS (SELECT 1 FROM {ARCHIVE}.tool_calls c"
                  " WHERE c.id = call_savings.id AND c.archive_ref = call_savings.archive_ref)")
+    conn.execute("DELETE FROM main.followups WHERE NOT EXISTS (SELECT 1 FROM main.call_savings k"
+                 " WHERE k.id = followups.id AND k.archive_ref = followups.archive_ref)")
     conn.execute("DELETE FROM main.input_labels")

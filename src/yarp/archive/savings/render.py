@@ -1,14 +1,15 @@
 """The terminal form of a savings report: totals in words, one bar per group, the top commands.
 
-Bars are drawn to one scale: dark cells for bytes shown, light ones for bytes
-withheld, `#` and `-` when the terminal is not UTF-8; colour only when the
-caller asks for it. The JSON form is the report's own (`totals.Savings.as_dict`).
+Bars are drawn to one scale: dark cells for bytes shown, light ones for the
+net withheld, medium ones for what followers took back of the gross (`#`,
+`-` and `=` when the terminal is not UTF-8); colour only when the caller asks
+for it. The JSON form is the report's own (`totals.Savings.as_dict`).
 """
 
 from __future__ import annotations
 
 from yarp.archive.savings.programs import MAX_LABEL_CHARS
-from yarp.archive.savings.totals import Savings, Totals, estimate_tokens, group_order
+from yarp.archive.savings.totals import Savings, Totals, estimate_tokens, group_order, rule_order
 
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 
@@ -33,39 +34,45 @@ def human_count(n: int) -> str:
     return str(n)
 
 
-def bar(shown: int, withheld: int, scale: int, width: int, *, ascii_only: bool = False) -> str:
-    """One group's bar: shown (dark) then withheld (light), `scale` bytes = `width` cells."""
-    full, light = ("#", "-") if ascii_only else ("\u2588", "\u2591")
+def bar(shown: int, withheld: int, scale: int, width: int, *, ascii_only: bool = False, taken: int = 0) -> str:
+    """One group's bar: shown (dark), net withheld (light), then what followers took back (medium);
+    `scale` bytes = `width` cells."""
+    full, medium, light = ("#", "=", "-") if ascii_only else ("\u2588", "\u2592", "\u2591")
     if scale <= 0:
         return ""
-    shown_cells = round(max(shown, 0) * width / scale)
-    withheld_cells = round(max(withheld, 0) * width / scale)
-    if withheld > 0 and withheld_cells == 0:
-        withheld_cells = 1
-    if shown > 0 and shown_cells == 0:
-        shown_cells = 1
-    return full * shown_cells + light * withheld_cells
+    cells = []
+    for value, glyph in ((shown, full), (withheld, light), (taken, medium)):
+        n = round(max(value, 0) * width / scale)
+        cells.append(glyph * (1 if value > 0 and n == 0 else n))
+    return "".join(cells)
 
 
 def render_text(report: Savings, *, width: int = 80, color: bool = False, ascii_only: bool = False,
                 rows: int = 20) -> str:
-    """The terminal report: totals, one bar per group (at most `width` columns), the top commands."""
+    """The terminal report: totals, one bar per group (at most `width` columns), the rules, the top commands."""
     out = _total_lines(report.total)
     groups = sorted(report.groups.items(), key=group_order(report.by))
     if groups:
         out += _group_lines(report.by, groups, width, color, ascii_only, rows)
+    if report.rules:
+        out += _rule_lines(report.rules)
     if report.top_commands:
         out += _top_lines(report.top_commands)
     return "\n".join(out) + "\n"
 
 
+def _share(part: int, whole: int) -> str:
+    return f"{part / whole:.1%}" if whole else "-"
+
+
 def _total_lines(total: Totals) -> list[str]:
-    """The window's totals in words: withheld, shown, unknown views, calls without output."""
-    out: list[str] = []
-    pct = f" ({total.withheld / total.produced:.1%})" if total.produced else ""
-    out.append(f"withheld {human_bytes(total.withheld)} of {human_bytes(total.produced)} produced{pct}, "
-               f"~{human_count(estimate_tokens(total.withheld))} tokens")
-    out.append(f"shown {human_bytes(total.shown)} in {total.calls:,} calls")
+    """The window's totals in words: net and gross withheld, shown, recalls, unknown views, calls without output."""
+    out = [f"net withheld {human_bytes(total.net)} (~{human_count(estimate_tokens(total.net))} tokens), "
+           f"{_share(total.net, total.tool_output)} of {human_bytes(total.tool_output)} of tool output",
+           f"  gross {human_bytes(total.gross)} within the hosts' own limits, "
+           f"less {human_bytes(total.recovered)} recovered, {human_bytes(total.rerun)} re-run",
+           f"shown {human_bytes(total.shown)} in {total.calls:,} calls; {total.capped_calls:,} views capped, "
+           f"{total.recalled_calls:,} of them recalled ({_share(total.recalled_calls, total.capped_calls)})"]
     if total.view_unknown_calls:
         out.append(f"view unknown: {total.view_unknown_calls:,} calls, {human_bytes(total.view_unknown_bytes)}, "
                    f"not counted ({total.host_view_calls:,} host, {total.imported_calls:,} imported)")
@@ -81,35 +88,50 @@ def _group_lines(by: str, groups: list[tuple[str, Totals]], width: int, color: b
     """One bar per group, the first `rows` groups in display order, drawn to one scale."""
     out: list[str] = []
     shown_groups = groups[:rows]
-    full, light = ("#", "-") if ascii_only else ("\u2588", "\u2591")
+    full, medium, light = ("#", "=", "-") if ascii_only else ("\u2588", "\u2592", "\u2591")
     label_width = min(max(len(key) for key, _ in shown_groups), 24)
-    cells = [(human_bytes(t.withheld), f"{t.withheld / t.produced:.0%}" if t.produced else "-",
+    cells = [(human_bytes(t.net), _share(t.net, t.tool_output),
               f"+{t.view_unknown_calls:,} unknown" if t.view_unknown_calls else "") for _, t in shown_groups]
     number_width = max(len(c[0]) for c in cells)
+    share_width = max(len(c[1]) for c in cells)
     unknown_width = max(len(c[2]) for c in cells)
-    bar_width = max(10, width - label_width - number_width - 5 - (unknown_width + 2 if unknown_width else 0) - 4)
-    scale = max(max(t.produced, t.shown) for _, t in shown_groups) or 1
+    bar_width = max(10, width - label_width - number_width - share_width - 5
+                    - (unknown_width + 2 if unknown_width else 0) - 2)
+    scale = max(max(t.shown + max(t.gross, 0), 1) for _, t in shown_groups)
     out.append("")
-    out.append(f"by {by}: {full} shown {light} withheld, withheld bytes and share")
-    for (key, t), (withheld, share, unknown) in zip(shown_groups, cells):
+    out.append(f"by {by}: {full} shown {light} net withheld {medium} recovered or re-run; net, share")
+    for (key, t), (net, share, unknown) in zip(shown_groups, cells):
         label = key if len(key) <= label_width else key[: label_width - 1] + "\u2026"
-        drawn = bar(t.shown, t.withheld, scale, bar_width, ascii_only=ascii_only)
+        kept = max(t.net, 0)
+        drawn = bar(t.shown, kept, scale, bar_width, ascii_only=ascii_only, taken=max(t.gross - kept, 0))
         pad = " " * (bar_width - len(drawn))
         if color and drawn:
-            dark = drawn.rstrip(light)
+            dark = drawn.rstrip(light + medium)
             drawn = f"\x1b[36m{dark}\x1b[0m\x1b[2m{drawn[len(dark):]}\x1b[0m"
-        line = f"{label:<{label_width}}  {drawn}{pad}  {withheld:>{number_width}} {share:>4}"
+        line = f"{label:<{label_width}}  {drawn}{pad}  {net:>{number_width}} {share:>{share_width}}"
         out.append(f"{line}  {unknown}" if unknown else line)
     if len(groups) > rows:
         out.append(f"\u2026 {len(groups) - rows} more groups (--json lists all)")
     return out
 
 
-def _top_lines(top_commands: list[tuple[str, int, int, int]]) -> list[str]:
-    """The commands that withheld most, with their share withheld and their calls."""
-    out = ["", "top commands by bytes withheld"]
-    command_width = min(max(len(c) for c, *_ in top_commands), MAX_LABEL_CHARS)
-    for command, calls, produced, withheld in top_commands:
-        share = f"{withheld / produced:.0%}" if produced else "-"
-        out.append(f"  {command:<{command_width}}  {human_bytes(withheld):>10} {share:>4}  {calls:,} calls")
+def _rule_lines(rules: dict[str, Totals]) -> list[str]:
+    """What cut the views: capped calls, how many were recalled, and the net withheld, flagging the aggressive."""
+    out = ["", "what cut the views: capped calls, recalled, recall rate, net withheld"]
+    ranked = rule_order(rules)
+    name_width = min(max(len(name) for name, _ in ranked), 24)
+    for name, t in ranked:
+        flag = "  too aggressive" if t.too_aggressive else ""
+        out.append(f"  {name:<{name_width}}  {t.capped_calls:>7,} {t.recalled_calls:>7,} "
+                   f"{_share(t.recalled_calls, t.capped_calls):>6}  {human_bytes(t.net):>10}{flag}")
+    return out
+
+
+def _top_lines(top_commands: list[tuple[str, Totals]]) -> list[str]:
+    """The commands that withheld most, net, with their share withheld and their calls."""
+    out = ["", "top commands by net withheld"]
+    command_width = min(max(len(c) for c, _ in top_commands), MAX_LABEL_CHARS)
+    for command, t in top_commands:
+        share = f"{t.withheld / t.produced:.0%}" if t.produced else "-"
+        out.append(f"  {command:<{command_width}}  {human_bytes(t.net):>10} {share:>4}  {t.calls:,} calls")
     return out

@@ -20,17 +20,25 @@ from collections.abc import Callable, Mapping
 from yarp.archive.savings import projection
 from yarp.archive.savings.parallel import Half
 from yarp.archive.savings.programs import clean, input_labels
-from yarp.archive.savings.projection import ARCHIVE, INSERT_CALL, INSERT_LABELS, drop_stale, tune
+from yarp.archive.savings.projection import ARCHIVE, INSERT_CALL_VALUES, INSERT_LABELS, drop_stale, tune
+from yarp.archive.savings.recalls import annotate
 from yarp.archive.savings.rule import COUNTED, project_sql
-from yarp.archive.savings.totals import Savings, Totals
+from yarp.archive.savings.totals import Row, Savings, Totals
 from yarp.archive.savings.window import NO_WINDOW, access, bounds, uses_index
 from yarp.archive.sqlite import map_error
 from yarp.errors import ArchiveBusy, DataError
 from yarp.paths import ArchiveLocation
 
-GROUPINGS = ("tool", "program", "day", "session")
-_GROUP_SQL = {"tool": "NULL", "program": "NULL", "day": "c.started_at_ms / 86400000", "session": "c.session_id"}
+GROUPINGS = ("tool", "program", "command", "rule", "day", "session")
+#: Groupings that name a shell call by what its input ran.
+_NAMING = ("program", "command")
+_GROUP_SQL = {"tool": "NULL", "program": "NULL", "command": "NULL", "rule": "NULL",
+              "day": "c.started_at_ms / 86400000", "session": "c.session_id"}
+#: The group of calls whose view nothing cut, when grouping by rule.
+UNCAPPED = "(not capped)"
 _DAY_MS = 86_400_000
+_FOLLOW_SUMS_TABLE = ("CREATE TEMP TABLE IF NOT EXISTS follow_sums (id INTEGER PRIMARY KEY, recovered INTEGER NOT NULL,"
+                      " rerun INTEGER NOT NULL, recalled INTEGER NOT NULL)")
 
 #: Inputs of the window's shell calls that a report names but the projection has
 #: no label for, in the order of the calls: inputs are then read from the
@@ -44,35 +52,79 @@ WHERE c.started_at_ms >= ?1 AND c.started_at_ms < ?2 AND c.status = 'finished' A
   AND NOT EXISTS (SELECT 1 FROM main.input_labels l WHERE l.input_sha256 = k.input_sha256)
 """
 #: The report: every call of the window with its projected row (none while it
-#: is unfinished) and, where the report names it, its input's labels, summed
-#: per group, kind and label. A shell call is named by its input when the
-#: report groups by program or lists it among the top commands.
+#: is unfinished), what its followers took back (`temp.follow_sums`) and, where
+#: the report names it, its input's labels, summed per group, kind, label and
+#: rule. A shell call is named by its input when the report groups by program
+#: or command or lists it among the top commands.
 _REPORT = """
 SELECT c.tool_name, {group}, CASE WHEN c.status = 'finished' THEN k.kind ELSE 'incomplete' END,
-  k.withheld > 0, l.program, l.command, count(*), ifnull(sum(k.produced), 0), ifnull(sum(k.withheld), 0)
+  k.withheld > 0, l.program, l.command, k.rule, count(*), ifnull(sum(k.produced), 0), ifnull(sum(k.withheld), 0),
+  ifnull(sum(k.gross), 0), ifnull(sum(k.returned), 0), ifnull(sum(f.recovered), 0), ifnull(sum(f.rerun), 0),
+  ifnull(sum(f.recalled), 0)
 FROM tool_calls c {access}
 LEFT JOIN main.call_savings k ON k.id = CASE WHEN c.status = 'finished' THEN c.id END
   AND k.archive_ref = c.archive_ref
 LEFT JOIN main.input_labels l ON l.input_sha256 = CASE WHEN {by_program} OR (k.kind = 'counted' AND k.withheld > 0)
   THEN k.input_sha256 END
+LEFT JOIN temp.follow_sums f ON f.id = k.id
 WHERE c.started_at_ms >= ?1 AND c.started_at_ms < ?2
-GROUP BY 1, 2, 3, 4, 5, 6
+GROUP BY 1, 2, 3, 4, 5, 6, 7
 """
+#: What followers took back, per call: a follower's returned bytes charged to the capped call it
+#: follows (shared among the calls it follows), its own gross charged to itself (its net is
+#: nothing). A `yarp run` follower inside another agent's follower of the same call, from start
+#: to end, is that follower's own recovery and is not counted again.
+_FOLLOW_SUMS = f"""
+INSERT INTO temp.follow_sums (id, recovered, rerun, recalled)
+WITH valid AS (
+  SELECT f.id AS follower, f.kind AS kind, f.parts AS parts, fs.returned AS returned, fs.gross AS gross,
+    t.id AS target
+  FROM main.followups f
+  JOIN main.call_savings fs ON fs.id = f.id AND fs.archive_ref = f.archive_ref
+  JOIN {ARCHIVE}.sessions fa ON fa.id = fs.session_id
+  JOIN {ARCHIVE}.tool_calls tc ON tc.archive_ref = f.target_ref
+  JOIN main.call_savings t ON t.id = tc.id AND t.archive_ref = tc.archive_ref
+  WHERE t.kind = 'counted' AND t.withheld > 0
+    AND NOT (fa.agent = 'yarp-run' AND EXISTS (
+      SELECT 1 FROM main.followups g
+      JOIN main.call_savings gs ON gs.id = g.id AND gs.archive_ref = g.archive_ref
+      JOIN {ARCHIVE}.sessions ga ON ga.id = gs.session_id
+      WHERE g.target_ref = f.target_ref AND g.id <> f.id AND ga.agent <> 'yarp-run'
+        AND gs.started_at_ms <= fs.started_at_ms AND gs.finished_at_ms >= fs.finished_at_ms))
+)
+SELECT id, sum(recovered), sum(rerun), max(recalled) FROM (
+  SELECT target AS id, CASE kind WHEN 'recovery' THEN returned / parts ELSE 0 END AS recovered,
+    CASE kind WHEN 'rerun' THEN returned / parts ELSE 0 END AS rerun, 1 AS recalled FROM valid
+  UNION ALL
+  SELECT follower, CASE kind WHEN 'recovery' THEN gross / parts ELSE 0 END,
+    CASE kind WHEN 'rerun' THEN gross / parts ELSE 0 END, 0 FROM valid WHERE gross <> 0
+)
+GROUP BY id
+"""
+
+
+def sum_followups(conn: sqlite3.Connection) -> None:
+    """Fill `temp.follow_sums`, which the report's statement reads, from the projection's follow-ups."""
+    conn.execute(_FOLLOW_SUMS_TABLE)
+    conn.execute("DELETE FROM temp.follow_sums")
+    conn.execute(_FOLLOW_SUMS)
 
 
 def report_sql(by: str, windowed: bool) -> str:
     """The statement that sums the projection over the calls started in [?1, ?2), grouped by `by`.
 
     Rows: (tool, group, kind, withheld > 0, program label, command label,
-    calls, bytes produced, bytes withheld); labels are NULL where the report
-    does not name the call or its input names no command.
+    rule, calls, bytes produced, withheld, gross withheld, returned,
+    recovered, re-run, calls recalled); labels are NULL where the report
+    does not name the call or its input names no command, the rule where
+    nothing cut the view.
     """
-    return _REPORT.format(access=access(windowed), group=_GROUP_SQL[by], by_program="1" if by == "program" else "0")
+    return _REPORT.format(access=access(windowed), group=_GROUP_SQL[by], by_program="1" if by in _NAMING else "0")
 
 
 def unlabelled_sql(by: str, windowed: bool) -> str:
     """The statement listing the input digests a report over [?1, ?2) names but has no labels for."""
-    return _UNLABELLED.format(access=access(windowed), by_program="1" if by == "program" else "0")
+    return _UNLABELLED.format(access=access(windowed), by_program="1" if by in _NAMING else "0")
 
 
 def _rows(conn: sqlite3.Connection, by: str, low: int, high: int,
@@ -92,12 +144,14 @@ def _rows(conn: sqlite3.Connection, by: str, low: int, high: int,
         conn.execute("BEGIN IMMEDIATE")
         if half is not None:
             conn.execute(project_sql(windowed, split=True), (low, high, NO_WINDOW[0], half.middle))
-            conn.executemany(f"{INSERT_CALL} VALUES (?, ?, ?, ?, ?, ?)", half.result())
+            conn.executemany(INSERT_CALL_VALUES, half.result())
         # Every call the parts did not see (all of them, without parts).
         conn.execute(project_sql(windowed), (low, high))
+        annotate(conn)
         missing = list(dict.fromkeys(row[0] for row in conn.execute(unlabelled_sql(by, windowed), (low, high))))
         if missing:
             conn.executemany(INSERT_LABELS, input_labels(conn, missing))
+        sum_followups(conn)
         rows = conn.execute(report_sql(by, windowed), (low, high)).fetchall()
         drop_stale(conn)
         conn.execute("COMMIT")
@@ -134,44 +188,48 @@ def compute(conn: sqlite3.Connection, *, by: str = "tool", since_ms: int | None 
         )
     except sqlite3.Error as exc:
         raise map_error(exc, "reading archive savings") from None
-    report.groups, commands = _sums(rows, by, session_labels)
+    report.groups, report.rules, commands = _sums(rows, by, session_labels)
     for group in report.groups.values():
         report.total.merge(group)
-    ranked = sorted(commands.items(), key=lambda item: (-item[1][2], item[0]))[:top]
-    report.top_commands = [(name, calls, produced, withheld) for name, (calls, produced, withheld) in ranked]
+    report.top_commands = sorted(commands.items(), key=lambda item: (-item[1].net, item[0]))[:top]
     return report
 
 
-def _sums(rows: list[tuple], by: str, session_labels: dict) -> tuple[dict[str, Totals], dict[str, list[int]]]:
-    """The report's rows summed per group, and [calls, produced, withheld] per command that withheld bytes."""
+def _sums(rows: list[tuple], by: str,
+          session_labels: dict) -> tuple[dict[str, Totals], dict[str, Totals], dict[str, Totals]]:
+    """The report's rows summed per group, per rule (capped views) and per command (capped views)."""
     groups: dict[str, Totals] = {}
-    commands: dict[str, list[int]] = {}
-    for tool, grp, kind, positive, program, command, calls, produced, withheld in rows:
+    rules: dict[str, Totals] = {}
+    commands: dict[str, Totals] = {}
+    for tool, grp, kind, capped, program, command, rule, *sums in rows:
         if kind is None:  # a finished call without its row: the transaction of `_rows` rules it out
             raise DataError("reading archive savings: a finished call has no projected row")
-        key = _group_key(by, tool, grp, program, session_labels)
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = Totals()
-        group.add(kind, produced, withheld, calls)
-        if kind == COUNTED and positive:
-            name = command or clean(tool)
-            entry = commands.get(name)
-            if entry is None:
-                commands[name] = [calls, produced, withheld]
-            else:
-                entry[0] += calls
-                entry[1] += produced
-                entry[2] += withheld
-    return groups, commands
+        row = Row(kind, bool(capped), *sums)
+        _totals(groups, _group_key(by, tool, grp, program, command, rule, session_labels)).add(row)
+        if kind == COUNTED and capped:
+            _totals(rules, rule or "cap").add(row)
+            _totals(commands, command or clean(tool)).add(row)
+    return groups, rules, commands
 
 
-def _group_key(by: str, tool: str, grp, program: str | None, session_labels: dict) -> str:
-    """The label of a report row's group: tool, program (else tool), UTC day or `agent:session id`."""
+def _totals(table: dict[str, Totals], key: str) -> Totals:
+    found = table.get(key)
+    if found is None:
+        found = table[key] = Totals()
+    return found
+
+
+def _group_key(by: str, tool: str, grp, program: str | None, command: str | None, rule: str | None,
+               session_labels: dict) -> str:
+    """The label of a report row's group: tool, program or command (else tool), rule, UTC day or `agent:session`."""
     if by == "tool":
         return clean(tool)
     if by == "program":
         return program or clean(tool)
+    if by == "command":
+        return command or clean(tool)
+    if by == "rule":
+        return rule or UNCAPPED
     if by == "day":
         return _day(grp * _DAY_MS)
     return clean(session_labels.get(grp, str(grp)))

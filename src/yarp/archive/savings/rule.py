@@ -29,6 +29,7 @@ of canonical JSON, stream sizes the exact stream bytes.
 
 from __future__ import annotations
 
+from yarp.archive.savings.hosts import line_limited_sql, shown_sql
 from yarp.archive.savings.programs import SHELL_TOOLS
 from yarp.archive.savings.projection import INSERT_CALL
 from yarp.archive.savings.window import access
@@ -40,10 +41,13 @@ IMPORTED = "imported"
 HOST_VIEW = "host_view"
 INCOMPLETE = "incomplete"
 
-#: Agents whose adapter returns `result/after` to the model as the visible
-#: result (the Pi extension; a person's `yarp run`). Claude Code and Codex hooks
-#: cannot replace a tool's result, so their unchanged calls have an unknown view.
-VIEW_REPLACING_AGENTS = frozenset({"pi", "yarp-run"})
+#: Agents whose adapter stands in the result's path: it hands the model
+#: `result/after` when it changes the view, and leaves the tool's own result
+#: (which is `result/before`) when it does not (the Pi extension, the opencode
+#: plugin, Gemini CLI's hooks, a person's `yarp run`). Claude Code's and Codex's
+#: hooks cannot replace a result they leave alone, and the host may still cut
+#: it after them, so their unchanged calls have an unknown view.
+VIEW_REPLACING_AGENTS = frozenset({"pi", "yarp-run", "gemini", "opencode"})
 
 #: The row of each finished call of the window that the projection lacks,
 #: walked in the order of `tool_calls`: its `result` snapshots and whether it
@@ -60,7 +64,8 @@ VIEW_REPLACING_AGENTS = frozenset({"pi", "yarp-run"})
 #: index. A shell call keeps its input's digest, to be named by program.
 _PROJECT = """
 WITH c0 AS (
-  SELECT c.id AS id, c.archive_ref AS ref, c.tool_name AS tool_name,
+  SELECT c.id AS id, c.archive_ref AS ref, c.tool_name AS tool_name, c.session_id AS sid,
+    c.started_at_ms AS started, se.agent AS agent, c.is_error AS failed,
     rb.payload_sha256 AS rbs, rb.captured_at_ms AS rcap, c.finished_at_ms AS fin,
     ra.payload_sha256 IS NOT NULL AND ra.payload_sha256 IS NOT rb.payload_sha256 AS rewritten,
     se.agent IN ({replacing}) AS replacing, pra.uncompressed_byte_length AS ral,
@@ -76,7 +81,8 @@ WITH c0 AS (
   LIMIT -1
 ),
 c1 AS (
-  SELECT c0.id AS id, ref, tool_name, wrapped, rewritten, ral, prb.uncompressed_byte_length AS rbl, {kind} AS kind,
+  SELECT c0.id AS id, ref, tool_name, sid, started, fin, agent, failed, wrapped, rewritten, ral,
+    prb.uncompressed_byte_length AS rbl, {kind} AS kind,
     coalesce(pob.uncompressed_byte_length, 0) + coalesce(peb.uncompressed_byte_length, 0) AS sb,
     {stdout_after} + {stderr_after} AS sa
   FROM c0
@@ -85,19 +91,28 @@ c1 AS (
   LIMIT -1
 ),
 c2 AS (
-  SELECT id, ref, tool_name, kind,
+  SELECT id, ref, tool_name, lower(tool_name) AS tl, sid, started, fin, agent, failed, wrapped, kind,
     CASE WHEN kind = 'not_executed' THEN 0 WHEN wrapped THEN sb ELSE rbl END AS produced,
     CASE WHEN kind <> 'counted' THEN 0
       ELSE CASE WHEN wrapped THEN sb - sa ELSE 0 END + CASE WHEN rewritten THEN rbl - ral ELSE 0 END
     END AS withheld
   FROM c1
   LIMIT -1
+),
+c3 AS (
+  SELECT *, {host_shown} AS host_shown FROM c2
+  LIMIT -1
 )
 {insert}
-SELECT id, ref, kind, produced, withheld, CASE WHEN lower(tool_name) IN ({shell}) THEN
+SELECT id, ref, kind, produced, withheld, CASE WHEN tl IN ({shell}) THEN
     (SELECT i.payload_sha256 FROM snapshots i WHERE i.tool_call_id = id AND i.subject = 'input' AND i.stage = 'before')
-  END
-FROM c2
+  END, sid, started, fin, wrapped,
+  CASE WHEN wrapped AND kind = 'counted' AND withheld > 0 THEN {line_limit} END,
+  host_shown,
+  CASE WHEN kind = 'counted' AND withheld > 0 THEN host_shown - (produced - withheld) ELSE 0 END,
+  CASE kind WHEN 'counted' THEN produced - withheld WHEN 'host_view' THEN host_shown
+    WHEN 'imported' THEN host_shown ELSE 0 END
+FROM c3
 """
 #: The classification of `docs/commands.md` for a finished call, in SQL (over `c0`).
 _KIND = """CASE WHEN wrapped THEN 'counted' WHEN rbs IS NULL THEN 'not_executed'
@@ -137,4 +152,5 @@ def project_sql(windowed: bool, split: bool = False, insert: bool = True) -> str
         insert=INSERT_CALL if insert else "", replacing=_quoted(VIEW_REPLACING_AGENTS), kind=_KIND,
         streams="".join(_STREAM_JOINS.format(s=s, subject=subject) for s, subject in _STREAMS),
         stdout_after=_STREAM_AFTER.format(s="o"), stderr_after=_STREAM_AFTER.format(s="e"),
-        shell=_quoted(SHELL_TOOLS))
+        shell=_quoted(SHELL_TOOLS), host_shown=shown_sql("agent", "tl", "failed", "produced"),
+        line_limit=line_limited_sql("agent", "tl"))

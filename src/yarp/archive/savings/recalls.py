@@ -1,0 +1,181 @@
+"""What the agent took back of a capped view: recoveries and re-runs, each linked to the call it follows.
+
+A capped view saved context only if the agent did not fetch what it hid. Two
+kinds of later call take it back:
+
+- a **recovery**: a shell call that runs `yarp search`, `yarp read` or `yarp
+  restore` on a reference (directly, or after `yarp run … --`), from any
+  agent. It follows the call with that reference; what it returned to the
+  agent is recovered.
+- a **re-run**: the same command (whitespace-normalised input, same working
+  directory) run again in the same session within `RERUN_WINDOW_MS` of the
+  end of the nearest earlier run of it, when that earlier run's view was
+  capped and no file-editing tool ran in the session between them (after
+  an edit, running the tests again is the work, not a recall).
+
+A call that follows another exists only because of that call's cap, so its
+whole cost is charged: what it returned to the agent to the call it follows,
+and what its own view withheld to itself (it saved nothing: without the cap
+it would not have run). A follower naming several references shares its
+bytes among them. A `yarp run` of a recovery that an agent's own shell call
+ran is the same recovery, counted once: the agent's call, which holds what
+the agent saw.
+
+`annotate` works out, once per call, what the report needs beyond sizes: a
+shell call's recovered references and re-run key, a capped view's rule, and
+the host's line-limited view of a wrapped output. Its rows live in the
+projection (`projection`); the report sums them (`report`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+from contextlib import suppress
+
+from yarp.archive.savings.hosts import host_view
+from yarp.archive.savings.programs import command_text
+from yarp.archive.savings.projection import ARCHIVE
+from yarp.errors import DataError
+
+#: A re-run counts within this long after the end of the capped run it repeats.
+RERUN_WINDOW_MS = 10 * 60 * 1000
+#: Tools that edit files (lower-cased, any agent): one between two runs makes the second a new run.
+EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "notebookedit", "apply_patch", "replace", "write_file",
+                        "patch", "str_replace_based_edit_tool"})
+#: `yarp search|read|restore … yr_…`, with any path to `yarp`; `yarp run … -- yarp search …` holds it too.
+_RECOVERY = re.compile(r"(?:^|[\s;&|(`'\"])(?:[\w.~/-]*/)?yarp\s+(?:search|read|restore)\b([^\n;&|]*)")
+_REF = re.compile(r"\byr_[0-9a-f]{32}\b")
+#: The reducer family a wrapped call's view names on its first line; a view without one was capped.
+_SUMMARY = re.compile(rb"\[yarp summary: ([a-z_]{1,32});")
+CAP_RULE = "cap"
+
+
+def recovered_refs(text: str, own_ref: str) -> list[str]:
+    """The references `text` recovers with `yarp search|read|restore`, in order, without repeats or `own_ref`."""
+    if "yarp" not in text or "yr_" not in text:
+        return []
+    found: list[str] = []
+    for match in _RECOVERY.finditer(text):
+        for ref in _REF.findall(match.group(1)):
+            if ref != own_ref and ref not in found:
+                found.append(ref)
+    return found
+
+
+def rerun_key(text: str, cwd: str | None) -> bytes:
+    """The key two runs of one command share: its whitespace-normalised text and its working directory."""
+    return hashlib.sha256(" ".join(text.split()).encode() + b"\0" + (cwd or "").encode()).digest()
+
+
+def rule_of_view(view: bytes | None) -> str:
+    """What cut a wrapped call's view: the reducer family its first line names, else the cap."""
+    match = _SUMMARY.match(view or b"")
+    return match.group(1).decode() if match else CAP_RULE
+
+
+#: New rows whose input, view or streams the report needs read, with what to read them from.
+_PENDING = f"""
+SELECT k.id, k.archive_ref, k.produced, k.withheld, k.kind, k.line_limit, lower(c.tool_name), se.agent,
+  c.is_error, c.working_directory, pin.compression, pin.body, pin.uncompressed_byte_length,
+  pv.compression, pv.body, pv.uncompressed_byte_length
+FROM main.call_savings k
+JOIN {ARCHIVE}.tool_calls c ON c.id = k.id
+JOIN {ARCHIVE}.sessions se ON se.id = c.session_id
+LEFT JOIN {ARCHIVE}.payloads pin ON pin.sha256 = k.input_sha256
+LEFT JOIN {ARCHIVE}.snapshots v ON v.tool_call_id = CASE WHEN k.wrapped AND k.withheld > 0 THEN k.id END
+  AND v.subject = 'stdout' AND v.stage = 'after'
+LEFT JOIN {ARCHIVE}.payloads pv ON pv.sha256 = v.payload_sha256
+WHERE k.annotated = 0 AND (k.input_sha256 IS NOT NULL OR (k.wrapped AND k.withheld > 0))
+"""
+_STREAMS_BEFORE = f"""
+SELECT p.compression, p.body, p.uncompressed_byte_length FROM {ARCHIVE}.snapshots s
+JOIN {ARCHIVE}.payloads p ON p.sha256 = s.payload_sha256
+WHERE s.tool_call_id = ? AND s.subject IN ('stdout', 'stderr') AND s.stage = 'before'
+"""
+#: Every other new row: a capped result was cut by the adapter's cap; nothing else to read.
+_SETTLE = ("UPDATE main.call_savings SET annotated = 1,"
+           " rule = CASE WHEN kind = 'counted' AND withheld > 0 THEN 'cap' END WHERE annotated = 0")
+_ADD_FOLLOWUP = "INSERT OR REPLACE INTO main.followups (id, archive_ref, target_ref, kind, parts) VALUES (?, ?, ?, ?, ?)"
+
+#: Each new row with a re-run key: the nearest earlier run of the same command in its session, when
+#: that run was capped, ended within the window and no edit ran between the two.
+_LINK_RERUNS = f"""
+INSERT OR REPLACE INTO main.followups (id, archive_ref, target_ref, kind, parts)
+SELECT r.id, r.archive_ref, t.archive_ref, 'rerun', 1
+FROM main.call_savings r
+JOIN main.call_savings t ON t.id = (
+  SELECT p.id FROM main.call_savings p
+  WHERE p.session_id = r.session_id AND p.rerun_key = r.rerun_key AND p.started_at_ms < r.started_at_ms
+    AND p.id <> r.id
+  ORDER BY p.started_at_ms DESC LIMIT 1)
+WHERE r.id IN (SELECT value FROM json_each(?1))
+  AND t.kind = 'counted' AND t.withheld > 0 AND t.finished_at_ms <= r.started_at_ms
+  AND r.started_at_ms - t.finished_at_ms <= {RERUN_WINDOW_MS}
+  AND NOT EXISTS (SELECT 1 FROM {ARCHIVE}.tool_calls e WHERE e.started_at_ms > t.finished_at_ms
+    AND e.started_at_ms < r.started_at_ms AND e.session_id = r.session_id
+    AND lower(e.tool_name) IN ({", ".join("'" + t + "'" for t in sorted(EDIT_TOOLS))}))
+"""
+
+
+def annotate(conn: sqlite3.Connection) -> None:
+    """Complete the projection's new rows: recoveries, re-run keys and links, rules, line-limited views.
+
+    Runs inside the report's transaction, after the rows were added; every
+    row is annotated once.
+    """
+    from yarp.archive.codec import decode_body
+    from yarp.json_text import loads_record
+
+    keyed: list[int] = []
+    updates = []
+    followups = []
+    for (call_id, ref, produced, withheld, kind, limit, tool, agent, is_error, cwd,
+         in_compression, in_body, in_length, view_compression, view_body, view_length) in conn.execute(_PENDING):
+        rule = None
+        key = None
+        host_shown = None
+        if in_body is not None:
+            try:
+                value = loads_record(decode_body(in_compression, in_body, in_length))
+            except (ValueError, DataError):  # damaged or not JSON: verify reports it; nothing to link
+                value = None
+            text = command_text(value)
+            if text:
+                if cwd is None and isinstance(value, dict) and isinstance(value.get("cwd"), str):
+                    cwd = value["cwd"]
+                key = rerun_key(text, cwd)
+                keyed.append(call_id)
+                refs = recovered_refs(text, ref)
+                followups.extend((call_id, ref, target, "recovery", len(refs)) for target in refs)
+        if kind == "counted" and withheld > 0:
+            rule = CAP_RULE
+            # A damaged payload costs only what it would have told: verify reports the damage.
+            with suppress(DataError):
+                if view_body is not None:
+                    rule = rule_of_view(decode_body(view_compression, view_body, view_length)[:256])
+                if limit is not None and produced > limit:
+                    lines = sum(decode_body(*row).count(b"\n") for row in conn.execute(_STREAMS_BEFORE, (call_id,)))
+                    view = host_view(agent, tool, bool(is_error))
+                    host_shown = view.shown(produced, lines + 1) if view is not None else produced
+        updates.append((call_id, rule, key, host_shown))
+    if updates:
+        _apply_updates(conn, updates)
+    if followups:
+        conn.executemany(_ADD_FOLLOWUP, followups)
+    conn.execute(_SETTLE)
+    if keyed:
+        import json
+
+        conn.execute(_LINK_RERUNS, (json.dumps(keyed),))
+
+
+def _apply_updates(conn: sqlite3.Connection, updates: list) -> None:
+    """Write the annotations; a refined host view also refines the call's gross withheld."""
+    plain = [(rule, key, call_id) for call_id, rule, key, shown in updates if shown is None]
+    refined = [(rule, key, shown, call_id) for call_id, rule, key, shown in updates if shown is not None]
+    conn.executemany("UPDATE main.call_savings SET rule = ?, rerun_key = ?, annotated = 1 WHERE id = ?", plain)
+    conn.executemany("UPDATE main.call_savings SET rule = ?, rerun_key = ?, host_shown = ?,"
+                     " gross = ? - (produced - withheld), annotated = 1 WHERE id = ?",
+                     [(rule, key, shown, shown, call_id) for rule, key, shown, call_id in refined])
