@@ -298,3 +298,30 @@ def test_index_path_for_small_windows_agrees_with_the_scan(archive, by):
 ])
 def test_command_key(value, subcommand, key):
     assert command_key("bash", value, subcommand=subcommand) == key
+
+
+@pytest.mark.parametrize("recalled, flagged", [(6, False), (7, True)])
+def test_a_rule_recalled_over_thirty_percent_of_twenty_calls_is_too_aggressive(tmp_path, recalled, flagged):
+    """20 reads the Pi extension capped; `recalled` of them read back with `yarp read` (6/20 is 30 %, 7/20 35 %)."""
+    path = tmp_path / "a" / "tool-calls.sqlite3"
+    with ArchiveFactory(path, PI) as f:
+        refs = []
+        for n in range(20):
+            ref = f.begin(f"rd-{n}", tool="read", input_before={"path": f"/big/{n}"})
+            f.result_before(f"rd-{n}", READ_BIG)
+            f.finish(f"rd-{n}", READ_CAPPED)
+            refs.append(ref)
+        for n in range(recalled):
+            f.begin(f"rec-{n}", tool="bash", input_before={"command": f"yarp read {refs[n]} result_text 1:40"})
+            f.result_before(f"rec-{n}", READ_SMALL)
+            f.finish(f"rec-{n}", READ_SMALL)
+    result = run_yarp("archive", "savings", "--json", "--by", "rule", "--archive", str(path), home=tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    (rule,) = report["rules"]
+    assert (rule["rule"], rule["capped_calls"], rule["recalled_calls"]) == ("cap", 20, recalled)
+    assert rule["too_aggressive"] is flagged
+    gross = 20 * (size(READ_BIG) - size(READ_CAPPED))
+    assert rule["bytes_withheld_net"] == gross - recalled * size(READ_SMALL)
+    text = run_yarp("archive", "savings", "--archive", str(path), home=tmp_path).stdout.decode()
+    assert ("too aggressive" in text) is flagged
