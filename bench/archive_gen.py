@@ -13,7 +13,10 @@ streams were pruned, 30 Pi reads whose result was capped, 15 unchanged Pi
 calls, 15 Claude Code calls the hook could not change, 5 imported calls
 (input captured after the call finished). Every shell command line is
 distinct (`cd /work/repoN && cargo test src/moduleN`), as an agent's are,
-over seven programs. Payload text is drawn from a
+over seven programs, except one in a hundred that runs the command of the
+call before it again (a re-run). After them, one call in a hundred of the
+wrapped ones is read back: a Pi `yarp read REF stdout 1:40` fifteen seconds
+later (a recovery). Payload text is drawn from a
 generated build-log corpus with the call number in it, so payloads are
 distinct and compress like real logs.
 
@@ -39,6 +42,8 @@ from yarp.archive.store import ArchiveStore  # noqa: E402
 
 BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 CALLS_PER_SESSION = 200
+#: Calls with these numbers modulo 100: a re-run of the call before, and a call read back later.
+RERUN, RECOVERED = 41, 5
 BATCH = 256
 PROGRAMS = ("cargo test", "git log", "pytest -q", "npm test", "ls -la", "grep -rn TODO src", "make build")
 #: Share of stdout each program's rule keeps (test runners keep failures only).
@@ -86,9 +91,11 @@ def call_requests(n: int, text: _Text, rng: random.Random, mean_size: int) -> li
     if session.agent == "claude-code":
         kind = 18  # the hook cannot replace the result: unchanged, unknown view
     if kind < 7:  # wrapped shell, streams pruned
-        program = PROGRAMS[n % len(PROGRAMS)]
-        # Every command line is distinct, as an agent's are: its program repeats, its arguments differ.
-        command = f"cd /work/repo{n % 40} && {program} src/module{n}"
+        # Every command line is distinct, as an agent's are: its program repeats, its arguments differ;
+        # one in a hundred runs the command before it again.
+        same = n - 1 if n % 100 == RERUN and n % CALLS_PER_SESSION else n
+        program = PROGRAMS[same % len(PROGRAMS)]
+        command = f"cd /work/repo{same % 40} && {program} src/module{same}"
         meta = ops.CallMeta(call_id, "bash", started, True, "prov", "model-1", "/work")
         stdout = text(n, size).encode()
         stderr = text(n + 1, size // 8).encode() if n % 3 == 0 else b""
@@ -134,25 +141,45 @@ def generate(path: str | os.PathLike, calls: int, *, seed: int = 7, mean_size: i
     rng = random.Random(seed)
     text = _Text(rng)
     store = ArchiveStore.open(resolve_archive(str(path), {}))
+    refs: dict[str, str] = {}
     try:
         pending: list[Prepared] = []
         for n in range(calls):
             pending.extend(call_requests(n, text, rng, mean_size))
             if len(pending) >= BATCH:
-                _apply(store, pending)
+                _apply(store, pending, refs)
                 pending = []
+        recovered = [n for n in range(calls) if n % 100 == RECOVERED and _session(n // CALLS_PER_SESSION).agent == "pi"]
+        for n in recovered:
+            pending.extend(recovery_requests(n, refs[f"call-{n}"]))
         if pending:
-            _apply(store, pending)
+            _apply(store, pending, refs)
         store.wal_checkpoint("TRUNCATE")
     finally:
         store.close()
-    return {"calls": calls, "path": str(path)}
+    return {"calls": calls + len(recovered), "path": str(path)}
 
 
-def _apply(store: ArchiveStore, batch: list[Prepared]) -> None:
-    for outcome in store.apply_batch(batch):
+def recovery_requests(n: int, ref: str) -> list[Prepared]:
+    """A Pi call that reads back the first 40 lines of call `n`'s stdout, 15 seconds after it started."""
+    session = _session(n // CALLS_PER_SESSION)
+    started = BASE_MS + n * 30_000 + 15_000
+    call_id = f"recover-{n}"
+    meta = ops.CallMeta(call_id, "bash", started, False, "prov", "model-1", "/work")
+    read_back = "".join(f"{i}: a line read back from {ref}\n" for i in range(1, 41))
+    result = {"content": [{"type": "text", "text": read_back}], "details": None, "isError": False}
+    command = {"command": f"yarp read {ref} stdout 1:40"}
+    return [prepare(ops.BeginCall(session, meta, command, command, started)),
+            prepare(ops.ResultBefore(session, call_id, result, started + 1)),
+            prepare(ops.FinishCall(session, call_id, result, False, True, started + 2))]
+
+
+def _apply(store: ArchiveStore, batch: list[Prepared], refs: dict[str, str]) -> None:
+    for prepared, outcome in zip(batch, store.apply_batch(batch)):
         if isinstance(outcome, Exception):
             raise outcome
+        if isinstance(prepared.operation, ops.BeginCall):
+            refs[prepared.operation.call.source_call_id] = outcome.archive_ref
 
 
 if __name__ == "__main__":

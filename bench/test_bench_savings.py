@@ -14,8 +14,10 @@ transaction; the mix is described there). Every figure is a whole process
   projection (`yarp.archive.savings.projection`); `savings, first report` runs without
   one (every row computed, half of them on a second connection and thread),
   `first, one connection` the same on one connection (what the second core
-  buys in wall time and costs in CPU), and `savings` with the projection the
-  previous report left (the usual case).
+  buys in wall time and costs in CPU), `savings` with the projection the
+  previous report left, and `savings after a change` with 50 calls (a capped
+  run, its re-run and a recovery among them) added since, on a copy of the
+  archive (the usual case: a report after some work).
 * export: `yarp archive export --format parquet` in MB/s of logical payload (the
   payload table's uncompressed bytes), against a floor that only reads and
   decompresses every snapshot's payload in a Python process (no Parquet), and the
@@ -109,21 +111,53 @@ def _best(runs):
     return min(r[0] for r in runs), min(r[1] for r in runs)
 
 
-def test_savings_whole_process(archives):
+def _add_calls(path: Path, first: int, count: int) -> None:
+    """`count` more calls after the archive's own, as the generator writes them (capped runs, a re-run,
+    recoveries): numbered from `first`, started after every call already there."""
+    from archive_gen import _apply, call_requests, recovery_requests, _Text
+    import random
+
+    from yarp.archive.store import ArchiveStore
+    from yarp.paths import resolve_archive
+
+    rng = random.Random(first)
+    text = _Text(rng)
+    store = ArchiveStore.open(resolve_archive(str(path), {}))
+    refs: dict[str, str] = {}
+    try:
+        batch = [r for n in range(first, first + count) for r in call_requests(n, text, rng, 4096)]
+        _apply(store, batch, refs)
+        _apply(store, recovery_requests(first + 5, refs[f"call-{first + 5}"]), refs)
+    finally:
+        store.close()
+
+
+def test_savings_whole_process(archives, tmp_path):
     root, paths = archives
     path = paths[CALLS]
     projections = root / ".cache" / "yarp" / "savings"
     savings_argv = _yarp("archive", "savings", "--archive", str(path))
+    changed = tmp_path / "changed" / "tool-calls.sqlite3"
+    changed.parent.mkdir(mode=0o700)
+    shutil.copyfile(path, changed)
+    os.chmod(changed, 0o600)
+    added = iter(range(10**6, 10**7, 100))
 
     def first(argv, home):
         shutil.rmtree(projections, ignore_errors=True)  # no projection: every call's row is computed
         return _run(argv, home)
 
+    def after_a_change(argv, home):
+        _add_calls(changed, next(added), 50)
+        return _run(argv, home)
+
+    _run(_yarp("archive", "savings", "--archive", str(changed)), root)  # the copy's projection, once
     results = {}
     for name, argv, runner in (
             ("savings, first report", savings_argv, first),
             ("first, one connection", [sys.executable, "-c", _ONE_CONNECTION, str(path)], first),
             ("savings", savings_argv, _run),
+            ("savings after a change", _yarp("archive", "savings", "--archive", str(changed)), after_a_change),
             ("savings --by program", _yarp("archive", "savings", "--by", "program", "--archive", str(path)), _run),
             ("stats (baseline)", _yarp("archive", "stats", "--archive", str(path)), _run)):
         runs = [runner(argv, root) for _ in range(ROUNDS)]
@@ -135,8 +169,15 @@ def test_savings_whole_process(archives):
     print(f"  ratio savings/stats: wall {results['savings'][0] / base[0]:.2f}, CPU {results['savings'][1] / base[1]:.2f}")
     report = json.loads(_run(_yarp("archive", "savings", "--json", "--archive", str(path)), root)[3])
     total = report["total"]
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    calls = conn.execute("SELECT count(*) FROM tool_calls").fetchone()[0]
+    conn.close()
     assert total["calls"] + total["view_unknown_calls"] + total["not_executed_calls"] + total["incomplete_calls"] \
-        == CALLS
+        == calls
+    print(f"  net {total['bytes_withheld_net']:,} of gross {total['bytes_withheld_gross']:,} bytes; "
+          f"{total['recalled_calls']:,} of {total['capped_calls']:,} capped calls recalled")
 
 
 def test_export_throughput_and_memory(archives, tmp_path):
@@ -148,6 +189,7 @@ def test_export_throughput_and_memory(archives, tmp_path):
 
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         logical[calls] = conn.execute("SELECT sum(uncompressed_byte_length) FROM payloads").fetchone()[0]
+        rows = conn.execute("SELECT count(*) FROM tool_calls").fetchone()[0]  # the calls and their recoveries
         conn.close()
         runs = []
         for attempt in range(2):
@@ -155,7 +197,7 @@ def test_export_throughput_and_memory(archives, tmp_path):
             runs.append(_run(_yarp("archive", "export", "--format", "parquet", str(out), "--json", "--archive",
                                    str(path)), root))
             summary = json.loads(runs[-1][3])
-            assert summary["tables"]["calls"]["rows"] == calls
+            assert summary["tables"]["calls"]["rows"] == rows
             shutil.rmtree(out)
         floor = [_run([sys.executable, "-c", _FLOOR, str(path)], root) for _ in range(2)]
         wall, cpu = _best(runs)

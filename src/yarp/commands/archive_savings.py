@@ -9,28 +9,32 @@ from yarp.archive.savings import report as savings_report
 from yarp.commands import _archive
 from yarp.errors import UsageError
 
-SUMMARY = "show bytes produced, shown and withheld from the agent (from stored sizes)"
+SUMMARY = "show the context the views saved: net of what was read back or re-run, within the hosts' limits"
 EPILOG = """\
-Counts every finished call started in [--since, --until): bytes its tools
-produced, bytes the agent was shown, bytes YARP withheld, and an estimated
-token count (bytes / 4), in total and per group, then the commands that
-withheld most. Numbers come from stored payload sizes; output payloads are
-never decompressed. Calls whose view is unknown (a hook that cannot replace a
-tool's output, imported history) are counted separately, never as savings.
+Counts every finished call started in [--since, --until). Gross withheld is
+what the agent's host would have shown of the outputs YARP cut (Claude Code,
+Codex, Pi, Gemini CLI and opencode cut large outputs themselves) less what
+YARP showed; net withheld takes off what the agent recovered with yarp
+search|read|restore and what it re-ran (the same command again in the same
+session within 10 minutes of a cut view, nothing edited between). Both in
+bytes and estimated tokens (bytes / 4), in total and per group, then per rule
+(its recall rate; "too aggressive" over 30 % of at least 20 cut calls) and
+the commands that saved most. Calls whose view is unknown (a hook that
+cannot replace a tool's output, imported history) are never savings.
 Each finished call's numbers are kept in a disposable file under
 $XDG_CACHE_HOME/yarp/savings/ (~/.cache/yarp/savings/), so a later report
 computes only the calls finished since; the archive is only read.
 
 TIME is an RFC 3339 time with a zone (2026-01-02T03:04:05Z) or Unix
-milliseconds. Days are UTC. On a terminal each group gets a bar: dark is what
-was shown, light what was withheld.
+milliseconds. Days are UTC. On a terminal each group gets a bar: shown,
+net withheld, then recovered or re-run.
 
 Exit status: 0, 74 archive missing, locked, corrupt or unsafe, 64 bad usage.
 
 Examples:
   yarp archive savings
-  yarp archive savings --by day --since 2026-01-01T00:00:00Z
-  yarp archive savings --by program --json
+  yarp archive savings --by rule --since 2026-01-01T00:00:00Z
+  yarp archive savings --by command --json
 """
 
 

@@ -1,11 +1,18 @@
-"""What YARP kept out of the agent's view: bytes produced, shown and withheld (`yarp archive savings`).
+"""What YARP kept out of the agent's context, net of what it took back (`yarp archive savings`).
 
-Every number comes from snapshot rows and the stored sizes of their payloads;
-no output payload is ever decompressed, and the archive is only read. By part:
+Every size comes from snapshot rows and the stored sizes of their payloads;
+the only outputs read are a cut wrapped view's first line and, where the host
+counts lines, a wrapped output's line count, once per call. The archive is
+only read. By part:
 
 - `rule`: what a finished call counts as — its class (counted, not executed,
   imported, host view), its bytes produced and withheld, how its view is
   known (`VIEW_REPLACING_AGENTS`) — as the one statement that projects it;
+- `hosts`: what each agent's host would have shown of an output (its own
+  limits, one table), which bounds the gross withheld;
+- `recalls`: what the agent took back — recoveries (`yarp search|read|restore`
+  of a reference) and re-runs — linked to the calls they follow, and each cut
+  view's rule;
 - `programs`: what a shell call ran (`cargo test`), read from its small input
   payload, once per distinct input;
 - `projection`: the disposable file beside the archive that keeps each
@@ -15,7 +22,8 @@ no output payload is ever decompressed, and the archive is only read. By part:
 - `parallel`: half of a first report's missing rows on a second connection;
 - `report`: one report — complete the projection, name the inputs, sum per
   grouping (`GROUPINGS`) — as `compute` and `compute_for`;
-- `totals`: the sums per group and in total, the top commands, the JSON form;
+- `totals`: the sums per group, per rule and in total (gross, recovered,
+  re-run, net), the top commands, the JSON form;
 - `render`: the terminal form, with one bar per group.
 
 Importing this package imports nothing.

@@ -119,34 +119,45 @@ def _quoted(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def shown_sql(agent: str, tool: str, is_error: str, raw: str) -> str:
-    """A SQL expression for `HostView.shown(raw)` by byte limits (lines are applied later, in Python).
+#: The table's entries, numbered from 1 for SQL (0: the host shows the whole output).
+_NUMBERED = list(HOST_VIEWS.items())
+
+
+def key_sql(agent: str, tool: str, is_error: str) -> str:
+    """A SQL expression: the number of the call's entry in `HOST_VIEWS` (1-based), 0 when it has none.
 
     The arguments are SQL expressions: the session's agent, the lower-cased
-    tool name, the call's failure flag and the output's size.
+    tool name and the call's failure flag. The agent is matched first, then
+    the tool's class, so a row costs a few comparisons, and what the later
+    steps carry is one integer.
     """
-    cases = []
-    for (name, cls, failed), view in HOST_VIEWS.items():
+    by_agent: dict[str, list[str]] = {}
+    for number, ((name, cls, failed), _) in enumerate(_NUMBERED, 1):
         tools = [t for t, c in _CLASSES.get(name, {}).items() if c == cls]
-        if cls == OTHER:
-            known = [t for t in _CLASSES.get(name, {})]
-            tool_test = f"{tool} NOT IN ({', '.join(map(_quoted, known))})" if known else "1"
-        else:
-            tool_test = f"{tool} IN ({', '.join(map(_quoted, tools))})"
-        error_test = "" if failed is None else f" AND {is_error} = {int(failed)}"
-        over = str(view.overflow) if view.overflow is not None else str(view.limit + view.notice)
-        cases.append(f"WHEN {agent} = {_quoted(name)} AND {tool_test}{error_test} "
-                     f"THEN CASE WHEN {raw} <= {view.limit} THEN {raw} ELSE min({raw}, {over}) END")
-    return "CASE " + " ".join(cases) + f" ELSE {raw} END"
-
-
-def line_limited_sql(agent: str, tool: str) -> str:
-    """A SQL expression: the line limit of `agent`'s `tool` for wrapped calls, else NULL."""
+        tests = [f"{tool} IN ({', '.join(map(_quoted, tools))})"] if cls != OTHER else []
+        if failed is not None:
+            tests.append(f"{is_error} = {int(failed)}")
+        by_agent.setdefault(name, []).append(f"WHEN {' AND '.join(tests)} THEN {number}" if tests else f"ELSE {number}")
     cases = []
-    for (name, cls, _), view in HOST_VIEWS.items():
-        if view.lines is None or cls == OTHER:
-            continue
-        tools = [t for t, c in _CLASSES[name].items() if c == cls]
-        cases.append(f"WHEN {agent} = {_quoted(name)} AND {tool} IN ({', '.join(map(_quoted, tools))}) "
-                     f"THEN {view.lines}")
-    return "CASE " + " ".join(cases) + " END"
+    for name, branches in by_agent.items():
+        if not branches[-1].startswith("ELSE"):
+            branches.append("ELSE 0")
+        cases.append(f"WHEN {_quoted(name)} THEN CASE {' '.join(branches)} END")
+    return f"CASE {agent} {' '.join(cases)} ELSE 0 END"
+
+
+def shown_sql(key: str, raw: str) -> str:
+    """A SQL expression for `HostView.shown(raw)` by byte limits, for the entry numbered `key` (lines are
+    applied later, in Python)."""
+    cases = []
+    for number, (_, view) in enumerate(_NUMBERED, 1):
+        over = view.overflow if view.overflow is not None else view.limit + view.notice
+        cases.append(f"WHEN {number} THEN CASE WHEN {raw} <= {view.limit} THEN {raw} ELSE min({raw}, {over}) END")
+    return f"CASE {key} {' '.join(cases)} ELSE {raw} END"
+
+
+def line_limit_sql(key: str) -> str:
+    """A SQL expression: the line limit of the entry numbered `key`, NULL when it counts no lines."""
+    cases = [f"WHEN {number} THEN {view.lines}" for number, (_, view) in enumerate(_NUMBERED, 1)
+             if view.lines is not None]
+    return f"CASE {key} {' '.join(cases)} END"

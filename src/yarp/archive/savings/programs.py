@@ -112,8 +112,14 @@ def input_labels(conn: sqlite3.Connection, digests: list[bytes]) -> list[tuple[b
         chunk = digests[start:start + _INPUT_CHUNK]
         for sha, compression, body, length in conn.execute(_INPUT_SQL.format(",".join("?" * len(chunk))), chunk):
             try:
-                words = _words_of(loads_record(decode_body(compression, body, length)))
+                value = loads_record(decode_body(compression, body, length))
             except (ValueError, DataError):  # damaged or not JSON: verify reports it; the tool names the call
-                words = None
-            out.append((sha, _label(words, False), _label(words, True)) if words else (sha, None, None))
+                value = None
+            out.append((sha, *labels_of(command_text(value))))
     return out
+
+
+def labels_of(text: str | None) -> tuple[str | None, str | None]:
+    """(program label, command label) of a shell input's command text; None where it names no command."""
+    words = _first_command(text) if text is not None else None
+    return (_label(words, False), _label(words, True)) if words else (None, None)

@@ -12,8 +12,8 @@ The rows live in a disposable SQLite file under the user's cache directory
 directory), whose connection attaches the archive read-only as `archive`, so
 that one statement reads both. A report computes the rows of the calls it
 lacks and reads the rest. The file holds sizes, classifications, input
-digests and the program names of shell commands (`git log`), never an
-output. Deleting it costs only the next report's time; a file that cannot be
+digests, hashed commands, the references a call recovers and the program
+names of shell commands (`git log`), never an output. Deleting it costs only the next report's time; a file that cannot be
 used (unsafe, locked for longer than `BUSY_MS`, corrupt, another format)
 is replaced by one in memory for that report, with the same statements.
 
@@ -49,7 +49,8 @@ STALE_SLACK = 10_000
 #: `gross` what YARP's view kept out of the context beyond that (host_shown − shown, for a
 #: view YARP changed), `returned` what the call put into the agent's context (its view, or
 #: the host's own view of an output YARP left alone). `rule`, `rerun_key` and the
-#: follow-ups are `recalls.annotate`'s, once `annotated`.
+#: follow-ups are `recalls.annotate`'s, once `annotated` (a row with no shell input and no
+#: wrapped view to read is annotated as it is added: a capped result was cut by the cap).
 _DDL = """
 CREATE TABLE IF NOT EXISTS projection_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS call_savings (
@@ -92,7 +93,8 @@ CREATE TABLE IF NOT EXISTS input_labels (
 _TABLES = ("projection_meta", "call_savings", "followups", "input_labels")
 #: How a row of `call_savings` is written, by the rule's statement or from a part computed elsewhere.
 CALL_COLUMNS = ("id", "archive_ref", "kind", "produced", "withheld", "input_sha256", "session_id", "started_at_ms",
-                "finished_at_ms", "wrapped", "line_limit", "host_shown", "gross", "returned")
+                "finished_at_ms", "wrapped", "line_limit", "host_shown", "gross", "returned", "annotated", "rule",
+                "rerun_key")
 INSERT_CALL = f"INSERT OR REPLACE INTO main.call_savings ({', '.join(CALL_COLUMNS)})"
 INSERT_CALL_VALUES = f"{INSERT_CALL} VALUES ({', '.join('?' * len(CALL_COLUMNS))})"
 INSERT_LABELS = "INSERT INTO main.input_labels (input_sha256, program, command) VALUES (?, ?, ?)"

@@ -35,7 +35,7 @@ import sqlite3
 from contextlib import suppress
 
 from yarp.archive.savings.hosts import host_view
-from yarp.archive.savings.programs import command_text
+from yarp.archive.savings.programs import command_text, labels_of
 from yarp.archive.savings.projection import ARCHIVE
 from yarp.errors import DataError
 
@@ -75,11 +75,13 @@ def rule_of_view(view: bytes | None) -> str:
     return match.group(1).decode() if match else CAP_RULE
 
 
-#: New rows whose input, view or streams the report needs read, with what to read them from.
+#: New rows whose input, view or streams the report needs read, with what to read them from: a shell
+#: call's input, a wrapped call's view when it was cut, and its raw streams when its host counts lines.
 _PENDING = f"""
-SELECT k.id, k.archive_ref, k.produced, k.withheld, k.kind, k.line_limit, lower(c.tool_name), se.agent,
-  c.is_error, c.working_directory, pin.compression, pin.body, pin.uncompressed_byte_length,
-  pv.compression, pv.body, pv.uncompressed_byte_length
+SELECT k.id, k.archive_ref, k.produced, k.withheld, k.kind, lower(c.tool_name), se.agent, c.is_error,
+  c.working_directory, k.input_sha256, pin.compression, pin.body, pin.uncompressed_byte_length,
+  pv.compression, pv.body, pv.uncompressed_byte_length, po.compression, po.body, po.uncompressed_byte_length,
+  pe.compression, pe.body, pe.uncompressed_byte_length
 FROM main.call_savings k
 JOIN {ARCHIVE}.tool_calls c ON c.id = k.id
 JOIN {ARCHIVE}.sessions se ON se.id = c.session_id
@@ -87,17 +89,16 @@ LEFT JOIN {ARCHIVE}.payloads pin ON pin.sha256 = k.input_sha256
 LEFT JOIN {ARCHIVE}.snapshots v ON v.tool_call_id = CASE WHEN k.wrapped AND k.withheld > 0 THEN k.id END
   AND v.subject = 'stdout' AND v.stage = 'after'
 LEFT JOIN {ARCHIVE}.payloads pv ON pv.sha256 = v.payload_sha256
-WHERE k.annotated = 0 AND (k.input_sha256 IS NOT NULL OR (k.wrapped AND k.withheld > 0))
+LEFT JOIN {ARCHIVE}.snapshots o ON o.tool_call_id = CASE WHEN k.produced > k.line_limit THEN k.id END
+  AND o.subject = 'stdout' AND o.stage = 'before'
+LEFT JOIN {ARCHIVE}.payloads po ON po.sha256 = o.payload_sha256
+LEFT JOIN {ARCHIVE}.snapshots e ON e.tool_call_id = CASE WHEN k.produced > k.line_limit THEN k.id END
+  AND e.subject = 'stderr' AND e.stage = 'before'
+LEFT JOIN {ARCHIVE}.payloads pe ON pe.sha256 = e.payload_sha256
+WHERE k.annotated = 0
 """
-_STREAMS_BEFORE = f"""
-SELECT p.compression, p.body, p.uncompressed_byte_length FROM {ARCHIVE}.snapshots s
-JOIN {ARCHIVE}.payloads p ON p.sha256 = s.payload_sha256
-WHERE s.tool_call_id = ? AND s.subject IN ('stdout', 'stderr') AND s.stage = 'before'
-"""
-#: Every other new row: a capped result was cut by the adapter's cap; nothing else to read.
-_SETTLE = ("UPDATE main.call_savings SET annotated = 1,"
-           " rule = CASE WHEN kind = 'counted' AND withheld > 0 THEN 'cap' END WHERE annotated = 0")
-_ADD_FOLLOWUP = "INSERT OR REPLACE INTO main.followups (id, archive_ref, target_ref, kind, parts) VALUES (?, ?, ?, ?, ?)"
+ADD_FOLLOWUP = "INSERT OR REPLACE INTO main.followups (id, archive_ref, target_ref, kind, parts) VALUES (?, ?, ?, ?, ?)"
+ADD_LABELS = "INSERT OR IGNORE INTO main.input_labels (input_sha256, program, command) VALUES (?, ?, ?)"
 
 #: Each new row with a re-run key: the nearest earlier run of the same command in its session, when
 #: that run was capped, ended within the window and no edit ran between the two.
@@ -119,29 +120,27 @@ WHERE r.id IN (SELECT value FROM json_each(?1))
 """
 
 
-def annotate(conn: sqlite3.Connection) -> None:
-    """Complete the projection's new rows: recoveries, re-run keys and links, rules, line-limited views.
+def annotate(conn: sqlite3.Connection) -> list[int]:
+    """Complete the projection's new rows: recoveries, re-run keys, rules, line-limited views, and the
+    labels of the shell inputs they hold (`programs.labels_of`, so no input is read twice).
 
     Runs inside the report's transaction, after the rows were added; every
-    row is annotated once.
+    row is annotated once. Returns the rows given a re-run key, for
+    `link_reruns`.
     """
-    from yarp.archive.codec import decode_body
-    from yarp.json_text import loads_record
-
     keyed: list[int] = []
     updates = []
     followups = []
-    for (call_id, ref, produced, withheld, kind, limit, tool, agent, is_error, cwd,
-         in_compression, in_body, in_length, view_compression, view_body, view_length) in conn.execute(_PENDING):
-        rule = None
+    labels: dict[bytes, tuple] = {}
+    for row in conn.execute(_PENDING):
+        call_id, ref, produced, withheld, kind, tool, agent, is_error, cwd, digest = row[:10]
         key = None
-        host_shown = None
-        if in_body is not None:
-            try:
-                value = loads_record(decode_body(in_compression, in_body, in_length))
-            except (ValueError, DataError):  # damaged or not JSON: verify reports it; nothing to link
-                value = None
+        cut = kind == "counted" and withheld > 0
+        if digest is not None:
+            value = _decoded_json(*row[10:13])
             text = command_text(value)
+            if cut and digest not in labels:  # the report names a capped call by its command
+                labels[digest] = labels_of(text)
             if text:
                 if cwd is None and isinstance(value, dict) and isinstance(value.get("cwd"), str):
                     cwd = value["cwd"]
@@ -149,26 +148,53 @@ def annotate(conn: sqlite3.Connection) -> None:
                 keyed.append(call_id)
                 refs = recovered_refs(text, ref)
                 followups.extend((call_id, ref, target, "recovery", len(refs)) for target in refs)
-        if kind == "counted" and withheld > 0:
-            rule = CAP_RULE
-            # A damaged payload costs only what it would have told: verify reports the damage.
-            with suppress(DataError):
-                if view_body is not None:
-                    rule = rule_of_view(decode_body(view_compression, view_body, view_length)[:256])
-                if limit is not None and produced > limit:
-                    lines = sum(decode_body(*row).count(b"\n") for row in conn.execute(_STREAMS_BEFORE, (call_id,)))
-                    view = host_view(agent, tool, bool(is_error))
-                    host_shown = view.shown(produced, lines + 1) if view is not None else produced
+        rule = host_shown = None
+        if cut:
+            rule, host_shown = _cut_view(row, produced, agent, tool, is_error)
         updates.append((call_id, rule, key, host_shown))
     if updates:
         _apply_updates(conn, updates)
+    if labels:
+        conn.executemany(ADD_LABELS, [(digest, *names) for digest, names in labels.items()])
     if followups:
-        conn.executemany(_ADD_FOLLOWUP, followups)
-    conn.execute(_SETTLE)
+        conn.executemany(ADD_FOLLOWUP, followups)
+    return keyed
+
+
+def link_reruns(conn: sqlite3.Connection, keyed: list[int]) -> None:
+    """Link each of the `keyed` rows to the capped run it repeats, where it is a re-run (`_LINK_RERUNS`)."""
     if keyed:
         import json
 
         conn.execute(_LINK_RERUNS, (json.dumps(keyed),))
+
+
+def _decoded_json(compression, body, length) -> object:
+    """A payload's JSON value; None when it is damaged or not JSON (verify reports that)."""
+    from yarp.archive.codec import decode_body
+    from yarp.json_text import loads_record
+
+    try:
+        return loads_record(decode_body(compression, body, length))
+    except (ValueError, DataError):
+        return None
+
+
+def _cut_view(row: tuple, produced: int, agent: str, tool: str, is_error) -> tuple[str, int | None]:
+    """(rule, host view or None) of a call whose view YARP cut: the rule from a wrapped call's view, the
+    host's line-limited view from its raw streams. A damaged payload costs only what it would have told."""
+    from yarp.archive.codec import decode_body
+
+    rule, host_shown = CAP_RULE, None
+    view, out, err = row[13:16], row[16:19], row[19:22]
+    with suppress(DataError):
+        if view[1] is not None:
+            rule = rule_of_view(decode_body(*view)[:256])
+        if out[1] is not None:
+            lines = decode_body(*out).count(b"\n") + (decode_body(*err).count(b"\n") if err[1] is not None else 0)
+            found = host_view(agent, tool, bool(is_error))
+            host_shown = found.shown(produced, lines + 1) if found is not None else None
+    return rule, host_shown
 
 
 def _apply_updates(conn: sqlite3.Connection, updates: list) -> None:

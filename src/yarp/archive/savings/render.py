@@ -2,8 +2,8 @@
 
 Bars are drawn to one scale: dark cells for bytes shown, light ones for the
 net withheld, medium ones for what followers took back of the gross (`#`,
-`-` and `=` when the terminal is not UTF-8); colour only when the caller asks
-for it. The JSON form is the report's own (`totals.Savings.as_dict`).
+`-` and `=` when the terminal is not UTF-8); colour (cyan, grey, yellow) only
+when the caller asks for it. The JSON form is the report's own (`totals.Savings.as_dict`).
 """
 
 from __future__ import annotations
@@ -107,7 +107,9 @@ def _group_lines(by: str, groups: list[tuple[str, Totals]], width: int, color: b
         pad = " " * (bar_width - len(drawn))
         if color and drawn:
             dark = drawn.rstrip(light + medium)
-            drawn = f"\x1b[36m{dark}\x1b[0m\x1b[2m{drawn[len(dark):]}\x1b[0m"
+            taken = drawn[len(dark):].lstrip(light)
+            net_part = drawn[len(dark):len(drawn) - len(taken)]
+            drawn = f"\x1b[36m{dark}\x1b[0m\x1b[2m{net_part}\x1b[0m\x1b[33m{taken}\x1b[0m"
         line = f"{label:<{label_width}}  {drawn}{pad}  {net:>{number_width}} {share:>{share_width}}"
         out.append(f"{line}  {unknown}" if unknown else line)
     if len(groups) > rows:

@@ -21,7 +21,7 @@ from yarp.archive.savings import projection
 from yarp.archive.savings.parallel import Half
 from yarp.archive.savings.programs import clean, input_labels
 from yarp.archive.savings.projection import ARCHIVE, INSERT_CALL_VALUES, INSERT_LABELS, drop_stale, tune
-from yarp.archive.savings.recalls import annotate
+from yarp.archive.savings.recalls import annotate, link_reruns
 from yarp.archive.savings.rule import COUNTED, project_sql
 from yarp.archive.savings.totals import Row, Savings, Totals
 from yarp.archive.savings.window import NO_WINDOW, access, bounds, uses_index
@@ -147,7 +147,7 @@ def _rows(conn: sqlite3.Connection, by: str, low: int, high: int,
             conn.executemany(INSERT_CALL_VALUES, half.result())
         # Every call the parts did not see (all of them, without parts).
         conn.execute(project_sql(windowed), (low, high))
-        annotate(conn)
+        link_reruns(conn, annotate(conn))
         missing = list(dict.fromkeys(row[0] for row in conn.execute(unlabelled_sql(by, windowed), (low, high))))
         if missing:
             conn.executemany(INSERT_LABELS, input_labels(conn, missing))

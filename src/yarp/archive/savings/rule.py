@@ -29,7 +29,7 @@ of canonical JSON, stream sizes the exact stream bytes.
 
 from __future__ import annotations
 
-from yarp.archive.savings.hosts import line_limited_sql, shown_sql
+from yarp.archive.savings.hosts import key_sql, line_limit_sql, shown_sql
 from yarp.archive.savings.programs import SHELL_TOOLS
 from yarp.archive.savings.projection import INSERT_CALL
 from yarp.archive.savings.window import access
@@ -64,8 +64,8 @@ VIEW_REPLACING_AGENTS = frozenset({"pi", "yarp-run", "gemini", "opencode"})
 #: index. A shell call keeps its input's digest, to be named by program.
 _PROJECT = """
 WITH c0 AS (
-  SELECT c.id AS id, c.archive_ref AS ref, c.tool_name AS tool_name, c.session_id AS sid,
-    c.started_at_ms AS started, se.agent AS agent, c.is_error AS failed,
+  SELECT c.id AS id, c.archive_ref AS ref, c.session_id AS sid, c.started_at_ms AS started,
+    {host_key} AS hk, lower(c.tool_name) IN ({shell}) AS shell,
     rb.payload_sha256 AS rbs, rb.captured_at_ms AS rcap, c.finished_at_ms AS fin,
     ra.payload_sha256 IS NOT NULL AND ra.payload_sha256 IS NOT rb.payload_sha256 AS rewritten,
     se.agent IN ({replacing}) AS replacing, pra.uncompressed_byte_length AS ral,
@@ -81,7 +81,7 @@ WITH c0 AS (
   LIMIT -1
 ),
 c1 AS (
-  SELECT c0.id AS id, ref, tool_name, sid, started, fin, agent, failed, wrapped, rewritten, ral,
+  SELECT c0.id AS id, ref, sid, started, fin, hk, shell, wrapped, rewritten, ral,
     prb.uncompressed_byte_length AS rbl, {kind} AS kind,
     coalesce(pob.uncompressed_byte_length, 0) + coalesce(peb.uncompressed_byte_length, 0) AS sb,
     {stdout_after} + {stderr_after} AS sa
@@ -91,28 +91,26 @@ c1 AS (
   LIMIT -1
 ),
 c2 AS (
-  SELECT id, ref, tool_name, lower(tool_name) AS tl, sid, started, fin, agent, failed, wrapped, kind,
+  SELECT id, ref, sid, started, fin, hk, shell, wrapped, kind,
     CASE WHEN kind = 'not_executed' THEN 0 WHEN wrapped THEN sb ELSE rbl END AS produced,
     CASE WHEN kind <> 'counted' THEN 0
       ELSE CASE WHEN wrapped THEN sb - sa ELSE 0 END + CASE WHEN rewritten THEN rbl - ral ELSE 0 END
     END AS withheld
   FROM c1
   LIMIT -1
-),
-c3 AS (
-  SELECT *, {host_shown} AS host_shown FROM c2
-  LIMIT -1
 )
 {insert}
-SELECT id, ref, kind, produced, withheld, CASE WHEN tl IN ({shell}) THEN
+SELECT id, ref, kind, produced, withheld, CASE WHEN shell THEN
     (SELECT i.payload_sha256 FROM snapshots i WHERE i.tool_call_id = id AND i.subject = 'input' AND i.stage = 'before')
   END, sid, started, fin, wrapped,
   CASE WHEN wrapped AND kind = 'counted' AND withheld > 0 THEN {line_limit} END,
-  host_shown,
-  CASE WHEN kind = 'counted' AND withheld > 0 THEN host_shown - (produced - withheld) ELSE 0 END,
-  CASE kind WHEN 'counted' THEN produced - withheld WHEN 'host_view' THEN host_shown
-    WHEN 'imported' THEN host_shown ELSE 0 END
-FROM c3
+  {host_shown},
+  CASE WHEN kind = 'counted' AND withheld > 0 THEN {host_shown} - (produced - withheld) ELSE 0 END,
+  CASE kind WHEN 'counted' THEN produced - withheld WHEN 'host_view' THEN {host_shown}
+    WHEN 'imported' THEN {host_shown} ELSE 0 END,
+  NOT shell AND NOT (wrapped AND kind = 'counted' AND withheld > 0),
+  CASE WHEN kind = 'counted' AND withheld > 0 AND NOT wrapped THEN 'cap' END, NULL
+FROM c2
 """
 #: The classification of `docs/commands.md` for a finished call, in SQL (over `c0`).
 _KIND = """CASE WHEN wrapped THEN 'counted' WHEN rbs IS NULL THEN 'not_executed'
@@ -152,5 +150,5 @@ def project_sql(windowed: bool, split: bool = False, insert: bool = True) -> str
         insert=INSERT_CALL if insert else "", replacing=_quoted(VIEW_REPLACING_AGENTS), kind=_KIND,
         streams="".join(_STREAM_JOINS.format(s=s, subject=subject) for s, subject in _STREAMS),
         stdout_after=_STREAM_AFTER.format(s="o"), stderr_after=_STREAM_AFTER.format(s="e"),
-        shell=_quoted(SHELL_TOOLS), host_shown=shown_sql("agent", "tl", "failed", "produced"),
-        line_limit=line_limited_sql("agent", "tl"))
+        shell=_quoted(SHELL_TOOLS), host_key=key_sql("se.agent", "lower(c.tool_name)", "c.is_error"),
+        host_shown=shown_sql("hk", "produced"), line_limit=line_limit_sql("hk"))
