@@ -12,19 +12,15 @@ which YARP itself does not:
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pty
 import re
-import struct
-import subprocess
 import sys
 import tempfile
-import termios
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))
 
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
 #: SGR codes the report uses, as colours on a dark background.
@@ -33,25 +29,14 @@ _SGR = re.compile(r"\x1b\[(\d+)m")
 
 
 def report_on_a_terminal(archive: Path, home: Path) -> str:
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 80, 0, 0))  # 80 columns
-    env = dict(os.environ, HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), TERM="xterm", COLUMNS="80")
+    from terminal import on_a_terminal
+
+    env = dict(os.environ, HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), TERM="xterm")
     env.pop("NO_COLOR", None)
-    proc = subprocess.Popen([sys.executable, "-m", "yarp", "archive", "savings", "--by", "program", "--archive",
-                             str(archive)], env=env, stdout=follower, stderr=subprocess.PIPE)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    assert proc.wait() == 0, proc.stderr.read()
-    return b"".join(chunks).decode().replace("\r\n", "\n")
+    proc, seen = on_a_terminal([sys.executable, "-m", "yarp", "archive", "savings", "--by", "program", "--archive",
+                                str(archive)], env, columns=80)
+    assert proc.returncode == 0, proc.stderr
+    return seen.decode().replace("\r\n", "\n")
 
 
 def draw(text: str, out: Path) -> None:

@@ -122,9 +122,9 @@ def run_client(sb: Sandbox, shards: list[list[dict]]) -> tuple[float, list[float
 
 
 def measure(path: str, sessions: int, root: Path) -> dict:
-    from yarp.wire import operations as ops
     from yarp.clients.broker import BrokerClient
     from yarp.paths import ArchiveLocation
+    from yarp.wire import validation as validate
 
     shards, calls = workload(sessions, f"{path}-{sessions}")
     sb = Sandbox.create(root / f"{path}-{sessions}", idle_ms=5000)

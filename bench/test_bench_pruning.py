@@ -20,7 +20,7 @@ import time
 import pytest
 
 from yarp.limits import DEFAULT_CAP_BYTES
-from yarp.view.cap import cap_files, cap_streams
+from yarp.view.cap import cap_files
 from yarp.view.reducers import copy_stream, reduce_stream
 from yarp.view.rules import load_rules, select_rule
 

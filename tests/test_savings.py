@@ -5,13 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pty
 import sqlite3
-import subprocess
 import sys
 
 import pytest
 from archive_factory import BASE_MS, ArchiveFactory, run_yarp, yarp_env
+from terminal import on_a_terminal
 
 from yarp.wire import operations as ops
 from yarp.archive.savings import projection as savings_projection
@@ -213,29 +212,11 @@ def test_terminal_chart_and_read_only(archive):
 
 def test_colour_bars_on_a_terminal(archive):
     path, root = archive
-    leader, follower = pty.openpty()
-    try:
-        env = yarp_env(root) | {"TERM": "xterm", "COLUMNS": "100"}
-        env.pop("NO_COLOR", None)
-        proc = subprocess.run([sys.executable, "-m", "yarp", "archive", "savings", "--archive", str(path)],
-                              env=env, stdout=follower, stderr=subprocess.PIPE, timeout=60)
-        os.close(follower)
-        follower = -1
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        if follower >= 0:
-            os.close(follower)
-        os.close(leader)
+    env = yarp_env(root) | {"TERM": "xterm", "COLUMNS": "100"}
+    env.pop("NO_COLOR", None)
+    proc, seen = on_a_terminal([sys.executable, "-m", "yarp", "archive", "savings", "--archive", str(path)], env)
     assert proc.returncode == 0, proc.stderr
-    text = b"".join(chunks).decode()
+    text = seen.decode()
     assert "\x1b[36m" in text and "\u2588" in text
 
 

@@ -174,7 +174,7 @@ def test_cap_files_caps_stdout_and_stderr_together(tmp_path):
 
 
 def test_a_reducer_view_is_capped_without_line_ranges_and_its_markers_stay_whole():
-    body = [f"[yarp summary: build; source_lines=9000; shown_lines=400]"]
+    body = ["[yarp summary: build; source_lines=9000; shown_lines=400]"]
     for i in range(200):
         body += [f"src/a{i}.c:1:1: warning: w{i}", f"[yarp: omitted 20 line(s); ref={REF}; stdout complete]",
                  f"Search omitted output: yarp search {REF} 'error|warning'"]

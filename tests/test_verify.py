@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import shutil
 import sqlite3
-import subprocess
 import sys
 
 import pytest
 from archive_factory import ArchiveFactory, build_sample, run_yarp, yarp_env
+from terminal import on_a_terminal
 
 from yarp.archive import verify
 from yarp.paths import resolve_archive
@@ -302,22 +301,8 @@ def test_missing_archive_is_an_io_error(tmp_path):
 def test_progress_on_a_terminal_only(archive, tmp_path):
     path, _ = archive
     for extra, expect in (((), True), (("--json",), False)):
-        leader, follower = pty.openpty()
-        try:
-            proc = subprocess.run([sys.executable, "-m", "yarp", "archive", "verify", "--archive", str(path), *extra],
-                                  env=yarp_env(tmp_path), stdout=subprocess.PIPE, stderr=follower, timeout=60)
-            os.close(follower)
-            seen = b""
-            while True:
-                try:
-                    data = os.read(leader, 65536)
-                except OSError:
-                    break
-                if not data:
-                    break
-                seen += data
-        finally:
-            os.close(leader)
+        proc, seen = on_a_terminal([sys.executable, "-m", "yarp", "archive", "verify", "--archive", str(path), *extra],
+                                   yarp_env(tmp_path), stream="stderr")
         assert proc.returncode == 0
         assert (b"verifying payloads 14/14" in seen) is expect, seen
 

@@ -15,7 +15,6 @@ stands for, not run again.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from conftest import SOURCE, World
 

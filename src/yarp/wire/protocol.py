@@ -40,7 +40,7 @@ from __future__ import annotations
 from yarp import json_text
 from yarp._record import Record
 from yarp._version import SCHEMA, __version__
-from yarp.errors import FrameError, FrameTooLarge, HandshakeMismatch, ValidationError, YarpError, bounded_text
+from yarp.errors import FrameError, FrameTooLarge, HandshakeMismatch, YarpError
 from yarp.limits import MAX_CORRELATION_ID_CHARS, MAX_FRAME_BYTES
 from yarp.wire import operations as ops
 

@@ -13,9 +13,10 @@ directory), whose connection attaches the archive read-only as `archive`, so
 that one statement reads both. A report computes the rows of the calls it
 lacks and reads the rest. The file holds sizes, classifications, input
 digests, hashed commands, the references a call recovers and the program
-names of shell commands (`git log`), never an output. Deleting it costs only the next report's time; a file that cannot be
-used (unsafe, locked for longer than `BUSY_MS`, corrupt, another format)
-is replaced by one in memory for that report, with the same statements.
+names of shell commands (`git log`), never an output. Deleting it costs
+only the next report's time; a file that cannot be used (unsafe, locked for
+longer than `BUSY_MS`, corrupt, another format) is replaced by one in memory
+for that report, with the same statements.
 
 This module holds the file, its tables and the connection; the statement
 that computes a call's row is the rule's (`rule.project_sql`), the one that
