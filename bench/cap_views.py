@@ -41,7 +41,10 @@ PROGRAM = r'''
 import glob, hashlib, json, os, random, sys, tempfile
 sys.path.insert(0, {here!r})
 from corpus_cases import load_cases
-from yarp.view.cap import cap_files, cap_streams, cap_text
+try:
+    from yarp.view.cap import cap_files, cap_streams, cap_text
+except ImportError:  # a revision from before the regrouping by the path of a call
+    from yarp.shell.cap import cap_files, cap_streams, cap_text
 
 CAPS = (1024, 2048, 5120, 16384)
 REF = "yr_" + "cd" * 16
