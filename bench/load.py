@@ -3,6 +3,8 @@
     python bench/load.py --clients 1 8 64 --calls 100 --payload 1k 16k 64k
     python bench/load.py --raw-clients 32 --raw-payload 1k 16k --raw-calls 300
     python bench/load.py --clients 1 8 64 --calls 20 --payload 1k 64k 1m --pool thread process --no-baselines
+    python bench/load.py --clients --ingest-clients 16 --flush-delay-ms 0 1 2 4
+    python bench/load.py --clients --ceiling-clients 4 --ceiling-window 1 8
 
 For every (clients, payload) pair it runs, each against a fresh archive with
 the same schema and pragmas:
@@ -31,6 +33,30 @@ slowest session's rate over the fastest's, the bridges' and the broker's own
 CPU per request in steady state (from /proc, sampled after each bridge's
 first acknowledgement and before its stdin closes), and the bridge's
 start-up CPU (its own rusage for a start, connect and clean exit).
+
+`naive_call` is a third baseline beside them: N processes doing what a
+simple tool would do, one transaction per call, writing the same calls' rows
+into a spec-schema SQLite file as plain `json.dumps` text (no canonical JSON,
+no compression decision; the payload key is SHA-256 over those bytes).
+`--ingest-baselines` picks which baselines run.
+
+`--flush-delay-ms 0 2 4` runs every chosen comparison once per regime: 0 is
+the machine as it is; otherwise `bench/slow_flush.c`, compiled with gcc at
+run time, is preloaded (LD_PRELOAD) into every process that writes an
+archive — the broker the clients start, the direct and naive writers — and
+sleeps that long before each real fsync/fdatasync, so every flush still
+reaches the disk, only later. Each regime runs in a fresh child process of
+this tool started with the preload, after the previous regime's brokers are
+stopped; it starts with a `flush_check` row (fsync and SQLite commit times as
+measured under the preload) and every writer row says whether the preload was
+mapped in its processes. A side-by-side table ends the run.
+
+`--ceiling-clients K` measures the broker's ceiling with a client that spends
+almost no CPU: `bench/load_client.c`, compiled at run time, over K
+connections (one process each), sending pre-encoded begin_call frames
+(`--ceiling-bytes`, 1 KiB by default) one at a time or `--ceiling-window W`
+unacknowledged; requests/s, the broker's and the clients' CPU per request,
+failures, and an audit of the archive's rows.
 
 `--raw-clients` adds the raw broker rate: K processes sending begin_call
 requests back to back (1 KiB / 16 KiB inputs), requests/s, with the clients'
@@ -130,6 +156,92 @@ class Env:
         """Stop the broker the measurement started, if any, and remove its directory."""
         stop_broker(self)
         self.close()
+
+
+# --- compiled helpers: the flush-delay shim and the C load client ------------------------
+
+#: Where this run's compiled helpers live (a private temporary directory), once built.
+TOOLS: dict[str, str] = {}
+#: The preloaded shim's path in a flush-delay regime ("" in the machine-as-is regime).
+SHIM_ENV = "YARP_BENCH_SHIM"
+DELAY_ENV = "YARP_BENCH_FLUSH_DELAY_US"
+
+
+def build_tool(name: str, directory: str) -> str | None:
+    """Compile `bench/<name>.c` into `directory` with gcc; None (and a message) when it cannot.
+
+    `slow_flush` becomes a shared library for LD_PRELOAD, `load_client` a program.
+    """
+    if name in TOOLS:
+        return TOOLS[name]
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        print(f"# gcc not found: cannot build bench/{name}.c; skipping what needs it", flush=True)
+        return None
+    source = os.path.join(HERE, f"{name}.c")
+    if name == "slow_flush":
+        target = os.path.join(directory, "slow_flush.so")
+        cmd = [gcc, "-shared", "-fPIC", "-O2", "-o", target, source, "-ldl"]
+    else:
+        target = os.path.join(directory, name)
+        cmd = [gcc, "-O2", "-o", target, source]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        print(f"# gcc failed on bench/{name}.c; skipping what needs it:\n{done.stderr.strip()}", flush=True)
+        return None
+    TOOLS[name] = target
+    return target
+
+
+def expected_shim() -> str:
+    """The shim every archive writer of this regime must have loaded, or "" when none is preloaded."""
+    return os.environ.get(SHIM_ENV, "")
+
+
+def shim_mapped(pid: int | str = "self") -> bool:
+    """Whether the flush-delay shim is mapped into process `pid`."""
+    shim = expected_shim()
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            return bool(shim) and shim in f.read()
+    except OSError:
+        return False
+
+
+def preload_status(pid: int) -> str:
+    """"-" outside a flush-delay regime, else "yes" when the broker (or writer) `pid` has the shim loaded."""
+    if not expected_shim():
+        return "-"
+    return "yes" if shim_mapped(pid) else "NO"
+
+
+def flush_check(samples: int = 40) -> dict:
+    """What one fsync and one SQLite commit (WAL, synchronous = FULL) cost in this process, under
+    whatever is preloaded: the proof that a regime's delay takes effect."""
+    root = tempfile.mkdtemp(prefix="yrf", dir="/tmp")
+    try:
+        fd = os.open(os.path.join(root, "f"), os.O_CREAT | os.O_WRONLY, 0o600)
+        t0 = time.perf_counter()
+        for _ in range(samples):
+            os.write(fd, b"x")
+            os.fsync(fd)
+        fsync_ms = (time.perf_counter() - t0) * 1000 / samples
+        os.close(fd)
+        db = sqlite3.connect(os.path.join(root, "c.sqlite3"), isolation_level=None)
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = FULL")
+        db.execute("CREATE TABLE t (x)")
+        t0 = time.perf_counter()
+        for i in range(samples):
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("INSERT INTO t VALUES (?)", (i,))
+            db.execute("COMMIT")
+        commit_ms = (time.perf_counter() - t0) * 1000 / samples
+        db.close()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return {"mode": "flush_check", "delay_us": int(os.environ.get(DELAY_ENV, "0") or 0),
+            "preloaded": shim_mapped(), "fsync_ms": round(fsync_ms, 3), "sqlite_commit_ms": round(commit_ms, 3)}
 
 
 # --- /proc -------------------------------------------------------------------
@@ -491,7 +603,9 @@ def _broker_pid(env: Env) -> int:
 
 def run_ingest(env: Env, clients: int, calls: int, size: int) -> dict:
     pid = _broker_pid(env)
+    preload = preload_status(pid)
     results, wall, cpu, busy = _race(_ingest_worker, clients, lambda w: (env, w, calls, size), pid)
+    st = _broker_status(env)
     lat = [x for r in results for x in r["lat"]]
     requests = sum(r["requests"] for r in results)
     bridge_cpu = sum(r["bridge_cpu"] for r in results)
@@ -511,8 +625,23 @@ def run_ingest(env: Env, clients: int, calls: int, size: int) -> dict:
         "broker_cpu_us_per_req": round(1e6 * cpu / max(1, requests), 1),
         "total_cpu_us_per_req": round(1e6 * (bridge_cpu + cpu) / max(1, requests), 1),
         "machine_busy_pct": round(100 * busy / (wall * (os.cpu_count() or 1)), 1),
+        "commit_p50_ms": st.get("commitLatencyMsP50"),
+        "mean_batch": round(st.get("requests", 0) / max(1, st.get("batches", 0)), 1),
+        "broker_restarted": st.get("pid") != pid,
+        "preload": preload,
         "audit": audit["ok"],
     }
+
+
+def _broker_status(env: Env) -> dict:
+    """The running broker's status, or {} when none answers."""
+    from yarp.clients.broker import BrokerClient
+
+    try:
+        with BrokerClient(env.location, env.environ) as c:
+            return c.status(time.monotonic() + 5)
+    except Exception:
+        return {}
 
 
 def bridge_startup(env: Env, samples: int) -> dict:
@@ -540,6 +669,7 @@ def _direct_call_worker(env: Env, worker: int, calls: int, size: int, per_op: bo
     store = ArchiveStore.open(env.location)
     locked = lost = 0
     lat: list[float] = []
+    preloaded = shim_mapped()
     barrier.wait()
     t0 = time.perf_counter()
     for call in work:
@@ -568,7 +698,14 @@ def _direct_call_worker(env: Env, worker: int, calls: int, size: int, per_op: bo
             lat.append((time.perf_counter() - s) * 1000)
     elapsed = time.perf_counter() - t0
     store.close()
-    out.put({"locked": locked, "lost": lost, "lat": lat, "elapsed": elapsed})
+    out.put({"locked": locked, "lost": lost, "lat": lat, "elapsed": elapsed, "preloaded": preloaded})
+
+
+def _preload_share(results: list[dict]) -> str:
+    """How many of the writer processes had the flush-delay shim loaded ("-" outside a regime)."""
+    if not expected_shim():
+        return "-"
+    return f"{sum(1 for r in results if r['preloaded'])}/{len(results)}"
 
 
 def run_direct_calls(env: Env, clients: int, calls: int, size: int, per_op: bool) -> dict:
@@ -586,6 +723,123 @@ def run_direct_calls(env: Env, clients: int, calls: int, size: int, per_op: bool
         "locked_errors": sum(r["locked"] for r in results),
         "lost": sum(r["lost"] for r in results),
         "starvation": round(min(per_proc) / max(per_proc), 2),
+        "preload": _preload_share(results),
+    }
+
+
+# --- the naive baseline: what a simple tool would write ------------------------------------
+
+#: A simple tool's connection: the archive's durability (WAL, synchronous = FULL) and
+#: busy timeout, SQLite's own automatic checkpoints.
+NAIVE_PRAGMAS = ("PRAGMA journal_mode = WAL", "PRAGMA synchronous = FULL", "PRAGMA foreign_keys = ON",
+                 "PRAGMA busy_timeout = 250")
+
+
+def _naive_payload(value) -> tuple[bytes, bytes]:
+    import hashlib
+    import json
+
+    body = json.dumps(value).encode()
+    return hashlib.sha256(body).digest(), body
+
+
+def _naive_write(conn: sqlite3.Connection, call: list) -> None:
+    """One Pi-shaped call's rows in one transaction, as a simple tool would write them at the call's end:
+    the session, the finished call, its four snapshots and their payloads as plain `json.dumps` text."""
+    begin, before, _stage, final = call
+    snaps = [("input", "before", _naive_payload(begin.input_before), begin.captured_at_ms),
+             ("input", "after", _naive_payload(begin.input_after), begin.captured_at_ms),
+             ("result", "before", _naive_payload(before.result), before.captured_at_ms),
+             ("result", "after", _naive_payload(final.result), final.finished_at_ms)]
+    sess, meta = begin.session, begin.call
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("INSERT OR IGNORE INTO sessions (agent, account, source_session_id, started_at_ms)"
+                     " VALUES (?, ?, ?, ?)", (sess.agent, sess.account, sess.source_session_id, sess.started_at_ms))
+        (session_id,) = conn.execute("SELECT id FROM sessions WHERE agent = ? AND account = ? AND source_session_id = ?",
+                                     (sess.agent, sess.account, sess.source_session_id)).fetchone()
+        call_id = conn.execute(
+            "INSERT INTO tool_calls (session_id, source_call_id, archive_ref, tool_name, provider, model,"
+            " working_directory, started_at_ms, requires_streams, finished_at_ms, status, is_error, executed)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'finished', ?, 1)",
+            (session_id, meta.source_call_id, "yr_" + os.urandom(16).hex(), meta.tool_name, meta.provider, meta.model,
+             meta.working_directory, meta.started_at_ms, int(meta.requires_streams), final.finished_at_ms,
+             int(final.is_error))).lastrowid
+        for subject, stage, (digest, body), at_ms in snaps:
+            conn.execute("INSERT OR IGNORE INTO payloads (sha256, compression, uncompressed_byte_length, body)"
+                         " VALUES (?, 'none', ?, ?)", (digest, len(body), body))
+            conn.execute("INSERT INTO snapshots (tool_call_id, subject, stage, media_type, captured_at_ms,"
+                         " payload_sha256) VALUES (?, ?, ?, 'application/json', ?, ?)",
+                         (call_id, subject, stage, at_ms, digest))
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _naive_worker(path: str, worker: int, calls: int, size: int, barrier, out) -> None:
+    rng = random.Random(worker)
+    work = [pi_call_ops(worker, i, size, rng) for i in range(calls)]
+    conn = sqlite3.connect(path, isolation_level=None)
+    for pragma in NAIVE_PRAGMAS:
+        conn.execute(pragma)
+    locked = lost = 0
+    lat: list[float] = []
+    preloaded = shim_mapped()
+    barrier.wait()
+    t0 = time.perf_counter()
+    for call in work:
+        s = time.perf_counter()
+        give_up = time.monotonic() + 5
+        while True:
+            try:
+                _naive_write(conn, call)
+                lat.append((time.perf_counter() - s) * 1000)
+                break
+            except sqlite3.OperationalError as exc:
+                if getattr(exc, "sqlite_errorcode", 0) & 0xFF in (5, 6):  # SQLITE_BUSY, SQLITE_LOCKED
+                    locked += 1
+                    if time.monotonic() <= give_up:
+                        continue
+                lost += 1
+                break
+            except sqlite3.Error:
+                lost += 1
+                break
+    elapsed = time.perf_counter() - t0
+    conn.close()
+    out.put({"locked": locked, "lost": lost, "lat": lat, "elapsed": elapsed, "preloaded": preloaded})
+
+
+def run_naive_calls(env: Env, clients: int, calls: int, size: int) -> dict:
+    from yarp.archive.schema import SCHEMA_V1
+
+    path = os.path.join(env.root, "a", "naive.sqlite3")
+    db = sqlite3.connect(path, isolation_level=None)  # the spec's schema exists before the race
+    db.execute("PRAGMA journal_mode = WAL")
+    db.executescript(SCHEMA_V1)
+    db.close()
+    results, wall, _, _ = _race(_naive_worker, clients, lambda w: (path, w, calls, size))
+    lat = [x for r in results for x in r["lat"]]
+    per_proc = [calls / r["elapsed"] for r in results]
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        finished = db.execute("SELECT count(*) FROM tool_calls WHERE status = 'finished'").fetchone()[0]
+        complete = db.execute("SELECT count(*) FROM (SELECT tool_call_id FROM snapshots GROUP BY tool_call_id"
+                              " HAVING count(*) = 4)").fetchone()[0]
+    finally:
+        db.close()
+    return {
+        "mode": "naive_call",
+        "calls_per_s": round(clients * calls / wall, 1),
+        "call_p50_ms": pct(lat, 0.50),
+        "call_p99_ms": pct(lat, 0.99),
+        "locked_errors": sum(r["locked"] for r in results),
+        "lost": sum(r["lost"] for r in results),
+        "starvation": round(min(per_proc) / max(per_proc), 2),
+        "preload": _preload_share(results),
+        "audit": finished == complete == clients * calls,
     }
 
 
@@ -649,12 +903,125 @@ def run_raw(env: Env, clients: int, count: int, size: int) -> dict:
     }
 
 
+# --- broker ceiling: a C client that spends almost no CPU ------------------------------------
+
+
+def _padding(size: int) -> str:
+    """`size` characters of tool-output-like text that JSON carries unescaped (no newlines)."""
+    return make_text(size, random.Random(size)).replace("\n", " ")
+
+
+def ceiling_frames(paths, connection: int, count: int, frame_bytes: int) -> bytes:
+    """One connection's frames for `load_client`: its handshake, then `count` begin_call request
+    envelopes of exactly `frame_bytes` bytes each (length header included), distinct calls of one session."""
+    import json
+
+    from yarp._version import SCHEMA, __version__
+    from yarp.wire import protocol
+
+    correlation = f"bench-ceiling-{connection}"
+    hello = json.dumps({"schema": SCHEMA, "binaryVersion": __version__, "archiveId": paths.archive_id,
+                        "correlationId": correlation}, separators=(",", ":")).encode()
+    frames = [len(hello).to_bytes(8, "big") + hello]
+    sess = ops.Session("bench", "ceiling", f"k{connection}")
+
+    def encode(i: int, text: str, tail: str = "") -> bytes:
+        inp = {"i": i, "t": text}
+        op = ops.BeginCall(sess, ops.CallMeta(f"q{connection}-{i}{tail}", "bash", 1, False), inp, inp, 2)
+        return protocol.envelope_frame(protocol.outgoing(op), correlation, 30000)
+
+    for i in range(count):
+        # The text appears twice (input before and after, equal); an odd byte goes to the call id.
+        extra = max(0, frame_bytes - len(encode(i, "")))
+        frames.append(encode(i, _padding(extra // 2), "x" * (extra % 2)))
+    return b"".join(frames)
+
+
+def run_broker_ceiling(env: Env, clients: int, count: int, window: int, frame_bytes: int) -> dict:
+    """K `load_client` processes, one connection each, `count` begin_calls each with at most `window` unacknowledged."""
+    from yarp.clients.broker import BrokerClient
+
+    client_bin = TOOLS["load_client"]
+    pid = _broker_pid(env)
+    preload = preload_status(pid)
+    paths = BrokerClient(env.location, env.environ).paths
+    procs = []
+    for k in range(clients):
+        path = os.path.join(env.root, f"ceiling-{k}.frames")
+        with open(path, "wb") as f:
+            f.write(ceiling_frames(paths, k, count, frame_bytes))
+        procs.append(subprocess.Popen([client_bin, paths.socket, path, str(window)], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, env=env.environ))
+    ready = [p.stdout.readline().strip() == b"ready" for p in procs]
+    cpu0 = cpu_seconds(pid)
+    busy0 = _machine_busy()
+    t0 = time.perf_counter()
+    for p in procs:
+        if p.poll() is None:
+            p.stdin.write(b"g")
+            p.stdin.close()
+    lines = [p.stdout.readline().decode() for p in procs]
+    wall = time.perf_counter() - t0
+    cpu = cpu_seconds(pid) - cpu0
+    busy = _machine_busy() - busy0
+    for p in procs:
+        p.wait(30)
+    st = _broker_status(env)
+    results = [dict(item.split("=", 1) for item in line.split()) if line.strip() else {} for line in lines]
+    ok = sum(int(r.get("ok", 0)) for r in results)
+    failed = clients * count - ok
+    db = sqlite3.connect(f"file:{env.location.path}?mode=ro", uri=True)
+    try:
+        stored = db.execute("SELECT count(*) FROM tool_calls t JOIN sessions s ON s.id = t.session_id"
+                            " WHERE s.source_session_id LIKE 'k%' AND s.account = 'ceiling'").fetchone()[0]
+        snaps = db.execute("SELECT count(*) FROM snapshots JOIN tool_calls t ON t.id = snapshots.tool_call_id"
+                           " JOIN sessions s ON s.id = t.session_id WHERE s.account = 'ceiling'").fetchone()[0]
+    finally:
+        db.close()
+    lat50 = [float(r["p50_ms"]) for r in results if "p50_ms" in r]
+    lat99 = [float(r["p99_ms"]) for r in results if "p99_ms" in r]
+    return {
+        "mode": "broker_ceiling",
+        "window": window,
+        "frame_bytes": frame_bytes,
+        "requests_per_s": round(ok / wall, 1),
+        "ok": ok,
+        "failed": failed,
+        "clients_ready": f"{sum(ready)}/{clients}",
+        "ack_p50_ms": round(statistics.median(lat50), 2) if lat50 else None,
+        "ack_p99_ms": round(max(lat99), 2) if lat99 else None,
+        "broker_cpu_pct": round(100 * cpu / wall, 1),
+        "broker_cpu_us_per_req": round(1e6 * cpu / max(1, ok), 1),
+        "clients_cpu_us_per_req": round(1e6 * sum(float(r.get("cpu_s", 0)) for r in results) / max(1, ok), 2),
+        "machine_busy_pct": round(100 * busy / (wall * (os.cpu_count() or 1)), 1),
+        "mean_batch": round(st.get("requests", 0) / max(1, st.get("batches", 0)), 1),
+        "commit_p50_ms": st.get("commitLatencyMsP50"),
+        "broker_restarted": st.get("pid") != pid,
+        "preload": preload,
+        # Every acknowledged begin_call is a stored call with its two input snapshots.
+        "audit": stored == ok == clients * count and snaps == 2 * stored,
+    }
+
+
 def _machine_busy() -> float:
     """Seconds of CPU time all cores have spent busy since boot (from /proc/stat)."""
     with open("/proc/stat") as handle:
         fields = [int(x) for x in handle.readline().split()[1:]]
     idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
     return (sum(fields[:8]) - idle) / _TICK
+
+
+#: Every broker this process stopped: a regime's parent checks they are gone before the next one.
+STOPPED_BROKERS: list[int] = []
+
+
+def _process_gone(pid: int) -> bool:
+    """True when `pid` no longer runs (absent, or a zombie waiting for its parent)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
 
 
 def stop_broker(env: Env) -> None:
@@ -664,17 +1031,43 @@ def stop_broker(env: Env) -> None:
         with BrokerClient(env.location, env.environ) as c:
             if c.try_connect(time.monotonic() + 1):
                 pid = c.status(time.monotonic() + 2)["pid"]
+                STOPPED_BROKERS.append(pid)
                 os.kill(pid, 15)
                 for _ in range(500):
-                    try:
-                        with open(f"/proc/{pid}/stat") as f:
-                            if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
-                                break
-                    except OSError:
+                    if _process_gone(pid):
                         break
                     time.sleep(0.01)
     except Exception as exc:  # the broker then idles out on its own; say so rather than hide it
         print(f"# could not stop the broker of {env.root}: {type(exc).__name__}: {exc}", flush=True)
+
+
+def _is_archive_broker(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"archive\0broker" in f.read()
+    except OSError:
+        return False
+
+
+def ensure_stopped(pids: list[int]) -> int:
+    """Make sure the brokers `pids` (ours, from an earlier regime) run no more; return how many had to be killed."""
+    killed = 0
+    for pid in pids:
+        if _process_gone(pid) or not _is_archive_broker(pid):
+            continue
+        killed += 1
+        for sig in (15, 9):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                break
+            for _ in range(300):
+                if _process_gone(pid):
+                    break
+                time.sleep(0.01)
+            if _process_gone(pid):
+                break
+    return killed
 
 
 def cold_start(samples: int) -> list[dict]:
@@ -700,40 +1093,96 @@ def cold_start(samples: int) -> list[dict]:
     ]
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--clients", type=int, nargs="*", default=[1, 8, 64])
-    ap.add_argument("--calls", type=int, default=50, help="complete calls per client")
-    ap.add_argument("--payload", nargs="*", default=["1k", "16k", "64k"])
-    ap.add_argument("--pool", nargs="*", default=[None], help="broker pool kinds to compare (thread, process)")
-    ap.add_argument("--no-baselines", action="store_true")
-    ap.add_argument("--raw-clients", type=int, default=0)
-    ap.add_argument("--raw-calls", type=int, default=300, help="requests per raw client")
-    ap.add_argument("--raw-payload", nargs="*", default=["1k", "16k"])
-    ap.add_argument("--ingest-clients", type=int, nargs="*", default=[],
-                    help="sessions driving their own `yarp archive ingest`, beside both direct baselines")
-    ap.add_argument("--ingest-calls", type=int, default=100, help="complete calls per ingest session")
-    ap.add_argument("--ingest-payload", nargs="*", default=["1k"])
-    ap.add_argument("--bridge-startup", type=int, default=0, help="samples of bridge start-up CPU")
-    ap.add_argument("--cold-start", type=int, default=0, help="samples of cold start to ready")
-    ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="extra broker environment")
-    ap.add_argument("--json", help="write all results to this file")
-    args = ap.parse_args(argv)
-    # Measure what an installed package runs: byte-compiled modules, whatever
-    # PYTHONDONTWRITEBYTECODE says (it would make every child compile every module).
-    import compileall
+# --- flush-delay regimes and the side-by-side summary ------------------------------------------
 
-    compileall.compile_dir(os.path.join(os.path.dirname(HERE), "src"), quiet=1)
+#: The targets docs/broker.md names, per regime (flush delay in ms): ingest over a baseline.
+RATIO_TARGETS = {2.0: ("naive_call", 1.5), 4.0: ("naive_call", 2.5), 0.0: ("direct_call", 0.6)}
+CEILING_TARGET = 6000.0
+
+
+def regime_label(delay_ms) -> str:
+    return "as is" if not delay_ms else f"+{delay_ms:g} ms"
+
+
+def run_regimes(args, tools_dir: str) -> list[dict]:
+    """Run the chosen modes once per flush delay, each regime in a fresh child of this tool.
+
+    A regime with a delay is started with the shim preloaded and the delay in
+    its environment: the child inherits it, its forked writers inherit it,
+    and so does every broker it starts (the clients hand their environment to
+    the broker they spawn). The previous regime's brokers must be gone first.
+    """
+    import json
+
+    delays = [float(d) for d in args.flush_delay_ms]
+    shim = build_tool("slow_flush", tools_dir) if any(delays) else None
+    rows: list[dict] = []
+    previous: list[int] = []
+    for delay in delays:
+        if delay and shim is None:
+            print(f"# regime {regime_label(delay)} skipped: the flush-delay shim could not be built", flush=True)
+            continue
+        killed = ensure_stopped(previous)
+        if killed:
+            print(f"# {killed} broker(s) of the previous regime were still running and were stopped", flush=True)
+        environ = dict(os.environ)
+        for key in (SHIM_ENV, DELAY_ENV):
+            environ.pop(key, None)
+        if delay:
+            environ["LD_PRELOAD"] = ":".join(x for x in (shim, environ.get("LD_PRELOAD", "")) if x)
+            environ[DELAY_ENV] = str(int(round(delay * 1000)))
+            environ[SHIM_ENV] = shim
+        spec_path = os.path.join(tools_dir, "regime.json")
+        out_path = os.path.join(tools_dir, "regime-out.json")
+        with open(spec_path, "w") as f:
+            json.dump({"args": vars(args), "tools": TOOLS, "delay_ms": delay, "out": out_path}, f)
+        if os.path.exists(out_path):
+            os.unlink(out_path)
+        print(f"# regime {regime_label(delay)}", flush=True)
+        done = subprocess.run([sys.executable, os.path.abspath(__file__), "--regime-child", spec_path], env=environ)
+        if not os.path.exists(out_path):
+            print(f"# regime {regime_label(delay)} failed (status {done.returncode})", flush=True)
+            continue
+        with open(out_path) as f:
+            result = json.load(f)
+        rows.extend(result["rows"])
+        previous = result["brokers"]
+    ensure_stopped(previous)
+    return rows
+
+
+def regime_child(spec_path: str) -> int:
+    import json
+
+    with open(spec_path) as f:
+        spec = json.load(f)
+    args = argparse.Namespace(**spec["args"])
+    TOOLS.update(spec["tools"])
     for item in args.env:
         key, _, value = item.partition("=")
         EXTRA_ENV[key] = value
+    rows: list[dict] = []
+    try:
+        run_modes(args, _shower(rows, {"flush_ms": spec["delay_ms"]}), flush=True)
+    finally:
+        with open(spec["out"], "w") as f:
+            json.dump({"rows": rows, "brokers": STOPPED_BROKERS}, f)
+    return 0
 
-    rows = []
 
+def _shower(rows: list[dict], prefix: dict):
     def show(row: dict) -> None:
+        row = {**prefix, **row}
         rows.append(row)
         print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
 
+    return show
+
+
+def run_modes(args, show, flush: bool = False) -> None:
+    """Every mode the arguments ask for, in this process and its children, each on a fresh archive."""
+    if flush:
+        show(flush_check())
     if args.cold_start:
         for row in cold_start(args.cold_start):
             show(row)
@@ -758,15 +1207,142 @@ def main(argv=None) -> int:
                 show({"clients": n, "payload": payload, **run_ingest(env, n, args.ingest_calls, size)})
             if args.no_baselines:
                 continue
-            for per_op in (False, True):
+            for baseline in args.ingest_baselines:
                 with Env() as env:
-                    show({"clients": n, "payload": payload, **run_direct_calls(env, n, args.ingest_calls, size, per_op)})
+                    if baseline == "naive_call":
+                        row = run_naive_calls(env, n, args.ingest_calls, size)
+                    else:
+                        row = run_direct_calls(env, n, args.ingest_calls, size, baseline == "direct_op")
+                    show({"clients": n, "payload": payload, **row})
+    if args.ceiling_clients:
+        if "load_client" not in TOOLS:
+            print("# broker ceiling skipped: bench/load_client.c could not be built", flush=True)
+        else:
+            frame_bytes = parse_size(args.ceiling_bytes)
+            for k in args.ceiling_clients:
+                for window in args.ceiling_window:
+                    with Env() as env:
+                        show({"clients": k, **run_broker_ceiling(env, k, args.ceiling_requests, window, frame_bytes)})
     if args.raw_clients:
         for payload in args.raw_payload:
             for pool in args.pool:
                 with Env(pool) as env:
                     show({"clients": args.raw_clients, "payload": payload,
                           **run_raw(env, args.raw_clients, args.raw_calls, parse_size(payload))})
+
+
+def summarize(rows: list[dict]) -> list[dict]:
+    """Print ingest beside its baselines, per regime, with the ratios and the targets; return the ratio rows."""
+    ratios: list[dict] = []
+    groups: dict[tuple, dict[str, dict]] = {}
+    for row in rows:
+        if row.get("mode") in ("ingest", "direct_call", "direct_op", "naive_call"):
+            key = (row.get("clients"), row.get("payload"), row.get("flush_ms", 0.0))
+            groups.setdefault(key, {})[row["mode"]] = row
+    if groups:
+        print("\n# side by side: complete Pi-shaped calls/s; ratios are ingest over each baseline")
+        head = ("sessions", "payload", "flush", "ingest", "direct_call", "naive_call", "direct_op",
+                "ingest/naive", "ingest/direct_call", "commit_p50_ms", "mean_batch", "target")
+        table = [head]
+        for (clients, payload, delay), modes in groups.items():
+            ingest = modes.get("ingest", {}).get("calls_per_s")
+
+            def ratio(mode: str):
+                base = modes.get(mode, {}).get("calls_per_s")
+                return round(ingest / base, 2) if ingest and base else None
+
+            over_naive, over_direct = ratio("naive_call"), ratio("direct_call")
+            target = ""
+            if float(delay or 0) in RATIO_TARGETS:
+                mode, want = RATIO_TARGETS[float(delay or 0)]
+                got = over_naive if mode == "naive_call" else over_direct
+                if got is not None:
+                    short = "naive" if mode == "naive_call" else "direct_call"
+                    target = f"ingest/{short} >= {want}: {'met' if got >= want else 'NOT met'}"
+            ratios.append({"flush_ms": delay, "clients": clients, "payload": payload, "mode": "ratios",
+                           "ingest_over_naive": over_naive, "ingest_over_direct_call": over_direct})
+            ing = modes.get("ingest", {})
+            table.append((clients, payload, regime_label(delay), ingest,
+                          *(modes.get(m, {}).get("calls_per_s") for m in ("direct_call", "naive_call", "direct_op")),
+                          over_naive, over_direct, ing.get("commit_p50_ms"), ing.get("mean_batch"), target))
+        _print_table(table)
+    ceiling = [r for r in rows if r.get("mode") == "broker_ceiling"]
+    if ceiling:
+        print(f"\n# broker ceiling: C client, pre-encoded begin_call frames (target >= {CEILING_TARGET:,.0f} requests/s)")
+        table = [("flush", "connections", "window", "frame_bytes", "requests/s", "failed", "broker_us/req",
+                  "client_us/req", "broker_cpu_pct", "mean_batch", "audit", "target")]
+        for r in ceiling:
+            table.append((regime_label(r.get("flush_ms", 0)), r["clients"], r["window"], r["frame_bytes"],
+                          r["requests_per_s"], r["failed"], r["broker_cpu_us_per_req"], r["clients_cpu_us_per_req"],
+                          r["broker_cpu_pct"], r["mean_batch"], r["audit"],
+                          "met" if r["requests_per_s"] >= CEILING_TARGET else "NOT met"))
+        _print_table(table)
+    return ratios
+
+
+def _print_table(table: list[tuple]) -> None:
+    cells = [["-" if v is None else str(v) for v in row] for row in table]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
+    for row in cells:
+        print("  ".join(v.rjust(w) if i else v.ljust(w) for i, (v, w) in enumerate(zip(row, widths))).rstrip())
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--clients", type=int, nargs="*", default=[1, 8, 64])
+    ap.add_argument("--calls", type=int, default=50, help="complete calls per client")
+    ap.add_argument("--payload", nargs="*", default=["1k", "16k", "64k"])
+    ap.add_argument("--pool", nargs="*", default=[None], help="broker pool kinds to compare (thread, process)")
+    ap.add_argument("--no-baselines", action="store_true")
+    ap.add_argument("--raw-clients", type=int, default=0)
+    ap.add_argument("--raw-calls", type=int, default=300, help="requests per raw client")
+    ap.add_argument("--raw-payload", nargs="*", default=["1k", "16k"])
+    ap.add_argument("--ingest-clients", type=int, nargs="*", default=[],
+                    help="sessions driving their own `yarp archive ingest`, beside the baselines")
+    ap.add_argument("--ingest-calls", type=int, default=100, help="complete calls per ingest session")
+    ap.add_argument("--ingest-payload", nargs="*", default=["1k"])
+    ap.add_argument("--ingest-baselines", nargs="*", default=["direct_call", "direct_op", "naive_call"],
+                    choices=["direct_call", "direct_op", "naive_call"],
+                    help="baselines beside ingest: same-work direct writers per call or per operation, "
+                         "and naive json.dumps writers per call")
+    ap.add_argument("--flush-delay-ms", type=float, nargs="*", default=[], metavar="MS",
+                    help="run everything once per regime: 0 = the machine as it is, else every archive writer "
+                         "(broker, direct and naive writers) waits MS before each fsync/fdatasync (needs gcc)")
+    ap.add_argument("--ceiling-clients", type=int, nargs="*", default=[], metavar="K",
+                    help="broker ceiling with the C load client over K connections (needs gcc)")
+    ap.add_argument("--ceiling-window", type=int, nargs="*", default=[1], metavar="W",
+                    help="unacknowledged requests per ceiling connection (1 = each acknowledged before the next)")
+    ap.add_argument("--ceiling-requests", type=int, default=1000, help="begin_call requests per ceiling connection")
+    ap.add_argument("--ceiling-bytes", default="1k", help="size of each ceiling request frame, header included")
+    ap.add_argument("--bridge-startup", type=int, default=0, help="samples of bridge start-up CPU")
+    ap.add_argument("--cold-start", type=int, default=0, help="samples of cold start to ready")
+    ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="extra broker environment")
+    ap.add_argument("--json", help="write all results to this file")
+    ap.add_argument("--regime-child", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.regime_child:
+        return regime_child(args.regime_child)
+    # Measure what an installed package runs: byte-compiled modules, whatever
+    # PYTHONDONTWRITEBYTECODE says (it would make every child compile every module).
+    import compileall
+
+    compileall.compile_dir(os.path.join(os.path.dirname(HERE), "src"), quiet=1)
+    for item in args.env:
+        key, _, value = item.partition("=")
+        EXTRA_ENV[key] = value
+
+    rows: list[dict] = []
+    tools_dir = tempfile.mkdtemp(prefix="yrt", dir="/tmp")
+    try:
+        if args.ceiling_clients:
+            build_tool("load_client", tools_dir)
+        if args.flush_delay_ms:
+            rows = run_regimes(args, tools_dir)
+        else:
+            run_modes(args, _shower(rows, {}))
+        rows.extend(summarize(rows))
+    finally:
+        shutil.rmtree(tools_dir, ignore_errors=True)
     if args.json:
         import json
 
