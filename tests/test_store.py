@@ -554,3 +554,97 @@ def test_apply_raises_the_request_error(store):
     result = store.apply_batch([prepare(finish("missing"))])
     assert isinstance(result[0], NotFound) and isinstance(result[0], YarpError)
     assert store.apply_batch([]) == []
+
+
+# --- batches of begins, table by table, and what the store remembers between batches ----------
+
+
+def _rows(store) -> dict[str, list]:
+    """Every row of the archive without its random references and row ids, in a stable order."""
+    calls = store.conn.execute(
+        "SELECT s.agent, s.account, s.source_session_id, s.started_at_ms, c.source_call_id, c.tool_name, c.provider,"
+        " c.model, c.working_directory, c.started_at_ms, c.requires_streams, c.status FROM tool_calls c"
+        " JOIN sessions s ON s.id = c.session_id ORDER BY c.source_call_id").fetchall()
+    snaps = store.conn.execute(
+        "SELECT c.source_call_id, s.subject, s.stage, s.media_type, s.source_completeness, s.captured_at_ms,"
+        " s.payload_sha256 FROM snapshots s JOIN tool_calls c ON c.id = s.tool_call_id ORDER BY 1, 2, 3").fetchall()
+    payloads = store.conn.execute("SELECT * FROM payloads ORDER BY sha256").fetchall()
+    return {"calls": calls, "snapshots": snaps, "payloads": payloads}
+
+
+def _begins() -> list:
+    other = ops.Session("pi", "acct", "s2", 42)
+    return [begin(f"b{n}", {"command": f"echo {n % 3}"}, {"command": f"yarp run -- echo {n % 3}"} if n % 2 else None,
+                  session=other if n % 4 == 0 else SESSION, streams=bool(n % 3))
+            for n in range(12)]
+
+
+def test_a_batch_of_begins_writes_what_the_same_begins_write_one_by_one(tmp_path):
+    together = ArchiveStore.open(_location(tmp_path, "together"))
+    alone = ArchiveStore.open(_location(tmp_path, "alone"))
+    try:
+        outcomes = together.apply_batch([prepare(op) for op in _begins()])
+        for op in _begins():
+            alone.apply_operation(op)
+        assert _rows(together) == _rows(alone)
+        refs = [o.archive_ref for o in outcomes]
+        assert len(set(refs)) == 12 and all(re.fullmatch(r"yr_[0-9a-f]{32}", r) for r in refs)
+        stored = dict(together.conn.execute("SELECT source_call_id, archive_ref FROM tool_calls"))
+        assert [stored[f"b{n}"] for n in range(12)] == refs, "each request gets its own call's reference"
+        # Replayed as a batch: the same references, nothing new (the batch goes request by request).
+        before = counts(together)
+        again = together.apply_batch([prepare(op) for op in _begins()])
+        assert [o.archive_ref for o in again] == refs and counts(together) == before
+    finally:
+        together.close()
+        alone.close()
+
+
+def test_a_conflict_in_a_batch_of_begins_fails_only_its_own_request(store):
+    store.apply_operation(begin("b0"))
+    batch = [begin("b1"), begin("b0", {"command": "changed"}), begin("b2")]
+    outcomes = store.apply_batch([prepare(op) for op in batch])
+    assert isinstance(outcomes[1], ConflictError)
+    assert all(isinstance(o, Outcome) for o in (outcomes[0], outcomes[2]))
+    assert counts(store)["tool_calls"] == 3
+
+
+def test_a_session_created_by_a_rolled_back_batch_is_not_remembered(store):
+    # The first request creates session s9; the second fails, so the batch is applied again request by
+    # request. Then a whole batch is refused at commit (a bad begin alone): s9's id must come from the
+    # archive, not from what an undone transaction saw.
+    fresh = ops.Session("pi", "acct", "s9", 5)
+    outcomes = store.apply_batch([prepare(begin("n1", session=fresh)), prepare(begin("n1", {"command": "x"}, session=fresh))])
+    assert isinstance(outcomes[0], Outcome) and isinstance(outcomes[1], ConflictError)
+    store.conn.execute("DELETE FROM tool_calls")  # behind the store's back: the session row stays
+    store.conn.execute("DELETE FROM sessions WHERE source_session_id = 's9'")
+    store.conn.commit()
+    store._known = type(store._known)()  # the store is told nothing else changed: only its own rollbacks count
+    out = store.apply_batch([prepare(begin("n2", session=fresh)), prepare(begin("n3", session=fresh))])
+    assert all(isinstance(o, Outcome) for o in out)
+    ids = {r[0] for r in store.conn.execute("SELECT session_id FROM tool_calls")}
+    assert ids == {store.conn.execute("SELECT id FROM sessions WHERE source_session_id = 's9'").fetchone()[0]}
+
+
+def test_an_undone_request_leaves_no_remembered_session_or_payload(store):
+    # Within one batch: request 1 creates session s7 and a payload, request 2 fails, the batch is undone
+    # and applied request by request: every row request 1 needs is written again, not assumed.
+    fresh = ops.Session("pi", "acct", "s7", 5)
+    store.apply_operation(begin("x0"))
+    outcomes = store.apply_batch([prepare(begin("x1", {"command": "unique payload"}, session=fresh)),
+                                  prepare(begin("x0", {"command": "conflict"}))])
+    assert isinstance(outcomes[0], Outcome) and isinstance(outcomes[1], ConflictError)
+    ref = outcomes[0].archive_ref
+    assert stored_bytes(store, ref, "input", "before") == rfc8785.dumps({"command": "unique payload"})
+    integrity = store.conn.execute("PRAGMA foreign_key_check").fetchall()
+    assert integrity == []
+
+
+def test_a_prune_forgets_the_payloads_it_may_have_deleted(store):
+    store.apply_operation(begin("p1", {"command": "shared"}))
+    store.apply_operation(ops.FinishCall(SESSION, "p1", {"content": "x"}, False, False, 2_000))
+    store.apply_operation(ops.PruneBefore(10_000))
+    assert counts(store)["payloads"] == 0
+    # The same payload again: it must be written again, though the store saw it before.
+    ref = store.apply_operation(begin("p2", {"command": "shared"})).archive_ref
+    assert stored_bytes(store, ref, "input", "before") == rfc8785.dumps({"command": "shared"})

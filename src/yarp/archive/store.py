@@ -76,6 +76,7 @@ class ArchiveStore:
         self.location = location
         #: The failure of the last post-prune vacuum, if it failed (visible to stats/logs).
         self.last_vacuum_error: YarpError | None = None
+        self._known = _Known()
 
     @classmethod
     def open(cls, location: ArchiveLocation | str | None = None) -> ArchiveStore:
@@ -108,7 +109,9 @@ class ArchiveStore:
                 results = self._apply_isolated(batch)
             conn.execute("COMMIT")
             committed = True
+            self._known.commit()
         except BaseException as exc:
+            self._known.rollback()
             try:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
@@ -120,6 +123,67 @@ class ArchiveStore:
         if committed and any(isinstance(r, Outcome) and r.pruned_calls for r in results):
             self._vacuum_after_prune()
         return results
+
+    def _apply_begins(self, batch: list[Prepared]) -> list[Outcome] | None:
+        """Begin every call of a batch of new calls table by table; None, with nothing applied, otherwise.
+
+        The common batch (agents beginning calls) is applied with one statement
+        per table instead of several per request: the calls' existence in one
+        query, then `executemany` over `tool_calls`, `payloads` and `snapshots`
+        rows prepared before any statement runs. It is taken only when every
+        request is a `begin_call` of a distinct call that the archive does not
+        hold yet, which is exactly when each request, applied alone, would
+        insert its call and snapshots and nothing else; any other batch (a
+        replay, two begins of one call, other operations) goes request by
+        request, so the outcomes are always those of isolated requests.
+        """
+        begins = [p.operation for p in batch]
+        if len(batch) < 2 or not all(type(op) is ops.BeginCall for op in begins):
+            return None
+        if getattr(batch[0], "apply_to", None) is not None:
+            return None
+        identities = {(op.session.agent, op.session.account, op.session.source_session_id, op.call.source_call_id)
+                      for op in begins}
+        if len(identities) != len(begins):
+            return None
+        conn = self.conn
+        sessions = {}
+        for op in begins:
+            key = (op.session.agent, op.session.account, op.session.source_session_id)
+            if key not in sessions:
+                sessions[key] = self._session_id(op.session, create=True)
+        pairs = [(sessions[(op.session.agent, op.session.account, op.session.source_session_id)],
+                  op.call.source_call_id) for op in begins]
+        values = ", ".join("(?, ?)" for _ in pairs)
+        found = conn.execute(
+            f"WITH w(s, c) AS (VALUES {values}) SELECT 1 FROM w JOIN tool_calls t"
+            " ON t.session_id = w.s AND t.source_call_id = w.c LIMIT 1",
+            [x for pair in pairs for x in pair]).fetchone()
+        if found is not None:
+            return None  # a replay: compared request by request
+        first = (conn.execute("SELECT max(id) FROM tool_calls").fetchone()[0] or 0) + 1
+        calls, payloads, snapshots, outcomes = [], {}, [], []
+        for n, (prepared, op, (session_id, call_id)) in enumerate(zip(batch, begins, pairs)):
+            meta, ref = op.call, new_archive_ref()
+            calls.append((first + n, session_id, call_id, ref, meta.tool_name, meta.provider, meta.model,
+                          meta.working_directory, meta.started_at_ms, int(meta.requires_streams)))
+            for spec in prepared.snapshots:
+                p = spec.payload
+                if not self._known.has_payload(p.sha256):
+                    self._known.add_payload(p.sha256)
+                    payloads[p.sha256] = (p.sha256, p.compression, p.length, p.body)
+                snapshots.append((first + n, spec.subject, spec.stage, p.media_type, spec.source_completeness,
+                                  op.captured_at_ms, p.sha256))
+            outcomes.append(Outcome(archive_ref=ref))
+        conn.executemany(
+            "INSERT INTO tool_calls (id, session_id, source_call_id, archive_ref, tool_name, provider, model,"
+            " working_directory, started_at_ms, requires_streams, status)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'started')", calls)
+        conn.executemany("INSERT OR IGNORE INTO payloads (sha256, compression, uncompressed_byte_length, body)"
+                         " VALUES (?, ?, ?, ?)", payloads.values())
+        conn.executemany("INSERT INTO snapshots (tool_call_id, subject, stage, media_type, source_completeness,"
+                         " captured_at_ms, payload_sha256) VALUES (?, ?, ?, ?, ?, ?, ?)", snapshots)
+        return outcomes
 
     def _apply_together(self, batch: list[Prepared]) -> list[Outcome | YarpError] | None:
         """Apply the whole batch under one savepoint; None, with nothing applied, if a request failed.
@@ -137,10 +201,12 @@ class ArchiveStore:
             return None
         conn.execute("SAVEPOINT together")
         try:
-            results: list[Outcome | YarpError] = [self._apply(prepared) for prepared in batch]
+            results: list[Outcome | YarpError] = (self._apply_begins(batch)
+                                                   or [self._apply(prepared) for prepared in batch])
         except (DataError, sqlite3.IntegrityError):
             conn.execute("ROLLBACK TO together")
             conn.execute("RELEASE together")
+            self._known.rollback()
             return None
         conn.execute("RELEASE together")
         return results
@@ -157,6 +223,7 @@ class ArchiveStore:
             except (DataError, sqlite3.IntegrityError) as exc:
                 conn.execute(f"ROLLBACK TO {savepoint}")
                 conn.execute(f"RELEASE {savepoint}")
+                self._known.rollback()
                 results.append(exc if isinstance(exc, DataError) else _constraint_error(exc))
                 continue
             conn.execute(f"RELEASE {savepoint}")
@@ -251,20 +318,29 @@ class ArchiveStore:
         return Outcome(archive_ref=call.archive_ref)
 
     def _session_id(self, session: ops.Session, *, create: bool) -> int | None:
+        key = (session.agent, session.account, session.source_session_id)
+        known = self._known.session(key)
+        # A session known with its start time, or asked for without one to record, needs no statement.
+        if known is not None and (known[1] or session.started_at_ms is None or not create):
+            return known[0]
         row = self.conn.execute(
             "SELECT id, started_at_ms FROM sessions WHERE agent = ? AND account = ? AND source_session_id = ?",
-            (session.agent, session.account, session.source_session_id),
+            key,
         ).fetchone()
         if row is not None:
-            if row[1] is None and session.started_at_ms is not None and create:
+            started = row[1] is not None
+            if not started and session.started_at_ms is not None and create:
                 self.conn.execute("UPDATE sessions SET started_at_ms = ? WHERE id = ?", (session.started_at_ms, row[0]))
+                started = True
+            self._known.add_session(key, row[0], started)
             return row[0]
         if not create:
             return None
         cur = self.conn.execute(
             "INSERT INTO sessions (agent, account, source_session_id, started_at_ms) VALUES (?, ?, ?, ?)",
-            (session.agent, session.account, session.source_session_id, session.started_at_ms),
+            (*key, session.started_at_ms),
         )
+        self._known.add_session(key, cur.lastrowid, session.started_at_ms is not None)
         return cur.lastrowid
 
     def _load_call(self, session_id: int, source_call_id: str) -> _Call | None:
@@ -343,11 +419,11 @@ class ArchiveStore:
 
     def _insert_snapshots(self, call: _Call, snaps, captured_at_ms: int) -> None:
         execute = self.conn.execute
-        stored: set[bytes] = set()
+        known = self._known
         for spec in snaps:
             p = spec.payload
-            if p.sha256 not in stored:  # before and after often share one payload
-                stored.add(p.sha256)
+            if not known.has_payload(p.sha256):  # before and after often share one payload
+                known.add_payload(p.sha256)
                 execute(
                     "INSERT OR IGNORE INTO payloads (sha256, compression, uncompressed_byte_length, body)"
                     " VALUES (?, ?, ?, ?)",
@@ -388,6 +464,7 @@ class ArchiveStore:
         )
 
     def _prune(self, op: ops.PruneBefore) -> Outcome:
+        self._known.forget_payloads()  # a prune deletes payloads no snapshot keeps
         cur = self.conn.execute(
             "DELETE FROM tool_calls WHERE status = 'finished' AND finished_at_ms < ?", (op.timestamp_ms,)
         )
@@ -397,3 +474,51 @@ class ArchiveStore:
             " (SELECT 1 FROM snapshots WHERE snapshots.payload_sha256 = payloads.sha256)"
         )
         return Outcome(pruned_calls=deleted)
+
+
+class _Known:
+    """Session ids and payload digests the archive is known to hold, so a batch need not ask again.
+
+    Sessions are never deleted and a payload only by a prune, so an entry stays
+    true once its transaction has committed. Entries learned inside the current
+    transaction are pending: `commit` keeps them, `rollback` (of the
+    transaction or of any savepoint in it) drops them all, so nothing undone is
+    ever remembered. A prune forgets every payload. Both are bounded
+    (`MAX_KNOWN`), the oldest forgotten first.
+    """
+
+    MAX_KNOWN = 4096
+
+    def __init__(self) -> None:
+        self._sessions: dict[tuple, tuple[int, bool]] = {}
+        self._payloads: dict[bytes, None] = {}
+        self._new_sessions: dict[tuple, tuple[int, bool]] = {}
+        self._new_payloads: dict[bytes, None] = {}
+
+    def session(self, key: tuple) -> tuple[int, bool] | None:
+        """(id, whether its start time is recorded) of a known session, or None."""
+        return self._new_sessions.get(key) or self._sessions.get(key)
+
+    def add_session(self, key: tuple, session_id: int, started: bool) -> None:
+        self._new_sessions[key] = (session_id, started)
+
+    def has_payload(self, sha256: bytes) -> bool:
+        return sha256 in self._new_payloads or sha256 in self._payloads
+
+    def add_payload(self, sha256: bytes) -> None:
+        self._new_payloads[sha256] = None
+
+    def forget_payloads(self) -> None:
+        self._payloads.clear()
+        self._new_payloads.clear()
+
+    def commit(self) -> None:
+        for table, new in ((self._sessions, self._new_sessions), (self._payloads, self._new_payloads)):
+            table.update(new)
+            new.clear()
+            while len(table) > self.MAX_KNOWN:
+                del table[next(iter(table))]
+
+    def rollback(self) -> None:
+        self._new_sessions.clear()
+        self._new_payloads.clear()
