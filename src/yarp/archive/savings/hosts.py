@@ -32,15 +32,15 @@ class HostView:
 
     `overflow` None means the kept part is as large as the limit allows, plus
     `notice` bytes of the host's own note; a number is the fixed size of what
-    the host shows instead (Claude Code's saved-to-file preview). `keep`
-    says which end a line-limited host keeps: `tail` or `head`.
+    the host shows instead (Claude Code's saved-to-file preview). Which end a
+    host keeps (the comments of `HOST_VIEWS` say) does not change the size:
+    a line-limited part is taken at the output's mean line length.
     """
 
     limit: int
     overflow: int | None = None
     notice: int = 0
     lines: int | None = None
-    keep: str = "head"
 
     def shown(self, raw: int, raw_lines: int | None = None) -> int:
         """Bytes the host shows of an output of `raw` bytes (and `raw_lines` lines, when known)."""
@@ -84,7 +84,7 @@ HOST_VIEWS: dict[tuple[str, str, bool | None], HostView] = {
     ("codex", SHELL, None): HostView(40_000, notice=250),
     ("codex", OTHER, None): HostView(40_000, notice=250),
     # Pi 0.73.1: 2,000 lines or 50 KiB, whichever comes first; bash keeps the tail, read the head.
-    ("pi", SHELL, None): HostView(51_200, notice=90, lines=2_000, keep="tail"),
+    ("pi", SHELL, None): HostView(51_200, notice=90, lines=2_000),
     ("pi", READ, None): HostView(51_200, notice=70, lines=2_000),
     ("pi", OTHER, None): HostView(51_200, notice=40),
     # Gemini CLI 0.61.0: shell output over 40,000 characters keeps 8,000 + 32,000 under a note;
@@ -92,7 +92,7 @@ HOST_VIEWS: dict[tuple[str, str, bool | None], HostView] = {
     ("gemini", SHELL, None): HostView(40_000, notice=250),
     ("gemini", READ, None): HostView(20 * 1024 * 1024, notice=150, lines=2_000),
     # opencode 1.18.33: 2,000 lines or 50 KiB; bash keeps the tail, read and the rest the head.
-    ("opencode", SHELL, None): HostView(51_200, notice=110, lines=2_000, keep="tail"),
+    ("opencode", SHELL, None): HostView(51_200, notice=110, lines=2_000),
     ("opencode", READ, None): HostView(51_200, notice=90, lines=2_000),
     ("opencode", OTHER, None): HostView(51_200, notice=170, lines=2_000),
 }
@@ -107,12 +107,6 @@ def host_view(agent: str, tool: str, is_error: bool) -> HostView | None:
     """The host's view rule for one call, or None when the host shows the whole output."""
     cls = tool_class(agent, tool)
     return HOST_VIEWS.get((agent, cls, bool(is_error))) or HOST_VIEWS.get((agent, cls, None))
-
-
-def line_limit(agent: str, tool: str) -> int | None:
-    """The host's line limit for a wrapped call of `agent`'s `tool`, if it has one."""
-    view = host_view(agent, tool, False)
-    return view.lines if view is not None else None
 
 
 def _quoted(text: str) -> str:
