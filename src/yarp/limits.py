@@ -54,6 +54,14 @@ MAX_ADMITTED_BODY_BYTES = MAX_FRAME_BYTES
 BATCH_WAIT_MS = 2
 #: Requests per batch.
 MAX_BATCH_REQUESTS = 32
+#: Group commit: when the previous batch held several requests and its commit took at least
+#: this long, the next batch waits for the clients it answered to send again (they are in a
+#: loop of requests), up to this share of that commit time and at most the cap, and only
+#: when the previous batch ended this recently.
+GROUP_WAIT_MIN_COMMIT_MS = 1
+GROUP_WAIT_SHARE = 0.5
+GROUP_WAIT_MAX_MS = 5
+GROUP_WAIT_RECENT_MS = 20
 #: Prepared payload bytes per batch; a larger legal request runs alone.
 MAX_BATCH_PAYLOAD_BYTES = 8 * 1024 * 1024
 #: Source keys remembered by the recent-sequence cache.

@@ -10,6 +10,14 @@ savepoint per request, and hands every outcome back to the loop in one
 still applied, then the thread ends. The loop never waits on fsync, and no
 coroutine or executor hop sits between a prepared request and its commit.
 
+Group commit: where a flush is slow, clients that each have one request in
+flight fall into two halves that take turns, each committing while the other
+waits, so every batch holds half of them. After a batch of several requests
+whose commit took at least `GROUP_WAIT_MIN_COMMIT_MS`, the next one waits a
+share of that time (`GROUP_WAIT_SHARE`, at most `GROUP_WAIT_MAX_MS`) for the
+clients just answered to send again, and commits both halves with one flush.
+A single client, a fast disk or a pause in the traffic never waits.
+
 Deadlines: a request whose deadline passed before its batch begins is
 answered `deadline` and never committed. SQLite's busy wait inside
 `BEGIN IMMEDIATE` ends `COMMIT_MARGIN_S` before the batch's earliest deadline;
@@ -31,6 +39,10 @@ from yarp.errors import ArchiveBusy, DeadlineExceeded, YarpError
 from yarp.limits import (
     BATCH_WAIT_MS,
     COMMIT_MARGIN_S,
+    GROUP_WAIT_MAX_MS,
+    GROUP_WAIT_MIN_COMMIT_MS,
+    GROUP_WAIT_RECENT_MS,
+    GROUP_WAIT_SHARE,
     MAX_BATCH_PAYLOAD_BYTES,
     MAX_BATCH_REQUESTS,
     SQLITE_BUSY_TIMEOUT_MS,
@@ -56,6 +68,8 @@ class Writer:
         self.in_transaction = False
         self._busy_ms = SQLITE_BUSY_TIMEOUT_MS
         self._carry = None
+        #: The last committed batch: its size, how long its commit took and when it ended (monotonic s).
+        self._last_batch = (0, 0.0, 0.0)
         self._thread = threading.Thread(target=self._run, name="yarp-writer", daemon=True)
 
     def start(self) -> None:
@@ -100,18 +114,26 @@ class Writer:
         if size > MAX_BATCH_PAYLOAD_BYTES:
             return batch, False
         wait_until = time.monotonic() + BATCH_WAIT_MS / 1000
+        group_until, returning = self._group_wait()
+        want = 0
         while len(batch) < MAX_BATCH_REQUESTS:
             try:
                 nxt = self.queue.get_nowait()
             except queue.Empty:
-                # Wait for companions only when some are actually on their way.
-                remaining = wait_until - time.monotonic()
-                if remaining <= 0 or not self.broker.preparing:
+                if returning and not want:
+                    want = len(batch) + returning  # what was queued, and the clients the last batch answered
+                now = time.monotonic()
+                if len(batch) < want and now < group_until:
+                    timeout = group_until - now
+                elif self.broker.preparing and now < wait_until:
+                    # Companions actually on their way: being prepared.
+                    timeout = wait_until - now
+                else:
                     break
                 try:
-                    nxt = self.queue.get(timeout=remaining)
+                    nxt = self.queue.get(timeout=timeout)
                 except queue.Empty:
-                    break
+                    continue  # the wait ended: take what came, or stop
             if nxt is _SENTINEL:
                 return batch, True
             if size + nxt.prepared.payload_bytes > MAX_BATCH_PAYLOAD_BYTES:
@@ -120,6 +142,14 @@ class Writer:
             batch.append(nxt)
             size += nxt.prepared.payload_bytes
         return batch, False
+
+    def _group_wait(self) -> tuple[float, int]:
+        """(until when, for how many more requests) the next batch waits for the clients the last one answered."""
+        size, commit_s, ended = self._last_batch
+        now = time.monotonic()
+        if size < 2 or commit_s * 1000 < GROUP_WAIT_MIN_COMMIT_MS or (now - ended) * 1000 > GROUP_WAIT_RECENT_MS:
+            return 0.0, 0
+        return now + min(commit_s * GROUP_WAIT_SHARE, GROUP_WAIT_MAX_MS / 1000), size
 
     def _top_up(self, live: list) -> list:
         """After a busy attempt: requests queued meanwhile may join, nothing has started yet."""
@@ -172,7 +202,9 @@ class Writer:
                 return
             self.in_transaction = False
             stats.batches += 1
-            stats.commit_ms.append((time.perf_counter() - started) * 1000)
+            took = time.perf_counter() - started
+            stats.commit_ms.append(took * 1000)
+            self._last_batch = (len(live), took, time.monotonic())
             # A client gets its reply's bytes, made here off the loop; a service's
             # submission gets the store's `Outcome` record itself.
             outcomes = [(r, result if isinstance(result, YarpError) or r.reply_to is not None
