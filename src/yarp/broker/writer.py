@@ -15,8 +15,9 @@ flight fall into two halves that take turns, each committing while the other
 waits, so every batch holds half of them. After a batch of several requests
 whose commit took at least `GROUP_WAIT_MIN_COMMIT_MS`, the next one waits a
 share of that time (`GROUP_WAIT_SHARE`, at most `GROUP_WAIT_MAX_MS`) for the
-clients just answered to send again, and commits both halves with one flush.
-A single client, a fast disk or a pause in the traffic never waits.
+clients just answered (by connection) to send again, and commits both halves
+with one flush; it stops waiting as soon as each of them has. A single
+client, a fast disk or a pause in the traffic never waits.
 
 Deadlines: a request whose deadline passed before its batch begins is
 answered `deadline` and never committed. SQLite's busy wait inside
@@ -68,8 +69,9 @@ class Writer:
         self.in_transaction = False
         self._busy_ms = SQLITE_BUSY_TIMEOUT_MS
         self._carry = None
-        #: The last committed batch: its size, how long its commit took and when it ended (monotonic s).
-        self._last_batch = (0, 0.0, 0.0)
+        #: The last committed batch: its clients' connections, how long its commit took and when it
+        #: ended (monotonic s).
+        self._last_batch: tuple[set, float, float] = (set(), 0.0, 0.0)
         self._thread = threading.Thread(target=self._run, name="yarp-writer", daemon=True)
 
     def start(self) -> None:
@@ -115,15 +117,13 @@ class Writer:
             return batch, False
         wait_until = time.monotonic() + BATCH_WAIT_MS / 1000
         group_until, returning = self._group_wait()
-        want = 0
+        returning.discard(first.conn)
         while len(batch) < MAX_BATCH_REQUESTS:
             try:
                 nxt = self.queue.get_nowait()
             except queue.Empty:
-                if returning and not want:
-                    want = len(batch) + returning  # what was queued, and the clients the last batch answered
                 now = time.monotonic()
-                if len(batch) < want and now < group_until:
+                if returning and now < group_until:
                     timeout = group_until - now
                 elif self.broker.preparing and now < wait_until:
                     # Companions actually on their way: being prepared.
@@ -133,23 +133,25 @@ class Writer:
                 try:
                     nxt = self.queue.get(timeout=timeout)
                 except queue.Empty:
-                    continue  # the wait ended: take what came, or stop
+                    returning = set()  # the wait ended: take what came, or stop
+                    continue
             if nxt is _SENTINEL:
                 return batch, True
             if size + nxt.prepared.payload_bytes > MAX_BATCH_PAYLOAD_BYTES:
                 self._carry = nxt
                 break
             batch.append(nxt)
+            returning.discard(nxt.conn)
             size += nxt.prepared.payload_bytes
         return batch, False
 
-    def _group_wait(self) -> tuple[float, int]:
-        """(until when, for how many more requests) the next batch waits for the clients the last one answered."""
-        size, commit_s, ended = self._last_batch
+    def _group_wait(self) -> tuple[float, set]:
+        """(until when, the connections) the next batch waits for: those the last batch answered."""
+        conns, commit_s, ended = self._last_batch
         now = time.monotonic()
-        if size < 2 or commit_s * 1000 < GROUP_WAIT_MIN_COMMIT_MS or (now - ended) * 1000 > GROUP_WAIT_RECENT_MS:
-            return 0.0, 0
-        return now + min(commit_s * GROUP_WAIT_SHARE, GROUP_WAIT_MAX_MS / 1000), size
+        if len(conns) < 2 or commit_s * 1000 < GROUP_WAIT_MIN_COMMIT_MS or (now - ended) * 1000 > GROUP_WAIT_RECENT_MS:
+            return 0.0, set()
+        return now + min(commit_s * GROUP_WAIT_SHARE, GROUP_WAIT_MAX_MS / 1000), set(conns)
 
     def _top_up(self, live: list) -> list:
         """After a busy attempt: requests queued meanwhile may join, nothing has started yet."""
@@ -204,7 +206,7 @@ class Writer:
             stats.batches += 1
             took = time.perf_counter() - started
             stats.commit_ms.append(took * 1000)
-            self._last_batch = (len(live), took, time.monotonic())
+            self._last_batch = ({r.conn for r in live}, took, time.monotonic())
             # A client gets its reply's bytes, made here off the loop; a service's
             # submission gets the store's `Outcome` record itself.
             outcomes = [(r, result if isinstance(result, YarpError) or r.reply_to is not None
