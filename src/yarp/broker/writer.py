@@ -16,8 +16,9 @@ waits, so every batch holds half of them. After a batch of several requests
 whose commit took at least `GROUP_WAIT_MIN_COMMIT_MS`, the next one waits a
 share of that time (`GROUP_WAIT_SHARE`, at most `GROUP_WAIT_MAX_MS`) for the
 clients just answered (by connection) to send again, and commits both halves
-with one flush; it stops waiting as soon as each of them has. A single
-client, a fast disk or a pause in the traffic never waits.
+with one flush; it stops waiting as soon as each of them has, and never so
+long that a request in the batch could miss its deadline. A single client, a
+fast disk or a pause in the traffic never waits.
 
 Deadlines: a request whose deadline passed before its batch begins is
 answered `deadline` and never committed. SQLite's busy wait inside
@@ -116,15 +117,18 @@ class Writer:
         if size > MAX_BATCH_PAYLOAD_BYTES:
             return batch, False
         wait_until = time.monotonic() + BATCH_WAIT_MS / 1000
-        group_until, returning = self._group_wait()
+        group_until, returning, commit_s = self._group_wait()
         returning.discard(first.conn)
+        earliest = first.deadline
         while len(batch) < MAX_BATCH_REQUESTS:
             try:
                 nxt = self.queue.get_nowait()
             except queue.Empty:
                 now = time.monotonic()
-                if returning and now < group_until:
-                    timeout = group_until - now
+                # Never so long that a request waiting here could miss its deadline at commit.
+                until = min(group_until, earliest - COMMIT_MARGIN_S - commit_s)
+                if returning and now < until:
+                    timeout = until - now
                 elif self.broker.preparing and now < wait_until:
                     # Companions actually on their way: being prepared.
                     timeout = wait_until - now
@@ -142,16 +146,18 @@ class Writer:
                 break
             batch.append(nxt)
             returning.discard(nxt.conn)
+            earliest = min(earliest, nxt.deadline)
             size += nxt.prepared.payload_bytes
         return batch, False
 
-    def _group_wait(self) -> tuple[float, set]:
-        """(until when, the connections) the next batch waits for: those the last batch answered."""
+    def _group_wait(self) -> tuple[float, set, float]:
+        """(until when, the connections) the next batch waits for, those the last batch answered, and how
+        long that batch's commit took."""
         conns, commit_s, ended = self._last_batch
         now = time.monotonic()
         if len(conns) < 2 or commit_s * 1000 < GROUP_WAIT_MIN_COMMIT_MS or (now - ended) * 1000 > GROUP_WAIT_RECENT_MS:
-            return 0.0, set()
-        return now + min(commit_s * GROUP_WAIT_SHARE, GROUP_WAIT_MAX_MS / 1000), set(conns)
+            return 0.0, set(), 0.0
+        return now + min(commit_s * GROUP_WAIT_SHARE, GROUP_WAIT_MAX_MS / 1000), set(conns), commit_s
 
     def _top_up(self, live: list) -> list:
         """After a busy attempt: requests queued meanwhile may join, nothing has started yet."""
