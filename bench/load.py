@@ -659,6 +659,38 @@ def bridge_startup(env: Env, samples: int) -> dict:
             "cpu_ms_min": round(min(cpu), 1), "cpu_ms_max": round(max(cpu), 1), "samples": samples}
 
 
+def _timed_calls(work: list, units, write, busy) -> dict:
+    """Each call's `units(call)` written with `write(unit)` (False: the archive refused it), each unit
+    retried for up to 5 s while `busy(exc)` says the archive was locked; a call with a unit refused or
+    given up on is lost. The worker's figures, without its start-up."""
+    locked = lost = 0
+    lat: list[float] = []
+    t0 = time.perf_counter()
+    for call in work:
+        s = time.perf_counter()
+        ok = True
+        for unit in units(call):
+            give_up = time.monotonic() + 5
+            while True:
+                try:
+                    ok = write(unit)
+                    break
+                except Exception as exc:
+                    if busy(exc):
+                        locked += 1
+                        if time.monotonic() <= give_up:
+                            continue
+                    ok = False
+                    break
+            if not ok:
+                break
+        if ok:
+            lat.append((time.perf_counter() - s) * 1000)
+        else:
+            lost += 1
+    return {"locked": locked, "lost": lost, "lat": lat, "elapsed": time.perf_counter() - t0}
+
+
 def _direct_call_worker(env: Env, worker: int, calls: int, size: int, per_op: bool, barrier, out) -> None:
     from yarp.errors import ArchiveBusy
     from yarp.archive.prepare import prepare
@@ -667,38 +699,16 @@ def _direct_call_worker(env: Env, worker: int, calls: int, size: int, per_op: bo
     rng = random.Random(worker)
     work = [pi_call_ops(worker, i, size, rng) for i in range(calls)]
     store = ArchiveStore.open(env.location)
-    locked = lost = 0
-    lat: list[float] = []
     preloaded = shim_mapped()
+
+    def write(batch) -> bool:
+        return not any(isinstance(r, Exception) for r in store.apply_batch([prepare(op) for op in batch]))
+
     barrier.wait()
-    t0 = time.perf_counter()
-    for call in work:
-        s = time.perf_counter()
-        batches = [[op] for op in call] if per_op else [call]
-        failed = False
-        for batch in batches:
-            give_up = time.monotonic() + 5
-            while True:
-                try:
-                    results = store.apply_batch([prepare(op) for op in batch])
-                    if any(isinstance(r, Exception) for r in results):
-                        failed = True
-                    break
-                except ArchiveBusy:
-                    locked += 1
-                    if time.monotonic() > give_up:
-                        failed = True
-                        break
-                except Exception:
-                    failed = True
-                    break
-        if failed:
-            lost += 1
-        else:
-            lat.append((time.perf_counter() - s) * 1000)
-    elapsed = time.perf_counter() - t0
+    figures = _timed_calls(work, lambda call: [[op] for op in call] if per_op else [call], write,
+                           lambda exc: isinstance(exc, ArchiveBusy))
     store.close()
-    out.put({"locked": locked, "lost": lost, "lat": lat, "elapsed": elapsed, "preloaded": preloaded})
+    out.put(figures | {"preloaded": preloaded})
 
 
 def _preload_share(results: list[dict]) -> str:
@@ -713,11 +723,16 @@ def run_direct_calls(env: Env, clients: int, calls: int, size: int, per_op: bool
 
     ArchiveStore.open(env.location).close()  # schema exists before the race
     results, wall, _, _ = _race(_direct_call_worker, clients, lambda w: (env, w, calls, size, per_op))
+    return _writers_row("direct_op" if per_op else "direct_call", results, wall, clients * calls)
+
+
+def _writers_row(mode: str, results: list[dict], wall: float, calls: int) -> dict:
+    """One baseline's row from its writers' figures (`_timed_calls`): rate, latency, locks, losses, fairness."""
     lat = [x for r in results for x in r["lat"]]
-    per_proc = [calls / r["elapsed"] for r in results]
+    per_proc = [(len(r["lat"]) + r["lost"]) / r["elapsed"] for r in results]
     return {
-        "mode": "direct_op" if per_op else "direct_call",
-        "calls_per_s": round(clients * calls / wall, 1),
+        "mode": mode,
+        "calls_per_s": round(calls / wall, 1),
         "call_p50_ms": pct(lat, 0.50),
         "call_p99_ms": pct(lat, 0.99),
         "locked_errors": sum(r["locked"] for r in results),
@@ -784,32 +799,19 @@ def _naive_worker(path: str, worker: int, calls: int, size: int, barrier, out) -
     conn = sqlite3.connect(path, isolation_level=None)
     for pragma in NAIVE_PRAGMAS:
         conn.execute(pragma)
-    locked = lost = 0
-    lat: list[float] = []
     preloaded = shim_mapped()
+
+    def write(call) -> bool:
+        _naive_write(conn, call)
+        return True
+
+    def busy(exc: Exception) -> bool:  # SQLITE_BUSY, SQLITE_LOCKED
+        return isinstance(exc, sqlite3.OperationalError) and getattr(exc, "sqlite_errorcode", 0) & 0xFF in (5, 6)
+
     barrier.wait()
-    t0 = time.perf_counter()
-    for call in work:
-        s = time.perf_counter()
-        give_up = time.monotonic() + 5
-        while True:
-            try:
-                _naive_write(conn, call)
-                lat.append((time.perf_counter() - s) * 1000)
-                break
-            except sqlite3.OperationalError as exc:
-                if getattr(exc, "sqlite_errorcode", 0) & 0xFF in (5, 6):  # SQLITE_BUSY, SQLITE_LOCKED
-                    locked += 1
-                    if time.monotonic() <= give_up:
-                        continue
-                lost += 1
-                break
-            except sqlite3.Error:
-                lost += 1
-                break
-    elapsed = time.perf_counter() - t0
+    figures = _timed_calls(work, lambda call: [call], write, busy)
     conn.close()
-    out.put({"locked": locked, "lost": lost, "lat": lat, "elapsed": elapsed, "preloaded": preloaded})
+    out.put(figures | {"preloaded": preloaded})
 
 
 def run_naive_calls(env: Env, clients: int, calls: int, size: int) -> dict:
@@ -821,8 +823,6 @@ def run_naive_calls(env: Env, clients: int, calls: int, size: int) -> dict:
     db.executescript(SCHEMA_V1)
     db.close()
     results, wall, _, _ = _race(_naive_worker, clients, lambda w: (path, w, calls, size))
-    lat = [x for r in results for x in r["lat"]]
-    per_proc = [calls / r["elapsed"] for r in results]
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         finished = db.execute("SELECT count(*) FROM tool_calls WHERE status = 'finished'").fetchone()[0]
@@ -830,17 +830,8 @@ def run_naive_calls(env: Env, clients: int, calls: int, size: int) -> dict:
                               " HAVING count(*) = 4)").fetchone()[0]
     finally:
         db.close()
-    return {
-        "mode": "naive_call",
-        "calls_per_s": round(clients * calls / wall, 1),
-        "call_p50_ms": pct(lat, 0.50),
-        "call_p99_ms": pct(lat, 0.99),
-        "locked_errors": sum(r["locked"] for r in results),
-        "lost": sum(r["lost"] for r in results),
-        "starvation": round(min(per_proc) / max(per_proc), 2),
-        "preload": _preload_share(results),
-        "audit": finished == complete == clients * calls,
-    }
+    audit = finished == complete == clients * calls
+    return _writers_row("naive_call", results, wall, clients * calls) | {"audit": audit}
 
 
 # --- raw request rate -----------------------------------------------------------------------
