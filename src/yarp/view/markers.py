@@ -60,14 +60,14 @@ COUNT_GROUPS = (("failure", FAILURE_CLASSES), ("summary", frozenset({"summary", 
 
 
 class Marker(Record):
-    """A marker a reducer wrote: `line` is the index, in its view, of the marker's first line."""
+    """A marker a reducer wrote: `line` is the index, in its view, of the marker's first line.
+
+    Only its kinds are made (`Summary`, `Omission`, `SectionLines`), and each
+    gives its line(s) as `text()`, every line ending with a newline.
+    """
 
     __slots__ = ("line",)
     line: int
-
-    def text(self) -> bytes:
-        """The marker's line(s), each ending with a newline."""
-        raise NotImplementedError
 
     @property
     def height(self) -> int:
