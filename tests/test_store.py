@@ -648,3 +648,18 @@ def test_a_prune_forgets_the_payloads_it_may_have_deleted(store):
     # The same payload again: it must be written again, though the store saw it before.
     ref = store.apply_operation(begin("p2", {"command": "shared"})).archive_ref
     assert stored_bytes(store, ref, "input", "before") == rfc8785.dumps({"command": "shared"})
+
+
+def test_a_composite_that_ends_in_a_begin_is_applied_part_by_part(store):
+    # A service's composite (one request: earlier calls' operations, then this call's begin) stands where a
+    # prepared operation does; a batch of them is not a batch of plain begins.
+    from yarp.broker.services.shared import PreparedParts
+
+    store.apply_operation(begin("done"))
+    composites = [PreparedParts((prepare(finish("done", executed=False)), prepare(begin("k1")))),
+                  PreparedParts((prepare(begin("k2")),))]
+    outcomes = store.apply_batch([*composites, prepare(begin("k3"))])
+    assert all(isinstance(o, Outcome) for o in outcomes), outcomes
+    assert call_row(store, store.conn.execute("SELECT archive_ref FROM tool_calls WHERE source_call_id = 'done'")
+                    .fetchone()[0])[0] == "finished"
+    assert counts(store)["tool_calls"] == 4

@@ -137,23 +137,19 @@ class ArchiveStore:
         replay, two begins of one call, other operations) goes request by
         request, so the outcomes are always those of isolated requests.
         """
+        # Plain prepared operations only: a composite (`PreparedParts`) or an import batch stands for more.
+        if len(batch) < 2 or not all(type(p) is Prepared and type(p.operation) is ops.BeginCall for p in batch):
+            return None
         begins = [p.operation for p in batch]
-        if len(batch) < 2 or not all(type(op) is ops.BeginCall for op in begins):
-            return None
-        if getattr(batch[0], "apply_to", None) is not None:
-            return None
-        identities = {(op.session.agent, op.session.account, op.session.source_session_id, op.call.source_call_id)
-                      for op in begins}
-        if len(identities) != len(begins):
+        keys = [(op.session.agent, op.session.account, op.session.source_session_id) for op in begins]
+        if len({(key, op.call.source_call_id) for key, op in zip(keys, begins)}) != len(begins):
             return None
         conn = self.conn
         sessions = {}
-        for op in begins:
-            key = (op.session.agent, op.session.account, op.session.source_session_id)
+        for key, op in zip(keys, begins):
             if key not in sessions:
                 sessions[key] = self._session_id(op.session, create=True)
-        pairs = [(sessions[(op.session.agent, op.session.account, op.session.source_session_id)],
-                  op.call.source_call_id) for op in begins]
+        pairs = [(sessions[key], op.call.source_call_id) for key, op in zip(keys, begins)]
         values = ", ".join("(?, ?)" for _ in pairs)
         found = conn.execute(
             f"WITH w(s, c) AS (VALUES {values}) SELECT 1 FROM w JOIN tool_calls t"
