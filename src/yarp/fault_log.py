@@ -177,7 +177,7 @@ def _append(path: str, line: bytes) -> None:
     fd = _open_append(path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        while not _names(path, fd):  # rotated while we waited for the lock
+        while not private_files.names(path, _identity(fd)):  # rotated while we waited for the lock
             os.close(fd)
             fd = -1
             fd = _open_append(path)
@@ -193,14 +193,9 @@ def _append(path: str, line: bytes) -> None:
             os.close(fd)
 
 
-def _names(path: str, fd: int) -> bool:
-    """Whether `path` still names the file open as `fd`."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return False
+def _identity(fd: int) -> tuple[int, int]:
     held = os.fstat(fd)
-    return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
+    return held.st_dev, held.st_ino
 
 
 def _open_append(path: str) -> int:

@@ -207,6 +207,15 @@ def read_bounded(fd: int, limit: int) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
+def names(path: str, identity: tuple[int, int]) -> bool:
+    """Whether `path` (a link not followed) still names the file whose (device, inode) is `identity`."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == identity
+
+
 def open_lock_file(path: str, *, private: bool = True) -> int:
     """Open (creating 0600) a lock file of ours without following a link; return its descriptor.
 

@@ -19,6 +19,7 @@ import signal
 import socket
 import time
 
+from yarp import private_files
 from yarp.archive.store import ArchiveStore
 from yarp.broker.connection import ClientConnection
 from yarp.broker.server import Broker
@@ -192,11 +193,7 @@ class Lifecycle:
 
     def _socket_is_ours(self) -> bool:
         """Whether the socket path still names the socket this broker listens on."""
-        try:
-            st = os.lstat(self.broker.paths.socket)
-        except OSError:
-            return False
-        return (st.st_dev, st.st_ino) == self._socket_inode
+        return private_files.names(self.broker.paths.socket, self._socket_inode)
 
     def _remove_socket(self) -> None:
         if self._socket_is_ours():
