@@ -34,17 +34,24 @@ def human_count(n: int) -> str:
     return str(n)
 
 
-def bar(shown: int, withheld: int, scale: int, width: int, *, ascii_only: bool = False, taken: int = 0) -> str:
-    """One group's bar: shown (dark), net withheld (light), then what followers took back (medium);
-    `scale` bytes = `width` cells."""
-    full, medium, light = ("#", "=", "-") if ascii_only else ("\u2588", "\u2592", "\u2591")
+#: Bar glyphs for shown, net withheld and taken back, on a UTF-8 terminal and elsewhere.
+_GLYPHS = ("\u2588", "\u2591", "\u2592")
+_ASCII_GLYPHS = ("#", "-", "=")
+#: Colours of the three parts when the caller asks for colour: cyan, dim, yellow.
+_COLOURS = ("\x1b[36m", "\x1b[2m", "\x1b[33m")
+
+
+def bar(parts: tuple[int, int, int], scale: int, width: int, *, ascii_only: bool = False) -> list[str]:
+    """One group's bar as its three parts' cells: shown, net withheld, what followers took back;
+    `scale` bytes = `width` cells, and a part that is not empty gets a cell at least."""
     if scale <= 0:
-        return ""
+        return ["", "", ""]
+    glyphs = _ASCII_GLYPHS if ascii_only else _GLYPHS
     cells = []
-    for value, glyph in ((shown, full), (withheld, light), (taken, medium)):
+    for value, glyph in zip(parts, glyphs):
         n = round(max(value, 0) * width / scale)
         cells.append(glyph * (1 if value > 0 and n == 0 else n))
-    return "".join(cells)
+    return cells
 
 
 def render_text(report: Savings, *, width: int = 80, color: bool = False, ascii_only: bool = False,
@@ -88,7 +95,7 @@ def _group_lines(by: str, groups: list[tuple[str, Totals]], width: int, color: b
     """One bar per group, the first `rows` groups in display order, drawn to one scale."""
     out: list[str] = []
     shown_groups = groups[:rows]
-    full, medium, light = ("#", "=", "-") if ascii_only else ("\u2588", "\u2592", "\u2591")
+    full, light, medium = _ASCII_GLYPHS if ascii_only else _GLYPHS
     label_width = min(max(len(key) for key, _ in shown_groups), 24)
     cells = [(human_bytes(t.net), _share(t.net, t.tool_output),
               f"+{t.view_unknown_calls:,} unknown" if t.view_unknown_calls else "") for _, t in shown_groups]
@@ -103,13 +110,11 @@ def _group_lines(by: str, groups: list[tuple[str, Totals]], width: int, color: b
     for (key, t), (net, share, unknown) in zip(shown_groups, cells):
         label = key if len(key) <= label_width else key[: label_width - 1] + "\u2026"
         kept = max(t.net, 0)
-        drawn = bar(t.shown, kept, scale, bar_width, ascii_only=ascii_only, taken=max(t.gross - kept, 0))
-        pad = " " * (bar_width - len(drawn))
-        if color and drawn:
-            dark = drawn.rstrip(light + medium)
-            taken = drawn[len(dark):].lstrip(light)
-            net_part = drawn[len(dark):len(drawn) - len(taken)]
-            drawn = f"\x1b[36m{dark}\x1b[0m\x1b[2m{net_part}\x1b[0m\x1b[33m{taken}\x1b[0m"
+        cells = bar((t.shown, kept, max(t.gross - kept, 0)), scale, bar_width, ascii_only=ascii_only)
+        pad = " " * (bar_width - sum(map(len, cells)))
+        if color:
+            cells = [f"{code}{part}\x1b[0m" for code, part in zip(_COLOURS, cells) if part]
+        drawn = "".join(cells)
         line = f"{label:<{label_width}}  {drawn}{pad}  {net:>{number_width}} {share:>{share_width}}"
         out.append(f"{line}  {unknown}" if unknown else line)
     if len(groups) > rows:
