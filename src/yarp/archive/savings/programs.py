@@ -104,19 +104,24 @@ def input_labels(conn: sqlite3.Connection, digests: list[bytes]) -> list[tuple[b
     Inputs are read `_INPUT_CHUNK` digests per statement: one statement per
     distinct input cost 29 µs each, most of a report over 30,000 distinct commands.
     """
-    from yarp.archive.codec import decode_body
-    from yarp.json_text import loads_record
-
     out = []
     for start in range(0, len(digests), _INPUT_CHUNK):
         chunk = digests[start:start + _INPUT_CHUNK]
         for sha, compression, body, length in conn.execute(_INPUT_SQL.format(",".join("?" * len(chunk))), chunk):
-            try:
-                value = loads_record(decode_body(compression, body, length))
-            except (ValueError, DataError):  # damaged or not JSON: verify reports it; the tool names the call
-                value = None
-            out.append((sha, *labels_of(command_text(value))))
+            out.append((sha, *labels_of(command_text(input_value(compression, body, length)))))
     return out
+
+
+def input_value(compression: str, body: bytes, length: int) -> object:
+    """A stored input payload's JSON value; None when it is damaged or not JSON (verify reports that,
+    and the tool then names the call)."""
+    from yarp.archive.codec import decode_body
+    from yarp.json_text import loads_record
+
+    try:
+        return loads_record(decode_body(compression, body, length))
+    except (ValueError, DataError):
+        return None
 
 
 def labels_of(text: str | None) -> tuple[str | None, str | None]:

@@ -34,8 +34,9 @@ import re
 import sqlite3
 from contextlib import suppress
 
+from yarp.archive.codec import decode_body
 from yarp.archive.savings.hosts import host_view
-from yarp.archive.savings.programs import command_text, labels_of
+from yarp.archive.savings.programs import command_text, input_value, labels_of
 from yarp.archive.savings.projection import ARCHIVE
 from yarp.errors import DataError
 
@@ -137,7 +138,7 @@ def annotate(conn: sqlite3.Connection) -> list[int]:
         key = None
         cut = kind == "counted" and withheld > 0
         if digest is not None:
-            value = _decoded_json(*row[10:13])
+            value = input_value(*row[10:13])
             text = command_text(value)
             if cut and digest not in labels:  # the report names a capped call by its command
                 labels[digest] = labels_of(text)
@@ -169,22 +170,9 @@ def link_reruns(conn: sqlite3.Connection, keyed: list[int]) -> None:
         conn.execute(_LINK_RERUNS, (json.dumps(keyed),))
 
 
-def _decoded_json(compression, body, length) -> object:
-    """A payload's JSON value; None when it is damaged or not JSON (verify reports that)."""
-    from yarp.archive.codec import decode_body
-    from yarp.json_text import loads_record
-
-    try:
-        return loads_record(decode_body(compression, body, length))
-    except (ValueError, DataError):
-        return None
-
-
 def _cut_view(row: tuple, produced: int, agent: str, tool: str, is_error) -> tuple[str, int | None]:
     """(rule, host view or None) of a call whose view YARP cut: the rule from a wrapped call's view, the
     host's line-limited view from its raw streams. A damaged payload costs only what it would have told."""
-    from yarp.archive.codec import decode_body
-
     rule, host_shown = CAP_RULE, None
     view, out, err = row[13:16], row[16:19], row[19:22]
     with suppress(DataError):
