@@ -11,7 +11,6 @@ acknowledged and archived either way.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import threading

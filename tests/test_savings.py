@@ -162,7 +162,8 @@ def _damaged_copy(archive, tmp_path, name: str, spared: str) -> str:
     dst = sqlite3.connect(copy)
     src.backup(dst)
     src.close()
-    dst.execute(f"UPDATE payloads SET body = x'00' WHERE sha256 NOT IN (SELECT payload_sha256 FROM snapshots WHERE {spared})")
+    dst.execute("UPDATE payloads SET body = x'00' WHERE sha256 NOT IN"
+                f" (SELECT payload_sha256 FROM snapshots WHERE {spared})")
     dst.commit()
     dst.close()
     os.chmod(copy, 0o600)

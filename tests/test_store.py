@@ -610,20 +610,19 @@ def test_a_conflict_in_a_batch_of_begins_fails_only_its_own_request(store):
 
 
 def test_a_session_created_by_a_rolled_back_batch_is_not_remembered(store):
-    # The first request creates session s9; the second fails, so the batch is applied again request by
-    # request. Then a whole batch is refused at commit (a bad begin alone): s9's id must come from the
-    # archive, not from what an undone transaction saw.
+    # The first request creates session s9; the second fails, so the batch is undone and applied again
+    # request by request: s9's row must be written again, not taken from what the undone attempt saw.
     fresh = ops.Session("pi", "acct", "s9", 5)
-    outcomes = store.apply_batch([prepare(begin("n1", session=fresh)), prepare(begin("n1", {"command": "x"}, session=fresh))])
+    outcomes = store.apply_batch([prepare(begin("n1", session=fresh)),
+                                  prepare(begin("n1", {"command": "x"}, session=fresh))])
     assert isinstance(outcomes[0], Outcome) and isinstance(outcomes[1], ConflictError)
-    store.conn.execute("DELETE FROM tool_calls")  # behind the store's back: the session row stays
-    store.conn.execute("DELETE FROM sessions WHERE source_session_id = 's9'")
-    store.conn.commit()
-    store._known = type(store._known)()  # the store is told nothing else changed: only its own rollbacks count
+    stored = store.conn.execute("SELECT c.session_id, s.id FROM tool_calls c LEFT JOIN sessions s ON s.id = c.session_id"
+                                " WHERE c.archive_ref = ?", (outcomes[0].archive_ref,)).fetchone()
+    assert stored[1] is not None and stored[0] == stored[1]
+    # Remembered once committed: the next batch of that session asks nothing and lands on the same row.
     out = store.apply_batch([prepare(begin("n2", session=fresh)), prepare(begin("n3", session=fresh))])
     assert all(isinstance(o, Outcome) for o in out)
-    ids = {r[0] for r in store.conn.execute("SELECT session_id FROM tool_calls")}
-    assert ids == {store.conn.execute("SELECT id FROM sessions WHERE source_session_id = 's9'").fetchone()[0]}
+    assert {r[0] for r in store.conn.execute("SELECT session_id FROM tool_calls")} == {stored[1]}
 
 
 def test_an_undone_request_leaves_no_remembered_session_or_payload(store):
