@@ -1,8 +1,12 @@
 """Request validation in the broker: the envelope, then the operation it carries.
 
-This is the pure-Python twin; `yarp._validate` is the same source compiled
-by Cython (it `include`s this file), and `yarp.wire.validation` picks one. Tests run
-every case against both (the c/py fixture of tests/test_operations.py).
+This is the pure-Python twin and the reference: `yarp._validate` is the typed
+Cython implementation of the same rules (C-level scanning of the frame and of
+the operation's fields), and `yarp.wire.validation` picks one. Every case runs
+against both (the c/py fixture of tests/test_operations.py), and
+tests/test_validate_twins.py crosses them on generated requests: the same
+result, or the same error class and text. The service requests of the hooks
+and `yarp run` are validated by one shared source, `yarp._validate_services`.
 
 Validation is structural and bounded: types, required and unknown fields,
 identity lengths, enumerations, nesting depth. Canonicalisation, hashing and
@@ -18,31 +22,21 @@ turn annotations into type checks.
 from yarp.errors import ContractViolation, ValidationError
 from yarp.json_text import decode as decode_json
 from yarp.limits import (
-    MAX_CAP_BYTES,
     MAX_DEADLINE_MS,
     MAX_IDENTITY_CHARS,
     MAX_IMPORT_BATCH_CALLS,
     MAX_JSON_DEPTH,
     MAX_NAME_CHARS,
-    MAX_PACKS,
     MAX_WORKING_DIRECTORY_CHARS,
     MIN_DEADLINE_MS,
 )
+from yarp._validate_services import HOOK_AGENTS, hook_request, run_request
 from yarp.wire import operations as ops
-from yarp.wire.protocol import (
-    CONTROLS,
-    SCHEMA,
-    Control,
-    Envelope,
-    HookRequest,
-    RunBegin,
-    RunCapture,
-    RunNotStarted,
-    RunTarget,
-    SpoolFiles,
-)
+from yarp.wire.protocol import CONTROLS, SCHEMA, Control, Envelope
 
 IMPLEMENTATION = "py"
+__all__ = ["HOOK_AGENTS", "IMPLEMENTATION", "check_json", "check_operation", "event_text", "parse_imported_call",
+           "parse_operation", "parse_request"]
 
 #: Unix milliseconds must fit SQLite's signed 64-bit integers and be non-negative.
 MAX_TIME_MS = ops.MAX_TIME_MS
@@ -78,9 +72,9 @@ def parse_request(frame, correlation_id):
     if obj.get("correlationId") != correlation_id:
         raise ValidationError("envelope correlation id does not match the connection")
     if "hook" in obj:
-        return _hook_request(obj)
+        return hook_request(obj)
     if "run" in obj:
-        return _run_request(obj)
+        return run_request(obj)
     return _envelope(obj, correlation_id)
 
 
@@ -413,151 +407,6 @@ def parse_operation(obj):
                                            _stream_file(f, "stdoutPath"), _stream_file(f, "stderrPath"))
     f.finish()
     return op
-
-
-# --- the per-tool-call clients' service requests --------------------------------------
-
-_HOOK_REQUEST_FIELDS = frozenset({"schema", "correlationId", "hook", "deadlineMs", "event"})
-_HOOK_FIELDS = frozenset({"agent", "launcher", "pruning", "rulePacks"})
-#: Sent by the agents whose view the broker caps itself (Codex): the configured cap.
-_CAP_FIELD = "capBytes"
-HOOK_AGENTS = ("claude-code", "codex", "gemini")
-#: The agents whose view the broker caps itself: their requests carry the configured cap.
-_CAPPING_AGENTS = ("codex", "gemini")
-_RUN_REQUEST_FIELDS = frozenset({"schema", "correlationId", "deadlineMs", "run"})
-_RUN_STEPS = {
-    "begin": frozenset({"step", "session", "startedAtMs", "argv", "cwd"}),
-    "capture": frozenset({"step", "target", "argv", "status", "signal", "pruning", "rulePacks", "capBytes",
-                          "spool"}),
-    "not_started": frozenset({"step", "target", "status"}),
-}
-_MAX_ARGV = 4096
-
-
-def _deadline(value, what):
-    if type(value) is not int or not MIN_DEADLINE_MS <= value <= MAX_DEADLINE_MS:
-        raise ValidationError(f"{what} deadline must be {MIN_DEADLINE_MS}..{MAX_DEADLINE_MS} ms")
-    return value
-
-
-def _paths(value, most, at_least=0):
-    """A list of `at_least`..`most` NUL-free strings of at most a path's length, as a tuple; else None."""
-    if type(value) is not list or not at_least <= len(value) <= most:
-        return None
-    for item in value:
-        if type(item) is not str or not 0 < len(item) <= MAX_WORKING_DIRECTORY_CHARS or "\x00" in item:
-            return None
-    return tuple(value)
-
-
-def _hook_request(obj):
-    """A `yarp hook <agent>` request: the agent, its `yarp` launcher, the rules, the deadline and the event."""
-    if obj.keys() != _HOOK_REQUEST_FIELDS:
-        raise ValidationError("hook request has unknown or missing fields")
-    hook = obj["hook"]
-    if type(hook) is not dict or set(hook) - {_CAP_FIELD} != _HOOK_FIELDS:
-        raise ValidationError("hook request fields are not the expected set")
-    agent = hook["agent"]
-    if agent not in HOOK_AGENTS:
-        raise ValidationError("hook request names an unknown agent")
-    cap = hook.get(_CAP_FIELD)
-    if agent in _CAPPING_AGENTS and (type(cap) is not int or not 0 <= cap <= MAX_CAP_BYTES):
-        raise ValidationError(f"hook request capBytes must be 0..{MAX_CAP_BYTES} for {agent}")
-    launcher = _paths(hook["launcher"], 3, 1)
-    if launcher is None or not launcher[0].startswith("/"):
-        raise ValidationError("hook request launcher must be 1 to 3 strings, the first an absolute path")
-    if type(hook["pruning"]) is not bool:
-        raise ValidationError("hook request pruning must be a boolean")
-    packs = _paths(hook["rulePacks"], MAX_PACKS)
-    if packs is None:
-        raise ValidationError(f"hook request rulePacks must be at most {MAX_PACKS} paths")
-    deadline = _deadline(obj["deadlineMs"], "hook request")
-    return HookRequest(agent, launcher, hook["pruning"], packs, deadline, obj["event"], cap)
-
-
-def _run_text(value, limit, what):
-    if type(value) is not str or not 0 < len(value) <= limit or "\x00" in value:
-        raise ValidationError(f"run request {what} must be 1 to {limit} characters without NUL")
-    return value
-
-
-def _run_int(value, what, low, high):
-    if type(value) is not int or not low <= value <= high:
-        raise ValidationError(f"run request {what} must be an integer in {low}..{high}")
-    return value
-
-
-def _run_path(value, what):
-    path = _run_text(value, MAX_WORKING_DIRECTORY_CHARS, what)
-    if not path.startswith("/"):
-        raise ValidationError(f"run request {what} must be an absolute path")
-    return path
-
-
-def _run_argv(value):
-    if type(value) is not list or not 0 < len(value) <= _MAX_ARGV:
-        raise ValidationError("run request argv must be a non-empty list of strings without NUL")
-    for word in value:
-        if type(word) is not str or len(word) > MAX_WORKING_DIRECTORY_CHARS or "\x00" in word:
-            raise ValidationError("run request argv must be a non-empty list of strings without NUL")
-    return tuple(value)
-
-
-def _run_target(value):
-    """`{session}` (a standalone run's own call) or `{agent, account, session, call}` (an adapter's)."""
-    if type(value) is dict and value.keys() == {"session"}:
-        return RunTarget(None, None, _run_text(value["session"], MAX_IDENTITY_CHARS, "session"), None)
-    if type(value) is not dict or value.keys() != {"agent", "account", "session", "call"}:
-        raise ValidationError("run request target must be {session} or {agent, account, session, call}")
-    return RunTarget(_run_text(value["agent"], MAX_NAME_CHARS, "agent"),
-                     _run_text(value["account"], MAX_IDENTITY_CHARS, "account"),
-                     _run_text(value["session"], MAX_IDENTITY_CHARS, "session"),
-                     _run_text(value["call"], MAX_IDENTITY_CHARS, "call"))
-
-
-def _run_stream_file(value, what):
-    if type(value) is not dict or value.keys() != {"path", "device", "inode", "size"}:
-        raise ValidationError(f"run request {what} must be {{path, device, inode, size}}")
-    return ops.StreamFile(_run_path(value["path"], what), _run_int(value["device"], what, 0, 2**63 - 1),
-                          _run_int(value["inode"], what, 0, 2**63 - 1), _run_int(value["size"], what, 0, 2**63 - 1))
-
-
-def _run_spool(value):
-    if type(value) is not dict or value.keys() != {"stdout", "stderr", "stdoutAfter", "stderrAfter"}:
-        raise ValidationError("run request spool must be {stdout, stderr, stdoutAfter, stderrAfter}")
-    return SpoolFiles(_run_stream_file(value["stdout"], "spool stdout"),
-                      _run_stream_file(value["stderr"], "spool stderr"),
-                      _run_path(value["stdoutAfter"], "spool stdoutAfter"),
-                      _run_path(value["stderrAfter"], "spool stderrAfter"))
-
-
-def _run_request(obj):
-    """A `yarp run` step: `RunBegin`, `RunCapture` or `RunNotStarted`."""
-    if obj.keys() != _RUN_REQUEST_FIELDS:
-        raise ValidationError("run request has unknown or missing fields")
-    deadline = _run_int(obj["deadlineMs"], "deadlineMs", MIN_DEADLINE_MS, MAX_DEADLINE_MS)
-    run = obj["run"]
-    step = run.get("step") if type(run) is dict else None
-    if step not in _RUN_STEPS or run.keys() != _RUN_STEPS[step]:
-        raise ValidationError("run request step is unknown or its fields are not the expected set")
-    if step == "begin":
-        return RunBegin(deadline, _run_text(run["session"], MAX_IDENTITY_CHARS, "session"),
-                        _run_int(run["startedAtMs"], "startedAtMs", 0, 2**63 - 1), _run_argv(run["argv"]),
-                        _run_path(run["cwd"], "cwd"))
-    if step == "not_started":
-        return RunNotStarted(deadline, _run_target(run["target"]), _run_int(run["status"], "status", 0, 255))
-    target = _run_target(run["target"])
-    argv = _run_argv(run["argv"])
-    status = _run_int(run["status"], "status", 0, 255)
-    signum = None if run["signal"] is None else _run_int(run["signal"], "signal", 1, 255)
-    cap = _run_int(run["capBytes"], "capBytes", 0, 2**31 - 1)
-    if type(run["pruning"]) is not bool:
-        raise ValidationError("run request pruning must be a boolean")
-    packs = run["rulePacks"]
-    if type(packs) is not list or len(packs) > MAX_PACKS or not all(type(p) is str for p in packs):
-        raise ValidationError(f"run request rulePacks must be at most {MAX_PACKS} paths")
-    return RunCapture(deadline, target, argv, status, signum, run["pruning"], tuple(packs), cap,
-                      _run_spool(run["spool"]))
 
 
 # --- records built in the broker ---------------------------------------------------------
