@@ -11,7 +11,7 @@ import rfc8785
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from yarp.archive import codec
+from yarp.archive import codec, payload_kernel
 from yarp.errors import ValidationError
 from yarp.limits import MAX_SAFE_INTEGER
 
@@ -229,7 +229,8 @@ def test_decode_body_refuses_bad_bodies():
     ],
 )
 def test_fast_path_admits_only_proven_shapes(value, fast):
-    assert codec._fast_path_ok(value) is fast
+    assert payload_kernel.canonical_fast_path_ok(value) is fast
+    assert (payload_kernel.canonical_fast(value) is not None) is fast
     assert _ours(value) == _reference(value)
 
 

@@ -34,7 +34,8 @@ def test_extension_loaded_in_a_normal_install():
 
 def test_the_codec_uses_the_selected_kernel():
     assert codec.prepare_payload is yarp.archive.payload_kernel.prepare_payload
-    assert codec._fast_path_ok is yarp.archive.payload_kernel.canonical_fast_path_ok
+    assert codec.canonical_fast is yarp.archive.payload_kernel.canonical_fast
+    assert codec.same_json is yarp.archive.payload_kernel.same_json
     expected = "py" if _compat.NO_EXTENSIONS else "c"
     assert yarp.archive.payload_kernel.IMPLEMENTATION == expected
 
@@ -166,6 +167,58 @@ def test_fast_path_admission_depth_bound(payload_impl):
     loop: list = []
     loop.append(loop)
     assert payload_impl.canonical_fast_path_ok(loop) is False
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json)
+def test_the_fused_fast_path_gives_the_reference_bytes_or_nothing(value):
+    """`canonical_fast` is the admission and orjson in one call: RFC 8785's bytes, or None."""
+    import orjson
+    import rfc8785
+
+    for impl in both_impls():
+        fast = impl.canonical_fast(value)
+        if fast is not None:
+            assert fast == rfc8785.dumps(value)
+        elif impl.canonical_fast_path_ok(value):
+            # Admitted, yet nothing: orjson refused it (a lone surrogate), so the reference decides.
+            with pytest.raises(orjson.JSONEncodeError):
+                orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+_near_twins = st.sampled_from([(1, True), (1, 1.0), (0, False), (0.0, -0.0), ("1", 1), (None, False), ([1], (1,)),
+                               ({"a": 1}, {"a": True}), ({"a": [1, {"b": None}]}, {"a": [1, {"b": None}]}),
+                               ({"a": 1, "b": 2}, {"b": 2, "a": 1}), ({"a": 1}, {"a": 1, "b": 2}), ([1, 2], [2, 1]),
+                               (2**60, 2**60), (float("nan"), float("nan"))])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_json.map(lambda v: (v, v)), st.tuples(_json, _json), _near_twins))
+def test_same_json_means_the_same_canonical_bytes(pair):
+    """Whatever `same_json` calls the same, the reference encoder encodes alike (or refuses both)."""
+    import copy
+
+    import rfc8785
+
+    first, second = pair[0], copy.deepcopy(pair[1])
+    answers = {impl.same_json(first, second) for impl in both_impls()}
+    assert len(answers) == 1
+    if answers == {True}:
+        results = []
+        for value in (first, second):
+            try:
+                results.append(rfc8785.dumps(value))
+            except Exception as exc:  # noqa: BLE001 - both must fail alike
+                results.append(type(exc))
+        assert results[0] == results[1]
+
+
+def test_same_json_tells_json_types_apart(payload_impl):
+    assert payload_impl.same_json({"a": [1, "x", None]}, {"a": [1, "x", None]}) is True
+    assert payload_impl.same_json({"a": 1}, {"a": True}) is False
+    assert payload_impl.same_json([1], [1.0]) is False
+    assert payload_impl.same_json([1], (1,)) is False
+    assert payload_impl.same_json({"a": 1}, {"a": 1, "b": 1}) is False
 
 
 @pytest.mark.parametrize("kind", ["text", "random"])

@@ -26,9 +26,9 @@ except ImportError:  # a build without the built-in module
     from hashlib import sha256 as _identity_sha256
 
 
-def identity_sha256(data: bytes):
-    """A SHA-256 object over a short byte string (identities and keys, not payloads)."""
-    return _identity_sha256(data)
+#: A SHA-256 object over a short byte string (identities and keys, not payloads):
+#: the built-in constructor itself, so a call is no Python frame.
+identity_sha256 = _identity_sha256
 
 
 _payload_constructor = None
@@ -53,6 +53,12 @@ def payload_hasher(data: bytes = b""):
 def payload_sha256(data) -> bytes:
     """The SHA-256 digest of a payload (any size)."""
     return payload_hasher(data).digest()
+
+
+def payload_sha256_constructor():
+    """OpenSSL's SHA-256 constructor (loaded now if it was not): for a caller that hashes payload after payload."""
+    payload_hasher()
+    return _payload_constructor
 
 
 def hash_in_background(data: bytes):

@@ -7,7 +7,9 @@ hashlib and zstandard release the GIL on large inputs; this module calls them
 with whole buffers so that stays true.
 
 `canonical_fast_path_ok` decides whether orjson's sorted compact output is the
-RFC 8785 canonical form of a value (the reasons live in the twin).
+RFC 8785 canonical form of a value, `canonical_fast` returns that output when
+it is, and `same_json` tells whether two values must have the same canonical
+bytes (the reasons live in the twin).
 
 Only the broker and the commands that store payloads load this module; the
 bridge, `yarp run` and the hooks relay frames (`yarp._fastframe`) and must
@@ -18,7 +20,7 @@ every number it uses comes from `yarp.limits`.
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 
 from . import limits
-from ._digest import hash_in_background, joined_digest, payload_sha256
+from ._digest import hash_in_background, joined_digest, payload_sha256_constructor
 
 IMPLEMENTATION = "c"
 
@@ -35,6 +37,8 @@ cdef Py_ssize_t _PARALLEL_HASH = limits.PARALLEL_HASH_BYTES
 # hashlib, see yarp._digest) at load would cost every command that loads the
 # codec without compressing anything.
 cdef object _local = None
+#: OpenSSL's SHA-256 constructor, looked up on the first payload (`yarp._digest`).
+cdef object _sha256 = None
 
 
 cdef object _compressor():
@@ -72,7 +76,10 @@ def prepare_payload(data):
         thread, box = hash_in_background(raw)
         compression, body = _compress_decision(raw, size)
         return joined_digest(thread, box, raw), compression, body
-    digest = payload_sha256(raw)
+    global _sha256
+    if _sha256 is None:
+        _sha256 = payload_sha256_constructor()
+    digest = _sha256(raw).digest()
     compression, body = _compress_decision(raw, size)
     return digest, compression, body
 
@@ -162,3 +169,60 @@ cdef bint _scan(object value, int depth) except -1:
 def canonical_fast_path_ok(value):
     """True when orjson's sorted compact output equals RFC 8785 for `value`."""
     return _scan(value, 0)
+
+
+cdef object _dumps = None
+cdef object _sort_keys = None
+cdef object _encode_error = None
+
+
+def canonical_fast(value):
+    """orjson's sorted compact bytes of `value` when they are its RFC 8785 form; else None."""
+    global _dumps, _sort_keys, _encode_error
+    if not _scan(value, 0):
+        return None
+    if _dumps is None:
+        import orjson
+
+        _dumps, _sort_keys, _encode_error = orjson.dumps, orjson.OPT_SORT_KEYS, orjson.JSONEncodeError
+    try:
+        return _dumps(value, option=_sort_keys)
+    except _encode_error:
+        return None
+
+
+cdef bint _same(object a, object b) except -1:
+    cdef type kind
+    cdef Py_ssize_t i, n
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is dict:
+        if len(<dict>a) != len(<dict>b):
+            return False
+        for key, value in (<dict>a).items():
+            other = (<dict>b).get(key, _MISSING)
+            if other is _MISSING or not _same(value, other):
+                return False
+        return True
+    if kind is list:
+        n = len(<list>a)
+        if n != len(<list>b):
+            return False
+        for i in range(n):
+            if not _same((<list>a)[i], (<list>b)[i]):
+                return False
+        return True
+    if kind is str or kind is int or kind is float or kind is bool or a is None:
+        return a == b
+    return False
+
+
+cdef object _MISSING = object()
+
+
+def same_json(a, b):
+    """Whether two JSON values are equal with the same type at every level (see the twin)."""
+    return _same(a, b)

@@ -3,7 +3,10 @@
 `prepare_payload` hashes the exact bytes and decides whether Zstandard level 3 is
 worth storing (rule and measurements: docs/design/archive.md, "Payload compression").
 `canonical_fast_path_ok` decides whether orjson's sorted compact output is the
-RFC 8785 canonical form of a value.
+RFC 8785 canonical form of a value, and `canonical_fast` returns that output
+when it is (the admission and the encoding in one call); `same_json` tells
+whether two values are bound to have the same canonical bytes, so a tool input
+the agent did not rewrite is encoded once.
 
 Only the broker and the commands that store payloads load this module; the
 bridge, `yarp run` and the hooks relay frames (`yarp.wire.frames`) and must never
@@ -126,4 +129,57 @@ def canonical_fast_path_ok(value: object, depth: int = 0) -> bool:
         return True
     if kind is int:
         return -_MAX_SAFE <= value <= _MAX_SAFE
+    return False
+
+
+_orjson = None
+
+
+def canonical_fast(value: object) -> bytes | None:
+    """orjson's sorted compact bytes of `value` when they are its RFC 8785 form; else None.
+
+    None for a value `canonical_fast_path_ok` does not admit, and for one orjson
+    refuses (a lone surrogate): the reference encoder decides those.
+    """
+    global _orjson
+    if not canonical_fast_path_ok(value):
+        return None
+    if _orjson is None:
+        import orjson
+
+        _orjson = orjson
+    try:
+        return _orjson.dumps(value, option=_orjson.OPT_SORT_KEYS)
+    except _orjson.JSONEncodeError:
+        return None
+
+
+_MISSING = object()
+
+
+def same_json(a: object, b: object) -> bool:
+    """Whether two JSON values are equal with the same type at every level.
+
+    Then their canonical bytes are equal (or both refused). Python's own `==`
+    is not enough: `1 == True == 1.0`, yet `1`, `true` and `1.0` are different
+    JSON. Types other than JSON's are never the same (False), so the caller
+    encodes both.
+    """
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is dict:
+        if len(a) != len(b):
+            return False
+        for key, value in a.items():
+            other = b.get(key, _MISSING)
+            if other is _MISSING or not same_json(value, other):
+                return False
+        return True
+    if kind is list:
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+    if kind is str or kind is int or kind is float or kind is bool or a is None:
+        return a == b
     return False

@@ -1,7 +1,8 @@
 """Selector for the payload kernel: the compiled extension or its pure-Python twin.
 
-`prepare_payload` (SHA-256 plus the compression decision) and
-`canonical_fast_path_ok` (the RFC 8785 fast-path admission) serve the codec,
+`prepare_payload` (SHA-256 plus the compression decision),
+`canonical_fast_path_ok` and `canonical_fast` (the RFC 8785 fast path) and
+`same_json` serve the codec,
 which only the broker and the commands that store payloads load; the frame
 kernel (`yarp.wire.frames`) is separate so that the bridge, `yarp run` and the
 hooks never load this code. The rest of YARP imports these names from here and
@@ -24,7 +25,9 @@ else:
         from yarp import _payload_kernel_py as _impl
 
 IMPLEMENTATION = _impl.IMPLEMENTATION
+canonical_fast = _impl.canonical_fast
 canonical_fast_path_ok = _impl.canonical_fast_path_ok
 prepare_payload = _impl.prepare_payload
+same_json = _impl.same_json
 
-__all__ = ["IMPLEMENTATION", "canonical_fast_path_ok", "prepare_payload"]
+__all__ = ["IMPLEMENTATION", "canonical_fast", "canonical_fast_path_ok", "prepare_payload", "same_json"]

@@ -13,10 +13,11 @@ bounded and identity rules but are not refused for their mode.
 from __future__ import annotations
 
 import os
+from collections import namedtuple
 from dataclasses import dataclass
 
 from yarp import private_files
-from yarp.archive.codec import MEDIA_JSON, MEDIA_TEXT, Payload, bytes_payload, canonical_json, json_payload
+from yarp.archive.codec import MEDIA_TEXT, Payload, bytes_payload, json_payload, json_payload_pair
 from yarp.errors import UnsafePath, ValidationError
 from yarp.limits import MAX_STREAM_FILE_BYTES
 from yarp.wire import operations as ops
@@ -25,14 +26,13 @@ from yarp.wire import operations as ops
 _READ_CHUNK_BYTES = 64 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class SnapshotSpec:
-    """One snapshot to write: its subject and stage, the encoded payload and, for result text, its completeness."""
+class SnapshotSpec(namedtuple("SnapshotSpec", ("subject", "stage", "payload", "source_completeness"),
+                              defaults=(None,))):
+    """One snapshot to write: its `subject` and `stage`, the encoded `payload` (a `Payload`) and, for result
+    text, its `source_completeness` (else None). A named tuple, like `Payload`, for the same reason.
+    """
 
-    subject: str
-    stage: str
-    payload: Payload
-    source_completeness: str | None = None
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,13 +112,8 @@ def prepare(op: ops.ArchiveOperation) -> Prepared:
     snaps: tuple[SnapshotSpec, ...]
     match op:
         case ops.BeginCall():
-            # Compare canonical bytes, not Python values: 1 == True == 1.0 in
-            # Python, yet `true` and `1` are different JSON. Equal bytes (the
-            # common case: nothing was rewritten) are hashed and compressed once.
-            before_bytes = canonical_json(op.input_before)
-            after_bytes = canonical_json(op.input_after)
-            before = bytes_payload(before_bytes, MEDIA_JSON)
-            after = before if after_bytes == before_bytes else bytes_payload(after_bytes, MEDIA_JSON)
+            # The common case (nothing was rewritten) is encoded, hashed and compressed once.
+            before, after = json_payload_pair(op.input_before, op.input_after)
             snaps = (SnapshotSpec("input", "before", before), SnapshotSpec("input", "after", after))
         case ops.ResultBefore():
             snaps = (SnapshotSpec("result", "before", json_payload(op.result)),)
