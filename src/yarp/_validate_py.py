@@ -14,11 +14,11 @@ file snapshots happen later, in `yarp.archive.prepare`. Identities are derived o
 here, from the validated operation, and compared with what the envelope
 claims: the broker routes and stores by the proven values.
 
-No `from __future__ import annotations` and annotations only in comments:
-the compiled twin includes this text verbatim, and Cython would otherwise
-turn annotations into type checks.
+A change to a rule here is made in `yarp._validate.pyx` too (same order of
+checks, same error text); the crossing tests fail until it is.
 """
 
+from yarp._validate_services import HOOK_AGENTS, hook_request, run_request
 from yarp.errors import ContractViolation, ValidationError
 from yarp.json_text import decode as decode_json
 from yarp.limits import (
@@ -30,7 +30,6 @@ from yarp.limits import (
     MAX_WORKING_DIRECTORY_CHARS,
     MIN_DEADLINE_MS,
 )
-from yarp._validate_services import HOOK_AGENTS, hook_request, run_request
 from yarp.wire import operations as ops
 from yarp.wire.protocol import CONTROLS, SCHEMA, Control, Envelope
 

@@ -12,8 +12,15 @@ turn annotations into type checks.
 """
 
 from yarp.errors import ValidationError
-from yarp.limits import MAX_CAP_BYTES, MAX_DEADLINE_MS, MAX_IDENTITY_CHARS, MAX_NAME_CHARS, MAX_PACKS
-from yarp.limits import MAX_WORKING_DIRECTORY_CHARS, MIN_DEADLINE_MS
+from yarp.limits import (
+    MAX_CAP_BYTES,
+    MAX_DEADLINE_MS,
+    MAX_IDENTITY_CHARS,
+    MAX_NAME_CHARS,
+    MAX_PACKS,
+    MAX_WORKING_DIRECTORY_CHARS,
+    MIN_DEADLINE_MS,
+)
 from yarp.wire import operations as ops
 from yarp.wire.protocol import HookRequest, RunBegin, RunCapture, RunNotStarted, RunTarget, SpoolFiles
 

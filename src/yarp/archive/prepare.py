@@ -17,7 +17,7 @@ from collections import namedtuple
 from dataclasses import dataclass
 
 from yarp import private_files
-from yarp.archive.codec import MEDIA_TEXT, Payload, bytes_payload, json_payload, json_payload_pair
+from yarp.archive.codec import MEDIA_TEXT, bytes_payload, json_payload, json_payload_pair
 from yarp.errors import UnsafePath, ValidationError
 from yarp.limits import MAX_STREAM_FILE_BYTES
 from yarp.wire import operations as ops

@@ -210,7 +210,7 @@ class ArchiveStore:
 
         One statement opens its table's and indexes' cursors once for all its
         rows, where `executemany` runs the statement (and opens them) once per
-        row: 30 % fewer instructions in the table-by-table apply
+        row: about a fifth fewer instructions in the table-by-table apply
         (docs/design/broker.md, "Batched apply"). Powers of two keep the
         prepared-statement cache to seven texts per table.
         """
