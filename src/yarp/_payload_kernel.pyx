@@ -70,13 +70,13 @@ def prepare_payload(data):
     The digest is always over the uncompressed bytes; the stored body is `data`
     itself unless Zstandard level 3 saves enough to justify its overhead.
     """
+    global _sha256
     cdef bytes raw = data if type(data) is bytes else bytes(data)
     cdef Py_ssize_t size = len(raw)
     if size >= _PARALLEL_HASH:
         thread, box = hash_in_background(raw)
         compression, body = _compress_decision(raw, size)
         return joined_digest(thread, box, raw), compression, body
-    global _sha256
     if _sha256 is None:
         _sha256 = payload_sha256_constructor()
     digest = _sha256(raw).digest()

@@ -69,7 +69,7 @@ cdef int _MAX_DEPTH = MAX_JSON_DEPTH
 cdef object _loads = None
 cdef object _decode_error = None
 
-# The records built here, and their fields in slot order.
+# The records built for most requests, looked up once.
 cdef type _Session = ops.Session
 cdef type _CallMeta = ops.CallMeta
 cdef type _StreamFile = ops.StreamFile
