@@ -107,20 +107,47 @@ def test_both_judge_a_mutated_request_alike(frame):
     assert outcome(COMPILED, frame) == outcome(TWIN, frame)
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.sampled_from(FRAMES), st.integers(15, 25), st.sampled_from([b" ", b"-", b"x"]))
-def test_a_long_integer_literal_is_read_exactly_by_both(frame, digits, before):
-    """A run of 20 digits anywhere sends the frame to the exact reader; 19 do not need it."""
-    number = b"9" * digits
-    changed = frame.replace(b'"capturedAtMs":2', b'"capturedAtMs":' + number, 1)
-    changed = changed.replace(b'"timestampMs":5', b'"timestampMs":' + number, 1)
-    spaced = changed[:-1] + b',"x":"' + before + number + b'"}'
-    for candidate in (changed, spaced):
-        assert outcome(COMPILED, candidate) == outcome(TWIN, candidate)
-    if digits >= 20 and changed != frame:
-        # Exact: the bound check sees 99...9 and refuses it; a rounded float would say "must be an integer".
-        result = outcome(COMPILED, changed)
-        assert result[0] == "ContractViolation" and "integer of milliseconds" in result[1]
+def begin_frame_with_input(input_value, after=None) -> bytes:
+    op = TWIN.parse_operation({**VALID["begin_call"], "inputBefore": input_value,
+                               "inputAfter": input_value if after is None else after})
+    return protocol.envelope(op, CORRELATION, 1000)
+
+
+@pytest.mark.parametrize("digits", [19, 20, 21, 40])
+@pytest.mark.parametrize("shift", range(45))
+@pytest.mark.parametrize("after_short", [False, True], ids=["alone", "after-a-short-number"])
+def test_an_integer_literal_of_20_digits_or_more_is_read_exactly_wherever_it_lies(digits, shift, after_short):
+    """The compiled guard reads one byte in 20: every alignment of the run against it is tried,
+    alone and right after a short number the guard has just measured and skipped.
+
+    orjson reads an integer literal of 20 digits or more as a rounded float; both
+    validators must then re-read the frame and keep the integer exact.
+    """
+    number = int("9" * digits)
+    # The number once in the frame (the input after is another value), at every offset modulo 20 and 21.
+    literal = (b"[5," if after_short else b"") + str(number).encode() + (b"]" if after_short else b"")
+    frame = begin_frame_with_input({"pad": "x" * shift, "n": 0}, after={}).replace(b'"n":0', b'"n":' + literal)
+    for impl in (COMPILED, TWIN):
+        op = impl.check_operation(impl.parse_request(frame, CORRELATION))
+        value = op.input_before["n"][1] if after_short else op.input_before["n"]
+        if digits >= 20:
+            assert type(value) is int and value == number
+        else:
+            assert value == number  # 19 digits fit orjson's 64-bit integers
+    assert outcome(COMPILED, frame) == outcome(TWIN, frame)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789 x", max_size=80),
+       st.lists(st.integers(0, 10**3) | st.integers(10**18, 10**30), max_size=6))
+def test_digit_runs_in_text_and_numbers_are_judged_alike(text, numbers):
+    """Short digit runs just before a long one, in strings and in number lists: the same exact values.
+
+    Compared by `repr`, so a float where the other holds the integer (`1e+20` and
+    `100000000000000000000` are equal in Python) is told apart.
+    """
+    frame = begin_frame_with_input({"t": text, "n": numbers}, after={})
+    assert repr(outcome(COMPILED, frame)) == repr(outcome(TWIN, frame))
 
 
 @given(st.text(max_size=30), st.sampled_from(["agent", "sourceSessionId", "toolName", "text"]))
