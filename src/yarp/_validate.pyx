@@ -222,7 +222,6 @@ def parse_request(frame, correlation_id):
 
 
 cdef object _envelope(dict obj, correlation_id):
-    cdef PyObject *found
     if "control" in obj:
         if PyDict_Size(obj) != 3 or obj.get("control") not in CONTROLS:
             raise ValidationError("unknown control request")
