@@ -34,8 +34,7 @@ cdef extern from "Python.h":
     ctypedef unsigned int Py_UCS4
     ctypedef unsigned char Py_UCS1
 
-from yarp._digest import identity_sha256
-from yarp.errors import ContractViolation, FrameError, ValidationError
+from yarp.errors import ContractViolation, ValidationError
 from yarp import json_text
 from yarp.limits import (
     MAX_DEADLINE_MS,
@@ -58,12 +57,12 @@ __all__ = ["HOOK_AGENTS", "IMPLEMENTATION", "check_json", "check_operation", "ev
 MAX_TIME_MS = ops.MAX_TIME_MS
 COMPLETENESS = ops.COMPLETENESS
 cdef object _OPERATIONS_BY_KIND = ops.OPERATIONS_BY_KIND
-cdef str _SEP = ops.UNIT_SEPARATOR
 cdef object _MAINTENANCE_SOURCE_KEY = ops.MAINTENANCE_SOURCE_KEY
 cdef object _prune_operation_id = ops.prune_operation_id
 cdef object _operation_id = ops.operation_id
 cdef object _source_key = ops.source_key
 cdef object _import_batch_id = ops.import_batch_id
+cdef object _identities = ops.identities
 cdef int _MAX_DEPTH = MAX_JSON_DEPTH
 #: orjson, loaded on the first frame: the hooks import this module for `check_json` and `event_text`.
 cdef object _loads = None
@@ -103,7 +102,7 @@ cdef bint _long_digit_run(const unsigned char *p, Py_ssize_t n) noexcept nogil:
 
 
 cdef object _decode(object frame, str what):
-    """`json_text.decode`, with the long-integer guard scanned in C (the rare hit goes back to it)."""
+    """`json_text.decode`, with the long-integer guard scanned in C (a hit, and a refusal, go back to it)."""
     global _loads, _decode_error
     if type(frame) is not bytes:
         return json_text.decode(frame, what)
@@ -114,7 +113,7 @@ cdef object _decode(object frame, str what):
     try:
         value = _loads(frame)
     except _decode_error:
-        raise FrameError(f"{what} is not valid UTF-8 JSON") from None
+        return json_text.decode(frame, what)  # raises its `FrameError`
     if _long_digit_run(<const unsigned char *>PyBytes_AS_STRING(frame), PyBytes_GET_SIZE(frame)):
         return json_text.decode(frame, what)
     return value
@@ -198,10 +197,6 @@ cdef object _record(type cls, tuple values):
     return obj
 
 
-cdef str _hex(str text):
-    return identity_sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 # --- the envelope ------------------------------------------------------------------
 
 
@@ -270,9 +265,8 @@ def check_operation(env):
         operation_id, source_key = _operation_id(operation), _source_key(operation)
     else:
         s = operation.session
-        identity = _SEP.join((s.agent, s.account, s.source_session_id, operation.source_call_id))
-        source_key = _hex(identity)
-        operation_id = _hex(identity + _SEP + kind)
+        operation_id, source_key = _identities((s.agent, s.account, s.source_session_id, operation.source_call_id),
+                                               kind)
     if source_key != env.source_key:
         raise ValidationError("envelope source key does not match the operation")
     if operation_id != env.operation_id:
@@ -317,9 +311,14 @@ cdef class _Fields:
         if held:
             self.present += 1
 
-    cdef object get(self, str name, bint required):
+    cdef PyObject *read(self, str name):
+        """The field's value (borrowed), or NULL when the object lacks it; the name counts as read."""
         cdef PyObject *found = PyDict_GetItem(self.obj, name)
         self.mark(name, found is not NULL)
+        return found
+
+    cdef object get(self, str name, bint required):
+        cdef PyObject *found = self.read(name)
         if found is NULL or <object>found is None:
             # Optional fields may be absent or null; a required one may be neither.
             if required:
@@ -365,8 +364,7 @@ cdef class _Fields:
         return value
 
     cdef object json(self, str name):
-        cdef PyObject *found = PyDict_GetItem(self.obj, name)
-        self.mark(name, found is not NULL)
+        cdef PyObject *found = self.read(name)
         if found is NULL:
             raise ValidationError(f"{self.where}.{name} is required")
         value = <object>found
@@ -469,12 +467,8 @@ cdef object _import_calls(dict obj):
 
 cdef object _stream_file(_Fields f, str name, bint required=True):
     """A path string (ingest form) or {path, device, inode, size} (runner form)."""
-    cdef PyObject *found = PyDict_GetItem(f.obj, name)
-    f.mark(name, found is not NULL)
-    value = None if found is NULL else <object>found
+    value = f.get(name, required)
     if value is None:
-        if required:
-            raise ValidationError(f"{f.where}.{name} is required")
         return None
     cdef _Fields g
     if PyUnicode_Check(value):

@@ -334,11 +334,8 @@ def _import_calls(obj):
 
 def _stream_file(f, name, *, required=True):
     """A path string (ingest form) or {path, device, inode, size} (runner form)."""
-    f.used.add(name)
-    value = f.obj.get(name)
+    value = f._get(name, required)
     if value is None:
-        if required:
-            raise ValidationError(f"{f.where}.{name} is required")
         return None
     if isinstance(value, str):
         sub_path = value
