@@ -22,7 +22,7 @@ that stop before and after it:
 The socket, the event loop and the writer thread are not included (run
 `bench/load.py` for those). glibc's large copies and clears are counted as
 its vector loops, not as `rep` string instructions callgrind counts byte by
-byte (`REP_STRING_TUNABLES`; `--rep-strings` counts those too).
+byte (`VECTOR_LOOPS`; `--rep-strings` counts those too).
 
     python bench/instructions.py --processes [--against OTHER/src]
 
@@ -62,8 +62,8 @@ STAGES = ("setup", "envelope", "operation", "prepare", "apply")
 #: SQLite clears a page-cache buffer for every page it fetches (about 64 K
 #: "instructions" per 1 KiB begin_call). The stages are counted with the vector
 #: loops, so a count follows the work done; `--rep-strings` counts the default.
-VECTOR_LOOPS = "glibc.cpu.x86_rep_stosb_threshold=0x7fffffffffffffff:glibc.cpu.x86_rep_movsb_threshold=0x7fffffffffffffff"
-REP_STRING_TUNABLES = VECTOR_LOOPS
+VECTOR_LOOPS = ("glibc.cpu.x86_rep_stosb_threshold=0x7fffffffffffffff"
+                ":glibc.cpu.x86_rep_movsb_threshold=0x7fffffffffffffff")
 
 #: The measured program: runs every stage up to STOP_AFTER, then exits.
 PROGRAM = """
@@ -119,13 +119,13 @@ def callgrind_total(argv: list[str], env: dict, data: bytes | None = None, cwd: 
     return int(found.group(1).replace(",", ""))
 
 
-def count_instructions(stop: str, requests: int, size: int, workdir: str) -> int:
+def count_instructions(stop: str, requests: int, size: int, workdir: str, rep_strings: bool) -> int:
     archive = os.path.join(workdir, f"{stop}.sqlite3")
     script = os.path.join(workdir, "program.py")
     # A fixed hash seed: set and dict layouts, hence the instructions, repeat exactly.
     env = dict(os.environ, STOP_AFTER=stop, PYTHONPATH=SRC, PYTHONHASHSEED="0")
-    if REP_STRING_TUNABLES:
-        env["GLIBC_TUNABLES"] = REP_STRING_TUNABLES
+    if not rep_strings:
+        env["GLIBC_TUNABLES"] = VECTOR_LOOPS
     return callgrind_total([sys.executable, script, str(requests), str(size), archive], env)
 
 
@@ -190,9 +190,6 @@ def main(argv=None) -> int:
     ap.add_argument("--rep-strings", action="store_true",
                     help="count glibc's rep-string copies byte by byte, as callgrind does by default")
     args = ap.parse_args(argv)
-    if args.rep_strings:
-        global REP_STRING_TUNABLES
-        REP_STRING_TUNABLES = ""
     if shutil.which("valgrind") is None:
         print("valgrind is not installed: nothing measured (apt install valgrind)")
         return 0
@@ -209,7 +206,7 @@ def main(argv=None) -> int:
         os.chmod(workdir, 0o700)
         with open(os.path.join(workdir, "program.py"), "w") as handle:
             handle.write(PROGRAM.format(here=HERE))
-        totals = {stop: count_instructions(stop, args.requests, size, workdir) for stop in STAGES}
+        totals = {stop: count_instructions(stop, args.requests, size, workdir, args.rep_strings) for stop in STAGES}
     counted = "rep-string copies byte by byte" if args.rep_strings else "glibc's vector copy loops"
     print(f"begin_call with {args.payload} of input, {args.requests} requests: instructions per request"
           f" ({counted})")

@@ -34,8 +34,8 @@ identity_sha256 = _identity_sha256
 _payload_constructor = None
 
 
-def payload_hasher(data: bytes = b""):
-    """A SHA-256 object for payloads (OpenSSL's, the fastest on large buffers).
+def payload_sha256_constructor():
+    """OpenSSL's SHA-256 constructor, the fastest on large buffers, for a caller that hashes payload after payload.
 
     Loaded on first use, straight from `_hashlib`: `hashlib` itself also loads
     blake2, a few milliseconds of every command's start-up for nothing.
@@ -47,18 +47,17 @@ def payload_hasher(data: bytes = b""):
         except ImportError:  # an interpreter built without OpenSSL
             from hashlib import sha256 as constructor
         _payload_constructor = constructor
-    return _payload_constructor(data)
+    return _payload_constructor
+
+
+def payload_hasher(data: bytes = b""):
+    """A SHA-256 object for payloads (`payload_sha256_constructor`)."""
+    return payload_sha256_constructor()(data)
 
 
 def payload_sha256(data) -> bytes:
     """The SHA-256 digest of a payload (any size)."""
     return payload_hasher(data).digest()
-
-
-def payload_sha256_constructor():
-    """OpenSSL's SHA-256 constructor (loaded now if it was not): for a caller that hashes payload after payload."""
-    payload_hasher()
-    return _payload_constructor
 
 
 def hash_in_background(data: bytes):
