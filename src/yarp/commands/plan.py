@@ -16,7 +16,13 @@ single spaces. With --json the answer is one line:
    "result":{"kind":"ordinary"|"recovery"}}
 
 Only a single simple command that exactly one reduce rule selects is rewritten,
-as 'yarp run [archive flags] -- <original text unchanged>'.
+as 'yarp run [archive flags] -- <original text unchanged>' (the reference
+planning). With --compound, every output-producing simple command inside
+lists, pipelines, redirections and substitutions gets 'yarp run' in front of
+its name ('--pass' where its output goes into a pipe, a file or '$(...)'),
+and the rewrite says how it archives: "wrapped":"whole" (one simple command:
+the adapter's call holds the streams) or "wrapped":"segments" (each wrapped
+command records its own call, named by --archive-parent, under the adapter's).
 """
 ARCHIVE_OPTION = False
 #: The positional is the command text: what follows `--` is the command's, never ours.
@@ -29,6 +35,10 @@ def configure(parser) -> None:
 
 
 def add_planning_options(parser) -> None:
+    parser.add_argument("--compound", action="store_true",
+                        help="wrap every output-producing command of a compound command (see below)")
+    parser.add_argument("--launcher", metavar="TEXT", default="yarp",
+                        help="shell text that runs yarp in the agent's shell, e.g. a quoted absolute path (default: yarp)")
     parser.add_argument("--archive-agent", metavar="A", help="agent of the call begun by the adapter")
     parser.add_argument("--archive-account", metavar="B", help="account of that call")
     parser.add_argument("--archive-session", metavar="S", help="source session id of that call")
@@ -59,7 +69,7 @@ def make_plan(args):
             text = text[:-1]  # the newline `echo CMD | yarp plan` adds is not part of the command
     config = load()
     rules = load_rules(list(config.rule_packs) + list(args.rule_pack))
-    return text, plan_command(text, rules, archive)
+    return text, plan_command(text, rules, archive, launcher=args.launcher, compound=args.compound)
 
 
 def run(args) -> int:
@@ -70,6 +80,10 @@ def run(args) -> int:
         lines = [f"execution: {plan.execution}"]
         if plan.command is not None:
             lines.append(f"command: {plan.command}")
+        if plan.wrapped is not None:
+            lines.append(f"wrapped: {plan.wrapped} ({plan.segments} command(s))")
+        if plan.unwrapped:
+            lines.append("left in the shell: " + ", ".join(plan.unwrapped))
         lines += [f"result: {plan.result}", f"reason: {plan.reason}"]
         sys.stdout.write("\n".join(lines) + "\n")
     return 0

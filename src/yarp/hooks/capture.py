@@ -39,9 +39,12 @@ def wrapper_flags(event: HookEvent, account: str) -> str:
     return rewrite_text("", identity(event, account))[len("yarp"):]
 
 
-def rewrite(event: HookEvent, account: str, rules, launcher: str) -> str | None:
-    """The `yarp run` form of a shell command the plan says to wrap, else None.
+def rewrite(event: HookEvent, account: str, rules, launcher: str) -> tuple[str, bool] | None:
+    """The rewritten shell command and whether the call itself gets the streams, else None.
 
+    Compound planning: a single simple command is wrapped whole (the call
+    requires its four stream snapshots); in a compound command each wrapped
+    command records its own call under this one, which then requires none.
     `launcher` is the quoted absolute command that runs `yarp` in the agent's
     environment (`launcher.shell_join(yarp_argv())` of the hook process).
     """
@@ -50,10 +53,10 @@ def rewrite(event: HookEvent, account: str, rules, launcher: str) -> str | None:
         return None
     from yarp.view.plan import plan_command
 
-    plan = plan_command(command, rules, identity(event, account))
-    if plan.execution != "rewrite" or not plan.command or not plan.command.startswith("yarp "):
+    plan = plan_command(command, rules, identity(event, account), launcher=launcher, compound=True)
+    if plan.execution != "rewrite" or not plan.command:
         return None
-    return launcher + plan.command[len("yarp"):]
+    return plan.command, plan.requires_streams
 
 
 def begin(event: HookEvent, account: str, input_after, *, rewritten: bool, now_ms: int,

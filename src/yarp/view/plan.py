@@ -1,7 +1,17 @@
 """Shell planning: decide whether an agent's command text is wrapped by `yarp run`.
 
 The command text is parsed with tree-sitter-bash, never executed, expanded or
-reconstructed. Only a single simple command made of literal words is a
+reconstructed.
+
+Compound planning (`compound=True`, what YARP's own adapters ask for): every
+output-producing simple command inside lists, pipelines, redirections,
+substitutions and assignments gets `yarp run` in front of its name
+(`cd x && yarp run -- npm test`), in view or pass-through mode by where its
+output goes (`yarp.view.segments`); the rest of the text is left byte for
+byte. A text that is one simple command, alone, is wrapped whole, as below.
+
+The reference planning (the default, what `yarp plan` answers adapters
+written for the reference contract): only a single simple command made of literal words is a
 candidate: pipelines, redirections, substitutions and expansions, chains
 (`&&`, `||`, `;`, newlines), subshells, compound commands, here-documents,
 comments, environment-assignment prefixes, wrappers (`sudo`, `env`, `xargs`,
@@ -10,7 +20,7 @@ is rewritten only when exactly one reduce rule selects its argv (a pass-through
 guard or two matching reduce rules keep it original), as
 `yarp run [archive flags] -- <original text unchanged>`.
 
-`yarp search` and `yarp read` are classed `recovery`: their output already has
+Either way, `yarp search` and `yarp read` are classed `recovery`: their output already has
 its own bounds and is never capped again. Everything else is `ordinary`.
 
 Importing this module loads the tree-sitter grammar; `yarp run` never imports
@@ -35,6 +45,8 @@ WRAPPERS = frozenset({
 })
 RECOVERY_COMMANDS = frozenset({"search", "read"})
 ARCHIVE_FLAGS = ("--archive-agent", "--archive-account", "--archive-session", "--archive-call")
+#: A wrapped part of a compound command records its own call under the adapter's, named by this flag.
+PARENT_FLAG = "--archive-parent"
 
 _PARSER = None
 
@@ -78,24 +90,47 @@ class ArchiveIdentity:
         """The (flag, value) pairs, in the order a rewritten command carries them."""
         return list(zip(ARCHIVE_FLAGS, (self.agent, self.account, self.session, self.call)))
 
+    def parent_flags(self) -> list[tuple[str, str]]:
+        """The flags of a wrapped part of a compound command: its own call, under this one."""
+        return self.flags()[:3] + [(PARENT_FLAG, self.call)]
+
 
 @dataclass(frozen=True, slots=True)
 class ShellPlan:
     """`execution` is `original` or `rewrite` (with `command`); `result` is `ordinary` or `recovery`.
 
     `reason` is a fixed token explaining the decision (never command text).
+    Compound plans also say how the rewrite archives (`wrapped`: `whole`, the
+    adapter's call holds the streams; `segments`, each wrapped command records
+    its own call under it), how many commands were wrapped (`segments`) and
+    why output-producing commands were left in the shell (`unwrapped`, one
+    reason token each).
     """
 
     execution: str
     command: str | None
     result: str
     reason: str
+    wrapped: str | None = None
+    segments: int = 0
+    unwrapped: tuple[str, ...] = ()
+
+    @property
+    def requires_streams(self) -> bool:
+        """Whether the adapter's own call gets the four stream snapshots (a whole rewrite)."""
+        return self.execution == "rewrite" and self.wrapped != "segments"
 
     def to_json(self) -> dict:
-        """The plan as the `yarp plan` JSON document (version 1); the reason is not part of it."""
+        """The plan as the `yarp plan` JSON document (version 1); the reason is not part of it.
+
+        A compound plan's rewrite adds `wrapped` (`whole` or `segments`) to `execution`;
+        a reference plan's document is exactly the reference's.
+        """
         execution: dict = {"kind": self.execution}
         if self.execution == "rewrite":
             execution["command"] = self.command
+            if self.wrapped is not None:
+                execution["wrapped"] = self.wrapped
         return {"version": 1, "execution": execution, "result": {"kind": self.result}}
 
 
@@ -121,7 +156,7 @@ def _unescape(raw: str, escapable: str | None = None) -> str:
     return "".join(out)
 
 
-def _literal(node) -> str | None:
+def literal_value(node) -> str | None:
     """The literal value of an argument node, or None when it needs the shell to expand it."""
     kind = node.type
     text = node.text.decode("utf-8")
@@ -141,7 +176,7 @@ def _literal(node) -> str | None:
     if kind == "concatenation":
         parts = []
         for child in node.children:
-            value = _literal(child)
+            value = literal_value(child)
             if value is None:
                 return None
             parts.append(value)
@@ -161,8 +196,8 @@ def _within_bounds(root) -> bool:
     return True
 
 
-def simple_argv(text: str) -> tuple[list[str] | None, str]:
-    """Parse `text`; return (argv, "simple") for one simple literal command, else (None, reason)."""
+def _parse(text: str):
+    """(the root node, "ok"), or (None, why the text cannot be planned)."""
     source = text.encode("utf-8")
     if len(source) > MAX_COMMAND_BYTES:
         return None, "too_large"
@@ -170,12 +205,19 @@ def simple_argv(text: str) -> tuple[list[str] | None, str]:
         return None, "empty"
     if "\x00" in text:
         return None, "nul"
-    tree = _parser().parse(source)
-    root = tree.root_node
+    root = _parser().parse(source).root_node
     if root.has_error:
         return None, "syntax_error"
     if not _within_bounds(root):
         return None, "too_deep"
+    return root, "ok"
+
+
+def simple_argv(text: str) -> tuple[list[str] | None, str]:
+    """Parse `text`; return (argv, "simple") for one simple literal command, else (None, reason)."""
+    root, reason = _parse(text)
+    if root is None:
+        return None, reason
     statements = [child for child in root.children]
     if len(statements) != 1:
         kinds = {child.type for child in statements}
@@ -188,14 +230,14 @@ def simple_argv(text: str) -> tuple[list[str] | None, str]:
         if child.type == "command_name":
             if child.child_count != 1:
                 return None, "dynamic_name"
-            value = _literal(child.children[0])
+            value = literal_value(child.children[0])
             if value is None or child.children[0].type != "word":
                 return None, "dynamic_name"
             argv.append(value)
             continue
         if not argv:
             return None, "assignment" if child.type == "variable_assignment" else child.type
-        value = _literal(child)
+        value = literal_value(child)
         if value is None:
             return None, "expansion" if child.type in ("string", "concatenation") else child.type
         argv.append(value)
@@ -204,8 +246,15 @@ def simple_argv(text: str) -> tuple[list[str] | None, str]:
     return argv, "simple"
 
 
-def plan_command(text: str, rules: RuleSet, archive: ArchiveIdentity | None = None) -> ShellPlan:
-    """Decide how `text` runs and how its result is treated; see the module docstring."""
+def plan_command(text: str, rules: RuleSet, archive: ArchiveIdentity | None = None, *,
+                 launcher: str = "yarp", compound: bool = False) -> ShellPlan:
+    """Decide how `text` runs and how its result is treated; see the module docstring.
+
+    `launcher` is the shell text that runs `yarp` in the agent's environment
+    (an absolute path, quoted); `compound` asks for compound planning.
+    """
+    if compound:
+        return _plan_compound(text, archive, launcher)
     argv, reason = simple_argv(text)
     if argv is None:
         return ShellPlan("original", None, "ordinary", reason)
@@ -218,7 +267,85 @@ def plan_command(text: str, rules: RuleSet, archive: ArchiveIdentity | None = No
     selection = rules.select(argv)
     if selection.outcome != "reduce":
         return ShellPlan("original", None, "ordinary", selection.outcome)
-    return ShellPlan("rewrite", rewrite_text(text, archive), "ordinary", "rule:" + selection.rule.id)
+    return ShellPlan("rewrite", rewrite_text(text, archive, launcher), "ordinary", "rule:" + selection.rule.id)
+
+
+def _plan_compound(text: str, archive: ArchiveIdentity | None, launcher: str) -> ShellPlan:
+    from yarp.view.segments import find_segments
+
+    root, reason = _parse(text)
+    if root is None:
+        return ShellPlan("original", None, "ordinary", reason)
+    source = text.encode("utf-8")
+    found = find_segments(root, source)
+    result = "recovery" if found.recovery else "ordinary"
+    if found.xtrace:
+        # The shell's trace would print every `yarp run` prefix.
+        return ShellPlan("original", None, result, "xtrace", unwrapped=("xtrace",) * max(1, len(found.points)))
+    if not found.points:
+        return ShellPlan("original", None, result, "nothing_to_wrap", unwrapped=found.unwrapped)
+    if len(found.points) == 1 and found.points[0].mode == "view" and _is_whole(root, found.points[0].offset):
+        return ShellPlan("rewrite", rewrite_text(text, archive, launcher), result, "whole", "whole", 1,
+                         found.unwrapped)
+    parts = []
+    done = 0
+    for point in found.points:
+        parts += [source[done:point.offset], segment_prefix(archive, launcher, point.mode).encode("utf-8")]
+        done = point.offset
+    parts.append(source[done:])
+    command = b"".join(parts).decode("utf-8")
+    return ShellPlan("rewrite", command, result, "segments", "segments", len(found.points), found.unwrapped)
+
+
+def _is_whole(root, offset: int) -> bool:
+    """Whether the program is one plain simple command (no assignment or redirection) starting at `offset`."""
+    statements = [child for child in root.children if child.type != "comment"]
+    if len(statements) != 1 or len(statements) != len(root.children):
+        return False
+    command = statements[0]
+    return command.type == "command" and command.start_byte == offset
+
+
+def segment_prefix(archive: ArchiveIdentity | None, launcher: str, mode: str) -> str:
+    """What goes in front of one wrapped command of a compound text, ending in `-- `."""
+    parts = [launcher, "run"]
+    if archive is not None:
+        for flag, value in archive.parent_flags():
+            parts += [flag, shell_quote(value)]
+    if mode == "pass":
+        parts.append("--pass")
+    parts.append("--")
+    return " ".join(parts) + " "
+
+
+def result_argv(text: str) -> list[str] | None:
+    """The argv of the simple command whose output ends the result of `text` (the last
+    command of its last pipeline), when its name and arguments are literal; else None.
+
+    A host's result of `cd x && pytest -q 2>&1 | tail -5` ends with `tail`'s
+    output; the result's view is chosen by that command's rule.
+    """
+    root, _ = _parse(text)
+    node = root
+    while node is not None and node.type != "command":
+        named = [child for child in node.children if child.is_named and child.type not in (
+            "comment", "file_redirect", "heredoc_redirect", "herestring_redirect")]
+        if node.type not in ("program", "list", "pipeline", "redirected_statement", "negated_command",
+                             "subshell", "compound_statement") or not named:
+            return None
+        node = named[-1]
+    if node is None:
+        return None
+    argv = []
+    for child in node.children:
+        if child.type == "variable_assignment" and not argv:
+            continue
+        value = literal_value(child.children[0] if child.type == "command_name" and child.child_count == 1
+                              else child)
+        if value is None:
+            return None
+        argv.append(value)
+    return argv or None
 
 
 def is_recovery_command(command: object) -> bool:
@@ -230,9 +357,9 @@ def is_recovery_command(command: object) -> bool:
     return bool(argv) and os.path.basename(argv[0]) == "yarp" and len(argv) > 1 and argv[1] in RECOVERY_COMMANDS
 
 
-def rewrite_text(text: str, archive: ArchiveIdentity | None = None) -> str:
+def rewrite_text(text: str, archive: ArchiveIdentity | None = None, launcher: str = "yarp") -> str:
     """`yarp run [archive flags] -- <text unchanged>` with flag values single-quoted."""
-    parts = ["yarp", "run"]
+    parts = [launcher, "run"]
     if archive is not None:
         for flag, value in archive.flags():
             parts += [flag, shell_quote(value)]

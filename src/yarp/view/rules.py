@@ -246,9 +246,48 @@ class Selection(Record):
 
 
 def select_rule(argv: Sequence[str], rules: RuleSet) -> Rule | None:
-    """The single reduce rule for `argv`, or None (pass-through guard, ambiguity, unknown)."""
-    selection = rules.select(argv)
+    """The single reduce rule for `argv`, or None (pass-through guard, ambiguity, unknown).
+
+    A wrapper that only changes how its command runs (`timeout 60 pytest`,
+    `env CI=1 npm test`, `nice make`) is looked through: the output is the command's.
+    """
+    selection = rules.select(command_argv(argv))
     return selection.rule if selection.outcome == "reduce" else None
+
+
+#: Wrappers whose output is their command's, with the options each takes before
+#: it: the number of values an option consumes (options not listed take none).
+_WRAPPERS: dict[str, dict[str, int]] = {
+    "timeout": {"-s": 1, "--signal": 1, "-k": 1, "--kill-after": 1},
+    "nice": {"-n": 1, "--adjustment": 1},
+    "nohup": {},
+    "stdbuf": {"-i": 1, "-o": 1, "-e": 1},
+    "env": {"-u": 1, "--unset": 1, "-C": 1, "--chdir": 1},
+    "time": {"-f": 1, "--format": 1, "-o": 1, "--output": 1},
+    "ionice": {"-c": 1, "-n": 1, "-p": 1},
+}
+
+
+def command_argv(argv: Sequence[str]) -> Sequence[str]:
+    """`argv` without the leading wrappers of `_WRAPPERS` (and their options and operands)."""
+    index = 0
+    while index < len(argv):
+        wrapper = _WRAPPERS.get(os.path.basename(argv[index]))
+        if wrapper is None:
+            break
+        name = os.path.basename(argv[index])
+        index += 1
+        while index < len(argv) and argv[index].startswith("-") and argv[index] != "-":
+            option = argv[index]
+            index += 1 + (wrapper.get(option, 0) if "=" not in option else 0)
+            if option == "--":
+                break
+        if name == "env":
+            while index < len(argv) and "=" in argv[index]:
+                index += 1
+        elif name == "timeout":
+            index += 1  # the duration
+    return argv[index:] if index < len(argv) else argv
 
 
 # --- loading ---------------------------------------------------------------------

@@ -26,21 +26,25 @@ async def begin_event(broker, warm, request, hook: protocol.HookRequest, event) 
 
     warning = None
     rewritten = None
+    streams = False
     if hook.pruning:
         try:
-            rewritten = capture.rewrite(event, warm.account, warm.rules(hook.rule_packs),
-                                        shell_join(list(hook.launcher)))
+            planned = capture.rewrite(event, warm.account, warm.rules(hook.rule_packs),
+                                      shell_join(list(hook.launcher)))
         except (YarpError, ImportError, ValueError) as exc:
             reason = exc.message if isinstance(exc, YarpError) else type(exc).__name__
             warning = f"shell planning failed; running commands unchanged: {reason}"
+        else:
+            if planned is not None:
+                rewritten, streams = planned
     input_after = rewritten_input(event.tool_input, rewritten) if rewritten else event.tool_input
     now = now_ms()
-    operation = capture.begin(event, warm.account, input_after, rewritten=rewritten is not None,
+    operation = capture.begin(event, warm.account, input_after, rewritten=streams,
                               now_ms=now, deadline_at_ms=now + hook.deadline_ms)
     # Raises on failure: only a durable begin lets the wrapped command run.
     outcome = await broker.submit_operation(request, operation, hook.deadline_ms)
-    flags = capture.wrapper_flags(event, warm.account) if rewritten else None
-    warm.remember(ops.source_key(operation), CallState(rewritten is not None, flags, outcome.archive_ref))
+    flags = capture.wrapper_flags(event, warm.account) if streams else None
+    warm.remember(ops.source_key(operation), CallState(streams, flags, outcome.archive_ref))
     extra = {}
     if rewritten:
         extra["answer"] = orjson.dumps(rewrite_answer(event.agent, input_after)).decode()
