@@ -120,6 +120,30 @@ def test_a_large_result_is_replaced_by_a_capped_view_read_through_a_tail_call(wo
     assert "incomplete_calls: 0" in world.verify()
 
 
+def test_a_list_of_text_parts_is_capped_as_the_model_gets_it_and_media_are_never_dropped(world, project):  # noqa: F811
+    # read_many_files hands over a list of strings, Gemini joins them with a newline for the model.
+    files = [f"--- a{i}.txt ---\n{seq(4000)}" for i in range(3)]
+    arguments = {"include": ["a*.txt"]}
+    assert answer(world.hook("gemini", event(world, project, "BeforeTool", "read_many_files", arguments))) is None
+    response = {"llmContent": [*files, "--- End of content ---"], "returnDisplay": "Read 3 files"}
+    reply = answer(world.hook("gemini", event(world, project, "AfterTool", "read_many_files", arguments, response)))
+    view = Path(reply["hookSpecificOutput"]["tailToolCallRequest"]["args"]["file_path"]).read_text()
+    call = calls(world.archive)[gemini.call_prefix("read_many_files", arguments) + "0"]
+    assert call["snaps"]["result_text/before"] == "\n".join(response["llmContent"]).encode()
+    assert as_json(call["snaps"]["result/before"]) == response
+    assert as_json(call["snaps"]["result/after"])["llmContent"] == view and f"ref={call['ref']}" in view
+    # An image among the parts: a view read by a tail call would lose it, so Gemini's result stands.
+    arguments = {"include": ["b*"]}
+    image = {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}
+    response = {"llmContent": [*files, image], "returnDisplay": "Read 4 files"}
+    assert answer(world.hook("gemini", event(world, project, "BeforeTool", "read_many_files", arguments))) is None
+    assert answer(world.hook("gemini", event(world, project, "AfterTool", "read_many_files", arguments,
+                                             response))) is None
+    call = calls(world.archive)[gemini.call_prefix("read_many_files", arguments) + "0"]
+    assert as_json(call["snaps"]["result/after"]) == response and "result_text/before" not in call["snaps"]
+    assert "incomplete_calls: 0" in world.verify()
+
+
 def test_errors_come_from_the_exit_code_text_and_the_error_field(world, project):  # noqa: F811
     no_pruning(world)
     failing = {"command": "sh -c 'echo oops >&2; exit 3'"}

@@ -147,16 +147,30 @@ def rewritten_call(tool_input: Any) -> tuple[str, dict] | None:
 
 
 def response_text(response: Any) -> str | None:
-    """The text the model receives from a response (`llmContent` when it is text), else None."""
+    """The text the model receives from a response, or None when it is not text alone.
+
+    `llmContent` is a string, or one part or a list of parts, each a string
+    or an object with `text` (`read_many_files` gives a list of strings, an
+    MCP tool a list of `{text}` parts). Gemini joins the text of a list with
+    a newline before the model gets it, and so does this. A response that
+    holds anything but text (an image, a file, a function response) is None:
+    a view read by a tail call would drop it.
+    """
     if not isinstance(response, dict):
         return None
     content = response.get("llmContent")
     if isinstance(content, str):
         return content
-    if isinstance(content, list):  # parts
-        texts = [part.get("text") for part in content if isinstance(part, dict)]
-        return "".join(t for t in texts if isinstance(t, str)) if texts else None
-    return None
+    parts = [content] if isinstance(content, dict) else content
+    if not isinstance(parts, list):
+        return None
+    texts = []
+    for part in parts:
+        text = part if isinstance(part, str) else part.get("text") if isinstance(part, dict) else None
+        if not isinstance(text, str):
+            return None
+        texts.append(text)
+    return "\n".join(texts)
 
 
 def is_error(event: GeminiEvent) -> bool:
