@@ -38,6 +38,28 @@ test("an ordinary call is begun, its raw result recorded, staged and finished, w
   assert.equal(eof?.atBoundary, true)
 })
 
+test("a compound rewrite's wrapped commands record their own calls: the call itself requires no streams", async () => {
+  const command = "cd sub && git status"
+  const rewritten = "cd sub && 'yarp' run --archive-agent 'pi' --archive-account 'tester' --archive-session 'session-1' " +
+    "--archive-parent 'call-1' -- git status"
+  const plan = { version: 1, execution: { kind: "rewrite", command: rewritten, wrapped: "segments" }, result: { kind: "ordinary" } }
+  const { pi, log } = await setup({ FAKE_YARP_PLAN: JSON.stringify({ [command]: plan }) })
+  await pi.emit("session_start", { reason: "startup" })
+  let ran = ""
+  await runCall(pi, "call-1", "bash", { command }, (input) => {
+    ran = input["command"] as string
+    return text("clean")
+  })
+  await pi.emit("session_shutdown", {})
+  assert.equal(ran, rewritten)
+  const [begin] = frames(log).filter((f) => f.operation === "begin_call")
+  assert.deepEqual(begin.inputAfter, { command: rewritten })
+  assert.equal(begin.call.requiresStreams, false)
+  // Finished as an ordinary call: no stream capture is waited for or restored.
+  const finish = frames(log).find((f) => f.operation === "finish_call")
+  assert.equal(finish.requirePreResult, true)
+})
+
 test("bash is rewritten only when the plan says rewrite, after begin_call committed", async () => {
   const { pi, log } = await setup({ FAKE_YARP_PLAN: REWRITE("git status", "call-1") })
   await pi.emit("session_start", { reason: "startup" })
@@ -56,8 +78,11 @@ test("bash is rewritten only when the plan says rewrite, after begin_call commit
   assert.match(ran, /^'[^']*fake-yarp\.mjs' run --archive-agent 'pi' .* --archive-call 'call-1' -- git status$/u)
   assert.equal(ranOriginal, "ls | wc -l")
   const plans = entries(log).filter((e) => e.kind === "plan").map((e) => e.args)
-  assert.deepEqual(plans[0], [
-    "plan", "--json", "--archive-agent", "pi", "--archive-account", "tester",
+  // Compound planning, with the binary the adapter runs named in every wrapped command.
+  assert.deepEqual(plans[0].slice(0, 4), ["plan", "--json", "--compound", "--launcher"])
+  assert.match(plans[0][4], /^'[^']*fake-yarp\.mjs'$/u)
+  assert.deepEqual(plans[0].slice(5), [
+    "--archive-agent", "pi", "--archive-account", "tester",
     "--archive-session", "session-1", "--archive-call", "call-1", "--", "git status",
   ])
   const begins = frames(log).filter((f) => f.operation === "begin_call")

@@ -59,7 +59,8 @@ test("bash is rewritten in the args object opencode keeps, only after begin_call
   assert.deepEqual(begin.inputAfter, { command: ran, description: "log" })
   assert.equal(begin.call.requiresStreams, true)
   const plan = entries(log).find((e) => e.kind === "plan")
-  assert.deepEqual(plan?.args.slice(2, 10), [
+  assert.deepEqual(plan?.args.slice(2, 4), ["--compound", "--launcher"])
+  assert.deepEqual(plan?.args.slice(5, 13), [
     "--archive-agent", "opencode", "--archive-account", "tester", "--archive-session", "ses_1", "--archive-call", "call_1",
   ])
 })

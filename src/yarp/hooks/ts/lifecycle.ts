@@ -196,8 +196,11 @@ export async function beginCall(
       capture.warnOnce("plan", `shell planning failed; running commands unchanged: ${errorMessage(error)}`)
     }
   }
+  // The plan names `bin` itself (`--launcher`); `runsWith` still serves a plan that starts with bare `yarp`.
   const rewritten = plan?.execution.kind === "rewrite" && plan.execution.command !== command
     ? runsWith(bin, plan.execution.command) : null
+  // A compound rewrite's wrapped commands record their own calls: this one holds no streams.
+  const requiresStreams = rewritten !== null && plan?.execution.kind === "rewrite" && plan.execution.wrapped === "whole"
   const inputAfter = structuredClone(inputBefore)
   if (rewritten !== null) inputAfter["command"] = rewritten
   let ack
@@ -206,7 +209,7 @@ export async function beginCall(
       {
         operation: "begin_call",
         session: capture.session,
-        call: callObject(call, rewritten !== null),
+        call: callObject(call, requiresStreams),
         inputBefore,
         inputAfter,
         capturedAtMs: Date.now(),
@@ -227,7 +230,7 @@ export async function beginCall(
   return {
     begun: {
       archiveRef: ack.archiveRef,
-      requiresStreams: rewritten !== null,
+      requiresStreams,
       resultKind: plan?.result.kind ?? "ordinary",
       handedCommand: rewritten ?? command,
     },

@@ -129,7 +129,8 @@ export function parseConfig(stdout: string): YarpConfig {
 }
 
 export type ShellPlan = {
-  execution: { kind: "original" } | { kind: "rewrite"; command: string }
+  /** `wrapped`: "whole" (the call holds the streams) or "segments" (each wrapped command records its own call). */
+  execution: { kind: "original" } | { kind: "rewrite"; command: string; wrapped: "whole" | "segments" }
   result: { kind: "ordinary" | "recovery" }
 }
 
@@ -150,7 +151,10 @@ export function parsePlan(stdout: string): ShellPlan {
   if (execution["kind"] === "rewrite") {
     const command = execution["command"]
     if (typeof command !== "string" || command.trim() === "") throw new Error("shell plan rewrite has no command")
-    return { execution: { kind: "rewrite", command }, result: { kind: resultKind } }
+    // A plan without `wrapped` is the reference planner's: one simple command, wrapped whole.
+    const wrapped = execution["wrapped"] ?? "whole"
+    if (wrapped !== "whole" && wrapped !== "segments") throw new Error("shell plan wrapped kind is invalid")
+    return { execution: { kind: "rewrite", command, wrapped }, result: { kind: resultKind } }
   }
   throw new Error("shell plan execution kind is invalid")
 }
@@ -173,7 +177,10 @@ export async function planCommand(
   timeoutMs: number,
   env: NodeJS.ProcessEnv,
 ): Promise<ShellPlan> {
-  const result = await runYarp(bin, ["plan", "--json", ...archiveFlags(identity), "--", command], timeoutMs, env)
+  const launcher = `'${bin.replaceAll("'", "'\\''")}'`
+  const result = await runYarp(
+    bin, ["plan", "--json", "--compound", "--launcher", launcher, ...archiveFlags(identity), "--", command], timeoutMs, env,
+  )
   if (result.code !== 0) {
     throw new Error(`yarp plan exited ${result.code}: ${boundedText(result.stderr, 200)}`)
   }
