@@ -52,9 +52,12 @@ def test_a_healthy_installation_passes_with_every_agent_hooked_up(env, tmp_path)
                                                                                          ["status"]],
         "archive": ["ok"], "runtime directory": ["ok"], "broker": ["ok"], "capture": ["ok"],
         "Pi extension": ["ok"], "Claude Code hooks": ["ok"], "Codex hooks": ["ok"], "Gemini CLI hooks": ["ok"],
-        "opencode plugin": ["ok"],
+        "opencode plugin": ["ok"], "tool results": ["ok"] * 5,
         "broker errors": ["ok"],
     }
+    # One line per agent hooked up: what its host lets YARP replace, and what YARP does.
+    assert [c["detail"].split(":")[0] for c in checks["tool results"]] == ["pi", "claude-code", "codex", "gemini",
+                                                                          "opencode"]
     # The capture is real: its call is in the archive, finished, with its four streams.
     ref = checks["capture"][0]["detail"].split(" archived as ")[1].split()[0]
     with sqlite_ro(env["YARP_ARCHIVE"]) as db:
@@ -91,6 +94,37 @@ def test_no_agent_hooked_up_is_a_warning_not_a_failure(env):
     assert checks["agents"][0]["status"] == "warn"
     assert [c["detail"] for c in checks["Pi extension"]] == ["not installed"]
     assert [c["detail"] for c in checks["opencode plugin"]] == ["not installed"]
+    assert "tool results" not in checks
+
+
+def test_each_agent_hooked_up_says_which_results_yarp_replaces(env, tmp_path):
+    for agent in ("codex", "gemini"):
+        assert _yarp(env, "hook", "install", agent).returncode == 0
+    status, checks = _doctor(env)
+    assert status == 0
+    codex, gemini = (c["detail"] for c in checks["tool results"])
+    assert codex.startswith("codex: Codex lets a PostToolUse hook replace the result of its shell, apply_patch")
+    assert "YARP replaces shell output over 5,120 bytes with its view" in codex
+    assert "apply_patch and MCP results, are shown as Codex returns them" in codex
+    assert gemini.startswith("gemini: Gemini CLI lets an AfterTool hook replace any tool's result (a tail call)")
+    assert "YARP replaces every text result over 5,120 bytes" in gemini
+    # The configuration decides what YARP replaces; the host's part stays.
+    config = tmp_path / "config.toml"
+    config.write_text("version = 1\n[output]\ncap_bytes = 8000\n")
+    status, checks = _doctor({**env, "YARP_CONFIG": str(config)})
+    assert status == 0 and "over 8,000 bytes" in checks["tool results"][0]["detail"]
+    config.write_text("version = 1\n[pruning]\nenabled = false\n")
+    status, checks = _doctor({**env, "YARP_CONFIG": str(config)})
+    assert status == 0
+    assert all("YARP replaces none here (pruning.enabled = false)" in c["detail"] and c["status"] == "ok"
+               for c in checks["tool results"])
+    assert "lets a PostToolUse hook replace" in checks["tool results"][0]["detail"]
+    # Hooks that fail their own check (a settings file that is not JSON) get no line.
+    Path(settings_path("codex", "user", env)).write_text("{not json")
+    status, checks = _doctor(env)
+    assert status == 1 and [c["detail"].split(":")[0] for c in checks["tool results"]] == ["gemini"]
+    text = _yarp(env, "doctor", cwd=str(tmp_path))
+    assert "ok    tool results: gemini: Gemini CLI lets an AfterTool hook" in text.stdout
 
 
 def test_an_opencode_plugin_whose_entry_is_gone_is_a_warning(env):

@@ -11,8 +11,10 @@ detail and, unless ok, one line saying what to do. In order:
 * the runtime directory the broker's socket and locks live in;
 * a broker for the archive starts (or is running) and answers a handshake;
 * a real `yarp run -- true` is captured through it, read back from the archive;
-* for Pi, Claude Code, Codex and opencode: whether the extension, hooks or
-  plugin are installed, of which version, and whether they run this `yarp`;
+* for Pi, Claude Code, Codex, Gemini CLI and opencode: whether the extension,
+  hooks or plugin are installed, of which version, and whether they run this `yarp`;
+* for each agent hooked up: which tool results its host lets YARP replace, and
+  which YARP replaces with its view (`check_result_views`; no agent is run);
 * the broker's last logged internal error (`yarp.fault_log`).
 
 The capture check archives one call of `true` (agent `yarp-run`, as any
@@ -418,6 +420,94 @@ def check_agents(environ: Mapping[str, str], cwd: str) -> list[Check]:
     return checks
 
 
+# --- which tool results each host lets YARP replace ----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ResultView:
+    """What one agent's host lets a hook, extension or plugin do to a tool's result, and what YARP does.
+
+    `host`: the results the host lets YARP replace, and how. `ours`: the
+    results YARP replaces with its view, given a cap (`{cap}` is filled in).
+    `left`: the results shown as the host returns them. The evidence for each
+    is in docs/design/host-results.md.
+    """
+
+    label: str
+    host: str
+    ours: str
+    left: str
+
+
+#: Per agent, by its `yarp hook install` name. Claude Code's entry is the one to change when its
+#: adapter starts answering `updatedToolOutput`.
+RESULT_VIEWS = {
+    "claude-code": ResultView(
+        "Claude Code", "lets a PostToolUse hook replace any tool's result (updatedToolOutput)",
+        "YARP replaces none of them: a wrapped Bash command shows yarp run's view",
+        "every other result is shown as Claude Code returns it"),
+    "codex": ResultView(
+        "Codex", "lets a PostToolUse hook replace the result of its shell, apply_patch and MCP tools "
+                 "(decision block)",
+        "YARP replaces shell output over {cap} with its view",
+        "smaller output, and apply_patch and MCP results, are shown as Codex returns them"),
+    "gemini": ResultView(
+        "Gemini CLI", "lets an AfterTool hook replace any tool's result (a tail call)",
+        "YARP replaces every text result over {cap} with its view (a wrapped shell command shows yarp run's)",
+        "smaller results, and results holding an image or other non-text part, are shown as Gemini returns "
+        "them"),
+    "pi": ResultView(
+        "Pi", "lets an extension replace any tool's result (tool_result)",
+        "YARP replaces the text of every result over {cap} with its view (a wrapped bash command shows "
+        "yarp run's)", "smaller results are shown as Pi returns them, images always"),
+    "opencode": ResultView(
+        "opencode", "lets a plugin replace any tool's result (tool.execute.after)",
+        "YARP replaces the text of every result over {cap} with its view, MCP results included (a wrapped "
+        "bash command shows yarp run's)", "smaller results are shown as opencode returns them, images always"),
+}
+RESULT_VIEWS_CHECK = "tool results"
+#: The adapter checks' names, by agent.
+_ADAPTER_CHECKS = {"pi": "Pi extension", "claude-code": "Claude Code hooks", "codex": "Codex hooks",
+                   "gemini": "Gemini CLI hooks", "opencode": "opencode plugin"}
+
+
+def hooked_agents(checks: list[Check]) -> list[str]:
+    """The agents `check_agents` found hooked up (an installed adapter that did not fail), in its order."""
+    found = []
+    for agent, name in _ADAPTER_CHECKS.items():
+        mine = [check for check in checks if check.name == name]
+        if any(check.detail != "not installed" for check in mine) and all(check.status != FAIL for check in mine):
+            found.append(agent)
+    return found
+
+
+def check_result_views(agents: list[str], environ: Mapping[str, str]) -> list[Check]:
+    """One line per hooked-up agent: which results its host lets YARP replace, and which YARP does.
+
+    Read from what each host allows (docs/design/host-results.md) and this
+    configuration's pruning switch and cap; no agent is run.
+    """
+    from yarp import config
+    from yarp.limits import DEFAULT_CAP_BYTES
+
+    try:
+        cfg = config.load(environ)
+    except YarpError:
+        cfg = None  # the configuration line above says why
+    checks = []
+    for agent in agents:
+        view = RESULT_VIEWS[agent]
+        if cfg is not None and not cfg.pruning_enabled:
+            ours = "YARP replaces none here (pruning.enabled = false)"
+        elif cfg is not None and cfg.cap_bytes == 0 and agent != "claude-code":
+            ours = "YARP caps none here (output.cap_bytes = 0); wrapped shell commands show yarp run's view"
+        else:
+            cap = f"{cfg.cap_bytes if cfg is not None else DEFAULT_CAP_BYTES:,} bytes"
+            ours = view.ours.format(cap=cap)
+        checks.append(Check(RESULT_VIEWS_CHECK, OK, f"{agent}: {view.label} {view.host}; {ours}; {view.left}"))
+    return checks
+
+
 def check_last_fault(environ: Mapping[str, str], now: float | None = None) -> list[Check]:
     """The broker's newest logged internal error, a warning when it is recent."""
     try:
@@ -469,6 +559,8 @@ def run(explicit_archive: str | None = None, environ: Mapping[str, str] = os.env
         add(broker)
         if broker[-1].status == OK:
             add(_guarded("capture", lambda: check_capture(location, environ)))
-    add(check_agents(environ, cwd))
+    agents = check_agents(environ, cwd)
+    add(agents)
+    add(_guarded(RESULT_VIEWS_CHECK, lambda: check_result_views(hooked_agents(agents), environ)))
     add(_guarded("broker errors", lambda: check_last_fault(environ)))
     return Report(tuple(checks))
