@@ -45,7 +45,7 @@ HOOK_EVENTS = {
 #: `BEGIN_TIMEOUT_S`), and its failure means the session's calls run uncaptured.
 BEFORE_TOOL = {"claude-code": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"}
 #: Agents whose view the broker replaces itself, capped: their requests carry the configured cap.
-CAPPING_AGENTS = ("codex", "gemini")
+CAPPING_AGENTS = ("claude-code", "codex", "gemini")
 
 #: Initial capture must be durable before the tool runs; like the Pi adapter, wait at most 2 s.
 BEGIN_TIMEOUT_S = 2.0
@@ -61,9 +61,11 @@ _MAX_SESSION_CHARS = 1024
 HOOK_EPILOG = """\
 Reads one PreToolUse, PostToolUse or PostToolUseFailure event as JSON on stdin
 and hands it to the archive's broker (started on demand). PreToolUse answers on
-stdout only to hand on a shell command rewritten to 'yarp run'; every other
-event, and every archive failure, prints nothing and exits 0 so the tool runs
-untouched. Failures are reported once per session on stderr.
+stdout only to hand on a shell command rewritten to 'yarp run'; PostToolUse
+only to replace a result the model would see with YARP's capped view (Claude
+Code 2.1.121 and later). Every other event, and every archive failure, prints
+nothing and exits 0 so the tool runs untouched. Failures are reported once per
+session on stderr.
 """
 
 

@@ -9,9 +9,10 @@ that begin is durable. `PostToolUse` / `PostToolUseFailure`: the raw result,
 the visible result and the finish, applied as one composite request (one
 savepoint, one commit).
 
-The agent shows its built-in tools' results to the model itself; a hook cannot
-replace them, so the visible result is the raw result (a wrapped shell call was
-already pruned and capped by `yarp run`, which kept the exact streams).
+The visible result is the raw result unless the broker made a view that
+replaces it (`finish_viewed`: Claude Code from 2.1.121, whose `PostToolUse`
+answer may carry the replacement); a wrapped shell call was already pruned
+and capped by `yarp run`, which kept the exact streams.
 
 When the agent ignored the rewrite (the post event names the original command)
 the call was begun as wrapped but no streams exist: it is finished with its
@@ -83,3 +84,21 @@ def finish(event: HookEvent, account: str, *, requires_streams: bool, flags: str
         return raw, ops.FinishCall(session, event.call_id, result, is_error, False, now_ms)
     return (raw, ops.StageResult(session, event.call_id, result, is_error, now_ms),
             ops.FinishCall(session, event.call_id, result, is_error, True, now_ms))
+
+
+def finish_viewed(event: HookEvent, account: str, shown, *, text: str | None, completeness: str, now_ms: int
+                  ) -> tuple[ops.ArchiveOperation, ...]:
+    """The post-tool operations of a call whose result the model is shown as a view (`shown`).
+
+    The raw result first (the caller adds the complete output it read as
+    `source_output/before` to this part), then `text` as `result_text/before`
+    when the view was cut from it, then the view as the visible and final
+    result. Only a successful tool's result is replaced.
+    """
+    session = session_of(event, account)
+    operations: list = [ops.ResultBefore(session, event.call_id, event.response, now_ms)]
+    if text is not None:
+        operations.append(ops.ResultText(session, event.call_id, text, completeness, now_ms))
+    operations += [ops.StageResult(session, event.call_id, shown, False, now_ms),
+                   ops.FinishCall(session, event.call_id, shown, False, True, now_ms)]
+    return tuple(operations)

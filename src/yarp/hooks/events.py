@@ -2,7 +2,7 @@
 
 Both agents send one object per hook event with the same core fields
 (`session_id`, `cwd`, `hook_event_name`, `tool_name`, `tool_input`,
-`tool_use_id`; Codex adds `model` and `turn_id`). `PreToolUse` becomes a
+`tool_use_id`, `transcript_path`; Codex adds `model` and `turn_id`). `PreToolUse` becomes a
 `begin_call`; `PostToolUse` and `PostToolUseFailure` become the raw result, the
 visible result and the finish. Only this module knows those field names.
 
@@ -46,6 +46,8 @@ class HookEvent:
     model: str | None
     #: PostToolUse: the tool's response; PostToolUseFailure: the error object.
     response: Any = None
+    #: The session transcript the agent names (Claude Code: its version, the folder of saved outputs).
+    transcript_path: str | None = None
 
     @property
     def is_failure(self) -> bool:
@@ -91,7 +93,13 @@ def parse_event(agent: str, payload: Any) -> HookEvent | None:
         model=event_text(payload, "model", MAX_NAME_CHARS, False) if isinstance(payload.get("model"), str)
         else None,
         response=check_json(response, "hook event field tool_response"),
+        transcript_path=_absolute(payload.get("transcript_path")),
     )
+
+
+def _absolute(path: object) -> str | None:
+    return path if isinstance(path, str) and os.path.isabs(path) and len(path) <= MAX_WORKING_DIRECTORY_CHARS \
+        and "\x00" not in path else None
 
 
 def local_account() -> str:
@@ -142,16 +150,6 @@ def rewrite_answer(agent: str, updated_input: dict) -> dict:
 
         return before_answer(updated_input)
     return pre_tool_answer(updated_input)
-
-
-def post_tool_answer(agent: str, event: HookEvent) -> dict | None:
-    """The PostToolUse answer for `agent` once the result is archived, or None for none.
-
-    Neither agent gets one today: what the model sees is the tool's own
-    result. The other agent-specific step of the event flow, beside
-    `rewrite_answer`.
-    """
-    return None
 
 
 def pre_tool_answer(updated_input: dict) -> dict:
