@@ -54,7 +54,13 @@ def rewrite(event: HookEvent, account: str, rules, launcher: str) -> tuple[str, 
         return None
     from yarp.view.plan import plan_command
 
-    plan = plan_command(command, rules, identity(event, account), launcher=launcher, compound=True)
+    names = frozenset()
+    if event.agent == "claude-code":
+        from yarp.hooks.shell_snapshot import shell_names
+
+        names = shell_names(event.transcript_path)
+    plan = plan_command(command, rules, identity(event, account), launcher=launcher, compound=True,
+                        shell_names=names)
     if plan.execution != "rewrite" or not plan.command:
         return None
     return plan.command, plan.requires_streams

@@ -247,14 +247,17 @@ def simple_argv(text: str) -> tuple[list[str] | None, str]:
 
 
 def plan_command(text: str, rules: RuleSet, archive: ArchiveIdentity | None = None, *,
-                 launcher: str = "yarp", compound: bool = False) -> ShellPlan:
+                 launcher: str = "yarp", compound: bool = False,
+                 shell_names: frozenset[str] = frozenset()) -> ShellPlan:
     """Decide how `text` runs and how its result is treated; see the module docstring.
 
     `launcher` is the shell text that runs `yarp` in the agent's environment
-    (an absolute path, quoted); `compound` asks for compound planning.
+    (an absolute path, quoted); `compound` asks for compound planning, which
+    leaves the aliases and functions `shell_names` (the agent's shell defines
+    them before the command) in the shell.
     """
     if compound:
-        return _plan_compound(text, archive, launcher)
+        return _plan_compound(text, archive, launcher, shell_names)
     argv, reason = simple_argv(text)
     if argv is None:
         return ShellPlan("original", None, "ordinary", reason)
@@ -270,14 +273,15 @@ def plan_command(text: str, rules: RuleSet, archive: ArchiveIdentity | None = No
     return ShellPlan("rewrite", rewrite_text(text, archive, launcher), "ordinary", "rule:" + selection.rule.id)
 
 
-def _plan_compound(text: str, archive: ArchiveIdentity | None, launcher: str) -> ShellPlan:
+def _plan_compound(text: str, archive: ArchiveIdentity | None, launcher: str,
+                   shell_names: frozenset[str]) -> ShellPlan:
     from yarp.view.segments import find_segments
 
     root, reason = _parse(text)
     if root is None:
         return ShellPlan("original", None, "ordinary", reason)
     source = text.encode("utf-8")
-    found = find_segments(root, source)
+    found = find_segments(root, source, shell_names)
     result = "recovery" if found.recovery else "ordinary"
     if found.xtrace:
         # The shell's trace would print every `yarp run` prefix.

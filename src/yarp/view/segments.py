@@ -83,10 +83,14 @@ class Segments:
     xtrace: bool
 
 
-def find_segments(root, source: bytes) -> Segments:
-    """Walk a parsed program (tree-sitter-bash root without errors) and collect its wrap points."""
+def find_segments(root, source: bytes, shell_names: frozenset[str] = frozenset()) -> Segments:
+    """Walk a parsed program (tree-sitter-bash root without errors) and collect its wrap points.
+
+    `shell_names` are aliases and functions the agent's shell defines before
+    the command runs: like the text's own functions, they stay in the shell.
+    """
     walk = _Walk(source)
-    walk.functions = _defined_functions(root)
+    walk.functions = _defined_functions(root) | shell_names
     walk.visit(root, "view")
     points = tuple(sorted(walk.points, key=lambda point: point.offset))
     return Segments(points, tuple(walk.unwrapped), walk.recovery, walk.xtrace)
