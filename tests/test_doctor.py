@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from broker_helpers import broker_env  # noqa: F401  (fixture)
 
+from yarp.broker.services.codex.outcome import MAX_VIEW_CAP
 from yarp.hooks import extension_install
 from yarp.hooks.install import install as install_hooks
 from yarp.hooks.install import settings_path
@@ -113,6 +114,11 @@ def test_each_agent_hooked_up_says_which_results_yarp_replaces(env, tmp_path):
     config.write_text("version = 1\n[output]\ncap_bytes = 8000\n")
     status, checks = _doctor({**env, "YARP_CONFIG": str(config)})
     assert status == 0 and "over 8,000 bytes" in checks["tool results"][0]["detail"]
+    # Codex cuts hook text over its own budget, so its view is held under that whatever the cap.
+    config.write_text("version = 1\n[output]\ncap_bytes = 20000\n")
+    status, checks = _doctor({**env, "YARP_CONFIG": str(config)})
+    assert f"over {MAX_VIEW_CAP:,} bytes" in checks["tool results"][0]["detail"]
+    assert "over 20,000 bytes" in checks["tool results"][1]["detail"]
     config.write_text("version = 1\n[pruning]\nenabled = false\n")
     status, checks = _doctor({**env, "YARP_CONFIG": str(config)})
     assert status == 0

@@ -104,6 +104,23 @@ def test_large_output_is_archived_exactly_and_the_view_replaced(world, transcrip
     assert "incomplete_calls: 0" in world.verify()
 
 
+def test_a_cap_over_codexs_hook_text_budget_is_held_under_it(world, transcript):  # noqa: F811
+    # Codex cuts hook text over 2,500 tokens (10,000 bytes) and saves it to a file: the view stays under that.
+    config = world.tmp / "config.toml"
+    config.write_text("version = 1\n[output]\ncap_bytes = 20000\n")
+    world.env["YARP_CONFIG"] = str(config)
+    output = seq(8000)
+    world.hook("codex", event(world, transcript, "PreToolUse", "call_wide", "seq 1 8000"))
+    transcript.executed("call_wide", output, 0)
+    reply = answer(world.hook("codex", event(world, transcript, "PostToolUse", "call_wide", "seq 1 8000",
+                                             tool_response=output[:10000])))
+    view = reply["reason"]
+    call = calls(world.archive)["call_wide"]
+    assert len(view.encode()) <= 10_000 and f"capped at 9900; ref={call['ref']}" in view
+    assert as_json(call["snaps"]["result/after"])["output"] == view
+    assert call["snaps"]["source_output/before"] == output.encode()
+
+
 def test_exit_code_decides_the_error_and_small_output_stays_codexs(world, transcript):  # noqa: F811
     world.hook("codex", event(world, transcript, "PreToolUse", "call_fail", "false"))
     transcript.executed("call_fail", "boom\n", 2)

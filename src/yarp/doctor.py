@@ -437,6 +437,8 @@ class ResultView:
     host: str
     ours: str
     left: str
+    #: The largest view the adapter hands this host, whatever the configured cap.
+    max_cap: int | None = None
 
 
 #: Per agent, by its `yarp hook install` name. Claude Code's entry is the one to change when its
@@ -450,7 +452,8 @@ RESULT_VIEWS = {
         "Codex", "lets a PostToolUse hook replace the result of its shell, apply_patch and MCP tools "
                  "(decision block)",
         "YARP replaces shell output over {cap} with its view",
-        "smaller output, and apply_patch and MCP results, are shown as Codex returns them"),
+        "smaller output, and apply_patch and MCP results, are shown as Codex returns them",
+        max_cap=9_900),  # yarp.broker.services.codex.outcome.MAX_VIEW_CAP
     "gemini": ResultView(
         "Gemini CLI", "lets an AfterTool hook replace any tool's result (a tail call)",
         "YARP replaces every text result over {cap} with its view (a wrapped shell command shows yarp run's)",
@@ -502,7 +505,8 @@ def check_result_views(agents: list[str], environ: Mapping[str, str]) -> list[Ch
         elif cfg is not None and cfg.cap_bytes == 0 and agent != "claude-code":
             ours = "YARP caps none here (output.cap_bytes = 0); wrapped shell commands show yarp run's view"
         else:
-            cap = f"{cfg.cap_bytes if cfg is not None else DEFAULT_CAP_BYTES:,} bytes"
+            cap = cfg.cap_bytes if cfg is not None else DEFAULT_CAP_BYTES
+            cap = f"{min(cap, view.max_cap) if view.max_cap else cap:,} bytes"
             ours = view.ours.format(cap=cap)
         checks.append(Check(RESULT_VIEWS_CHECK, OK, f"{agent}: {view.label} {view.host}; {ours}; {view.left}"))
     return checks

@@ -173,10 +173,17 @@ def _command(event) -> object:
     return event.tool_input.get("command") if isinstance(event.tool_input, dict) else None
 
 
+#: The largest cap of a view that replaces Codex's output. Codex cuts hook text over 2,500 of its
+#: tokens (4 bytes a token, rounded up: 10,000 bytes) to a preview and saves the whole of it under
+#: `$CODEX_HOME/hook_outputs/` (openai/codex `hooks/src/output_spill.rs`; in 0.171.0), so the view,
+#: its `Process exited with code N` header included, stays under that.
+MAX_VIEW_CAP = 9_900
+
+
 def view_cap(hook, event) -> int:
     """The cap of the view of the shell call `event` finishes: 0 (Codex's own view) without
-    pruning and for `yarp search`/`yarp read`, whose output is never capped."""
-    return hook.cap_bytes if hook.pruning and not is_recovery_command(_command(event)) else 0
+    pruning and for `yarp search`/`yarp read`, whose output is never capped; at most `MAX_VIEW_CAP`."""
+    return min(hook.cap_bytes, MAX_VIEW_CAP) if hook.pruning and not is_recovery_command(_command(event)) else 0
 
 
 def model_call(evidence: CallEvidence | None, event) -> tuple[str, Any]:
