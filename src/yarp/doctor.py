@@ -441,13 +441,13 @@ class ResultView:
     max_cap: int | None = None
 
 
-#: Per agent, by its `yarp hook install` name. Claude Code's entry is the one to change when its
-#: adapter starts answering `updatedToolOutput`.
+#: Per agent, by its `yarp hook install` name: change an entry with what its adapter replaces.
 RESULT_VIEWS = {
     "claude-code": ResultView(
-        "Claude Code", "lets a PostToolUse hook replace any tool's result (updatedToolOutput)",
-        "YARP replaces none of them: a wrapped Bash command shows yarp run's view",
-        "every other result is shown as Claude Code returns it"),
+        "Claude Code", "lets a PostToolUse hook replace any tool's result (updatedToolOutput, 2.1.121 on)",
+        "YARP replaces Bash, Read and Grep results over {cap} with its view when the session's Claude Code "
+        "takes it (a wrapped Bash command shows yarp run's)",
+        "other tools' results, and every result of an older Claude Code, are shown as Claude Code returns them"),
     "codex": ResultView(
         "Codex", "lets a PostToolUse hook replace the result of its shell, apply_patch and MCP tools "
                  "(decision block)",
@@ -502,7 +502,7 @@ def check_result_views(agents: list[str], environ: Mapping[str, str]) -> list[Ch
         view = RESULT_VIEWS[agent]
         if cfg is not None and not cfg.pruning_enabled:
             ours = "YARP replaces none here (pruning.enabled = false)"
-        elif cfg is not None and cfg.cap_bytes == 0 and agent != "claude-code":
+        elif cfg is not None and cfg.cap_bytes == 0:
             ours = "YARP caps none here (output.cap_bytes = 0); wrapped shell commands show yarp run's view"
         else:
             cap = cfg.cap_bytes if cfg is not None else DEFAULT_CAP_BYTES
