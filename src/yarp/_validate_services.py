@@ -38,6 +38,8 @@ _RUN_STEPS = {
                           "spool"}),
     "not_started": frozenset({"step", "target", "status"}),
 }
+#: A segment call's begin: the full identity of the call the run begins itself, instead of `session`.
+_BEGIN_CALL_FIELDS = frozenset({"step", "target", "startedAtMs", "argv", "cwd"})
 _MAX_ARGV = 4096
 
 
@@ -110,16 +112,28 @@ def _run_argv(value):
     return tuple(value)
 
 
-def _run_target(value):
-    """`{session}` (a standalone run's own call) or `{agent, account, session, call}` (an adapter's)."""
-    if type(value) is dict and value.keys() == {"session"}:
-        return RunTarget(None, None, _run_text(value["session"], MAX_IDENTITY_CHARS, "session"), None)
-    if type(value) is not dict or value.keys() != {"agent", "account", "session", "call"}:
-        raise ValidationError("run request target must be {session} or {agent, account, session, call}")
+_TARGET_FIELDS = frozenset({"agent", "account", "session", "call"})
+_OWN_TARGET_FIELDS = frozenset({"agent", "account", "session", "call", "own"})
+
+
+def _run_target(value, own_only=False):
+    """`{session}` (a standalone run's own call), `{agent, account, session, call}` (an adapter's) or
+    `{agent, account, session, call, own: true}` (a segment call the run began itself); with
+    `own_only`, the last form only."""
+    if type(value) is dict and value.keys() == {"session"} and not own_only:
+        return RunTarget(None, None, _run_text(value["session"], MAX_IDENTITY_CHARS, "session"), None, True)
+    if type(value) is not dict or not (value.keys() == _OWN_TARGET_FIELDS
+                                       or (value.keys() == _TARGET_FIELDS and not own_only)):
+        raise ValidationError("run request target must be {session}, {agent, account, session, call} "
+                              "or {agent, account, session, call, own}")
+    own = value.get("own", False)
+    if own_only or "own" in value:
+        if own is not True:
+            raise ValidationError("run request target own must be true")
     return RunTarget(_run_text(value["agent"], MAX_NAME_CHARS, "agent"),
                      _run_text(value["account"], MAX_IDENTITY_CHARS, "account"),
                      _run_text(value["session"], MAX_IDENTITY_CHARS, "session"),
-                     _run_text(value["call"], MAX_IDENTITY_CHARS, "call"))
+                     _run_text(value["call"], MAX_IDENTITY_CHARS, "call"), own)
 
 
 def _run_stream_file(value, what):
@@ -139,18 +153,23 @@ def _run_spool(value):
 
 
 def run_request(obj):
-    """A `yarp run` step: `RunBegin`, `RunCapture` or `RunNotStarted`."""
+    """A `yarp run` step: `RunBegin` (a standalone run's `{session}`, or a segment call's full
+    identity as `target`), `RunCapture` or `RunNotStarted`."""
     if obj.keys() != _RUN_REQUEST_FIELDS:
         raise ValidationError("run request has unknown or missing fields")
     deadline = _run_int(obj["deadlineMs"], "deadlineMs", MIN_DEADLINE_MS, MAX_DEADLINE_MS)
     run = obj["run"]
     step = run.get("step") if type(run) is dict else None
-    if step not in _RUN_STEPS or run.keys() != _RUN_STEPS[step]:
+    if step not in _RUN_STEPS or (run.keys() != _RUN_STEPS[step]
+                                  and not (step == "begin" and run.keys() == _BEGIN_CALL_FIELDS)):
         raise ValidationError("run request step is unknown or its fields are not the expected set")
     if step == "begin":
-        return RunBegin(deadline, _run_text(run["session"], MAX_IDENTITY_CHARS, "session"),
-                        _run_int(run["startedAtMs"], "startedAtMs", 0, 2**63 - 1), _run_argv(run["argv"]),
-                        _run_path(run["cwd"], "cwd"))
+        if "session" in run:
+            target = RunTarget(None, None, _run_text(run["session"], MAX_IDENTITY_CHARS, "session"), None, True)
+        else:
+            target = _run_target(run["target"], True)
+        return RunBegin(deadline, target, _run_int(run["startedAtMs"], "startedAtMs", 0, 2**63 - 1),
+                        _run_argv(run["argv"]), _run_path(run["cwd"], "cwd"))
     if step == "not_started":
         return RunNotStarted(deadline, _run_target(run["target"]), _run_int(run["status"], "status", 0, 255))
     target = _run_target(run["target"])

@@ -147,14 +147,21 @@ class HookRequest(Record):
 
 
 class RunTarget(Record):
-    """The call a `yarp run` step belongs to: an adapter's (all four set) or a standalone run's own
-    (`session` only; the broker adds its agent, account and call id)."""
+    """The call a `yarp run` step belongs to: an adapter's (all four set), a standalone run's own
+    (`session` only; the broker adds its agent, account and call id), or a segment call's (all four
+    set, begun by the run itself inside an adapter's session).
 
-    __slots__ = ("agent", "account", "session", "call")
+    `own`: the run began the call itself (standalone or segment), so its capture also records the
+    result and finishes it; an adapter's call is left `started` for the adapter.
+    """
+
+    __slots__ = ("agent", "account", "session", "call", "own")
+    _defaults = {"own": False}
     agent: str | None
     account: str | None
     session: str
     call: str | None
+    own: bool
 
 
 class SpoolFiles(Record):
@@ -169,11 +176,12 @@ class SpoolFiles(Record):
 
 
 class RunBegin(Record):
-    """A standalone `yarp run`'s own call, begun before its command starts."""
+    """A `yarp run`'s own call (standalone or segment), begun before its command starts."""
 
-    __slots__ = ("deadline_ms", "session", "started_at_ms", "argv", "cwd")
+    __slots__ = ("deadline_ms", "target", "started_at_ms", "argv", "cwd")
     deadline_ms: int
-    session: str
+    #: A standalone run's `{session}` or a segment call's full identity (`own` in both).
+    target: RunTarget
     started_at_ms: int
     argv: tuple[str, ...]
     cwd: str
@@ -196,7 +204,7 @@ class RunCapture(Record):
 
 
 class RunNotStarted(Record):
-    """A standalone run whose command could not be started."""
+    """A run whose own call (standalone or segment) never started its command."""
 
     __slots__ = ("deadline_ms", "target", "status")
     deadline_ms: int

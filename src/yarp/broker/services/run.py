@@ -5,28 +5,34 @@ spawning and waiting for the child, signals, emitting the output and the exit
 status. Everything else is asked of the warm broker, where the rule set is
 already loaded, in at most two requests per run:
 
-* `begin` (standalone runs only, before the child starts): the run's own call
-  under agent `yarp-run`, session `session`, tool `shell`, input
-  `{"argv", "cwd"}`, wrapped (`requires_streams`).
+* `begin` (a run that begins its own call, before the child starts): a
+  standalone run's call under agent `yarp-run`, session `session`, or a
+  segment call's full identity (`--archive-parent`: agent, account and
+  session of the adapter's call, a call id derived from it); tool `shell`,
+  input `{"argv", "cwd"}`, wrapped (`requires_streams`).
 * `capture` (after the child exits): select the reduce rule for the argv,
   write the pruned and capped view into the runner's after files
   (`yarp.view.visible`), then one composite request: the stream capture and,
-  for a standalone run, its result (`{"exitCode", "signal"}`) and finish
-  (one savepoint, one commit). The reply says which after files to emit.
-* `not_started` (standalone, the command could not be started): finish the
-  call as not executed.
+  for a call the run began itself (standalone or segment), its result
+  (`{"exitCode", "signal"}`) and finish (one savepoint, one commit). The
+  reply says which after files to emit.
+* `not_started` (a call the run began itself, the command could not be
+  started): finish the call as not executed.
 
 Request shape (validated strictly; unknown fields fail)::
 
     {"schema", "correlationId", "deadlineMs",
      "run": {"step": "begin", "session": S, "startedAtMs": T, "argv": [...], "cwd": D}}
+    {…, "run": {"step": "begin", "target": OWN_TARGET, "startedAtMs": T, "argv": [...], "cwd": D}}
     {…, "run": {"step": "capture", "target": TARGET, "argv": [...], "status": N, "signal": N|null,
                 "pruning": bool, "rulePacks": [...], "capBytes": N,
                 "spool": {"stdout": FILE, "stderr": FILE, "stdoutAfter": PATH, "stderrAfter": PATH}}}
     {…, "run": {"step": "not_started", "target": TARGET, "status": N}}
 
-TARGET is `{"session": S}` for a standalone run or `{"agent", "account",
-"session", "call"}` for an adapter's call (the `--archive-*` flags); FILE is
+TARGET is `{"session": S}` for a standalone run, `{"agent", "account",
+"session", "call"}` for an adapter's call (the `--archive-*` flags), or
+OWN_TARGET, `{"agent", "account", "session", "call", "own": true}`, for a
+segment call the run began itself (`--archive-parent`); FILE is
 `{"path", "device", "inode", "size"}`.
 """
 
@@ -52,11 +58,14 @@ class RunService:
         self.broker = broker
         self.warm = warm
 
-    def _target(self, target: protocol.RunTarget) -> tuple[ops.Session, str, bool]:
-        """(session, source call id, standalone) of a run's call."""
+    def _target(self, target: protocol.RunTarget, started_at_ms: int | None = None
+                ) -> tuple[ops.Session, str, bool]:
+        """(session, source call id, own) of a run's call: own when the run began it itself
+        (standalone or segment) and so also records its result and finish."""
         if target.agent is None:
-            return ops.Session(STANDALONE_AGENT, self.warm.account, target.session), STANDALONE_CALL, True
-        return ops.Session(target.agent, target.account, target.session), target.call, False
+            return (ops.Session(STANDALONE_AGENT, self.warm.account, target.session, started_at_ms),
+                    STANDALONE_CALL, True)
+        return ops.Session(target.agent, target.account, target.session), target.call, target.own
 
     async def serve(self, request, run) -> bytes:
         """Answer one `yarp run` step (`RunBegin`, `RunCapture` or `RunNotStarted`, validated) with its reply."""
@@ -69,9 +78,10 @@ class RunService:
     # --- steps ----------------------------------------------------------------------
 
     async def _begin(self, request, run: protocol.RunBegin) -> bytes:
-        session = ops.Session(STANDALONE_AGENT, self.warm.account, run.session, run.started_at_ms)
+        # A segment call's session is the adapter's, already stored: no start time of ours.
+        session, call_id, _own = self._target(run.target, run.started_at_ms)
         payload = {"argv": list(run.argv), "cwd": run.cwd}
-        meta = ops.CallMeta(STANDALONE_CALL, STANDALONE_TOOL, run.started_at_ms, True, working_directory=run.cwd)
+        meta = ops.CallMeta(call_id, STANDALONE_TOOL, run.started_at_ms, True, working_directory=run.cwd)
         operation = ops.BeginCall(session, meta, payload, payload, run.started_at_ms)
         outcome = await self.broker.submit_operation(request, operation, run.deadline_ms)
         self.warm.remember(ops.source_key(operation), CallState(True, None, outcome.archive_ref))
@@ -89,7 +99,7 @@ class RunService:
     async def _capture(self, request, run: protocol.RunCapture) -> bytes:
         from yarp.view.visible import check_spool, write_view
 
-        session, call_id, standalone = self._target(run.target)
+        session, call_id, own = self._target(run.target)
         files = run.spool
         check_spool(files)
         key = ops.source_key(ops.ResultBefore(session, call_id, None, 0))
@@ -120,13 +130,13 @@ class RunService:
         else:
             capture = ops.CapturePassthroughStreams(session, call_id, now, files.stdout, files.stderr)
         operations: tuple = (capture,)
-        if standalone:
+        if own:
             result = {"exitCode": run.status, "signal": run.signal}
             operations += (ops.ResultBefore(session, call_id, result, now),
                            ops.FinishCall(session, call_id, result, run.status != 0, True, now))
         prepared = await prepare_composite(broker, request, operations, snapshot_bytes)
         await broker.submit_prepared(request, operations, prepared, run.deadline_ms)
-        if standalone:
+        if own:
             self.warm.forget(key)
         extra = {"stdoutAfter": out_after, "stderrAfter": err_after}
         if warning:
@@ -134,9 +144,9 @@ class RunService:
         return protocol.reply_ok(ref, extra=extra)
 
     async def _not_started(self, request, run: protocol.RunNotStarted) -> bytes:
-        session, call_id, standalone = self._target(run.target)
-        if not standalone:
-            raise ValidationError("run request not_started is for standalone runs only")
+        session, call_id, own = self._target(run.target)
+        if not own:
+            raise ValidationError("run request not_started is for a call the run began itself only")
         result = {"exitCode": run.status, "error": "command could not be started"}
         operation = ops.FinishCall(session, call_id, result, True, False, now_ms())
         outcome = await self.broker.submit_operation(request, operation, run.deadline_ms)
