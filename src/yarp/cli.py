@@ -199,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         elif path == RUN:
             from yarp.clients.run import run_fast
 
-            status = run_fast(rest)
+            # A whole process dies by the signal that killed its command, as a shell would see it.
+            status = run_fast(rest, whole_process)
         else:
             fast = getattr(load_command(path), "run_fast", None)
             status = fast(rest) if fast is not None else None
@@ -253,7 +254,7 @@ def _exit_now(status: int) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # the reader is gone or the stream is closed: nothing left to say
+        except (OSError, ValueError, AttributeError):  # reader gone, stream closed, or None (fd closed at start)
             pass
     os._exit(status)
 
