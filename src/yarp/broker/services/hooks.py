@@ -184,6 +184,8 @@ class HookService:
         persisted = claude_code.persisted_file(response) if event.tool_name == "Bash" and not wrapped else None
         cap = hook.cap_bytes if isinstance(hook.cap_bytes, int) and 0 < hook.cap_bytes <= MAX_CAP_BYTES else 0
         text = host_text(event.tool_name, response)
+        if text is not None and len(text.text) <= cap and len(text.text.encode("utf-8", "surrogatepass")) <= cap:
+            text = None  # fits: the most common result costs no more than this
         viewing = (text is not None and cap > 0 and hook.pruning and state.archive_ref is not None
                    and not is_recovery(event)
                    and claude_code.takes_updated_output(self._claude_version(event.transcript_path)))
