@@ -244,3 +244,20 @@ def test_shell_view_applies_the_rule_of_the_command_then_the_cap():
     plain = shell_view(log, rule=None, cap=CAP, archive_ref=ref, source="source_output", completeness="complete")
     assert view is not None and plain is not None and len(view) <= CAP and view != plain
     assert b"[yarp summary:" in view and ref.encode() in view
+
+
+def test_a_result_the_archive_refuses_gets_no_view(world):  # noqa: F811
+    """A lone surrogate cannot be archived as text: the post request fails (a bounded error, once per
+    session), no view names a reference whose result is missing, and the call stays incomplete."""
+    session = Session(world)
+    text = "".join(f"line {i}\n" for i in range(3000)) + "\udc80"
+    raw = json.dumps({"stdout": text, "stderr": "", "interrupted": False, "isImage": False})
+    pre = session.event("PreToolUse", "Bash", {"command": "cd . && echo x"}, "toolu_bad")
+    assert answer(world.hook("claude-code", pre)) is None
+    event = session.event("PostToolUse", "Bash", {"command": "cd . && echo x"}, "toolu_bad")
+    data = json.dumps(event)[:-1] + ', "tool_response": ' + raw + "}"
+    post = world.hook("claude-code", None, raw=data.encode())
+    assert answer(post) is None and b"result archive failed" in post.stderr
+    call = calls(world.archive)["toolu_bad"]
+    assert call["status"] == "started" and "result/after" not in call["snaps"]
+    assert "incomplete_calls: 1" in world.verify()

@@ -186,6 +186,8 @@ class HookService:
         text = host_text(event.tool_name, response)
         if text is not None and len(text.text) <= cap and len(text.text.encode("utf-8", "surrogatepass")) <= cap:
             text = None  # fits: the most common result costs no more than this
+        elif text is not None and not _utf8(text.text):
+            text = None  # a lone surrogate: no exact `result_text` can hold it, so no view is cut from it
         viewing = (text is not None and cap > 0 and hook.pruning and state.archive_ref is not None
                    and not is_recovery(event)
                    and claude_code.takes_updated_output(self._claude_version(event.transcript_path)))
@@ -234,6 +236,14 @@ class ClaudeView:
         self.completeness = completeness
         self.source = source
         self.replaces = replaces
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def is_recovery(event) -> bool:
