@@ -1,7 +1,7 @@
 """Equivalence and reach of the compound shell planner over the Pi and forms corpora.
 
     .venv/bin/python bench/shell_reach.py [--corpus pi|forms|all] [--show-unreached] [--show-differences]
-                                          [--workers N] [--json FILE]
+                                          [--merged] [--workers N] [--json FILE]
 
 Runs `tests/shell_equivalence.py`'s harness (every command plain and rewritten
 in identical scratch worlds, compared byte for byte, archive checked) inside a
@@ -30,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", choices=("pi", "forms", "all"), default="all")
     parser.add_argument("--show-unreached", action="store_true", help="list commands whose output is not all archived")
     parser.add_argument("--show-differences", action="store_true", help="list commands that are not equivalent")
+    parser.add_argument("--merged", action="store_true",
+                        help="also run with stdout and stderr in one file (the combined output Pi and Codex show)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--budget", type=float, default=900.0, help="seconds after which no further command starts")
     parser.add_argument("--json", metavar="FILE", help="write every result as JSON")
@@ -49,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with loopback_namespace():
             report = se.run_harness(cases, workers=args.workers, budget=args.budget)
+            if args.merged:
+                extra = se.run_harness(cases, workers=args.workers, budget=args.budget, merged=True)
+                report = se.HarnessReport(report.results + extra.results, report.verify + extra.verify,
+                                          report.seconds + extra.seconds)
     except BaseException as exc:  # pytest's skip/fail outcome when the namespace cannot be made
         if isinstance(exc, KeyboardInterrupt):
             raise

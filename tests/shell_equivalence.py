@@ -555,14 +555,16 @@ class Worker:
             except FileNotFoundError:
                 pass
 
-    def run(self, text: str, timeout: float = PER_COMMAND_TIMEOUT) -> RunResult:
-        """`bash -c TRAP+text` in a fresh world; stdin /dev/null, stdout and stderr to files."""
+    def run(self, text: str, timeout: float = PER_COMMAND_TIMEOUT, merged: bool = False) -> RunResult:
+        """`bash -c TRAP+text` in a fresh world; stdin /dev/null, stdout and stderr to two files, or with
+        `merged` both to one open file (as an agent that shows one combined output in arrival order reads them)."""
         self.reset()
         script = trap_prefix(self.meta) + text
         started = time.monotonic()
         with open(self.io / "stdout", "wb") as out, open(self.io / "stderr", "wb") as err:
             proc = subprocess.Popen(["/bin/bash", "-c", script], cwd=str(self.project), env=self.env,
-                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+                                    stdin=subprocess.DEVNULL, stdout=out, stderr=out if merged else err,
+                                    start_new_session=True)
             try:
                 status: int | str = proc.wait(timeout)
             except subprocess.TimeoutExpired:
@@ -851,8 +853,8 @@ class CaseResult:
                 "calls": self.calls, "observed": self.observed, "seconds": round(self.seconds, 3)}
 
 
-def evaluate(worker: Worker, case: Case, rewriter: Rewriter) -> CaseResult:
-    """Plan, run plain and rewritten, compare, check the archive."""
+def evaluate(worker: Worker, case: Case, rewriter: Rewriter, merged: bool = False) -> CaseResult:
+    """Plan, run plain and rewritten, compare, check the archive (`merged`: one file for stdout and stderr)."""
     started = time.monotonic()
     text = worker.substitute(case.text)
     try:
@@ -862,16 +864,16 @@ def evaluate(worker: Worker, case: Case, rewriter: Rewriter) -> CaseResult:
     rewritten_text = plan.text_to_run
     if rewritten_text is None:  # the original runs: nothing to compare
         return CaseResult(case, plan, "equivalent", seconds=time.monotonic() - started)
-    plain = worker.run(text)
-    rewritten = worker.run(rewritten_text)
+    plain = worker.run(text, merged=merged)
+    rewritten = worker.run(rewritten_text, merged=merged)
     calls = worker.new_calls()
     diffs = compare_runs(plain, rewritten)
     verdict = "equivalent"
     if diffs:
-        again = worker.run(text)
+        again = worker.run(text, merged=merged)
         worker.new_calls()
         verdict = "unstable" if compare_runs(plain, again) else "different"
-    problems, observed = check_archive(rewritten, calls, worker.io, plan.wrapped == "whole")
+    problems, observed = check_archive(rewritten, calls, worker.io, plan.wrapped == "whole" and not merged)
     return CaseResult(case, plan, verdict, diffs, problems, len(calls), observed, time.monotonic() - started)
 
 
@@ -906,6 +908,7 @@ class HarnessReport:
             "errors": sum(r.verdict == "error" for r in results),
             "not_run": sum(r.verdict == "not_run" for r in results),
             "wrapped_calls": sum(r.calls for r in results),
+            "emissions_seen": sum(r.observed for r in results),
         }
 
     @property
@@ -915,20 +918,30 @@ class HarnessReport:
 
 
 def run_harness(cases: list[Case], rewriter: Rewriter | None = None, *, workers: int = 2,
-                budget: float = 600.0, base: Path | None = None,
+                budget: float = 600.0, base: Path | None = None, merged: bool = False,
                 progress: Callable[[CaseResult], None] | None = None) -> HarnessReport:
     """Evaluate every case with `workers` parallel workers; cases not started within `budget` seconds are `not_run`.
 
-    The caller provides isolation from the network (`netns.loopback_namespace`).
+    Identical texts of one corpus run once (the worlds are identical, so are the outcomes; the repeat of a
+    differing plain run guards that) and their result is reported for each. With `merged`, each run's stdout
+    and stderr share one file and the corpus is reported as `<corpus>/merged`. The caller provides the
+    isolation from the network (`netns.loopback_namespace`); every worker thread must still be in the
+    caller's network namespace.
     """
     started = time.monotonic()
     rewriter = rewriter or yarp_rewriter()
+    if merged:
+        cases = [dataclasses.replace(case, corpus=case.corpus + "/merged") for case in cases]
     own_base = base is None
     base = Path(tempfile.mkdtemp(prefix="yse", dir="/tmp")) if base is None else base
     os.chmod(base, 0o700)
+    namespace = os.readlink("/proc/thread-self/ns/net")
     template = build_template(base)
     pool: queue.Queue[Worker] = queue.Queue()
     all_workers = [Worker(base, index, template) for index in range(workers)]
+    unique: dict[tuple[str, str], list[int]] = {}
+    for index, case in enumerate(cases):
+        unique.setdefault((case.corpus, case.text), []).append(index)
     results: list[CaseResult | None] = [None] * len(cases)
     lock = threading.Lock()
     try:
@@ -936,27 +949,30 @@ def run_harness(cases: list[Case], rewriter: Rewriter | None = None, *, workers:
             worker.start_broker()
             pool.put(worker)
 
-        def task(index: int) -> None:
-            case = cases[index]
+        def task(indexes: list[int]) -> None:
+            case = cases[indexes[0]]
             if time.monotonic() - started > budget:
-                results[index] = CaseResult(case, None, "not_run", ["time budget exhausted"])
-                return
-            worker = pool.get()
-            try:
-                result = evaluate(worker, case, rewriter)
-            except Exception as exc:
-                result = CaseResult(case, None, "error", [f"harness error: {exc!r}"])
-            finally:
-                pool.put(worker)
-            results[index] = result
+                result = CaseResult(case, None, "not_run", ["time budget exhausted"])
+            elif os.readlink("/proc/thread-self/ns/net") != namespace:
+                result = CaseResult(case, None, "error", ["worker thread outside the caller's network namespace"])
+            else:
+                worker = pool.get()
+                try:
+                    result = evaluate(worker, case, rewriter, merged)
+                except Exception as exc:
+                    result = CaseResult(case, None, "error", [f"harness error: {exc!r}"])
+                finally:
+                    pool.put(worker)
+            for index in indexes:
+                results[index] = dataclasses.replace(result, case=cases[index])
             if progress is not None:
                 with lock:
                     progress(result)
 
-        # Slow commands first, so the two workers finish together.
-        order = sorted(range(len(cases)), key=lambda i: -_expected_cost(cases[i].text))
+        # Slow commands first, so the workers finish together.
+        groups = sorted(unique.values(), key=lambda group: -_expected_cost(cases[group[0]].text))
         with ThreadPoolExecutor(max_workers=workers) as executor:
-            list(executor.map(task, order))
+            list(executor.map(task, groups))
         verify = []
         for worker in all_workers:
             done = worker.verify()
@@ -1015,7 +1031,7 @@ def format_report(report: HarnessReport, *, show_unreached: bool = False, show_d
             f"reach {f['reached']} ({_pct(f['reach'])}); fully wrapped by the plan {f['fully_wrapped_by_plan']}; "
             f"rewritten {f['rewritten']}; different {f['different']}; archive problems {f['archive_problems']}; "
             f"unstable {f['unstable']}; errors {f['errors']}; not run {f['not_run']}; "
-            f"archived calls {f['wrapped_calls']}")
+            f"archived calls {f['wrapped_calls']} ({f['emissions_seen']} emissions checked on the visible streams)")
     lines.append(f"archive verify: {'ok' if report.verified else 'FAILED'}; {report.seconds:.1f} s")
     for code, text in report.verify:
         if code != 0:

@@ -2,8 +2,9 @@
 
 The whole harness (`shell_equivalence.py`) runs once per session over both
 corpora, the real Pi bash commands (skipped when the shared data is absent)
-and `tests/vectors/shell_forms.txt`, inside a loopback-only network
-namespace, with the repository's compound planner. Every command must be
+and `tests/vectors/shell_forms.txt` (those also with stdout and stderr in one
+file), inside a loopback-only network namespace, with the repository's
+compound planner. Every command must be
 equivalent (exit status, visible bytes, files, final shell state, archive);
 the Pi corpus's reach must be at least 95 %. Deliberately wrong rewrites
 prove that the harness reports what it is meant to catch.
@@ -29,7 +30,11 @@ BUDGET_SECONDS = 240
 @pytest.fixture(scope="module")
 def report():
     with loopback_namespace():
-        result = se.run_harness(PI_CASES + FORM_CASES, workers=2, budget=BUDGET_SECONDS)
+        separate = se.run_harness(PI_CASES + FORM_CASES, workers=2, budget=BUDGET_SECONDS)
+        # The forms once more with stdout and stderr in one file: the combined output Pi and Codex show.
+        merged = se.run_harness(FORM_CASES, workers=2, budget=max(0, BUDGET_SECONDS - separate.seconds), merged=True)
+    result = se.HarnessReport(separate.results + merged.results, separate.verify + merged.verify,
+                              separate.seconds + merged.seconds)
     print("\n" + se.format_report(result))
     return result
 
@@ -65,6 +70,14 @@ def test_forms_are_equivalent(report):
     assert figures["commands"] == len(FORM_CASES) > 100
     assert figures["equivalent"] == figures["commands"], (
         f"forms: {figures['equivalent']}/{figures['commands']} equivalent\n" + _failures(results))
+
+
+def test_forms_with_merged_streams_are_equivalent(report):
+    results = report.corpus("forms/merged")
+    figures = report.figures("forms/merged")
+    assert figures["commands"] == len(FORM_CASES)
+    assert figures["equivalent"] == figures["commands"], (
+        f"forms, merged streams: {figures['equivalent']}/{figures['commands']} equivalent\n" + _failures(results))
 
 
 def test_archives_verify(report):
