@@ -187,13 +187,16 @@ def test_hook_and_run_latency_beside_the_floor(benchmark, warm):
 
 # --- the real Claude Code: added latency per Bash call ----------------------------------------
 
-CLAUDE = os.path.join(os.environ.get("YARP_TEST_CACHE") or "/tmp/yarp-test-cache", "claude-code-2.1.197",
+CLAUDE_VERSION = "2.1.332"
+CLAUDE = os.path.join(os.environ.get("YARP_TEST_CACHE") or "/tmp/yarp-test-cache", f"claude-code-{CLAUDE_VERSION}",
                       "node_modules", ".bin", "claude")
-BASH_CALLS = 5
+#: Bash calls in one `claude -p` run.
+BASH_CALLS = int(os.environ.get("YARP_BENCH_CLAUDE_CALLS", "30"))
 
 
-def _turnarounds(claude_env: dict, cwd: str) -> list[float]:
-    """Seconds from each scripted Bash answer to the request that carries its result.
+def _claude_run(claude_env: dict, cwd: str) -> tuple[list[float], float]:
+    """One whole `claude -p` run of `BASH_CALLS` Bash calls: the seconds from each scripted Bash
+    answer to the request that carries its result, and the run's wall time.
 
     Claude Code and the scripted server run in a loopback-only network namespace, as in the tests.
     """
@@ -213,23 +216,42 @@ def _turnarounds(claude_env: dict, cwd: str) -> list[float]:
     server.times = []
     with loopback_namespace(), server:
         env = dict(claude_env, ANTHROPIC_BASE_URL=server.base_url)
+        started = time.monotonic()
         proc = subprocess.run([CLAUDE, "-p", "find the needles", "--model", "claude-sonnet-4-5", "--output-format",
                                "json", "--allowedTools", "Bash"], env=env, cwd=cwd, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=300)
+                              capture_output=True, text=True, timeout=600)
+        wall = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr[-800:]
     assert json.loads(proc.stdout)["result"] == "done"
-    return [b - a for a, b in zip(server.times, server.times[1:])]
+    assert len(server.times) == BASH_CALLS + 1
+    return [b - a for a, b in zip(server.times, server.times[1:])], wall
+
+
+def _base_yarp(root: str, src: str) -> str:
+    """A `yarp` console script, like the installed one, that runs the YARP of another tree (`src`)."""
+    folder = os.path.join(root, "base-bin")
+    os.makedirs(folder, exist_ok=True)
+    script = os.path.join(folder, "yarp")
+    with open(script, "w") as handle:
+        handle.write(f"#!{PY}\nimport sys\nsys.path.insert(0, {os.path.abspath(src)!r})\n"
+                     "from yarp.cli import main\nsys.exit(main())\n")
+    os.chmod(script, 0o755)
+    return script
 
 
 @pytest.mark.skipif(not os.access(CLAUDE, os.X_OK), reason="the real Claude Code is not installed in the test cache")
 def test_real_claude_code_added_latency_per_bash_call(benchmark, warm, tmp_path):
-    """The same five-Bash-call script with YARP's hooks, with no-op hooks and with none, alternated.
+    """Whole `claude -p` runs of `BASH_CALLS` Bash calls with YARP's hooks, with no-op hooks and with
+    none (and, with `YARP_BENCH_BASE_SRC=OTHER/src`, with the hooks of another tree), interleaved.
 
     With YARP's hooks each call pays for two hook processes and `yarp run`
     (the command is rewritten); the difference of the median turnarounds from
-    the run without hooks is the end-to-end latency YARP adds to one Bash call.
-    No-op hooks (`true` for the same events) show what Claude Code's own
-    hook machinery costs whatever the hook does.
+    the run without hooks is the end-to-end latency YARP adds to one Bash call,
+    and the difference of the runs' wall times over `BASH_CALLS` says the same
+    for the whole run. No-op hooks (`true` for the same events) show what
+    Claude Code's own hook machinery costs whatever the hook does. The other
+    tree runs with its own archive and broker, through a console script like
+    the installed one.
     """
     home = tmp_path / "home"
     home.mkdir()
@@ -240,36 +262,62 @@ def test_real_claude_code_added_latency_per_bash_call(benchmark, warm, tmp_path)
     installed = subprocess.run([*YARP, "hook", "install", "claude-code"], env=base_env, capture_output=True)
     assert installed.returncode == 0, installed.stderr
     hooked = settings.read_text()
-    noop = json.loads(hooked)
-    for groups in noop["hooks"].values():
-        for group in groups:
-            for entry in group["hooks"]:
-                entry["command"] = "true"
-    noop = json.dumps(noop)
-    with_hooks: list[float] = []
-    with_noop: list[float] = []
-    without: list[float] = []
 
-    def one_pair() -> None:
-        settings.write_text(hooked)
-        with_hooks.extend(_turnarounds(base_env, warm.work))
-        settings.write_text(noop)
-        with_noop.extend(_turnarounds(base_env, warm.work))
-        settings.write_text("{}\n")
-        without.extend(_turnarounds(base_env, warm.work))
+    def commands(value: str) -> str:
+        changed = json.loads(hooked)
+        for groups in changed["hooks"].values():
+            for group in groups:
+                for entry in group["hooks"]:
+                    entry["command"] = value if value == "true" else entry["command"].replace(YARP[0], value)
+        return json.dumps(changed)
 
-    benchmark.pedantic(one_pair, rounds=int(os.environ.get("YARP_BENCH_CLAUDE_ROUNDS", "3")), warmup_rounds=0)
-    added = statistics.median(with_hooks) - statistics.median(without)
-    machinery = statistics.median(with_noop) - statistics.median(without)
-    benchmark.extra_info.update(added_ms_per_bash_call=round(added * 1000, 1),
-                                noop_hooks_added_ms=round(machinery * 1000, 1),
-                                turnaround_with_hooks_ms=round(statistics.median(with_hooks) * 1000, 1),
-                                turnaround_noop_hooks_ms=round(statistics.median(with_noop) * 1000, 1),
-                                turnaround_without_ms=round(statistics.median(without) * 1000, 1))
-    print(f"\nreal Claude Code, turnaround per Bash call:\n  YARP hooks   {_ms(with_hooks)}\n"
-          f"  no-op hooks  {_ms(with_noop)}\n  no hooks     {_ms(without)}\n"
-          f"  added by YARP's hooks (median) {added * 1000:.1f} ms, of which Claude Code's hook machinery "
-          f"(no-op hooks) {machinery * 1000:.1f} ms")
+    arms: dict[str, tuple[str, dict]] = {"YARP hooks": (hooked, base_env)}
+    other = os.environ.get("YARP_BENCH_BASE_SRC")
+    if other:
+        script = _base_yarp(str(tmp_path), other)
+        folder = tmp_path / "base-archive"
+        folder.mkdir(mode=0o700)
+        arms["base tree's hooks"] = (commands(script), dict(
+            base_env, YARP_ARCHIVE=str(folder / "tool-calls.sqlite3"),
+            PATH=os.path.dirname(script) + os.pathsep + os.environ.get("PATH", "")))
+    arms["no-op hooks"] = (commands("true"), base_env)
+    arms["no hooks"] = ("{}\n", base_env)
+    turnarounds: dict[str, list[float]] = {name: [] for name in arms}
+    walls: dict[str, list[float]] = {name: [] for name in arms}
+
+    rounds = iter(range(10**6))
+
+    def one_round() -> None:
+        # Each round starts with the next arm, so no arm always runs first (or right after another).
+        names = list(arms)
+        shift = next(rounds) % len(names)
+        for name in names[shift:] + names[:shift]:
+            text, env = arms[name]
+            settings.write_text(text)
+            times, wall = _claude_run(env, warm.work)
+            turnarounds[name].extend(times)
+            walls[name].append(wall)
+
+    try:
+        benchmark.pedantic(one_round, rounds=int(os.environ.get("YARP_BENCH_CLAUDE_ROUNDS", "3")), warmup_rounds=0)
+    finally:
+        if other:
+            from run_helpers import kill_pid
+
+            for pid in broker_pids(arms["base tree's hooks"][1]["YARP_ARCHIVE"]):
+                kill_pid(pid)
+    none = statistics.median(turnarounds["no hooks"])
+    none_wall = statistics.median(walls["no hooks"])
+    print(f"\nreal Claude Code {CLAUDE_VERSION}, {BASH_CALLS} Bash calls per run, "
+          f"{len(walls['no hooks'])} runs per arm, interleaved:")
+    for name in arms:
+        added = statistics.median(turnarounds[name]) - none
+        per_call = (statistics.median(walls[name]) - none_wall) / BASH_CALLS
+        benchmark.extra_info[f"{name}: added ms per Bash call (turnaround median)"] = round(added * 1000, 1)
+        benchmark.extra_info[f"{name}: added ms per Bash call (run wall median / calls)"] = round(per_call * 1000, 1)
+        print(f"  {name:18} turnaround {_ms(turnarounds[name])}; run wall median "
+              f"{statistics.median(walls[name]):6.2f} s; added per call: {added * 1000:5.1f} ms (turnaround), "
+              f"{per_call * 1000:5.1f} ms (wall)")
 
 
 # --- Codex: one PreToolUse and one PostToolUse beside the floor --------------------------------

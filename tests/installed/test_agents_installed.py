@@ -8,7 +8,11 @@ settings name the venv's `yarp`, and every hook process, `yarp run` and
 path.
 """
 
-from test_hooks_claude_code import claude_bin, test_real_claude_code_archives_wrapped_bash_and_read  # noqa: F401
+from test_hooks_claude_code import (  # noqa: F401
+    claude_bin,
+    test_real_claude_code_archives_wrapped_bash_and_read,
+    test_real_claude_code_shows_large_outputs_as_yarp_views,
+)
 from test_real_codex import codex_bin, test_real_codex_archives_exact_output_and_shows_the_capped_view  # noqa: F401
 from test_real_gemini import gemini_bin, test_real_gemini_archives_exact_output_and_shows_the_capped_view  # noqa: F401
 from test_hooks import world  # noqa: F401
