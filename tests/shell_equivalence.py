@@ -523,22 +523,32 @@ class Worker:
         text = TMP_WORD.sub(str(self.root / "tmp") + "/", text)
         return text.replace(PROJECT_TOKEN, str(self.project))
 
-    def start_broker(self) -> None:
+    def start_broker(self, attempts: int = 3) -> None:
         """A warm broker for this worker's archive, in its own session (killed by `close`)."""
         env = dict(self.env)
         env["PYTHONPATH"] = str(SRC)
-        self.broker = subprocess.Popen(
-            [_python(), "-m", "yarp", "archive", "broker", "--foreground", "--archive", self.archive],
-            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=open(self.io / "broker.log", "wb"), start_new_session=True, cwd=str(self.yarp_dir))
-        end = time.monotonic() + 30
-        while time.monotonic() < end:
-            if self.broker.poll() is not None:
-                raise RuntimeError("broker exited: " + (self.io / "broker.log").read_text(errors="replace")[-2000:])
-            if b'"event":"ready"' in (self.io / "broker.log").read_bytes():
-                return
-            time.sleep(0.02)
-        raise RuntimeError("broker did not become ready")
+        log = self.io / "broker.log"
+        problem = ""
+        for _ in range(attempts):
+            with open(log, "wb") as handle:
+                self.broker = subprocess.Popen(
+                    [_python(), "-m", "yarp", "archive", "broker", "--foreground", "--archive", self.archive],
+                    env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=handle,
+                    start_new_session=True, cwd=str(self.yarp_dir))
+            end = time.monotonic() + 30
+            while time.monotonic() < end:
+                if self.broker.poll() is not None:
+                    problem = f"broker exited with {self.broker.returncode}: " + log.read_text(errors="replace")[-2000:]
+                    break
+                if b'"event":"ready"' in log.read_bytes():
+                    return
+                time.sleep(0.02)
+            else:
+                problem = "broker did not become ready in 30 s"
+                self.broker.kill()
+                self.broker.wait()
+            time.sleep(0.5)
+        raise RuntimeError(problem)
 
     def reset(self) -> None:
         """A fresh copy of the template at the same paths, and empty run files."""
