@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 
 import pytest
 
-from yarp.hooks.shell_snapshot import defined_names, shell_names, snapshot_folder
+from yarp.hooks.shell_snapshot import defined_names, exported_path, shell_names, snapshot_folder
 from yarp.view.plan import plan_command
 from yarp.view.rules import load_rules
 
@@ -72,3 +73,35 @@ def test_the_plan_leaves_shell_names_in_the_shell():
     plan = plan_command("nvm use 20 && npm test && ll", rules, compound=True, shell_names=names)
     assert plan.command == "nvm use 20 && yarp run -- npm test && ll"
     assert plan_command("ll", rules, compound=True, shell_names=names).execution == "original"
+
+
+def test_the_snapshot_path_is_read_unquoted(tmp_path):
+    text = subprocess.run(["bash", "-c", "printf 'export PATH=%q\\n' \"$1\"", "bash", "/opt/my tools/bin:/usr/bin"],
+                          capture_output=True, text=True, check=True).stdout
+    assert exported_path("# Snapshot\n" + text) == "/opt/my tools/bin:/usr/bin"
+    assert exported_path("no path here\n") is None
+
+
+def test_names_the_path_cannot_find_stay_in_the_shell(tmp_path):
+    """The shell reports a missing program in its own words: `bash: line 1: code: command not found`."""
+    rules = load_rules()
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "mytool").write_text("#!/bin/sh\necho hi\n")
+    (tools / "mytool").chmod(0o755)
+    (tools / "notexec").write_text("x")
+    path = f"{tools}:/usr/bin:/bin"
+    plan = plan_command("code x.json; mytool && ls && notexec && ./local.sh", rules, compound=True, search_path=path)
+    assert plan.command == "code x.json; yarp run -- mytool && yarp run -- ls && notexec && yarp run -- ./local.sh"
+    assert plan.unwrapped == ()
+    # Without a known PATH every name is wrapped, as before.
+    assert plan_command("code x.json", rules, compound=True).command == "yarp run -- code x.json"
+
+
+def test_yarp_plan_looks_names_up_on_its_own_path(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("YARP_", "XDG_"))}
+    env.update(PYTHONPATH=os.path.join(os.path.dirname(__file__), os.pardir, "src"), HOME=str(tmp_path),
+               XDG_CONFIG_HOME=str(tmp_path / ".config"))
+    done = subprocess.run([sys.executable, "-m", "yarp", "rewrite", "--compound", "--", "nosuchtool-x && ls"],
+                          capture_output=True, env=env, timeout=60)
+    assert done.stdout == b"nosuchtool-x && yarp run -- ls\n", done.stderr

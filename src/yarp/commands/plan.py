@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 SUMMARY = "decide whether a shell command is wrapped by 'yarp run' and how its result is treated"
@@ -69,7 +70,9 @@ def make_plan(args):
             text = text[:-1]  # the newline `echo CMD | yarp plan` adds is not part of the command
     config = load()
     rules = load_rules(list(config.rule_packs) + list(args.rule_pack))
-    return text, plan_command(text, rules, archive, launcher=args.launcher, compound=args.compound)
+    # The adapter runs this in the agent's environment: its PATH is the shell's.
+    return text, plan_command(text, rules, archive, launcher=args.launcher, compound=args.compound,
+                              search_path=os.environ.get("PATH"))
 
 
 def run(args) -> int:

@@ -54,13 +54,14 @@ def rewrite(event: HookEvent, account: str, rules, launcher: str) -> tuple[str, 
         return None
     from yarp.view.plan import plan_command
 
-    names = frozenset()
+    names, search_path = frozenset(), None
     if event.agent == "claude-code":
-        from yarp.hooks.shell_snapshot import shell_names
+        from yarp.hooks.shell_snapshot import read_snapshot
 
-        names = shell_names(event.transcript_path)
+        snapshot = read_snapshot(event.transcript_path)
+        names, search_path = snapshot.names, snapshot.path
     plan = plan_command(command, rules, identity(event, account), launcher=launcher, compound=True,
-                        shell_names=names)
+                        shell_names=names, search_path=search_path)
     if plan.execution != "rewrite" or not plan.command:
         return None
     return plan.command, plan.requires_streams

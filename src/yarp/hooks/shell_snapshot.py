@@ -1,11 +1,13 @@
-"""Names the agent's shell defines before each command: aliases and functions from Claude Code's snapshot.
+"""What the agent's shell defines before each command: aliases, functions and PATH from Claude Code's snapshot.
 
 Claude Code runs every Bash command after sourcing a snapshot of the user's
 shell (`<config dir>/shell-snapshots/snapshot-<shell>-<time>-<random>.sh`):
 its functions (`nvm`, `conda`, ...) and aliases (`alias python=python3`). A
 rewrite that puts `yarp run` in front of such a name would run a program of
 that name instead, or none at all, so the planner leaves these names in the
-shell (`yarp.view.plan.plan_command(shell_names=...)`).
+shell (`yarp.view.plan.plan_command(shell_names=...)`). The snapshot's `PATH`
+is the one the command runs with: a name it cannot find stays in the shell
+too, which reports it in its own words (`search_path=...`).
 
 The snapshot is read, never sourced: only the lines that define a name are
 matched, within `MAX_SNAPSHOT_BYTES`, and the result is kept per file
@@ -36,7 +38,21 @@ _DEFINITIONS = re.compile(
     re.MULTILINE,
 )
 
-_cache: dict[tuple, frozenset[str]] = {}
+_EXPORTED_PATH = re.compile(r"^export PATH=([^\n]*)$", re.MULTILINE)
+
+
+class Snapshot:
+    """The names a snapshot defines, and its `PATH` (None when it sets none we can read)."""
+
+    __slots__ = ("names", "path")
+
+    def __init__(self, names: frozenset[str], path: str | None) -> None:
+        self.names = names
+        self.path = path
+
+
+NO_SNAPSHOT = Snapshot(frozenset(), None)
+_cache: dict[tuple, Snapshot] = {}
 
 
 def snapshot_folder(transcript_path: str | None, environ=os.environ) -> str:
@@ -79,15 +95,32 @@ def defined_names(text: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def shell_names(transcript_path: str | None, environ=os.environ) -> frozenset[str]:
-    """Names the agent's shell defines before a command (empty when no snapshot can be read)."""
+def exported_path(text: str) -> str | None:
+    """The last `export PATH=…` of a snapshot, unquoted (`printf %q` escapes), or None.
+
+    An ANSI-C quoted value (`$'…'`, a PATH with a newline) is not read.
+    """
+    values = _EXPORTED_PATH.findall(text)
+    if not values or values[-1].startswith(("$'", "'", '"')):
+        return None
+    value, out, index = values[-1], [], 0
+    while index < len(value):
+        if value[index] == "\\" and index + 1 < len(value):
+            index += 1
+        out.append(value[index])
+        index += 1
+    return "".join(out)
+
+
+def read_snapshot(transcript_path: str | None, environ=os.environ) -> Snapshot:
+    """What the agent's shell defines before a command (nothing when no snapshot can be read)."""
     path = newest_snapshot(snapshot_folder(transcript_path, environ))
     if path is None:
-        return frozenset()
+        return NO_SNAPSHOT
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
-        return frozenset()
+        return NO_SNAPSHOT
     try:
         st = os.fstat(fd)
         key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
@@ -96,14 +129,21 @@ def shell_names(transcript_path: str | None, environ=os.environ) -> frozenset[st
             return cached
         data = os.read(fd, MAX_SNAPSHOT_BYTES)
     except OSError:
-        return frozenset()
+        return NO_SNAPSHOT
     finally:
         os.close(fd)
-    names = defined_names(data.decode("utf-8", "replace"))
+    text = data.decode("utf-8", "replace")
+    snapshot = Snapshot(defined_names(text), exported_path(text))
     if len(_cache) >= 64:
         _cache.clear()
-    _cache[key] = names
-    return names
+    _cache[key] = snapshot
+    return snapshot
 
 
-__all__ = ["shell_names", "defined_names", "snapshot_folder", "newest_snapshot"]
+def shell_names(transcript_path: str | None, environ=os.environ) -> frozenset[str]:
+    """Names the agent's shell defines before a command (empty when no snapshot can be read)."""
+    return read_snapshot(transcript_path, environ).names
+
+
+__all__ = ["Snapshot", "read_snapshot", "shell_names", "defined_names", "exported_path", "snapshot_folder",
+           "newest_snapshot"]

@@ -248,16 +248,17 @@ def simple_argv(text: str) -> tuple[list[str] | None, str]:
 
 def plan_command(text: str, rules: RuleSet, archive: ArchiveIdentity | None = None, *,
                  launcher: str = "yarp", compound: bool = False,
-                 shell_names: frozenset[str] = frozenset()) -> ShellPlan:
+                 shell_names: frozenset[str] = frozenset(), search_path: str | None = None) -> ShellPlan:
     """Decide how `text` runs and how its result is treated; see the module docstring.
 
     `launcher` is the shell text that runs `yarp` in the agent's environment
     (an absolute path, quoted); `compound` asks for compound planning, which
     leaves the aliases and functions `shell_names` (the agent's shell defines
-    them before the command) in the shell.
+    them before the command) in the shell, and the names its `search_path`
+    (the agent's `PATH`, when known) cannot find.
     """
     if compound:
-        return _plan_compound(text, archive, launcher, shell_names)
+        return _plan_compound(text, archive, launcher, shell_names, search_path)
     argv, reason = simple_argv(text)
     if argv is None:
         return ShellPlan("original", None, "ordinary", reason)
@@ -274,14 +275,14 @@ def plan_command(text: str, rules: RuleSet, archive: ArchiveIdentity | None = No
 
 
 def _plan_compound(text: str, archive: ArchiveIdentity | None, launcher: str,
-                   shell_names: frozenset[str]) -> ShellPlan:
+                   shell_names: frozenset[str], search_path: str | None) -> ShellPlan:
     from yarp.view.segments import find_segments
 
     root, reason = _parse(text)
     if root is None:
         return ShellPlan("original", None, "ordinary", reason)
     source = text.encode("utf-8")
-    found = find_segments(root, source, shell_names)
+    found = find_segments(root, source, shell_names, search_path)
     result = "recovery" if found.recovery else "ordinary"
     if found.xtrace:
         # The shell's trace would print every `yarp run` prefix.

@@ -29,6 +29,7 @@ This module never executes, expands or rewrites anything.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 #: Builtins and keywords that change or read the agent's own shell state (or
@@ -83,14 +84,20 @@ class Segments:
     xtrace: bool
 
 
-def find_segments(root, source: bytes, shell_names: frozenset[str] = frozenset()) -> Segments:
+def find_segments(root, source: bytes, shell_names: frozenset[str] = frozenset(),
+                  search_path: str | None = None) -> Segments:
     """Walk a parsed program (tree-sitter-bash root without errors) and collect its wrap points.
 
     `shell_names` are aliases and functions the agent's shell defines before
     the command runs: like the text's own functions, they stay in the shell.
+    `search_path` is the agent's `PATH`, when known: a name found in none of
+    its directories stays in the shell, which reports it in its own words
+    (`bash: line 1: code: command not found`); a name with a slash is
+    resolved by the shell's working directory at run time and is not checked.
     """
     walk = _Walk(source)
     walk.functions = _defined_functions(root) | shell_names
+    walk.search_path = search_path
     walk.visit(root, "view")
     points = tuple(sorted(walk.points, key=lambda point: point.offset))
     return Segments(points, tuple(walk.unwrapped), walk.recovery, walk.xtrace)
@@ -150,6 +157,8 @@ class _Walk:
         self.unwrapped: list[str] = []
         self.recovery = False
         self.xtrace = False
+        self.search_path: str | None = None
+        self._found: dict[str, bool] = {}
 
     def visit(self, node, mode: str) -> None:
         kind = node.type
@@ -262,7 +271,20 @@ class _Walk:
         if _assignments_affect_yarp(node, name_node):
             self.unwrapped.append("interpreter_environment")
             return
+        if not self.findable(name):
+            return  # nothing runs: the shell's own "command not found" is the whole output
         self.points.append(WrapPoint(offset, mode, name))
+
+    def findable(self, name: str) -> bool:
+        """Whether `name` could be run: it has a slash, no PATH is known, or PATH has it."""
+        if self.search_path is None or "/" in name or name.startswith("~"):
+            return True
+        found = self._found.get(name)
+        if found is None:
+            found = any(_executable(os.path.join(folder or ".", name)) for folder in self.search_path.split(":")
+                        if folder == "" or os.path.isabs(folder))
+            self._found[name] = found
+        return found
 
     def note_set(self, words) -> None:
         values = [w.text.decode("utf-8", "replace") for w in words]
@@ -283,6 +305,10 @@ def _is_literal(node) -> bool:
     from yarp.view.plan import literal_value
 
     return node.type in ("word", "number", "raw_string", "string", "concatenation") and literal_value(node) is not None
+
+
+def _executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
 def _command_name(node) -> str | None:
