@@ -5,7 +5,9 @@ loopback-only network namespace (tests/netns.py), with the hooks installed. Impo
 call already archived (the same agent, account, session and call ids as live
 capture) and write nothing. Importing the same transcript into an empty
 archive must store each unwrapped call's result as the very payload the live
-hook stored (the transcript's `toolUseResult` is the hook's `tool_response`).
+hook stored (the transcript's `toolUseResult` is the hook's `tool_response`),
+except where the hook replaced it with YARP's view (`updatedToolOutput`): the
+transcript then records the view, which is the live call's `result/after`.
 """
 
 from __future__ import annotations
@@ -57,10 +59,13 @@ def test_import_of_a_real_claude_code_transcript_meets_its_live_capture(world, c
         assert (mine["agent"], mine["session"], mine["cwd"]) == (theirs["agent"], theirs["session"], theirs["cwd"])
         assert mine["snaps"]["input/before"] == theirs["snaps"]["input/before"]
         assert mine["snaps"]["result/before"] == mine["snaps"]["result/after"]
-    # `echo` is never wrapped, so both calls ran unchanged and both results are byte-identical.
+    # `echo` is never wrapped, so both calls ran unchanged; its result is byte-identical. The Read
+    # result (about 6 KB) is over the cap: the model got YARP's view, and Claude Code kept that.
     assert live["toolu_echo"]["requires_streams"] == 0
-    for call_id in ("toolu_echo", "toolu_read"):
-        assert imported[call_id]["snaps"]["result/before"] == live[call_id]["snaps"]["result/before"]
+    assert imported["toolu_echo"]["snaps"]["result/before"] == live["toolu_echo"]["snaps"]["result/before"]
+    read = live["toolu_read"]["snaps"]
+    assert read["result/after"] != read["result/before"] and b"yr_" in read["result/after"]
+    assert imported["toolu_read"]["snaps"]["result/before"] == read["result/after"]
     verify = subprocess.run([sys.executable, "-m", "yarp", "archive", "verify", "--archive", other], env=world.env,
                             capture_output=True, text=True, timeout=120)
     assert "archive: ok" in verify.stdout, verify.stdout + verify.stderr
