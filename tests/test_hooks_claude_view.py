@@ -261,3 +261,31 @@ def test_a_result_the_archive_refuses_gets_no_view(world):  # noqa: F811
     call = calls(world.archive)["toolu_bad"]
     assert call["status"] == "started" and "result/after" not in call["snaps"]
     assert "incomplete_calls: 1" in world.verify()
+
+
+def test_a_wrapped_result_is_capped_again_only_over_the_cap(world):  # noqa: F811
+    """`yarp run` made the view of a wrapped command already: a result under the cap is left as
+    it is, and one still over the cap (here, as if the agent's shell had added to it) is capped."""
+    from test_hooks import make_haystack
+
+    make_haystack(world.work)
+    session = Session(world)
+    tool_input = {"command": "grep -rn needle src", "description": "find"}
+    for call_id, extra in (("toolu_fits", ""), ("toolu_over", "".join(f"extra {i}\n" for i in range(2000)))):
+        pre = answer(world.hook("claude-code", session.event("PreToolUse", "Bash", tool_input, call_id)))
+        updated_input = pre["hookSpecificOutput"]["updatedInput"]
+        ran = world.shell(updated_input["command"])
+        assert ran.returncode == 0 and len(ran.stdout) <= CAP, "yarp run showed its view"
+        response = {"stdout": ran.stdout.decode() + extra, "stderr": "", "interrupted": False, "isImage": False,
+                    "noOutputExpected": False}
+        post = answer(world.hook("claude-code", session.event("PostToolUse", "Bash", updated_input, call_id,
+                                                              tool_response=response)))
+        call = calls(world.archive)[call_id]
+        assert call["requires_streams"] == 1 and call["executed"] == 1 and "stdout/before" in call["snaps"]
+        if not extra:
+            assert post is None and call["snaps"]["result/after"] == call["snaps"]["result/before"]
+        else:
+            shown = updated(post)
+            assert len(shown["stdout"].encode()) <= CAP and f"ref={call['ref']}; result_text complete" in shown["stdout"]
+            assert call["snaps"]["result_text/before"] == response["stdout"].encode()
+    assert "incomplete_calls: 0" in world.verify()
