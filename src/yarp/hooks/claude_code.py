@@ -104,8 +104,7 @@ def read_persisted(path: str, size: int, transcript_path: object, session_id: st
     umask: readable by others, and refusing that would lose the one complete
     copy; see docs/design/adapters.md); it is at most `MAX_STREAM_FILE_BYTES`;
     and it holds what the event declared: `persistedOutputSize` is its byte
-    size, or (for text that is not ASCII) the length Claude Code counted in
-    UTF-16 code units. The bytes are read once and held: the view and the
+    size (measured with non-ASCII output too). The bytes are read once and held: the view and the
     archive use the same copy, so a later change to the file cannot split them.
     """
     if not isinstance(transcript_path, str) or not os.path.isabs(transcript_path) or not os.path.isabs(path):
@@ -133,17 +132,9 @@ def read_persisted(path: str, size: int, transcript_path: object, session_id: st
         os.close(fd)
     if len(data) != st.st_size:
         return PersistedOutput(None, "changed while it was read")
-    if len(data) != size and _utf16_length(data) != size:
+    if len(data) != size:
         return PersistedOutput(None, "is not the size the event declared")
     return PersistedOutput(data)
-
-
-def _utf16_length(data: bytes) -> int | None:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
 
 def updated_output_answer(output: object) -> dict:
