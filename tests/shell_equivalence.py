@@ -170,14 +170,16 @@ class PlanInfo:
         return not self.unwrapped
 
 
-Rewriter = Callable[[str], PlanInfo]
+#: A rewriter plans one text; `search_path` is the `PATH` the text will run with (the agent's).
+Rewriter = Callable[..., PlanInfo]
 
 
 def yarp_rewriter(rules=None) -> Rewriter:
-    """The repository's planner with compound wrapping; today's signature (no keywords) as a fallback.
+    """The repository's planner with compound wrapping, looking names up on the runs' `PATH`.
 
-    Without the `unwrapped` field, an original command counts as one unwrapped command
-    with the plan's reason, and a rewritten one as fully wrapped.
+    Older signatures are tried in turn (without `search_path`, then without keywords). Without the
+    `unwrapped` field, an original command counts as one unwrapped command with the plan's reason, and a
+    rewritten one as fully wrapped.
     """
     sys.path.insert(0, str(SRC)) if str(SRC) not in sys.path else None
     from yarp.view.plan import plan_command
@@ -185,11 +187,14 @@ def yarp_rewriter(rules=None) -> Rewriter:
 
     loaded = load_rules([]) if rules is None else rules
 
-    def rewrite(text: str) -> PlanInfo:
+    def rewrite(text: str, search_path: str | None = None) -> PlanInfo:
         try:
-            plan = plan_command(text, loaded, None, launcher="yarp", compound=True)
+            plan = plan_command(text, loaded, None, launcher="yarp", compound=True, search_path=search_path)
         except TypeError:
-            plan = plan_command(text, loaded, None)
+            try:
+                plan = plan_command(text, loaded, None, launcher="yarp", compound=True)
+            except TypeError:
+                plan = plan_command(text, loaded, None)
         has = hasattr(plan, "unwrapped")
         if has:
             unwrapped = tuple(plan.unwrapped)
@@ -868,7 +873,7 @@ def evaluate(worker: Worker, case: Case, rewriter: Rewriter, merged: bool = Fals
     started = time.monotonic()
     text = worker.substitute(case.text)
     try:
-        plan = rewriter(text)
+        plan = rewriter(text, search_path=worker.env["PATH"])
     except Exception as exc:  # a planner crash is a finding, not a harness failure
         return CaseResult(case, None, "error", [f"planner raised {exc!r}"])
     rewritten_text = plan.text_to_run
@@ -1003,7 +1008,7 @@ def _expected_cost(text: str) -> float:
 # --- deliberately wrong rewrites (for testing the harness itself) ----------------------------------------
 
 
-def wrong_wrap_cd(text: str) -> PlanInfo:
+def wrong_wrap_cd(text: str, search_path: str | None = None) -> PlanInfo:
     """Wraps a leading `cd DIR &&` too: `yarp run -- cd DIR && …` (cd is a builtin: not found, and no effect)."""
     match = re.match(r"\s*cd (\S+) && (.*)", text, re.S)
     if not match:
@@ -1011,19 +1016,19 @@ def wrong_wrap_cd(text: str) -> PlanInfo:
     return PlanInfo("rewrite", f"yarp run -- cd {match.group(1)} && yarp run -- {match.group(2)}", "wrong", 2, ())
 
 
-def wrong_drop_stderr_merge(text: str) -> PlanInfo:
+def wrong_drop_stderr_merge(text: str, search_path: str | None = None) -> PlanInfo:
     """Drops `2>&1` from the text (stderr no longer goes where the agent asked)."""
     if "2>&1" not in text:
         return PlanInfo("original", None, "no_merge", 0, ("no_merge",))
     return PlanInfo("rewrite", text.replace(" 2>&1", ""), "wrong", 1, ())
 
 
-def wrong_child_shell(text: str) -> PlanInfo:
+def wrong_child_shell(text: str, search_path: str | None = None) -> PlanInfo:
     """Runs the whole text in a child shell under `yarp run` (a `cd` or `export` no longer reaches the agent's shell)."""
     return PlanInfo("rewrite", "yarp run -- bash -c " + _sq(text), "wrong", 1, ())
 
 
-def identity(text: str) -> PlanInfo:
+def identity(text: str, search_path: str | None = None) -> PlanInfo:
     """Leaves every command alone (equivalent, reaches nothing)."""
     return PlanInfo("original", None, "identity", 0, ("identity",))
 
