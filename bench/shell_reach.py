@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     print(se.format_report(report, show_unreached=args.show_unreached, show_differences=args.show_differences))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump({"figures": {name: report.figures(name) for name in sorted({r.case.corpus for r in report.results})},
+            corpora = sorted({r.case.corpus for r in report.results})
+            json.dump({"figures": {name: report.figures(name) for name in corpora},
                        "verified": report.verified, "results": [r.to_json() for r in report.results]},
                       handle, indent=1, ensure_ascii=False)
             handle.write("\n")

@@ -81,6 +81,11 @@ VOLATILE_VARIABLES = frozenset({
 STATE_FILES = ("status", "pwd", "env", "vars", "funcs", "opts", "shopt", "umask", "traps", "dirs")
 
 
+def _on_path(folder: Path) -> None:
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+
 def _python() -> str:
     venv = REPO / ".venv" / "bin" / "python"
     return str(venv) if venv.exists() else sys.executable
@@ -102,7 +107,7 @@ class Case:
 def pi_session_files(shared_dir: Path | None = None) -> list[Path]:
     """The recorded Pi session logs, or [] when the shared data is absent."""
     if shared_dir is None:
-        sys.path.insert(0, str(TESTS)) if str(TESTS) not in sys.path else None
+        _on_path(TESTS)
         from shared_data import shared_path
 
         folder = shared_path("data", "pi-sessions")
@@ -181,7 +186,7 @@ def yarp_rewriter(rules=None) -> Rewriter:
     `unwrapped` field, an original command counts as one unwrapped command with the plan's reason, and a
     rewritten one as fully wrapped.
     """
-    sys.path.insert(0, str(SRC)) if str(SRC) not in sys.path else None
+    _on_path(SRC)
     from yarp.view.plan import plan_command
     from yarp.view.rules import load_rules
 
@@ -230,7 +235,8 @@ PROJECT_FILES = {
         "for test in suite:\n    for case in test:\n        print(case.id(), '... ok', file=sys.stderr)\n"
         "print(f'Ran {result.testsRun} tests')\nprint('OK' if result.wasSuccessful() else 'FAILED')\n"
         "sys.exit(0 if result.wasSuccessful() else 1)\n"),
-    "tools/greet.py": ('#!/usr/bin/env python3\n"""Greeting helper."""\n\n\ndef greet(name):\n    return f"hello, {name}"\n\n\n'
+    "tools/greet.py": ('#!/usr/bin/env python3\n"""Greeting helper."""\n\n\n'
+                       'def greet(name):\n    return f"hello, {name}"\n\n\n'
                        'if __name__ == "__main__":\n    print(greet("pi"))\n'),
     "tests/test_greet.py": ("import sys\nimport unittest\n\nsys.path.insert(0, 'tools')\nfrom greet import greet\n\n\n"
                             "class GreetTest(unittest.TestCase):\n    def test_greet(self):\n"
@@ -243,29 +249,35 @@ PROJECT_FILES = {
         "scripts": {
             "check": "echo 'coding-agent: tsgo --noEmit' && echo 'src/main.ts(12,7): warning TS6133' >&2 && echo ok",
             "build": "echo 'tsgo -p tsconfig.build.json' && echo 'copied 3 theme files' && echo 'build ok' >&2",
-            "test": "echo 'vitest run' && echo ' ✓ test/agent-session.test.ts (3 tests)' && echo ' Test Files  1 passed (1)'",
+            "test": "echo 'vitest run' && echo ' ✓ test/agent-session.test.ts (3 tests)' && echo ' 1 passed'",
         },
     }, indent=2) + "\n",
     "packages/coding-agent/README.md": "# coding-agent\n\n## Slash Commands\n\n/theme, /model, /export\n",
     "packages/coding-agent/CHANGELOG.md": "# Changelog\n\n## [0.7.2]\n\n- Themes.\n\n## [0.7.1]\n\n- Fixes.\n",
-    "packages/coding-agent/docs/refactor.md": "# Refactor\n\n## WP1: bash executor\n\n## WP6: queue mode\n\n## WP11: print mode\n",
+    "packages/coding-agent/docs/refactor.md": "# Refactor\n\n## WP1: bash executor\n\n## WP6: queue mode\n",
     "packages/coding-agent/docs/theme.md": "# Themes\n\n### Backgrounds & Content Text\n\nTotal: 43 color tokens\n",
     "packages/coding-agent/src/main.ts": (
-        'import { AgentSession } from "./core/agent-session.js";\nimport { TuiRenderer } from "./tui/tui-renderer.js";\n\n'
+        'import { AgentSession } from "./core/agent-session.js";\n'
+        'import { TuiRenderer } from "./tui/tui-renderer.js";\n\n'
         "async function runSingleShotMode(session: AgentSession) {\n\treturn session;\n}\n\n"
-        "function buildSystemPrompt(cwd: string): string {\n\tconst systemPrompt = `cwd: ${cwd}`;\n\treturn systemPrompt;\n}\n\n"
-        "export async function main(args: string[]) {\n\tconst agent = new Agent();\n\tawait runSingleShotMode(agent);\n}\n"),
+        "function buildSystemPrompt(cwd: string): string {\n\tconst systemPrompt = `cwd: ${cwd}`;\n"
+        "\treturn systemPrompt;\n}\n\n"
+        "export async function main(args: string[]) {\n\tconst agent = new Agent();\n"
+        "\tawait runSingleShotMode(agent);\n}\n"),
     "packages/coding-agent/src/core/agent-session.ts": (
         "import type { AppMessage } from \"@mariozechner/pi-agent\";\n\nexport class AgentSession {\n"
-        "\tprivate messages: AppMessage[] = [];\n\tasync prompt(text: string) {\n\t\tthis.messages.push({ role: \"user\", text });\n\t}\n"
+        "\tprivate messages: AppMessage[] = [];\n\tasync prompt(text: string) {\n"
+        "\t\tthis.messages.push({ role: \"user\", text });\n\t}\n"
         "\tunsubscribeAll() {}\n\tresubscribe() {}\n\ttokensAfter = 0;\n}\n"),
     "packages/coding-agent/src/tui/tui-renderer.ts": (
         "import chalk from \"chalk\";\n\nexport class TuiRenderer {\n\tconstructor(private agent: unknown) {}\n"
         "\tprivate showThemeSelector() {\n\t\tconsole.log(chalk.dim(\"Preview theme\"));\n\t}\n"
         "\tprivate updatePendingMessagesDisplay() {\n\t\tconsole.log(chalk.bold(\"pending\"));\n\t}\n}\n"),
     "packages/coding-agent/src/theme/theme.ts": (
-        "export let theme = loadTheme(\"dark\");\nexport function setTheme(name: string) {\n\ttheme = loadTheme(name);\n}\n"
-        "export function loadTheme(name: string) {\n\treturn { name };\n}\nfunction fgAnsi(r: number) {\n\treturn `\\x1b[38;5;${r}m`;\n}\n"),
+        "export let theme = loadTheme(\"dark\");\n"
+        "export function setTheme(name: string) {\n\ttheme = loadTheme(name);\n}\n"
+        "export function loadTheme(name: string) {\n\treturn { name };\n}\n"
+        "function fgAnsi(r: number) {\n\treturn `\\x1b[38;5;${r}m`;\n}\n"),
     "packages/coding-agent/src/theme/dark.json": json.dumps(
         {"name": "dark", "vars": {"cyan": "#00d7ff", "gray": "#808080"}, "colors": {"muted": "gray", "mdCode": "cyan"}},
         indent=2) + "\n",
@@ -282,14 +294,17 @@ PROJECT_FILES = {
                                  'export { Markdown, type MarkdownTheme } from "./components/markdown.js";\n',
     "packages/tui/src/components/markdown.ts": (
         "export interface MarkdownTheme {\n\tcode: (s: string) => string;\n\tlink: (s: string) => string;\n}\n"
-        "export class Markdown {\n\tconstructor(text: string, paddingX: number, paddingY: number, theme?: MarkdownTheme) {}\n"
+        "export class Markdown {\n"
+        "\tconstructor(text: string, paddingX: number, paddingY: number, theme?: MarkdownTheme) {}\n"
         "\tinvalidate() {}\n}\n"),
-    "packages/tui/src/components/text.ts": "export class Text {\n\tconstructor(text: string) {}\n\tinvalidate() {}\n}\n",
-    "packages/tui/src/components/editor.ts": "export interface EditorTheme {\n\tborderColor: string;\n}\nexport class Editor {}\n",
+    "packages/tui/src/components/text.ts": "export class Text {\n\tconstructor(text: string) {}\n}\n",
+    "packages/tui/src/components/editor.ts": ("export interface EditorTheme {\n\tborderColor: string;\n}\n"
+                                              "export class Editor {}\n"),
     "packages/tui/test/markdown.test.ts": (
         'import { Markdown } from "../src/components/markdown.js";\n\nconst a = new Markdown("# hi", 0, 0);\n'
         'const b = new Markdown(\n\t"text",\n\t1,\n\t0,\n);\n'),
-    "packages/tui/test/editor.test.ts": 'import { Editor } from "../src/components/editor.js";\n\nconst e = new Editor();\n',
+    "packages/tui/test/editor.test.ts": ('import { Editor } from "../src/components/editor.js";\n\n'
+                                         'const e = new Editor();\n'),
 }
 EXECUTABLE = {"tools/greet.py"}
 HOME_FILES = {
@@ -595,7 +610,7 @@ class Worker:
 
     def new_calls(self) -> list[dict]:
         """Calls archived since the previous look, with their input and stream snapshots."""
-        sys.path.insert(0, str(SRC)) if str(SRC) not in sys.path else None
+        _on_path(SRC)
         from yarp.archive.codec import decode_body
 
         if not os.path.exists(self.archive):
@@ -1024,7 +1039,7 @@ def wrong_drop_stderr_merge(text: str, search_path: str | None = None) -> PlanIn
 
 
 def wrong_child_shell(text: str, search_path: str | None = None) -> PlanInfo:
-    """Runs the whole text in a child shell under `yarp run` (a `cd` or `export` no longer reaches the agent's shell)."""
+    """Runs the whole text in a child shell under `yarp run` (a `cd` or `export` no longer reaches the shell)."""
     return PlanInfo("rewrite", "yarp run -- bash -c " + _sq(text), "wrong", 1, ())
 
 
