@@ -15,6 +15,8 @@ prints the same figures with the commands behind them.
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 import shell_equivalence as se
@@ -84,10 +86,18 @@ def test_archives_verify(report):
     assert report.verified, "\n".join(text for code, text in report.verify if code)
 
 
+class ReachFigure(UserWarning):
+    """The measured reach, shown in the warnings summary of every run, passing or not."""
+
+
 @pytest.mark.skipif(not PI_CASES, reason="recorded Pi sessions are not available")
 def test_pi_reach_at_least_95_percent(report, record_property):
     figures = report.figures("pi")
     record_property("pi_reach", figures["reach"])
+    for name in sorted({r.case.corpus for r in report.results}):
+        f = report.figures(name)
+        warnings.warn(ReachFigure(f"{name}: reach {100 * f['reach']:.1f} % ({f['reached']}/{f['commands']}), "
+                                  f"equivalent {f['equivalent']}/{f['commands']}"), stacklevel=1)
     unreached: dict[str, int] = {}
     for r in report.corpus("pi"):
         if not r.reached:
