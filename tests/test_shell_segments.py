@@ -68,8 +68,10 @@ SEGMENTED = {
     # wrappers that run one command are programs like any other (alone: wrapped whole, below)
     "find . -name '*.py' | xargs wc -l": f"{P}find . -name '*.py' | {V}xargs wc -l",
     "./scripts/check.sh --fast # comment": f"{V}./scripts/check.sh --fast # comment",
-    # a function defined in the text runs in the shell; its body may be piped by the caller
-    "f() { ls; }; f | wc -l": f"f() {{ {P}ls; }}; f | {V}wc -l",
+    # a function defined in the text runs in the shell, its body exactly as written
+    "f() { ls; }; f | wc -l": f"f() {{ ls; }}; f | {V}wc -l",
+    # an alias defined in the text is the shell's
+    "shopt -s expand_aliases\nalias grep='grep -i'\ngrep -c x f; ls": "shopt -s expand_aliases\nalias grep='grep -i'\ngrep -c x f; " + V + "ls",
 }
 
 
@@ -105,6 +107,11 @@ LEFT = {
     "PYTHONPATH=src pytest": (("interpreter_environment",), "nothing_to_wrap"),
     "set -x; make": (("xtrace",), "xtrace"),
     "set -euo pipefail; set -o xtrace; make": (("xtrace",), "xtrace"),
+    "shopt -so xtrace; make": (("xtrace",), "xtrace"),
+    'eval "set -x"; make': (("xtrace",), "xtrace"),
+    "trap 'echo failed: $BASH_COMMAND' ERR; git checkout nope": (("xtrace",), "xtrace"),
+    "trap 'date' DEBUG; make": (("xtrace",), "xtrace"),
+    "count() { grep -c \"$1\" \"$2\"; }; count x f": (("function",), "nothing_to_wrap"),
     "echo 'unterminated": ((), "syntax_error"),
 }
 

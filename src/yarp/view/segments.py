@@ -30,6 +30,7 @@ This module never executes, expands or rewrites anything.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 #: Builtins and keywords that change or read the agent's own shell state (or
@@ -55,6 +56,11 @@ _LOOPS = frozenset({"for_statement", "c_style_for_statement", "while_statement",
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _OUTPUT_OPERATORS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
+#: Words by which a text shows the commands it runs, wherever they appear (in an
+#: `eval` string, a trap's action): a rewrite would be seen. Matching too much
+#: only leaves a text unwrapped.
+_SEES_COMMAND_TEXT = re.compile(
+    rb"BASH_COMMAND|BASH_XTRACEFD|xtrace|\bDEBUG\b|\bset\s+(?:-o\s+verbose|[-+][A-Za-z]*[xv])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +80,9 @@ class Segments:
     output would reach someone (a builtin like `echo`, a loop's body, a
     computed name, ...); state builtins such as `cd` are not counted.
     `recovery` says a `yarp search` / `yarp read` prints into the result.
-    `xtrace` says the text turns on `set -x` / `set -v`: the trace would show
-    the prefixes, so nothing may be wrapped.
+    `xtrace` says the text can see its own commands' text (`set -x`, `set -v`,
+    `shopt -so xtrace`, `eval "set -x"`, a `DEBUG` trap, `$BASH_COMMAND`): it
+    would show the prefixes, so nothing may be wrapped.
     """
 
     points: tuple[WrapPoint, ...]
@@ -100,10 +107,12 @@ def find_segments(root, source: bytes, shell_names: frozenset[str] = frozenset()
     walk.search_path = search_path
     walk.visit(root, "view")
     points = tuple(sorted(walk.points, key=lambda point: point.offset))
-    return Segments(points, tuple(walk.unwrapped), walk.recovery, walk.xtrace)
+    sees_commands = walk.xtrace or _SEES_COMMAND_TEXT.search(source) is not None
+    return Segments(points, tuple(walk.unwrapped), walk.recovery, sees_commands)
 
 
 def _defined_functions(root) -> set[str]:
+    """Names the text defines as functions or aliases (anywhere in it: a loop may define one late)."""
     names: set[str] = set()
     stack = [root]
     while stack:
@@ -112,6 +121,11 @@ def _defined_functions(root) -> set[str]:
             name = node.child_by_field_name("name")
             if name is not None:
                 names.add(name.text.decode("utf-8", "replace"))
+        elif node.type == "command" and _command_name(node) == "alias":
+            for word in node.children[1:]:
+                text = word.text.decode("utf-8", "replace").strip("'\"")
+                if "=" in text:
+                    names.add(text.split("=", 1)[0])
         stack.extend(node.children)
     return names
 
@@ -171,9 +185,11 @@ class _Walk:
         elif kind in _SUBSTITUTIONS:
             self.children(node, "pass")
         elif kind == "function_definition":
+            # The definition outlives the call in a shell that lives on (and `declare -f`
+            # shows it): its body is left exactly as written.
             body = node.child_by_field_name("body")
             if body is not None:
-                self.visit(body, "pass")  # its caller may pipe it
+                self.count_left_alone(body, "function")
         elif kind in _LOOPS:
             self.loop(node)
         elif kind in ("heredoc_body", "comment"):
