@@ -204,10 +204,22 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def _wait_writable(fd: int) -> None:
+    """Wait until `fd` takes more (a descriptor someone made non-blocking) or its reader is gone."""
+    import select
+
+    poller = select.poll()
+    poller.register(fd, 0x004)  # POLLOUT; POLLERR and POLLHUP come anyway
+    poller.poll()
+
+
 def _write_all(fd: int, data) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:  # EAGAIN: an O_NONBLOCK description shared with our caller
+            _wait_writable(fd)
 
 
 def emit_file(path: str, fd: int) -> None:
@@ -218,7 +230,11 @@ def emit_file(path: str, fd: int) -> None:
         offset = 0
         try:
             while offset < size:
-                sent = os.sendfile(fd, src, offset, size - offset)
+                try:
+                    sent = os.sendfile(fd, src, offset, size - offset)
+                except BlockingIOError:
+                    _wait_writable(fd)
+                    continue
                 if sent == 0:
                     break
                 offset += sent
