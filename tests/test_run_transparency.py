@@ -410,3 +410,34 @@ def test_a_prompt_shows_on_a_terminal_before_the_command_ends(renv):
     assert seen == b"name? hi ann\r\n", "everything once, no view afterwards"
     call_id, *_ = only_call(renv)
     assert snapshots(renv, call_id)[("stdout", "before")] == b"name? hi ann\n", "archived exactly"
+
+
+# --- around the archive ---------------------------------------------------------------------------
+
+
+def test_a_signal_after_the_command_ends_the_wait_for_what_it_left_behind(renv):
+    proc = subprocess.Popen([PY, "-m", "yarp", "run", "--", "sh", "-c", "sleep 30 & echo fg"], env=renv.environ,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        time.sleep(1.5)
+        assert proc.poll() is None, "the run waits for the process holding its pipe"
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the sleep left behind
+    assert proc.returncode == 0, err  # the command's status
+    assert out == b"fg\n"
+    call_id, _, status, *_ = only_call(renv)
+    assert status == "finished"
+
+
+def test_pass_mode_archive_failure_shows_the_bytes_once(renv):
+    renv.request(ops.BeginCall(ops.Session("pi", "me", "s1"), ops.CallMeta("other", "bash", 1, True), {}, {}, 1))
+    flags = ("--pass", "--archive-agent", "pi", "--archive-account", "me", "--archive-session", "s1",
+             "--archive-call", "never-begun")
+    proc = yrun(renv, "sh", "-c", "echo out; echo err >&2; exit 3", flags=flags)
+    assert proc.returncode == 3
+    assert proc.stdout == b"out\n"
+    assert proc.stderr.startswith(b"err\nyarp: archive failed after command execution: ")
+    assert proc.stderr.count(b"err\n") == 1
