@@ -35,6 +35,9 @@ FORBIDDEN = ("uvloop", "tree_sitter", "tree_sitter_bash", "concurrent.futures", 
 #: wrapped command a millisecond or more.
 STDLIB_AVOIDED = ("json", "re", "socket", "selectors", "signal", "enum", "hashlib", "_hashlib", "threading",
                   "importlib.util", "typing",
+                  # The pipes are polled with `select.poll` (0.17 ms) and signals taken by a `_thread` thread;
+                  # `fcntl` (0.15 ms) only enlarges a pipe that filled up, `resource` only precedes a core signal.
+                  "fcntl", "resource",
                   # No module on the path asks for `from __future__ import annotations`: a real import.
                   "__future__")
 #: Loaded on a failure only: a run that succeeds never builds the error classes
