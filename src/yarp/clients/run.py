@@ -430,13 +430,18 @@ class _Watcher:
     def _loop(self) -> None:
         try:
             waited = (signal.SIGCHLD, *_SIGNALS)
-            while not self.done:
+            while True:
                 info = signal.sigwaitinfo(waited)
+                # `done` is read under the lock `stop` sets it and signals us under: the thread
+                # never ends before that signal was sent, so it is never sent to an ended thread.
+                with self.lock:
+                    done = self.done
+                if done:
+                    if info.si_signo != signal.SIGCHLD:
+                        self.noted.append(info.si_signo)
+                    break
                 if info.si_signo == signal.SIGCHLD:
                     continue
-                if self.done:
-                    self.noted.append(info.si_signo)
-                    break
                 try:
                     self._take(info)
                 except Exception:  # noqa: BLE001 - a failed look at /proc must not end the watch
@@ -491,10 +496,11 @@ class _Watcher:
 
     def stop(self) -> None:
         """End the thread; signals it takes meanwhile are noted."""
-        self.done = True
-        if self.ended.acquire(False):
-            return
-        signal.pthread_kill(self.ident, signal.SIGCHLD)
+        with self.lock:
+            self.done = True
+            if self.ended.acquire(False):
+                return  # it ended on an error of its own
+            signal.pthread_kill(self.ident, signal.SIGCHLD)
         self.ended.acquire()
 
 
