@@ -579,7 +579,8 @@ class _Stream:
                 if moved >= 65536 and self.small:
                     self._enlarge()
                 return moved > 0
-        data = os.read(self.rfd, _CHUNK)
+        # A pipe of the default size holds at most 64 KiB: a larger buffer would only be mapped and unmapped.
+        data = os.read(self.rfd, 65536 if self.small else _CHUNK)
         if not data:
             return False
         if len(data) >= 65536 and self.small:
