@@ -333,6 +333,16 @@ def test_empty_command_name_is_127_and_finishes_not_executed(renv):
     assert (status, executed, is_error) == ("finished", 0, 1)
 
 
+def test_a_script_without_shebang_runs_with_the_calling_bash(renv, tmp_path):
+    """bash runs a script without `#!` itself; so does `yarp run` started by that bash."""
+    script = tmp_path / "plain"
+    script.write_text('echo "bash=${BASH_VERSION:+yes}"\n')
+    os.chmod(script, 0o755)
+    plain = shell(renv, f"{script}; true")
+    wrapped = shell(renv, f"$YARP run -- {script}; true")
+    assert plain.stdout == wrapped.stdout == b"bash=yes\n"
+
+
 def test_a_script_without_shebang_runs_with_sh(renv, tmp_path):
     script = tmp_path / "plain"
     script.write_text('echo "ran with $# args: $1"\n')
@@ -369,6 +379,40 @@ def test_view_mode_reader_gone_stops_the_producer(renv):
     call_id, *_ = only_call(renv)
     with ArchiveView(renv) as view:
         assert orjson.loads(view.snapshot(call_id, "result", "before"))["signal"] == 13
+
+
+def test_a_standalone_run_piped_into_a_reader_of_its_shell_line_passes_through(renv):
+    """`yarp run -- yes | head -1` typed at a shell ends as `yes | head -1` does."""
+    proc = shell(renv, '$YARP run -- yes | head -n 2; echo "status ${PIPESTATUS[0]}"', timeout=60)
+    assert proc.stdout == b"y\ny\nstatus 141\n"
+    call_id, *_ = only_call(renv)
+    with ArchiveView(renv) as view:
+        assert orjson.loads(view.snapshot(call_id, "result", "before"))["signal"] == 13
+        out = view.snapshot(call_id, "stdout", "before")
+        assert view.snapshot(call_id, "stdout", "after") == out, "passed through: the view is the stream"
+    assert len(out) >= 1 << 20 and set(out) <= set(b"y\n")
+
+
+def test_a_command_substitution_gets_the_exact_output(renv):
+    proc = shell(renv, 'x=$($YARP run -- seq 1 20000); printf %s "$x" | wc -c', timeout=60)
+    assert proc.stdout.strip() == str(len(b"".join(b"%d\n" % i for i in range(1, 20001))) - 1).encode()
+
+
+def test_a_slow_producer_reaches_its_pipe_reader_before_it_ends(renv):
+    proc = subprocess.Popen(["bash", "-c", "$YARP run -- sh -c 'echo first; sleep 4; echo second' | cat"],
+                            env=renv.with_env(YARP=YARP), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+    try:
+        assert os.read(proc.stdout.fileno(), 6) == b"first\n"
+        assert proc.poll() is None, "the first line arrives while the command still runs"
+        assert proc.communicate(timeout=60)[0] == b"second\n"
+    finally:
+        proc.kill()
+
+
+def test_a_program_that_reads_the_run_itself_keeps_the_view(renv):
+    """An agent's host starts `yarp run` and reads its output: it gets the view, not the raw bytes."""
+    proc = yrun(renv, "seq", "1", "300000")
+    assert proc.returncode == 0 and len(proc.stdout) <= 6 * 1024 and REF_RE.search(proc.stdout)
 
 
 # --- 9. a person's terminal -------------------------------------------------------------------------

@@ -308,7 +308,11 @@ def launch(argv: list[str], actions: list, sigmask) -> int:
     """Start `argv` (`PATH` lookup as a shell does); return its pid, or raise `LaunchError` worded as bash's.
 
     A file the kernel refuses as an executable format (`ENOEXEC`: a script
-    without `#!`) is run by `/bin/sh`, as every POSIX shell does.
+    without `#!`) is run by a shell, as every POSIX shell does: by the shell
+    that started us when it is one that runs such scripts itself (bash, dash,
+    ksh), else by `/bin/sh` (zsh's choice too). A shell that replaced itself
+    with `yarp run` (`bash -c 'yarp run -- ./s'`) is no longer there to ask:
+    `/bin/sh` runs the script then.
     """
     name = argv[0]
     if not name:
@@ -324,8 +328,9 @@ def launch(argv: list[str], actions: list, sigmask) -> int:
         if path is not None:
             if _is_binary(path):
                 raise LaunchError(STATUS_NOT_EXECUTABLE, f"{name}: cannot execute binary file: Exec format error")
+            shell = _calling_shell()
             try:
-                return os.posix_spawn("/bin/sh", ["/bin/sh", path, *argv[1:]], os.environ, file_actions=actions,
+                return os.posix_spawn(shell, [shell, path, *argv[1:]], os.environ, file_actions=actions,
                                       setsigmask=sigmask, setsigdef=_CHILD_DEFAULTS)
             except OSError as exc:
                 error = exc
@@ -338,6 +343,20 @@ def launch(argv: list[str], actions: list, sigmask) -> int:
         if not slash and _search_path(name, False) is None:  # only directories by that name
             raise LaunchError(STATUS_NOT_FOUND, f"{name}: command not found")
     raise LaunchError(STATUS_NOT_EXECUTABLE, f"{name}: {error.strerror or 'cannot execute'}")
+
+
+#: Shells that run a script without `#!` themselves (zsh hands it to /bin/sh).
+_SELF_RUNNING_SHELLS = frozenset({"bash", "dash", "ksh", "mksh", "ksh93"})
+
+
+def _calling_shell() -> str:
+    """The shell to run a script without `#!`: our parent's program if it is one of
+    `_SELF_RUNNING_SHELLS`, else `/bin/sh`."""
+    try:
+        exe = os.readlink(f"/proc/{os.getppid()}/exe")
+    except OSError:
+        return "/bin/sh"
+    return exe if os.path.basename(exe) in _SELF_RUNNING_SHELLS else "/bin/sh"
 
 
 def _launch_error(exc: LaunchError) -> int:
@@ -590,6 +609,8 @@ class _Stream:
                 _write_all(self.spool_fd, data)
             except OSError as exc:
                 self.error = exc
+        if self.tee and self.out_fd in stdio.gone:
+            return False  # the reader left while we were not passing through: close, as below
         if self.tee and stdio.open(self.out_fd):
             try:
                 _write_all(self.out_fd, data)
@@ -599,7 +620,79 @@ class _Stream:
         return True
 
 
-def pump(streams: list, stdio: Stdio, wake_fd: int) -> None:
+#: A standalone view-mode run whose stdout is a pipe looks for its reader once, after this
+#: much output or this long, whichever comes first (`Runner._reader_in_pipeline`).
+READER_CHECK_BYTES = 1 << 20
+READER_CHECK_MS = 1000
+
+
+#: Programs whose reading of our stdout means `$(…)` (or `read <(…)`): a shell.
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "yash", "busybox", "fish"})
+
+
+def _pipe_read_in_pipeline(fd: int) -> bool:
+    """Whether the pipe on `fd` is read inside the shell line that ran us: by a sibling of
+    ours (`yarp run -- yes | head`: the shell started both) or by our parent when it is a
+    shell (`x=$(yarp run -- …)`), in our own process group.
+
+    A program that started us itself and reads our output (an agent's host, a test
+    harness) is neither: its `yarp run` keeps its view.
+    """
+    try:
+        st = os.fstat(fd)
+        names = os.listdir("/proc")
+    except OSError:
+        return False
+    if (st.st_mode & _S_IFMT) != _S_IFIFO:
+        return False
+    pipe = f"pipe:[{st.st_ino}]"
+    group, me, parent = os.getpgrp(), os.getpid(), os.getppid()
+    for name in names:
+        if not name.isdigit() or int(name) == me:
+            continue
+        pid = int(name)
+        try:
+            if os.getpgid(pid) != group:
+                continue
+            if pid == parent:
+                with open(f"/proc/{name}/comm", "rb") as comm:
+                    if comm.read().strip().decode("ascii", "replace") not in _SHELLS:
+                        continue
+            else:
+                with open(f"/proc/{name}/stat", "rb") as stat:
+                    # pid (comm) state ppid ...: comm may hold spaces and parentheses
+                    if int(stat.read().rsplit(b")", 1)[1].split()[1]) != parent:
+                        continue
+            folder = f"/proc/{name}/fd"
+            for entry in os.listdir(folder):
+                if os.readlink(f"{folder}/{entry}") == pipe and _reads(name, entry):
+                    return True
+        except (OSError, ValueError, IndexError):
+            continue
+    return False
+
+
+def _reads(pid: str, fd: str) -> bool:
+    """Whether descriptor `fd` of `pid` is open for reading (`/proc/PID/fdinfo`'s flags)."""
+    with open(f"/proc/{pid}/fdinfo/{fd}", "rb") as info:
+        for line in info:
+            if line.startswith(b"flags:"):
+                return int(line.split()[1], 8) & 3 in (0, 2)  # O_RDONLY or O_RDWR
+    return False
+
+
+def _copy_range(src: int, dst: int, size: int) -> None:
+    """Write the first `size` bytes of file `src` to `dst`."""
+    offset = 0
+    while offset < size:
+        data = os.pread(src, min(_CHUNK, size - offset), offset)
+        if not data:
+            return
+        _write_all(dst, data)
+        offset += len(data)
+
+
+def pump(streams: list, stdio: Stdio, wake_fd: int, check=None) -> None:
     """Move the command's pipes into the spool (and through, in pass-through mode) until end of file.
 
     End of file comes once every process holding a pipe has closed it: the
@@ -607,10 +700,12 @@ def pump(streams: list, stdio: Stdio, wake_fd: int) -> None:
     stream whose reader goes away (POLLERR/POLLHUP on our descriptor, EPIPE on
     a write) is closed, so the command gets SIGPIPE on its next write, as it
     would without us. A byte on `wake_fd` (a signal after the command ended)
-    ends the wait.
+    ends the wait. `check`, when given, is called once after
+    `READER_CHECK_BYTES` of stdout or `READER_CHECK_MS`, whichever comes first.
     """
     import select
 
+    deadline = time.monotonic() + READER_CHECK_MS / 1000 if check is not None else None
     poller = select.poll()
     live = {}
     for stream in streams:
@@ -628,7 +723,16 @@ def pump(streams: list, stdio: Stdio, wake_fd: int) -> None:
         stream.rfd = -1
 
     while live:
-        for fd, events in poller.poll():
+        timeout = None
+        if check is not None:
+            spooled = os.fstat(streams[0].spool_fd).st_size
+            left = deadline - time.monotonic()
+            if spooled >= READER_CHECK_BYTES or left <= 0:
+                check()
+                check = None
+            else:
+                timeout = max(1, int(left * 1000))
+        for fd, events in poller.poll(timeout):
             if fd == wake_fd:
                 for stream in list(live.values()):
                     close(stream)
@@ -675,6 +779,8 @@ class Runner:
         self.passing = passing or self.stdio.terminal
         #: The signal that killed the command, if one did.
         self.signum: int | None = None
+        #: `_reader_in_pipeline` has looked for our stdout's reader.
+        self.checked = False
 
     # --- archive steps ------------------------------------------------------------
 
@@ -788,6 +894,7 @@ class Runner:
     def _run(self, spool: Spool) -> int:
         begin_error = None
         begin_pending = False
+        standalone = self.target is None and self.segment is None
         if self.target is None:
             self.deadline = time.monotonic() + BEGIN_TIMEOUT_S
             try:
@@ -812,7 +919,15 @@ class Runner:
                     os.close(fd)
             if launch_error is None:
                 watcher = _Watcher(pid, wake_w)
-                pump(streams, stdio, wake_r)
+                check = None
+                if standalone and not self.passing and 1 in stdio.watch:
+                    def check():
+                        self._reader_in_pipeline(streams, spool)
+                pump(streams, stdio, wake_r, check)
+                if check is not None and not self.passing and os.fstat(streams[0].spool_fd).st_size:
+                    # Quick output never reached the check: a view must still not reach a pipe's
+                    # reader in our own shell line (`x=$(yarp run -- …)`).
+                    check()
                 returncode = watcher.reap()
         finally:
             # Signals are noted from here on, not obeyed, until the output is archived and emitted;
@@ -848,6 +963,36 @@ class Runner:
             return status
         finally:
             deferred.__exit__()
+
+    def _reader_in_pipeline(self, streams: list, spool: Spool) -> None:
+        """Pass through from here on when a process of our own pipeline reads our stdout.
+
+        `yarp run -- yes | head -1` typed at a shell: `head` waits for bytes a
+        view would give it only at the end, which never comes. A standalone
+        run in view mode whose stdout is a pipe therefore looks, once
+        (`pump`), for the pipe's reader inside the shell line that ran it
+        (`_pipe_read_in_pipeline`); a program that started `yarp run` and
+        reads its output itself (an agent's host) is never one. If it finds
+        one, what was spooled so far is written out exactly and the rest
+        passes through as it comes: the reader gets the bytes it would get
+        without YARP, and the streams are archived as they are.
+        """
+        if self.checked:
+            return
+        self.checked = True
+        if not _pipe_read_in_pipeline(1):
+            return
+        self.passing = True
+        stdio = self.stdio
+        for stream in streams:
+            emitted = os.lseek(stream.spool_fd, 0, os.SEEK_CUR)
+            if stdio.open(stream.out_fd) and emitted:
+                try:
+                    _copy_range(stream.spool_fd, stream.out_fd, emitted)
+                except OSError:
+                    stdio.gone.add(stream.out_fd)
+            stream.tee = True
+            stream.splice = False
 
     def _finish_preflight(self, status: int, begin_error) -> None:
         """A call the run began itself whose command never started finishes as not executed."""
