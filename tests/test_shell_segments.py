@@ -201,3 +201,26 @@ def test_plan_and_rewrite_commands_take_compound_and_launcher(tmp_path):
     assert rewrite.stdout == f"{P}ls | {V}wc -l\n".encode()
     human = _yarp("plan", "--compound", "--", "cd x && echo $Y && make", home=tmp_path).stdout.decode()
     assert "wrapped: segments (1 command(s))" in human and "left in the shell: builtin" in human
+
+
+def test_a_sourced_file_that_cannot_be_read_leaves_later_commands_in_the_shell(rules, tmp_path):
+    """`. ./lib.sh` may define `git`: without reading it, nothing after it is wrapped."""
+    plan = plan_command("make; . ./lib.sh; git status; ls", rules, compound=True)
+    assert plan.command == f"{V}make; . ./lib.sh; git status; ls"
+    assert plan.unwrapped == ("sourced", "sourced")
+    assert plan_command('eval "$(direnv export bash)"; make', rules, compound=True).command == \
+        f'eval "$({P}direnv export bash)"; make'
+
+
+def test_a_sourced_file_is_read_for_the_functions_it_defines(rules, tmp_path):
+    (tmp_path / "lib.sh").write_text("git() { echo mine; }\nalias ll='ls -l'\nexport X=1\n")
+    (tmp_path / "activate").write_text("deactivate() { :; }\nexport PATH=/venv/bin:$PATH\n")
+    (tmp_path / "chain.sh").write_text(". ./other.sh\n")
+    plan = plan_command(". ./lib.sh && git status && ll && make", rules, compound=True, cwd=str(tmp_path))
+    assert plan.command == f". ./lib.sh && git status && ll && {V}make"
+    plan = plan_command("source activate && pytest -q", rules, compound=True, cwd=str(tmp_path))
+    assert plan.command == f"source activate && {V}pytest -q"
+    # A `cd` before it makes the relative path unknown; a file that sources more is not followed.
+    assert plan_command("cd sub && source activate && pytest", rules, compound=True,
+                        cwd=str(tmp_path)).unwrapped == ("sourced",)
+    assert plan_command(". ./chain.sh; make", rules, compound=True, cwd=str(tmp_path)).unwrapped == ("sourced",)

@@ -72,7 +72,7 @@ def make_plan(args):
     rules = load_rules(list(config.rule_packs) + list(args.rule_pack))
     # The adapter runs this in the agent's environment: its PATH is the shell's.
     return text, plan_command(text, rules, archive, launcher=args.launcher, compound=args.compound,
-                              search_path=os.environ.get("PATH"))
+                              search_path=os.environ.get("PATH"), cwd=os.getcwd())
 
 
 def run(args) -> int:

@@ -61,7 +61,7 @@ def rewrite(event: HookEvent, account: str, rules, launcher: str) -> tuple[str, 
         snapshot = read_snapshot(event.transcript_path)
         names, search_path = snapshot.names, snapshot.path
     plan = plan_command(command, rules, identity(event, account), launcher=launcher, compound=True,
-                        shell_names=names, search_path=search_path)
+                        shell_names=names, search_path=search_path, cwd=event.cwd)
     if plan.execution != "rewrite" or not plan.command:
         return None
     return plan.command, plan.requires_streams

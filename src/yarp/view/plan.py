@@ -213,6 +213,14 @@ def _parse(text: str):
     return root, "ok"
 
 
+def parse_program(source: bytes):
+    """The tree-sitter-bash root of `source` within the planner's bounds, or None."""
+    if len(source) > MAX_COMMAND_BYTES * 16 or b"\x00" in source:
+        return None
+    root = _parser().parse(source).root_node
+    return None if root.has_error or not _within_bounds(root) else root
+
+
 def simple_argv(text: str) -> tuple[list[str] | None, str]:
     """Parse `text`; return (argv, "simple") for one simple literal command, else (None, reason)."""
     root, reason = _parse(text)
@@ -248,17 +256,20 @@ def simple_argv(text: str) -> tuple[list[str] | None, str]:
 
 def plan_command(text: str, rules: RuleSet, archive: ArchiveIdentity | None = None, *,
                  launcher: str = "yarp", compound: bool = False,
-                 shell_names: frozenset[str] = frozenset(), search_path: str | None = None) -> ShellPlan:
+                 shell_names: frozenset[str] = frozenset(), search_path: str | None = None,
+                 cwd: str | None = None) -> ShellPlan:
     """Decide how `text` runs and how its result is treated; see the module docstring.
 
     `launcher` is the shell text that runs `yarp` in the agent's environment
     (an absolute path, quoted); `compound` asks for compound planning, which
     leaves the aliases and functions `shell_names` (the agent's shell defines
     them before the command) in the shell, and the names its `search_path`
-    (the agent's `PATH`, when known) cannot find.
+    (the agent's `PATH`, when known) cannot find; `cwd`, the agent's working
+    directory when known, lets files the text sources be read for the
+    functions they define.
     """
     if compound:
-        return _plan_compound(text, archive, launcher, shell_names, search_path)
+        return _plan_compound(text, archive, launcher, shell_names, search_path, cwd)
     argv, reason = simple_argv(text)
     if argv is None:
         return ShellPlan("original", None, "ordinary", reason)
@@ -275,14 +286,14 @@ def plan_command(text: str, rules: RuleSet, archive: ArchiveIdentity | None = No
 
 
 def _plan_compound(text: str, archive: ArchiveIdentity | None, launcher: str,
-                   shell_names: frozenset[str], search_path: str | None) -> ShellPlan:
+                   shell_names: frozenset[str], search_path: str | None, cwd: str | None) -> ShellPlan:
     from yarp.view.segments import find_segments
 
     root, reason = _parse(text)
     if root is None:
         return ShellPlan("original", None, "ordinary", reason)
     source = text.encode("utf-8")
-    found = find_segments(root, source, shell_names, search_path)
+    found = find_segments(root, source, shell_names, search_path, cwd)
     result = "recovery" if found.recovery else "ordinary"
     if found.xtrace:
         # The shell's trace would print every `yarp run` prefix.

@@ -92,7 +92,7 @@ class Segments:
 
 
 def find_segments(root, source: bytes, shell_names: frozenset[str] = frozenset(),
-                  search_path: str | None = None) -> Segments:
+                  search_path: str | None = None, cwd: str | None = None) -> Segments:
     """Walk a parsed program (tree-sitter-bash root without errors) and collect its wrap points.
 
     `shell_names` are aliases and functions the agent's shell defines before
@@ -101,10 +101,15 @@ def find_segments(root, source: bytes, shell_names: frozenset[str] = frozenset()
     its directories stays in the shell, which reports it in its own words
     (`bash: line 1: code: command not found`); a name with a slash is
     resolved by the shell's working directory at run time and is not checked.
+    A file the text sources (`source f`, `. f`) may define functions: `cwd`
+    (the agent's working directory, when known) lets its definitions be read;
+    a file that cannot be read, or an `eval`, leaves every later command in
+    the shell.
     """
     walk = _Walk(source)
     walk.functions = _defined_functions(root) | shell_names
     walk.search_path = search_path
+    walk.cwd = cwd
     walk.visit(root, "view")
     points = tuple(sorted(walk.points, key=lambda point: point.offset))
     sees_commands = walk.xtrace or _SEES_COMMAND_TEXT.search(source) is not None
@@ -173,6 +178,10 @@ class _Walk:
         self.xtrace = False
         self.search_path: str | None = None
         self._found: dict[str, bool] = {}
+        #: The agent's working directory while the text has not changed it (None: unknown).
+        self.cwd: str | None = None
+        #: A `source` or `eval` ran code we could not read: any later name may be a function.
+        self.opaque = False
 
     def visit(self, node, mode: str) -> None:
         kind = node.type
@@ -259,7 +268,19 @@ class _Walk:
             return
         if name == "set":
             self.note_set(words)
+        if name in ("cd", "pushd", "popd"):
+            self.cwd = None
+        if name in ("source", ".", "eval"):
+            defined = self.sourced_names(words) if name != "eval" else None
+            if defined is None:
+                self.opaque = True
+            else:
+                self.functions |= defined
+            return
         if name in SHELL_STATE or name in self.functions:
+            return
+        if self.opaque:
+            self.unwrapped.append("sourced")
             return
         if name in SHELL_OUTPUT:
             if not (name in _TEXT_ONLY and all(_is_literal(w) for w in words)):
@@ -302,6 +323,32 @@ class _Walk:
             self._found[name] = found
         return found
 
+    def sourced_names(self, words) -> set[str] | None:
+        """The functions and aliases a sourced file defines, or None when it cannot be known:
+        a computed or unresolvable path, an unreadable or unparsable file, or one that sources
+        or evaluates more code itself."""
+        path = _word_value(words[0]) if words else None
+        if path is None:
+            return None
+        path = os.path.expanduser(path)
+        if not os.path.isabs(path):
+            if self.cwd is None:
+                return None
+            path = os.path.join(self.cwd, path)
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_SOURCED_BYTES + 1)
+        except OSError:
+            return None
+        if len(data) > MAX_SOURCED_BYTES:
+            return None
+        from yarp.view.plan import parse_program
+
+        root = parse_program(data)
+        if root is None or _runs_more_code(root):
+            return None
+        return _defined_functions(root)
+
     def note_set(self, words) -> None:
         values = [w.text.decode("utf-8", "replace") for w in words]
         for index, value in enumerate(values):
@@ -321,6 +368,21 @@ def _is_literal(node) -> bool:
     from yarp.view.plan import literal_value
 
     return node.type in ("word", "number", "raw_string", "string", "concatenation") and literal_value(node) is not None
+
+
+#: A sourced file larger than this is not read (its definitions are unknown).
+MAX_SOURCED_BYTES = 1 << 20
+
+
+def _runs_more_code(root) -> bool:
+    """Whether a parsed file sources or evaluates further code."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "command" and _command_name(node) in ("source", ".", "eval"):
+            return True
+        stack.extend(node.children)
+    return False
 
 
 def _executable(path: str) -> bool:
