@@ -267,6 +267,11 @@ def test_hook_process_stays_lean(world, project):  # noqa: F811
     ("/opt/yarp run --archive-agent 'gemini' --archive-call 'it'\\''s' -- a -- b", ("it's", "a -- b")),
     ("/opt/yarp run --archive-agent 'codex' --archive-call 'x' -- ls", None),
     ("ls -- run --archive-agent 'gemini'", None),
+    # A compound rewrite: every wrapped command's prefix removed gives the command back.
+    ("cd 'a b' && '/o p/yarp' run --archive-agent 'gemini' --archive-account 'me' --archive-session 's' "
+     "--archive-parent 'run_shell_command:ab:0' --pass -- seq 3 | '/o p/yarp' run --archive-agent 'gemini' "
+     "--archive-account 'me' --archive-session 's' --archive-parent 'run_shell_command:ab:0' -- tail -1",
+     ("run_shell_command:ab:0", "cd 'a b' && seq 3 | tail -1")),
 ])
 def test_the_rewritten_command_names_its_call(command, expected):
     found = gemini.rewritten_call({"command": command, "description": "d"})

@@ -119,9 +119,9 @@ def _wait_for_broker_exit(runtime: Path, limit_s: float = 15.0) -> None:
         time.sleep(0.05)
 
 
-def yarp(env, *args, check=True) -> subprocess.CompletedProcess:
+def yarp(env, *args, check=True, cwd=None) -> subprocess.CompletedProcess:
     binary = env.get("YARP_BIN") or str(Path(INSTALLED_VENV) / "bin" / "yarp")
-    result = subprocess.run([binary, *args], env=env, capture_output=True, timeout=60)
+    result = subprocess.run([binary, *args], env=env, capture_output=True, timeout=60, cwd=cwd)
     if check and result.returncode != 0:
         raise AssertionError(f"yarp {args[0]} exited {result.returncode}: {result.stderr[-500:]!r}")
     return result
@@ -167,10 +167,11 @@ def test_real_pi_calls_are_archived_pruned_and_capped(pi_cli, world):
     (work / "big.txt").write_text("".join(f"row {i:04d} lorem ipsum dolor sit amet\n" for i in range(900)))
     notes = "alpha line\nbeta line\n"
     script = [
-        ToolCall("call-01", "bash", {"command": "seq 1 60000 | cat"}),
+        # Printed by the shell itself (a loop stays in the shell; its `seq` runs wrapped): Pi's own result.
+        ToolCall("call-01", "bash", {"command": "for i in $(seq 1 60000); do echo $i; done"}),
         ToolCall("call-02", "bash", {"command": "cat blob.bin"}),
         ToolCall("call-03", "bash", {"command": "sh -c 'seq 1 3000; echo failure-marker >&2; exit 3'"}),
-        ToolCall("call-04", "bash", {"command": "grep -n row big.txt"}),
+        ToolCall("call-04", "bash", {"command": "while read -r line; do echo \"$line\"; done < big.txt"}),
         ToolCall("call-05", "bash", {"command": "ls -la"}),
         ToolCall("call-06", "write", {"path": "notes.txt", "content": notes}),
         ToolCall("call-07", "read", {"path": "notes.txt"}),
@@ -228,6 +229,15 @@ def test_real_pi_calls_are_archived_pruned_and_capped(pi_cli, world):
             "FROM tool_calls"
         )
     }
+    # A wrapped command of a compound command records a call of its own, `<parent>/<start>-<pid>`:
+    # the loop's `$(seq …)` of call-01.
+    segments = {call_id: row for call_id, row in rows.items() if "/" in call_id}
+    assert [call_id.split("/")[0] for call_id in segments] == ["call-01"]
+    for row in segments.values():
+        assert (row[2], row[3], row[4], row[6]) == ("shell", "finished", 1, 1)
+        for subject in ("stdout", "stderr"):
+            assert payload(con, row[0], subject, "before") is not None
+    rows = {call_id: row for call_id, row in rows.items() if call_id not in segments}
     assert sorted(rows) == [call.id for call in calls]
 
     capped_seen = 0
@@ -240,29 +250,31 @@ def test_real_pi_calls_are_archived_pruned_and_capped(pi_cli, world):
         after_input = json.loads(payload(con, call_id, "input", "after"))
         assert before_input == call.arguments
         if call.name == "bash":
-            plan = json.loads(
-                yarp(
-                    env, "plan", "--json", "--archive-agent", "pi", "--archive-account", sessions[0][1],
-                    "--archive-session", _session_id(con), "--archive-call", call.id, "--", call.arguments["command"],
-                ).stdout
-            )
-            wrapped = plan["execution"]["kind"] == "rewrite"
-        else:
-            plan, wrapped = None, False
-        assert requires_streams == int(wrapped)
-        if wrapped:
-            wrapped_seen += 1
-            # The plan's `yarp` becomes the binary the extension runs (the agent's PATH may lack it).
+            # The plan names the binary the extension runs (the agent's PATH may lack it).
             ran_by = env.get("YARP_BIN") or json.loads(
                 (dirs["agent"] / "extensions" / "yarp" / "yarp-install.json").read_text())["yarpBin"]
-            command = plan["execution"]["command"]
-            assert command.startswith("yarp run ")
-            assert after_input == {**call.arguments, "command": "'" + ran_by.replace("'", "'\\''") + "'" + command[len("yarp"):]}
+            plan = json.loads(
+                yarp(
+                    env, "plan", "--json", "--compound", "--launcher", "'" + ran_by.replace("'", "'\\''") + "'",
+                    "--archive-agent", "pi", "--archive-account", sessions[0][1],
+                    "--archive-session", _session_id(con), "--archive-call", call.id, "--", call.arguments["command"],
+                    cwd=work,
+                ).stdout
+            )
+            rewritten = plan["execution"]["kind"] == "rewrite"
+            wrapped = rewritten and plan["execution"]["wrapped"] == "whole"
+        else:
+            plan, rewritten, wrapped = None, False, False
+        assert requires_streams == int(wrapped)
+        if rewritten:
+            assert after_input == {**call.arguments, "command": plan["execution"]["command"]}
+        else:
+            assert after_input == before_input
+        if wrapped:
+            wrapped_seen += 1
             for subject in ("stdout", "stderr"):
                 for stage in ("before", "after"):
                     assert payload(con, call_id, subject, stage) is not None, (call.id, subject, stage)
-        else:
-            assert after_input == before_input
 
         result_before = json.loads(payload(con, call_id, "result", "before"))
         result_after = json.loads(payload(con, call_id, "result", "after"))

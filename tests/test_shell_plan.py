@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from yarp.view.plan import MAX_COMMAND_BYTES, ArchiveIdentity, plan_command, shell_quote, simple_argv
+from yarp.limits import MAX_COMMAND_BYTES
+from yarp.view.plan import ArchiveIdentity, plan_command, shell_quote, simple_argv
 from yarp.view.rules import load_rules
 
 SRC = os.path.join(os.path.dirname(__file__), os.pardir, "src")

@@ -42,19 +42,25 @@ by a `_thread` thread with `sigwaitinfo`, and the pipes are multiplexed with
 `select.poll`.
 """
 
-import _thread
+
 import os
 import time
 
+from yarp.clients.child import (
+    RUNNER_SIGNALS,
+    Deferred,
+    LaunchError,
+    Watcher,
+    die_by,
+    exit_status,
+    launch,
+    report_launch_error,
+    signal,
+    stderr_line,
+)
+from yarp.clients.pipes import Stdio, Stream, copy_range, emit_quietly, pipe_read_in_pipeline, pump
 from yarp.private_files import create_private
 from yarp.runtime import temp_directory
-
-try:
-    # The C module under `signal`: the same functions, with plain-int signal
-    # numbers, minus the enum wrappers whose import costs every wrapped command.
-    import _signal as signal
-except ImportError:  # pragma: no cover - CPython always has it
-    import signal
 
 #: Time allowed for every archive step after the child exits (the longest
 #: relative deadline the broker accepts).
@@ -62,69 +68,7 @@ ARCHIVE_TIMEOUT_S = 30.0
 #: Time a run that begins its own call waits for the begin before it runs the
 #: command anyway: the broker start-up bound, so a cold start still gets archived.
 BEGIN_TIMEOUT_S = 5.0
-#: Exit statuses of a command that could not be started (POSIX shells' values).
-STATUS_NOT_FOUND = 127
-STATUS_NOT_EXECUTABLE = 126
-#: How long a signal sent with kill() to the runner waits before it is
-#: forwarded, so that a copy the command got from a group signal shows first.
-SETTLE_S = 0.02
-
-# Signals the runner takes over while the child runs (see `_Watcher`).
-_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
-_SI_KERNEL = 0x80
-# Python ignores SIGPIPE and SIGXFSZ for itself; the child gets the defaults
-# back, as a shell would give them (`yes | head` must end).
-_CHILD_DEFAULTS = (signal.SIGPIPE, signal.SIGXFSZ)
-# Signals whose default action dumps core: the runner dying by one of them must not.
-_CORE_SIGNALS = (signal.SIGQUIT, signal.SIGILL, signal.SIGTRAP, signal.SIGABRT, signal.SIGBUS, signal.SIGFPE,
-                 signal.SIGSEGV, signal.SIGXCPU, signal.SIGXFSZ, signal.SIGSYS)
 _SPOOL_SUFFIXES = (".stdout", ".stderr", ".stdout.view", ".stderr.view")
-_CHUNK = 1 << 20
-_EPIPE, _EINVAL, _ENOENT, _EACCES, _ENOEXEC = 32, 22, 2, 13, 8
-_S_IFMT, _S_IFIFO, _S_IFSOCK = 0o170000, 0o010000, 0o140000
-_POLLIN, _POLLERR, _POLLHUP = 0x001, 0x008, 0x010
-
-
-class Stdio:
-    """What the runner's own standard descriptors are, found before anything is opened.
-
-    A closed descriptor (`yarp run -- cmd <&- >&-`) is held by `/dev/null`,
-    close-on-exec, so nothing the runner opens lands on it (a spool file on
-    fd 1 would be archived as the wrong stream) and the command finds it
-    closed, as it would under a shell.
-    """
-
-    __slots__ = ("closed", "merged", "terminal", "watch", "gone")
-
-    def __init__(self) -> None:
-        stats = {}
-        closed = []
-        for fd in (0, 1, 2):
-            try:
-                stats[fd] = os.fstat(fd)
-            except OSError:
-                closed.append(fd)
-        for fd in closed:
-            try:
-                os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)  # the lowest free number: `fd` itself
-            except OSError:
-                pass
-        self.closed = closed
-        out, err = stats.get(1), stats.get(2)
-        self.terminal = out is not None and os.isatty(1)
-        #: fd 1 and fd 2 are one file (`2>&1`), not a terminal: the command gets one pipe for both.
-        self.merged = (out is not None and err is not None and not self.terminal
-                       and out.st_dev == err.st_dev and out.st_ino == err.st_ino)
-        #: Our output descriptors whose reader can go away (pipes and sockets).
-        self.watch = tuple(fd for fd, st in ((1, out), (2, err))
-                           if st is not None and (st.st_mode & _S_IFMT) in (_S_IFIFO, _S_IFSOCK)
-                           and not (fd == 2 and self.merged))
-        #: Output descriptors whose reader went away: nothing more is written to them.
-        self.gone: set[int] = set()
-
-    def open(self, fd: int) -> bool:
-        """Whether `fd` (1 or 2) can still take output."""
-        return fd not in self.closed and fd not in self.gone
 
 
 class Spool:
@@ -195,564 +139,8 @@ def declared(path: str) -> dict:
     return {"path": path, "device": st.st_dev, "inode": st.st_ino, "size": st.st_size}
 
 
-def exit_status(returncode: int) -> int:
-    """The child's status the way a shell reports it (128 + N for signal N)."""
-    return 128 - returncode if returncode < 0 else returncode
-
-
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-def _wait_writable(fd: int) -> None:
-    """Wait until `fd` takes more (a descriptor someone made non-blocking) or its reader is gone."""
-    import select
-
-    poller = select.poll()
-    poller.register(fd, 0x004)  # POLLOUT; POLLERR and POLLHUP come anyway
-    poller.poll()
-
-
-def _write_all(fd: int, data) -> None:
-    view = memoryview(data)
-    while view:
-        try:
-            view = view[os.write(fd, view):]
-        except BlockingIOError:  # EAGAIN: an O_NONBLOCK description shared with our caller
-            _wait_writable(fd)
-
-
-def emit_file(path: str, fd: int) -> None:
-    """Copy a file to `fd` exactly (sendfile when possible, else read/write)."""
-    src = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        size = os.fstat(src).st_size
-        offset = 0
-        try:
-            while offset < size:
-                try:
-                    sent = os.sendfile(fd, src, offset, size - offset)
-                except BlockingIOError:
-                    _wait_writable(fd)
-                    continue
-                if sent == 0:
-                    break
-                offset += sent
-            return
-        except OSError as exc:
-            if exc.errno == _EPIPE:  # the reader is gone; nothing else can be delivered
-                raise
-        os.lseek(src, offset, os.SEEK_SET)
-        while True:
-            chunk = os.read(src, _CHUNK)
-            if not chunk:
-                return
-            _write_all(fd, chunk)
-    finally:
-        os.close(src)
-
-
-def _emit_quietly(path: str, fd: int, stdio: "Stdio | None" = None) -> None:
-    # A reader that went away (EPIPE) or a closed stream must not change the
-    # exit status: the bytes are archived and the child's status stands.
-    if stdio is not None and not stdio.open(fd):
-        return
-    try:
-        emit_file(path, fd)
-    except OSError:
-        pass
-
-
-def _stderr_line(text: str) -> None:
-    try:
-        os.write(2, text.encode("utf-8", "replace"))
-    except OSError:
-        pass
-
-
-# --- launching the command --------------------------------------------------------------
-
-
-class LaunchError(Exception):
-    """The command could not be started: the shell's status (127 or 126) and its message."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def _search_path(name: str, executable: bool) -> str | None:
-    """The first `PATH` entry holding `name` (a non-directory; executable when asked), as a shell searches."""
-    for directory in os.environ.get("PATH", os.defpath).split(":"):
-        candidate = os.path.join(directory or ".", name)
-        if os.path.isfile(candidate) and (not executable or os.access(candidate, os.X_OK)):
-            return candidate
-    return None
-
-
-def _is_binary(path: str) -> bool:
-    """bash's test before it runs a file without `#!` as a script: a NUL in its first line (80 bytes)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        head = os.read(fd, 80)
-    finally:
-        os.close(fd)
-    return b"\x00" in head.split(b"\n", 1)[0]
-
-
-def launch(argv: list[str], actions: list, sigmask) -> int:
-    """Start `argv` (`PATH` lookup as a shell does); return its pid, or raise `LaunchError` worded as bash's.
-
-    A file the kernel refuses as an executable format (`ENOEXEC`: a script
-    without `#!`) is run by a shell, as every POSIX shell does: by the shell
-    that started us when it is one that runs such scripts itself (bash, dash,
-    ksh), else by `/bin/sh` (zsh's choice too). A shell that replaced itself
-    with `yarp run` (`bash -c 'yarp run -- ./s'`) is no longer there to ask:
-    `/bin/sh` runs the script then.
-    """
-    name = argv[0]
-    if not name:
-        raise LaunchError(STATUS_NOT_FOUND, ": command not found")
-    try:
-        return os.posix_spawnp(name, argv, os.environ, file_actions=actions, setsigmask=sigmask,
-                               setsigdef=_CHILD_DEFAULTS)
-    except OSError as exc:
-        error = exc
-    slash = "/" in name
-    if error.errno == _ENOEXEC:
-        path = name if slash else _search_path(name, True)
-        if path is not None:
-            if _is_binary(path):
-                raise LaunchError(STATUS_NOT_EXECUTABLE, f"{name}: cannot execute binary file: Exec format error")
-            shell = _calling_shell()
-            try:
-                return os.posix_spawn(shell, [shell, path, *argv[1:]], os.environ, file_actions=actions,
-                                      setsigmask=sigmask, setsigdef=_CHILD_DEFAULTS)
-            except OSError as exc:
-                error = exc
-    if error.errno == _ENOENT:
-        raise LaunchError(STATUS_NOT_FOUND, f"{name}: No such file or directory" if slash
-                          else f"{name}: command not found")
-    if error.errno == _EACCES:
-        if slash and os.path.isdir(name):
-            raise LaunchError(STATUS_NOT_EXECUTABLE, f"{name}: Is a directory")
-        if not slash and _search_path(name, False) is None:  # only directories by that name
-            raise LaunchError(STATUS_NOT_FOUND, f"{name}: command not found")
-    raise LaunchError(STATUS_NOT_EXECUTABLE, f"{name}: {error.strerror or 'cannot execute'}")
-
-
-#: Shells that run a script without `#!` themselves (zsh hands it to /bin/sh).
-_SELF_RUNNING_SHELLS = frozenset({"bash", "dash", "ksh", "mksh", "ksh93"})
-
-
-def _calling_shell() -> str:
-    """The shell to run a script without `#!`: our parent's program if it is one of
-    `_SELF_RUNNING_SHELLS`, else `/bin/sh`."""
-    try:
-        exe = os.readlink(f"/proc/{os.getppid()}/exe")
-    except OSError:
-        return "/bin/sh"
-    return exe if os.path.basename(exe) in _SELF_RUNNING_SHELLS else "/bin/sh"
-
-
-def _launch_error(exc: LaunchError) -> int:
-    from yarp.errors import bounded_text
-
-    _stderr_line(f"yarp: {bounded_text(exc.message, 400)}\n")
-    return exc.status
-
-
-def die_by(signum: int) -> None:
-    """End this process by signal `signum`, as the command it ran did (never returns).
-
-    The calling shell then sees a death by signal: a loop stops on Ctrl-C,
-    "Killed" or "Segmentation fault" is reported as usual. No core file of
-    ours: the command's own is the one that matters.
-    """
-    for stream in ("stdout", "stderr"):
-        try:
-            getattr(__import__("sys"), stream).flush()
-        except (OSError, ValueError, AttributeError):
-            pass
-    if signum in _CORE_SIGNALS:
-        try:
-            import resource
-
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        except (ImportError, OSError, ValueError):
-            pass
-    try:
-        signal.signal(signum, signal.SIG_DFL)  # refused for SIGKILL and SIGSTOP, which need nothing
-    except (OSError, ValueError):
-        pass
-    try:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, (signum,))
-        os.kill(os.getpid(), signum)
-    except (OSError, ValueError):
-        pass
-    os._exit(128 + signum)  # a signal whose default is not to end a process
-
-
-# --- signals while the command runs -------------------------------------------------------
-
-
-def _status_bits(pid: int, fields: tuple) -> int:
-    """The union of hexadecimal signal masks `fields` (e.g. SigPnd) of /proc/PID/status; -1 for a zombie."""
-    with open(f"/proc/{pid}/status", "rb") as handle:
-        text = handle.read()
-    bits = 0
-    for line in text.split(b"\n"):
-        key, _, value = line.partition(b":")
-        if key == b"State" and value.strip().startswith(b"Z"):
-            return -1
-        if key.decode() in fields:
-            bits |= int(value.strip(), 16)
-    return bits
-
-
-class _Watcher:
-    """The thread that takes the runner's signals while the command runs, and reaps the command.
-
-    Every thread of the runner blocks SIGCHLD, SIGINT, SIGTERM, SIGHUP and
-    SIGQUIT; this one takes them with `sigwaitinfo`, which tells who sent a
-    signal and how. The rule: a signal reaches the command once.
-
-    * A terminal's signal (Ctrl-C, Ctrl-\\, a hang-up; `si_code` SI_KERNEL)
-      already reached the command, which is in the same process group: not
-      forwarded.
-    * A signal sent with kill() is forwarded unless the command already got
-      it: it has it pending (SigPnd/ShdPnd of /proc/PID/status) or is dying,
-      right away or after `SETTLE_S`; the runner got it a second time
-      meanwhile (the group's copy after a direct one); or its sender is in
-      our process group and now ignores it, which is how `timeout` signals
-      its group after signalling its child directly.
-    * Once the command has ended, a signal for the runner ends the wait for
-      processes it left behind holding its output; the archive and the
-      command's status are kept.
-    """
-
-    def __init__(self, pid: int, wake_fd: int = -1) -> None:
-        self.pid = pid
-        self.wake_fd = wake_fd
-        self.reaped = False
-        self.done = False
-        self.noted: list[int] = []
-        self.lock = _thread.allocate_lock()  # reaping against forwarding: never signal a reaped pid
-        self.ended = _thread.allocate_lock()
-        self.ended.acquire()
-        self.ident = _thread.start_new_thread(self._loop, ())
-
-    def _loop(self) -> None:
-        try:
-            waited = (signal.SIGCHLD, *_SIGNALS)
-            while True:
-                info = signal.sigwaitinfo(waited)
-                # `done` is read under the lock `stop` sets it and signals us under: the thread
-                # never ends before that signal was sent, so it is never sent to an ended thread.
-                with self.lock:
-                    done = self.done
-                if done:
-                    if info.si_signo != signal.SIGCHLD:
-                        self.noted.append(info.si_signo)
-                    break
-                if info.si_signo == signal.SIGCHLD:
-                    continue
-                try:
-                    self._take(info)
-                except Exception:  # noqa: BLE001 - a failed look at /proc must not end the watch
-                    pass
-        finally:
-            self.ended.release()
-
-    def _ended(self) -> bool:
-        return self.reaped or os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-
-    def _child_has(self, signum: int) -> bool:
-        try:
-            bits = _status_bits(self.pid, ("SigPnd", "ShdPnd"))
-        except OSError:
-            return True  # gone
-        return bits == -1 or bool(bits >> (signum - 1) & 1)
-
-    def _take(self, info) -> None:
-        signum = info.si_signo
-        with self.lock:
-            if self._ended():
-                self.noted.append(signum)
-                if self.wake_fd >= 0:
-                    try:
-                        os.write(self.wake_fd, b"s")
-                    except OSError:
-                        pass
-                return
-        if info.si_code == _SI_KERNEL:
-            return
-        if info.si_code <= 0:  # sent by a process: kill(), sigqueue(), tkill()
-            if self._child_has(signum):
-                return
-            if signal.sigtimedwait((signum,), SETTLE_S) is not None:
-                return  # the runner got it twice: once directly, once with its process group
-            if self._child_has(signum) or _ignores_as_group_sender(info.si_pid, signum):
-                return
-        with self.lock:
-            if not self._ended():
-                try:
-                    os.kill(self.pid, signum)
-                except ProcessLookupError:
-                    pass
-
-    def reap(self) -> int:
-        """Wait for the command (signals are still taken meanwhile); return its returncode."""
-        os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
-        with self.lock:
-            _, status = os.waitpid(self.pid, 0)
-            self.reaped = True
-        return os.waitstatus_to_exitcode(status)
-
-    def stop(self) -> None:
-        """End the thread; signals it takes meanwhile are noted."""
-        with self.lock:
-            self.done = True
-            if self.ended.acquire(False):
-                return  # it ended on an error of its own
-            signal.pthread_kill(self.ident, signal.SIGCHLD)
-        self.ended.acquire()
-
-
-def _ignores_as_group_sender(sender: int, signum: int) -> bool:
-    """Whether `sender` is in our process group and ignores `signum` (`timeout` before it signals the group)."""
-    try:
-        if sender <= 0 or os.getpgid(sender) != os.getpgrp():
-            return False
-        return bool(_status_bits(sender, ("SigIgn",)) >> (signum - 1) & 1)
-    except (OSError, ValueError):
-        return False
-
-
-class _Deferred:
-    """After the child exits: signals for the runner are noted, not obeyed, until the
-    output is archived and emitted (bounded by the archive deadline). Handlers, not
-    a blocked mask, so a broker started meanwhile does not inherit a blocked mask."""
-
-    def __init__(self) -> None:
-        self.saved: dict[int, object] = {}
-        self.received: list[int] = []
-
-    def _note(self, signum, _frame) -> None:
-        self.received.append(signum)
-
-    def __enter__(self) -> "_Deferred":
-        for signum in _SIGNALS:
-            self.saved[signum] = signal.signal(signum, self._note)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for signum, handler in self.saved.items():
-            signal.signal(signum, handler)
-
-
-# --- pumping the command's pipes ----------------------------------------------------------------
-
-
-class _Stream:
-    """One pipe from the command: its read end, the spool file it fills, and our descriptor it
-    passes through to (pass-through mode) or is emitted to later (view mode)."""
-
-    __slots__ = ("rfd", "spool_fd", "out_fd", "tee", "splice", "error", "small")
-
-    def __init__(self, rfd: int, spool_fd: int, out_fd: int, tee: bool) -> None:
-        self.rfd = rfd
-        self.spool_fd = spool_fd
-        self.out_fd = out_fd
-        self.tee = tee
-        self.splice = not tee
-        self.error: OSError | None = None  # a spool write that failed: the capture fails with it
-        self.small = True  # the pipe still has its default size
-
-    def _enlarge(self) -> None:
-        # A full default pipe (64 KiB): large output. A 1 MiB pipe (the unprivileged limit)
-        # takes 200 MB of `cat` into the spool in 90 ms instead of 245 ms; `fcntl` is
-        # imported only then, so a quiet command does not pay for it.
-        self.small = False
-        try:
-            import fcntl
-
-            fcntl.fcntl(self.rfd, fcntl.F_SETPIPE_SZ, _CHUNK)
-        except (ImportError, AttributeError, OSError):
-            pass
-
-    def move(self, stdio: Stdio) -> bool:
-        """Move what the pipe holds; False at end of file."""
-        if self.splice and self.error is None:
-            try:
-                moved = os.splice(self.rfd, self.spool_fd, _CHUNK)
-            except OSError as exc:
-                if exc.errno != _EINVAL:
-                    self.error = exc
-                self.splice = False  # a file system without splice, or a failed spool: copy instead
-            else:
-                if moved >= 65536 and self.small:
-                    self._enlarge()
-                return moved > 0
-        # A pipe of the default size holds at most 64 KiB: a larger buffer would only be mapped and unmapped.
-        data = os.read(self.rfd, 65536 if self.small else _CHUNK)
-        if not data:
-            return False
-        if len(data) >= 65536 and self.small:
-            self._enlarge()
-        if self.error is None:
-            try:
-                _write_all(self.spool_fd, data)
-            except OSError as exc:
-                self.error = exc
-        if self.tee and self.out_fd in stdio.gone:
-            return False  # the reader left while we were not passing through: close, as below
-        if self.tee and stdio.open(self.out_fd):
-            try:
-                _write_all(self.out_fd, data)
-            except OSError:
-                stdio.gone.add(self.out_fd)  # EPIPE: the reader is gone
-                return False
-        return True
-
-
-#: A standalone view-mode run whose stdout is a pipe looks for its reader once, after this
-#: much output or this long, whichever comes first (`Runner._reader_in_pipeline`).
-READER_CHECK_BYTES = 1 << 20
-READER_CHECK_MS = 1000
-
-
-#: Programs whose reading of our stdout means `$(…)` (or `read <(…)`): a shell.
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "yash", "busybox", "fish"})
-
-
-def _pipe_read_in_pipeline(fd: int) -> bool:
-    """Whether the pipe on `fd` is read inside the shell line that ran us: by a sibling of
-    ours (`yarp run -- yes | head`: the shell started both) or by our parent when it is a
-    shell (`x=$(yarp run -- …)`), in our own process group.
-
-    A program that started us itself and reads our output (an agent's host, a test
-    harness) is neither: its `yarp run` keeps its view.
-    """
-    try:
-        st = os.fstat(fd)
-        names = os.listdir("/proc")
-    except OSError:
-        return False
-    if (st.st_mode & _S_IFMT) != _S_IFIFO:
-        return False
-    pipe = f"pipe:[{st.st_ino}]"
-    group, me, parent = os.getpgrp(), os.getpid(), os.getppid()
-    for name in names:
-        if not name.isdigit() or int(name) == me:
-            continue
-        pid = int(name)
-        try:
-            if os.getpgid(pid) != group:
-                continue
-            if pid == parent:
-                with open(f"/proc/{name}/comm", "rb") as comm:
-                    if comm.read().strip().decode("ascii", "replace") not in _SHELLS:
-                        continue
-            else:
-                with open(f"/proc/{name}/stat", "rb") as stat:
-                    # pid (comm) state ppid ...: comm may hold spaces and parentheses
-                    if int(stat.read().rsplit(b")", 1)[1].split()[1]) != parent:
-                        continue
-            folder = f"/proc/{name}/fd"
-            for entry in os.listdir(folder):
-                if os.readlink(f"{folder}/{entry}") == pipe and _reads(name, entry):
-                    return True
-        except (OSError, ValueError, IndexError):
-            continue
-    return False
-
-
-def _reads(pid: str, fd: str) -> bool:
-    """Whether descriptor `fd` of `pid` is open for reading (`/proc/PID/fdinfo`'s flags)."""
-    with open(f"/proc/{pid}/fdinfo/{fd}", "rb") as info:
-        for line in info:
-            if line.startswith(b"flags:"):
-                return int(line.split()[1], 8) & 3 in (0, 2)  # O_RDONLY or O_RDWR
-    return False
-
-
-def _copy_range(src: int, dst: int, size: int) -> None:
-    """Write the first `size` bytes of file `src` to `dst`."""
-    offset = 0
-    while offset < size:
-        data = os.pread(src, min(_CHUNK, size - offset), offset)
-        if not data:
-            return
-        _write_all(dst, data)
-        offset += len(data)
-
-
-def pump(streams: list, stdio: Stdio, wake_fd: int, check=None) -> None:
-    """Move the command's pipes into the spool (and through, in pass-through mode) until end of file.
-
-    End of file comes once every process holding a pipe has closed it: the
-    command and anything it left behind, as a shell pipe waits for them. A
-    stream whose reader goes away (POLLERR/POLLHUP on our descriptor, EPIPE on
-    a write) is closed, so the command gets SIGPIPE on its next write, as it
-    would without us. A byte on `wake_fd` (a signal after the command ended)
-    ends the wait. `check`, when given, is called once after
-    `READER_CHECK_BYTES` of stdout or `READER_CHECK_MS`, whichever comes first.
-    """
-    import select
-
-    deadline = time.monotonic() + READER_CHECK_MS / 1000 if check is not None else None
-    poller = select.poll()
-    live = {}
-    for stream in streams:
-        live[stream.rfd] = stream
-        poller.register(stream.rfd, _POLLIN)
-    poller.register(wake_fd, _POLLIN)
-    watched = [fd for fd in stdio.watch if any(s.out_fd == fd for s in streams)]
-    for fd in watched:
-        poller.register(fd, 0)  # only POLLERR / POLLHUP: the reader went away
-
-    def close(stream) -> None:
-        poller.unregister(stream.rfd)
-        del live[stream.rfd]
-        os.close(stream.rfd)
-        stream.rfd = -1
-
-    while live:
-        timeout = None
-        if check is not None:
-            spooled = os.fstat(streams[0].spool_fd).st_size
-            left = deadline - time.monotonic()
-            if spooled >= READER_CHECK_BYTES or left <= 0:
-                check()
-                check = None
-            else:
-                timeout = max(1, int(left * 1000))
-        for fd, events in poller.poll(timeout):
-            if fd == wake_fd:
-                for stream in list(live.values()):
-                    close(stream)
-                return
-            if fd in watched:
-                if events & (_POLLERR | _POLLHUP):
-                    stdio.gone.add(fd)
-                    poller.unregister(fd)
-                    watched.remove(fd)
-                    for stream in list(live.values()):
-                        if stream.out_fd == fd:
-                            close(stream)
-                continue
-            stream = live.get(fd)
-            if stream is not None and not stream.move(stdio):
-                close(stream)
-                if stream.out_fd in stdio.gone:
-                    for other in list(live.values()):
-                        if other.out_fd == stream.out_fd:
-                            close(other)
 
 
 class Runner:
@@ -844,7 +232,7 @@ class Runner:
         })
         warning = reply.get("warning")
         if isinstance(warning, str):
-            _stderr_line(f"yarp: {warning}\n")
+            stderr_line(f"yarp: {warning}\n")
         return (spool.stdout_after if reply.get("stdoutAfter") is True else spool.stdout_before,
                 spool.stderr_after if reply.get("stderrAfter") is True else spool.stderr_before)
 
@@ -859,7 +247,7 @@ class Runner:
             spool = Spool.create(self.environ)
         except OSError as exc:
             # Without a spool nothing can be captured: run the command untouched.
-            _stderr_line(f"yarp: archive failed before command execution: cannot create spool files: "
+            stderr_line(f"yarp: archive failed before command execution: cannot create spool files: "
                          f"{exc.strerror or 'I/O error'}\n")
             status, self.signum = run_untouched(self.argv)
             return status
@@ -872,7 +260,7 @@ class Runner:
             spool.remove()
 
     def _pipes(self, spool: Spool, write_ends: list) -> tuple[list, list]:
-        """The command's pipes: (file actions for the child, `_Stream`s for us); the write ends,
+        """The command's pipes: (file actions for the child, `Stream`s for us); the write ends,
         which the parent closes once the child has them, are appended to `write_ends`."""
         stdio = self.stdio
         if stdio.merged:
@@ -885,7 +273,7 @@ class Runner:
         streams = []
         for child_fds, spool_fd, out_fd in targets:
             rfd, wfd = os.pipe2(os.O_CLOEXEC)
-            streams.append(_Stream(rfd, spool_fd, out_fd, self.passing))
+            streams.append(Stream(rfd, spool_fd, out_fd, self.passing))
             write_ends.append(wfd)
             # dup2 clears close-on-exec on the copies; the originals close at exec.
             actions += [(os.POSIX_SPAWN_DUP2, wfd, fd) for fd in child_fds]
@@ -903,7 +291,7 @@ class Runner:
                 begin_error = _archive_error(exc, "archive unavailable")
         stdio = self.stdio
         wake_r, wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
-        old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGCHLD, *_SIGNALS))
+        old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGCHLD, *RUNNER_SIGNALS))
         watcher = None
         streams: list = []
         write_ends: list[int] = []
@@ -918,7 +306,7 @@ class Runner:
                 for fd in write_ends:
                     os.close(fd)
             if launch_error is None:
-                watcher = _Watcher(pid, wake_w)
+                watcher = Watcher(pid, wake_w)
                 check = None
                 if standalone and not self.passing and 1 in stdio.watch:
                     def check():
@@ -932,7 +320,7 @@ class Runner:
         finally:
             # Signals are noted from here on, not obeyed, until the output is archived and emitted;
             # handlers first, then the mask is lifted, so none slips through in between.
-            deferred = _Deferred().__enter__()
+            deferred = Deferred().__enter__()
             if watcher is not None:
                 watcher.stop()
                 deferred.received += watcher.noted
@@ -941,7 +329,7 @@ class Runner:
                 os.close(fd)
         try:
             if launch_error is not None:
-                status = _launch_error(launch_error)
+                status = report_launch_error(launch_error)
                 self._finish_preflight(status, self._settle_begin(begin_pending, begin_error))
                 return status
             status = exit_status(returncode)
@@ -958,8 +346,8 @@ class Runner:
             except Exception as exc:  # noqa: BLE001 - as in `_settle_begin`
                 return self._fallback(spool, status, _archive_error(exc, "spool failed"))
             if not self.passing:
-                _emit_quietly(stdout_path, 1, stdio)
-                _emit_quietly(stderr_path, 2, stdio)
+                emit_quietly(stdout_path, 1, stdio)
+                emit_quietly(stderr_path, 2, stdio)
             return status
         finally:
             deferred.__exit__()
@@ -971,7 +359,7 @@ class Runner:
         view would give it only at the end, which never comes. A standalone
         run in view mode whose stdout is a pipe therefore looks, once
         (`pump`), for the pipe's reader inside the shell line that ran it
-        (`_pipe_read_in_pipeline`); a program that started `yarp run` and
+        (`pipe_read_in_pipeline`); a program that started `yarp run` and
         reads its output itself (an agent's host) is never one. If it finds
         one, what was spooled so far is written out exactly and the rest
         passes through as it comes: the reader gets the bytes it would get
@@ -980,7 +368,7 @@ class Runner:
         if self.checked:
             return
         self.checked = True
-        if not _pipe_read_in_pipeline(1):
+        if not pipe_read_in_pipeline(1):
             return
         self.passing = True
         stdio = self.stdio
@@ -988,7 +376,7 @@ class Runner:
             emitted = os.lseek(stream.spool_fd, 0, os.SEEK_CUR)
             if stdio.open(stream.out_fd) and emitted:
                 try:
-                    _copy_range(stream.spool_fd, stream.out_fd, emitted)
+                    copy_range(stream.spool_fd, stream.out_fd, emitted)
                 except OSError:
                     stdio.gone.add(stream.out_fd)
             stream.tee = True
@@ -1002,15 +390,15 @@ class Runner:
         try:
             self._ask({"step": "not_started", "target": self.target, "status": status})
         except Exception as exc:  # noqa: BLE001 - as in `_settle_begin`
-            _stderr_line(f"yarp: archive failed: {_archive_error(exc, 'archive unavailable').message}\n")
+            stderr_line(f"yarp: archive failed: {_archive_error(exc, 'archive unavailable').message}\n")
 
     def _fallback(self, spool: Spool, status: int, error) -> int:
         """Emit the exact raw bytes (unless they were passed through already), report the archive
         error once, keep the status."""
         if not self.passing:
-            _emit_quietly(spool.stdout_before, 1, self.stdio)
-            _emit_quietly(spool.stderr_before, 2, self.stdio)
-        _stderr_line(f"yarp: archive failed after command execution: {error.message}\n")
+            emit_quietly(spool.stdout_before, 1, self.stdio)
+            emit_quietly(spool.stderr_before, 2, self.stdio)
+        stderr_line(f"yarp: archive failed after command execution: {error.message}\n")
         return status
 
 
@@ -1030,14 +418,14 @@ def _archive_error(exc: Exception, what: str):
 
 def run_untouched(argv: list[str]) -> tuple[int, int | None]:
     """Run `argv` with the runner's own streams: no spool, no pruning, no cap; (status, killing signal)."""
-    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGCHLD, *_SIGNALS))
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGCHLD, *RUNNER_SIGNALS))
     watcher = None
     try:
         try:
             pid = launch(argv, [], old_mask)
         except LaunchError as exc:
-            return _launch_error(exc), None
-        watcher = _Watcher(pid)
+            return report_launch_error(exc), None
+        watcher = Watcher(pid)
         returncode = watcher.reap()
     finally:
         if watcher is not None:

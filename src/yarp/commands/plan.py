@@ -54,7 +54,8 @@ def add_planning_options(parser) -> None:
 def make_plan(args):
     from yarp.config import load
     from yarp.errors import UsageError
-    from yarp.view.plan import MAX_COMMAND_BYTES, ArchiveIdentity, plan_command
+    from yarp.limits import MAX_COMMAND_BYTES
+    from yarp.view.plan import ArchiveIdentity, plan_command
     from yarp.view.rules import load_rules
 
     archive = ArchiveIdentity.from_flags(args.archive_agent, args.archive_account, args.archive_session, args.archive_call)

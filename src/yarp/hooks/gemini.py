@@ -46,6 +46,11 @@ VIEWS_FOLDER = "yarp-views"
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)$", re.M)
 #: `--archive-call 'ID'` (or a plain word) in our `yarp run` rewrite of a command.
 _CALL_FLAG = re.compile(r"--archive-call (?:'((?:[^']|'\\'')*)'|(\S+))")
+_QUOTED = r"'(?:[^']|'\\'')*'"
+#: One wrapped command's prefix in a compound rewrite (`yarp.view.plan.segment_prefix`).
+_SEGMENT_PREFIX = re.compile(
+    rf"(?:{_QUOTED}|\S+) run --archive-agent '{AGENT}' --archive-account {_QUOTED} --archive-session {_QUOTED}"
+    rf" --archive-parent ({_QUOTED})(?: --pass)? -- ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,11 +133,18 @@ def rewritten_call(tool_input: Any) -> tuple[str, dict] | None:
 
     Our rewrite is `<yarp> run --archive-agent … --archive-call ID -- <the command
     unchanged>` with every other argument kept, so both the id and the
-    original command are in it.
+    original command are in it; a compound rewrite puts `<yarp> run …
+    --archive-parent ID [--pass] -- ` in front of each wrapped command, and
+    removing those prefixes gives the command back.
     """
     if not isinstance(tool_input, dict) or not isinstance(tool_input.get("command"), str):
         return None
     command = tool_input["command"]
+    parents = {match.group(1) for match in _SEGMENT_PREFIX.finditer(command)}
+    if len(parents) == 1:
+        # A compound rewrite: every wrapped command's prefix removed gives the command back.
+        found = parents.pop()[1:-1].replace("'\\''", "'")
+        return found, {**tool_input, "command": _SEGMENT_PREFIX.sub("", command)}
     head, sep, original = command.partition(" -- ")
     if not sep or " run " not in f" {head} " or f"--archive-agent '{AGENT}'" not in head:
         return None

@@ -33,8 +33,9 @@ import os
 from dataclasses import dataclass
 
 from yarp.errors import UsageError
-from yarp.limits import MAX_COMMAND_BYTES, MAX_IDENTITY_CHARS, MAX_TREE_DEPTH, MAX_TREE_NODES
+from yarp.limits import MAX_IDENTITY_CHARS
 from yarp.view.rules import RuleSet
+from yarp.view.shell_syntax import literal_value, parse_text
 
 #: Programs that run another command: their output is that command's, so they stay original.
 WRAPPERS = frozenset({
@@ -47,19 +48,6 @@ RECOVERY_COMMANDS = frozenset({"search", "read"})
 ARCHIVE_FLAGS = ("--archive-agent", "--archive-account", "--archive-session", "--archive-call")
 #: A wrapped part of a compound command records its own call under the adapter's, named by this flag.
 PARENT_FLAG = "--archive-parent"
-
-_PARSER = None
-
-
-def _parser():
-    global _PARSER
-    if _PARSER is None:
-        import tree_sitter
-        import tree_sitter_bash
-
-        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
-    return _PARSER
-
 
 @dataclass(frozen=True, slots=True)
 class ArchiveIdentity:
@@ -139,91 +127,9 @@ def shell_quote(value: str) -> str:
     return "'" + value.replace("'", "'\\''") + "'"
 
 
-def _unescape(raw: str, escapable: str | None = None) -> str:
-    """A shell word's backslash escapes removed: any character outside quotes, only
-    `escapable` ones inside double quotes; an escaped newline joins the lines."""
-    out = []
-    i = 0
-    while i < len(raw):
-        ch = raw[i]
-        if ch == "\\" and i + 1 < len(raw) and (escapable is None or raw[i + 1] in escapable):
-            if raw[i + 1] != "\n":
-                out.append(raw[i + 1])
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def literal_value(node) -> str | None:
-    """The literal value of an argument node, or None when it needs the shell to expand it."""
-    kind = node.type
-    text = node.text.decode("utf-8")
-    if kind in ("word", "number"):
-        return _unescape(text)
-    if kind == "raw_string":
-        return text[1:-1]
-    if kind == "string":
-        parts = []
-        for child in node.children:
-            if child.type == '"':
-                continue
-            if child.type != "string_content":
-                return None
-            parts.append(_unescape(child.text.decode("utf-8"), '$`"\\\n'))
-        return "".join(parts)
-    if kind == "concatenation":
-        parts = []
-        for child in node.children:
-            value = literal_value(child)
-            if value is None:
-                return None
-            parts.append(value)
-        return "".join(parts)
-    return None
-
-
-def _within_bounds(root) -> bool:
-    stack = [(root, 0)]
-    seen = 0
-    while stack:
-        node, depth = stack.pop()
-        seen += 1
-        if depth > MAX_TREE_DEPTH or seen > MAX_TREE_NODES:
-            return False
-        stack.extend((child, depth + 1) for child in node.children)
-    return True
-
-
-def _parse(text: str):
-    """(the root node, "ok"), or (None, why the text cannot be planned)."""
-    source = text.encode("utf-8")
-    if len(source) > MAX_COMMAND_BYTES:
-        return None, "too_large"
-    if not text.strip():
-        return None, "empty"
-    if "\x00" in text:
-        return None, "nul"
-    root = _parser().parse(source).root_node
-    if root.has_error:
-        return None, "syntax_error"
-    if not _within_bounds(root):
-        return None, "too_deep"
-    return root, "ok"
-
-
-def parse_program(source: bytes):
-    """The tree-sitter-bash root of `source` within the planner's bounds, or None."""
-    if len(source) > MAX_COMMAND_BYTES * 16 or b"\x00" in source:
-        return None
-    root = _parser().parse(source).root_node
-    return None if root.has_error or not _within_bounds(root) else root
-
-
 def simple_argv(text: str) -> tuple[list[str] | None, str]:
     """Parse `text`; return (argv, "simple") for one simple literal command, else (None, reason)."""
-    root, reason = _parse(text)
+    root, reason = parse_text(text)
     if root is None:
         return None, reason
     statements = [child for child in root.children]
@@ -289,7 +195,7 @@ def _plan_compound(text: str, archive: ArchiveIdentity | None, launcher: str,
                    shell_names: frozenset[str], search_path: str | None, cwd: str | None) -> ShellPlan:
     from yarp.view.segments import find_segments
 
-    root, reason = _parse(text)
+    root, reason = parse_text(text)
     if root is None:
         return ShellPlan("original", None, "ordinary", reason)
     source = text.encode("utf-8")
@@ -341,7 +247,7 @@ def result_argv(text: str) -> list[str] | None:
     A host's result of `cd x && pytest -q 2>&1 | tail -5` ends with `tail`'s
     output; the result's view is chosen by that command's rule.
     """
-    root, _ = _parse(text)
+    root, _ = parse_text(text)
     node = root
     while node is not None and node.type != "command":
         named = [child for child in node.children if child.is_named and child.type not in (

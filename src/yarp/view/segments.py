@@ -33,6 +33,8 @@ import os
 import re
 from dataclasses import dataclass
 
+from yarp.view.shell_syntax import literal_value, parse_program
+
 #: Builtins and keywords that change or read the agent's own shell state (or
 #: stop it): they must run in that shell, and they print nothing of interest.
 SHELL_STATE = frozenset({
@@ -342,8 +344,6 @@ class _Walk:
             return None
         if len(data) > MAX_SOURCED_BYTES:
             return None
-        from yarp.view.plan import parse_program
-
         root = parse_program(data)
         if root is None or _runs_more_code(root):
             return None
@@ -365,8 +365,6 @@ _TEXT_ONLY = frozenset({"echo", "printf"})
 
 
 def _is_literal(node) -> bool:
-    from yarp.view.plan import literal_value
-
     return node.type in ("word", "number", "raw_string", "string", "concatenation") and literal_value(node) is not None
 
 
