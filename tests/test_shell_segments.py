@@ -61,6 +61,9 @@ SEGMENTED = {
     "if grep -q x f; then make; fi": f"if {V}grep -q x f; then {V}make; fi",
     # here-documents: their bodies are left exactly as written
     "cat <<'EOF' > f.txt\n$(not run)\nEOF": f"{P}cat <<'EOF' > f.txt\n$(not run)\nEOF",
+    # a loop's header runs once; its body stays in the shell
+    "for f in $(git ls-files); do wc -l \"$f\"; done": f"for f in $({P}git ls-files); do wc -l \"$f\"; done",
+    "seq 3 | while read -r x; do echo $x; done": f"{P}seq 3 | while read -r x; do echo $x; done",
     # background commands flow as they come
     "sleep 1 & wait": f"{P}sleep 1 & wait",
     # the keyword `time` times what it wraps
@@ -101,6 +104,7 @@ LEFT = {
     "echo $HOME": (("builtin",), "nothing_to_wrap"),
     "pwd": (("builtin",), "nothing_to_wrap"),
     "for f in *.ts; do wc -l \"$f\"; done": (("loop",), "nothing_to_wrap"),
+    "until curl -s localhost:8000; do sleep 1; done": (("loop", "loop"), "nothing_to_wrap"),
     "$CMD --all": (("dynamic_name",), "nothing_to_wrap"),
     "sudo make install": (("sudo",), "nothing_to_wrap"),
     "exec make": (("exec",), "nothing_to_wrap"),
