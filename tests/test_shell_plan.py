@@ -109,6 +109,13 @@ def test_archive_flags_are_single_quoted(rules):
     assert shell_quote("it's") == "'it'\\''s'"
 
 
+def test_text_that_is_not_utf8_is_left_alone(rules):
+    for text in ("ls \udcff", "echo \ud800"):
+        assert plan_command(text, rules).execution == "original"
+        plan = plan_command(text, rules, compound=True)
+        assert (plan.execution, plan.reason) == ("original", "not_utf8")
+
+
 def test_bounds(rules):
     long = "git log " + "a" * MAX_COMMAND_BYTES
     assert plan_command(long, rules).reason == "too_large"

@@ -64,8 +64,14 @@ SEGMENTED = {
     # a loop's header runs once; its body stays in the shell
     "for f in $(git ls-files); do wc -l \"$f\"; done": f"for f in $({P}git ls-files); do wc -l \"$f\"; done",
     "seq 3 | while read -r x; do echo $x; done": f"{P}seq 3 | while read -r x; do echo $x; done",
-    # background commands flow as they come
-    "sleep 1 & wait": f"{P}sleep 1 & wait",
+    # a here-document's command that writes into a pipe passes (tree-sitter nests the pipe in the redirection)
+    "python3 - <<'PY' | tail -5\nprint(1)\nPY": f"{P}python3 - <<'PY' | {V}tail -5\nprint(1)\nPY",
+    "cat <<EOF | grep x > out\na\nEOF\n": f"{P}cat <<EOF | {P}grep x > out\na\nEOF\n",
+    # a redirection in front of the name is the command's
+    ">out seq 2; ls": f">out {P}seq 2; {V}ls",
+    "FOO=1 2>err ls /nope": f"FOO=1 2>err {P}ls /nope",
+    # after `exec >log` nothing writes to the agent directly
+    "exec >log 2>&1; seq 5000; ls": f"exec >log 2>&1; {P}seq 5000; {P}ls",
     # the keyword `time` times what it wraps
     "time make": f"time {V}make",
     # wrappers that run one command are programs like any other (alone: wrapped whole, below)
@@ -107,6 +113,14 @@ LEFT = {
     "until curl -s localhost:8000; do sleep 1; done": (("loop", "loop"), "nothing_to_wrap"),
     "$CMD --all": (("dynamic_name",), "nothing_to_wrap"),
     "sudo make install": (("sudo",), "nothing_to_wrap"),
+    # background commands stay in the shell: `$!` is theirs, and `kill $!` reaches them
+    "sleep 30 & pid=$!; kill $pid": (("background",), "nothing_to_wrap"),
+    "coproc seq 3": (("coproc",), "nothing_to_wrap"),
+    "time ! false": (("time",), "nothing_to_wrap"),
+    "time FOO=1 seq 2": (("time",), "nothing_to_wrap"),
+    "YARP_CONFIG=/x seq 2": (("interpreter_environment",), "nothing_to_wrap"),
+    "XDG_RUNTIME_DIR=/nonexistent seq 2": (("interpreter_environment",), "nothing_to_wrap"),
+    "HOME=/tmp/h make": (("interpreter_environment",), "nothing_to_wrap"),
     "exec make": (("exec",), "nothing_to_wrap"),
     "PYTHONPATH=src pytest": (("interpreter_environment",), "nothing_to_wrap"),
     "set -x; make": (("xtrace",), "xtrace"),

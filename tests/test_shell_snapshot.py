@@ -7,6 +7,7 @@ PreToolUse event goes through the warm broker.
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 import sys
@@ -44,6 +45,16 @@ def test_names_from_a_snapshot_bash_wrote(tmp_path):
     text = _bash_snapshot(tmp_path / "snapshot-bash-1-abc.sh")
     assert {"nvm", "-weird", "ll", "python"} <= defined_names(text)
     assert "echo" not in defined_names(text) and "ls" not in defined_names(text)
+
+
+def test_base64_encoded_functions(tmp_path):
+    """Newer snapshots keep each function as `eval "$(echo '<base64>' | base64 -d)"`."""
+    body = subprocess.run(["bash", "-c", "git() { echo mine; }; declare -f git"], capture_output=True, text=True,
+                          check=True).stdout
+    encoded = base64.b64encode(body.encode()).decode()
+    text = f"eval \"$(echo '{encoded}' | base64 -d)\" > /dev/null 2>&1\nalias -- ll='ls -l'\n"
+    assert defined_names(text) == {"git", "ll"}
+    assert defined_names("eval \"$(echo 'not base64!' | base64 -d)\"\n") == frozenset()
 
 
 def test_zsh_style_definitions():

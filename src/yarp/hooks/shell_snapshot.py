@@ -87,11 +87,25 @@ def newest_snapshot(folder: str) -> str | None:
     return newest[1] if newest else None
 
 
+#: Newer snapshots keep each function as base64 (`eval "$(echo '<base64>' | base64 -d)"`).
+_ENCODED = re.compile(r"""echo '([A-Za-z0-9+/=\s]{4,})' \| base64 -d""")
+_DECODED_FUNCTION = re.compile(rf"^(?:function )?({_NAME}) \(\)", re.MULTILINE)
+
+
 def defined_names(text: str) -> frozenset[str]:
     """The alias and function names a snapshot's text defines."""
+    import base64
+    import binascii
+
     names = set()
     for match in _DEFINITIONS.finditer(text):
         names.add(next(group for group in match.groups() if group))
+    for match in _ENCODED.finditer(text):
+        try:
+            decoded = base64.b64decode("".join(match.group(1).split()), validate=True).decode("utf-8", "replace")
+        except (binascii.Error, ValueError):
+            continue
+        names.update(_DECODED_FUNCTION.findall(decoded))
     return frozenset(names)
 
 

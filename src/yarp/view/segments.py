@@ -49,8 +49,9 @@ SHELL_STATE = frozenset({
 #: again); the host's own result keeps their bytes.
 SHELL_OUTPUT = frozenset({"echo", "printf", "pwd", "type", "help"})
 #: Programs run as they are: `exec` replaces the shell; the privilege changers
-#: run their command as someone else and may ask for a password.
-LEFT_ALONE = frozenset({"exec", "sudo", "doas", "su", "runuser", "yarp"})
+#: run their command as someone else and may ask for a password; `coproc` is a
+#: keyword tree-sitter reads as a name.
+LEFT_ALONE = frozenset({"exec", "sudo", "doas", "su", "runuser", "yarp", "coproc"})
 #: Where the shell keeps reading commands: loops run their bodies many times,
 #: and a `yarp run` per iteration could turn a loop of seconds into minutes.
 _LOOPS = frozenset({"for_statement", "c_style_for_statement", "while_statement", "until_statement",
@@ -184,6 +185,8 @@ class _Walk:
         self.cwd: str | None = None
         #: A `source` or `eval` ran code we could not read: any later name may be a function.
         self.opaque = False
+        #: An `exec` redirected the shell's own output: nothing after it writes to the agent directly.
+        self.moved = False
 
     def visit(self, node, mode: str) -> None:
         kind = node.type
@@ -211,10 +214,12 @@ class _Walk:
     def children(self, node, mode: str) -> None:
         children = node.children
         for index, child in enumerate(children):
-            # `cmd &` puts cmd in the background: its output interleaves with
-            # whatever runs next, so it flows as it comes.
-            background = index + 1 < len(children) and children[index + 1].type == "&"
-            self.visit(child, "pass" if background else mode)
+            if index + 1 < len(children) and children[index + 1].type == "&":
+                # `cmd &`: `$!` must be the command's pid (`kill $!` must reach it), and
+                # `wait` must wait for it alone: it stays in the shell.
+                self.count_left_alone(child, "background")
+            else:
+                self.visit(child, mode)
 
     def pipeline(self, node, mode: str) -> None:
         elements = [child for child in node.children if child.is_named]
@@ -225,12 +230,19 @@ class _Walk:
 
     def redirected(self, node, mode: str) -> None:
         redirects = [child for child in node.children if child.type in _REDIRECTS]
-        inner = "pass" if any(_redirects_output(r) for r in redirects) else mode
+        # `cat <<EOF | wc -l`: tree-sitter puts the rest of the pipeline inside the here-document's
+        # redirection; the command in front of it writes into that pipe.
+        piped = any(g.type == "pipeline" for r in redirects if r.type == "heredoc_redirect" for g in r.children)
+        inner = "pass" if piped or any(_redirects_output(r) for r in redirects) else mode
         for child in node.children:
             if child.type in _REDIRECTS:
                 # A here-string or redirection target may hold `$(…)`.
                 for grandchild in child.children:
-                    if grandchild.type != "heredoc_body":
+                    if grandchild.type == "heredoc_body":
+                        continue
+                    if grandchild.type == "pipeline" and child.type == "heredoc_redirect":
+                        self.pipeline(grandchild, mode)
+                    else:
                         self.visit(grandchild, "pass")
             else:
                 self.visit(child, inner)
@@ -272,6 +284,12 @@ class _Walk:
         if name is None:
             self.unwrapped.append("dynamic_name")
             return
+        if any(child.type in _REDIRECTS and _redirects_output(child) for child in node.children):
+            mode = "pass"  # `>out seq 2`: a redirection in front of the name is the command's too
+        if name == "exec" and not any(w.type not in _REDIRECTS for w in words):
+            self.moved = True  # `exec >log`: every later command writes where the shell's output went
+        if self.moved:
+            mode = "pass"
         if name == "set":
             self.note_set(words)
         if name in ("cd", "pushd", "popd"):
@@ -307,7 +325,7 @@ class _Walk:
                 return
             offset = rest[0].start_byte
             name = _word_value(rest[0]) or ""
-            if not name or name in SHELL_STATE or name in SHELL_OUTPUT or name in LEFT_ALONE \
+            if not name or "=" in name or name == "!" or name in SHELL_STATE or name in SHELL_OUTPUT or name in LEFT_ALONE \
                     or name in self.functions:
                 self.unwrapped.append("time")
                 return
@@ -399,10 +417,12 @@ def _command_name(node) -> str | None:
     return _word_value(name_node.children[0])
 
 
-#: Variables that reach the interpreter running `yarp run` itself, not only
-#: the command: a prefix assignment of one of these (`PYTHONPATH=src pytest`)
-#: would load the project's modules into YARP, so such commands stay in the shell.
-_INTERPRETER_VARIABLES = ("PYTHON", "LD_", "DYLD_")
+#: Variables that reach `yarp run` itself, not only the command: a prefix
+#: assignment of one of these (`PYTHONPATH=src pytest`, `YARP_CONFIG=x make`,
+#: `XDG_RUNTIME_DIR=… make`) would change how YARP runs or where it archives,
+#: so such commands stay in the shell.
+_INTERPRETER_VARIABLES = ("PYTHON", "LD_", "DYLD_", "YARP_", "XDG_")
+_INTERPRETER_NAMES = frozenset({"HOME", "TMPDIR", "TMP", "TEMP"})
 
 
 def _assignments_affect_yarp(node, name_node) -> bool:
@@ -411,7 +431,8 @@ def _assignments_affect_yarp(node, name_node) -> bool:
             break
         if child.type == "variable_assignment":
             variable = child.child_by_field_name("name")
-            if variable is not None and variable.text.decode("utf-8", "replace").startswith(_INTERPRETER_VARIABLES):
+            name = variable.text.decode("utf-8", "replace") if variable is not None else ""
+            if name.startswith(_INTERPRETER_VARIABLES) or name in _INTERPRETER_NAMES:
                 return True
     return False
 

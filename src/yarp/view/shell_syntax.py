@@ -81,7 +81,10 @@ def within_bounds(root) -> bool:
 
 def parse_text(text: str):
     """(the root node, "ok"), or (None, why the text cannot be planned)."""
-    source = text.encode("utf-8")
+    try:
+        source = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None, "not_utf8"  # a lone surrogate (from JSON) or an undecodable byte (from argv)
     if len(source) > MAX_COMMAND_BYTES:
         return None, "too_large"
     if not text.strip():
