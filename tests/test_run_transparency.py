@@ -83,6 +83,27 @@ def test_pass_mode_reader_that_closes_stops_the_producer(renv):
     assert out.startswith(b"y\ny\n") and set(out) <= set(b"y\n"), "what the command wrote is archived"
 
 
+def test_pass_mode_into_a_file_leaves_the_file_to_the_command(renv, tmp_path):
+    """`cat f >> f` is refused as a shell would run it, and a program that seeks in its output
+    writes where it seeks; what the command wrote is archived from the file."""
+    big = tmp_path / "big"
+    big.write_bytes(b"".join(b"%d\n" % i for i in range(1, 20001)))
+    proc = shell(renv, f"$YARP run --pass -- cat {big} >> {big}; echo status $?", timeout=60)
+    assert proc.stdout == b"status 1\n" and b"input file is output file" in proc.stderr
+    assert big.stat().st_size == len(b"".join(b"%d\n" % i for i in range(1, 20001)))
+    target = tmp_path / "f"
+    target.write_bytes(b"hello world")
+    proc = shell(renv, f"printf '%s' 'HELLO' | $YARP run --pass -- dd conv=notrunc bs=1 seek=6 count=5 1<>{target} "
+                       f"2>/dev/null", timeout=60)
+    assert target.read_bytes() == b"hello HELLO"
+    out = tmp_path / "out"
+    proc = shell(renv, f"$YARP run --pass -- sh -c 'seq 1 3000; echo e >&2' > {out} 2>&1", timeout=60)
+    assert proc.returncode == 0
+    with ArchiveView(renv) as view:
+        call_id = view.conn.execute("SELECT max(id) FROM tool_calls").fetchone()[0]
+        assert view.snapshot(call_id, "stdout", "before") == out.read_bytes()
+
+
 # --- B. merged streams --------------------------------------------------------------------------------
 
 

@@ -11,7 +11,7 @@ import time
 
 _CHUNK = 1 << 20
 _EPIPE, _EINVAL = 32, 22
-_S_IFMT, _S_IFIFO, _S_IFSOCK = 0o170000, 0o010000, 0o140000
+_S_IFMT, _S_IFIFO, _S_IFSOCK, _S_IFREG = 0o170000, 0o010000, 0o140000, 0o100000
 _POLLIN, _POLLERR, _POLLHUP = 0x001, 0x008, 0x010
 
 
@@ -24,7 +24,7 @@ class Stdio:
     closed, as it would under a shell.
     """
 
-    __slots__ = ("closed", "merged", "terminal", "watch", "gone")
+    __slots__ = ("closed", "merged", "terminal", "watch", "gone", "files")
 
     def __init__(self) -> None:
         stats = {}
@@ -51,6 +51,8 @@ class Stdio:
                            and not (fd == 2 and self.merged))
         #: Output descriptors whose reader went away: nothing more is written to them.
         self.gone: set[int] = set()
+        #: Output descriptors that are regular files (`> out.txt`).
+        self.files = tuple(fd for fd, st in ((1, out), (2, err)) if st is not None and (st.st_mode & _S_IFMT) == _S_IFREG)
 
     def open(self, fd: int) -> bool:
         """Whether `fd` (1 or 2) can still take output."""
@@ -318,3 +320,39 @@ def pump(streams: list, stdio: Stdio, wake_fd: int, check=None) -> None:
                     for other in list(live.values()):
                         if other.out_fd == stream.out_fd:
                             close(other)
+
+
+class FileRange:
+    """Output the command writes straight into a regular file of ours (`yarp run --pass -- cmd > f`).
+
+    Passing through, the command keeps the file itself, as under a shell: a
+    program that checks its output is not its input (`cat f >> f`) or seeks
+    in it (`xxd -r`, a muxer) behaves as it would. Where our descriptor's
+    offset was before and after the command tells what it wrote; `capture`
+    copies that range into the spool.
+    """
+
+    __slots__ = ("fd", "spool_fd", "start")
+
+    def __init__(self, fd: int, spool_fd: int) -> None:
+        self.fd = fd
+        self.spool_fd = spool_fd
+        self.start = os.lseek(fd, 0, os.SEEK_CUR)
+
+    def capture(self) -> None:
+        """Copy what the file holds between the starting offset and the offset now into the spool."""
+        end = os.lseek(self.fd, 0, os.SEEK_CUR)
+        if end <= self.start:
+            return
+        src = os.open(f"/proc/self/fd/{self.fd}", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            offset = self.start
+            while offset < end:
+                data = os.pread(src, min(_CHUNK, end - offset), offset)
+                if not data:
+                    return
+                _write_all(self.spool_fd, data)
+                offset += len(data)
+        finally:
+            os.close(src)
+

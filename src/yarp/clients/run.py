@@ -58,7 +58,7 @@ from yarp.clients.child import (
     signal,
     stderr_line,
 )
-from yarp.clients.pipes import Stdio, Stream, copy_range, emit_quietly, pipe_read_in_pipeline, pump
+from yarp.clients.pipes import FileRange, Stdio, Stream, copy_range, emit_quietly, pipe_read_in_pipeline, pump
 from yarp.private_files import create_private
 from yarp.runtime import temp_directory
 
@@ -169,6 +169,8 @@ class Runner:
         self.signum: int | None = None
         #: `_reader_in_pipeline` has looked for our stdout's reader.
         self.checked = False
+        #: Output the command writes straight into a regular file (pass-through only).
+        self.ranges: list = []
 
     # --- archive steps ------------------------------------------------------------
 
@@ -272,6 +274,10 @@ class Runner:
         actions = []
         streams = []
         for child_fds, spool_fd, out_fd in targets:
+            if self.passing and out_fd in stdio.files:
+                # Into a regular file: the command writes it itself; the range is copied after.
+                self.ranges.append(FileRange(out_fd, spool_fd))
+                continue
             rfd, wfd = os.pipe2(os.O_CLOEXEC)
             streams.append(Stream(rfd, spool_fd, out_fd, self.passing))
             write_ends.append(wfd)
@@ -283,6 +289,7 @@ class Runner:
         begin_error = None
         begin_pending = False
         standalone = self.target is None and self.segment is None
+        range_error = None
         if self.target is None:
             self.deadline = time.monotonic() + BEGIN_TIMEOUT_S
             try:
@@ -317,6 +324,11 @@ class Runner:
                     # reader in our own shell line (`x=$(yarp run -- …)`).
                     check()
                 returncode = watcher.reap()
+                for file_range in self.ranges:
+                    try:
+                        file_range.capture()
+                    except OSError as exc:
+                        range_error = exc
         finally:
             # Signals are noted from here on, not obeyed, until the output is archived and emitted;
             # handlers first, then the mask is lifted, so none slips through in between.
@@ -334,7 +346,7 @@ class Runner:
                 return status
             status = exit_status(returncode)
             self.signum = -returncode if returncode < 0 else None
-            spool_error = next((s.error for s in streams if s.error is not None), None)
+            spool_error = next((s.error for s in streams if s.error is not None), range_error)
             begin_error = self._settle_begin(begin_pending, begin_error)
             if begin_error is None and spool_error is not None:
                 begin_error = _archive_error(spool_error, "spool failed")
