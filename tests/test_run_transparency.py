@@ -229,6 +229,19 @@ def test_output_of_a_background_child_is_kept(renv):
     assert snapshots(renv, call_id)[("stdout", "before")] == proc.stdout
 
 
+def test_a_process_left_holding_the_output_does_not_hold_up_the_shell(renv):
+    """`./start.sh && curl …` where start.sh leaves a server writing to its stdout: the next
+    command runs after a bounded wait, and what the server writes later still reaches the reader."""
+    started = time.monotonic()
+    proc = shell(renv, '$YARP run -- sh -c "(sleep 4; echo late) & echo fg"; echo next; sleep 0.1', timeout=60)
+    lines = proc.stdout.splitlines()
+    assert lines[:2] == [b"fg", b"next"] and lines[-1] == b"late"
+    assert b"not archived" in proc.stderr
+    assert time.monotonic() - started >= 4  # the reader (here bash's caller) still waited for the late bytes
+    call_id, *_ = only_call(renv)
+    assert snapshots(renv, call_id)[("stdout", "before")] == b"fg\n"
+
+
 def test_a_detached_server_does_not_delay_the_run(renv, tmp_path):
     log = tmp_path / "server.log"
     started = time.monotonic()

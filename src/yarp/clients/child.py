@@ -219,6 +219,7 @@ class Watcher:
         self.pid = pid
         self.wake_fd = wake_fd
         self.reaped = False
+        self.told_end = False
         self.done = False
         self.noted: list[int] = []
         self.lock = _thread.allocate_lock()  # reaping against forwarding: never signal a reaped pid
@@ -240,6 +241,7 @@ class Watcher:
                         self.noted.append(info.si_signo)
                     break
                 if info.si_signo == signal.SIGCHLD:
+                    self._note_end()
                     continue
                 try:
                     self._take(info)
@@ -247,6 +249,19 @@ class Watcher:
                     pass
         finally:
             self.ended.release()
+
+    def _note_end(self) -> None:
+        """Tell the pump, once, that the command has exited (its wait for what it left behind starts)."""
+        if self.wake_fd < 0 or self.told_end:
+            return
+        with self.lock:
+            if not self._ended():
+                return
+        self.told_end = True
+        try:
+            os.write(self.wake_fd, b"c")
+        except OSError:
+            pass
 
     def _ended(self) -> bool:
         return self.reaped or os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None

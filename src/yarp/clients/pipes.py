@@ -190,6 +190,12 @@ class Stream:
 #: A standalone view-mode run whose stdout is a pipe looks for its reader once, after this
 #: much output or this long, whichever comes first (`Runner._reader_in_pipeline`).
 READER_CHECK_BYTES = 1 << 20
+#: How long, once the command has exited, the runner keeps reading what processes it left
+#: behind write into its pipes before it hands them to a drainer (`hand_over`).
+LEFT_BEHIND_S = 2.0
+#: Bytes on the wake descriptor: the command exited (`CHILD_ENDED`), or a signal for the runner
+#: after it did, which ends the wait at once.
+CHILD_ENDED, SIGNALLED = b"c", b"s"
 READER_CHECK_MS = 1000
 
 
@@ -259,16 +265,19 @@ def copy_range(src: int, dst: int, size: int) -> None:
         offset += len(data)
 
 
-def pump(streams: list, stdio: Stdio, wake_fd: int, check=None) -> None:
+def pump(streams: list, stdio: Stdio, wake_fd: int, check=None) -> list:
     """Move the command's pipes into the spool (and through, in pass-through mode) until end of file.
 
     End of file comes once every process holding a pipe has closed it: the
     command and anything it left behind, as a shell pipe waits for them. A
     stream whose reader goes away (POLLERR/POLLHUP on our descriptor, EPIPE on
     a write) is closed, so the command gets SIGPIPE on its next write, as it
-    would without us. A byte on `wake_fd` (a signal after the command ended)
-    ends the wait. `check`, when given, is called once after
-    `READER_CHECK_BYTES` of stdout or `READER_CHECK_MS`, whichever comes first.
+    would without us. `SIGNALLED` on `wake_fd` (a signal after the command
+    ended) ends the wait. `CHILD_ENDED` starts a wait of at most
+    `LEFT_BEHIND_S` for processes the command left behind: the streams still
+    open then are returned, for `hand_over`. `check`, when given, is called
+    once after `READER_CHECK_BYTES` of stdout or `READER_CHECK_MS`, whichever
+    comes first.
     """
     import select
 
@@ -289,8 +298,14 @@ def pump(streams: list, stdio: Stdio, wake_fd: int, check=None) -> None:
         os.close(stream.rfd)
         stream.rfd = -1
 
+    ended_at = None
     while live:
         timeout = None
+        if ended_at is not None:
+            left = ended_at + LEFT_BEHIND_S - time.monotonic()
+            if left <= 0:
+                return list(live.values())
+            timeout = max(1, int(left * 1000))
         if check is not None:
             spooled = os.fstat(streams[0].spool_fd).st_size
             left = deadline - time.monotonic()
@@ -298,12 +313,15 @@ def pump(streams: list, stdio: Stdio, wake_fd: int, check=None) -> None:
                 check()
                 check = None
             else:
-                timeout = max(1, int(left * 1000))
+                timeout = min(timeout or 1 << 30, max(1, int(left * 1000)))
         for fd, events in poller.poll(timeout):
             if fd == wake_fd:
+                if SIGNALLED not in os.read(wake_fd, 64):
+                    ended_at = ended_at or time.monotonic()
+                    continue
                 for stream in list(live.values()):
                     close(stream)
-                return
+                return []
             if fd in watched:
                 if events & (_POLLERR | _POLLHUP):
                     stdio.gone.add(fd)
@@ -320,6 +338,62 @@ def pump(streams: list, stdio: Stdio, wake_fd: int, check=None) -> None:
                     for other in list(live.values()):
                         if other.out_fd == stream.out_fd:
                             close(other)
+    return []
+
+
+def hand_over(streams: list, stdio: Stdio) -> None:
+    """Leave pipes that processes the command left behind still hold to a drainer process.
+
+    The drainer passes what they write on to our stdout and stderr as it
+    comes, as the agent's shell would have let them write there, until they
+    close the pipes or the reader goes away (then they get SIGPIPE, as they
+    would without us). Nothing it passes on is archived. Our read ends are
+    closed here, so the runner can archive and exit.
+    """
+    try:
+        pid = os.fork()
+    except OSError:
+        pid = -1
+    if pid == 0:
+        try:
+            _drain(streams, stdio)
+        finally:
+            os._exit(0)
+    for stream in streams:
+        os.close(stream.rfd)
+        stream.rfd = -1
+
+
+def _drain(streams: list, stdio: Stdio) -> None:
+    try:
+        import _signal as signal
+    except ImportError:  # pragma: no cover - CPython always has it
+        import signal
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGPIPE):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+    live = [s for s in streams if stdio.open(s.out_fd)]
+    for stream in streams:
+        if stream not in live:
+            os.close(stream.rfd)
+    import select
+
+    poller = select.poll()
+    for stream in live:
+        poller.register(stream.rfd, _POLLIN)
+    by_fd = {s.rfd: s for s in live}
+    while by_fd:
+        for fd, _ in poller.poll():
+            data = os.read(fd, 65536)
+            if data:
+                try:
+                    _write_all(by_fd[fd].out_fd, data)
+                    continue
+                except OSError:
+                    pass  # the reader is gone: close, so the writer gets SIGPIPE
+            poller.unregister(fd)
+            os.close(fd)
+            del by_fd[fd]
 
 
 class FileRange:

@@ -58,7 +58,16 @@ from yarp.clients.child import (
     signal,
     stderr_line,
 )
-from yarp.clients.pipes import FileRange, Stdio, Stream, copy_range, emit_quietly, pipe_read_in_pipeline, pump
+from yarp.clients.pipes import (
+    FileRange,
+    Stdio,
+    Stream,
+    copy_range,
+    emit_quietly,
+    hand_over,
+    pipe_read_in_pipeline,
+    pump,
+)
 from yarp.private_files import create_private
 from yarp.runtime import temp_directory
 
@@ -318,7 +327,11 @@ class Runner:
                 if standalone and not self.passing and 1 in stdio.watch:
                     def check():
                         self._reader_in_pipeline(streams, spool)
-                pump(streams, stdio, wake_r, check)
+                left_behind = pump(streams, stdio, wake_r, check)
+                if left_behind:
+                    hand_over(left_behind, stdio)
+                    stderr_line("yarp: processes the command left running still write to its output; "
+                                "what they write from now on is passed on as it comes, not archived\n")
                 if check is not None and not self.passing and os.fstat(streams[0].spool_fd).st_size:
                     # Quick output never reached the check: a view must still not reach a pipe's
                     # reader in our own shell line (`x=$(yarp run -- …)`).
