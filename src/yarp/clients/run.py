@@ -323,19 +323,7 @@ class Runner:
                     os.close(fd)
             if launch_error is None:
                 watcher = Watcher(pid, wake_w)
-                check = None
-                if standalone and not self.passing and 1 in stdio.watch:
-                    def check():
-                        self._reader_in_pipeline(streams, spool)
-                left_behind = pump(streams, stdio, wake_r, check)
-                if left_behind:
-                    hand_over(left_behind, stdio)
-                    stderr_line("yarp: processes the command left running still write to its output; "
-                                "what they write from now on is passed on as it comes, not archived\n")
-                if check is not None and not self.passing and os.fstat(streams[0].spool_fd).st_size:
-                    # Quick output never reached the check: a view must still not reach a pipe's
-                    # reader in our own shell line (`x=$(yarp run -- …)`).
-                    check()
+                self._move_output(streams, spool, wake_r, standalone)
                 returncode = watcher.reap()
                 for file_range in self.ranges:
                     try:
@@ -376,6 +364,24 @@ class Runner:
             return status
         finally:
             deferred.__exit__()
+
+    def _move_output(self, streams: list, spool: Spool, wake_fd: int, standalone: bool) -> None:
+        """Pump the command's pipes until they close, or hand what the command left behind
+        holding them to a drainer; a standalone run also looks for its stdout's reader."""
+        stdio = self.stdio
+        check = None
+        if standalone and not self.passing and 1 in stdio.watch:
+            def check():
+                self._reader_in_pipeline(streams, spool)
+        left_behind = pump(streams, stdio, wake_fd, check)
+        if left_behind:
+            hand_over(left_behind, stdio)
+            stderr_line("yarp: processes the command left running still write to its output; "
+                        "what they write from now on is passed on as it comes, not archived\n")
+        if check is not None and not self.passing and os.fstat(streams[0].spool_fd).st_size:
+            # Quick output never reached the check: a view must still not reach a pipe's
+            # reader in our own shell line (`x=$(yarp run -- …)`).
+            check()
 
     def _reader_in_pipeline(self, streams: list, spool: Spool) -> None:
         """Pass through from here on when a process of our own pipeline reads our stdout.
