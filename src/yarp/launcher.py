@@ -17,11 +17,15 @@ def _executable(path: str) -> bool:
     return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
-def _which(name: str, search: str | None) -> str | None:
-    """`name` on `search` (a PATH value) as a shell finds it; `shutil.which` without its import."""
+def which(name: str, search: str | None, *, executable: bool = True) -> str | None:
+    """`name` on `search` (a PATH value) as a shell finds it; `shutil.which` without its import.
+
+    With `executable` false, the first regular file of that name, executable or not (what
+    bash reports "Permission denied" for).
+    """
     for directory in (search if search is not None else os.defpath).split(os.pathsep):
         candidate = os.path.join(directory or os.curdir, name)
-        if _executable(candidate):
+        if _executable(candidate) if executable else os.path.isfile(candidate):
             return candidate
     return None
 
@@ -31,7 +35,7 @@ def yarp_argv(environ=os.environ) -> list[str]:
     script = sys.argv[0] if sys.argv else ""
     if os.path.basename(script) == "yarp" and _executable(script):
         return [os.path.abspath(script)]
-    found = _which("yarp", environ.get("PATH"))
+    found = which("yarp", environ.get("PATH"))
     if found:
         return [os.path.abspath(found)]
     return [os.path.abspath(sys.executable), "-m", "yarp"]

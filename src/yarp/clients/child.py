@@ -34,6 +34,9 @@ _CHILD_DEFAULTS = (signal.SIGPIPE, signal.SIGXFSZ)
 _CORE_SIGNALS = (signal.SIGQUIT, signal.SIGILL, signal.SIGTRAP, signal.SIGABRT, signal.SIGBUS, signal.SIGFPE,
                  signal.SIGSEGV, signal.SIGXCPU, signal.SIGXFSZ, signal.SIGSYS)
 _ENOENT, _EACCES, _ENOEXEC = 2, 13, 8
+#: Bytes `Watcher` writes on the pump's wake descriptor: the command exited (the wait for what
+#: it left behind starts), or a signal came for the runner after it did (the wait ends at once).
+CHILD_ENDED, SIGNALLED = b"c", b"s"
 
 
 def exit_status(returncode: int) -> int:
@@ -62,12 +65,13 @@ class LaunchError(Exception):
 
 
 def _search_path(name: str, executable: bool) -> str | None:
-    """The first `PATH` entry holding `name` (a non-directory; executable when asked), as a shell searches."""
-    for directory in os.environ.get("PATH", os.defpath).split(":"):
-        candidate = os.path.join(directory or ".", name)
-        if os.path.isfile(candidate) and (not executable or os.access(candidate, os.X_OK)):
-            return candidate
-    return None
+    """The first `PATH` entry holding `name` (a non-directory; executable when asked), as a shell searches.
+
+    Only a launch that failed gets here: the quiet path never loads `yarp.launcher`.
+    """
+    from yarp.launcher import which
+
+    return which(name, os.environ.get("PATH"), executable=executable)
 
 
 def _is_binary(path: str) -> bool:
@@ -258,8 +262,12 @@ class Watcher:
             if not self._ended():
                 return
         self.told_end = True
+        self._wake(CHILD_ENDED)
+
+    def _wake(self, what: bytes) -> None:
+        """Tell the pump (`yarp.clients.pipes.pump`) `what` happened, on its wake descriptor."""
         try:
-            os.write(self.wake_fd, b"c")
+            os.write(self.wake_fd, what)
         except OSError:
             pass
 
@@ -279,10 +287,7 @@ class Watcher:
             if self._ended():
                 self.noted.append(signum)
                 if self.wake_fd >= 0:
-                    try:
-                        os.write(self.wake_fd, b"s")
-                    except OSError:
-                        pass
+                    self._wake(SIGNALLED)
                 return
         if info.si_code == _SI_KERNEL:
             return

@@ -2,12 +2,15 @@
 
 The command writes into pipes; `pump` moves them into the private spool
 files (and through to the runner's own stdout and stderr in pass-through
-mode) until every process holding them has closed them. Only `os`, `time`
-and, at the first use, `select` are imported.
+mode) until every process holding them has closed them. Only `os`, `time`,
+`yarp.clients.child` (for its C signal module) and, at the first use,
+`select` are imported.
 """
 
 import os
 import time
+
+from yarp.clients.child import RUNNER_SIGNALS, SIGNALLED, signal
 
 _CHUNK = 1 << 20
 _EPIPE, _EINVAL = 32, 22
@@ -193,9 +196,6 @@ READER_CHECK_BYTES = 1 << 20
 #: How long, once the command has exited, the runner keeps reading what processes it left
 #: behind write into its pipes before it hands them to a drainer (`hand_over`).
 LEFT_BEHIND_S = 2.0
-#: Bytes on the wake descriptor: the command exited (`CHILD_ENDED`), or a signal for the runner
-#: after it did, which ends the wait at once.
-CHILD_ENDED, SIGNALLED = b"c", b"s"
 READER_CHECK_MS = 1000
 
 
@@ -254,11 +254,11 @@ def _reads(pid: str, fd: str) -> bool:
     return False
 
 
-def copy_range(src: int, dst: int, size: int) -> None:
-    """Write the first `size` bytes of file `src` to `dst`."""
-    offset = 0
-    while offset < size:
-        data = os.pread(src, min(_CHUNK, size - offset), offset)
+def copy_range(src: int, dst: int, start: int, end: int) -> None:
+    """Write bytes `start` to `end` (exclusive) of file `src` to `dst`; fewer if the file is shorter."""
+    offset = start
+    while offset < end:
+        data = os.pread(src, min(_CHUNK, end - offset), offset)
         if not data:
             return
         _write_all(dst, data)
@@ -273,7 +273,7 @@ def pump(streams: list, stdio: Stdio, wake_fd: int, check=None) -> list:
     stream whose reader goes away (POLLERR/POLLHUP on our descriptor, EPIPE on
     a write) is closed, so the command gets SIGPIPE on its next write, as it
     would without us. `SIGNALLED` on `wake_fd` (a signal after the command
-    ended) ends the wait. `CHILD_ENDED` starts a wait of at most
+    ended) ends the wait. `CHILD_ENDED` (`yarp.clients.child`) starts a wait of at most
     `LEFT_BEHIND_S` for processes the command left behind: the streams still
     open then are returned, for `hand_over`. `check`, when given, is called
     once after `READER_CHECK_BYTES` of stdout or `READER_CHECK_MS`, whichever
@@ -365,11 +365,7 @@ def hand_over(streams: list, stdio: Stdio) -> None:
 
 
 def _drain(streams: list, stdio: Stdio) -> None:
-    try:
-        import _signal as signal
-    except ImportError:  # pragma: no cover - CPython always has it
-        import signal
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGPIPE):
+    for signum in (*RUNNER_SIGNALS, signal.SIGPIPE):
         signal.signal(signum, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_SETMASK, ())
     live = [s for s in streams if stdio.open(s.out_fd)]
@@ -420,13 +416,7 @@ class FileRange:
             return
         src = os.open(f"/proc/self/fd/{self.fd}", os.O_RDONLY | os.O_CLOEXEC)
         try:
-            offset = self.start
-            while offset < end:
-                data = os.pread(src, min(_CHUNK, end - offset), offset)
-                if not data:
-                    return
-                _write_all(self.spool_fd, data)
-                offset += len(data)
+            copy_range(src, self.spool_fd, self.start, end)
         finally:
             os.close(src)
 

@@ -407,7 +407,7 @@ class Runner:
             emitted = os.lseek(stream.spool_fd, 0, os.SEEK_CUR)
             if stdio.open(stream.out_fd) and emitted:
                 try:
-                    copy_range(stream.spool_fd, stream.out_fd, emitted)
+                    copy_range(stream.spool_fd, stream.out_fd, 0, emitted)
                 except OSError:
                     stdio.gone.add(stream.out_fd)
             stream.tee = True
