@@ -131,17 +131,18 @@ def read_snapshot(transcript_path: str | None, environ=os.environ) -> Snapshot:
     path = newest_snapshot(snapshot_folder(transcript_path, environ))
     if path is None:
         return NO_SNAPSHOT
+    from yarp.private_files import PrivatePathProblem, open_for_reading, read_bounded
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
+        fd, st = open_for_reading(path, private=False)  # a regular file of ours, no link followed
+    except (OSError, PrivatePathProblem):
         return NO_SNAPSHOT
     try:
-        st = os.fstat(fd)
         key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
         cached = _cache.get(key)
         if cached is not None:
             return cached
-        data = os.read(fd, MAX_SNAPSHOT_BYTES)
+        data = read_bounded(fd, MAX_SNAPSHOT_BYTES)[:MAX_SNAPSHOT_BYTES]
     except OSError:
         return NO_SNAPSHOT
     finally:

@@ -220,12 +220,10 @@ def _plan_compound(text: str, archive: ArchiveIdentity | None, launcher: str,
 
 
 def _is_whole(root, offset: int) -> bool:
-    """Whether the program is one plain simple command (no assignment or redirection) starting at `offset`."""
-    statements = [child for child in root.children if child.type != "comment"]
-    if len(statements) != 1 or len(statements) != len(root.children):
-        return False
-    command = statements[0]
-    return command.type == "command" and command.start_byte == offset
+    """Whether the program is one plain simple command (no assignment, redirection or comment)
+    starting at `offset`."""
+    children = root.children
+    return len(children) == 1 and children[0].type == "command" and children[0].start_byte == offset
 
 
 def segment_prefix(archive: ArchiveIdentity | None, launcher: str, mode: str) -> str:

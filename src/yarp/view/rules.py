@@ -272,10 +272,10 @@ def command_argv(argv: Sequence[str]) -> Sequence[str]:
     """`argv` without the leading wrappers of `_WRAPPERS` (and their options and operands)."""
     index = 0
     while index < len(argv):
-        wrapper = _WRAPPERS.get(os.path.basename(argv[index]))
+        name = os.path.basename(argv[index])
+        wrapper = _WRAPPERS.get(name)
         if wrapper is None:
             break
-        name = os.path.basename(argv[index])
         index += 1
         while index < len(argv) and argv[index].startswith("-") and argv[index] != "-":
             option = argv[index]

@@ -119,12 +119,20 @@ def find_segments(root, source: bytes, shell_names: frozenset[str] = frozenset()
     return Segments(points, tuple(walk.unwrapped), walk.recovery, sees_commands)
 
 
-def _defined_functions(root) -> set[str]:
-    """Names the text defines as functions or aliases (anywhere in it: a loop may define one late)."""
-    names: set[str] = set()
+def _nodes(root, skip: tuple[str, ...] = ()):
+    """Every node under `root`, itself included, without descending into nodes of the `skip` types."""
     stack = [root]
     while stack:
         node = stack.pop()
+        yield node
+        if node.type not in skip:
+            stack.extend(node.children)
+
+
+def _defined_functions(root) -> set[str]:
+    """Names the text defines as functions or aliases (anywhere in it: a loop may define one late)."""
+    names: set[str] = set()
+    for node in _nodes(root):
         if node.type == "function_definition":
             name = node.child_by_field_name("name")
             if name is not None:
@@ -134,7 +142,6 @@ def _defined_functions(root) -> set[str]:
                 text = word.text.decode("utf-8", "replace").strip("'\"")
                 if "=" in text:
                     names.add(text.split("=", 1)[0])
-        stack.extend(node.children)
     return names
 
 
@@ -261,15 +268,11 @@ class _Walk:
 
     def count_left_alone(self, node, reason: str) -> None:
         """Count every output-producing command under `node` as left in the shell."""
-        stack = [node]
-        while stack:
-            current = stack.pop()
+        for current in _nodes(node, skip=("heredoc_body",)):
             if current.type == "command":
                 name = _command_name(current)
                 if name is None or (name not in SHELL_STATE and name not in self.functions):
                     self.unwrapped.append(reason)
-            if current.type not in ("heredoc_body",):
-                stack.extend(current.children)
 
     def command(self, node, mode: str) -> None:
         name_node = node.child_by_field_name("name")
@@ -342,8 +345,11 @@ class _Walk:
             return True
         found = self._found.get(name)
         if found is None:
-            found = any(_executable(os.path.join(folder or ".", name)) for folder in self.search_path.split(":")
-                        if folder == "" or os.path.isabs(folder))
+            from yarp.launcher import which
+
+            # A relative PATH entry is relative to the shell's working directory at run time: not searched.
+            search = ":".join(folder for folder in self.search_path.split(":") if folder == "" or os.path.isabs(folder))
+            found = which(name, search) is not None
             self._found[name] = found
         return found
 
@@ -372,6 +378,7 @@ class _Walk:
         return _defined_functions(root)
 
     def note_set(self, words) -> None:
+        """`set -x`, `set -e -v`, `set -o xtrace` in any word of a `set`: the text's own trace."""
         values = [w.text.decode("utf-8", "replace") for w in words]
         for index, value in enumerate(values):
             if value.startswith(("-", "+")) and not value.startswith(("--", "-o", "+o")) \
@@ -396,17 +403,7 @@ MAX_SOURCED_BYTES = 1 << 20
 
 def _runs_more_code(root) -> bool:
     """Whether a parsed file sources or evaluates further code."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.type == "command" and _command_name(node) in ("source", ".", "eval"):
-            return True
-        stack.extend(node.children)
-    return False
-
-
-def _executable(path: str) -> bool:
-    return os.path.isfile(path) and os.access(path, os.X_OK)
+    return any(node.type == "command" and _command_name(node) in ("source", ".", "eval") for node in _nodes(root))
 
 
 def _command_name(node) -> str | None:

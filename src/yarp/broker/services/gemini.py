@@ -33,7 +33,7 @@ import orjson
 
 from yarp import private_files
 from yarp.broker.services.begin import begin_event
-from yarp.broker.services.shared import CallState, now_ms, prepare_composite
+from yarp.broker.services.shared import CallState, now_ms, prepare_composite, ran_recovery
 from yarp.errors import YarpError
 from yarp.hooks import capture, gemini
 from yarp.hooks.events import HookEvent, session_of
@@ -157,7 +157,7 @@ class GeminiService:
         folder = gemini.view_folder(event.transcript_path)
         data = text.encode("utf-8", "surrogatepass") if text is not None else b""
         if (text is None or not hook.cap_bytes or len(data) <= hook.cap_bytes or archive_ref is None
-                or folder is None or gemini_recovery(event)):
+                or folder is None or ran_recovery(event)):
             return event.response, None, None
         from functools import partial
 
@@ -171,13 +171,6 @@ class GeminiService:
         except (OSError, private_files.PrivatePathProblem):
             return event.response, None, None  # no view file: Gemini's own result stands
         return {**event.response, "llmContent": view}, text, path
-
-
-def gemini_recovery(event: gemini.GeminiEvent) -> bool:
-    """Whether the event's call ran `yarp search` or `yarp read`, whose output is never capped."""
-    from yarp.view.plan import is_recovery_command
-
-    return is_recovery_command(event.shell_command())
 
 
 def write_view(folder: str, archive_ref: str, data: bytes) -> str:

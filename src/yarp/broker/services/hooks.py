@@ -49,7 +49,7 @@ from __future__ import annotations
 import orjson
 
 from yarp.broker.services.begin import begin_event
-from yarp.broker.services.shared import CallState, now_ms, prepare_composite
+from yarp.broker.services.shared import CallState, now_ms, prepare_composite, ran_recovery
 from yarp.errors import YarpError
 from yarp.hooks import PRE, capture
 from yarp.limits import MAX_CAP_BYTES
@@ -189,7 +189,7 @@ class HookService:
         elif text is not None and not _utf8(text.text):
             text = None  # a lone surrogate: no exact `result_text` can hold it, so no view is cut from it
         viewing = (text is not None and cap > 0 and hook.pruning and state.archive_ref is not None
-                   and not is_recovery(event)
+                   and not ran_recovery(event)
                    and claude_code.takes_updated_output(self._claude_version(event.transcript_path)))
         if persisted is None and not viewing:
             return None
@@ -244,13 +244,6 @@ def _utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def is_recovery(event) -> bool:
-    """Whether the call ran `yarp search` or `yarp read`, whose output is never capped again."""
-    from yarp.view.plan import is_recovery_command
-
-    return is_recovery_command(event.shell_command())
 
 
 def claude_view(event, text, persisted, rule, cap: int, archive_ref: str | None) -> ClaudeView | None:

@@ -215,3 +215,11 @@ async def prepare_composite(broker, request, operations: tuple, file_bytes: int 
     request, the files it snapshots (`file_bytes`) and the outputs it holds (`sources`) are small."""
     size = request.frame_bytes + file_bytes + sum(map(len, (sources or {}).values()))
     return await broker.work(size, prepare_parts, operations, sources)
+
+
+def ran_recovery(event) -> bool:
+    """Whether the event's call ran `yarp search` or `yarp read`, whose output is never capped again
+    (any agent's event with `shell_command()`)."""
+    from yarp.view.plan import is_recovery_command
+
+    return is_recovery_command(event.shell_command())
