@@ -157,6 +157,13 @@ def test_unknown_or_malformed_operation_tag(bad):
     ("result_text", ["sourceCompleteness"], "partial"),
     ("result_text", ["sourceCompleteness"], ["complete"]),
     ("result_text", ["sourceCallId"], 12),
+    ("result_text", ["capBytes"], 1),
+    ("result_text", ["capBytes"], 1023),
+    ("result_text", ["capBytes"], 16 * 1024 * 1024 + 1),
+    ("result_text", ["capBytes"], -1),
+    ("result_text", ["capBytes"], True),
+    ("result_text", ["capBytes"], 5120.0),
+    ("result_text", ["capBytes"], "5120"),
     ("finish_call", ["requirePreResult"], "yes"),
     ("finish_call", ["isError"], 0),
     ("capture_streams", ["stdoutBeforePath"], "relative/path"),
@@ -188,6 +195,17 @@ def test_boundaries_accepted():
     # result_text may be empty; fullOutputPath may be null.
     assert validate.parse_operation(with_change("result_text", ["text"], "")).text == ""
     assert validate.parse_operation(with_change("result_before", ["fullOutputPath"], None)).full_output is None
+
+
+@pytest.mark.parametrize("cap", [None, 0, 1024, 5120, 16 * 1024 * 1024])
+def test_result_text_may_ask_for_its_view_under_a_cap_in_the_configuration_range(cap):
+    """`capBytes` is optional (adapters written for the reference never send it) and round trips."""
+    obj = with_change("result_text", ["capBytes"], cap)
+    op = validate.parse_operation(obj)
+    assert op.cap_bytes == cap
+    expected = {k: v for k, v in obj.items() if v is not None}
+    assert ops.operation_to_json(op) == expected
+    assert validate.parse_operation(VALID["result_text"]).cap_bytes is None
 
 
 def test_an_imported_calls_outcome_round_trips_and_is_checked():

@@ -36,12 +36,14 @@ FIELD_NAMES = sorted({"schema", "correlationId", "operationId", "sourceKey", "se
                       "inputBefore", "inputAfter", "capturedAtMs", "deadlineAtMs", "result", "isError",
                       "requirePreResult", "finishedAtMs", "text", "sourceCompleteness", "fullOutputPath",
                       "stdoutPath", "stderrPath", "timestampMs", "batchId", "calls", "input", "path", "device",
-                      "inode", "size", "executed", "sourceOutput", "resultText", "resultTextCompleteness"})
+                      "inode", "size", "executed", "sourceOutput", "resultText", "resultTextCompleteness",
+                      "capBytes"})
 
 
 def valid_frames() -> list[bytes]:
     frames = []
-    for obj in VALID.values():
+    # result_text once more with the view it may ask for (`capBytes`).
+    for obj in [*VALID.values(), {**VALID["result_text"], "capBytes": 5120}]:
         op = TWIN.parse_operation(obj)
         frames.append(protocol.envelope(op, CORRELATION, 1000))
     frames.append(protocol.control(CORRELATION, "status"))

@@ -37,12 +37,14 @@ cdef extern from "Python.h":
 from yarp.errors import ContractViolation, ValidationError
 from yarp import json_text
 from yarp.limits import (
+    MAX_CAP_BYTES,
     MAX_DEADLINE_MS,
     MAX_IDENTITY_CHARS,
     MAX_IMPORT_BATCH_CALLS,
     MAX_JSON_DEPTH,
     MAX_NAME_CHARS,
     MAX_WORKING_DIRECTORY_CHARS,
+    MIN_CAP_BYTES,
     MIN_DEADLINE_MS,
 )
 from yarp.wire import operations as ops
@@ -357,6 +359,15 @@ cdef class _Fields:
             raise ValidationError(f"{self.where}.{name} must be a non-negative integer of milliseconds")
         return value
 
+    cdef object cap_bytes(self, str name):
+        """An optional cap in bytes, with `output.cap_bytes`'s range: 0 or MIN_CAP_BYTES..MAX_CAP_BYTES."""
+        value = self.get(name, False)
+        if value is None:
+            return None
+        if not _is_exact_int(value) or not (value == 0 or MIN_CAP_BYTES <= value <= MAX_CAP_BYTES):
+            raise ValidationError(f"{self.where}.{name} must be 0 or {MIN_CAP_BYTES} to {MAX_CAP_BYTES} bytes")
+        return value
+
     cdef object flag(self, str name):
         value = self.get(name, True)
         if not PyBool_Check(value):
@@ -519,7 +530,8 @@ def parse_operation(obj):
         elif kind == "result_text":
             text = f.any_text("text")
             completeness = f.choice("sourceCompleteness", COMPLETENESS)
-            op = _record(cls, (session, call_id, text, completeness, f.time_ms("capturedAtMs")))
+            captured = f.time_ms("capturedAtMs")
+            op = _record(cls, (session, call_id, text, completeness, captured, f.cap_bytes("capBytes")))
         elif kind == "stage_result":
             result = f.json("result")
             is_error = f.flag("isError")

@@ -22,12 +22,14 @@ from yarp._validate_services import HOOK_AGENTS, hook_request, run_request
 from yarp.errors import ContractViolation, ValidationError
 from yarp.json_text import decode as decode_json
 from yarp.limits import (
+    MAX_CAP_BYTES,
     MAX_DEADLINE_MS,
     MAX_IDENTITY_CHARS,
     MAX_IMPORT_BATCH_CALLS,
     MAX_JSON_DEPTH,
     MAX_NAME_CHARS,
     MAX_WORKING_DIRECTORY_CHARS,
+    MIN_CAP_BYTES,
     MIN_DEADLINE_MS,
 )
 from yarp.wire import operations as ops
@@ -191,6 +193,16 @@ class _Fields:
             return None
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_TIME_MS:
             raise ValidationError(f"{self.where}.{name} must be a non-negative integer of milliseconds")
+        return value
+
+    def cap_bytes(self, name):
+        """An optional cap in bytes, with `output.cap_bytes`'s range: 0 or MIN_CAP_BYTES..MAX_CAP_BYTES."""
+        value = self._get(name, False)
+        if value is None:
+            return None
+        if (not isinstance(value, int) or isinstance(value, bool)
+                or not (value == 0 or MIN_CAP_BYTES <= value <= MAX_CAP_BYTES)):
+            raise ValidationError(f"{self.where}.{name} must be 0 or {MIN_CAP_BYTES} to {MAX_CAP_BYTES} bytes")
         return value
 
     def flag(self, name):
@@ -384,8 +396,8 @@ def parse_operation(obj):
             op = ops.ResultBefore(session, call_id, f.json("result"), f.time_ms("capturedAtMs"),
                               _stream_file(f, "fullOutputPath", required=False))
         elif kind == "result_text":
-            op = ops.ResultText(session, call_id, f.any_text("text"),
-                            f.choice("sourceCompleteness", COMPLETENESS), f.time_ms("capturedAtMs"))
+            op = ops.ResultText(session, call_id, f.any_text("text"), f.choice("sourceCompleteness", COMPLETENESS),
+                                f.time_ms("capturedAtMs"), f.cap_bytes("capBytes"))
         elif kind == "stage_result":
             op = ops.StageResult(session, call_id, f.json("result"), f.flag("isError"), f.time_ms("capturedAtMs"))
         elif kind == "finish_call":

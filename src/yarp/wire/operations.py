@@ -152,14 +152,21 @@ class ResultBefore(Record):
 class ResultText(Record):
     """The exact text a cap or summary may shorten, with the host's word on its completeness
     (`complete`, `incomplete` or `unknown`).
+
+    `cap_bytes` (optional, not archived) asks the broker for the view of the text
+    under that cap, made once the text is committed and sent back with the
+    acknowledgement (`yarp.broker.result_view`): the adapters that cannot replace a
+    result from a hook get the same view as those that can.
     """
 
-    __slots__ = ("session", "source_call_id", "text", "source_completeness", "captured_at_ms")
+    __slots__ = ("session", "source_call_id", "text", "source_completeness", "captured_at_ms", "cap_bytes")
+    _defaults = {"cap_bytes": None}
     session: Session
     source_call_id: str
     text: str
     source_completeness: str
     captured_at_ms: int
+    cap_bytes: int | None
 
     kind = "result_text"
     sequence = 3
@@ -490,6 +497,8 @@ def operation_to_json(op: ArchiveOperation) -> dict:
             out["fullOutputPath"] = _file_json(op.full_output)
     elif isinstance(op, ResultText):
         out.update(text=op.text, sourceCompleteness=op.source_completeness, capturedAtMs=op.captured_at_ms)
+        if op.cap_bytes is not None:
+            out["capBytes"] = op.cap_bytes
     elif isinstance(op, StageResult):
         out.update(result=op.result, isError=op.is_error, capturedAtMs=op.captured_at_ms)
     elif isinstance(op, FinishCall):
