@@ -472,7 +472,8 @@ def reference_match_bytes(raw):
 
 
 def reference_scan(chunks, matcher, options, budget_bytes, max_line):
-    """The simple search: every line matched on its own, in order."""
+    """The simple search: every line matched on its own, in order, as UTF-8 text whose
+    invalid bytes are lone surrogates."""
     result = recovery.SourceMatches(None)
     previous = deque(maxlen=max(options.before, 1))
     after_left = used = 0
@@ -497,7 +498,7 @@ def reference_scan(chunks, matcher, options, budget_bytes, max_line):
         if after_left:
             after_left -= 1
             keep(number, recovery.display_text(line), False)
-        if (matcher.search(line) is not None) != options.invert:
+        if (matcher.search(line.decode("utf-8", "surrogateescape")) is not None) != options.invert:
             result.matches += 1
             if len(result.shown) < options.max_results and keep(number, recovery.display_text(line), True):
                 for context_number, context in previous if options.before else ():
@@ -517,10 +518,11 @@ def reference_scan(chunks, matcher, options, budget_bytes, max_line):
 
 
 _PIECES = [b"a", b"b", b"ab", b" ", b"\n", b"\n", b"\r", b"\r\n", b"\x1b[31m", b"\x1b]0;t\x07", b"\x1b]x", b"\x1b",
-           "é".encode(), "失".encode()[:2], b"\x00", b"-", b"_", b"error", b"\\"]
+           "é".encode(), "失".encode()[:2], b"\x00", b"-", b"_", b"error", b"\\", "‘".encode(), "É".encode(), b"\xff"]
 _PATTERNS = ["a", "ab", "b$", "^a", "^$", "a\\sb", "a[^x]b", "a.*b", "b*", "\\bab\\b", "(a|b)\\1", "é",
              "a\\Z", "\\Ab", "a(?!b)", "a(?!\\s)", "(?<!\\s)b", "(?=a\\sb)", "a(?=(\\s*))\\1$", "(a)?(?(1)\\s*$|x)", "a\\s*+$", "(?<=a)b", "(?<!a)b", "(?>a\\s*)$", "a++", "x", "[\\r]", "\\x1b",
-             "error|失", "\\n", "a\\nb", "(?s:a.b)", "$", "a$\\s", "error.*b"]
+             "error|失", "\\n", "a\\nb", "(?s:a.b)", "$", "a$\\s", "error.*b", "[‘']a", "^.$", "a.b", "é\\b",
+             "\udcff", "\udce5.", "\\w+"]
 
 
 @settings(max_examples=1500, deadline=None)

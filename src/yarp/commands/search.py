@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from yarp.archive import recovery
@@ -97,6 +98,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def pattern_text(arg: str) -> str:
+    """A pattern from the command line as UTF-8 text, whatever the locale decoded it with:
+    archived output is matched as UTF-8 (`recovery.as_text`), and a byte of the argument
+    that is not UTF-8 stays the same lone surrogate the output's byte becomes."""
+    return os.fsencode(arg).decode("utf-8", "surrogateescape")
+
+
 def _options(args) -> recovery.SearchOptions:
     patterns = list(args.regexp)
     if args.pattern is not None:
@@ -106,7 +114,7 @@ def _options(args) -> recovery.SearchOptions:
     before = args.before_context if args.before_context is not None else args.context
     after = args.after_context if args.after_context is not None else args.context
     return recovery.SearchOptions(
-        patterns=tuple(patterns),
+        patterns=tuple(pattern_text(p) for p in patterns),
         fixed=args.fixed_strings,
         ignore_case=args.ignore_case,
         word=args.word_regexp,
@@ -150,7 +158,7 @@ def _list(args) -> int:
     matcher = None
     if args.text:
         matcher = recovery.compile_patterns(recovery.SearchOptions(
-            patterns=(args.text,), fixed=args.fixed_strings, ignore_case=args.ignore_case, word=args.word_regexp))
+            patterns=(pattern_text(args.text),), fixed=args.fixed_strings, ignore_case=args.ignore_case, word=args.word_regexp))
     conn = _archive.open_archive(args.archive)
     try:
         calls, more = recovery.list_calls(conn, tool=args.tool, since_ms=args.since, until_ms=args.until,

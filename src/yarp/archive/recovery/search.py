@@ -1,10 +1,13 @@
 """Search recovery sources line by line, in bounded memory and output.
 
-`yarp search REF PATTERN` and `yarp search --list`: a pattern is matched
+`yarp search REF PATTERN` and `yarp search --text`: a pattern is matched
 against each line as the tool wrote it (terminal escapes and a trailing CR
-removed), blocks of lines are scanned by one regular expression in C where the
-pattern allows it, and only the selected lines and their context are kept,
-within a byte budget.
+removed), as text: the line is decoded from UTF-8 with `surrogateescape`, so
+`.` and `[‘']` match a character, `-i` folds `É` to `é`, and each byte that is
+not UTF-8 becomes one lone surrogate that only itself matches and that encodes
+back to the same byte. Blocks of lines are scanned by one regular expression in
+C where the pattern allows it, and only the selected lines and their context are
+kept, within a byte budget.
 
 This module must never write to the archive and never put archived bytes into
 an error message.
@@ -57,13 +60,13 @@ def compile_patterns(options: SearchOptions) -> re.Pattern:
     for pattern in options.patterns:
         if not pattern or len(pattern.encode("utf-8", "surrogatepass")) > MAX_PATTERN_BYTES:
             raise UsageError(f"each search pattern must have 1 to {MAX_PATTERN_BYTES} UTF-8 bytes")
-        raw = pattern.encode("utf-8", "surrogatepass")
-        body = re.escape(raw) if options.fixed else raw
-        parts.append(rb"\b(?:" + body + rb")\b" if options.word else rb"(?:" + body + rb")")
+        body = re.escape(pattern) if options.fixed else pattern
+        parts.append(r"\b(?:" + body + r")\b" if options.word else r"(?:" + body + r")")
     try:
-        # Bytes patterns: case folding and word boundaries are ASCII, as in the
-        # reference, and lines are matched without decoding them first.
-        return re.compile(b"|".join(parts), re.IGNORECASE if options.ignore_case else 0)
+        # Text patterns over text lines (see `as_text`): `.` is one character, and case
+        # folding, `\w` and `\b` are Unicode. A pattern taken from a command line keeps
+        # any byte that is not UTF-8 as the same lone surrogate `as_text` gives it.
+        return re.compile("|".join(parts), re.IGNORECASE if options.ignore_case else 0)
     except re.error:
         raise UsageError("invalid search pattern (use -F for literal text)") from None
 
@@ -75,6 +78,17 @@ def match_bytes(raw: bytes) -> bytes:
     if b"\x1b" in raw:
         raw = _ANSI.sub(b"", raw)
     return raw
+
+
+def as_text(block: bytes) -> str:
+    """Match-form bytes as the text patterns run over: UTF-8, each invalid byte one lone
+    surrogate, so `as_bytes` gives back exactly `block` and "\\n" still ends every line."""
+    return block.decode("utf-8", "surrogateescape")
+
+
+def as_bytes(text: str) -> bytes:
+    """The exact bytes `as_text` decoded `text` from."""
+    return text.encode("utf-8", "surrogateescape")
 
 
 def display_text(raw: bytes) -> str:
@@ -178,22 +192,22 @@ class _Collector:
         self.budget = budget_bytes
         self.used = 0
         self.after_left = 0
-        self.previous: deque[tuple[int, bytes]] = deque(maxlen=max(options.before, 1))
+        self.previous: deque[tuple[int, str]] = deque(maxlen=max(options.before, 1))
 
-    def keep(self, number: int, line: bytes, selected: bool) -> bool:
+    def keep(self, number: int, line: str, selected: bool) -> bool:
         lines = self.result.lines
         if number in lines:
             if selected:
                 lines[number] = (lines[number][0], True)
             return True
-        clipped = _clip(display_text(line))
+        clipped = _clip(display_text(as_bytes(line)))
         if self.used + len(clipped) + 16 > self.budget:
             return False
         self.used += len(clipped) + 16
         lines[number] = (clipped, selected)
         return True
 
-    def line(self, number: int, line: bytes, selected: bool, before: Callable[[], list[tuple[int, bytes]]]) -> None:
+    def line(self, number: int, line: str, selected: bool, before: Callable[[], list[tuple[int, str]]]) -> None:
         """One line that is selected or within after-context; `before` yields its before-context."""
         if self.after_left:
             self.after_left -= 1
@@ -232,12 +246,12 @@ def scan(chunks: Iterable[bytes], matcher: re.Pattern, options: SearchOptions, *
     """Search a byte stream; keep at most `max_results` selected lines and their
     context, within `budget_bytes` of displayed text.
 
-    Lines are matched one at a time in meaning (see `match_bytes`), but a
-    block-safe pattern runs once over each block of lines and only the lines it
+    Lines are matched one at a time in meaning (see `match_bytes`, `as_text`), but
+    a block-safe pattern runs once over each block of lines and only the lines it
     hits are looked at from Python; `-v` and line-sensitive patterns walk every line.
     """
     collector = _Collector(source, options, budget_bytes)
-    blocks = iter_match_blocks(chunks, max_line=max_line)
+    blocks = map(as_text, iter_match_blocks(chunks, max_line=max_line))
     if options.invert or not block_safe(matcher):
         total = _scan_lines(blocks, matcher, options, collector)
     else:
@@ -245,12 +259,12 @@ def scan(chunks: Iterable[bytes], matcher: re.Pattern, options: SearchOptions, *
     return collector.finish(total)
 
 
-def _scan_lines(blocks: Iterator[bytes], matcher: re.Pattern, options: SearchOptions, collector: _Collector) -> int:
+def _scan_lines(blocks: Iterator[str], matcher: re.Pattern, options: SearchOptions, collector: _Collector) -> int:
     search, invert, previous, keep_previous = matcher.search, options.invert, collector.previous, options.before > 0
     number = 0
     for block in blocks:
-        lines = block.split(b"\n")
-        lines.pop()  # the empty piece after the block's last b"\n"
+        lines = block.split("\n")
+        lines.pop()  # the empty piece after the block's last "\n"
         if collector.full:
             # Only the count is still needed.
             if invert:
@@ -269,12 +283,12 @@ def _scan_lines(blocks: Iterator[bytes], matcher: re.Pattern, options: SearchOpt
     return number
 
 
-def _scan_blocks(blocks: Iterator[bytes], matcher: re.Pattern, options: SearchOptions, collector: _Collector) -> int:
+def _scan_blocks(blocks: Iterator[str], matcher: re.Pattern, options: SearchOptions, collector: _Collector) -> int:
     line_search = matcher.search
     # MULTILINE so ^ and $ hold at every line edge inside a block, as they do on one line.
     block_search = re.compile(matcher.pattern, matcher.flags | re.MULTILINE).search
     before = options.before
-    tail: deque[tuple[int, bytes]] = deque(maxlen=max(before, 1))  # last lines of earlier blocks
+    tail: deque[tuple[int, str]] = deque(maxlen=max(before, 1))  # last lines of earlier blocks
     base = 0  # lines in earlier blocks
     for block in blocks:
         size = len(block)
@@ -290,8 +304,8 @@ def _scan_blocks(blocks: Iterator[bytes], matcher: re.Pattern, options: SearchOp
                     start = hit.start()
                     if start >= size:
                         break
-                    end = block.find(b"\n", start)
-                    if hit.end() <= end or line_search(block[block.rfind(b"\n", 0, start) + 1:end]):
+                    end = block.find("\n", start)
+                    if hit.end() <= end or line_search(block[block.rfind("\n", 0, start) + 1:end]):
                         count += 1
                     pos = end + 1
                 collector.result.matches += count
@@ -300,26 +314,26 @@ def _scan_blocks(blocks: Iterator[bytes], matcher: re.Pattern, options: SearchOp
             target = size if hit is None or hit.start() >= size else hit.start()
             # After-context lines between the last walked line and the hit (or block end).
             while collector.after_left and pos < target:
-                end = block.find(b"\n", pos)
+                end = block.find("\n", pos)
                 if end >= target:
                     break
                 collector.line(number, block[pos:end], False, list)
                 pos, number = end + 1, number + 1
             if target >= size:
                 break
-            line_start = block.rfind(b"\n", pos, target) + 1 or pos
-            number += block.count(b"\n", pos, line_start)
-            end = block.find(b"\n", target)
+            line_start = block.rfind("\n", pos, target) + 1 or pos
+            number += block.count("\n", pos, line_start)
+            end = block.find("\n", target)
             line = block[line_start:end]
             # A hit that ran past its line proves nothing; judge the line on its own.
             selected = hit.end() <= end or line_search(line) is not None
 
-            def context(number=number, line_start=line_start) -> list[tuple[int, bytes]]:
+            def context(number=number, line_start=line_start) -> list[tuple[int, str]]:
                 return _before_lines(block, line_start, number, base, tail, before)
 
             collector.line(number, line, selected, context)
             pos, number = end + 1, number + 1
-        lines = block.count(b"\n")
+        lines = block.count("\n")
         if before:
             last_lines = _before_lines(block, size, base + lines + 1, base, tail, before)
             tail.clear()
@@ -328,14 +342,14 @@ def _scan_blocks(blocks: Iterator[bytes], matcher: re.Pattern, options: SearchOp
     return base
 
 
-def _before_lines(block: bytes, line_start: int, number: int, base: int, tail: deque,
-                  before: int) -> list[tuple[int, bytes]]:
+def _before_lines(block: str, line_start: int, number: int, base: int, tail: deque,
+                  before: int) -> list[tuple[int, str]]:
     """Up to `before` lines ending just before offset `line_start` (line `number`), oldest first."""
-    out: list[tuple[int, bytes]] = []
-    end = line_start - 1  # the b"\n" ending the line before
+    out: list[tuple[int, str]] = []
+    end = line_start - 1  # the "\n" ending the line before
     current = number - 1
     while len(out) < before and current > base:
-        start = block.rfind(b"\n", 0, end) + 1
+        start = block.rfind("\n", 0, end) + 1
         out.append((current, block[start:end]))
         end, current = start - 1, current - 1
     if len(out) < before:
@@ -400,16 +414,16 @@ def _call_matches(conn: sqlite3.Connection, call: CallInfo, matcher: re.Pattern)
     whole = block_safe(matcher)
     block_search = re.compile(matcher.pattern, matcher.flags | re.MULTILINE).search
     for source in recovery_sources(conn, call):
-        for block in iter_match_blocks(iter_payload(conn, source.payload_rowid, source.compression)):
+        for block in map(as_text, iter_match_blocks(iter_payload(conn, source.payload_rowid, source.compression))):
             if whole:
                 pos, size = 0, len(block)
                 while pos < size and (hit := block_search(block, pos)) is not None and hit.start() < size:
-                    end = block.find(b"\n", hit.start())
-                    if hit.end() <= end or matcher.search(block[block.rfind(b"\n", 0, hit.start()) + 1:end]):
+                    end = block.find("\n", hit.start())
+                    if hit.end() <= end or matcher.search(block[block.rfind("\n", 0, hit.start()) + 1:end]):
                         return True
                     pos = end + 1
             else:
-                lines = block.split(b"\n")
+                lines = block.split("\n")
                 lines.pop()
                 if any(matcher.search(line) for line in lines):
                     return True
