@@ -13,7 +13,9 @@ A request is a chain of callbacks on the event loop, never an asyncio Task:
    back (a timer answers `deadline` if the pool is slower than the request's
    deadline).
 4. The writer thread commits it and posts the outcome back; `finish` sends the
-   reply, releases admission and wakes followers and waiting clients.
+   reply, releases admission and wakes followers and waiting clients. A
+   `result_text` that asks for its view (`capBytes`) gets it made first, after
+   the commit (`yarp.broker.result_view`).
 
 The thin clients' hook events and run steps are the exception: each runs as
 one task (`_serve`), since its service awaits several steps, and every
@@ -35,6 +37,8 @@ import orjson
 from yarp import fault_log
 from yarp.broker.admission import Admission, Request
 from yarp.broker.handlers import prepare_operation, prepare_request, reads_files
+from yarp.broker.result_view import answer as answer_with_view
+from yarp.broker.result_view import wants_view
 from yarp.broker.sequencer import Sequencer
 from yarp.broker.services import service_for, service_kind
 from yarp.errors import BrokerError, DeadlineExceeded, YarpError
@@ -188,6 +192,10 @@ class Broker:
             return function(*args)
         return await self.loop.run_in_executor(self._pool, functools.partial(function, *args))
 
+    def in_pool(self, function):
+        """`function()` in the preparation pool: a future of its result, for a callback."""
+        return self.loop.run_in_executor(self._pool, function)
+
     def _order(self, request: Request, env) -> None:
         request.envelope = env
         request.deadline = request.received + env.deadline_ms / 1000
@@ -295,6 +303,9 @@ class Broker:
             try:
                 if committed and not isinstance(outcome, YarpError):
                     self.sequencer.remember(request.envelope)
+                    if request.reply_to is None and wants_view(request.prepared):
+                        answer_with_view(self, request, outcome)  # the view, made now, then the reply
+                        continue
                 self.finish(request, outcome)
             except Exception as exc:  # never leave the rest of the batch unanswered
                 self.fault(exc, request)

@@ -37,6 +37,7 @@ import threading
 import time
 
 from yarp.archive.sqlite import map_error
+from yarp.broker.result_view import wants_view
 from yarp.errors import ArchiveBusy, DeadlineExceeded, YarpError
 from yarp.limits import (
     BATCH_WAIT_MS,
@@ -214,9 +215,10 @@ class Writer:
             stats.commit_ms.append(took * 1000)
             self._last_batch = ({r.conn for r in live}, took, time.monotonic())
             # A client gets its reply's bytes, made here off the loop; a service's
-            # submission gets the store's `Outcome` record itself.
+            # submission, and a result text whose reply carries its view, the store's
+            # `Outcome` record itself.
             outcomes = [(r, result if isinstance(result, YarpError) or r.reply_to is not None
-                         else protocol.reply_of(result)) for r, result in zip(live, results)]
+                         or wants_view(r.prepared) else protocol.reply_of(result)) for r, result in zip(live, results)]
             self._post(outcomes, True)
             self._after_commit()
             return

@@ -3,7 +3,9 @@
 Adapters (one long-lived bridge per agent session) write frames on our stdin:
 an 8-byte big-endian length and that many bytes of UTF-8 JSON, one request
 each. We answer one compact JSON line per request on stdout, flushed:
-``{"requestId": N, "ok": true|false, "archiveRef"?, "prunedCalls"?, "error"?}``.
+``{"requestId": N, "ok": true|false, "archiveRef"?, "prunedCalls"?, "view"?, "error"?}``
+(``view``: the capped text a ``result_text`` with ``capBytes`` asked for, made by
+the broker after the commit; absent when the text fits the cap).
 
 The bridge checks only what it owns — frame bounds, ``requestId``,
 ``schemaVersion``, ``begin_call``'s ``deadlineAtMs``, and the identity of the
@@ -234,13 +236,16 @@ def _prune_id(obj: dict) -> str:
 
 
 def ack(request_id: int, reply: dict | None = None, error: str | None = None, kind: str = "") -> bytes:
-    """One acknowledgement line for the adapter: ok or the bounded error, and the archive ref where the kind has one."""
+    """One acknowledgement line for the adapter: ok or the bounded error, the archive ref where the kind has
+    one, and the view a `result_text` asked for."""
     body: dict = {"requestId": request_id, "ok": error is None}
     if reply is not None:
         if kind in _REF_KINDS and reply.get("archiveRef"):
             body["archiveRef"] = reply["archiveRef"]
         if reply.get("prunedCalls") is not None:
             body["prunedCalls"] = reply["prunedCalls"]
+        if kind == "result_text" and isinstance(reply.get("view"), str):
+            body["view"] = reply["view"]
     if error is not None:
         body["error"] = error
     return client_dumps(body) + b"\n"

@@ -20,7 +20,8 @@ Request envelope::
      "operation": {"operation": "begin_call", …}}
 
 or a control request ``{"schema", "correlationId", "control": "status"}``.
-Reply: ``{"ok": true, "archiveRef"?, "prunedCalls"?}`` or
+Reply: ``{"ok": true, "archiveRef"?, "prunedCalls"?, "view"?}`` (``view``: the
+capped text a ``result_text`` with ``capBytes`` asked for) or
 ``{"ok": false, "code": "<errors code>", "error": "<bounded text>"}``.
 
 The broker validates envelopes and operations in `yarp.wire.validation` (compiled):
