@@ -1477,6 +1477,268 @@ def _prove(root):
     ], expect_exit=exits(1))
 
 
+# --- build systems ---------------------------------------------------------------------------
+
+def _c_unit(name: str, index: int) -> str:
+    """A small C source defining `name_index` helpers, compiled by the build-system cases."""
+    return (f"#include \"{name}.h\"\n\nint {name}_{index:02d}_apply(int value)\n{{\n"
+            f"    int acc = value;\n    for (int i = 0; i < {index + 2}; i++)\n"
+            f"        acc = acc * 31 + i;\n    return acc;\n}}\n")
+
+
+MAKE_DIRS = ("core/log", "core/alloc", "net/http", "net/tls", "store/db", "store/cache", "util/json", "util/text")
+
+
+@recipe("make-j-recursive", "make", "build", ["make", "--version"], needs=("make", "gcc"))
+def _make_recursive(root):
+    subdirs = " ".join(MAKE_DIRS)
+    write(root, "Makefile", f"""
+        SUBDIRS = {subdirs}
+
+        .PHONY: all $(SUBDIRS)
+        all: $(SUBDIRS)
+
+        $(SUBDIRS):
+        \t$(MAKE) -C $@
+        """)
+    for d in MAKE_DIRS:
+        lib = d.replace("/", "_")
+        write(root, f"{d}/{lib}.h", "".join(f"int {lib}_{i:02d}_apply(int value);\n" for i in range(12)))
+        for i in range(12):
+            write(root, f"{d}/{lib}_{i:02d}.c", _c_unit(lib, i))
+        write(root, f"{d}/Makefile", f"""
+            CFLAGS = -O2 -Wall -fPIC
+            SRCS = $(wildcard *.c)
+            OBJS = $(SRCS:.c=.o)
+
+            lib{lib}.a: $(OBJS)
+            \tar rcs $@ $^
+
+            %.o: %.c {lib}.h
+            \t$(CC) $(CFLAGS) -c $< -o $@
+            """)
+    with open(os.path.join(root, "store/db/store_db_07.c"), "a", encoding="utf-8") as handle:
+        handle.write("\nint store_db_07_rollback(struct txn *t)\n{\n    return t->depth--;\n}\n")
+    return Run(["make", "-j4"], [
+        S("stderr", r"^store_db_07\.c:\d+:\d+: error: ", "the compile error with file:line"),
+        S("stderr", r"^make\[1\]: \*\*\* \[Makefile:\d+: store_db_07\.o\] Error 1$", "the failing target"),
+        S("stderr", r"^make: \*\*\* \[Makefile:\d+: store/db\] Error 2$", "the failing subdirectory"),
+    ], expect_exit=exits(2))
+
+
+def _cmake_project(root: str, libraries: int, per_library: int) -> None:
+    names = [f"mod{i}" for i in range(libraries)]
+    lines = ["cmake_minimum_required(VERSION 3.20)", "project(inventory C)", "enable_testing()"]
+    for name in names:
+        sources = " ".join(f"src/{name}/{name}_{k:02d}.c" for k in range(per_library))
+        lines.append(f"add_library({name} STATIC {sources})")
+        lines.append(f"target_include_directories({name} PUBLIC src/{name})")
+        write(root, f"src/{name}/{name}.h", "".join(f"int {name}_{k:02d}_apply(int value);\n" for k in range(per_library)))
+        for k in range(per_library):
+            write(root, f"src/{name}/{name}_{k:02d}.c", _c_unit(name, k))
+    lines.append("add_executable(inventory_app src/main.c)")
+    lines.append(f"target_link_libraries(inventory_app {' '.join(names)})")
+    write(root, "src/main.c", "#include <stdio.h>\n#include <stdlib.h>\n"
+          + "".join(f"#include \"{n}.h\"\n" for n in names)
+          + "int main(int argc, char **argv)\n{\n    int v = argc > 1 ? atoi(argv[1]) : 1;\n"
+          + "".join(f"    v ^= {n}_00_apply(v);\n" for n in names)
+          + "    printf(\"%d\\n\", v);\n    if (argc > 2 && v != atoi(argv[2])) {\n"
+          + "        fprintf(stderr, \"apply(%s): got %d, want %s\\n\", argv[1], v, argv[2]);\n"
+          + "        return 1;\n    }\n    return 0;\n}\n")
+    write(root, "CMakeLists.txt", "\n".join(lines) + "\n")
+
+
+@recipe("cmake-build-verbose", "cmake", "build", ["cmake", "--version"], needs=("cmake", "make", "gcc"))
+def _cmake_verbose(root):
+    _cmake_project(root, 5, 30)
+    sh(["cmake", "-S", ".", "-B", "build", "-G", "Unix Makefiles"], root)
+    return Run(["cmake", "--build", "build", "--verbose"], [
+        S("stdout", r"^\[100%\] Built target inventory_app$", "the build finished"),
+    ], expect_exit=exits(0))
+
+
+@recipe("ctest-one-failure", "ctest", "test-runner", ["ctest", "--version"], needs=("cmake", "ctest", "gcc"))
+def _ctest(root):
+    _cmake_project(root, 2, 4)
+    sh(["cmake", "-S", ".", "-B", "build", "-G", "Ninja"], root)
+    sh(["cmake", "--build", "build"], root)
+    with open(os.path.join(root, "CMakeLists.txt"), "a", encoding="utf-8") as handle:
+        for i in range(40):
+            want = int(sh(["build/inventory_app", str(i)], root).stdout) + (1 if i == 23 else 0)
+            handle.write(f"add_test(NAME apply_{i:02d} COMMAND inventory_app {i} {want})\n")
+    sh(["cmake", "-S", ".", "-B", "build"], root)
+    return Run(["ctest", "--test-dir", "build", "--output-on-failure"], [
+        S("stdout", r"\*\*\*Failed ", "the failing test's line"),
+        S("stdout", r"^apply\(23\): got \d+, want \d+$", "the failing test's own output"),
+        S("stdout", r"^\d+% tests passed, 1 tests failed out of 40$", "the summary"),
+        S("stdout", r"^The following tests FAILED:$", "the failure list"),
+        S("stdout", r"^\s+\d+ - apply_23 \(Failed\)$", "which test failed"),
+    ], expect_exit=exits(8))
+
+
+@recipe("cmake-missing-protobuf", "cmake", "build", ["cmake", "--version"], needs=("cmake", "gcc"))
+def _cmake_missing(root):
+    write(root, "CMakeLists.txt", """
+        cmake_minimum_required(VERSION 3.20)
+        project(telemetry_agent CXX)
+        find_package(Threads REQUIRED)
+        find_package(Protobuf 3.21 REQUIRED)
+        add_executable(agent src/agent.cpp)
+        target_link_libraries(agent protobuf::libprotobuf Threads::Threads)
+        """)
+    write(root, "src/agent.cpp", "int main() { return 0; }\n")
+    return Run(["cmake", "-S", ".", "-B", "build"], [
+        S("stderr", r"^CMake Error at /usr/share/cmake-[\d.]+/Modules/FindPackageHandleStandardArgs\.cmake:\d+ \(message\):$",
+          "the configure error"),
+        S("stderr", r"^  Could NOT find Protobuf \(missing: ", "what is missing"),
+        S("stderr", r"^  CMakeLists\.txt:4 \(find_package\)$", "the project line that asked for it"),
+        S("stdout", r"^-- Configuring incomplete, errors occurred!$", "configure result"),
+    ], expect_exit=exits(1))
+
+
+def _meson_project(root: str, dep: str | None) -> None:
+    extra = f"sodium = dependency('{dep}', version : '>=1.0.18')\n" if dep else ""
+    write(root, "meson.build", "project('mediaindex', 'c', version : '0.9.2', default_options : ['warning_level=2'])\n"
+          "cc = meson.get_compiler('c')\nm = cc.find_library('m')\nthreads = dependency('threads')\n"
+          + extra +
+          "src = files(" + ", ".join(f"'src/scan_{i:02d}.c'" for i in range(16)) + ", 'src/main.c')\n"
+          "executable('mediaindex', src, dependencies : [m, threads])\n")
+    write(root, "src/scan.h", "".join(f"int scan_{i:02d}_apply(int value);\n" for i in range(16))
+          + "int scan_checksum(const char *path);\n")
+    for i in range(16):
+        write(root, f"src/scan_{i:02d}.c", _c_unit("scan", i))
+    write(root, "src/main.c", "#include <stdio.h>\n#include \"scan.h\"\n\nint main(int argc, char **argv)\n{\n"
+          "    int v = scan_00_apply(argc);\n    if (argc > 1)\n        v += scan_checksum(argv[1]);\n"
+          "    printf(\"%d\\n\", v);\n    return 0;\n}\n")
+
+
+@recipe("meson-setup-missing-dep", "meson", "build", ["meson", "--version"], needs=("meson", "ninja", "gcc"),
+        apt=("meson",))
+def _meson_missing(root):
+    _meson_project(root, "libsodium")
+    return Run(["meson", "setup", "build"], [
+        S("stdout", r"^meson\.build:5:0: ERROR: Dependency \"libsodium\" not found", "the error with file:line"),
+        S("stdout", r"^A full log can be found at ", "where the log is"),
+    ], expect_exit=exits(1))
+
+
+@recipe("ninja-link-error", "ninja", "build", ["ninja", "--version"], needs=("meson", "ninja", "gcc"), apt=("meson",))
+def _ninja_link(root):
+    _meson_project(root, None)
+    sh(["meson", "setup", "build"], root)
+    return Run(["ninja", "-C", "build"], [
+        S("stdout", r"^FAILED: mediaindex ?$", "the failing target"),
+        S("stdout", r"undefined reference to `scan_checksum'$", "the missing symbol"),
+        S("stdout", r"^collect2: error: ld returned 1 exit status$", "the link failed"),
+        S("stdout", r"^ninja: build stopped: subcommand failed\.$", "the build result"),
+    ], expect_exit=exits(1))
+
+
+CONFIGURE_AC = """
+    AC_PREREQ([2.69])
+    AC_INIT([mailq-tools], [2.3.0], [bugs@example.org])
+    AC_CONFIG_SRCDIR([src/main.c])
+    AC_CONFIG_HEADERS([config.h])
+    AC_PROG_CC
+    AC_PROG_INSTALL
+    AC_PROG_MAKE_SET
+    AC_PROG_RANLIB
+    AC_CHECK_HEADERS([arpa/inet.h fcntl.h limits.h netdb.h netinet/in.h stdint.h stdlib.h string.h \\
+                      strings.h sys/socket.h sys/time.h syslog.h unistd.h poll.h sys/epoll.h \\
+                      sys/inotify.h locale.h langinfo.h termios.h pwd.h grp.h])
+    AC_TYPE_PID_T
+    AC_TYPE_SIZE_T
+    AC_TYPE_SSIZE_T
+    AC_TYPE_UINT16_T
+    AC_TYPE_UINT32_T
+    AC_TYPE_UINT64_T
+    AC_FUNC_FORK
+    AC_FUNC_MALLOC
+    AC_FUNC_REALLOC
+    AC_CHECK_FUNCS([dup2 gethostname gettimeofday memmove memset mkdir select socket strchr strdup \\
+                    strerror strrchr strstr strtol strtoul uname epoll_create1 inotify_init1 \\
+                    clock_gettime getaddrinfo setlocale nl_langinfo])
+    AC_CHECK_LIB([m], [floor])
+    AC_CHECK_LIB([yaml], [yaml_parser_initialize], [], [AC_MSG_ERROR([libyaml is required])])
+    @EXTRA@
+    AC_CONFIG_FILES([Makefile])
+    AC_OUTPUT
+    """
+
+
+def _autoconf_project(root: str, extra: str) -> None:
+    write(root, "configure.ac", CONFIGURE_AC.replace("@EXTRA@", extra))
+    write(root, "Makefile.in", "CC = @CC@\nCFLAGS = @CFLAGS@\nLIBS = @LIBS@\n\nmailq: src/main.c\n"
+          "\t$(CC) $(CFLAGS) -o $@ src/main.c $(LIBS)\n")
+    write(root, "src/main.c", "#include \"../config.h\"\nint main(void) { return 0; }\n")
+    sh(["autoreconf", "-i"], root)
+
+
+@recipe("configure-ok", "configure", "build", ["autoconf", "--version"], needs=("autoconf", "gcc"),
+        apt=("autoconf", "automake"))
+def _configure_ok(root):
+    _autoconf_project(root, "")
+    return Run(["./configure", "--prefix=/opt/mailq"], [
+        S("stdout", r"^config\.status: creating Makefile$", "the configure finished"),
+        S("stdout", r"^checking for yaml_parser_initialize in -lyaml\.\.\. yes$", "the required library was found"),
+    ], expect_exit=exits(0))
+
+
+@recipe("configure-missing-lib", "configure", "build", ["autoconf", "--version"], needs=("autoconf", "gcc"),
+        apt=("autoconf", "automake"))
+def _configure_fail(root):
+    _autoconf_project(root, "AC_CHECK_LIB([sodium], [sodium_init], [], "
+                            "[AC_MSG_ERROR([libsodium >= 1.0.18 is required; install libsodium-dev])])")
+    return Run(["./configure", "--prefix=/opt/mailq"], [
+        S("stdout", r"^checking for sodium_init in -lsodium\.\.\. no$", "the failing check"),
+        S("stderr", r"^configure: error: libsodium >= 1\.0\.18 is required; install libsodium-dev$", "the error"),
+    ], expect_exit=exits(1))
+
+
+@recipe("bison-grammar-errors", "bison", "compiler", ["bison", "--version"], needs=("bison",), apt=("bison",))
+def _bison(root):
+    write(root, "calc.y", """
+        %{
+        #include <stdio.h>
+        int yylex(void);
+        void yyerror(const char *s) { fprintf(stderr, "%s\\n", s); }
+        %}
+        %token NUM IDENT
+        %left '+' '-'
+        %%
+        input: /* empty */ | input line ;
+        line: '\\n' | expr '\\n' { printf("%d\\n", $1); } | assign '\\n' ;
+        assign: IDENT '=' expr ;
+        expr: NUM
+            | IDENT
+            | expr '+' expr { $$ = $1 + $3; }
+            | expr '-' expr { $$ = $1 - $3; }
+            | expr '*' expr { $$ = $1 * $3; }
+            | expr '/' expr { $$ = $1 / $3; }
+            | '(' expr ')' { $$ = $2; }
+            | FUNC '(' expr ')' { $$ = $3; }
+            ;
+        %%
+        """)
+    return Run(["bison", "-Wall", "-d", "calc.y"], [
+        S("stderr", r"^calc\.y:\d+\.\d+-\d+: error: symbol ‘FUNC’ is used, but is not defined", "the error with file:line"),
+    ], expect_exit=exits(1))
+
+
+@recipe("ldd-not-found", "ldd", "build", ["ldd", "--version"], needs=("ldd", "gcc"))
+def _ldd(root):
+    write(root, "metrics.c", "int metrics_count(void) { return 42; }\n")
+    write(root, "app.c", "#include <stdio.h>\n#include <math.h>\nint metrics_count(void);\n"
+          "int main(void) { printf(\"%f\\n\", sqrt(metrics_count())); return 0; }\n")
+    sh(["gcc", "-shared", "-fPIC", "-Wl,-soname,libmetrics.so.1", "-o", "libmetrics.so.1", "metrics.c"], root)
+    sh(["ln", "-s", "libmetrics.so.1", "libmetrics.so"], root)
+    sh(["gcc", "-o", "app", "app.c", "-L.", "-lmetrics", "-lm"], root)
+    os.remove(os.path.join(root, "libmetrics.so.1"))
+    return Run(["ldd", "./app"], [
+        S("stdout", r"^\tlibmetrics\.so\.1 => not found$", "the missing library"),
+    ], expect_exit=exits(0))
+
+
 #@@RECIPES@@
 
 
