@@ -81,7 +81,7 @@ def tool_version(recipe: Recipe, env: dict, cwd: str) -> str:
     proc = _quiet(recipe.version, env=env, cwd=cwd)
     for line in (proc.stdout + proc.stderr).splitlines():
         if line.strip():
-            return line.strip()[:120]
+            return line.strip().split(" from /")[0][:120]
     return "unknown"
 
 

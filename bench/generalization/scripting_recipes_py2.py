@@ -659,3 +659,78 @@ RECIPES = [
         ],
     ),
 ]
+
+
+def _cprofile_setup(root: str) -> None:
+    write(root, {"reconcile.py": '''
+    import csv
+    import io
+    import random
+    from decimal import Decimal
+
+
+    def make_ledger(n):
+        rng = random.Random(5)
+        buf = io.StringIO()
+        writer = csv.writer(buf)
+        for i in range(n):
+            writer.writerow([i, rng.choice("ABCDEFG"), f"{rng.uniform(1, 999):.2f}"])
+        return buf.getvalue()
+
+
+    def parse(text):
+        return [(int(r[0]), r[1], Decimal(r[2])) for r in csv.reader(io.StringIO(text))]
+
+
+    def totals(rows):
+        out = {}
+        for _, account, amount in rows:
+            out[account] = out.get(account, Decimal(0)) + amount
+        return out
+
+
+    def reconcile(n):
+        left = totals(parse(make_ledger(n)))
+        right = totals(parse(make_ledger(n)))
+        return sorted(k for k in left if left[k] != right[k])
+
+
+    if __name__ == "__main__":
+        print("mismatched accounts:", reconcile(60000))
+    '''})
+
+
+def _collect_setup(root: str) -> None:
+    files = {"conftest.py": ""}
+    for i in range(30):
+        files[f"tests/unit/test_rules_{i:02d}.py"] = "".join(
+            f"def test_rule_{i}_{j}():\n    assert {j} == {j}\n\n\n" for j in range(14))
+    write(root, files)
+
+
+RECIPES += [
+    Recipe(
+        name="cprofile-sorted", tool="python", category="profiler",
+        argv=["python", "-m", "cProfile", "-s", "cumulative", "reconcile.py"], setup=_cprofile_setup,
+        version=PY, expect_exit=0,
+        signals=[
+            ("stdout", r"^mismatched accounts: ", "the program's own result"),
+            ("stdout", r"^ +\d+ function calls \(\d+ primitive calls\) in [\d.]+ seconds$", "total calls and time"),
+            ("stdout", r"^ +ncalls +tottime +percall +cumtime +percall ", "the table heading"),
+        ],
+    ),
+    Recipe(
+        name="python-importtime", tool="python", category="profiler",
+        argv=["python", "-X", "importtime", "-c", "import django.db.models"], setup=lambda root: None,
+        version=PY, expect_exit=0,
+        signals=[
+            ("stderr", r"^import time: self \[us\] \| cumulative \| imported package$", "the table heading"),
+            ("stderr", r"\| django\.db\.models$", "the module asked for, with its cumulative time"),
+        ],
+    ),
+    Recipe(
+        name="pytest-collect-only", tool="pytest", category="test-runner", argv=["pytest", "--collect-only", "-q"],
+        setup=_collect_setup, version=["pytest", "--version"], needs=("pytest",), expect_exit=0,
+        signals=[("stdout", r"^\d+ tests collected in ", "how many tests")],
+    ),
+]
