@@ -152,8 +152,8 @@ def test_an_old_extension_and_hooks_of_another_yarp_are_warnings(env, tmp_path):
     target = home / ".pi" / "agent" / "extensions" / "yarp"
     # What an older yarp would have installed: other bytes, recorded as such.
     record = json.loads((target / "yarp-install.json").read_text())
-    (target / "ts" / "cap.ts").write_text("// an older cap\n")
-    record["files"]["ts/cap.ts"] = extension_install._digest(b"// an older cap\n")
+    (target / "ts" / "content.ts").write_text("// an older copy\n")
+    record["files"]["ts/content.ts"] = extension_install._digest(b"// an older copy\n")
     record["version"] = "0.0.9"
     (target / "yarp-install.json").write_text(json.dumps(record))
     other = tmp_path / "other" / "yarp"

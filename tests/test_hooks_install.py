@@ -210,7 +210,8 @@ def test_pi_install_copies_the_shipped_extension_and_names_this_yarp(dirs):
     assert shared, "the adapters' shared TypeScript is missing"
     for name in ("pi/index.ts", "pi/extension.ts", *shared):
         assert (folder / name).read_bytes() == (HOOKS / name).read_bytes()
-    assert (folder / "ts" / "salience.json").read_bytes() == (HOOKS.parent / "rules" / "salience.json").read_bytes()
+    # The view is the broker's: no cap, and none of the data a cap would read, is copied.
+    assert sorted(p.name for p in (folder / "ts").iterdir()) == sorted(path.name for path in (HOOKS / "ts").glob("*.ts"))
     # Pi loads the folder through its manifest, which names the entry inside pi/.
     assert json.loads((folder / "package.json").read_text())["pi"] == {"extensions": ["./pi/index.ts"]}
     record = json.loads((folder / "yarp-install.json").read_text())
@@ -256,28 +257,31 @@ def test_pi_reinstall_replaces_an_older_copy_and_uninstall_keeps_the_users_files
     assert yarp(home, project, "hook", "install", "pi").returncode == 0
     folder = _pi_folder(home)
     record = json.loads((folder / "yarp-install.json").read_text())
-    # As an older yarp left it: other bytes, recorded.
-    (folder / "ts" / "cap.ts").write_text("// older\n")
-    record["files"]["ts/cap.ts"] = __import__("hashlib").sha256(b"// older\n").hexdigest()
+    # As an older yarp left it: other bytes, and a file this one no longer ships, recorded.
+    digest = __import__("hashlib").sha256(b"// older\n").hexdigest()
+    for name in ("content.ts", "cap.ts"):
+        (folder / "ts" / name).write_text("// older\n")
+        record["files"][f"ts/{name}"] = digest
     (folder / "yarp-install.json").write_text(json.dumps(record))
     result = yarp(home, project, "hook", "install", "pi")
     assert result.returncode == 0 and b"installed:" in result.stdout
-    assert (folder / "ts" / "cap.ts").read_bytes() == (HOOKS / "ts" / "cap.ts").read_bytes()
+    assert (folder / "ts" / "content.ts").read_bytes() == (HOOKS / "ts" / "content.ts").read_bytes()
+    assert not (folder / "ts" / "cap.ts").exists()
     assert not [p for p in folder.parent.iterdir() if p.name.startswith(".yarp-")]
     # A file the user added blocks a reinstall (it would be lost) and survives uninstall.
     (folder / "notes.txt").write_text("mine\n")
     blocked = yarp(home, project, "hook", "install", "pi")
     assert blocked.returncode == 0 and b"already installed" in blocked.stdout
-    (folder / "ts" / "cap.ts").write_text("// edited by the user\n")
+    (folder / "ts" / "content.ts").write_text("// edited by the user\n")
     blocked = yarp(home, project, "hook", "install", "pi")
     assert blocked.returncode == 65 and b"changed or added" in blocked.stderr
     removed = yarp(home, project, "hook", "uninstall", "pi")
     assert removed.returncode == 0 and b"kept 2 file(s)" in removed.stdout
-    assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) == ["notes.txt", "ts/cap.ts"]
+    assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) == ["notes.txt", "ts/content.ts"]
     # What is left is the user's alone: yarp no longer claims the folder.
     again = yarp(home, project, "hook", "uninstall", "pi")
     assert again.returncode == 65 and b"not installed by yarp" in again.stderr
-    assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) == ["notes.txt", "ts/cap.ts"]
+    assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) == ["notes.txt", "ts/content.ts"]
 
 
 # --- the opencode plugin -----------------------------------------------------------------------
@@ -292,7 +296,7 @@ def test_opencode_install_copies_the_plugin_writes_its_entry_and_uninstall_remov
     shared = sorted(f"ts/{path.name}" for path in (HOOKS / "ts").glob("*.ts"))
     for name in ("opencode/plugin.ts", *shared):
         assert (folder / name).read_bytes() == (HOOKS / name).read_bytes()
-    assert (folder / "ts" / "salience.json").is_file()
+    assert not (folder / "ts" / "salience.json").exists()
     # opencode loads only files directly in plugin/, and every function such a file exports is a plugin.
     entry = (config / "opencode" / "plugin" / "yarp.ts").read_text()
     exports = [line for line in entry.splitlines() if line.startswith("export")]

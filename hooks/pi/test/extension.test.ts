@@ -1,7 +1,7 @@
 import assert from "node:assert/strict"
 import { Buffer } from "node:buffer"
 import test from "node:test"
-import { joinedText } from "../../../src/yarp/hooks/ts/cap.ts"
+import { joinedText } from "../../../src/yarp/hooks/ts/content.ts"
 import { CTX, entries, frames, rewritePlan, runCall, setup } from "./harness.ts"
 
 const REWRITE = (command: string, id: string) => rewritePlan(command, id, "pi", "session-1")
@@ -93,7 +93,7 @@ test("bash is rewritten only when the plan says rewrite, after begin_call commit
   assert.equal(begins[1].call.requiresStreams, false)
 })
 
-test("a large result keeps its exact text durable, then shows the capped text with a working marker", async () => {
+test("a large result: its exact text goes out with the cap, and the view the acknowledgement carries is shown", async () => {
   const { pi, log } = await setup()
   await pi.emit("session_start", {})
   const output = big(3000)
@@ -107,16 +107,33 @@ test("a large result keeps its exact text durable, then shows the capped text wi
   assert.equal(before.result.content[0].text, output)
   assert.equal(resultText.text, output)
   assert.equal(resultText.sourceCompleteness, "complete")
-  const shown = joinedText(patch.content)
-  assert.ok(Buffer.byteLength(shown, "utf8") <= 5120)
-  assert.ok(shown.startsWith("output line 0\n"))
-  assert.ok(shown.endsWith("output line 2999"))
-  const ref = /ref=(yr_[0-9a-f]{32}); result_text complete\]\nSearch omitted output: yarp search (yr_[0-9a-f]{32}) 'output'\n/u.exec(shown)
-  assert.ok(ref !== null && ref[1] === ref[2])
+  assert.equal(resultText.capBytes, 5120)
+  // The view is the broker's (the fake's stand-in here; view.test.ts has the real one), in the text's place.
+  assert.equal(patch.content.length, 1)
+  assert.match(patch.content[0].text, new RegExp(`^\\[fake view: ${Buffer.byteLength(output)} byte\\(s\\) under 5120; ref=yr_[0-9a-f]{32}\\]\n$`, "u"))
   assert.ok(begin.call.sourceCallId === "c1")
   assert.deepEqual(stage.result.content, patch.content)
   assert.deepEqual(finish.result.content, patch.content)
   assert.deepEqual(stage.result.details, details)
+})
+
+test("the configured cap is the one asked for; an acknowledgement without a view leaves the result as it was", async () => {
+  const small = await setup({ FAKE_YARP_CAP: "1024" })
+  await small.pi.emit("session_start", {})
+  const capped = await runCall(small.pi, "k1", "read", { path: "f" }, () => text("z".repeat(1025)))
+  const under = await runCall(small.pi, "k2", "read", { path: "f" }, () => text("é".repeat(512)))
+  await small.pi.emit("session_shutdown", {})
+  assert.match(joinedText(capped.patch.content), /^\[fake view: 1025 byte\(s\) under 1024; /u)
+  assert.equal(under.patch, undefined, "1,024 bytes fit a cap of 1,024")
+  assert.deepEqual(frames(small.log).filter((f) => f.operation === "result_text").map((f) => [f.sourceCallId, f.capBytes]), [["k1", 1024]])
+  const none = await setup({ FAKE_YARP_NO_VIEW: "1" })
+  await none.pi.emit("session_start", {})
+  const unchanged = await runCall(none.pi, "k3", "read", { path: "f" }, () => text(big(2000)))
+  await none.pi.emit("session_shutdown", {})
+  assert.equal(unchanged.patch, undefined)
+  assert.deepEqual(none.warnings, [])
+  assert.deepEqual(frames(none.log).map((f) => f.operation), ["begin_call", "result_before", "result_text", "stage_result", "finish_call"])
+  assert.deepEqual(frames(none.log)[3].result.content, [{ type: "text", text: big(2000) }])
 })
 
 test("recovery commands and results at the cap are never capped", async () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict"
 import { Buffer } from "node:buffer"
 import test from "node:test"
-import { AckReader, encodeFrame, FrameReader, MAX_FRAME_BYTES, parseAck } from "../../../src/yarp/hooks/ts/frame.ts"
+import { AckReader, ackLineLimit, encodeFrame, FrameReader, MAX_ACK_LINE_BYTES, MAX_FRAME_BYTES, parseAck } from "../../../src/yarp/hooks/ts/frame.ts"
 
 test("a frame is an 8-byte big-endian length followed by the UTF-8 JSON body", () => {
   const frame = encodeFrame({ operation: "begin_call", text: "é" })
@@ -45,4 +45,20 @@ test("acknowledgement lines are split and validated", () => {
 
 test("an unterminated acknowledgement line over 64 KiB marks the bridge broken", () => {
   assert.throws(() => new AckReader().feed("x".repeat(70 * 1024)), /size limit/u)
+})
+
+test("a result_text's view comes back as text; its line may be as long as the cap it asked for allows", () => {
+  const ref = "yr_0123456789abcdef0123456789abcdef"
+  assert.deepEqual(parseAck(`{"requestId":4,"ok":true,"archiveRef":"${ref}","view":"a\\nb"}`), { requestId: 4, ok: true, archiveRef: ref, view: "a\nb" })
+  assert.throws(() => parseAck(`{"requestId":4,"ok":true,"view":7}`), /view/u)
+  assert.equal(ackLineLimit({ operation: "begin_call" }), MAX_ACK_LINE_BYTES)
+  assert.equal(ackLineLimit({ operation: "result_text", capBytes: 65_536 }), MAX_ACK_LINE_BYTES + 6 * 65_536)
+  const view = "v".repeat(200_000)
+  const line = JSON.stringify({ requestId: 1, ok: true, view }) + "\n"
+  const reader = new AckReader()
+  reader.limit = ackLineLimit({ operation: "result_text", capBytes: 200_000 })
+  const got = []
+  for (let at = 0; at < line.length; at += 65_536) got.push(...reader.feed(line.slice(at, at + 65_536)))
+  assert.deepEqual(got, [{ requestId: 1, ok: true, view }])
+  assert.throws(() => new AckReader().feed(line.slice(0, 100_000)), /size limit/u)
 })

@@ -10,31 +10,19 @@
  */
 
 import assert from "node:assert/strict"
-import { execFileSync, spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { setTimeout as sleep } from "node:timers/promises"
-import { tmpdir } from "node:os"
-import { delimiter, join, resolve } from "node:path"
+import { execFileSync } from "node:child_process"
+import { existsSync, readFileSync } from "node:fs"
+import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import test from "node:test"
-import { joinedText } from "../../../src/yarp/hooks/ts/cap.ts"
+import { joinedText } from "../../../src/yarp/hooks/ts/content.ts"
 import { FakePi } from "./harness.ts"
+import { findRealYarp, realWorld } from "./real-yarp.ts"
 import { createYarpExtension } from "../../../src/yarp/hooks/pi/extension.ts"
 
 const REPO = resolve(fileURLToPath(new URL("../../..", import.meta.url)))
 const SESSIONS = resolve(REPO, "..", "shared", "data", "pi-sessions")
 const FILES = ["before-compaction.jsonl", "large-session.jsonl"]
-
-function findRealYarp(): string | null {
-  const candidates = [process.env["YARP_REAL_BIN"], process.env["YARP_BIN"]]
-  for (const dir of (process.env["PATH"] ?? "").split(delimiter)) candidates.push(join(dir, "yarp"))
-  for (const candidate of candidates) {
-    if (candidate === undefined || candidate === "" || !existsSync(candidate)) continue
-    const probe = spawnSync(candidate, ["archive", "ingest", "--help"], { encoding: "utf8" })
-    if (probe.status === 0) return candidate
-  }
-  return null
-}
 
 type Recorded = {
   sessionId: string
@@ -66,30 +54,9 @@ const present = FILES.every((name) => existsSync(join(SESSIONS, name)))
 const skip = !present ? `recorded Pi sessions not found under ${SESSIONS}` : realYarp === null ? "no real yarp with `archive ingest` on YARP_REAL_BIN, YARP_BIN or PATH" : false
 
 test("recorded real Pi sessions replay into the archive: every call archived, verify passes", { skip, timeout: 300_000 }, async () => {
-  const root = mkdtempSync(join(tmpdir(), "yarp-replay-"))
+  const world = realWorld(realYarp!)
   try {
-    const home = join(root, "home")
-    const run = join(root, "run")
-    for (const dir of [home, run, join(root, "bin")]) mkdirSync(dir, { mode: 0o700 })
-    const wrapper = join(root, "bin", "yarp")
-    writeFileSync(
-      wrapper,
-      `#!/bin/sh\n[ "$1" = plan ] && { echo '{"version":1,"execution":{"kind":"original"},"result":{"kind":"ordinary"}}'; exit 0; }\nexec '${realYarp}' "$@"\n`,
-      { mode: 0o755 },
-    )
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      HOME: home,
-      XDG_DATA_HOME: join(home, ".local", "share"),
-      XDG_CONFIG_HOME: join(home, ".config"),
-      XDG_STATE_HOME: join(home, ".local", "state"),
-      XDG_CACHE_HOME: join(home, ".cache"),
-      XDG_RUNTIME_DIR: run,
-      YARP_ARCHIVE: join(root, "tool-calls.sqlite3"),
-      YARP_BIN: wrapper,
-      // A short idle grace lets the broker this test started exit on its own.
-      YARP_BROKER_IDLE_MS: "300",
-    }
+    const { env, bin: wrapper } = world
     const warnings: string[] = []
     let total = 0
     let capped: { ref: string; omitted: string } | null = null
@@ -146,9 +113,6 @@ test("recorded real Pi sessions replay into the archive: every call archived, ve
     const found = execFileSync(wrapper, ["search", "-F", capped.ref, capped.omitted], { env, encoding: "utf8" })
     assert.ok(found.includes(capped.omitted))
   } finally {
-    // Never pull the runtime directory from under a live broker: wait for its socket to go.
-    const sockets = () => (existsSync(join(root, "run", "yarp")) ? readdirSync(join(root, "run", "yarp")).filter((name) => name.endsWith(".sock")) : [])
-    for (let waited = 0; sockets().length > 0 && waited < 15_000; waited += 50) await sleep(50)
-    rmSync(root, { recursive: true, force: true })
+    await world.close()
   }
 })

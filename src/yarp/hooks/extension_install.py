@@ -1,11 +1,11 @@
 """Install and remove an agent adapter that ships inside this package as TypeScript (Pi, opencode).
 
 The adapters' sources sit in package data: `hooks/ts/` (what they share: the
-ingest bridge client, frames, the cap, the `yarp` commands they run) and one
-folder per agent (`hooks/pi/`, `hooks/opencode/`). `install` copies an
-agent's folder and the shared one, keeping that layout, into a folder of
-ours the agent can load, with the data files the cap reads (`salience.json`)
-and one record, `yarp-install.json`: the format, the YARP version, the `yarp`
+ingest bridge client, frames, the call lifecycle, result content blocks, the
+`yarp` commands they run) and one folder per agent (`hooks/pi/`,
+`hooks/opencode/`). `install` copies an agent's folder and the shared one,
+keeping that layout, into a folder of ours the agent can load, with one
+record, `yarp-install.json`: the format, the YARP version, the `yarp`
 that installed it (which the adapter then runs: its console script, or a
 `yarp-launcher` written beside the files for a `python -m yarp` install) and
 the SHA-256 of every file written. Nothing is fetched and no npm is needed.
@@ -45,9 +45,8 @@ FOLDER_NAME = "yarp"
 #: The launcher written beside the files when this yarp has no console script of its own.
 LAUNCHER_NAME = "yarp-launcher"
 _HOOKS = os.path.dirname(os.path.abspath(__file__))
-_PACKAGE = os.path.dirname(_HOOKS)
 #: The shared TypeScript every adapter imports as `../ts/…`.
-SHARED = ("frame.ts", "ingest.ts", "cap.ts", "yarp-cli.ts", "lifecycle.ts")
+SHARED = ("frame.ts", "ingest.ts", "content.ts", "yarp-cli.ts", "lifecycle.ts")
 AGENTS = ("pi", "opencode")
 #: The largest record we read back.
 _MAX_RECORD_BYTES = 64 * 1024
@@ -146,7 +145,6 @@ def shipped_files(agent: str) -> dict[str, bytes]:
              for name in layout.own}
     for name in SHARED:
         files[f"ts/{name}"] = _read(os.path.join(_HOOKS, "ts", name), f"adapters' shared {name}")
-    files["ts/salience.json"] = _read(os.path.join(_PACKAGE, "rules", "salience.json"), "salience data")
     if layout.manifest:
         manifest = json.loads(_read(os.path.join(_HOOKS, agent, "package.json"), f"{agent} adapter's package.json"))
         # The package's manifest names its entries beside it (`./index.ts`); ours sit in `<agent>/`.

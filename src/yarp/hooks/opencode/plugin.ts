@@ -22,7 +22,7 @@
  * anywhere but the bridge's stdin, and never puts payloads in warnings.
  */
 
-import { joinedText, resultCompleteness, type ContentBlock } from "../ts/cap.ts"
+import { joinedText, resultCompleteness, type ContentBlock } from "../ts/content.ts"
 import { IngestClient } from "../ts/ingest.ts"
 import {
   beginCall,

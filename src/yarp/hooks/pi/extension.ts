@@ -16,7 +16,7 @@
  * fallback store, never opens the database, and never puts payloads in warnings.
  */
 
-import { fullOutputPathOf, resultCompleteness, type ContentBlock } from "../ts/cap.ts"
+import { fullOutputPathOf, resultCompleteness, type ContentBlock } from "../ts/content.ts"
 import { IngestClient } from "../ts/ingest.ts"
 import {
   beginCall,

@@ -12,8 +12,18 @@ import { Buffer } from "node:buffer"
 export const FRAME_HEADER_BYTES = 8
 /** Largest frame body the bridge accepts (256 MiB); larger requests fail locally. */
 export const MAX_FRAME_BYTES = 256 * 1024 * 1024
-/** Longest acknowledgement line we buffer before declaring the bridge broken. */
+/** Longest acknowledgement line we buffer before declaring the bridge broken, for an ack without a view. */
 export const MAX_ACK_LINE_BYTES = 64 * 1024
+
+/**
+ * The longest acknowledgement line of a request: 64 KiB, and room for the view a
+ * `result_text` with `capBytes` asks for (the view is at most about the cap; JSON
+ * may write a control character as six).
+ */
+export function ackLineLimit(request: Record<string, unknown>): number {
+  const cap = request["capBytes"]
+  return MAX_ACK_LINE_BYTES + (request["operation"] === "result_text" && typeof cap === "number" ? 6 * cap : 0)
+}
 
 export class FrameTooLargeError extends Error {
   constructor(readonly size: number) {
@@ -63,15 +73,26 @@ export type Ack = {
   requestId: number
   ok: boolean
   archiveRef?: string
+  /** The view of the text a `result_text` with `capBytes` committed (absent when it fits the cap). */
+  view?: string
   error?: string
 }
 
 /** Collects stdout bytes and yields each complete acknowledgement line, parsed. */
 export class AckReader {
   private pending = ""
+  /** Longest line accepted, in UTF-16 code units (each at least one byte): set per request (`ackLineLimit`). */
+  limit = MAX_ACK_LINE_BYTES
 
   feed(chunk: string): Ack[] {
     this.pending += chunk
+    if (!chunk.includes("\n")) {
+      // Most of a long line (a view): only the new chunk is searched.
+      if (this.pending.length > this.limit) {
+        throw new Error("archive bridge sent an acknowledgement line over its size limit")
+      }
+      return []
+    }
     const acks: Ack[] = []
     let newline = this.pending.indexOf("\n")
     while (newline !== -1) {
@@ -80,7 +101,7 @@ export class AckReader {
       if (line.trim() !== "") acks.push(parseAck(line))
       newline = this.pending.indexOf("\n")
     }
-    if (Buffer.byteLength(this.pending, "utf8") > MAX_ACK_LINE_BYTES) {
+    if (this.pending.length > this.limit) {
       throw new Error("archive bridge sent an acknowledgement line over its size limit")
     }
     return acks
@@ -117,6 +138,10 @@ export function parseAck(line: string): Ack {
       throw new Error("archive bridge acknowledgement has a malformed archiveRef")
     }
     ack.archiveRef = record["archiveRef"]
+  }
+  if (record["view"] !== undefined) {
+    if (typeof record["view"] !== "string") throw new Error("archive bridge acknowledgement has a view that is not text")
+    ack.view = record["view"]
   }
   if (typeof record["error"] === "string") ack.error = boundedText(record["error"])
   return ack

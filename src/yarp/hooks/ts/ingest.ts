@@ -10,7 +10,7 @@
  */
 
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process"
-import { AckReader, boundedText, encodeFrame, type Ack } from "./frame.ts"
+import { AckReader, ackLineLimit, boundedText, encodeFrame, type Ack } from "./frame.ts"
 
 export const BEGIN_CALL_TIMEOUT_MS = 2_000
 export const OTHER_TIMEOUT_MS = 30_000
@@ -126,6 +126,7 @@ class Bridge {
           reject(error)
         },
       }
+      this.acks.limit = ackLineLimit(request)
       this.child.stdin.write(frame)
     })
   }

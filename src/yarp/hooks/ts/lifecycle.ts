@@ -2,9 +2,9 @@
  * The tool-call lifecycle the TypeScript adapters share, over the generic archive
  * operations: begin a call (planning a shell command and rewriting it only once
  * `begin_call` is durable), finish an executed call (raw result, the exact text a
- * cap needs, the staged visible result, the finished call) and finish a call that
- * never reached its tool. Each agent's adapter keeps its own event translation and
- * result shapes and hands them to these functions.
+ * cap needs with YARP's view of it, the staged visible result, the finished call)
+ * and finish a call that never reached its tool. Each agent's adapter keeps its own
+ * event translation and result shapes and hands them to these functions.
  *
  * It must never make a tool depend on the archive: a failed begin leaves the call
  * running unchanged (no rewrite, no cap), a failed result capture leaves ordinary
@@ -13,9 +13,10 @@
  * caller) and never puts payloads in warnings.
  */
 
+import { Buffer } from "node:buffer"
 import { execFileSync } from "node:child_process"
 import { userInfo } from "node:os"
-import { capContent, joinedText, type ContentBlock, type SourceCompleteness } from "./cap.ts"
+import { joinedText, withView, type ContentBlock, type SourceCompleteness } from "./content.ts"
 import { BEGIN_CALL_TIMEOUT_MS, OTHER_TIMEOUT_MS, type IngestClient } from "./ingest.ts"
 import {
   parseConfig,
@@ -70,7 +71,7 @@ export type Begun = {
 export type ResultView = {
   /** The result snapshot exactly as the agent produced it. */
   raw: unknown
-  /** Its content blocks: the text blocks are what the cap works on. */
+  /** Its content blocks: the text blocks are what the view is cut from. */
   content: readonly ContentBlock[]
   /** The visible result snapshot with `content` replaced by the capped blocks. */
   withContent: (content: ContentBlock[]) => unknown
@@ -240,9 +241,11 @@ export async function beginCall(
 
 /**
  * Archive an executed call's result and finish it: `result_before` (with the full
- * output file), the exact text when it is about to be capped, the staged visible
- * result, then `finish_call`. Returns what the agent should show instead of its own
- * result; on an archive failure, the raw streams of a wrapped shell call, else nothing.
+ * output file), the exact text when it is over the cap (`result_text` with
+ * `capBytes`: its acknowledgement, sent once the text is durable, carries YARP's view
+ * of it, made by the broker), the staged visible result, then `finish_call`.
+ * Returns what the agent should show instead of its own result; on an archive
+ * failure, the raw streams of a wrapped shell call, else nothing.
  */
 export async function finishCall(capture: Capture, sourceCallId: string, begun: Begun, view: ResultView): Promise<Finished> {
   const { client, config, session } = capture
@@ -260,22 +263,26 @@ export async function finishCall(capture: Capture, sourceCallId: string, begun: 
     if (view.fullOutputPath !== undefined) before["fullOutputPath"] = view.fullOutputPath
     await client.request(before, OTHER_TIMEOUT_MS)
 
-    const capped = capContent(view.content, capBytes, begun.archiveRef, "result_text", view.completeness)
-    if (capped !== null) {
-      // The exact text must be durable before any of it leaves the model's view.
-      await client.request(
+    let capped: ContentBlock[] | null = null
+    const text = capBytes > 0 ? joinedText(view.content) : ""
+    if (capBytes > 0 && Buffer.byteLength(text, "utf8") > capBytes) {
+      // The exact text is durable before any of it leaves the model's view: the
+      // broker makes the view only once it committed the text, and acknowledges both.
+      const ack = await client.request(
         {
           operation: "result_text",
           session,
           sourceCallId,
-          text: joinedText(view.content),
+          text,
           sourceCompleteness: view.completeness,
           capturedAtMs: Date.now(),
+          capBytes,
         },
         OTHER_TIMEOUT_MS,
       )
+      if (ack.view !== undefined) capped = withView(view.content, ack.view)
     }
-    const after = capped === null ? view.raw : view.withContent(capped.content)
+    const after = capped === null ? view.raw : view.withContent(capped)
     const isError = view.isError
     await client.request(
       { operation: "stage_result", session, sourceCallId, result: after, isError, capturedAtMs: Date.now() },
@@ -293,7 +300,7 @@ export async function finishCall(capture: Capture, sourceCallId: string, begun: 
       },
       OTHER_TIMEOUT_MS,
     )
-    return capped === null ? { kind: "unchanged" } : { kind: "capped", content: capped.content }
+    return capped === null ? { kind: "unchanged" } : { kind: "capped", content: capped }
   } catch (error) {
     capture.warnOnce("result", `result archive failed; the call stays incomplete: ${errorMessage(error)}`)
     if (!begun.requiresStreams || !planHeld) return { kind: "unchanged" }
