@@ -24,6 +24,8 @@ from yarp.view.cap import cap_files
 from yarp.view.reducers import copy_stream, reduce_stream
 from yarp.view.rules import load_rules, select_rule
 
+from view_routes import naive_cap, run_view  # bench/: the views shared with generalization.py
+
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus")
 REF = "yr_" + "0" * 32
 SCALED_BYTES = 32 * 1024 * 1024
@@ -205,50 +207,8 @@ def _corpus_cases():
     return corpus_cases
 
 
-def naive_cap(data: bytes, cap: int) -> bytes:
-    """The first floor(budget/2) and last bytes of `data`, budget = cap minus a marker of the same size."""
-    if len(data) <= cap:
-        return data
-    marker = (f"\n[yarp: {len(data)} byte(s) capped at {cap}; ref={REF}; stdout complete]\n"
-              f"Search omitted output: yarp search {REF} 'term|alternate'\n").encode()
-    budget = cap - len(marker)
-    head = budget // 2
-    while head > 0 and (data[head] & 0xC0) == 0x80:
-        head -= 1
-    tail = len(data) - (budget - head)
-    while tail < len(data) and (data[tail] & 0xC0) == 0x80:
-        tail += 1
-    return data[:head] + marker + data[tail:]
-
-
 def _lines(data: bytes) -> set[str]:
     return set(data.decode("utf-8", errors="replace").split("\n"))
-
-
-def run_view(case, rules, tmp_path, cap: int = DEFAULT_CAP_BYTES) -> tuple[bytes, bytes]:
-    """What `yarp run` shows for a case: each stream pruned by its rule, then both capped together."""
-    rule = select_rule(list(case.argv), rules)
-    paths, markers = [], []
-    for stream, data in (("stdout", case.stdout), ("stderr", case.stderr)):
-        raw = tmp_path / f"{case.name}.{stream}"
-        raw.write_bytes(data)
-        pruned = tmp_path / f"{case.name}.{stream}.after"
-        stats = None if rule is None else reduce_stream(rule, case.exit_code, str(raw), str(pruned), ref=REF,
-                                                         stream_name=stream)
-        if stats is not None and stats.reduced:
-            paths.append(str(pruned))
-            markers.append(stats.markers)
-        else:
-            paths.append(str(raw))
-            markers.append(None)
-    capped = cap_files(paths, cap=cap, archive_ref=REF, exit_code=case.exit_code, markers=markers)
-    if capped is None:
-        out = []
-        for path in paths:
-            with open(path, "rb") as handle:
-                out.append(handle.read())
-        return out[0], out[1]
-    return capped[0], capped[1]
 
 
 def test_salience_against_naive_cap(tmp_path):
