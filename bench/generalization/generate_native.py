@@ -1739,6 +1739,243 @@ def _ldd(root):
     ], expect_exit=exits(0))
 
 
+# --- git -------------------------------------------------------------------------------------
+
+GIT_PEOPLE = (("Dev One", "dev@example.org"), ("Zoë Ångström", "zoe@example.org"),
+              ("山田 太郎", "taro@example.jp"), ("Ivan Petrov", "ivan@example.org"))
+
+
+def git_env(person=GIT_PEOPLE[0], when: str = "2024-03-01T09:00:00Z") -> dict[str, str]:
+    """Identity, fixed dates and no machine-wide configuration, for setup steps and recorded runs."""
+    return {"GIT_AUTHOR_NAME": person[0], "GIT_AUTHOR_EMAIL": person[1],
+            "GIT_COMMITTER_NAME": person[0], "GIT_COMMITTER_EMAIL": person[1],
+            "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when,
+            "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+class Repo:
+    """A scratch repository whose commits get increasing fixed dates."""
+
+    def __init__(self, root: str, branch: str = "main"):
+        self.root = root
+        self.tick = 0
+        os.makedirs(root, exist_ok=True)
+        self.git("init", "-q", "-b", branch)
+
+    def when(self) -> str:
+        minutes = self.tick * 37
+        day, minutes = divmod(minutes, 24 * 60)
+        return f"2024-03-{1 + day % 28:02d}T{minutes // 60:02d}:{minutes % 60:02d}:00Z"
+
+    def git(self, *args, person=GIT_PEOPLE[0], check=True):
+        return sh(["git", *args], self.root, env=git_env(person, self.when()), check=check)
+
+    def write(self, rel: str, text: str) -> None:
+        path = os.path.join(self.root, rel)
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+    def commit(self, message: str, person=GIT_PEOPLE[0]) -> None:
+        self.tick += 1
+        self.git("add", "-A", person=person)
+        self.git("commit", "-q", "-m", message, person=person)
+
+
+def _module_text(i: int, top: str = "", bottom: str = "") -> str:
+    middle = "".join(f"    value = value * {k + 2} + {i}\n" for k in range(20))
+    return (f"# module {i}\n{top}\ndef run_{i}(value):\n{middle}    return value\n\n"
+            f"LIMIT_{i} = {i * 10}\n{bottom}")
+
+
+def _diverged(root: str) -> Repo:
+    """A repository whose `feature` and `main` both touch 220 modules; three overlap, one is deleted."""
+    repo = Repo(root)
+    for i in range(220):
+        repo.write(f"src/pkg{i % 6}/module_{i:03d}.py", _module_text(i))
+    repo.write("docs/legacy-api.md", "# Legacy API\n\nStill documented.\n")
+    repo.commit("Import the service modules")
+    repo.git("checkout", "-q", "-b", "feature")
+    for i in range(220):
+        bottom = f"LIMIT_{i} = {i * 10 + 5}\n" if i in (17, 58, 103) else ""
+        text = _module_text(i, top="import logging\n", bottom=bottom)
+        if i in (17, 58, 103):
+            text = text.replace(f"LIMIT_{i} = {i * 10}\n", "")
+        repo.write(f"src/pkg{i % 6}/module_{i:03d}.py", text)
+    os.remove(os.path.join(root, "docs/legacy-api.md"))
+    repo.commit("Log every module run; raise three limits; drop the legacy API page", GIT_PEOPLE[1])
+    repo.git("checkout", "-q", "main")
+    for i in range(220):
+        text = _module_text(i, bottom=f"\n\ndef describe_{i}():\n    return 'module {i}'\n")
+        if i in (17, 58, 103):
+            text = text.replace(f"LIMIT_{i} = {i * 10}\n", f"LIMIT_{i} = {i * 10 - 3}\n")
+        repo.write(f"src/pkg{i % 6}/module_{i:03d}.py", text)
+    repo.write("docs/legacy-api.md", "# Legacy API\n\nStill documented; see the migration notes.\n")
+    repo.commit("Describe each module; lower three limits", GIT_PEOPLE[3])
+    return repo
+
+
+@recipe("git-merge-conflicts", "git", "vcs", GIT, needs=("git",))
+def _git_merge(root):
+    _diverged(root)
+    return Run(["git", "merge", "feature"], [
+        S("stdout", r"^CONFLICT \(content\): Merge conflict in src/pkg\d/module_(017|058|103)\.py$", "each content conflict"),
+        S("stdout", r"^CONFLICT \(modify/delete\): docs/legacy-api\.md deleted in feature and modified in HEAD\.",
+          "the modify/delete conflict"),
+        S("stdout", r"^Automatic merge failed; fix conflicts and then commit the result\.$", "the result"),
+    ], env=git_env(when="2024-04-01T10:00:00Z"), expect_exit=exits(1))
+
+
+@recipe("git-status-unmerged", "git", "vcs", GIT, needs=("git",))
+def _git_status(root):
+    repo = _diverged(root)
+    repo.git("merge", "feature", check=False)
+    for i in range(160):
+        repo.write(f"src/pkg{i % 6}/test_generated_{i:03d}.py", f"def test_{i}():\n    assert True\n")
+    repo.write("notes-zoë.txt", "offene Punkte\n")
+    return Run(["git", "status"], [
+        S("stdout", r"^On branch main$", "current branch"),
+        S("stdout", r"^You have unmerged paths\.$", "the merge state"),
+        S("stdout", r"^\tboth modified:   ", "each conflicted file"),
+        S("stdout", r"^\tdeleted by them: ", "the modify/delete conflict"),
+    ], env=git_env(), expect_exit=exits(0))
+
+
+@recipe("git-rebase-conflict", "git", "vcs", GIT, needs=("git",))
+def _git_rebase(root):
+    repo = Repo(root)
+    repo.write("retry.toml", "[retry]\nattempts = 3\nbackoff_ms = 200\nmax_backoff_ms = 5000\n")
+    repo.write("README.md", "# fetcher\n")
+    repo.commit("Start the fetcher")
+    repo.git("checkout", "-q", "-b", "tune-retries")
+    steps = [("README.md", "# fetcher\n\nFetches feeds.\n", "Describe the fetcher"),
+             ("src/fetch.py", "def fetch(url):\n    return url\n", "Add the fetch entry point"),
+             ("retry.toml", "[retry]\nattempts = 5\nbackoff_ms = 100\nmax_backoff_ms = 2000\n", "Tighten retry limits"),
+             ("src/parse.py", "def parse(text):\n    return text.split()\n", "Add the parser"),
+             ("src/cli.py", "import sys\nprint(sys.argv)\n", "Add the command line")]
+    for path, text, message in steps:
+        repo.write(path, text)
+        repo.commit(message, GIT_PEOPLE[2])
+    repo.git("checkout", "-q", "main")
+    repo.write("retry.toml", "[retry]\nattempts = 4\nbackoff_ms = 250\nmax_backoff_ms = 8000\njitter = true\n")
+    repo.commit("Add jitter to retries", GIT_PEOPLE[3])
+    repo.git("checkout", "-q", "tune-retries")
+    return Run(["git", "rebase", "main"], [
+        S("stdout", r"^CONFLICT \(content\): Merge conflict in retry\.toml$", "the conflict"),
+        S("stderr", r"error: could not apply [0-9a-f]+\.\.\. Tighten retry limits$", "the commit that stopped"),
+    ], env=git_env(when="2024-04-02T10:00:00Z"), expect_exit=exits(1))
+
+
+LOG_SUBJECTS = ("Fix off-by-one in pagination", "Übersetzung der Fehlermeldungen aktualisiert",
+                "キャッシュの有効期限を修正", "Bump parser to handle CRLF", "Refactor the job queue 🚀",
+                "Remove dead feature flags", "Guard against empty payloads", "Document the retry policy")
+
+
+@recipe("git-log-stat-unicode", "git", "vcs", GIT, needs=("git",))
+def _git_log_stat(root):
+    repo = Repo(root)
+    rng = random.Random(11)
+    for n in range(160):
+        for _ in range(rng.randint(1, 6)):
+            k = rng.randrange(40)
+            path = f"app/{['api', 'jobs', 'i18n', 'web'][k % 4]}/file_{k:02d}.py"
+            full = os.path.join(root, path)
+            old = open(full, encoding="utf-8").read() if os.path.exists(full) else ""
+            repo.write(path, old + "".join(f"line_{n}_{j} = {j}\n" for j in range(rng.randint(1, 30))))
+        subject = f"{LOG_SUBJECTS[n % len(LOG_SUBJECTS)]} (#{1000 + n})"
+        if n == 159:
+            subject = "Revert „Zeitzonen-Umstellung“: breaks nightly export"
+        repo.commit(f"{subject}\n\nPart of the spring clean-up, step {n}.", GIT_PEOPLE[n % 4])
+    return Run(["git", "log", "--stat", "-n", "120"], [
+        S("stdout", r"^    Revert „Zeitzonen-Umstellung“: breaks nightly export$", "the newest commit's subject"),
+        S("stdout", r"^    .* \(#115[4-8]\)$", "the subjects of the next newest commits"),
+    ], env=git_env(), expect_exit=exits(0))
+
+
+@recipe("git-blame-uncommitted", "git", "vcs", GIT, needs=("git",))
+def _git_blame(root):
+    repo = Repo(root)
+    lines = [f"    settings.set('key_{i:03d}', {i})\n" for i in range(300)]
+    for n in range(25):
+        for k in range(n, 300, 25):
+            lines[k] = f"    settings.set('key_{k:03d}', {k + n})  # tuned in round {n}\n"
+        repo.write("config/defaults.py", "def apply(settings):\n" + "".join(lines))
+        repo.commit(f"Tune defaults, round {n}", GIT_PEOPLE[n % 4])
+    lines[141] = "    settings.set('key_141', None)  # FIXME disabled while debugging\n"
+    lines[142] = "    settings.set('timeout_ms', 0)\n"
+    repo.write("config/defaults.py", "def apply(settings):\n" + "".join(lines))
+    return Run(["git", "blame", "config/defaults.py"], [
+        S("stdout", r"^00000000 \(Not Committed Yet ", "the lines changed in the work tree"),
+    ], env=git_env(when="2024-05-01T12:00:00Z"), expect_exit=exits(0))
+
+
+@recipe("git-bisect-run", "git", "vcs", GIT, needs=("git",))
+def _git_bisect(root):
+    repo = Repo(root)
+    write(root, "check.sh", "#!/bin/sh\n# exit 1 when the rate limit is broken\n"
+          "limit=$(sed -n 's/^RATE_LIMIT = //p' app/limits.py)\n"
+          "echo \"rate limit: $limit\"\ntest \"$limit\" -gt 0\n", mode=0o755)
+    repo.git("add", "check.sh")
+    for n in range(64):
+        limit = 100 + n if n < 41 else 0
+        repo.write("app/limits.py", f"RATE_LIMIT = {limit}\nBURST = {n}\n")
+        repo.write(f"app/feature_{n:02d}.py", f"def feature_{n}():\n    return {n}\n")
+        subject = "Read the rate limit from the environment" if n == 41 else f"Add feature {n}"
+        repo.commit(subject, GIT_PEOPLE[n % 4])
+    first = repo.git("rev-list", "--max-parents=0", "HEAD").stdout.decode().strip()
+    repo.git("bisect", "start", "HEAD", first)
+    return Run(["git", "bisect", "run", "./check.sh"], [
+        S("stdout", r"^[0-9a-f]{40} is the first bad commit$", "the answer"),
+        S("stdout", r"^    Read the rate limit from the environment$", "the bad commit's subject"),
+        S("stdout", r"^bisect found first bad commit$", "the result"),
+    ], env=git_env(), expect_exit=exits(0))
+
+
+@recipe("git-push-rejected", "git", "vcs", GIT, needs=("git",))
+def _git_push(root):
+    sh(["git", "init", "-q", "--bare", "-b", "main", "remote.git"], root, env=git_env())
+    mine = Repo(os.path.join(root, "work"))
+    mine.write("app.py", "print('v1')\n")
+    mine.commit("First version")
+    mine.git("remote", "add", "origin", os.path.join(root, "remote.git"))
+    mine.git("push", "-q", "origin", "main")
+    sh(["git", "clone", "-q", "remote.git", "other"], root, env=git_env())
+    other = os.path.join(root, "other")
+    with open(os.path.join(other, "app.py"), "a", encoding="utf-8") as handle:
+        handle.write("print('hotfix')\n")
+    sh(["git", "commit", "-q", "-am", "Hotfix from the release branch"], other, env=git_env(GIT_PEOPLE[3]))
+    sh(["git", "push", "-q", "origin", "main"], other, env=git_env(GIT_PEOPLE[3]))
+    mine.write("app.py", "print('v2')\n")
+    mine.commit("Second version")
+    return Run(["git", "push", "origin", "main"], [
+        S("stderr", r"^ ! \[rejected\]\s+main -> main \(fetch first\)$", "what was rejected"),
+        S("stderr", r"^error: failed to push some refs to ", "the result"),
+    ], cwd="work", env=git_env(), expect_exit=exits(1))
+
+
+@recipe("git-apply-failure", "git", "vcs", GIT, needs=("git",))
+def _git_apply(root):
+    repo = Repo(root)
+    for i in range(8):
+        repo.write(f"src/handler_{i}.c", "".join(f"int handler_{i}_{k}(void) {{ return {k}; }}\n" for k in range(30)))
+    repo.commit("Add handlers")
+    for i in (2, 5):
+        path = os.path.join(root, f"src/handler_{i}.c")
+        text = open(path, encoding="utf-8").read()
+        open(path, "w", encoding="utf-8").write(text.replace(f"return 12;", "return 12 * 2;"))
+    diff = repo.git("diff").stdout.decode()
+    repo.git("checkout", "--", ".")
+    path = os.path.join(root, "src/handler_5.c")
+    text = open(path, encoding="utf-8").read()
+    open(path, "w", encoding="utf-8").write(text.replace("return 11;", "return 11 + 0;").replace("return 12;", "return -12;"))
+    repo.commit("Negate handler 12")
+    write(root, "fix-handlers.patch", diff)
+    return Run(["git", "apply", "-v", "fix-handlers.patch"], [
+        S("stderr", r"^error: patch failed: src/handler_5\.c:\d+$", "where the patch failed"),
+        S("stderr", r"^error: src/handler_5\.c: patch does not apply$", "the result"),
+    ], env=git_env(), expect_exit=exits(1))
+
+
 #@@RECIPES@@
 
 
