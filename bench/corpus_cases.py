@@ -44,6 +44,9 @@ class Case:
     stdout: bytes
     stderr: bytes
     signals: tuple[Signal, ...]
+    category: str = ""
+    version: str = ""
+    half: str = ""
 
 
 def stream_path(name: str, stream: str, corpus_dir: str = CORPUS_DIR) -> str:
@@ -64,29 +67,32 @@ def read_stream(name: str, stream: str, corpus_dir: str = CORPUS_DIR) -> bytes:
     return data
 
 
-def manifest_entries() -> list[dict]:
-    """Every manifest entry, original cases first, in recording order."""
+def manifest_entries(corpus_dir: str = CORPUS_DIR, manifests: tuple[str, ...] = MANIFESTS) -> list[dict]:
+    """Every entry of the corpus's manifests that exist, in manifest then recording order."""
     entries: list[dict] = []
-    for manifest in MANIFESTS:
-        path = os.path.join(CORPUS_DIR, manifest)
+    for manifest in manifests:
+        path = os.path.join(corpus_dir, manifest)
         if os.path.exists(path):
             with open(path, encoding="utf-8") as handle:
                 entries.extend(json.load(handle))
     return entries
 
 
-def load_cases() -> list[Case]:
-    """All recorded cases with their bytes and signals."""
+def load_cases(corpus_dir: str = CORPUS_DIR, manifests: tuple[str, ...] = MANIFESTS) -> list[Case]:
+    """All recorded cases with their bytes and signals (by default the pruning corpus)."""
     cases = []
-    for entry in manifest_entries():
+    for entry in manifest_entries(corpus_dir, manifests):
         cases.append(Case(
             name=entry["name"],
             tool=entry["tool"],
             argv=tuple(entry["argv"]),
             exit_code=int(entry["exit_code"]),
-            stdout=read_stream(entry["name"], "stdout"),
-            stderr=read_stream(entry["name"], "stderr"),
+            stdout=read_stream(entry["name"], "stdout", corpus_dir),
+            stderr=read_stream(entry["name"], "stderr", corpus_dir),
             signals=tuple(Signal(s["stream"], s["pattern"], s["why"]) for s in entry.get("signals", ())),
+            category=entry.get("category", ""),
+            version=entry.get("version", ""),
+            half=entry.get("half", ""),
         ))
     return cases
 
