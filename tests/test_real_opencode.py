@@ -48,8 +48,6 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Set by tests/installed/run.py: the venv whose installed `yarp` this test drives instead of the checkout's.
 INSTALLED_VENV = os.environ.get("YARP_TEST_VENV")
 CAP = 5120
-MARKER = re.compile(r"\[yarp: (\d+) byte\(s\) capped at (\d+); ref=(yr_[0-9a-f]{32}); (\w+) (complete|incomplete|unknown)\]\n"
-                    r"Search omitted output: yarp search (yr_[0-9a-f]{32}) '")
 
 
 @pytest.fixture(scope="session")
@@ -113,6 +111,15 @@ def _shown(archived: dict) -> str:
     return result["output"] if "output" in result else result["error"]
 
 
+def _python_view(text: str, ref: str, completeness: str) -> str:
+    """The view the Claude Code hooks show of a host's text (`yarp.view.host.text_view`): the plugin must show it too."""
+    from yarp.view.host import text_view
+
+    view = text_view(text.encode(), cap=CAP, archive_ref=ref, source="result_text", completeness=completeness)
+    assert view is not None, "the text fits the cap"
+    return view.decode()
+
+
 def test_real_opencode_calls_are_archived_capped_and_imported(world, opencode_cli):
     work, env, yarp = world
     subprocess.run("git init -q && git -c user.email=t@example.org -c user.name=t commit -q --allow-empty -m init",
@@ -169,10 +176,10 @@ def test_real_opencode_calls_are_archived_capped_and_imported(world, opencode_cl
     assert before["metadata"]["exit"] == 0 and before["metadata"]["truncated"] is True
     assert before["output"].startswith("...output truncated...\n\nFull output saved to: ")
     assert seq["snaps"]["result_text/before"] == before["output"].encode()
-    marker = MARKER.search(shown["call_seq"])
-    assert marker is not None
-    assert marker.groups() == (str(len(before["output"].encode())), str(CAP), seq["ref"], "result_text", "incomplete",
-                               seq["ref"])
+    # The view is the broker's, made from the committed text by the Python view the hooks use: the
+    # plugin has no cap of its own.
+    assert shown["call_seq"] == _python_view(before["output"], seq["ref"], "incomplete")
+    assert f"ref={seq['ref']}; result_text incomplete" in shown["call_seq"]
     lines = before["output"].splitlines()
     hidden = next(line for line in lines[len(lines) // 2:] if f"\n{line}\n" not in shown["call_seq"])
     assert _found(yarp, env, seq["ref"], hidden, "result_text")
@@ -205,8 +212,9 @@ def test_real_opencode_calls_are_archived_capped_and_imported(world, opencode_cl
     # A file read over the cap, capped the same way; its text is complete.
     read = archived["call_read"]
     assert (read["tool"], read["executed"], read["is_error"]) == ("read", 1, 0)
-    marker = MARKER.search(shown["call_read"])
-    assert marker is not None and marker.groups()[2:5] == (read["ref"], "result_text", "complete")
+    read_text = as_json(read["snaps"]["result/before"])["output"]
+    assert read["snaps"]["result_text/before"] == read_text.encode()
+    assert shown["call_read"] == _python_view(read_text, read["ref"], "complete")
     assert "row 0450" not in shown["call_read"] and _found(yarp, env, read["ref"], "row 0450", "result_text")
 
     # opencode ended this call in an error instead of a result: not executed, an error.
