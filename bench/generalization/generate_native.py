@@ -1976,6 +1976,378 @@ def _git_apply(root):
     ], env=git_env(), expect_exit=exits(1))
 
 
+# --- system tools, listings, logs ------------------------------------------------------------
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+FIXED_MTIME = 1714557600  # 2024-05-01 10:00:00 UTC
+
+
+def _tree(root: str, top: str, dirs: int, files: int, seed: int, names=None) -> None:
+    """A deterministic tree under root/top: nested directories of small files with fixed times."""
+    rng = random.Random(seed)
+    names = names or ["cache", "logs", "assets", "uploads", "tmp", "reports", "config", "lib"]
+    paths = [top]
+    for d in range(dirs):
+        parent = rng.choice(paths)
+        paths.append(os.path.join(parent, f"{rng.choice(names)}_{d:03d}"))
+    for p in paths:
+        os.makedirs(os.path.join(root, p), exist_ok=True)
+    for f in range(files):
+        parent = rng.choice(paths)
+        ext = rng.choice(["log", "json", "png", "txt", "gz", "csv"])
+        path = os.path.join(root, parent, f"item_{f:05d}.{ext}")
+        with open(path, "wb") as handle:
+            handle.write(rng.randbytes(rng.choice([0, 120, 900, 4000, 12000, 70000])))
+    for dirpath, dirnames, filenames in os.walk(os.path.join(root, top)):
+        for name in dirnames + filenames:
+            os.utime(os.path.join(dirpath, name), (FIXED_MTIME, FIXED_MTIME))
+    os.utime(os.path.join(root, top), (FIXED_MTIME, FIXED_MTIME))
+
+
+@recipe("du-ah-tree", "du", "listing", ["du", "--version"], needs=("du",))
+def _du(root):
+    _tree(root, "data", 120, 2600, 3)
+    with open(os.path.join(root, "data/core.dump"), "wb") as handle:
+        handle.write(random.Random(5).randbytes(48 * 1024 * 1024))
+    return Run(["du", "-ah", "data"], [
+        S("stdout", r"^4[89]M\tdata/core\.dump$", "the one huge file"),
+        S("stdout", r"^\S+\tdata$", "the total"),
+    ], expect_exit=exits(0))
+
+
+@recipe("find-permission-denied", "find", "listing", ["find", "--version"], needs=("find", "setpriv"))
+def _find_denied(root):
+    _tree(root, "srv", 90, 3500, 4)
+    locked = ["srv/uploads_private", "srv/reports_archive/2023", "srv/config_secrets"]
+    for rel in locked:
+        os.makedirs(os.path.join(root, rel), exist_ok=True)
+        write(root, f"{rel}/hidden.txt", "x\n")
+    for rel in locked:
+        os.chmod(os.path.join(root, rel), 0)
+    return Run(["find", "srv", "-xdev"], [
+        S("stderr", r"^find: ‘srv/[a-z_/0-9]+’: Permission denied$", "each unreadable directory"),
+    ], command=NOBODY + ["find", "srv", "-xdev"], expect_exit=exits(1))
+
+
+@recipe("ls-laR-unicode", "ls", "listing", ["ls", "--version"], needs=("ls", "setpriv"))
+def _ls_unicode(root):
+    names = ["Fotos", "Überweisungen", "résumés", "データ", "проекты", "notes", "Ärzte", "café"]
+    _tree(root, "share", 60, 900, 6, names=names)
+    os.makedirs(os.path.join(root, "share/Überweisungen_private"))
+    os.chmod(os.path.join(root, "share/Überweisungen_private"), 0o700)
+    os.utime(os.path.join(root, "share/Überweisungen_private"), (FIXED_MTIME, FIXED_MTIME))
+    os.utime(os.path.join(root, "share"), (FIXED_MTIME, FIXED_MTIME))
+    return Run(["ls", "-laR", "share"], [
+        S("stderr", r"^ls: cannot open directory 'share/Überweisungen_private': Permission denied$",
+          "the unreadable directory"),
+    ], command=NOBODY + ["ls", "-laR", "share"], expect_exit=exits(1))
+
+
+PROCESS_SCRIPT = """
+    #!/bin/bash
+    sleep 300 &
+    sh -c 'sleep 0 & exec sleep 301' &
+    (exec -a "worker: billing queue 3" sleep 302) &
+    (exec -a "nginx: worker process" sleep 303) &
+    sleep 0.5
+    exec "$@"
+    """
+
+
+@recipe("ps-aux-zombie", "ps", "listing", ["ps", "--version"], needs=("ps", "unshare"))
+def _ps(root):
+    write(root, "spawn.sh", PROCESS_SCRIPT, mode=0o755)
+    command = ["unshare", "--pid", "--fork", "--mount-proc", "./spawn.sh", "ps", "aux"]
+    probe = sh(command, root, check=False)
+    if probe.returncode != 0:
+        raise Skip("cannot start a private PID namespace here")
+    return Run(["ps", "aux"], [
+        S("stdout", r" Z +\S+ +\S+ \[sleep\] <defunct>$", "the zombie process"),
+    ], command=command, expect_exit=exits(0))
+
+
+@recipe("top-batch", "top", "listing", ["top", "-v"], needs=("top", "unshare"))
+def _top(root):
+    write(root, "spawn.sh", PROCESS_SCRIPT, mode=0o755)
+    command = ["unshare", "--pid", "--fork", "--mount-proc", "./spawn.sh", "top", "-b", "-n", "1"]
+    probe = sh(command, root, check=False)
+    if probe.returncode != 0:
+        raise Skip("cannot start a private PID namespace here")
+    return Run(["top", "-b", "-n", "1"], [
+        S("stdout", r"^Tasks: +\d+ total, .* 1 zombie$", "the task summary with the zombie"),
+    ], command=command, expect_exit=exits(0))
+
+
+def _kernel_log() -> str:
+    """About 1.6 MB of a plausible kernel ring buffer with one NULL-pointer oops in it."""
+    rng = random.Random(21)
+    noise = [
+        "usb 1-{p}: new high-speed USB device number {n} using xhci_hcd",
+        "usb 1-{p}: USB disconnect, device number {n}",
+        "e1000e 0000:00:1f.6 eno1: NIC Link is Up 1000 Mbps Full Duplex, Flow Control: Rx/Tx",
+        "audit: type=1400 audit({t}:{n}): apparmor=\"DENIED\" operation=\"open\" profile=\"snap.cups\" "
+        "name=\"/proc/{n}/mounts\" pid={n} comm=\"cupsd\" requested_mask=\"r\" denied_mask=\"r\"",
+        "EXT4-fs (nvme0n1p2): re-mounted. Opts: errors=remount-ro. Quota mode: none.",
+        "IPv6: ADDRCONF(NETDEV_CHANGE): wlp2s0: link becomes ready",
+        "wlp2s0: authenticate with 3c:84:6a:{p}1:22:9e",
+        "wlp2s0: associated",
+        "TCP: request_sock_TCP: Possible SYN flooding on port 8443. Sending cookies.  Check SNMP counters.",
+        "nvme nvme0: I/O {n} QID {p} timeout, completion polled",
+        "perf: interrupt took too long ({n} > {t}), lowering kernel.perf_event_max_sample_rate to {n}",
+        "[UFW BLOCK] IN=eno1 OUT= MAC=01:00:5e:00:00:fb SRC=192.168.1.{p} DST=224.0.0.251 LEN=72 "
+        "TOS=0x00 PREC=0x00 TTL=255 ID={n} PROTO=UDP SPT=5353 DPT=5353 LEN=52",
+    ]
+    lines, clock = [], 2.0
+    oops_at = 14210
+    for i in range(19500):
+        clock += rng.random() * 0.9
+        if i == oops_at:
+            lines.extend(_oops_lines(clock))
+            continue
+        text = rng.choice(noise).format(p=rng.randint(1, 9), n=rng.randint(100, 99999), t=rng.randint(1000, 9999))
+        lines.append(f"[{clock:12.6f}] {text}")
+    return "\n".join(lines) + "\n"
+
+
+def _oops_lines(clock: float) -> list[str]:
+    body = [
+        "BUG: kernel NULL pointer dereference, address: 0000000000000008",
+        "#PF: supervisor read access in kernel mode",
+        "#PF: error_code(0x0000) - not-present page",
+        "PGD 0 P4D 0 ",
+        "Oops: 0000 [#1] PREEMPT SMP NOPTI",
+        "CPU: 3 PID: 18342 Comm: kworker/3:2 Tainted: G           OE      6.1.0-18-amd64 #1  Debian 6.1.76-1",
+        "Hardware name: LENOVO 20XW004GGE/20XW004GGE, BIOS N32ET86W (1.62 ) 01/11/2024",
+        "Workqueue: events nvme_fw_act_work [nvme_core]",
+        "RIP: 0010:nvme_update_ns_info+0x4c/0x3a0 [nvme_core]",
+        "Code: 41 56 41 55 41 54 55 48 89 fd 53 48 89 f3 48 83 ec 10 48 8b 47 08 <48> 8b 40 08 a8 01 0f 85",
+        "RSP: 0018:ffffb4c6c1d8bd40 EFLAGS: 00010246",
+        "RAX: 0000000000000000 RBX: ffff9a1c4b6e2a00 RCX: 0000000000000000",
+        "RDX: 0000000000000001 RSI: ffff9a1c4b6e2a00 RDI: ffff9a1c41f3b000",
+        "RBP: ffff9a1c41f3b000 R08: 0000000000000000 R09: ffff9a1c40e9b0c0",
+        "R10: 0000000000000000 R11: 0000000000000000 R12: ffff9a1c45d10000",
+        "FS:  0000000000000000(0000) GS:ffff9a1f6f8c0000(0000) knlGS:0000000000000000",
+        "CR2: 0000000000000008 CR3: 000000010b410003 CR4: 0000000000770ee0",
+        "Call Trace:",
+        " <TASK>",
+        " ? __die+0x23/0x70",
+        " ? page_fault_oops+0x17d/0x4c0",
+        " ? exc_page_fault+0x7f/0x180",
+        " ? asm_exc_page_fault+0x26/0x30",
+        " ? nvme_update_ns_info+0x4c/0x3a0 [nvme_core]",
+        " nvme_validate_ns+0x6a/0x90 [nvme_core]",
+        " nvme_scan_ns_list+0x10f/0x2a0 [nvme_core]",
+        " nvme_fw_act_work+0x135/0x190 [nvme_core]",
+        " process_one_work+0x1c7/0x380",
+        " worker_thread+0x4d/0x380",
+        " kthread+0xd7/0x100",
+        " ret_from_fork+0x1f/0x30",
+        " </TASK>",
+        "Modules linked in: nvme nvme_core snd_hda_intel iwlmvm mac80211 btusb i915 drm_buddy e1000e",
+        "CR2: 0000000000000008",
+        "---[ end trace 0000000000000000 ]---",
+    ]
+    return [f"[{clock + k * 0.000004:12.6f}] {text}" for k, text in enumerate(body)]
+
+
+@recipe("cat-kernel-oops", "cat", "log", ["cat", "--version"], needs=("cat",))
+def _cat_kernel(root):
+    write(root, "kern.log", _kernel_log())
+    return Run(["cat", "kern.log"], [
+        S("stdout", r"\] BUG: kernel NULL pointer dereference, address: ", "the oops"),
+        S("stdout", r"\] Oops: 0000 \[#1\] ", "the oops header"),
+        S("stdout", r"\] RIP: 0010:nvme_update_ns_info\+", "where it crashed"),
+        S("stdout", r"\]  nvme_validate_ns\+", "the first real frame of the call trace"),
+    ], expect_exit=exits(0))
+
+
+def _syslog() -> str:
+    """About 600 KB of a host's syslog: web and cron chatter, one service that fails to start."""
+    rng = random.Random(33)
+    lines = []
+    seconds = 0
+    failures = {2600, 2604, 2608}
+    for i in range(5200):
+        seconds += rng.randint(0, 4)
+        stamp = f"May 01 {10 + seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d} web-03"
+        if i in failures:
+            pid = 20211 + i
+            lines += [f"{stamp} systemd[1]: Starting billing-worker.service - Billing queue worker...",
+                      f"{stamp} billing-worker[{pid}]: Error: connect ECONNREFUSED 10.0.4.12:5432",
+                      f"{stamp} billing-worker[{pid}]:     at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1555:16)",
+                      f"{stamp} systemd[1]: billing-worker.service: Main process exited, code=exited, status=1/FAILURE",
+                      f"{stamp} systemd[1]: billing-worker.service: Failed with result 'exit-code'.",
+                      f"{stamp} systemd[1]: Failed to start billing-worker.service - Billing queue worker."]
+            if i == 2608:
+                lines.append(f"{stamp} systemd[1]: billing-worker.service: Start request repeated too quickly.")
+            continue
+        kind = rng.random()
+        if kind < 0.6:
+            ip = f"10.0.{rng.randint(0, 9)}.{rng.randint(2, 250)}"
+            path = rng.choice(["/", "/api/orders", "/api/cart", "/static/app.js", "/healthz", "/login"])
+            lines.append(f"{stamp} nginx[1187]: {ip} - - \"GET {path} HTTP/1.1\" 200 {rng.randint(200, 90000)} "
+                         f"\"-\" \"Mozilla/5.0 (X11; Linux x86_64)\"")
+        elif kind < 0.8:
+            lines.append(f"{stamp} CRON[{rng.randint(3000, 9000)}]: (www-data) CMD (php /var/www/cron.php --queue=mail)")
+        elif kind < 0.95:
+            lines.append(f"{stamp} systemd[1]: Started session-{rng.randint(100, 999)}.scope - Session of User deploy.")
+        else:
+            lines.append(f"{stamp} kernel: [UFW BLOCK] IN=eth0 OUT= SRC=203.0.113.{rng.randint(1, 254)} "
+                         f"DST=10.0.0.3 PROTO=TCP SPT={rng.randint(1024, 65000)} DPT=22")
+    return "\n".join(lines) + "\n"
+
+
+@recipe("tail-syslog-unit-failure", "tail", "log", ["tail", "--version"], needs=("tail",))
+def _tail_syslog(root):
+    write(root, "syslog", _syslog())
+    return Run(["tail", "-n", "4000", "syslog"], [
+        S("stdout", r"billing-worker\[\d+\]: Error: connect ECONNREFUSED 10\.0\.4\.12:5432$", "why the service failed"),
+        S("stdout", r"systemd\[1\]: Failed to start billing-worker\.service", "each failed start"),
+        S("stdout", r"billing-worker\.service: Start request repeated too quickly\.$", "systemd gave up"),
+    ], expect_exit=exits(0))
+
+
+@recipe("sqlite3-select-syntax-error", "sqlite3", "database", ["sqlite3", "-version"], needs=("sqlite3",))
+def _sqlite(root):
+    rng = random.Random(9)
+    rows = ",".join(f"({i}, 'Kunde {i} — {rng.choice(['Köln', 'Zürich', 'Malmö', 'Łódź', 'Porto'])}', "
+                    f"{rng.randint(1, 5000) / 10:.1f}, '2024-0{1 + i % 9}-{1 + i % 28:02d}')" for i in range(2500))
+    sh(["sqlite3", "shop.db", "CREATE TABLE orders(id INTEGER PRIMARY KEY, customer TEXT, total REAL, placed TEXT);"
+        f"INSERT INTO orders VALUES {rows};"], root)
+    query = ("SELECT id, customer, total, placed FROM orders ORDER BY placed, id; "
+             "SELECT customer, SUM(total) AS revenue FROM orders GROUP BY customer ORDER revenue DESC LIMIT 10;")
+    return Run(["sqlite3", "-header", "-column", "shop.db", query], [
+        S("stderr", r'^(Parse error|Error): .*near "revenue": syntax error$', "the syntax error"),
+        S("stderr", r"(error here ---\^|\^--- error here)$", "where in the statement"),
+    ], expect_exit=exits(1))
+
+
+@recipe("psql-connection-refused", "psql", "database", ["psql", "--version"], needs=("psql",))
+def _psql(root):
+    return Run(["psql", "-h", "127.0.0.1", "-p", "55432", "-U", "app", "-d", "orders", "-c", "SELECT count(*) FROM orders"], [
+        S("stderr", r'^psql: error: connection to server at "127\.0\.0\.1", port 55432 failed: Connection refused$',
+          "why it failed"),
+    ], env={"PGCONNECT_TIMEOUT": "3"}, expect_exit=exits(2))
+
+
+@recipe("strace-f-enoent", "strace", "profiler", ["strace", "-V"], needs=("strace", "gcc"))
+def _strace(root):
+    write(root, "loader.c", """
+        #include <stdio.h>
+        #include <stdlib.h>
+        #include <string.h>
+        #include <sys/wait.h>
+        #include <unistd.h>
+
+        int main(void)
+        {
+            pid_t child = fork();
+            if (child == 0) {
+                execl("/bin/ls", "ls", "-l", "/usr/share/zoneinfo/Europe", (char *)NULL);
+                _exit(127);
+            }
+            int status;
+            waitpid(child, &status, 0);
+            const char *candidates[] = {"./loader.ini", "/etc/loader/loader.ini", NULL};
+            for (int i = 0; candidates[i]; i++) {
+                FILE *f = fopen(candidates[i], "r");
+                if (f) {
+                    fclose(f);
+                    return 0;
+                }
+            }
+            fprintf(stderr, "loader: no configuration found\\n");
+            return 1;
+        }
+        """)
+    sh(["gcc", "-O0", "-o", "loader", "loader.c"], root)
+    return Run(["strace", "-f", "./loader"], [
+        S("stderr", r'^openat\(AT_FDCWD, "/etc/loader/loader\.ini", O_RDONLY\) = -1 ENOENT', "the missing configuration"),
+        S("stderr", r"loader: no configuration found$", "the program's own error (after strace's write line)"),
+        S("stderr", r"^\+\+\+ exited with 1 \+\+\+$", "the exit status"),
+    ], expect_exit=exits(1))
+
+
+@recipe("gcovr-coverage-table", "gcovr", "coverage", ["gcovr", "--version"], needs=("gcovr", "gcc"), apt=("gcovr",))
+def _gcovr(root):
+    modules = [f"mod_{i:03d}" for i in range(120)]
+    for i, name in enumerate(modules):
+        branches = "".join(f"    if (v == {k}) return {k * 3};\n" for k in range(i % 5 + 2))
+        write(root, f"src/{name}.c", f"int {name}(int v)\n{{\n{branches}    return v;\n}}\n")
+    untested = {"mod_007", "mod_064", "mod_111"}
+    calls = "".join(f"    s += {m}({k});\n" for m in modules if m not in untested for k in range(2))
+    write(root, "tests/run.c", "".join(f"int {m}(int v);\n" for m in modules)
+          + f"int main(void)\n{{\n    int s = 0;\n{calls}    return s == -1;\n}}\n")
+    sources = [f"src/{m}.c" for m in modules] + ["tests/run.c"]
+    sh(["gcc", "--coverage", "-O0", "-o", "run_tests"] + sources, root)
+    sh(["./run_tests"], root)
+    return Run(["gcovr", "-r", "."], [
+        S("stdout", r"^src/mod_(007|064|111)\.c +\d+ +0 +0%", "the untested files"),
+        S("stdout", r"^TOTAL +\d+ +\d+ +\d+%$", "the total"),
+    ], expect_exit=exits(0))
+
+
+@recipe("seq-200000", "seq", "listing", ["seq", "--version"], needs=("seq",))
+def _seq(root):
+    return Run(["seq", "1", "200000"], [
+        S("stdout", r"^200000$", "the last number"),
+    ], expect_exit=exits(0))
+
+
+@recipe("yes-head-300000", "head", "listing", ["head", "--version"], needs=("yes", "head"))
+def _yes_head(root):
+    # The agent typed `yes | head -n 300000`; the view is of head's output, so argv is head's.
+    # Every line is the same `y`: there is nothing to find, only the size to bound, so no signals.
+    return Run(["head", "-n", "300000"], [], command="yes | head -n 300000", expect_exit=exits(0))
+
+
+@recipe("tar-tvf-truncated", "tar", "archive", ["tar", "--version"], needs=("tar", "gzip"))
+def _tar(root):
+    _tree(root, "backup/home", 200, 7000, 8)
+    sh(["tar", "--mtime=2024-05-01 10:00:00", "--owner=deploy:1001", "--group=deploy:1001", "--sort=name",
+        "-czf", "backup-2024-05-01.tar.gz", "-C", "backup", "home"], root)
+    path = os.path.join(root, "backup-2024-05-01.tar.gz")
+    with open(path, "r+b") as handle:
+        handle.truncate(int(os.path.getsize(path) * 0.62))
+    shutil.rmtree(os.path.join(root, "backup"))
+    return Run(["tar", "-tvzf", "backup-2024-05-01.tar.gz"], [
+        S("stderr", r"^gzip: stdin: unexpected end of file$", "the archive is cut short"),
+        S("stderr", r"^tar: Unexpected EOF in archive$", "where tar stopped"),
+        S("stderr", r"^tar: Error is not recoverable: exiting now$", "the result"),
+    ], expect_exit=exits(2))
+
+
+@recipe("apt-get-install-simulate", "apt-get", "package-manager", ["apt-get", "--version"], needs=("apt-get",))
+def _apt_simulate(root):
+    packages = ["texlive-latex-extra", "libreoffice-writer", "gimp", "inkscape"]
+    return Run(["apt-get", "install", "-s"] + packages, [
+        S("stdout", r"^\d+ upgraded, \d+ newly installed, \d+ to remove and \d+ not upgraded\.$", "the summary"),
+    ], expect_exit=exits(0))
+
+
+@recipe("dpkg-l-missing", "dpkg", "package-manager", ["dpkg", "--version"], needs=("dpkg",))
+def _dpkg(root):
+    return Run(["dpkg", "-l", "lib*", "frobnicate-utils"], [
+        S("stderr", r"^dpkg-query: no packages found matching frobnicate-utils$", "the missing package"),
+    ], env={"COLUMNS": "160"}, expect_exit=exits(1))
+
+
+@recipe("docker-build-failure", "docker", "container", ["docker", "--version"], needs=("docker",))
+def _docker(root):
+    if sh(["docker", "info"], root, check=False).returncode != 0:
+        raise Skip("the docker daemon is not reachable")
+    write(root, "Dockerfile", """
+        FROM debian:bookworm-slim
+        RUN apt-get update && apt-get install -y --no-install-recommends frobnicate-utils
+        COPY app /opt/app
+        CMD ["/opt/app/run"]
+        """)
+    return Run(["docker", "build", "--progress=plain", "-t", "app:dev", "."], [
+        S("stderr", r"E: Unable to locate package frobnicate-utils", "why the step failed"),
+        S("stderr", r"^ERROR: ", "the build error"),
+    ], expect_exit=failing)
+
+
 #@@RECIPES@@
 
 
