@@ -189,6 +189,18 @@ def refresh_signals(entry: dict, recipe: Recipe) -> dict:
             "category": recipe.category, "tool": recipe.tool, "argv": list(recipe.argv)}
 
 
+def readme_table() -> str:
+    """The recorded cases as the README's Markdown table."""
+    with open(MANIFEST, encoding="utf-8") as handle:
+        entries = json.load(handle)
+    rows = ["| case | tool | version | category | exit | bytes | half |", "|---|---|---|---|---:|---:|---|"]
+    for e in entries:
+        size = sum(map(len, stored_streams(e["name"]).values()))
+        rows.append(f"| {e['name']} | {e['tool']} | {e['version']} | {e['category']} | {e['exit_code']} | {size:,} "
+                    f"| {e['half']} |")
+    return "\n".join(rows)
+
+
 def all_recipes() -> list[Recipe]:
     """Every recipe, Python tools first."""
     import scripting_recipes
@@ -202,7 +214,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=None, help="record only these cases (others keep their entry)")
     parser.add_argument("--list", action="store_true", help="list the recipes and their halves")
     parser.add_argument("--no-install", action="store_true", help="use the tools already installed")
+    parser.add_argument("--table", action="store_true", help="print the README's table of the recorded cases")
     args = parser.parse_args(argv)
+    if args.table:
+        print(readme_table())
+        return 0
     recipes = all_recipes()
     if args.list:
         for recipe in recipes:

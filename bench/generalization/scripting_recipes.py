@@ -343,7 +343,7 @@ RECIPES = [
         setup=_bandit_setup, version=["bandit", "--version"], needs=("bandit",),
         signals=[
             ("stdout", r">> Issue: \[B(602|324):", "the high-severity issues"),
-            ("stdout", r"Location: src/deploy/(remote|tokens)\.py:", "where the high-severity issues are"),
+            ("stdout", r"Location: src/deploy/(remote\.py:5:11|tokens\.py:6:11)$", "where the high-severity issues are"),
             ("stdout", r"^\t\tHigh: [1-9]", "count of high-severity issues"),
         ],
     ),

@@ -19,7 +19,8 @@ replies and ingest acknowledgements)::
     │   ├── UnsupportedSchema         user_version newer (or unknown) to this binary
     │   ├── CorruptArchive            SQLite reports corruption / not a database
     │   ├── ArchiveBusy               typed SQLITE_BUSY / SQLITE_LOCKED (retryable)
-    │   └── DiskFull                  SQLITE_FULL or ENOSPC
+    │   ├── DiskFull                  SQLITE_FULL or ENOSPC
+    │   └── ArchiveReplaced           the broker's open file is no longer the one at the archive path
     ├── FrameError [74]               a length-prefixed frame is malformed
     │   └── FrameTooLarge             declared length above the limit (before allocation)
     └── BrokerError [74]              talking to the broker failed
@@ -169,6 +170,17 @@ class DiskFull(ArchiveError):
     """Raised when SQLite or the filesystem reports that no space is left."""
 
     code = "disk_full"
+
+
+class ArchiveReplaced(ArchiveError):
+    """Raised when the archive file was removed or replaced under the broker after a batch committed.
+
+    The batch went into the file the broker had open, which nobody reads any
+    more: nothing in it is acknowledged, and the broker exits so that the next
+    client starts one on the file at the archive path.
+    """
+
+    code = "archive_replaced"
 
 
 class FrameError(YarpError):

@@ -70,6 +70,11 @@ MAX_SEQUENCE_CACHE_KEYS = 4096
 BROKER_IDLE_MS = 60_000
 #: Longest a client waits for a broker it started to answer the ready handshake.
 BROKER_START_TIMEOUT_S = 5.0
+#: The writer checks that its open database is still the file at the archive
+#: path after every commit, and also before a batch when its last check is
+#: older than this: a batch after an idle spell is refused unwritten (and
+#: replayed to a new broker) rather than committed into a removed file.
+ARCHIVE_RECHECK_S = 0.5
 #: Longest socket path (platform limit for sun_path, with margin).
 MAX_SOCKET_PATH_BYTES = 104
 #: Frames up to this size that name no files are prepared on the event loop

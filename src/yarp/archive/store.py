@@ -20,6 +20,7 @@ import secrets
 import sqlite3
 from dataclasses import dataclass
 
+from yarp.archive.file_pin import FilePin
 from yarp.archive.prepare import Prepared, SnapshotSpec, prepare
 from yarp.archive.sqlite import map_error, open_writer
 from yarp.errors import ArchiveError, ConflictError, DataError, LifecycleError, NotFound, ValidationError, YarpError
@@ -105,18 +106,32 @@ class ArchiveStore:
         self.location = location
         #: The failure of the last post-prune vacuum, if it failed (visible to stats/logs).
         self.last_vacuum_error: YarpError | None = None
+        #: The file the connection opened, to tell it is still the one at the path (`still_at_path`).
+        self.pin: FilePin | None = None
         self._known = _Known()
 
     @classmethod
     def open(cls, location: ArchiveLocation | str | None = None) -> ArchiveStore:
-        """Open (creating or migrating) the archive for the single writer."""
+        """Open (creating or migrating) the archive for the single writer, and pin the file it opened."""
         if not isinstance(location, ArchiveLocation):
             location = resolve_archive(location)
-        return cls(open_writer(location), location)
+        store = cls(open_writer(location), location)
+        try:
+            store.pin = FilePin(location.path)
+        except OSError as exc:
+            store.conn.close()
+            raise map_error(exc, "opening archive for writing") from None
+        return store
+
+    def still_at_path(self) -> bool:
+        """Whether the open database is still the file at the archive path (not removed or replaced)."""
+        return self.pin is None or self.pin.still_at_path()
 
     def close(self) -> None:
-        """Close the writer connection."""
+        """Close the writer connection, then the pin (closing it first would drop SQLite's locks)."""
         self.conn.close()
+        if self.pin is not None:
+            self.pin.close()
 
     # --- batches -----------------------------------------------------------
 

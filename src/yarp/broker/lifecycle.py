@@ -8,7 +8,8 @@ admitted, nothing queued, no open transaction — for `YARP_BROKER_IDLE_MS`:
 take the startup lock, stop accepting, remove our own socket (same inode
 only), drain admitted work, stop the writer (its sentinel), checkpoint the WAL
 (`TRUNCATE`), close the archive and exit. SIGTERM and SIGINT run the same
-shutdown.
+shutdown, and so does the writer finding that the archive file was removed or
+replaced under it (`archive_replaced`).
 """
 
 from __future__ import annotations
@@ -138,6 +139,11 @@ class Lifecycle:
             return
         self._startup_fd_at_exit = fd  # released when the process exits
         asyncio.ensure_future(self.shutdown("idle"))
+
+    def archive_replaced(self) -> None:
+        """The writer found the archive file removed or replaced: stop, so that the next client
+        starts a broker on the file at the archive path (creating it, as first use does)."""
+        asyncio.ensure_future(self.shutdown("archive_replaced"))
 
     # stop ---------------------------------------------------------------------------------
 

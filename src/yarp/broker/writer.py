@@ -26,6 +26,13 @@ answered `deadline` and never committed. SQLite's busy wait inside
 after a busy attempt, a request with less than that left is refused rather
 than risked, so a client is never told "deadline" for a request that then
 commits. Only typed busy/locked outcomes are retried.
+
+The archive at its path: a batch is acknowledged only when the database the
+writer has open is still the file at the archive path (`_in_place`). A batch
+committed into a file that was removed or replaced meanwhile is answered
+`archive_replaced` and acknowledges nothing; a batch that finds the file gone
+before it begins is answered `shutting_down` unwritten, so its clients replay
+it to the next broker; and this broker stops.
 """
 
 from __future__ import annotations
@@ -38,8 +45,9 @@ import time
 
 from yarp.archive.sqlite import map_error
 from yarp.broker.result_view import wants_view
-from yarp.errors import ArchiveBusy, DeadlineExceeded, YarpError
+from yarp.errors import ArchiveBusy, ArchiveReplaced, DeadlineExceeded, ShuttingDown, YarpError
 from yarp.limits import (
+    ARCHIVE_RECHECK_S,
     BATCH_WAIT_MS,
     COMMIT_MARGIN_S,
     GROUP_WAIT_MAX_MS,
@@ -55,6 +63,8 @@ from yarp.wire import protocol
 
 #: Put on the queue by `stop`: everything before it is applied, then the thread ends.
 _SENTINEL = object()
+#: What a client is told when the archive file was removed or replaced under the broker.
+_REPLACED = "the archive file was removed or replaced under the broker"
 
 
 class Writer:
@@ -74,6 +84,10 @@ class Writer:
         #: The last committed batch: its clients' connections, how long its commit took and when it
         #: ended (monotonic s).
         self._last_batch: tuple[set, float, float] = (set(), 0.0, 0.0)
+        #: When the open database was last found to be the file at the archive path (monotonic s).
+        self._in_place_at = time.monotonic()
+        #: It was not: the archive was removed or replaced, and the broker is stopping.
+        self.replaced = False
         self._thread = threading.Thread(target=self._run, name="yarp-writer", daemon=True)
 
     def start(self) -> None:
@@ -181,6 +195,11 @@ class Writer:
         stats = self.broker.stats
         live = batch
         attempt = 0
+        if not self._in_place(before=True):
+            # Nothing was written: another broker, on the file at the path, can take these.
+            self._post([(r, ShuttingDown(_REPLACED + "; nothing was written, retry with a new broker"))
+                        for r in live], False)
+            return
         while live:
             now = time.monotonic()
             cutoff = now + (COMMIT_MARGIN_S if attempt else 0.0)
@@ -210,6 +229,9 @@ class Writer:
                 self._post([(r, exc) for r in live], False)
                 return
             self.in_transaction = False
+            if not self._in_place(before=False):
+                self._post([(r, ArchiveReplaced(_REPLACED + "; nothing was acknowledged")) for r in live], False)
+                return
             stats.batches += 1
             took = time.perf_counter() - started
             stats.commit_ms.append(took * 1000)
@@ -222,6 +244,25 @@ class Writer:
             self._post(outcomes, True)
             self._after_commit()
             return
+
+    def _in_place(self, before: bool) -> bool:
+        """Whether the open database is still the file at the archive path (`FilePin`: one fstat and
+        one stat). Checked after every commit, before any acknowledgement, and before a batch
+        when the last check is older than `ARCHIVE_RECHECK_S`. Once it is not, it never is again
+        for this broker, which stops: the next client starts one on the file at the path."""
+        if self.replaced:
+            return False
+        now = time.monotonic()
+        if before and now - self._in_place_at < ARCHIVE_RECHECK_S:
+            return True
+        if self.store.still_at_path():
+            self._in_place_at = now
+            return True
+        self.replaced = True
+        broker = self.broker
+        broker.log_threadsafe("archive_replaced")
+        broker.loop.call_soon_threadsafe(broker.lifecycle.archive_replaced)
+        return False
 
     def _apply_batch(self, prepared: list, busy_ms: int):
         """Apply one batch with SQLite's busy wait bounded to `busy_ms`."""
