@@ -17,7 +17,10 @@ that stop before and after it:
 * prepare — `yarp.archive.prepare.prepare` (canonical JSON, SHA-256 and the
   compression decision): what the broker does before the write lock;
 * apply — `ArchiveStore.apply_batch`, 25 requests per transaction (SQLite
-  statements, savepoints, one `synchronous = FULL` commit per batch).
+  statements, savepoints, one `synchronous = FULL` commit per batch);
+* in_place — `ArchiveStore.still_at_path`, once per batch: the writer's
+  `fstat` and `stat` telling that its open file is still the one at the
+  archive path, before it acknowledges the batch.
 
 The socket, the event loop and the writer thread are not included (run
 `bench/load.py` for those). glibc's large copies and clears are counted as
@@ -54,7 +57,7 @@ sys.path.insert(0, HERE)
 
 from load import parse_size  # noqa: E402
 
-STAGES = ("setup", "envelope", "operation", "prepare", "apply")
+STAGES = ("setup", "envelope", "operation", "prepare", "apply", "in_place")
 
 #: glibc copies and clears large buffers with `rep movsb` / `rep stosb`, and
 #: callgrind counts every byte such an instruction moves as one instruction: a
@@ -104,6 +107,10 @@ if stop == "prepare":
     sys.exit()
 for start in range(0, count, 25):
     store.apply_batch(prepared[start:start + 25])
+if stop == "apply":
+    sys.exit()
+for start in range(0, count, 25):
+    store.still_at_path()  # the writer's check, once per batch, that its file is still the archive's
 """
 
 
