@@ -576,7 +576,7 @@ RECIPES = [
     ),
     Recipe(
         name="hypothesis-falsifying", tool="pytest", category="test-runner", argv=["pytest", "-q", "tests"],
-        setup=_hypothesis_setup, version=["python", "-c", "import hypothesis; print(hypothesis.__version__)"],
+        setup=_hypothesis_setup, version=["python", "-c", "import hypothesis; print('hypothesis', hypothesis.__version__)"],
         needs=("pytest",), expect_exit=1,
         signals=[
             ("stdout", r"^E +UnicodeEncodeError: ", "the exception"),
