@@ -31,7 +31,8 @@ APP = ("yarp.cli", "yarp.doctor", "yarp.__main__")
 #: The kernels sit at the package root where the design names them; they belong to their selector's folder.
 KERNEL_FOLDERS = {"yarp._fastframe": "wire", "yarp._fastframe_py": "wire", "yarp._validate": "wire",
                   "yarp._validate_services": "wire",
-                  "yarp._validate_py": "wire", "yarp._payload_kernel": "archive", "yarp._payload_kernel_py": "archive"}
+                  "yarp._validate_py": "wire", "yarp._payload_kernel": "archive", "yarp._payload_kernel_py": "archive",
+                  "yarp._scan": "view", "yarp._scan_py": "view"}
 #: folder -> the folders it may import (itself always).
 ALLOWED = {
     "base": set(),

@@ -147,7 +147,8 @@ def test_every_exported_name_exists(name):
 #: Each selector, with its pure-Python twin and its compiled extension.
 KERNELS = {"yarp.wire.frames": ("yarp._fastframe_py", "yarp._fastframe"),
            "yarp.archive.payload_kernel": ("yarp._payload_kernel_py", "yarp._payload_kernel"),
-           "yarp.wire.validation": ("yarp._validate_py", "yarp._validate")}
+           "yarp.wire.validation": ("yarp._validate_py", "yarp._validate"),
+           "yarp.view.scan": ("yarp._scan_py", "yarp._scan")}
 #: Names a selector defines itself instead of taking them from the implementation it selected.
 SELECTOR_OWN = {"FrameSplitterC", "FrameSplitterPy"}
 

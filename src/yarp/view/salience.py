@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import os
 
+from yarp.view.scan import trigger_lines
+
 #: Classes in the order a view spends its budget on them (see `RANK`).
 CLASSES = ("failure", "exit", "traceback", "summary", "header", "location", "warning", "noise")
 FAILURE_CLASSES = frozenset({"failure", "exit", "traceback"})
@@ -119,36 +121,12 @@ class Classifier:
     def salient_lines(self, buf: bytes, triggers: tuple[bytes, ...] | None = None) -> dict[int, tuple[bytes, ...]]:
         """Per start offset of a line of `buf` holding a trigger, the triggers found on it.
 
-        One `find` pass per trigger (all scanned triggers, or `triggers`) over a
-        lowercased copy; after a hit the scan jumps to the next line, so a
-        trigger costs one pass whatever its count. A trigger holding a byte the
-        buffer lacks is skipped: whether a byte occurs is a `memchr`, many times
-        faster than a pass, and most outputs (numbers, logs) lack a few letters
-        or signs of most triggers.
+        All scanned triggers, or `triggers`; a line's triggers come in their
+        order, each once. The scan is `yarp.view.scan.trigger_lines`: one
+        C pass over the buffer for every trigger (its twin: one `find` pass
+        per trigger over a lowercased copy).
         """
-        low = buf.lower()
-        starts: dict[int, tuple[bytes, ...]] = {}
-        find, rfind = low.find, low.rfind
-        size = len(low)
-        present: dict[int, bool] = {}  # per byte asked, whether the buffer holds it
-        trigger_bytes = self.trigger_bytes
-        for trigger in self.triggers if triggers is None else triggers:
-            for byte in trigger_bytes[trigger]:
-                held = present.get(byte)
-                if held is None:
-                    held = present[byte] = byte in low
-                if not held:
-                    break
-            else:
-                pos = find(trigger)
-                while pos >= 0:
-                    start = rfind(b"\n", 0, pos) + 1
-                    starts[start] = starts.get(start, ()) + (trigger,)
-                    end = find(b"\n", pos)
-                    if end < 0:
-                        break
-                    pos = find(trigger, end + 1) if end + 1 < size else -1
-        return starts
+        return trigger_lines(buf, self.triggers if triggers is None else triggers)
 
 
 def _sre_args(pattern: str) -> tuple:

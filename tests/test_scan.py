@@ -1,0 +1,212 @@
+"""The trigger scan: its meaning on both implementations, the compiled scan crossed with its twin, the selection.
+
+`yarp._scan_py` holds the scan the salience classifier always ran (one `find`
+pass per trigger over a lowercased copy); `yarp._scan` must return the same
+dictionary for every buffer and every tuple of triggers, the odd ones too
+(upper-case, empty, or holding a newline), which the classifier's data never
+holds but a caller may pass.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import random
+import threading
+
+import kernel_impls
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from yarp import _compat
+from yarp.view import salience, scan
+from yarp.view.salience import classifier
+
+VECTORS = os.path.join(os.path.dirname(__file__), "vectors", "cap")
+
+
+@pytest.fixture(params=["c", "py"], scope="module")
+def impl(request):
+    """The compiled scan (`c`) and its pure-Python twin (`py`), one after the other."""
+    return kernel_impls.load("_scan", request.param)
+
+
+def cross(buf: bytes, triggers: tuple[bytes, ...]) -> dict[int, tuple[bytes, ...]]:
+    """The twin's answer, asserted to be the compiled scan's too."""
+    twin, compiled = kernel_impls.both("_scan")
+    expected = twin.trigger_lines(buf, triggers)
+    assert compiled.trigger_lines(buf, triggers) == expected, (buf[:200], triggers)
+    return expected
+
+
+def by_line(buf: bytes, triggers: tuple[bytes, ...]) -> dict[int, tuple[bytes, ...]]:
+    """The scan's meaning for triggers without a newline, line by line."""
+    found, offset = {}, 0
+    for line in buf.split(b"\n"):
+        held = tuple(t for t in triggers if t and t in line.lower())
+        if held:
+            found[offset] = held
+        offset += len(line) + 1
+    return found
+
+
+# --- the selection ------------------------------------------------------------------
+
+
+def test_extension_loaded_in_a_normal_install():
+    """Fails when the compiled scan silently did not load."""
+    if _compat.NO_EXTENSIONS:
+        pytest.skip("YARP_NO_EXTENSIONS is set")
+    assert scan.IMPLEMENTATION == "c"
+
+
+def test_the_classifier_scans_with_the_selected_implementation():
+    assert salience.trigger_lines is scan.trigger_lines
+    assert scan.IMPLEMENTATION == ("py" if _compat.NO_EXTENSIONS else "c")
+
+
+def test_no_extensions_switch_selects_the_twin():
+    assert kernel_impls.selected_with_the_switch("yarp.view.scan") == "py"
+
+
+# --- the meaning, on both -------------------------------------------------------------
+
+
+def test_a_line_lists_each_trigger_it_holds_once_in_trigger_order(impl):
+    buf = b"ok\nWarn: error ERROR fail\nfail then error\n\nerror"
+    triggers = (b"error", b"fail", b"warn")
+    assert impl.trigger_lines(buf, triggers) == {3: (b"error", b"fail", b"warn"), 26: (b"error", b"fail"),
+                                                 43: (b"error",)}
+
+
+def test_only_ascii_letters_fold(impl):
+    triggers = ("\u00e9chec".encode(), "\u00d7 ".encode())
+    buf = "\u00c9CHEC\n\u00e9CHEC\n\u00d7 x\n".encode()
+    assert impl.trigger_lines(buf, triggers) == {len("\u00c9CHEC\n".encode()): ("\u00e9chec".encode(),),
+                                                 len("\u00c9CHEC\n\u00e9CHEC\n".encode()): ("\u00d7 ".encode(),)}
+
+
+def test_triggers_that_contain_one_another_are_each_found(impl):
+    triggers = (b"err", b"error", b"rr", b"r", b"or ")
+    assert impl.trigger_lines(b"ERROR \nerr\nr", triggers) == {0: triggers, 7: (b"err", b"rr", b"r"), 11: (b"r",)}
+
+
+def test_a_trigger_cut_by_the_end_of_the_buffer_or_a_line_is_not_found(impl):
+    assert impl.trigger_lines(b"erro\nr\nerro", (b"error",)) == {}
+    assert impl.trigger_lines(b"x\nerro", (b"error", b"o")) == {2: (b"o",)}
+
+
+def test_an_upper_case_trigger_never_matches(impl):
+    assert impl.trigger_lines(b"Error\nerror\nERROR", (b"Error", b"rror")) == {0: (b"rror",), 6: (b"rror",),
+                                                                             12: (b"rror",)}
+
+
+def test_empty_inputs(impl):
+    assert impl.trigger_lines(b"", (b"error",)) == {}
+    assert impl.trigger_lines(b"error", ()) == {}
+    assert impl.trigger_lines(b"\n" * 50, (b"error", b"x")) == {}
+
+
+def test_a_repeated_trigger_is_listed_at_each_of_its_places(impl):
+    assert impl.trigger_lines(b"a fail\nok", (b"fail", b"ok", b"fail")) == {0: (b"fail", b"fail"), 7: (b"ok",)}
+
+
+def test_a_trigger_must_be_bytes(impl):
+    with pytest.raises(TypeError):
+        impl.trigger_lines(b"error", ("error",))
+
+
+# --- crossed: fixed edges -----------------------------------------------------------------
+
+
+def test_the_odd_triggers_walk_as_the_twin_does():
+    """The empty trigger, and triggers holding a newline, follow the find-then-skip-the-line walk."""
+    for buf in (b"", b"\n", b"\n\n", b"a", b"a\n", b"a\nb", b"xa\nbyya\nb", b"\na\n\nb\n", b"A\nB\nA\nb"):
+        for triggers in ((b"",), (b"a\nb",), (b"\na",), (b"\n",), (b"b", b"", b"a\n", b"a"), (b"a\n\nb", b"\n\n")):
+            cross(buf, triggers)
+
+
+def test_a_buffer_of_newlines_only():
+    for size in (1, 2, 7, 8192, 9000):
+        assert cross(b"\n" * size, classifier().triggers + (b"\n",)) == {i: (b"\n",) for i in range(size)}
+
+
+def test_very_long_lines_above_the_gil_free_size():
+    rnd = random.Random(7)
+    triggers = classifier().triggers
+    for _ in range(6):
+        words = [rnd.choice(triggers).upper() if rnd.random() < 0.5 else rnd.choice(triggers)
+                 for _ in range(rnd.randrange(1, 40))]
+        line = bytearray(rnd.randbytes(300_000).replace(b"\n", b" "))
+        for word in words:
+            at = rnd.randrange(len(line))
+            line[at:at] = word
+        buf = bytes(line) + b"\nexit 1\n" + bytes(line[:5000])
+        assert cross(buf, triggers) == by_line(buf, triggers)
+
+
+# --- crossed: generated buffers -------------------------------------------------------------
+
+REAL = classifier().triggers
+#: Triggers that overlap or contain one another, a non-ASCII one, and a one-byte one.
+NESTED = (b"err", b"error", b"rror", b"or", b"r", b"erro r", b"\xc3\x97 ", b"\xc3", b"ee", b"eee", b"e e")
+ODD = (b"", b"\n", b"a\nb", b"\nerror", b"Error")
+PIECES = st.one_of(
+    st.sampled_from(REAL + NESTED), st.sampled_from(REAL + NESTED).map(bytes.upper),
+    st.sampled_from(REAL + NESTED).map(lambda t: t[:-1]),  # a trigger cut short
+    st.sampled_from([b"\n", b"\n\n", b" ", b"\t", b"0", b"x", b"E", b"R", b"\xc3", b"\xff\xfe", "\u00e9".encode()]),
+    st.binary(max_size=8),  # anything, invalid UTF-8 among it
+)
+BUFFERS = st.lists(PIECES, max_size=60).map(b"".join)
+TRIGGER_SETS = st.one_of(st.just(REAL), st.just(classifier().failure_triggers),
+                         st.lists(st.sampled_from(REAL + NESTED + ODD), max_size=12).map(tuple),
+                         st.lists(st.binary(max_size=4), max_size=6).map(tuple))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(BUFFERS, TRIGGER_SETS)
+def test_the_compiled_scan_answers_as_the_twin(buf, triggers):
+    found = cross(buf, triggers)
+    if not any(b"\n" in t or not t for t in triggers):
+        assert found == by_line(buf, triggers)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(PIECES, min_size=50, max_size=150).map(b"".join).map(lambda b: b * 40))
+def test_large_generated_buffers_cross(buf):
+    """Mostly over `GIL_FREE_BYTES`: the scan without the GIL answers the same."""
+    cross(buf, REAL)
+
+
+def test_recorded_tool_outputs_cross_with_the_real_triggers():
+    sal = classifier()
+    paths = sorted(glob.glob(os.path.join(VECTORS, "*.json")))
+    assert paths
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            buf = json.load(handle)["input"].encode()
+        for triggers in (sal.triggers, sal.failure_triggers):
+            assert cross(buf, triggers) == by_line(buf, triggers)
+        assert sal.salient_lines(buf) == by_line(buf, sal.triggers)
+
+
+def test_threads_scanning_at_once_each_get_their_own_answer():
+    """The compiled scan runs without the GIL for large buffers: no state is shared between calls."""
+    twin, compiled = kernel_impls.both("_scan")
+    rnd = random.Random(3)
+    buffers = [b"\n".join(rnd.choice(REAL + (b"plain text", b"0123")) * rnd.randrange(1, 4)
+                          for _ in range(20_000)) for _ in range(4)]
+    expected = [twin.trigger_lines(buf, REAL) for buf in buffers]
+    results: dict[int, list] = {}
+
+    def work(i: int) -> None:
+        results[i] = [compiled.trigger_lines(buffers[i], REAL) for _ in range(3)]
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(results[i] == [expected[i]] * 3 for i in range(4))
