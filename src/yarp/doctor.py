@@ -129,7 +129,7 @@ def check_rule_packs(environ: Mapping[str, str]) -> list[Check]:
 
 
 def check_kernels(environ: Mapping[str, str]) -> list[Check]:
-    """Which of the three accelerated kernels run compiled, and why not where not."""
+    """Which of the accelerated kernels run compiled, and why not where not."""
     import importlib
 
     from yarp._compat import no_extensions
@@ -137,7 +137,8 @@ def check_kernels(environ: Mapping[str, str]) -> list[Check]:
     #: label -> (selector module, compiled kernel module)
     names = {"frames": ("yarp.wire.frames", "yarp._fastframe"),
              "payloads": ("yarp.archive.payload_kernel", "yarp._payload_kernel"),
-             "validation": ("yarp.wire.validation", "yarp._validate")}
+             "validation": ("yarp.wire.validation", "yarp._validate"),
+             "trigger scan": ("yarp.view.scan", "yarp._scan")}
     compiled, twins = [], []
     for label, (selector, kernel) in names.items():
         if importlib.import_module(selector).IMPLEMENTATION == "c":
