@@ -9,8 +9,9 @@ command as an agent would type it, and records the exact stdout, stderr and exit
 status as `NAME.stdout` / `NAME.stderr` beside this file (a stream over 200 KB as
 `NAME.STREAM.zst`), then writes `manifest-scripting.json`.
 
-The recipes, with their signals, are in `scripting_recipes.py` (Python tools) and
-`scripting_recipes_web.py` (npm tools, data and logs). Each signal's pattern must
+The recipes, with their signals, are in `scripting_recipes.py` (Python linters and
+formatters), `scripting_recipes_py2.py` (packaging, test runners, docs, frameworks,
+profilers) and `scripting_recipes_web.py` (npm tools, data and logs). Each signal's pattern must
 match at least one line of its stream: the generator stops loudly when one does not,
 so a tool upgrade that changes the output's meaning is noticed. A recipe whose tool
 cannot be installed or found is skipped with a message, and its previous recording,
