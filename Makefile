@@ -29,7 +29,8 @@ test-py: setup
 # the bridge, with every child process inheriting YARP_NO_EXTENSIONS=1.
 TWIN_TESTS := tests/test_fastframe.py tests/test_payload_kernel.py tests/test_broker_protocol.py \
 	tests/test_broker_admission.py tests/test_ingest.py tests/test_replay.py tests/test_hostile_frames.py \
-	tests/test_operations.py tests/test_store.py tests/test_run.py tests/test_twin_selection.py tests/test_scan.py
+	tests/test_operations.py tests/test_store.py tests/test_run.py tests/test_twin_selection.py tests/test_scan.py \
+	tests/test_result_view.py
 
 test-twin: setup
 	YARP_NO_EXTENSIONS=1 $(BIN)/python -m pytest -q -m 'not soak' $(TWIN_TESTS)
@@ -37,7 +38,8 @@ test-twin: setup
 # The broker and the bridge once more on the standard library's event loop
 # (the broker runs on uvloop by default).
 ASYNCIO_TESTS := tests/test_broker_protocol.py tests/test_broker_admission.py tests/test_broker_lifecycle.py \
-	tests/test_broker_ipc.py tests/test_ingest.py tests/test_replay.py tests/test_twin_selection.py
+	tests/test_broker_ipc.py tests/test_ingest.py tests/test_replay.py tests/test_twin_selection.py \
+	tests/test_result_view.py
 
 test-asyncio: setup
 	YARP_EVENT_LOOP=asyncio $(BIN)/python -m pytest -q -m 'not soak' $(ASYNCIO_TESTS)
