@@ -31,12 +31,11 @@ import os
 import random
 import re
 import shutil
-import stat
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MANIFEST = os.path.join(HERE, "manifest-native.json")
@@ -129,6 +128,21 @@ def write(root: str, rel: str, text: str, mode: int | None = None) -> str:
     return path
 
 
+def read_text(path: str) -> str:
+    """A file's text."""
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def edit(path: str, *replacements: tuple[str, str]) -> None:
+    """Rewrite a file with each (old, new) replacement applied in turn."""
+    text = read_text(path)
+    for old, new in replacements:
+        text = text.replace(old, new)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
 def base_env() -> dict[str, str]:
     """The environment every command runs in: a UTF-8 locale, UTC, no CI or colour settings."""
     keep = ("HOME", "USER", "LOGNAME", "PATH", "RUSTUP_HOME", "CARGO_HOME", "JAVA_HOME", "M2_HOME")
@@ -145,7 +159,7 @@ def sh(cmd, cwd, env=None, check=True, input=None) -> subprocess.CompletedProces
     """Run a setup step (not recorded); fail loudly when a step the recipe relies on fails."""
     merged = base_env()
     merged.update(env or {})
-    done = subprocess.run(cmd, cwd=cwd, env=merged, capture_output=True, input=input,
+    done = subprocess.run(cmd, cwd=cwd, env=merged, capture_output=True, input=input, check=False,
                           shell=isinstance(cmd, str), executable="/bin/bash" if isinstance(cmd, str) else None)
     if check and done.returncode != 0:
         raise RuntimeError(f"setup step failed ({done.returncode}): {cmd}\n{done.stdout.decode()[-2000:]}"
@@ -159,7 +173,7 @@ def ensure_tools(rec: Recipe) -> None:
         if shutil.which(APT_BINARIES[package]):
             continue
         pinned = f"{package}={APT_PINS[package]}"
-        done = subprocess.run(["apt-get", "install", "-y", "-qq", pinned], capture_output=True,
+        done = subprocess.run(["apt-get", "install", "-y", "-qq", pinned], capture_output=True, check=False,
                               env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
         if done.returncode != 0 or not shutil.which(APT_BINARIES[package]):
             raise Skip(f"could not install {pinned}")
@@ -169,12 +183,12 @@ def ensure_tools(rec: Recipe) -> None:
 
 
 def tool_version(rec: Recipe) -> str:
-    """The first non-empty line the tool's version command prints, without colour codes."""
-    done = subprocess.run(rec.version, capture_output=True, env=base_env())
+    """The first line with a digit that the tool's version command prints, without colour codes."""
+    done = subprocess.run(rec.version, capture_output=True, env=base_env(), check=False)
     text = (done.stdout or done.stderr).decode("utf-8", "replace")
     text = re.sub(r"\x1b\[[0-9;]*m", "", text)
     for line in text.splitlines():
-        if line.strip():
+        if re.search(r"\d", line):
             return line.strip()
     raise Skip(f"{rec.version[0]} printed no version")
 
@@ -254,7 +268,7 @@ def record(rec: Recipe) -> dict:
     env.update(run.env)
     cwd = os.path.normpath(os.path.join(root, run.cwd))
     command = run.command or run.argv
-    done = subprocess.run(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+    done = subprocess.run(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=False,
                           timeout=run.timeout, shell=isinstance(command, str),
                           executable="/bin/bash" if isinstance(command, str) else None)
     streams = {"stdout": done.stdout, "stderr": done.stderr}
@@ -288,12 +302,23 @@ def save_manifest(entries: dict[str, dict]) -> None:
         handle.write("\n")
 
 
+def readme_table(entries: list[dict]) -> str:
+    """The recorded cases as the README's Markdown table."""
+    rows = ["| case | tool | version | category | exit | bytes | half |", "|---|---|---|---|---:|---:|---|"]
+    for e in entries:
+        size = sum(len(load_stream(e["name"], s)) for s in STREAMS)
+        rows.append(f"| {e['name']} | {e['tool']} | {e['version'].replace('|', '/')} | {e['category']} "
+                    f"| {e['exit_code']} | {size:,} | {e['half']} |")
+    return "\n".join(rows)
+
+
 def main(argv=None) -> int:
     """Regenerate all or the named cases, or list them, or check the stored ones."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*")
     parser.add_argument("--list", action="store_true", help="print the recipes and their halves")
     parser.add_argument("--check", action="store_true", help="check the stored cases' signals only")
+    parser.add_argument("--table", action="store_true", help="print the README's table of the recorded cases")
     args = parser.parse_args(argv)
     known = {r.name for r in RECIPES}
     unknown = [n for n in args.names if n not in known]
@@ -304,6 +329,9 @@ def main(argv=None) -> int:
             print(f"{r.name:32} {r.tool:12} {r.category:16} {half_of(r.name)}")
         return 0
     entries = {e["name"]: e for e in load_manifest()}
+    if args.table:
+        print(readme_table(list(entries.values())))
+        return 0
     if args.check:
         problems = []
         for entry in entries.values():
@@ -989,6 +1017,17 @@ def _cargo_test_workspace(root):
 @recipe("cargo-metadata-json", "cargo", "package-manager", CARGO, needs=("cargo",))
 def _cargo_metadata(root):
     _workspace(root)
+    plugins = [f"plugin_{c}" for c in "abcdefgh"]
+    write(root, "Cargo.toml", '[workspace]\nmembers = ["geo", "units", "cli", '
+          + ", ".join(f'"{p}"' for p in plugins) + ']\nresolver = "2"\n')
+    for p in plugins:
+        write(root, f"{p}/Cargo.toml", _cargo_toml(p, 'description = "Straße, café and naïve names"\n'
+                                                     'keywords = ["geo", "units"]\n')
+              + 'geo = { path = "../geo" }\nunits = { path = "../units", optional = true }\n\n'
+              '[features]\ndefault = ["metric"]\nmetric = ["dep:units"]\nimperial = []\n')
+        write(root, f"{p}/src/lib.rs", "pub fn id() -> i64 {\n    geo::scale(1, 2)\n}\n")
+        write(root, f"{p}/examples/demo.rs", "fn main() {}\n")
+        write(root, f"{p}/benches/speed.rs", "fn main() {}\n")
     return Run(["cargo", "metadata", "--format-version", "1", "--offline"], [
         S("stdout", r'"workspace_root":"/tmp/yarp-gen/native/cargo-metadata-json"', "the one JSON line"),
     ], expect_exit=exits(0))
@@ -1879,8 +1918,7 @@ def _git_log_stat(root):
         for _ in range(rng.randint(1, 6)):
             k = rng.randrange(40)
             path = f"app/{['api', 'jobs', 'i18n', 'web'][k % 4]}/file_{k:02d}.py"
-            full = os.path.join(root, path)
-            old = open(full, encoding="utf-8").read() if os.path.exists(full) else ""
+            old = read_text(os.path.join(root, path)) if os.path.exists(os.path.join(root, path)) else ""
             repo.write(path, old + "".join(f"line_{n}_{j} = {j}\n" for j in range(rng.randint(1, 30))))
         subject = f"{LOG_SUBJECTS[n % len(LOG_SUBJECTS)]} (#{1000 + n})"
         if n == 159:
@@ -1960,14 +1998,10 @@ def _git_apply(root):
         repo.write(f"src/handler_{i}.c", "".join(f"int handler_{i}_{k}(void) {{ return {k}; }}\n" for k in range(30)))
     repo.commit("Add handlers")
     for i in (2, 5):
-        path = os.path.join(root, f"src/handler_{i}.c")
-        text = open(path, encoding="utf-8").read()
-        open(path, "w", encoding="utf-8").write(text.replace(f"return 12;", "return 12 * 2;"))
+        edit(os.path.join(root, f"src/handler_{i}.c"), ("return 12;", "return 12 * 2;"))
     diff = repo.git("diff").stdout.decode()
     repo.git("checkout", "--", ".")
-    path = os.path.join(root, "src/handler_5.c")
-    text = open(path, encoding="utf-8").read()
-    open(path, "w", encoding="utf-8").write(text.replace("return 11;", "return 11 + 0;").replace("return 12;", "return -12;"))
+    edit(os.path.join(root, "src/handler_5.c"), ("return 11;", "return 11 + 0;"), ("return 12;", "return -12;"))
     repo.commit("Negate handler 12")
     write(root, "fix-handlers.patch", diff)
     return Run(["git", "apply", "-v", "fix-handlers.patch"], [
@@ -2066,7 +2100,7 @@ def _ps(root):
     ], command=command, expect_exit=exits(0))
 
 
-@recipe("top-batch", "top", "listing", ["top", "-v"], needs=("top", "unshare"))
+@recipe("top-batch", "top", "listing", ["top", "-V"], needs=("top", "unshare"))
 def _top(root):
     write(root, "spawn.sh", PROCESS_SCRIPT, mode=0o755)
     command = ["unshare", "--pid", "--fork", "--mount-proc", "./spawn.sh", "top", "-b", "-n", "1"]
@@ -2085,8 +2119,8 @@ def _kernel_log() -> str:
         "usb 1-{p}: new high-speed USB device number {n} using xhci_hcd",
         "usb 1-{p}: USB disconnect, device number {n}",
         "e1000e 0000:00:1f.6 eno1: NIC Link is Up 1000 Mbps Full Duplex, Flow Control: Rx/Tx",
-        "audit: type=1400 audit({t}:{n}): apparmor=\"DENIED\" operation=\"open\" profile=\"snap.cups\" "
-        "name=\"/proc/{n}/mounts\" pid={n} comm=\"cupsd\" requested_mask=\"r\" denied_mask=\"r\"",
+        ("audit: type=1400 audit({t}:{n}): apparmor=\"DENIED\" operation=\"open\" profile=\"snap.cups\" "
+         "name=\"/proc/{n}/mounts\" pid={n} comm=\"cupsd\" requested_mask=\"r\" denied_mask=\"r\""),
         "EXT4-fs (nvme0n1p2): re-mounted. Opts: errors=remount-ro. Quota mode: none.",
         "IPv6: ADDRCONF(NETDEV_CHANGE): wlp2s0: link becomes ready",
         "wlp2s0: authenticate with 3c:84:6a:{p}1:22:9e",
@@ -2094,8 +2128,8 @@ def _kernel_log() -> str:
         "TCP: request_sock_TCP: Possible SYN flooding on port 8443. Sending cookies.  Check SNMP counters.",
         "nvme nvme0: I/O {n} QID {p} timeout, completion polled",
         "perf: interrupt took too long ({n} > {t}), lowering kernel.perf_event_max_sample_rate to {n}",
-        "[UFW BLOCK] IN=eno1 OUT= MAC=01:00:5e:00:00:fb SRC=192.168.1.{p} DST=224.0.0.251 LEN=72 "
-        "TOS=0x00 PREC=0x00 TTL=255 ID={n} PROTO=UDP SPT=5353 DPT=5353 LEN=52",
+        ("[UFW BLOCK] IN=eno1 OUT= MAC=01:00:5e:00:00:fb SRC=192.168.1.{p} DST=224.0.0.251 LEN=72 "
+         "TOS=0x00 PREC=0x00 TTL=255 ID={n} PROTO=UDP SPT=5353 DPT=5353 LEN=52"),
     ]
     lines, clock = [], 2.0
     oops_at = 14210
@@ -2212,8 +2246,8 @@ def _sqlite(root):
     rng = random.Random(9)
     rows = ",".join(f"({i}, 'Kunde {i} — {rng.choice(['Köln', 'Zürich', 'Malmö', 'Łódź', 'Porto'])}', "
                     f"{rng.randint(1, 5000) / 10:.1f}, '2024-0{1 + i % 9}-{1 + i % 28:02d}')" for i in range(2500))
-    sh(["sqlite3", "shop.db", "CREATE TABLE orders(id INTEGER PRIMARY KEY, customer TEXT, total REAL, placed TEXT);"
-        f"INSERT INTO orders VALUES {rows};"], root)
+    schema = "CREATE TABLE orders(id INTEGER PRIMARY KEY, customer TEXT, total REAL, placed TEXT);"
+    sh(["sqlite3", "shop.db", f"{schema}INSERT INTO orders VALUES {rows};"], root)
     query = ("SELECT id, customer, total, placed FROM orders ORDER BY placed, id; "
              "SELECT customer, SUM(total) AS revenue FROM orders GROUP BY customer ORDER revenue DESC LIMIT 10;")
     return Run(["sqlite3", "-header", "-column", "shop.db", query], [
@@ -2346,9 +2380,6 @@ def _docker(root):
         S("stderr", r"E: Unable to locate package frobnicate-utils", "why the step failed"),
         S("stderr", r"^ERROR: ", "the build error"),
     ], expect_exit=failing)
-
-
-#@@RECIPES@@
 
 
 if __name__ == "__main__":
