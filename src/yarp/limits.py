@@ -175,8 +175,9 @@ MAX_PATTERN_BYTES = 1024
 #: A line longer than this is matched on its first this-many bytes only, so one
 #: huge line cannot make search hold a whole payload in memory.
 MAX_SCAN_LINE_BYTES = 1024 * 1024
-#: Calls examined, newest first, by a `yarp search` without a reference.
-MAX_LISTED_SCAN_CALLS = 2000
+#: `yarp search --text` reads a payload body this size or smaller (stored and
+#: uncompressed) in one piece with its row; a larger one streams from its row.
+MAX_INLINE_SCAN_PAYLOAD_BYTES = 4 * 1024 * 1024
 
 # --- yarp archive verify ---------------------------------------------------------
 #: Problem lines reported per check; the rest are summarised in one line.

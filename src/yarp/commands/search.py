@@ -16,18 +16,26 @@ from yarp.limits import (
     MAX_SEARCH_MATCHES,
 )
 
-SUMMARY = "search one archived call's exact output (or list recent calls)"
+SUMMARY = "search one archived call's exact output, or find calls by their output"
 EPILOG = f"""\
 Forms:
   yarp search REF PATTERN [options]        search stdout, stderr, result text, source output
   yarp search REF -e P1 -e P2 [options]    any of up to 8 patterns
   yarp search [--tool T] [--since TIME] [--until TIME] [--text PATTERN]
-                                           list recent calls (newest first)
+                                           list calls (newest first); with --text,
+                                           those whose output matches PATTERN
 
 Output is bounded: at most -m selected lines per source ({DEFAULT_SEARCH_MATCHES} by default,
 {MAX_SEARCH_MATCHES} at most), context -A/-B/-C 0-{MAX_SEARCH_CONTEXT} (default {DEFAULT_SEARCH_CONTEXT}), and
 output.recovery_cap_bytes of text in total. Each group ends with the exact
-'yarp read' command that prints it unchanged.
+'yarp read' command that prints it unchanged. Patterns match characters: output
+is read as UTF-8, and -i and -w follow Unicode.
+
+--text searches every call of the archive (or of --since/--until/--tool),
+newest first, and lists at most -m; when it stops before the oldest call (at -m
+matching calls, or on Ctrl-C, exit 130), one stderr line says how many calls it
+searched and how many it did not, and names the --until that continues it. On
+a terminal it shows its progress.
 
 Exit status: 0 matches, 1 no matches, 64 bad usage, 65 bad reference or data,
 74 archive unavailable (missing, locked, corrupt, unsafe permissions).
@@ -89,12 +97,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-B", "--before-context", type=context, metavar="N", help="lines before each match")
     parser.add_argument("-C", "--context", type=context, metavar="N", help="lines before and after")
     parser.add_argument("-m", "--max-results", type=_bounded(1, MAX_SEARCH_MATCHES), default=DEFAULT_SEARCH_MATCHES,
-                        metavar="N", help=f"selected lines shown per source (default {DEFAULT_SEARCH_MATCHES})")
-    listing = parser.add_argument_group("listing recent calls (no REF)")
+                        metavar="N",
+                        help=f"selected lines shown per source, or calls listed (default {DEFAULT_SEARCH_MATCHES})")
+    listing = parser.add_argument_group("listing calls (no REF)")
     listing.add_argument("--tool", metavar="NAME", help="only calls of this tool")
     listing.add_argument("--since", type=parse_time_ms, metavar="TIME", help="calls started at or after TIME")
     listing.add_argument("--until", type=parse_time_ms, metavar="TIME", help="calls started before TIME")
-    listing.add_argument("--text", metavar="PATTERN", help="calls whose archived output matches PATTERN")
+    listing.add_argument("--text", metavar="PATTERN",
+                         help="calls whose archived output matches PATTERN (searches the whole range)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -128,7 +138,7 @@ def _options(args) -> recovery.SearchOptions:
 def run(args) -> int:
     if args.ref is None:
         return _list(args)
-    if args.tool or args.since is not None or args.until is not None or args.text:
+    if args.tool or args.since is not None or args.until is not None or args.text is not None:
         raise UsageError("--tool, --since, --until and --text list calls; give them without REF")
     recovery.check_ref(args.ref)
     options = _options(args)
@@ -156,15 +166,55 @@ def _list(args) -> int:
     if args.pattern is not None or args.regexp:
         raise UsageError("missing archive reference; expected: yarp search REF PATTERN")
     matcher = None
-    if args.text:
+    if args.text is not None:
         matcher = recovery.compile_patterns(recovery.SearchOptions(
-            patterns=(pattern_text(args.text),), fixed=args.fixed_strings, ignore_case=args.ignore_case, word=args.word_regexp))
+            patterns=(pattern_text(args.text),), fixed=args.fixed_strings, ignore_case=args.ignore_case,
+            word=args.word_regexp))
+    span = {"tool": args.tool, "since_ms": args.since, "until_ms": args.until}
     conn = _archive.open_archive(args.archive)
+    display = None
     try:
-        calls, more = recovery.list_calls(conn, tool=args.tool, since_ms=args.since, until_ms=args.until,
-                                          text=matcher, limit=args.max_results)
+        if matcher is not None and not args.json and sys.stderr.isatty():
+            display = _progress(recovery.count_calls(conn, **span))
+        listing = recovery.list_calls(conn, **span, text=matcher, limit=args.max_results, progress=display)
     finally:
+        if display is not None:
+            display.close()
         conn.close()
+    _write_listing(args, listing)
+    if listing.stop is not None:
+        sys.stderr.write(_stop_line(args, listing) + "\n")
+    if listing.stop == "interrupted":
+        return 130
+    return 0 if listing.calls else 1
+
+
+def _progress(total: int):
+    """A terminal line for a long `--text` search: calls searched of the range, matches so far."""
+    from yarp.progress import TerminalProgress
+
+    display = TerminalProgress(sys.stderr, "yarp search: searching calls")
+
+    def show(searched: int, found: int, started_ms: int) -> None:
+        if searched % 256 == 0 or searched == total:
+            display.update(searched, total, f"({found} found)")
+
+    show.close = display.close
+    return show
+
+
+def _stop_line(args, listing: recovery.Listing) -> str:
+    """One line saying what a `--text` search that stopped early searched and what it did not."""
+    why = ("interrupted" if listing.stop == "interrupted"
+           else f"stopped at {len(listing.calls)} matching call(s) (-m {args.max_results})")
+    scope = " in the range" if args.tool is not None or args.since is not None or args.until is not None else ""
+    oldest = format_ms(listing.oldest_ms)
+    return (f"yarp search: {why}; searched the newest {listing.searched} call(s){scope}, back to {oldest};"
+            f" {listing.not_searched} older call(s) not searched (continue with --until {oldest})")
+
+
+def _write_listing(args, listing: recovery.Listing) -> None:
+    calls, more = listing.calls, listing.more
     if args.json:
         import json
 
@@ -174,14 +224,13 @@ def _list(args) -> int:
                       for c in calls],
             "more": more,
         }) + "\n")
-        return 0 if calls else 1
+        return
     if not calls:
         sys.stdout.write("No matching calls\n")
-        return 1
+        return
     sys.stdout.write(f"[yarp search: calls={len(calls)}{' (more not shown; narrow with --since/--tool)' if more else ''}]\n")
     for c in calls:
         state = "incomplete" if c.status != "finished" else ("error" if c.is_error else "ok")
         tool = c.tool_name if c.tool_name.isprintable() else repr(c.tool_name)
         sys.stdout.write(f"{c.archive_ref} {format_ms(c.started_at_ms)} {state} {tool[:64]}\n")
     sys.stdout.write("Search one call: yarp search REF PATTERN\n")
-    return 0

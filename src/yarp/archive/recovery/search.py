@@ -1,6 +1,6 @@
 """Search recovery sources line by line, in bounded memory and output.
 
-`yarp search REF PATTERN` and `yarp search --text`: a pattern is matched
+`yarp search REF PATTERN` (and `--text`, through `listing`): a pattern is matched
 against each line as the tool wrote it (terminal escapes and a trailing CR
 removed), as text: the line is decoded from UTF-8 with `surrogateescape`, so
 `.` and `[‘']` match a character, `-i` folds `É` to `é`, and each byte that is
@@ -21,13 +21,12 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
 from yarp._record import Record
-from yarp.archive.recovery.lookup import CALL_COLUMNS, CallInfo, Source, query, recovery_sources
-from yarp.archive.recovery.reading import iter_payload, iter_verified, utf8_safe_end
+from yarp.archive.recovery.lookup import CallInfo, Source, recovery_sources
+from yarp.archive.recovery.reading import iter_verified, utf8_safe_end
 from yarp.errors import NotFound, UsageError
 from yarp.limits import (
     DEFAULT_SEARCH_CONTEXT,
     DEFAULT_SEARCH_MATCHES,
-    MAX_LISTED_SCAN_CALLS,
     MAX_PATTERN_BYTES,
     MAX_SCAN_LINE_BYTES,
     MAX_SEARCH_LINE_BYTES,
@@ -373,59 +372,3 @@ def search_call(conn: sqlite3.Connection, call: CallInfo, options: SearchOptions
         raise NotFound("call has no recovery source to search")
     share = max(1024, budget_bytes // len(sources))
     return [search_source(conn, source, matcher, options, budget_bytes=share) for source in sources]
-
-
-def list_calls(conn: sqlite3.Connection, *, tool: str | None = None, since_ms: int | None = None,
-               until_ms: int | None = None, text: re.Pattern | None = None,
-               limit: int = DEFAULT_SEARCH_MATCHES) -> tuple[list[CallInfo], bool]:
-    """Recent calls, newest first, filtered; returns (calls, whether the scan hit its bound).
-
-    `text` is matched line by line against each call's recovery sources (the
-    exact text the tool produced), reading at most `MAX_LISTED_SCAN_CALLS` calls.
-    """
-    clauses, params = [], []
-    if tool is not None:
-        clauses.append("tool_name = ?")
-        params.append(tool)
-    if since_ms is not None:
-        clauses.append("started_at_ms >= ?")
-        params.append(since_ms)
-    if until_ms is not None:
-        clauses.append("started_at_ms < ?")
-        params.append(until_ms)
-    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-    scan = limit if text is None else MAX_LISTED_SCAN_CALLS
-    rows = query(conn, f"SELECT {CALL_COLUMNS} FROM tool_calls{where} ORDER BY started_at_ms DESC, id DESC"
-                        f" LIMIT ?", (*params, scan + 1))
-    bounded = len(rows) > scan
-    calls = [CallInfo(*r) for r in rows[:scan]]
-    if text is None:
-        return calls[:limit], bounded and len(calls) >= limit
-    found: list[CallInfo] = []
-    for call in calls:
-        if _call_matches(conn, call, text):
-            found.append(call)
-            if len(found) >= limit:
-                return found, True
-    return found, bounded
-
-
-def _call_matches(conn: sqlite3.Connection, call: CallInfo, matcher: re.Pattern) -> bool:
-    whole = block_safe(matcher)
-    block_search = re.compile(matcher.pattern, matcher.flags | re.MULTILINE).search
-    for source in recovery_sources(conn, call):
-        for block in map(as_text, iter_match_blocks(iter_payload(conn, source.payload_rowid, source.compression))):
-            if whole:
-                pos, size = 0, len(block)
-                while pos < size and (hit := block_search(block, pos)) is not None and hit.start() < size:
-                    end = block.find("\n", hit.start())
-                    if hit.end() <= end or matcher.search(block[block.rfind("\n", 0, hit.start()) + 1:end]):
-                        return True
-                    pos = end + 1
-            else:
-                lines = block.split("\n")
-                lines.pop()
-                if any(matcher.search(line) for line in lines):
-                    return True
-    return False
-

@@ -1,0 +1,190 @@
+"""List archived calls, newest first, and find the calls whose output matches a pattern.
+
+`yarp search` without a reference. Without a pattern it reads call rows only.
+With one (`--text`) it searches the whole archive, or the `--since`/`--until`
+range, newest call first, in one read statement: each call's recovery sources
+(`stdout`, `stderr`, `result_text`, `source_output`, else `result`) come with
+their payload bodies, each body is decompressed and matched line by line as
+`yarp search REF PATTERN` matches it, and the rest of a call is skipped at its
+first matching line. It stops at `limit` matching calls or when interrupted, and
+says how far it got (`Listing`), so the command can name what it did not search.
+
+This module must never write to the archive and never put archived bytes into
+an error message.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+
+from yarp._record import Record
+from yarp.archive.recovery.lookup import CALL_COLUMNS, RECOVERY_ORDER, CallInfo, query
+from yarp.archive.recovery.reading import iter_payload
+from yarp.archive.recovery.search import as_text, block_safe, iter_match_blocks
+from yarp.archive.sqlite import map_error
+from yarp.limits import DEFAULT_SEARCH_MATCHES, MAX_INLINE_SCAN_PAYLOAD_BYTES, READER_MMAP_BYTES
+
+_SUBJECTS = "(" + ", ".join(f"'{subject}'" for _, subject in RECOVERY_ORDER) + ")"
+
+#: Every `before` snapshot that is a recovery source, with its payload, newest call first.
+#: CROSS JOIN keeps tool_calls the outer loop, walked through its started_at index, so
+#: rows stream in the ORDER BY without a sort (a sort would read every body before the
+#: first row). The snapshots of a call are one range of its primary key, filtered here;
+#: `result` is a source only for a call that has none of the others. A body larger than
+#: the inline bound comes back NULL and is streamed from its row instead.
+_SCAN = (
+    "SELECT c.id, c.started_at_ms, p.compression, p.uncompressed_byte_length, p.rowid,"
+    " CASE WHEN length(p.body) <= ? AND p.uncompressed_byte_length <= ? THEN p.body END"
+    " FROM tool_calls c CROSS JOIN snapshots s ON s.tool_call_id = c.id AND s.stage = 'before'"
+    " CROSS JOIN payloads p ON p.sha256 = s.payload_sha256"
+    " WHERE {where} (s.subject IN {subjects} OR (s.subject = 'result' AND NOT EXISTS ("
+    "SELECT 1 FROM snapshots x WHERE x.tool_call_id = c.id AND x.stage = 'before' AND x.subject IN {subjects})))"
+    " ORDER BY c.started_at_ms DESC, c.id DESC"
+)
+
+
+class Listing(Record):
+    """Calls listed by `list_calls`, and how far a `--text` search got.
+
+    `more`: the list stopped before the end of the range (at `limit`, or
+    interrupted). `searched`: calls of the range searched, newest first;
+    `not_searched`: calls of the range left (0 when it ran to the end);
+    `oldest_ms`: start time of the oldest call searched (None if none);
+    `stop`: None, `"limit"` or `"interrupted"`. The last four are None without a pattern.
+    """
+
+    __slots__ = ("calls", "more", "searched", "not_searched", "oldest_ms", "stop")
+    _defaults = {"searched": None, "not_searched": None, "oldest_ms": None, "stop": None}
+
+
+def _range(tool: str | None, since_ms: int | None, until_ms: int | None, alias: str = "") -> tuple[list[str], list]:
+    clauses, params = [], []
+    if tool is not None:
+        # Unary plus: never walk the tool_name index, whose order is not the listing's.
+        clauses.append(f"+{alias}tool_name = ?")
+        params.append(tool)
+    if since_ms is not None:
+        clauses.append(f"{alias}started_at_ms >= ?")
+        params.append(since_ms)
+    if until_ms is not None:
+        clauses.append(f"{alias}started_at_ms < ?")
+        params.append(until_ms)
+    return clauses, params
+
+
+def count_calls(conn: sqlite3.Connection, *, tool: str | None = None, since_ms: int | None = None,
+                until_ms: int | None = None, before: tuple[int, int] | None = None) -> int:
+    """Calls in the range (and, with `before` = (started_at_ms, id), only those listed after that call)."""
+    clauses, params = _range(tool, since_ms, until_ms)
+    if before is not None:
+        clauses.append("(started_at_ms < ? OR (started_at_ms = ? AND id < ?))")
+        params.extend((before[0], before[0], before[1]))
+    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+    return query(conn, f"SELECT count(*) FROM tool_calls{where}", tuple(params))[0][0]
+
+
+def list_calls(conn: sqlite3.Connection, *, tool: str | None = None, since_ms: int | None = None,
+               until_ms: int | None = None, text: re.Pattern | None = None,
+               limit: int = DEFAULT_SEARCH_MATCHES,
+               progress: Callable[[int, int, int], None] | None = None) -> Listing:
+    """Calls in the range, newest first, at most `limit`; with `text`, only those whose recovery
+    sources hold a line `text` matches (see the module docstring).
+
+    `progress(searched, found, started_at_ms)` is called after each call searched.
+    """
+    clauses, params = _range(tool, since_ms, until_ms)
+    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+    if text is None:
+        rows = query(conn, f"SELECT {CALL_COLUMNS} FROM tool_calls{where} ORDER BY started_at_ms DESC, id DESC"
+                           f" LIMIT ?", (*params, limit + 1))
+        return Listing([CallInfo(*r) for r in rows[:limit]], len(rows) > limit)
+    found_ids: list[int] = []
+    searched, last, stop = 0, None, None
+    try:
+        for call_id, started, hit in _matching(conn, tool, since_ms, until_ms, text):
+            searched += 1
+            last = (started, call_id)
+            if hit:
+                found_ids.append(call_id)
+            if progress is not None:
+                progress(searched, len(found_ids), started)
+            if len(found_ids) >= limit:
+                stop = "limit"
+                break
+    except KeyboardInterrupt:
+        stop = "interrupted"
+    calls = _calls(conn, found_ids)
+    left = 0
+    if stop is not None:
+        left = count_calls(conn, tool=tool, since_ms=since_ms, until_ms=until_ms, before=last)
+    return Listing(calls, bool(left), count_calls(conn, tool=tool, since_ms=since_ms, until_ms=until_ms) - left,
+                   left, None if last is None else last[0], stop if left else None)
+
+
+def _calls(conn: sqlite3.Connection, ids: list[int]) -> list[CallInfo]:
+    if not ids:
+        return []
+    rows = query(conn, f"SELECT {CALL_COLUMNS} FROM tool_calls WHERE id IN ({', '.join('?' * len(ids))})",
+                 tuple(ids))
+    by_id = {row[0]: CallInfo(*row) for row in rows}
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def _matching(conn: sqlite3.Connection, tool: str | None, since_ms: int | None, until_ms: int | None,
+              matcher: re.Pattern) -> Iterator[tuple[int, int, bool]]:
+    """(call id, started_at_ms, matched) for each call with a recovery source, newest first."""
+    from yarp.archive.codec import decode_body  # only a text search decodes bodies
+
+    clauses, params = _range(tool, since_ms, until_ms, "c.")
+    where = "".join(f"{clause} AND " for clause in clauses)
+    sql = _SCAN.format(where=where, subjects=_SUBJECTS)
+    hits = _line_hits(matcher)
+    current, started, done = None, 0, False
+    try:
+        # Pages read through a read-only mapping instead of one pread each (as verify does).
+        conn.execute(f"PRAGMA mmap_size = {READER_MMAP_BYTES}")
+        rows = conn.execute(sql, (MAX_INLINE_SCAN_PAYLOAD_BYTES, MAX_INLINE_SCAN_PAYLOAD_BYTES, *params))
+        for call_id, call_started, compression, length, rowid, body in rows:
+            if call_id != current:
+                if current is not None:
+                    yield current, started, done
+                current, started, done = call_id, call_started, False
+            if done:
+                continue  # the call already matched: the rest of its sources are not read
+            if body is None:
+                chunks: Iterable[bytes] = iter_payload(conn, rowid, compression)
+            else:
+                chunks = (decode_body(compression, body, length),)
+            done = hits(iter_match_blocks(chunks))
+    except sqlite3.Error as exc:
+        raise map_error(exc, "reading archive") from None
+    if current is not None:
+        yield current, started, done
+
+
+def _line_hits(matcher: re.Pattern) -> Callable[[Iterable[bytes]], bool]:
+    """Whether any line of match-form blocks matches `matcher`, as `yarp search REF` decides it."""
+    line_search = matcher.search
+    block_search = re.compile(matcher.pattern, matcher.flags | re.MULTILINE).search
+    whole = block_safe(matcher)
+
+    def hits(blocks: Iterable[bytes]) -> bool:
+        for block in map(as_text, blocks):
+            if whole:
+                pos, size = 0, len(block)
+                while pos < size and (hit := block_search(block, pos)) is not None and hit.start() < size:
+                    end = block.find("\n", hit.start())
+                    # A hit that ran past its line proves nothing; judge the line on its own.
+                    if hit.end() <= end or line_search(block[block.rfind("\n", 0, hit.start()) + 1:end]):
+                        return True
+                    pos = end + 1
+            else:
+                lines = block.split("\n")
+                lines.pop()
+                if any(line_search(line) for line in lines):
+                    return True
+        return False
+
+    return hits
