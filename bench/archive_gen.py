@@ -20,11 +20,17 @@ later (a recovery). Payload text is drawn from a
 generated build-log corpus with the call number in it, so payloads are
 distinct and compress like real logs.
 
-    python bench/archive_gen.py PATH CALLS
+`--plant TEXT --plant-calls N` writes the line TEXT into the output of N calls
+spread evenly from the oldest to the newest (call numbers (2i+1)*CALLS//2N), for
+measuring how long a search of the whole archive takes to find a rare string;
+without it the calls and payloads are the ones it wrote before the option existed.
+
+    python bench/archive_gen.py PATH CALLS [--plant TEXT --plant-calls N]
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import random
 import sys
@@ -45,6 +51,9 @@ CALLS_PER_SESSION = 200
 #: Calls with these numbers modulo 100: a re-run of the call before, and a call read back later.
 RERUN, RECOVERED = 41, 5
 BATCH = 256
+#: Batches between checkpoints: the writer turns automatic checkpoints off (the broker
+#: checkpoints when idle), and without them a 1,000,000-call run grows its WAL past 40 GB.
+CHECKPOINT_BATCHES = 64
 PROGRAMS = ("cargo test", "git log", "pytest -q", "npm test", "ls -la", "grep -rn TODO src", "make build")
 #: Share of stdout each program's rule keeps (test runners keep failures only).
 KEPT = {"cargo test": 0.06, "git log": 0.4, "pytest -q": 0.1, "npm test": 0.15, "ls -la": 0.9,
@@ -69,9 +78,9 @@ class _Text:
         self.rng = rng
         self.body = corpus(1 << 20, rng)
 
-    def __call__(self, n: int, size: int) -> str:
+    def __call__(self, n: int, size: int, plant: str | None = None) -> str:
         start = self.rng.randrange(0, len(self.body) - size - 1)
-        head = f"call {n}\n"
+        head = f"call {n}\n" if plant is None else f"call {n}\n{plant}\n"
         return head + self.body[start:start + max(size - len(head), 0)]
 
 
@@ -81,8 +90,10 @@ def _session(index: int) -> ops.Session:
                        started_at_ms=BASE_MS + index * CALLS_PER_SESSION * 30_000)
 
 
-def call_requests(n: int, text: _Text, rng: random.Random, mean_size: int) -> list[Prepared]:
-    """Prepared requests that record call number `n` from begin to finish."""
+def call_requests(n: int, text: _Text, rng: random.Random, mean_size: int,
+                  plant: str | None = None) -> list[Prepared]:
+    """Prepared requests that record call number `n` from begin to finish; `plant` is a line
+    written into its output (stdout, or the text a read returned)."""
     session = _session(n // CALLS_PER_SESSION)
     started = BASE_MS + n * 30_000
     call_id = f"call-{n}"
@@ -97,7 +108,7 @@ def call_requests(n: int, text: _Text, rng: random.Random, mean_size: int) -> li
         program = PROGRAMS[same % len(PROGRAMS)]
         command = f"cd /work/repo{same % 40} && {program} src/module{same}"
         meta = ops.CallMeta(call_id, "bash", started, True, "prov", "model-1", "/work")
-        stdout = text(n, size).encode()
+        stdout = text(n, size, plant).encode()
         stderr = text(n + 1, size // 8).encode() if n % 3 == 0 else b""
         stdout_after = stdout[: max(int(len(stdout) * KEPT[program]), 40)] + b"\n[yarp: lines omitted]\n"
         begin = prepare(ops.BeginCall(session, meta, {"command": command},
@@ -113,7 +124,7 @@ def call_requests(n: int, text: _Text, rng: random.Random, mean_size: int) -> li
                 prepare(ops.FinishCall(session, call_id, result, False, True, started + 7))]
     tool = "Read" if session.agent == "claude-code" else "read"
     meta = ops.CallMeta(call_id, tool, started, False, "prov", "model-1", "/work")
-    body = text(n, size)
+    body = text(n, size, plant)
     before = {"content": [{"type": "text", "text": body}], "details": None, "isError": False}
     if kind < 13 and len(body) > 5120:  # capped read
         after = {"content": [{"type": "text", "text": body[:2048] + "\n[yarp: capped]\n" + body[-1024:]}],
@@ -133,8 +144,15 @@ def call_requests(n: int, text: _Text, rng: random.Random, mean_size: int) -> li
     return requests
 
 
-def generate(path: str | os.PathLike, calls: int, *, seed: int = 7, mean_size: int = 4096) -> dict:
-    """Write `calls` finished calls into a new archive at `path`; return what was written."""
+def planted_calls(calls: int, count: int) -> list[int]:
+    """The call numbers `generate` plants its text in: `count` of them, evenly spread."""
+    return sorted({(2 * i + 1) * calls // (2 * count) for i in range(count)}) if count else []
+
+
+def generate(path: str | os.PathLike, calls: int, *, seed: int = 7, mean_size: int = 4096,
+             plant: str | None = None, plant_calls: int = 0) -> dict:
+    """Write `calls` finished calls into a new archive at `path`; return what was written
+    (with `planted`, the call numbers whose output holds the line `plant`)."""
     path = Path(path)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(path.parent, 0o700)
@@ -142,13 +160,19 @@ def generate(path: str | os.PathLike, calls: int, *, seed: int = 7, mean_size: i
     text = _Text(rng)
     store = ArchiveStore.open(resolve_archive(str(path), {}))
     refs: dict[str, str] = {}
+    planted = planted_calls(calls, plant_calls) if plant else []
+    targets = set(planted)
     try:
         pending: list[Prepared] = []
+        batches = 0
         for n in range(calls):
-            pending.extend(call_requests(n, text, rng, mean_size))
+            pending.extend(call_requests(n, text, rng, mean_size, plant if n in targets else None))
             if len(pending) >= BATCH:
                 _apply(store, pending, refs)
                 pending = []
+                batches += 1
+                if batches % CHECKPOINT_BATCHES == 0:
+                    store.wal_checkpoint("TRUNCATE")
         recovered = [n for n in range(calls) if n % 100 == RECOVERED and _session(n // CALLS_PER_SESSION).agent == "pi"]
         for n in recovered:
             pending.extend(recovery_requests(n, refs[f"call-{n}"]))
@@ -157,7 +181,8 @@ def generate(path: str | os.PathLike, calls: int, *, seed: int = 7, mean_size: i
         store.wal_checkpoint("TRUNCATE")
     finally:
         store.close()
-    return {"calls": calls + len(recovered), "path": str(path)}
+    return {"calls": calls + len(recovered), "path": str(path), "planted": planted,
+            "planted_refs": [refs[f"call-{n}"] for n in planted]}
 
 
 def recovery_requests(n: int, ref: str) -> list[Prepared]:
@@ -182,5 +207,20 @@ def _apply(store: ArchiveStore, batch: list[Prepared], refs: dict[str, str]) -> 
             refs[prepared.operation.call.source_call_id] = outcome.archive_ref
 
 
+def main(argv: list[str] | None = None) -> None:
+    """`python bench/archive_gen.py PATH CALLS [--plant TEXT --plant-calls N]`."""
+    parser = argparse.ArgumentParser(description="generate a large archive through the archive's writer")
+    parser.add_argument("path")
+    parser.add_argument("calls", type=int)
+    parser.add_argument("--plant", metavar="TEXT", help="a line written into the output of --plant-calls calls")
+    parser.add_argument("--plant-calls", type=int, default=0, metavar="N")
+    args = parser.parse_args(argv)
+    if (args.plant is None) != (args.plant_calls == 0):
+        parser.error("--plant and --plant-calls go together")
+    written = generate(args.path, args.calls, plant=args.plant, plant_calls=args.plant_calls)
+    if args.plant:
+        print(" ".join(written["planted_refs"]))
+
+
 if __name__ == "__main__":
-    generate(sys.argv[1], int(sys.argv[2]))
+    main()
