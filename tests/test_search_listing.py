@@ -180,3 +180,26 @@ def test_large_payloads_and_the_result_fallback(mixed):
     # The same calls `yarp search REF` finds it in, and not the shadowed one.
     for name, code in (("big", 0), ("json", 0), ("shadowed", 1)):
         assert run_yarp("search", refs[name], NEEDLE, "--archive", str(path), home=home).returncode == code
+
+
+def test_an_interrupted_search_keeps_what_it_found_and_counts_what_it_did_not_search(arch):
+    from yarp.archive import recovery
+    from yarp.archive.sqlite import open_readonly
+
+    path, refs, _ = arch
+    matcher = recovery.compile_patterns(recovery.SearchOptions((NEEDLE,)))
+    seen = []
+
+    def interrupt_at_call_555(searched: int, found: int, started_ms: int) -> None:
+        seen.append((searched, found))
+        if started_ms == BASE_MS + 555 * 1000:
+            raise KeyboardInterrupt  # Ctrl-C, at a known call
+
+    conn = open_readonly(resolve_archive(str(path), {}))
+    try:
+        listing = recovery.list_calls(conn, text=matcher, progress=interrupt_at_call_555)
+    finally:
+        conn.close()
+    assert [c.archive_ref for c in listing.calls] == [refs[555]]
+    assert (listing.stop, listing.more, listing.searched, listing.not_searched) == ("interrupted", True, 2045, 555)
+    assert listing.oldest_ms == BASE_MS + 555 * 1000 and seen[-1] == (2045, 1)

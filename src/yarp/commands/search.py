@@ -208,6 +208,8 @@ def _stop_line(args, listing: recovery.Listing) -> str:
     why = ("interrupted" if listing.stop == "interrupted"
            else f"stopped at {len(listing.calls)} matching call(s) (-m {args.max_results})")
     scope = " in the range" if args.tool is not None or args.since is not None or args.until is not None else ""
+    if listing.oldest_ms is None:
+        return f"yarp search: {why}; searched no call; {listing.not_searched} call(s){scope} not searched"
     oldest = format_ms(listing.oldest_ms)
     return (f"yarp search: {why}; searched the newest {listing.searched} call(s){scope}, back to {oldest};"
             f" {listing.not_searched} older call(s) not searched (continue with --until {oldest})")

@@ -100,10 +100,27 @@ def list_calls(conn: sqlite3.Connection, *, tool: str | None = None, since_ms: i
         rows = query(conn, f"SELECT {CALL_COLUMNS} FROM tool_calls{where} ORDER BY started_at_ms DESC, id DESC"
                            f" LIMIT ?", (*params, limit + 1))
         return Listing([CallInfo(*r) for r in rows[:limit]], len(rows) > limit)
-    found_ids: list[int] = []
-    searched, last, stop = 0, None, None
+    span = {"tool": tool, "since_ms": since_ms, "until_ms": until_ms}
+    # One read transaction: the counts see the snapshot the search read, whatever the broker commits meanwhile.
+    query(conn, "BEGIN")
     try:
-        for call_id, started, hit in _matching(conn, tool, since_ms, until_ms, text):
+        found_ids, last, stop = _search(conn, span, text, limit, progress)
+        calls = _calls(conn, found_ids)
+        left = count_calls(conn, **span, before=last) if stop is not None else 0
+        total = count_calls(conn, **span)
+    finally:
+        query(conn, "COMMIT")
+    return Listing(calls, bool(left), total - left, left, None if last is None else last[0], stop if left else None)
+
+
+def _search(conn: sqlite3.Connection, span: dict, text: re.Pattern, limit: int,
+            progress: Callable[[int, int, int], None] | None) -> tuple[list[int], tuple[int, int] | None, str | None]:
+    """(ids of the calls found, (started_at_ms, id) of the last call searched, why it stopped early)."""
+    found_ids: list[int] = []
+    searched, last = 0, None
+    matching = _matching(conn, span, text)
+    try:
+        for call_id, started, hit in matching:
             searched += 1
             last = (started, call_id)
             if hit:
@@ -111,16 +128,12 @@ def list_calls(conn: sqlite3.Connection, *, tool: str | None = None, since_ms: i
             if progress is not None:
                 progress(searched, len(found_ids), started)
             if len(found_ids) >= limit:
-                stop = "limit"
-                break
+                return found_ids, last, "limit"
     except KeyboardInterrupt:
-        stop = "interrupted"
-    calls = _calls(conn, found_ids)
-    left = 0
-    if stop is not None:
-        left = count_calls(conn, tool=tool, since_ms=since_ms, until_ms=until_ms, before=last)
-    return Listing(calls, bool(left), count_calls(conn, tool=tool, since_ms=since_ms, until_ms=until_ms) - left,
-                   left, None if last is None else last[0], stop if left else None)
+        return found_ids, last, "interrupted"
+    finally:
+        matching.close()  # ends the statement before the counts
+    return found_ids, last, None
 
 
 def _calls(conn: sqlite3.Connection, ids: list[int]) -> list[CallInfo]:
@@ -132,12 +145,11 @@ def _calls(conn: sqlite3.Connection, ids: list[int]) -> list[CallInfo]:
     return [by_id[i] for i in ids if i in by_id]
 
 
-def _matching(conn: sqlite3.Connection, tool: str | None, since_ms: int | None, until_ms: int | None,
-              matcher: re.Pattern) -> Iterator[tuple[int, int, bool]]:
+def _matching(conn: sqlite3.Connection, span: dict, matcher: re.Pattern) -> Iterator[tuple[int, int, bool]]:
     """(call id, started_at_ms, matched) for each call with a recovery source, newest first."""
     from yarp.archive.codec import decode_body  # only a text search decodes bodies
 
-    clauses, params = _range(tool, since_ms, until_ms, "c.")
+    clauses, params = _range(span["tool"], span["since_ms"], span["until_ms"], "c.")
     where = "".join(f"{clause} AND " for clause in clauses)
     sql = _SCAN.format(where=where, subjects=_SUBJECTS)
     hits = _line_hits(matcher)
