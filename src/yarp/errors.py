@@ -25,6 +25,8 @@ replies and ingest acknowledgements)::
     │   └── FrameTooLarge             declared length above the limit (before allocation)
     └── BrokerError [74]              talking to the broker failed
         ├── BrokerUnavailable         no broker could be reached or started (transport)
+        ├── BrokerUnresponsive        a broker holds the socket but does not answer
+        ├── RuntimeDirUnusable        the runtime directory cannot be used (not retried)
         ├── HandshakeMismatch         schema, binary version or archive id differ
         ├── DeadlineExceeded          the request's end-to-end deadline passed
         ├── ShuttingDown              the broker is draining for idle exit (retry start-up)
@@ -211,6 +213,20 @@ class BrokerUnavailable(BrokerError):
 
     code = "unavailable"
     retryable = True
+
+
+class BrokerUnresponsive(BrokerError):
+    """Raised when a broker holds the archive's socket and lifetime lock but does not answer in time
+    (stopped, or stuck); the message names its pid and socket and the bound waited."""
+
+    code = "unresponsive"
+
+
+class RuntimeDirUnusable(BrokerError):
+    """Raised for a permanent error in the broker's runtime directory (read-only, permission, wrong
+    type): reported at once, never retried; the message names the path and the cause."""
+
+    code = "runtime_dir"
 
 
 class HandshakeMismatch(BrokerError):

@@ -68,7 +68,8 @@ MAX_BATCH_PAYLOAD_BYTES = 8 * 1024 * 1024
 MAX_SEQUENCE_CACHE_KEYS = 4096
 #: Idle grace before the broker shuts down (overridable by YARP_BROKER_IDLE_MS).
 BROKER_IDLE_MS = 60_000
-#: Longest a client waits for a broker it started to answer the ready handshake.
+#: Longest a client waits for a broker it started to answer the ready handshake,
+#: and for a running broker to answer its connection's handshake.
 BROKER_START_TIMEOUT_S = 5.0
 #: The writer checks that its open database is still the file at the archive
 #: path after every commit, and also before a batch when its last check is

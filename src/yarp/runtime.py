@@ -14,6 +14,7 @@ owned by us, without group/other permission bits; lock files are regular files
 opened without following links. Nothing here ever contains request payloads.
 """
 
+import errno
 import os
 import stat
 
@@ -49,7 +50,26 @@ def _ensure_private_dir(path: str, label: str) -> None:
     except private_files.PrivatePathProblem as exc:
         from yarp.errors import UnsafePath
 
-        raise UnsafePath(f"{label} {exc.problem}") from None
+        raise UnsafePath(f"{label} {path} {exc.problem}") from None
+    except OSError as exc:
+        raise unusable(exc, f"{label} {path}") from None
+
+
+#: errno values a retry within a request's deadline cannot cure: the runtime directory or an entry
+#: in it is read-only, not ours to write, or of the wrong type, or the file system is full.
+PERMANENT_ERRNOS = frozenset(getattr(errno, name) for name in (
+    "EACCES", "EPERM", "EROFS", "ENOTDIR", "EISDIR", "ELOOP", "ENOTSOCK", "ENAMETOOLONG", "ENOSPC", "EDQUOT")
+    if hasattr(errno, name))
+
+
+def unusable(exc: OSError, what: str):
+    """The error for an `OSError` met using the runtime directory at `what` (a label and its path):
+    `RuntimeDirUnusable` when it is permanent (`PERMANENT_ERRNOS`: reported at once, never retried),
+    `BrokerUnavailable` (retried within the deadline) otherwise; the message names the path and the cause."""
+    from yarp.errors import BrokerUnavailable, RuntimeDirUnusable
+
+    cls = RuntimeDirUnusable if exc.errno in PERMANENT_ERRNOS else BrokerUnavailable
+    return cls(f"cannot use {what}: {exc.strerror or 'I/O error'}")
 
 
 #: Where temporary files may go, in `tempfile.gettempdir()`'s order of preference.
@@ -138,7 +158,7 @@ def open_lock_file(path: str) -> int:
     except private_files.PrivatePathProblem as exc:
         from yarp.errors import UnsafePath
 
-        raise UnsafePath(f"broker lock {exc.problem}") from None
+        raise UnsafePath(f"broker lock {path} {exc.problem}") from None
 
 
 def try_lock(fd: int) -> bool:
@@ -178,7 +198,7 @@ def check_socket_entry(path: str) -> bool:
     if stat.S_ISLNK(st.st_mode):
         problem = "is a symbolic link"
     elif not stat.S_ISSOCK(st.st_mode):
-        problem = "path is not a socket"
+        problem = "is not a socket"
     elif st.st_uid != os.geteuid():
         problem = "is owned by another user"
     elif stat.S_IMODE(st.st_mode) & 0o077:
@@ -187,7 +207,46 @@ def check_socket_entry(path: str) -> bool:
         return True
     from yarp.errors import UnsafePath
 
-    raise UnsafePath(f"broker socket {problem}")
+    raise UnsafePath(f"broker socket {path} {problem}")
+
+
+def write_owner(fd: int) -> None:
+    """Write our pid into the lifetime lock file we hold (`fd`), so a client can name a broker
+    that does not answer (`broker_pid`). Only a name: liveness is the lock, never this file."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, b"%d\n" % os.getpid(), 0)
+
+
+def broker_pid(paths: RuntimePaths) -> int | None:
+    """The pid of the broker that holds this archive's lifetime lock, as it wrote it there
+    (`write_owner`); None when no process holds the lock or the file does not say."""
+    try:
+        fd, _ = private_files.open_for_reading(paths.lifetime_lock, private=True)
+    except (OSError, private_files.PrivatePathProblem):
+        return None
+    try:
+        text = private_files.read_bounded(fd, 32)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        pid = int(text.strip() or b"0")
+    except ValueError:
+        return None
+    try:
+        held = lock_held_elsewhere(paths.lifetime_lock)
+    except Exception:  # noqa: BLE001 - only a name for a message: an unsafe or unreadable lock names none
+        return None
+    return pid if pid > 0 and held else None
+
+
+def silent_broker(paths: RuntimePaths, bound_s: float) -> str:
+    """What to say of a broker that owns the archive but does not answer: its pid (`broker_pid`),
+    its socket, and the bound it was waited for."""
+    pid = broker_pid(paths)
+    who = f"broker pid {pid}" if pid else "the broker (pid unknown)"
+    return f"{who} does not answer on {paths.socket} (no answer within {round(bound_s, 1):g} s)"
 
 
 def remove_stale_socket(paths: RuntimePaths) -> bool:

@@ -28,7 +28,15 @@ from yarp.broker.writer import Writer
 from yarp.errors import BrokerError, ShuttingDown, UsageError, ValidationError, YarpError
 from yarp.limits import BROKER_IDLE_MS, INLINE_PREPARE_BYTES
 from yarp.paths import ArchiveLocation
-from yarp.runtime import READY_FD_ENV, STARTUP_FD_ENV, check_socket_entry, open_lock_file, runtime_paths, try_lock
+from yarp.runtime import (
+    READY_FD_ENV,
+    STARTUP_FD_ENV,
+    check_socket_entry,
+    open_lock_file,
+    runtime_paths,
+    try_lock,
+    write_owner,
+)
 
 IDLE_ENV = "YARP_BROKER_IDLE_MS"
 POOL_ENV = "YARP_BROKER_POOL"
@@ -57,6 +65,7 @@ class Lifecycle:
         self._lifetime_fd = open_lock_file(broker.paths.lifetime_lock)
         if not try_lock(self._lifetime_fd):
             raise BrokerError("another broker already owns this archive")
+        write_owner(self._lifetime_fd)
         broker.store = ArchiveStore.open(broker.location)
         path = broker.paths.socket
         if check_socket_entry(path):

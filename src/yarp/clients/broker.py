@@ -104,6 +104,11 @@ class BrokerClient:
         self._buffer = bytearray()
         #: The request `submit` sent and `collect` has not read the reply of.
         self._pending = None
+        #: When the frame in flight was sent, and (during a handshake) when the handshake began
+        #: and whether the archive's lifetime lock was looked at: what `_waited` reports.
+        self._since = 0.0
+        self._greeting: float | None = None
+        self._owner_seen = False
 
     # --- public ------------------------------------------------------------------------
 
@@ -290,6 +295,7 @@ class BrokerClient:
         correlation = "c-" + os.urandom(8).hex()
         hello = json_text.dumps({"schema": SCHEMA, "binaryVersion": __version__,
                                  "archiveId": self.paths.archive_id, "correlationId": correlation})
+        self._greeting, self._owner_seen = time.monotonic(), False
         try:
             self._write(frame(hello), deadline)
             answer = self._read_object(MAX_HANDSHAKE_BYTES, deadline)
@@ -299,6 +305,8 @@ class BrokerClient:
         except BaseException:
             self.close()
             raise
+        finally:
+            self._greeting = None
         problem = _handshake_problem(answer, self.paths.archive_id, correlation)
         if problem is not None:
             self.close()
@@ -310,6 +318,36 @@ class BrokerClient:
         self.correlation_id = correlation
         return True
 
+    def _waited(self, what: str, now: float, deadline: float) -> None:
+        """A wait tick passed with the broker silent. In a handshake: a listener whose archive no
+        process holds the lifetime lock of is no broker (`_Lost`: the start-up path replaces it),
+        and a broker that owns it gets `BROKER_START_TIMEOUT_S` to answer, then is named
+        (`BrokerUnresponsive`). At the deadline, the expiry names the broker too."""
+        greeting = self._greeting
+        if greeting is not None:
+            if not self._owner_seen:
+                self._owner_seen = True
+                from yarp.runtime import lock_held_elsewhere
+
+                try:
+                    owned = lock_held_elsewhere(self.paths.lifetime_lock)
+                except Exception:  # noqa: BLE001 - cannot tell: wait for the answer as for a broker
+                    owned = True
+                if not owned:
+                    raise _Lost()
+            from yarp.limits import BROKER_START_TIMEOUT_S
+
+            bound = min(BROKER_START_TIMEOUT_S, deadline - greeting)
+            if now - greeting >= bound:
+                from yarp.errors import BrokerUnresponsive
+                from yarp.runtime import silent_broker
+
+                raise BrokerUnresponsive(silent_broker(self.paths, bound))
+        if now >= deadline:
+            from yarp.runtime import silent_broker
+
+            raise _deadline_error(f"{what}: {silent_broker(self.paths, deadline - self._since)}")
+
     # --- frames ------------------------------------------------------------------------
 
     def _write(self, data: bytes, deadline: float) -> None:
@@ -318,8 +356,9 @@ class BrokerClient:
         if sock is None:
             raise _Lost()
         view = memoryview(data)
+        self._since = time.monotonic()
         while view:
-            view = view[_waiting(sock.send, view, deadline, "while sending"):]
+            view = view[_waiting(sock.send, view, deadline, "while sending", self):]
 
     def _read_frame(self, limit: int, deadline: float) -> bytes:
         """Read one whole frame's body (at most `limit` bytes): one `recv` for a reply that fits a chunk."""
@@ -336,7 +375,7 @@ class BrokerClient:
                     return body
             if self.sock is None:
                 raise _Lost()
-            chunk = _waiting(self.sock.recv, _RECV_CHUNK, deadline, "waiting for the acknowledgement")
+            chunk = _waiting(self.sock.recv, _RECV_CHUNK, deadline, "waiting for the acknowledgement", self)
             if not chunk:
                 raise _Lost()
             buffer += chunk
@@ -354,7 +393,7 @@ class BrokerClient:
         return reply
 
 
-def _waiting(call, argument, deadline: float, what: str):
+def _waiting(call, argument, deadline: float, what: str, client: "BrokerClient"):
     """`call(argument)` on the blocking socket, again each time the kernel's wait tick passes (the
     send or receive timeout set at connect), until `deadline`; `_Lost` when the connection failed."""
     while True:
@@ -362,8 +401,7 @@ def _waiting(call, argument, deadline: float, what: str):
             return call(argument)
         except BlockingIOError:
             # A wait tick passed with nothing sent or received: look at the deadline, then wait on.
-            if time.monotonic() >= deadline:
-                raise _deadline_error(what) from None
+            client._waited(what, time.monotonic(), deadline)
         except InterruptedError:
             continue
         except OSError:

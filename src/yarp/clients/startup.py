@@ -8,6 +8,11 @@ own session (stdio on /dev/null, so it outlives the client and its terminal)
 and waits at most `BROKER_START_TIMEOUT_S` for its ready signal. Liveness is
 judged by the handshake and the lifetime lock, never by a pidfile.
 
+A permanent error in the runtime directory (read-only, not ours, the wrong
+type) is reported at once, naming the path and the cause
+(`RuntimeDirUnusable`), and a broker that owns the archive but does not
+answer is named by its pid and socket (`BrokerUnresponsive`).
+
 Only a client that starts a broker imports this module (and `fcntl`,
 `select`, `subprocess`): a tool call that finds its broker running never pays
 for it.
@@ -19,7 +24,7 @@ import os
 import sys
 import time
 
-from yarp.errors import BrokerUnavailable, from_code
+from yarp.errors import BrokerUnavailable, BrokerUnresponsive, from_code
 from yarp.limits import BROKER_START_TIMEOUT_S
 from yarp.paths import ArchiveLocation
 from yarp.runtime import (
@@ -29,7 +34,9 @@ from yarp.runtime import (
     open_lock_file,
     remove_stale_socket,
     runtime_paths,
+    silent_broker,
     try_lock,
+    unusable,
 )
 
 
@@ -43,13 +50,15 @@ def connect_or_start(client, deadline: float) -> None:
 
     Raises `BrokerUnavailable` when none can be reached or started before `deadline`.
     """
+    started = time.monotonic()
     try:
         # The runtime directory may have been removed since the client resolved
         # it (a cleaned /tmp, a finished session): check or recreate it first.
         client.paths = runtime_paths(client.location.path, client.environ)
         lock_fd = open_lock_file(client.paths.startup_lock)
     except OSError as exc:
-        raise BrokerUnavailable(f"cannot use the broker runtime directory: {exc.strerror or 'I/O error'}") from None
+        # Read-only, not ours, the wrong type: permanent, so reported at once (`unusable`), never retried.
+        raise unusable(exc, f"the broker startup lock {client.paths.startup_lock}") from None
     try:
         while not try_lock(lock_fd):
             if client.try_connect(deadline):
@@ -62,9 +71,12 @@ def connect_or_start(client, deadline: float) -> None:
         # A broker that is still draining holds the lifetime lock: let it finish.
         while lock_held_elsewhere(client.paths.lifetime_lock):
             if time.monotonic() >= deadline:
-                raise BrokerUnavailable("an unresponsive broker still owns the archive")
+                raise BrokerUnresponsive(silent_broker(client.paths, deadline - started))
             time.sleep(0.005)
-        remove_stale_socket(client.paths)
+        try:
+            remove_stale_socket(client.paths)
+        except OSError as exc:
+            raise unusable(exc, f"the stale broker socket {client.paths.socket}") from None
         _start_broker(client, lock_fd, min(deadline, time.monotonic() + BROKER_START_TIMEOUT_S))
         if not client.try_connect(deadline):
             raise BrokerUnavailable("the broker started but did not answer")
