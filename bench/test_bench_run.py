@@ -137,7 +137,7 @@ def test_noisy_command_adapter_mode(benchmark, warm):
     run = _adapter_runs(warm, NOISY, "capped")
 
     def capped() -> None:
-        assert b"yarp search yr_" in run()
+        assert b"byte(s) capped at 5120; ref=yr_" in run()
 
     benchmark.pedantic(capped, rounds=30, warmup_rounds=2)
 

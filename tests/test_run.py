@@ -177,7 +177,7 @@ def test_spool_files_are_private_and_removed(renv):
     # A pruned and capped view is written by the broker into files it creates
     # 0600 beside them; they are removed with the rest.
     proc = yrun(renv, "seq", "1", "20000")
-    assert proc.returncode == 0 and b"yarp search yr_" in proc.stdout
+    assert proc.returncode == 0 and b"byte(s) capped at 5120; ref=yr_" in proc.stdout
     assert os.listdir(renv.environ["TMPDIR"]) == []
 
 

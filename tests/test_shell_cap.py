@@ -22,12 +22,29 @@ from yarp.view.cap import cap_blocks, cap_files, cap_streams, cap_text
 
 REF = "yr_" + "ab" * 16
 VECTORS = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "vectors", "cap", "*.json")))
+COUNTS = r"(?:\d+ (?:failure|summary|warning|other)(?:, )?)+"
+LIKE = r'(?: like "[^"\n]*")?'
 MAIN_RE = re.compile(r"^\[yarp: (\d+) byte\(s\) capped at (\d+); ref=(yr_[0-9a-f]{32}); (\w+) (complete|incomplete|unknown)\]$")
+HEADER_RE = re.compile(
+    r"^\[yarp: (?:long line\(s\) cut, none omitted|omitted (" + COUNTS + r") line\(s\)(?: in (\d+) runs)?"
+    r"(?:(?:; here (\d+)|)" + LIKE + r"(?:: yarp read (yr_[0-9a-f]{32}) (\w+) (\d+):(\d+)| of this view))?)"
+    r"(?:; exit status -?\d+)?\]$")
 SEARCH_RE = re.compile(r"^Search omitted output: yarp search (yr_[0-9a-f]{32}) '([^']+)'$")
-COUNTS_RE = re.compile(r"^\[yarp: omitted (0|(\d+ (failure|summary|warning|other)(, )?)+) line\(s\)(; exit status -?\d+)?\]$")
-GAP_RE = re.compile(r"^\[yarp: omitted (\d+) line\(s\); (\w+) (\d+):(\d+)\]$")
-VIEW_GAP_RE = re.compile(r"^\[yarp: omitted (\d+) line\(s\) of this view\]$")
-CUT_RE = re.compile(r"^\[yarp: line (\d+) cut after (\d+) of (\d+) byte\(s\)\]$")
+GAP_RE = re.compile(r"^\[yarp: omitted (\d+) line\(s\)" + LIKE + r"; (\w+) (\d+):(\d+)\]$")
+VIEW_GAP_RE = re.compile(r"^\[yarp: omitted (\d+) line\(s\)" + LIKE + r" of this view\]$")
+CUT_RE = re.compile(r"^\[yarp: line (\d+) cut: bytes (\d+):(\d+) of (\d+) omitted\]$")
+
+
+def header_run(match) -> tuple[int, int, int] | None:
+    """The run a header stands in for: (count, first, last) with a `yarp read` range, (count, 0, 0) in a
+    reducer's view, None when it names none."""
+    counts, runs, here, start, end = match[1], match[2], match[3], match[6], match[7]
+    if counts is None:
+        return None
+    count = int(here) if here else sum(int(part.split()[0]) for part in counts.split(", "))
+    if start is not None:
+        return count, int(start), int(end)
+    return (count, 0, 0) if match.group(0).endswith("of this view]") or " of this view;" in match.group(0) else None
 
 
 def load(path: str) -> dict:
@@ -37,12 +54,18 @@ def load(path: str) -> dict:
 
 def check_view(source_lines: list[str], view: str, name: str = "result_text") -> None:
     """Every `[yarp:` line is a whole marker; gap ranges name exactly the lines they replace;
-    every other line is an input line shown in order (or the start of a cut one)."""
+    every other line is an input line shown in order (or the head and the tail of a cut one)."""
     lines = view.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     position = 0
+    tail_of = None  # the line whose tail follows a cut note
     for number, line in enumerate(lines):
+        if tail_of is not None:
+            assert source_lines[tail_of].endswith(line), (line, source_lines[tail_of])
+            tail_of = None
+            position += 1
+            continue
         if line.startswith(("[yarp: ", "Search omitted output: ")) and position < len(source_lines) and (
                 line == source_lines[position]):
             position += 1  # a reducer's own marker line, kept
@@ -60,16 +83,30 @@ def check_view(source_lines: list[str], view: str, name: str = "result_text") ->
                 continue
             cut = CUT_RE.match(line)
             if cut:
-                assert int(cut[1]) == position
+                assert int(cut[1]) == position + 1
+                tail_of = position
                 continue
-            assert MAIN_RE.match(line) or COUNTS_RE.match(line), line
+            if MAIN_RE.match(line):
+                continue
+            header = HEADER_RE.match(line)
+            assert header, line
+            run = header_run(header)
+            if run is not None:
+                count, start, end = run
+                if start:
+                    assert start == position + 1 and end - start + 1 == count, (line, position)
+                    position = end
+                else:
+                    position += count
             continue
         if SEARCH_RE.match(line):
             continue
         assert position < len(source_lines), line
         original = source_lines[position]
-        assert line == original or (number + 1 < len(lines) and CUT_RE.match(lines[number + 1])
-                                    and original.startswith(line)), (line, original)
+        if number + 1 < len(lines) and CUT_RE.match(lines[number + 1]):
+            assert original.startswith(line), (line, original)
+            continue
+        assert line == original, (line, original)
         position += 1
     assert position == len(source_lines) or (position == len(source_lines) - 1 and source_lines[-1] == "")
 
@@ -87,8 +124,13 @@ def test_real_outputs_keep_what_an_engineer_needs(path):
         assert needed, pattern
         assert [line for line in needed if line not in shown] == [], pattern
     check_view(vector["input"].split("\n"), view, vector["source"])
-    hint = SEARCH_RE.search(view.split("\n")[[i for i, l in enumerate(view.split("\n")) if SEARCH_RE.match(l)][0]])
-    assert hint[2] != "term|alternate" and re.compile(hint[2])
+    # A search line is there only when cut lines that matter give a hint; each of its words finds
+    # one of the input's lines that the view left out.
+    for line in view.split("\n"):
+        hint = SEARCH_RE.match(line)
+        if hint and line not in vector["input"].split("\n"):  # not a reducer's own search line
+            for word in hint[2].split("|"):
+                assert any(word in text and text not in shown for text in vector["input"].split("\n")), word
 
 
 def test_vectors_cover_the_tools():
@@ -126,7 +168,7 @@ def test_when_failures_do_not_fit_whole_lines_are_kept_and_counted():
     assert len(view.encode()) <= 2048
     kept = [line for line in view.split("\n") if line in lines]
     assert kept[0] == lines[0] and lines[-1] in kept
-    counts = re.search(r"\[yarp: omitted (\d+) failure line\(s\)\]", view)
+    counts = re.search(r"^\[yarp: omitted (\d+) failure line\(s\)[:;]", view, re.M)
     assert counts and int(counts[1]) == 300 - len(kept)
     assert re.search(r"Search omitted output: yarp search yr_\w+ 'error'", view)
     check_view(data.decode().split("\n"), view, "stdout")
@@ -136,14 +178,23 @@ def test_a_long_line_is_cut_at_a_character_boundary_with_a_whole_marker():
     data = ("é" * 5000 + "\nerror: boom\n").encode()
     view = cap_text(data, cap=1024, archive_ref=REF)
     text = view.decode("utf-8")
-    assert "error: boom" in text and re.search(r"^\[yarp: line 1 cut after \d+ of 10000 byte\(s\)\]$", text, re.M)
+    cut = re.search(r"^\[yarp: line 1 cut: bytes (\d+):(\d+) of 10000 omitted\]$", text, re.M)
+    assert "error: boom" in text and cut
+    head, tail = text.split("\n")[0], text.split("\n")[2]  # the line's head and its tail, around the note
+    assert head.encode() == data[:int(cut[1]) - 1] and tail.encode() == data[int(cut[2]):10000]
 
 
 def test_one_long_line_keeps_a_whole_marker_in_its_own_stream():
-    parts = cap_streams([("stdout", b"x" * 20000 + b"\n"), ("stderr", b"")], cap=5120, archive_ref=REF)
+    # A single long line (a minified JSON) shows its head and its tail, with the budget to itself.
+    data = bytes(range(97, 123)) * 800  # 20,800 bytes of letters
+    parts = cap_streams([("stdout", data + b"\n"), ("stderr", b"")], cap=5120, archive_ref=REF)
     assert parts[1] == b""
-    assert parts[0].startswith(b"x" * 1024 + b"\n[yarp: line 1 cut after 1024 of 20000 byte(s)]\n[yarp: 20001 byte(s)")
-    assert parts[0].endswith(b"[yarp: omitted 0 line(s)]\n")
+    head, note, tail, header = parts[0].decode().split("\n")[:4]
+    cut = re.match(r"^\[yarp: line 1 cut: bytes (\d+):(\d+) of 20800 omitted\]$", note)
+    assert cut and head.encode() == data[:int(cut[1]) - 1] and tail.encode() == data[int(cut[2]):]
+    assert len(head) + len(tail) > 3 * 1024  # far more than the quarter of the cap a line among many gets
+    assert MAIN_RE.match(header) and parts[0].endswith(b"\n[yarp: long line(s) cut, none omitted]\n")
+    assert len(parts[0]) <= 5120
 
 
 def test_invalid_utf8_is_shown_replaced():
@@ -235,17 +286,15 @@ def test_markers_resolve_with_yarp_read_and_search_on_a_real_archive(renv, tmp_p
     raw = "".join(f"step {i} copied block {i * 7}\n" for i in range(3000)) + "".join(f"after {i}\n" for i in range(3000))
     raw_lines = raw.split("\n")
     gaps = [GAP_RE.match(line) for line in proc.stdout.decode().split("\n") if GAP_RE.match(line)]
-    assert gaps
     for gap in gaps[:3]:
         start, end = int(gap[3]), int(gap[4])
         read = yarp(renv, "read", ref, gap[2], f"{start}:{min(end, start + 50)}")
         assert read.returncode == 0, read.stderr
         assert read.stdout.decode() == "\n".join(raw_lines[start - 1:min(end, start + 50)]) + "\n"
-    hint = SEARCH_RE.search(view.split("[yarp:")[1].split("\n", 2)[1] if False else
-                            [l for l in view.split("\n") if SEARCH_RE.match(l)][0])
-    found = yarp(renv, "search", ref, hint[2])
-    assert found.returncode == 0, found.stderr
-    assert found.stdout
+    header = next(HEADER_RE.match(line) for line in view.split("\n") if HEADER_RE.match(line))
+    start, end = int(header[6]), int(header[7])  # the header names its own run's range
+    read = yarp(renv, "read", header[4], header[5], f"{start}:{start + 5}")
+    assert read.returncode == 0 and read.stdout.decode() == "\n".join(raw_lines[start - 1:start + 5]) + "\n"
 
 
 def test_a_big_stream_is_scanned_in_bounded_memory_and_matches_the_whole_read(tmp_path, monkeypatch):
@@ -318,11 +367,13 @@ def test_a_reducer_view_s_markers_are_its_records_not_what_reads_like_one():
 
 def test_every_line_kept_one_cut_the_main_marker_follows_the_stream_of_the_cut():
     # Another stream's line that reads like a cut note is not the cut.
-    parts = cap_streams([("stdout", b"[yarp: line 1 cut after 5 of 9 byte(s)]\n"), ("stderr", b"x" * 1500 + b"\n")],
+    parts = cap_streams([("stdout", b"[yarp: line 1 cut: bytes 5:9 of 9 omitted]\n"), ("stderr", b"x" * 1500 + b"\n")],
                         cap=1024, archive_ref=REF)
-    assert parts[0] == b"[yarp: line 1 cut after 5 of 9 byte(s)]\n"
-    assert parts[1].startswith(b"x" * 256 + b"\n[yarp: line 1 cut after 256 of 1500 byte(s)]\n[yarp: 1541 byte(s) capped")
-    assert f"ref={REF}; stderr unknown]".encode() in parts[1]
+    assert parts[0] == b"[yarp: line 1 cut: bytes 5:9 of 9 omitted]\n"
+    lines = parts[1].split(b"\n")
+    assert re.match(rb"^x+$", lines[0]) and re.match(rb"^\[yarp: line 1 cut: bytes \d+:\d+ of 1500 omitted\]$", lines[1])
+    assert re.match(rb"^x+$", lines[2]) and lines[3] == f"[yarp: {1500 + 41 + 3} byte(s) capped at 1024; ref={REF}; stderr unknown]".encode()
+    assert lines[4] == b"[yarp: long line(s) cut, none omitted]"
 
 
 def test_gap_markers_are_measured_without_being_built():
@@ -336,15 +387,15 @@ def test_gap_markers_are_measured_without_being_built():
             assert gap_marker_bytes(stream, start, end) == len(gap_marker(stream, start, end))
 
 
-def test_the_hint_of_a_huge_repetitive_output_settles_after_a_bounded_read():
-    # Past MAX_HINT_LINES worded lines, a rare word deep in the cut lines is not read.
+def test_a_hint_comes_only_from_omitted_lines_that_matter():
+    # Plain lines never give a hint (`step` finds everything); an omitted error does.
     lines = [f"step {i} done" for i in range(3000)]
-    lines[1500] = "alpha stands out"
     view = cap_text(("\n".join(lines) + "\n").encode(), cap=2048, archive_ref=REF).decode()
-    assert "'step'" in view and "alpha" not in view
-    lines[400] = "alpha stands out"
+    assert "Search omitted output" not in view and f"yarp read {REF} result_text " in view
+    lines[700:1000] = [f"error: shard {i} failed" for i in range(300)]
     view = cap_text(("\n".join(lines) + "\n").encode(), cap=2048, archive_ref=REF).decode()
-    assert "'step|alpha'" in view
+    hint = re.search(r"^Search omitted output: yarp search yr_\w+ '([^']+)'$", view, re.M)
+    assert hint and hint[1] == "error"
 
 
 def _one_line_at_a_time(view, stream: int, index: int, step: int, ceiling: int) -> tuple[int, bool]:

@@ -4,30 +4,32 @@ All text is measured in UTF-8 bytes; at or under the cap nothing changes (0
 disables the cap). Over it, the view keeps whole lines, in their original
 order, chosen by the classes of `salience` and spent in this order:
 
-    1. failure blocks (errors, exceptions, tracebacks, diagnostics with their
-       source and caret lines, exit lines): the first and the last whole, then
-       every failure line, then the other blocks whole, then what fits of the
-       blocks that did not (their lead lines, then following lines one by one)
-    2. summaries and headers (test and build summaries, diff file headers,
-       commit lines with their subjects)
-    3. location blocks (a linter's ` --> file:line` with its finding), as failures
-    4. head and tail context (noise such as PASSED lines and progress bars skipped)
-    5. warning blocks
-    6. the rest, from the head onward and from the tail backward
+    1. each stream's end (its last lines: how the command ended) and a
+       reducer's summary line; a few long lines share the budget whole
+    2. failure blocks (errors, exceptions, tracebacks, diagnostics, exit
+       lines): every block's core first, the first of each kind before a
+       second alike, then their messages, locations, following and lead lines,
+       then blocks whole within a share (`yarp.view.spending`)
+    3. summaries and headers, at most a few of one kind
+    4. location blocks and rare findings (`ranking.rare_findings`), as failures
+    5. a bounded head and tail of context (noise such as PASSED lines and
+       progress bars skipped): `CONTEXT_SHARES` of the budget
+    6. warning blocks, at most a few of one kind
 
-Every omitted run becomes one whole marker line naming its line range in the
-recovery source (`yarp read REF SOURCE A:B`); the first omitted position also
-carries the main marker, which names the archive reference, how many lines of
-each class were cut and a search pattern built from the cut lines' leading
-words. A line longer than `max_line_bytes(cap)` is shown cut at a UTF-8
-boundary and followed by a marker line. Markers are never cut, so the view is
-never larger than the cap unless the cap cannot hold the main marker at all.
-The markers' text lives in `yarp.view.markers`; the lines a view chooses
-among, and the reading of big stream files in bounded memory, in
-`yarp.view.streams`.
+What is left of the budget stays unspent: a view is no larger than what it has
+to show. Every omitted run becomes one whole marker line naming its line range
+in the recovery source (`yarp read REF SOURCE A:B`) and, for a long run of one
+kind, a sample of it; the first omitted run's marker is the header, one line
+naming the archive reference, how many lines of each class were cut and the
+exit status, followed by a search line when cut lines that matter give a hint.
+A line longer than the line limit shows its head and its tail around a note.
+Markers are never cut, so the view is never larger than the cap unless the
+cap cannot hold the header at all. The markers' text lives in
+`yarp.view.markers`; the lines a view chooses among, and the reading of big
+stream files in bounded memory, in `yarp.view.streams`.
 
-`yarp/hooks/pi/cap.ts` is the twin of this module with those two: the shared
-vectors in `tests/vectors/cap` hold both to the same view for the same input.
+The shared vectors in `tests/vectors/cap` hold this module to real outputs'
+views; every adapter gets its view from here, through the broker.
 
 Two entry points: `cap_blocks`/`cap_text` for text the agent's host produced
 (source `result_text`) and `cap_files` for the runner, which caps the pruned
@@ -43,15 +45,21 @@ from itertools import accumulate
 
 from yarp.limits import DEFAULT_CAP_BYTES
 from yarp.view.markers import (
+    LIKE_RESERVE,
     MAX_HINT_CHARS,
-    counts_line,
+    MIN_LIKE_LINES,
     gap_marker,
     gap_marker_bytes,
-    marker,
+    header,
     omitted_counts,
+    read_range,
+    repetition,
+    likes_for,
     search_pattern,
 )
+from yarp.view.ranking import ends
 from yarp.view.salience import Classifier, block_units, classifier
+from yarp.view.spending import spend_alike, spend_on_blocks
 from yarp.view.streams import SparseLines, Stream, gaps
 
 # typing costs `yarp run` milliseconds; annotations only need it.
@@ -59,8 +67,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Sequence
 
-#: Give up a phase after this many candidates in a row did not fit.
-MAX_MISSES = 64
+#: At most this many lines share the budget as long lines; the note a cut line carries, at its longest.
+FEW_LINES = 4
+CUT_NOTE_BYTES = 64
+#: The percent of the budget the head and the tail of context may take beyond what the signal
+#: needs; the rest of the budget stays unspent.
+CONTEXT_SHARES = (12, 20)
 
 
 def max_line_bytes(cap: int) -> int:
@@ -80,10 +92,15 @@ class _View:
 
     def __init__(self, streams: list[Stream], cap: int, reserve: int) -> None:
         self.streams = streams
-        self.limit = max_line_bytes(cap)
+        lines = sum(len(stream.lines) for stream in streams)
+        # A few long lines (a minified JSON) share the budget; among many, a line gets a quarter at most.
+        few = (cap - reserve) // max(1, lines) - 2 * CUT_NOTE_BYTES
+        self.limit = max(max_line_bytes(cap), few) if lines <= FEW_LINES else max_line_bytes(cap)
         self.kept: list[set[int]] = [set() for _ in streams]
         self._order: list[list[int]] = [[] for _ in streams]
         self.budget = cap - reserve
+        #: How many omitted runs of one kind the view describes (`_likes`); their bytes are in `reserve`.
+        self.likes = likes_for(cap)
         self.used = sum(self._runs_cost(stream, -1, len(stream.lines), ()) for stream in streams)
 
     def cost(self, stream: int, index: int) -> int:
@@ -291,69 +308,28 @@ def _gap_bytes(stream: Stream, first: int, outer: int, step: int) -> int:
 
 
 def _select(view: _View, sal: Classifier) -> None:
+    """Spend the budget: each stream's end, failure blocks, summaries and headers, location blocks, a
+    bounded head and tail of context, then warning blocks. What is left stays unspent: a view is no
+    larger than what it has to show (see `CONTEXT_SHARES`)."""
     streams = view.streams
+    if sum(len(stream.lines) for stream in streams) <= FEW_LINES:  # long lines sharing the budget
+        for number, stream in enumerate(streams):
+            for index in range(len(stream.lines)):
+                view.add(number, [index])
+    for number, stream in enumerate(streams):
+        if stream.markers.reduced and len(stream.lines):
+            view.add(number, [0])  # a reducer's summary line says what the view is
+        for index in ends(stream.lines, stream.final_newline, stream.markers.is_marker):
+            view.add(number, [index])
     units = []
     for number, stream in enumerate(streams):
         units.extend(block_units(stream.lines, stream.classes, number, sal))
-    _spend_on_blocks(view, [u for u in units if u.rank == 0])
-    misses = 0
-    for unit in units:
-        if unit.rank == 1 and misses < MAX_MISSES and not view.full():
-            misses = 0 if view.add(unit.stream, range(unit.start, unit.end + 1)) else misses + 1
-    _spend_on_blocks(view, [u for u in units if u.rank == 2])
-    _context(view, view.budget // 8, view.budget // 4)
-    misses = 0
-    for unit in units:
-        if unit.rank == 3 and misses < MAX_MISSES and not view.full():
-            misses = 0 if view.add(unit.stream, range(unit.start, unit.end + 1)) else misses + 1
-    _context(view, view.budget, view.budget)
-
-
-def _spend_on_blocks(view: _View, blocks: list) -> None:
-    """The first and the last block whole; then every block's core (its anchor line,
-    or a location with its finding); then the other blocks whole; then, for blocks
-    that did not fit, each anchor's lead (location, source, caret) and its
-    following lines one by one."""
-    order = _first_last_rest(blocks)
-    whole: set[int] = set()  # ids of the blocks kept whole
-    for unit in order[:2]:
-        if not view.full() and view.add(unit.stream, range(unit.start, unit.end + 1)):
-            whole.add(id(unit))
-    misses = 0
-    cores = [(u.stream, head, anchor) for u in blocks if id(u) not in whole for _, head, anchor, _ in u.parts]
-    for stream, head, anchor in _first_last_rest(cores):
-        if misses >= MAX_MISSES or view.full():
-            break
-        misses = 0 if view.add(stream, range(head, anchor + 1)) else misses + 1
-    misses = 0
-    for unit in order[2:]:
-        if misses >= MAX_MISSES or view.full():
-            break
-        if view.add(unit.stream, range(unit.start, unit.end + 1)):
-            whole.add(id(unit))
-            misses = 0
-        else:
-            misses += 1
-    skipped = [u for u in blocks if id(u) not in whole]
-    misses = 0
-    for unit in skipped:
-        for start, _, anchor, _ in unit.parts:
-            if misses >= MAX_MISSES or view.full():
-                break
-            misses = 0 if view.add(unit.stream, range(start, anchor + 1)) else misses + 1
-    for unit in skipped:
-        for _, _, anchor, end in unit.parts:
-            for index in range(anchor + 1, end + 1):
-                if misses >= MAX_MISSES or view.full() or not view.add(unit.stream, [index]):
-                    misses += 1
-                    break
-
-
-def _first_last_rest(items: list) -> list:
-    """The first, the last, then the others in order: the first error and the final one matter most."""
-    if len(items) < 2:
-        return list(items)
-    return [items[0], items[-1]] + items[1:-1]
+    spend_on_blocks(view, [u for u in units if u.rank == 0], sal)
+    spend_alike(view, [u for u in units if u.rank == 1], sal)
+    spend_on_blocks(view, [u for u in units if u.rank == 2], sal)
+    head_share, tail_share = CONTEXT_SHARES
+    _context(view, view.budget * head_share // 100, view.budget * tail_share // 100)
+    spend_alike(view, [u for u in units if u.rank == 3], sal)
 
 
 def _context(view: _View, head_share: int, tail_share: int) -> None:
@@ -397,32 +373,62 @@ def _cap(streams: list[Stream], total: int, *, cap: int, archive_ref: str, compl
         _select(view, sal)
     else:
         view.kept = [set() for _ in streams]
+    runs = sum(len(gaps(len(stream.lines), view.kept[n])) for n, stream in enumerate(streams))
+    # A reducer's first marker pair, when shown, already names the search on the raw stream.
+    paired = any(s.markers.header is not None and s.markers.header in view.kept[n] for n, s in enumerate(streams))
+    hint = "" if paired else search_pattern(streams, view.kept)
 
-    def main_marker(name: str) -> bytes:
-        text = marker(total, cap, archive_ref, source or name, completeness, search_pattern(streams, view.kept))
-        return text[1:].encode() + counts_line(omitted_counts(streams, view.kept), exit_code).encode()
+    likes = _likes(view)
 
-    out, placed = _render(view, main_marker)
+    def main_marker(stream: Stream, start: int | None = None, end: int | None = None) -> bytes:
+        here = None if start is None else read_range(stream, start, end, archive_ref)
+        if here is not None and (stream, start) in likes:
+            here = (f"{here[0]}{likes[stream, start]}", here[1])
+        return header(total, cap, archive_ref, source or stream.name, completeness,
+                      counts=omitted_counts(streams, view.kept), runs=runs, exit_code=exit_code, hint=hint,
+                      here=here).encode()
+
+    out, placed = _render(view, main_marker, likes)
     if not placed:  # every line kept, some cut short: the marker follows the first cut line's stream
         number = next((n for n, stream in enumerate(streams) if stream.cut), 0)
         ends = out[number].endswith(b"\n") or not out[number]
-        out[number] += (b"" if ends else b"\n") + main_marker(streams[number].name)
+        out[number] += (b"" if ends else b"\n") + main_marker(streams[number])
     return out
 
 
 def _reserve(streams: list[Stream], total: int, cap: int, archive_ref: str, completeness: str,
              exit_code: int | None) -> int:
-    """The most bytes the main marker can take: the longest name, search pattern and counts."""
+    """The most bytes the main marker can take beyond a gap marker: the longest name, search pattern, counts
+    and range."""
     total_lines = sum(len(s.lines) for s in streams)
     worst_counts = ", ".join(f"{total_lines} {name}" for name in ("failure", "summary", "warning", "other"))
-    longest = "x" * max(len(s.name) for s in streams)
-    return (len(marker(total, cap, archive_ref, longest, completeness, "x" * MAX_HINT_CHARS).encode())
-            + len(counts_line(worst_counts, exit_code).encode()))
+    longest = max(streams, key=lambda s: len(s.name))
+    here = read_range(longest, total_lines - 1, 2 * total_lines - 2, archive_ref)
+    return likes_for(cap) * LIKE_RESERVE + len(header(
+        total, cap, archive_ref, "x" * len(longest.name), completeness, counts=worst_counts, runs=total_lines,
+        exit_code=exit_code, hint="x" * MAX_HINT_CHARS, here=here).encode())
 
 
-def _render(view: _View, main_marker) -> tuple[list[bytes], bool]:
-    """Each stream's kept lines with a gap marker for every omitted run, the main marker
-    (`main_marker(name of the stream)`) before the first; and whether there was one."""
+def _likes(view: _View) -> dict:
+    """What the longest omitted runs of one kind look like (`markers.repetition`), by (stream, start):
+    at most `likes_for(cap)` runs, whose bytes the budget reserved."""
+    runs = sorted(((end - start, number, start, end) for number, stream in enumerate(view.streams)
+                   for start, end in gaps(len(stream.lines), view.kept[number])), reverse=True)
+    likes = {}
+    for _, number, start, end in runs:
+        if len(likes) >= view.likes or end - start + 1 < MIN_LIKE_LINES:
+            break
+        stream = view.streams[number]
+        like = repetition(stream, start, end)
+        if like:
+            likes[stream, start] = like
+    return likes
+
+
+def _render(view: _View, main_marker, likes: dict) -> tuple[list[bytes], bool]:
+    """Each stream's kept lines with a marker for every omitted run: the main marker
+    (`main_marker(stream, start, end)`) for the first, a gap marker for the others;
+    and whether there was one."""
     out: list[bytes] = []
     placed = False
     ends_newline = True
@@ -436,10 +442,11 @@ def _render(view: _View, main_marker) -> tuple[list[bytes], bool]:
                 ends_newline = shown.endswith(b"\n")
             if not ends_newline:
                 pieces.append(b"\n")
-            if not placed:
-                pieces.append(main_marker(stream.name))
+            if placed:
+                pieces.append(gap_marker(stream, start, end, likes.get((stream, start), "")))
+            else:
+                pieces.append(main_marker(stream, start, end))
                 placed = True
-            pieces.append(gap_marker(stream, start, end))
             ends_newline = True
             index = end + 1
         if index < len(stream.lines):

@@ -3,17 +3,18 @@
 A marker is a line, or a pair of lines, standing where a view left something
 out. A reducer (`yarp.view.reducers`) writes a view of one stream:
 
-    [yarp summary: test; source_lines=812; shown_lines=40; ...]     a `Summary`
+    [yarp summary: test; source_lines=812; ...]                    a `Summary`
     [yarp: omitted 120 line(s); ref=yr_…; stdout complete]          the first `Omission`,
     Search omitted output: yarp search yr_… 'FAILED|Error'          with its search
     [yarp: omitted 7 line(s), truncated 1 line(s)]                  a later `Omission`
     [yarp: 84 line(s) in this file's diff]                          a `SectionLines`
 
 and hands the records to the cap beside the text (`ReduceStats.markers`). The
-global cap (`yarp.view.cap`) writes its own: the main marker (`marker`, then
-`counts_line`) at the first omitted position, naming a search built from the
-cut lines (`search_pattern`) and what was cut by class (`omitted_counts`); a
-`gap_marker` per omitted run; a `cut_note` after a line cut short.
+global cap (`yarp.view.cap`) writes its own: the main marker (`header`) at the
+first omitted position, one line naming the reference, what was cut by class
+(`omitted_counts`) and how to read the run it stands in for, then a search line
+when the cut lines that matter give a hint (`search_pattern`); a `gap_marker`
+for every other omitted run; a `cut_note` after a line cut short.
 
 The cap must know which lines of its input are markers: never salient, a pair
 kept or cut whole, a reducer's first pair kept like a header. `RecordMarkers`
@@ -51,6 +52,18 @@ MAX_HINT_WORDS = 4
 #: Worded lines a hint reads per class group before it settles for the words it has:
 #: a thousand lines that repeat the same few leading words will not name new ones.
 MAX_HINT_LINES = 1000
+#: A run of omitted lines of one kind is described by a sample (`repetition`): the fewest lines, the
+#: sample's most bytes, and how many runs of a view are described (the cap reserves their bytes).
+MIN_LIKE_LINES = 5
+LIKE_BYTES = 48
+MAX_LIKES = 3
+LIKE_RESERVE = LIKE_BYTES + 16
+
+
+def likes_for(cap: int) -> int:
+    """How many runs a view under `cap` describes: one per 1,700 bytes of cap, at most `MAX_LIKES` (a
+    1 KiB view keeps its bytes for lines)."""
+    return min(MAX_LIKES, cap // 1700)
 #: Omitted-line counts are reported in these groups, in this order.
 COUNT_GROUPS = (("failure", FAILURE_CLASSES), ("summary", frozenset({"summary", "header"})),
                 ("warning", frozenset({"warning"})))
@@ -234,25 +247,77 @@ class RecordMarkers:
 
 def marker(source_bytes: int, cap: int, archive_ref: str, source: str, completeness: str,
            hint: str = "term|alternate") -> str:
-    """The main marker's first two lines; it starts and ends with a newline."""
+    """The reference's marker pair (byte count, reference, search); it starts and ends with a newline.
+
+    The cap writes `header` instead; the runner measures its budget by this form."""
     return (
         f"\n[yarp: {source_bytes} byte(s) capped at {cap}; ref={archive_ref}; {source} {completeness}]\n"
         f"Search omitted output: yarp search {archive_ref} '{hint}'\n"
     )
 
 
-def counts_line(counts: str, exit_code: int | None) -> str:
-    """The main marker's last line: what was omitted, by class (`omitted_counts`), and the exit status."""
+def header(source_bytes: int, cap: int, archive_ref: str, source: str, completeness: str, *, counts: str,
+           runs: int, exit_code: int | None, hint: str, here: tuple[int, str] | None = None) -> str:
+    """The cap's main marker, at the first omitted position.
+
+    Its first line is the reference's marker line, unchanged (bytes, cap,
+    reference, source and completeness); the search line follows only when a
+    hint names omitted lines that matter; the last line is the marker of the
+    run it stands in for: what was omitted by class (`counts`, from
+    `omitted_counts`) and in how many runs, `here` (that run's size and how to
+    read it: `read_range`) and the exit status. No other marker names that run."""
     status = f"; exit status {exit_code}" if exit_code is not None else ""
-    return f"[yarp: omitted {counts} line(s){status}]\n"
+    spread = f" in {runs} runs" if runs > 1 else ""
+    place = ""
+    if here is not None:
+        count, where = here
+        joiner = " " if where == "of this view" else ": "
+        place = f"; here {count}{joiner}{where}" if runs > 1 else f"{joiner}{where}"
+    text = f"[yarp: {source_bytes} byte(s) capped at {cap}; ref={archive_ref}; {source} {completeness}]\n"
+    if hint:
+        text += f"Search omitted output: yarp search {archive_ref} '{hint}'\n"
+    omitted = f"omitted {counts} line(s){spread}{place}" if counts != "0" else "long line(s) cut, none omitted"
+    return text + f"[yarp: {omitted}{status}]\n"
 
 
-def gap_marker(stream, start: int, end: int) -> bytes:
-    """The marker for omitted lines `start`..`end`: with the raw line range when it has one, else the count only."""
+def read_range(stream, start: int, end: int, archive_ref: str) -> tuple[int, str]:
+    """The size of omitted run `start`..`end` of `stream` and how to read it: a `yarp read` range, or (in a
+    reducer's view, whose own markers name the raw stream) `of this view`."""
+    if stream.ranges:
+        return end - start + 1, f"yarp read {archive_ref} {stream.name} {start + 1}:{end + 1}"
+    return end - start + 1, "of this view"
+
+
+def gap_marker(stream, start: int, end: int, like: str = "") -> bytes:
+    """The marker for omitted lines `start`..`end`: with the raw line range when it has one, else the count
+    only; `like` (`repetition`) says what the run's lines look like."""
     count = end - start + 1
     if stream.ranges:
-        return f"[yarp: omitted {count} line(s); {stream.name} {start + 1}:{end + 1}]\n".encode()
-    return f"[yarp: omitted {count} line(s) of this view]\n".encode()
+        return f"[yarp: omitted {count} line(s){like}; {stream.name} {start + 1}:{end + 1}]\n".encode()
+    return f"[yarp: omitted {count} line(s){like} of this view]\n".encode()
+
+
+def repetition(stream, start: int, end: int) -> str:
+    """` like "…"` when omitted run `start`..`end` of at least `MIN_LIKE_LINES` lines repeats one kind
+    of line (its first two and last two lines have the same first and last words, numbers aside): the
+    first of them, cut to `LIKE_BYTES`. Else "". Only the run's ends are read, which a big stream read
+    in chunks holds as a small one does."""
+    samples = (start, start + 1, end - 1, end)
+    if end - start + 1 < MIN_LIKE_LINES or not all(stream.held(i) for i in samples):
+        return ""
+    lines = stream.lines
+    kinds = set()
+    for index in samples:
+        words = lines[index].translate(None, b"0123456789").split()
+        kinds.add((words[0], words[-1]) if words else None)
+    if len(kinds) != 1 or None in kinds:
+        return ""
+    sample = lines[start].strip()
+    cut = sample[:LIKE_BYTES]
+    while cut and len(cut) < len(sample) and (sample[len(cut)] & 0xC0) == 0x80:
+        cut = cut[:-1]
+    text = cut.decode("utf-8", "replace").replace('"', "'")
+    return f' like "{text}{"…" if len(cut) < len(sample) else ""}"'
 
 
 def gap_marker_fixed_bytes(name: str, ranges: bool) -> int:
@@ -268,27 +333,28 @@ def gap_marker_bytes(stream, start: int, end: int) -> int:
     return stream.marker_bytes + len(str(end - start + 1))
 
 
-def cut_note(number: int, cut: int, size: int) -> bytes:
-    """The line after a line shown cut short: its 1-based number, the bytes shown and its size."""
-    return f"[yarp: line {number} cut after {cut} of {size} byte(s)]".encode()
+def cut_note(number: int, head: int, tail: int, size: int) -> bytes:
+    """The line between the head and the tail of a line shown cut short: its 1-based number, the
+    1-based range of its bytes left out and its size."""
+    return f"[yarp: line {number} cut: bytes {head + 1}:{tail} of {size} omitted]".encode()
 
 
 def search_pattern(streams, kept: list[set[int]]) -> str:
-    """A search pattern for what was cut: leading words of the highest class omitted."""
+    """A search for what was cut that matters: the leading words of the omitted lines of the highest class
+    group (failure, then summary, then warning), or "" when no such line was omitted.
+
+    Every word is taken from an omitted line of that group, so each finds at least one line worth
+    reading; plain lines never give a hint (a word like `src` or `.` finds everything and nothing)."""
     sal = classifier()
     word, location = sal.word, sal.location
-    for _, group in COUNT_GROUPS + (("other", None),):
+    for _, group in COUNT_GROUPS:
         words: list[str] = []
         budget = MAX_HINT_LINES
         for number, stream in enumerate(streams):
             lines, classes, shown = stream.lines, stream.classes, kept[number]
-            # Lines with no word at all (numbers, rules) are skipped before finding where their text starts.
-            if group is None:
-                candidates = stream.markers.unmarked(stream.worded_lines(shown, word), lines, classes)
-            else:
-                candidates = (i for i in sorted(classes)
-                              if i not in shown and classes[i] in group and word.search(lines[i]) is not None)
-            for index in candidates:
+            for index in sorted(classes):
+                if index in shown or classes[index] not in group or lines[index].startswith(b"[yarp"):
+                    continue
                 line = lines[index]
                 found = word.search(line, location.match(line).end())
                 if found is None:
@@ -303,7 +369,7 @@ def search_pattern(streams, kept: list[set[int]]) -> str:
                 break
         if words:
             return "|".join(words)
-    return "."
+    return ""
 
 
 def omitted_counts(streams, kept: list[set[int]]) -> str:

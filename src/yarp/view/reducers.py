@@ -5,7 +5,7 @@ needs (the first and last lines, lines that match the family's evidence
 pattern with a little context after them, and the rule's own `keep` lines),
 and writes them in their original order with the contract's markers:
 
-    [yarp summary: <family>; source_lines=N; shown_lines=K; ...]
+    [yarp summary: <family>; source_lines=N; ...]
     ...kept lines...
     [yarp: omitted N line(s)[, truncated M line(s)]; ref=yr_…; stdout complete]
     Search omitted output: yarp search yr_… 'term|alternate'
@@ -232,7 +232,7 @@ class _ViewWriter:
         selector = self.selector
         shown, whole = selector.chosen(total_lines)
         order = sorted(shown)
-        self._mark(_summary(selector, total_lines, len(order), exit_code))
+        self._mark(_summary(selector, total_lines, exit_code))
         silent = selector.silent_gaps(order)
         # Records show ids cut to ABBREV_HEX digits; the pair naming the records counts them.
         short = {i for i in selector.abbreviated if i in shown and i not in whole}
@@ -273,10 +273,13 @@ class _ViewWriter:
         return line, 0
 
 
-def _summary(selector: Selector, total_lines: int, shown_lines: int, exit_code: int | None) -> Summary:
-    """The view's first line: its family, its size and what the family counts."""
+def _summary(selector: Selector, total_lines: int, exit_code: int | None) -> Summary:
+    """The view's first line: its family, its size and what the family counts.
+
+    It does not count the lines it shows: the global cap may cut the view
+    further, and a count it no longer matched would mislead."""
     family = selector.family
-    fields = [("source_lines", total_lines), ("shown_lines", shown_lines)]
+    fields = [("source_lines", total_lines)]
     if family.count_lines_as:
         fields.append((family.count_lines_as, total_lines))
     fields.extend(selector.counters.items())

@@ -9,7 +9,12 @@ its bytes by the classes this module gives lines:
                                lines, test section headers
     location                   a ` --> file:line:col` line with the finding above it
                                (linters such as ruff print no severity word)
+    finding                    a `file:line: KIND …` line of a kind rare among many such lines
+                               (`yarp.view.ranking.rare_findings`): two `F821` among 300 `F401`
     warning                    warnings
+    note                       a line labelled `note:` or `help:` (after its location): it explains
+                               a finding, and a word such as `failed` later in it does not make it one;
+                               classed plain
     plain                      everything else; `noise` marks plain lines not worth
                                showing even as context (PASSED/ok lines, progress bars)
 
@@ -37,24 +42,25 @@ import os
 from yarp.view.scan import trigger_lines
 
 #: Classes in the order a view spends its budget on them (see `RANK`).
-CLASSES = ("failure", "exit", "traceback", "summary", "header", "location", "warning", "noise")
+CLASSES = ("failure", "exit", "traceback", "summary", "header", "location", "finding", "warning", "noise")
 FAILURE_CLASSES = frozenset({"failure", "exit", "traceback"})
-RANK = {"failure": 0, "exit": 0, "traceback": 0, "summary": 1, "header": 1, "location": 2, "warning": 3, "plain": 4,
-        "noise": 5}
+RANK = {"failure": 0, "exit": 0, "traceback": 0, "summary": 1, "header": 1, "location": 2, "finding": 2, "warning": 3,
+        "plain": 4, "noise": 5}
 
 DATA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules", "salience.json")
 
 
 #: The single patterns of the data's `block` table, plus the two the hint builder uses.
 BLOCK_PATTERNS = ("continuation", "lead", "caret", "header_continuation")
-HINT_PATTERNS = {"word": "[A-Za-z_][A-Za-z0-9_]{2,}", "location": "^[ \\t]*([^ \\t:]+:\\d+(:\\d+)?:?[ \\t]*)?"}
+HINT_PATTERNS = {"word": "[A-Za-z_][A-Za-z0-9_]{2,}", "location": "^[ \\t]*([^ \\t:]+:\\d+(:\\d+)?:?[ \\t]*)?",
+                 "finding": "(?m)^[^ \\t:\\n]{1,256}:\\d+(?::\\d+)?:?[ \\t]*([^ \\t\\n]{1,40})"}
 
 
 class Classifier:
     """The compiled salience data: triggers, one alternation of entries, noise and block patterns."""
 
     __slots__ = ("triggers", "entries", "noise_start", "noise_any", "noise_lines_start", "noise_lines_any",
-                 "continuation", "lead", "caret", "header_continuation", "word", "location", "max_lines", "max_lead",
+                 "continuation", "lead", "caret", "header_continuation", "word", "location", "finding", "max_lines", "max_lead",
                  "header_max_lines", "candidates", "failure_triggers", "trigger_bytes")
 
     def __init__(self, bundle: tuple) -> None:
@@ -106,7 +112,8 @@ class Classifier:
                         best_class, best_start = cls, match.start()
                     break
         if best_class is not None:
-            return best_class
+            # A line labelled a note or help (`file:3: note: … failed`) explains a finding: plain.
+            return "plain" if best_class == "note" else best_class
         return "noise" if self.is_noise(line) else "plain"
 
     def is_noise(self, line: bytes) -> bool:
@@ -248,7 +255,7 @@ def _line_local(items, constants) -> bool:
 
 
 #: Bumped whenever `build_bundle` changes what it stores.
-BUNDLE_FORMAT = b"5"
+BUNDLE_FORMAT = b"6"
 _CLASSIFIER: Classifier | None = None
 _PACK_ENTRIES: tuple = ()
 
@@ -331,7 +338,7 @@ def block_units(lines: list[bytes], classes: dict[int, str], stream: int, sal: C
     units: list[Unit] = []
     for index in sorted(classes):
         cls = classes[index]
-        if cls in FAILURE_CLASSES or cls in ("warning", "location"):
+        if cls in FAILURE_CLASSES or cls in ("warning", "location", "finding"):
             start = index
             back = index - 1
             below_caret = False  # the line above a caret line is the source it points into

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import deque
 
 from yarp.view.markers import RecordMarkers, TextMarkers, cut_note, gap_marker_fixed_bytes
+from yarp.view.ranking import rare_findings
 from yarp.view.salience import Classifier, classifier
 
 #: A stream larger than this is scanned in chunks and only its head, tail and
@@ -135,6 +136,14 @@ class Stream:
                 classes[number] = cls
             else:
                 noise[number] = cls == "noise"  # asked already: the context walk need not ask again
+        for number in rare_findings(body, classes, sal.finding):
+            if not is_marker(number, lines[number]):
+                classes[number] = "finding"
+        if body.startswith(b"diff --git ") or b"\ndiff --git " in body:
+            # In a diff, added, removed and context lines are the files' text: `except re.error:` is code.
+            for number in [n for n, cls in classes.items() if lines[n][:1] in (b"+", b"-", b" ")
+                           and cls not in ("header", "summary") and not lines[n].startswith((b"+++ ", b"--- "))]:
+                del classes[number]
 
     def _mark_header(self) -> None:
         # A reducer's first marker pair names the raw stream's recovery search: kept like a header.
@@ -219,13 +228,18 @@ class Stream:
             return stream
 
     def line_bytes(self, index: int, limit: int) -> bytes:
-        """What the view prints for line `index`, newline and any cut marker included."""
+        """What the view prints for line `index`, newline and any cut marker included: a line over
+        `limit` shows its head, a note naming the bytes left out, and its tail on a line of its own."""
         line = _displayable(self.lines[index])
         last = index == len(self.lines) - 1 and not self.final_newline
         if len(line) > limit:
-            cut = utf8_floor(line, limit)
+            head = utf8_floor(line, limit * 3 // 5)
+            tail = len(line) - (limit - head)
+            while tail < len(line) and (line[tail] & 0xC0) == 0x80:
+                tail += 1
             self.cut = True
-            return line[:cut] + b"\n" + cut_note(index + 1, cut, len(line)) + (b"" if last else b"\n")
+            return (line[:head] + b"\n" + cut_note(index + 1, head, tail, len(line)) + b"\n" + line[tail:]
+                    + (b"" if last else b"\n"))
         return line if last else line + b"\n"
 
     def shown_lines(self, start: int, stop: int, limit: int) -> bytes:

@@ -84,7 +84,8 @@ def write_view(rule, status: int, cap: int, files: SpoolFiles, ref: str | None) 
     out_after = err_after = False
     # The markers of a reducer's view, handed to the cap: it never reads them back from the text.
     out_markers = err_markers = None
-    if rule is not None:
+    # An output that fits under the cap is shown exactly as the command wrote it, rule or not.
+    if rule is not None and not (0 < cap and os.path.getsize(out) + os.path.getsize(err) <= cap):
         from yarp.view.reducers import reduce_stream
 
         _prepare_after(files)

@@ -1,0 +1,178 @@
+"""The order a view spends its budget in, judged by what lines say rather than by which tool printed them.
+
+`yarp.view.salience` classes lines (failure, summary, location, warning, …);
+`yarp.view.cap` spends the budget class by class. This module orders the
+candidates inside a class so that a view generalizes to tools it was never
+tuned on:
+
+* **the output's own end** — the last lines of each stream usually say how the
+  command ended (`1 file would fail to reformat`, `Found 3 errors`), so they
+  are kept before anything else (`ends`);
+* **diversity** — of many findings, the first of each kind (its `template`:
+  the line with its location, quoted names and numbers masked) comes before
+  the second of any, and a kind's findings in other files before more in the
+  same file: two `F821 Undefined name` errors among 300 `F401` findings, or
+  ten findings in ten files, are seen before the eleventh alike (`diverse`);
+* **where a finding is** — an indented finding (`  3:10  error  …`) is shown
+  with the heading it sits under (the file name line above its block),
+  found by `heading`.
+
+Everything here reads only the lines it is asked about: a view's cost must not
+grow with the lines it leaves out.
+"""
+
+from __future__ import annotations
+
+#: Lines of each stream's end kept first, and the most bytes they may take.
+END_LINES = 2
+END_BYTES = 400
+#: How far above an indented finding its heading is looked for.
+HEADING_REACH = 200
+#: Rare findings are looked for in texts up to this size (one expression over the text), among at
+#: least `MIN_FINDINGS` lines that start with a location; a kind is rare at `RARE_SHARE` percent or less.
+RARE_BYTES = 256 << 10
+MIN_FINDINGS = 8
+RARE_SHARE = 3
+#: Bytes of a line a template reads.
+TEMPLATE_BYTES = 160
+_QUOTES = {ord("'"): ord("'"), ord('"'): ord('"'), ord("`"): ord("`")}
+_DIGITS = bytes.maketrans(b"0123456789", b"##########")
+
+
+def ends(lines, final_newline: bool, is_marker) -> list[int]:
+    """The last `END_LINES` non-blank lines that are not markers, within `END_BYTES`, last first."""
+    out: list[int] = []
+    used = 0
+    index = len(lines) - 1
+    while index >= 0 and len(out) < END_LINES and len(lines) - index <= 16:
+        line = lines[index]
+        if line.strip(b" \t\r") and not is_marker(index, line):
+            used += len(line) + 1
+            if used > END_BYTES:
+                break
+            out.append(index)
+        index -= 1
+    return out
+
+
+def template(line: bytes, location) -> bytes:
+    """What kind of line this is: its words with the leading location, quoted names and numbers masked.
+
+    `location` is the salience data's location pattern (`path:line:col:` at
+    the start). Two findings of one check in different places have the same
+    template; an error and a warning, or two different checks, do not."""
+    start = location.match(line).end()
+    text = line[start:start + TEMPLATE_BYTES].translate(_DIGITS)
+    out = bytearray()
+    quote = 0
+    for byte in text:
+        if quote:
+            if byte == quote:
+                quote = 0
+                out += b"Q"
+            continue
+        if byte in _QUOTES and (not out or out[-1:] in (b" ", b"(", b"[", b":", b"=")):
+            quote = byte
+            continue
+        out.append(byte)
+    words = out.split()
+    # The first words say what it is; the last often names the check (`no-undef`, `(no-member)`).
+    return b" ".join(words[:3] + words[-1:]) if len(words) > 4 else b" ".join(words)
+
+
+def place(line: bytes, location) -> bytes:
+    """The file a line names at its start (`src/a.py:3:1: …`), or b"" when it names none."""
+    found = location.match(line)
+    head = found.group(1) if found is not None and found.lastindex else None
+    return head.split(b":", 1)[0] if head else b""
+
+
+def kind(stream, index: int, location) -> tuple[bytes, bytes]:
+    """A finding's kind and place: the `template` of line `index` and the file it names or sits under."""
+    line = stream.lines[index]
+    where = place(line, location)
+    if not where:
+        above = heading(stream, index)
+        where = b"" if above is None else stream.lines[above]
+    return template(line, location), where
+
+
+def diverse(items: list, keys: list[tuple[bytes, bytes]]) -> list:
+    """`items` reordered by their `keys` ((kind, place) each): the first and the last as they were, then
+    the first of each kind, then the first of each kind in each further place, then the rest, each pass
+    in output order."""
+    if len(items) < 3:
+        return list(items)
+    order = [0, len(items) - 1]
+    taken = set(order)
+    seen_kinds = {keys[0][0], keys[-1][0]}
+    seen_places = {keys[0], keys[-1]}
+    for number, key in enumerate(keys):
+        if number not in taken and key[0] not in seen_kinds:
+            seen_kinds.add(key[0])
+            seen_places.add(key)
+            order.append(number)
+            taken.add(number)
+    for number, key in enumerate(keys):
+        if number not in taken and key not in seen_places:
+            seen_places.add(key)
+            order.append(number)
+            taken.add(number)
+    order.extend(number for number in range(len(items)) if number not in taken)
+    return [items[number] for number in order]
+
+
+def heading(stream, index: int) -> int | None:
+    """The heading a finding sits under, within `HEADING_REACH` lines above it: for an indented line, the
+    nearest line at the left margin; for a line at the margin, the nearest banner (`*** Module x`,
+    `=== file ===`) or bare file name (`src/a.js`) above it. None when there is none."""
+    lines = stream.lines
+    indented = lines[index][:1] in (b" ", b"\t")
+    for above in range(index - 1, max(-1, index - HEADING_REACH), -1):
+        text = lines[above]
+        if not text.strip() or stream.markers.is_marker(above, text):
+            continue
+        if indented:
+            if text[:1] not in (b" ", b"\t"):
+                return above
+        elif is_banner(text):
+            return above
+    return None
+
+
+def is_banner(line: bytes) -> bool:
+    """Whether a line at the margin heads what follows: a run of `*`, `=`, `#` or `-` with words
+    (`************* Module inventory.pricing`), or a lone file name (`src/widgets/a.js`)."""
+    head = line[:3]
+    if head in (b"***", b"===", b"###", b"---", b">>>") and line.strip(b"*=#-> \t"):
+        return True
+    words = line.split()
+    return len(words) == 1 and b"." in words[0][-6:] and (b"/" in words[0] or line.endswith(b":")) and (
+        not words[0][:1].isdigit())
+
+
+def rare_findings(body: bytes, classes: dict, finding) -> list[int]:
+    """The lines of `body` (no more than `RARE_BYTES`) that start with a location (`path:line[:col]:`)
+    and whose kind (the word after the location: `F821`, `error`, `E1101:`) is rare among such lines,
+    not classed already: the findings a long list of one common kind would hide. `finding` is the
+    salience data's expression for such a line, its kind the first group."""
+    if len(body) > RARE_BYTES:
+        return []
+    found = [(match.start(), match.group(1)) for match in finding.finditer(body)]
+    if len(found) < MIN_FINDINGS:
+        return []
+    counts: dict[bytes, int] = {}
+    for _, word in found:
+        counts[word] = counts.get(word, 0) + 1
+    if len(counts) < 2:
+        return []
+    rare = {word for word, count in counts.items() if count * 100 <= len(found) * RARE_SHARE or count <= 2}
+    if len(rare) == len(counts):
+        return []  # every kind is rare: nothing stands out
+    out, line, previous = [], 0, 0
+    for offset, word in found:
+        line += body.count(b"\n", previous, offset)
+        previous = offset
+        if word in rare and line not in classes:
+            out.append(line)
+    return out

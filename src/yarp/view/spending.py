@@ -1,0 +1,106 @@
+"""How a view spends its budget on blocks of salient lines: cores first, then their context, within shares.
+
+`yarp.view.cap` decides the order of the classes (failures, summaries and
+headers, locations, context, warnings); this module spends the budget within
+one class. A block (`salience.Unit`) is a salient line, its anchor, with the
+lines that lead into it and follow it. What matters in a block is its anchor,
+where it was (a location, the heading it sits under) and its message; the rest
+is context that is shown only while a share of the budget allows it. Kinds
+that repeat are shown once each before a second alike (`ranking.diverse`).
+
+`view` is the cap's `_View`: it adds lines all or none within the budget
+(`add`), reports `used`, `budget` and `full()`, and holds the `streams`.
+"""
+
+from __future__ import annotations
+
+from yarp.view.ranking import diverse, heading, kind
+from yarp.view.salience import Classifier, is_blank
+
+#: Give up a phase after this many candidates in a row did not fit.
+MAX_MISSES = 64
+#: Lines after an anchor a block that did not fit whole may still show (its source, caret and
+#: labels); a compiler's long chain of notes beyond them is left to `yarp read`.
+FOLLOWING_LINES = 6
+#: How far above a failure block the lines naming where its frames were are looked for (`_where`).
+WHERE_REACH = 8
+#: The most summaries, headers or warnings of one kind a view shows (`_spend_alike`).
+MAX_ALIKE = 4
+#: The percent of the budget the first and the last failure block may take whole beyond their cores.
+WHOLE_SHARE = 40
+
+
+def spend_alike(view, units: list, sal: Classifier) -> None:
+    """Summaries, headers or warnings whole, the first of each kind first (`ranking.diverse`), and at
+    most `MAX_ALIKE` of one kind: four hundred `___ test_case_N ___` headers say nothing the first
+    few do not."""
+    streams = view.streams
+    keys = [kind(streams[u.stream], u.parts[0][2], sal.location) for u in units]
+    order = diverse(list(zip(units, keys)), keys)
+    seen: dict[bytes, int] = {}
+    chosen = []
+    for unit, (alike, _) in order:
+        seen[alike] = seen.get(alike, 0) + 1
+        if seen[alike] <= MAX_ALIKE:
+            chosen.append(unit)
+    misses = 0
+    for unit in chosen:
+        if misses >= MAX_MISSES or view.full():
+            break
+        misses = 0 if view.add(unit.stream, range(unit.start, unit.end + 1)) else misses + 1
+
+
+def spend_on_blocks(view, blocks: list, sal: Classifier) -> None:
+    """Every block's core first: its anchor line with its lead (location, source, caret), or a
+    location with its finding, and the heading it sits under, the first of each kind before a
+    second alike (`ranking.diverse`); then the line after each anchor or its block's last line,
+    up to `FOLLOWING_LINES` after each anchor and the lead lines; then the blocks whole, in the
+    same order, with at most `WHOLE_SHARE` percent of the budget. The rest of a block is
+    context the view leaves out."""
+    streams = view.streams
+    location = sal.location
+    parts = [(u.stream, start, head, anchor, end) for u in blocks for start, head, anchor, end in u.parts]
+    parts = diverse(parts, [kind(streams[p[0]], p[3], location) for p in parts])
+    misses = 0
+    for number, start, head, anchor, _ in parts:
+        if misses >= MAX_MISSES or view.full():
+            break
+        above = heading(streams[number], anchor)
+        core = [*range(head, anchor + 1)] + ([] if above is None else [above])
+        misses = 0 if view.add(number, core) else misses + 1
+    # Then, each pass over every block: the line after an anchor when the block ends there (often its
+    # message: `index out of bounds: …` after `panicked at`) and a block's last line (where it was
+    # raised: `tests/t.py:85: AssertionError`); the lines following each anchor; the lead lines.
+    for pick in (_message_and_last, _following, _where, _lead):
+        misses = 0
+        for number, start, head, anchor, end in parts:
+            for index in pick(streams[number].lines, start, head, anchor, end, location):
+                if misses >= MAX_MISSES or view.full() or not view.add(number, [index]):
+                    misses += 1
+                    break
+    start, share = view.used, view.budget * WHOLE_SHARE // 100
+    for unit in diverse(blocks, [kind(streams[u.stream], u.parts[0][2], location) for u in blocks]):
+        for index in range(unit.start, unit.end + 1):
+            if view.used - start > share or view.full():
+                return
+            view.add(unit.stream, [index])
+
+
+def _message_and_last(lines, start: int, head: int, anchor: int, end: int, location) -> list[int]:
+    message = [anchor + 1] if anchor == end and anchor + 1 < len(lines) and not is_blank(lines[anchor + 1]) else []
+    return message + ([end] if end > anchor + FOLLOWING_LINES and not is_blank(lines[end]) else [])
+
+
+def _following(lines, start: int, head: int, anchor: int, end: int, location) -> range:
+    return range(anchor + 1, min(end, anchor + FOLLOWING_LINES) + 1)
+
+
+def _where(lines, start: int, head: int, anchor: int, end: int, location) -> list[int]:
+    """The lines of a block, or up to `WHERE_REACH` above it, that start with a location
+    (`tests/t.py:85: `): where each frame of a chain was."""
+    return [i for i in range(max(0, start - WHERE_REACH), end + 1)
+            if lines[i][:1] not in (b" ", b"\t") and location.match(lines[i]).group(1)]
+
+
+def _lead(lines, start: int, head: int, anchor: int, end: int, location) -> range:
+    return range(head - 1, start - 1, -1)
