@@ -6,12 +6,13 @@
  * Per tool call: `tool.execute.before` plans a bash rewrite, commits `begin_call`
  * (2 s at most) and only then rewrites the command in place; `tool.execute.after`
  * commits the raw result (the hook's `{title, output, metadata}`, or an MCP tool's
- * `{content, isError}`), the exact text a cap needs, the staged visible result and
- * the finished call, then writes the capped text back into the hook's output; a
- * call opencode ends with an error instead of a result (no after hook: invalid
- * arguments, a refused permission, a tool that threw) is finished as not executed
- * when its tool part reaches `error` (the `event` hook). The sequence itself is the
- * adapters' shared lifecycle (../ts/lifecycle.ts).
+ * `{content, isError}`), the exact text over the cap (the broker answers with its
+ * view of it), the staged visible result and the finished call, then writes the
+ * view back into the hook's output; a call opencode ends with an error instead of
+ * a result (no after hook: invalid arguments, a refused permission, a tool that
+ * threw) is finished as not executed when its tool part reaches `error` (the
+ * `event` hook). The sequence itself is the adapters' shared lifecycle
+ * (../ts/lifecycle.ts).
  *
  * opencode awaits every hook, and an exception from one changes the call: thrown
  * before the tool, it blocks the call; thrown after it, it replaces the real result.

@@ -4,10 +4,11 @@
  *
  * Per tool call: `tool_execution_start` notes the call; `tool_call` plans a bash
  * rewrite, commits `begin_call` (2 s at most) and only then rewrites the command;
- * `tool_result` commits the raw result, the exact text a cap needs, the staged
- * visible result and the finished call, then hands on the capped result; calls
- * that never reached the tool are finished at `tool_execution_end`. The sequence
- * itself is the adapters' shared lifecycle (../ts/lifecycle.ts).
+ * `tool_result` commits the raw result, the exact text over the cap (the broker
+ * answers with its view of it), the staged visible result and the finished call,
+ * then hands on that view; calls that never reached the tool are finished at
+ * `tool_execution_end`. The sequence itself is the adapters' shared lifecycle
+ * (../ts/lifecycle.ts).
  *
  * It must never make a tool depend on the archive: when initial capture fails the
  * original input runs with no capture, rewrite, pruning or cap (one warning per
