@@ -99,6 +99,19 @@ WAL_CHECKPOINT_BYTES = 64 * 1024 * 1024
 #: batch would checkpoint again (an extra database sync per commit).
 WAL_RESET_BYTES = 16 * 1024 * 1024
 
+# --- Prune (yarp.archive.prune, yarp.broker.maintenance) ----------------------------
+#: Time a prune's step (one transaction) aims to stay under; captures commit between steps
+#: (overridable by YARP_BROKER_PRUNE_STEP_MS).
+PRUNE_STEP_MS = 100
+#: Most call ids one step judges (overridable by YARP_BROKER_PRUNE_CALLS).
+PRUNE_STEP_CALLS = 4096
+#: The broker tells a prune's client how it stands at least this often ...
+PRUNE_PROGRESS_INTERVAL_S = 1.0
+#: ... and the client waits this long after each word before it gives up on the answer.
+PRUNE_PROGRESS_WAIT_S = 30.0
+#: The writer connection's page cache while a prune runs (KiB; SQLite's default is 2 MiB).
+PRUNE_CACHE_KIB = 64 * 1024
+
 # --- Payload preparation ---------------------------------------------------------
 #: Below this many bytes compression is never tried: the zstd frame overhead
 #: (~9-13 bytes) and the call cost outweigh any saving a row could gain.

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from yarp.archive.file_pin import FilePin
 from yarp.archive.prepare import Prepared, SnapshotSpec, prepare
+from yarp.archive.prune import Pruner
 from yarp.archive.sqlite import map_error, open_writer
 from yarp.errors import ArchiveError, ConflictError, DataError, LifecycleError, NotFound, ValidationError, YarpError
 from yarp.paths import ArchiveLocation, resolve_archive
@@ -140,19 +141,20 @@ class ArchiveStore:
 
         Raises a `YarpError` (e.g. `ArchiveBusy`, `DiskFull`) when the outer
         transaction cannot begin or commit; then nothing in the batch committed.
+        A prune runs alone, in steps of its own (`prune`).
         """
+        if len(batch) == 1 and type(getattr(batch[0], "operation", None)) is ops.PruneBefore:
+            return [self.prune(batch[0].operation.timestamp_ms)]
         conn = self.conn
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             raise map_error(exc, "beginning archive transaction") from None
-        committed = False
         try:
             results = self._apply_together(batch)
             if results is None:
                 results = self._apply_isolated(batch)
             conn.execute("COMMIT")
-            committed = True
             self._known.commit()
         except BaseException as exc:
             self._known.rollback()
@@ -164,8 +166,6 @@ class ArchiveStore:
             if isinstance(exc, (sqlite3.Error, OSError)):
                 raise map_error(exc, "committing archive batch") from None
             raise
-        if committed and any(isinstance(r, Outcome) and r.pruned_calls for r in results):
-            self._vacuum_after_prune()
         return results
 
     def _apply_begins(self, batch: list[Prepared]) -> list[Outcome] | None:
@@ -281,15 +281,36 @@ class ArchiveStore:
             results.append(outcome)
         return results
 
-    def _vacuum_after_prune(self) -> None:
-        # The prune is already committed and acknowledged as such; a failed
-        # vacuum only leaves free pages for the next one, so it is recorded,
-        # not raised as if the prune had failed.
+    def prune(self, before_ms: int) -> Outcome:
+        """Delete the calls finished before `before_ms`, in bounded steps run back to back
+        (`yarp.archive.prune`; the broker runs them between batches instead)."""
+        return Outcome(pruned_calls=Pruner(self, before_ms).run())
+
+    def in_transaction(self, doing: str, work, argument):
+        """`work(conn, argument)` in one `BEGIN IMMEDIATE` transaction of its own, committed; its result.
+
+        For a step of maintenance (a prune's): a failure rolls it back whole
+        and is raised as a typed error naming what was being done.
+        """
+        conn = self.conn
         try:
-            self.incremental_vacuum()
-            self.last_vacuum_error = None
-        except YarpError as exc:
-            self.last_vacuum_error = exc
+            conn.execute("BEGIN IMMEDIATE")
+            result = work(conn, argument)
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            try:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            if isinstance(exc, (sqlite3.Error, OSError)):
+                raise map_error(exc, doing) from None
+            raise
+        return result
+
+    def forget_payloads(self, digests) -> None:
+        """Payloads a committed step deleted: a later request must write them again."""
+        self._known.forget(digests)
 
     def apply(self, prepared: Prepared) -> Outcome:
         """Apply one request in its own transaction; raise its error if it failed."""
@@ -302,8 +323,8 @@ class ArchiveStore:
         """Prepare and apply one operation (library and test convenience)."""
         return self.apply(prepare(operation))
 
-    def incremental_vacuum(self) -> None:
-        """Return every free page to the filesystem; only between transactions.
+    def incremental_vacuum(self, pages: int = 0) -> None:
+        """Return free pages to the filesystem (every one, or at most `pages`); only between transactions.
 
         Python's `execute` steps this pragma once, which frees a single page;
         `executescript` steps it to completion. `executescript` would also
@@ -312,7 +333,7 @@ class ArchiveStore:
         if self.conn.in_transaction:
             raise ArchiveError("cannot vacuum inside an open archive transaction")
         try:
-            self.conn.executescript("PRAGMA incremental_vacuum")
+            self.conn.executescript(f"PRAGMA incremental_vacuum({int(pages)})" if pages else "PRAGMA incremental_vacuum")
         except sqlite3.Error as exc:
             raise map_error(exc, "vacuuming archive") from None
 
@@ -350,7 +371,7 @@ class ArchiveStore:
             case ops.BeginCall():
                 return self._begin_call(op, snaps)
             case ops.PruneBefore():
-                return self._prune(op)
+                raise TypeError("a prune runs alone, in steps of its own (ArchiveStore.prune)")
         call = self._find_call(op.session, op.source_call_id)
         match op:
             case ops.ResultBefore() | ops.ResultText() | ops.CaptureStreams() | ops.CapturePassthroughStreams():
@@ -514,18 +535,6 @@ class ArchiveStore:
             (finished_at_ms, int(is_error), int(executed), call.id),
         )
 
-    def _prune(self, op: ops.PruneBefore) -> Outcome:
-        self._known.forget_payloads()  # a prune deletes payloads no snapshot keeps
-        cur = self.conn.execute(
-            "DELETE FROM tool_calls WHERE status = 'finished' AND finished_at_ms < ?", (op.timestamp_ms,)
-        )
-        deleted = cur.rowcount
-        self.conn.execute(
-            "DELETE FROM payloads WHERE NOT EXISTS"
-            " (SELECT 1 FROM snapshots WHERE snapshots.payload_sha256 = payloads.sha256)"
-        )
-        return Outcome(pruned_calls=deleted)
-
 
 class _Known:
     """Session ids and payload digests the archive is known to hold, so a batch need not ask again.
@@ -534,7 +543,7 @@ class _Known:
     true once its transaction has committed. Entries learned inside the current
     transaction are pending: `commit` keeps them, `rollback` (of the
     transaction or of any savepoint in it) drops them all, so nothing undone is
-    ever remembered. A prune forgets every payload. Both are bounded
+    ever remembered. A prune forgets each payload it deleted. Both are bounded
     (`MAX_KNOWN`), the oldest forgotten first.
     """
 
@@ -559,9 +568,10 @@ class _Known:
     def add_payload(self, sha256: bytes) -> None:
         self._new_payloads[sha256] = None
 
-    def forget_payloads(self) -> None:
-        self._payloads.clear()
-        self._new_payloads.clear()
+    def forget(self, digests) -> None:
+        for digest in digests:
+            self._payloads.pop(digest, None)
+            self._new_payloads.pop(digest, None)
 
     def commit(self) -> None:
         for table, new in ((self._sessions, self._new_sessions), (self._payloads, self._new_payloads)):
