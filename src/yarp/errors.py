@@ -30,7 +30,8 @@ replies and ingest acknowledgements)::
         ├── HandshakeMismatch         schema, binary version or archive id differ
         ├── DeadlineExceeded          the request's end-to-end deadline passed
         ├── ShuttingDown              the broker is draining for idle exit (retry start-up)
-        └── UnknownOutcome            a prune acknowledgement was lost
+        ├── UnknownOutcome            a prune acknowledgement was lost
+        └── PruneInterrupted          a prune stopped part-way (its broker stopped); a rerun finishes it
     ExportUnavailable [74]            the optional Parquet extra (pyarrow) is missing
 
 Messages are bounded (`MAX_ERROR_CHARS`), control characters are replaced, and no
@@ -252,6 +253,13 @@ class UnknownOutcome(BrokerError):
     """Raised when a prune acknowledgement was lost: inspect the archive before pruning again."""
 
     code = "unknown_outcome"
+
+
+class PruneInterrupted(BrokerError):
+    """Raised when a prune stopped part-way because its broker stopped: the steps it committed stay
+    (their calls are gone), the rest is still archived, and the same prune run again finishes it."""
+
+    code = "prune_interrupted"
 
 
 class ExportUnavailable(YarpError):

@@ -171,6 +171,8 @@ class Lifecycle:
             if client.admitted is None:
                 client.fail(ShuttingDown("broker is shutting down; start a new one"))
         writer = broker.writer
+        if writer is not None:
+            writer.maintenance.stopping = True  # a running prune stops between two steps and says so
         while broker.admission.count or (writer is not None and (writer.in_transaction or writer.queued)):
             await asyncio.sleep(0.002)
         loop = broker.loop

@@ -27,6 +27,10 @@ after a busy attempt, a request with less than that left is refused rather
 than risked, so a client is never told "deadline" for a request that then
 commits. Only typed busy/locked outcomes are retried.
 
+Maintenance: a prune is never batched. `Maintenance` runs it a bounded step
+(one transaction) at a time, and the thread alternates a step with a batch of
+whatever is queued, so captures commit while a prune of any size goes on.
+
 The archive at its path: a batch is acknowledged only when the database the
 writer has open is still the file at the archive path (`_in_place`). A batch
 committed into a file that was removed or replaced meanwhile is answered
@@ -44,6 +48,7 @@ import threading
 import time
 
 from yarp.archive.sqlite import map_error
+from yarp.broker.maintenance import Maintenance
 from yarp.broker.result_view import wants_view
 from yarp.errors import ArchiveBusy, ArchiveReplaced, DeadlineExceeded, ShuttingDown, YarpError
 from yarp.limits import (
@@ -88,6 +93,8 @@ class Writer:
         self._in_place_at = time.monotonic()
         #: It was not: the archive was removed or replaced, and the broker is stopping.
         self.replaced = False
+        #: Prunes, run a bounded step at a time between batches.
+        self.maintenance = Maintenance(self, post=self._post, after_step=self._after_commit)
         self._thread = threading.Thread(target=self._run, name="yarp-writer", daemon=True)
 
     def start(self) -> None:
@@ -108,11 +115,19 @@ class Writer:
     # --- the thread -------------------------------------------------------------
 
     def _run(self) -> None:
+        maintenance = self.maintenance
         while True:
+            if maintenance.due(self._carry is None and self.queue.empty()):
+                maintenance.step()  # a prune's step, then a batch of what waits, in turn
+                continue
             first = self._carry if self._carry is not None else self.queue.get()
             self._carry = None
             if first is _SENTINEL:
+                maintenance.abandon()
                 return
+            if maintenance.takes(first):
+                maintenance.add(first)
+                continue
             batch, stop = self._gather(first)
             try:
                 self._commit(batch)
@@ -123,7 +138,9 @@ class Writer:
             finally:
                 self.batch_requests = 0
                 self.in_transaction = False
+                maintenance.owed = True
             if stop:
+                maintenance.abandon()
                 return
 
     def _gather(self, first) -> tuple[list, bool]:
@@ -156,6 +173,9 @@ class Writer:
                     continue
             if nxt is _SENTINEL:
                 return batch, True
+            if self.maintenance.takes(nxt):
+                self.maintenance.add(nxt)
+                continue
             if size + nxt.prepared.payload_bytes > MAX_BATCH_PAYLOAD_BYTES:
                 self._carry = nxt
                 break
@@ -184,6 +204,9 @@ class Writer:
                 nxt = self.queue.get_nowait()
             except queue.Empty:
                 break
+            if nxt is not _SENTINEL and self.maintenance.takes(nxt):
+                self.maintenance.add(nxt)
+                continue
             if nxt is _SENTINEL or size + nxt.prepared.payload_bytes > MAX_BATCH_PAYLOAD_BYTES:
                 self._carry = nxt
                 break

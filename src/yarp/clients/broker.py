@@ -34,7 +34,7 @@ from _socket import socket as _unix_socket
 
 from yarp import json_text
 from yarp._version import SCHEMA, __version__
-from yarp.limits import MAX_DEADLINE_MS, MAX_FRAME_BYTES, MAX_HANDSHAKE_BYTES
+from yarp.limits import MAX_DEADLINE_MS, MAX_FRAME_BYTES, MAX_HANDSHAKE_BYTES, PRUNE_PROGRESS_WAIT_S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -143,11 +143,12 @@ class BrokerClient:
 
         return self.send(protocol.outgoing(operation), deadline)
 
-    def send(self, out: "Outgoing", deadline: float) -> dict:
+    def send(self, out: "Outgoing", deadline: float, on_progress=None) -> dict:
         """Send one encoded operation (`protocol.Outgoing`); a replay re-sends its exact bytes.
 
         Raises the broker's typed rejection (terminal), `DeadlineExceeded`,
-        `UnknownOutcome` (a prune whose acknowledgement was lost) or `BrokerUnavailable`.
+        `UnknownOutcome` (a prune whose acknowledgement was lost, or that went
+        silent) or `BrokerUnavailable`. A prune's progress goes to `on_progress`.
         """
         from yarp.wire import operations as ops
         from yarp.wire import protocol
@@ -155,13 +156,17 @@ class BrokerClient:
         def build(correlation_id: str, deadline_ms: int) -> bytes:
             return protocol.envelope_frame(out, correlation_id, deadline_ms)
 
-        return self.ask(build, deadline, replay=out.policy is ops.ReplayPolicy.SAFE_REPLAY)
+        return self.ask(build, deadline, replay=out.policy is ops.ReplayPolicy.SAFE_REPLAY, on_progress=on_progress)
 
-    def ask(self, build: "Callable[[str, int], bytes]", deadline: float, *, replay: bool = True) -> dict:
+    def ask(self, build: "Callable[[str, int], bytes]", deadline: float, *, replay: bool = True,
+            on_progress=None) -> dict:
         """Send the frame `build(correlation id, remaining ms)` makes and return the success reply.
 
         The one replay loop: on a lost connection a replay-safe request is
         built and sent again on a new connection, within the same deadline.
+        A request that is not replay-safe (a prune) runs in the broker for as
+        long as it takes: its progress frames each renew the wait for its
+        reply by `PRUNE_PROGRESS_WAIT_S` and go to `on_progress`.
         """
         sent = False
         while True:
@@ -174,18 +179,18 @@ class BrokerClient:
                 data = build(self.correlation_id, min(remaining_ms, MAX_DEADLINE_MS))
                 sent = True
                 self._write(data, deadline)
-                reply = self._read_reply(deadline)
+                reply = self._read_reply(deadline, None if replay else on_progress or _ignore)
             except _Lost:
                 self.close()
                 if sent and not replay:
-                    from yarp.errors import UnknownOutcome
-
-                    raise UnknownOutcome(
-                        "the broker connection was lost before the prune acknowledgement; its outcome is unknown: "
-                        "inspect the archive with 'yarp archive stats' and 'yarp archive verify' before pruning again"
-                    ) from None
+                    raise _unknown_outcome(_PRUNE_LOST) from None
                 time.sleep(0.005)
                 continue
+            except _deadline_exceeded():  # evaluated only when something else was raised
+                self.close()
+                if sent and not replay:
+                    raise _unknown_outcome(_PRUNE_SILENT) from None
+                raise
             except BaseException:
                 # The broker may still answer an abandoned request later; a
                 # reused connection would hand that late reply to the next one.
@@ -386,11 +391,18 @@ class BrokerClient:
             raise _Lost()  # not a broker of ours: the next attempt (or start-up) decides
         return value
 
-    def _read_reply(self, deadline: float) -> dict:
-        reply = self._read_object(MAX_FRAME_BYTES, deadline)
-        if not isinstance(reply.get("ok"), bool):
-            raise _Lost()
-        return reply
+    def _read_reply(self, deadline: float, on_progress=None) -> dict:
+        """The reply to the request in flight; before it, a prune's progress frames (`{"progress": {…}}`)
+        when `on_progress` takes them, each renewing the wait."""
+        while True:
+            reply = self._read_object(MAX_FRAME_BYTES, deadline)
+            if isinstance(reply.get("ok"), bool):
+                return reply
+            progress = reply.get("progress")
+            if on_progress is None or not isinstance(progress, dict):
+                raise _Lost()
+            deadline = max(deadline, time.monotonic() + PRUNE_PROGRESS_WAIT_S)
+            on_progress(progress)
 
 
 def _waiting(call, argument, deadline: float, what: str, client: "BrokerClient"):
@@ -406,6 +418,32 @@ def _waiting(call, argument, deadline: float, what: str, client: "BrokerClient")
             continue
         except OSError:
             raise _Lost() from None
+
+
+#: What a prune's client is told when its answer cannot come: the broker goes on with a prune
+#: it began (each step commits), so only the archive can say how far it got.
+_PRUNE_LOST = ("the broker connection was lost before the prune acknowledgement; its outcome is unknown: a broker "
+               "still running goes on with the prune and commits it step by step; inspect the archive with "
+               "'yarp archive stats' and 'yarp archive verify' before pruning again")
+_PRUNE_SILENT = (f"the broker sent no word of the prune for {PRUNE_PROGRESS_WAIT_S:.0f} s; its outcome is unknown: "
+                 "the broker may still be pruning, and commits each step; inspect the archive with "
+                 "'yarp archive stats' and 'yarp archive verify' before pruning again")
+
+
+def _ignore(_progress: dict) -> None:
+    """Progress nobody shows (the ingest bridge: its adapter gets the one acknowledgement)."""
+
+
+def _unknown_outcome(text: str):
+    from yarp.errors import UnknownOutcome
+
+    return UnknownOutcome(text)
+
+
+def _deadline_exceeded():
+    from yarp.errors import DeadlineExceeded
+
+    return DeadlineExceeded
 
 
 def _broker_unavailable():

@@ -33,6 +33,12 @@ HEADING_REACH = 200
 RARE_BYTES = 256 << 10
 MIN_FINDINGS = 8
 RARE_SHARE = 3
+#: A text is repetitive when its most common first word starts `REPETITIVE_SHARE` percent of its lines
+#: (at least `MIN_REPETITIVE` lines); then at most `MAX_RARE_LINES` lines whose first word occurs at
+#: most twice are findings.
+REPETITIVE_SHARE = 40
+MIN_REPETITIVE = 40
+MAX_RARE_LINES = 12
 #: Bytes of a line a template reads.
 TEMPLATE_BYTES = 160
 _QUOTES = {ord("'"): ord("'"), ord('"'): ord('"'), ord("`"): ord("`")}
@@ -126,26 +132,37 @@ def heading(stream, index: int) -> int | None:
     """The heading a finding sits under, within `HEADING_REACH` lines above it: for an indented line, the
     nearest line at the left margin; for a line at the margin, the nearest banner (`*** Module x`,
     `=== file ===`) or bare file name (`src/a.js`) above it. None when there is none."""
+    known = stream.headings.get(index, -2)
+    if known != -2:
+        return known
     lines = stream.lines
     indented = lines[index][:1] in (b" ", b"\t")
+    found = None
+    memo = stream.headings
     for above in range(index - 1, max(-1, index - HEADING_REACH), -1):
         text = lines[above]
         if not text.strip() or stream.markers.is_marker(above, text):
             continue
-        if indented:
-            if text[:1] not in (b" ", b"\t"):
-                return above
-        elif is_banner(text):
-            return above
-    return None
+        margin = text[:1] not in (b" ", b"\t")
+        if (indented and margin) or (not indented and is_banner(text)):
+            found = above
+            break
+        if above in memo and margin != indented:
+            found = memo[above]  # a line of the same indent above, whose heading is known: the same one
+            break
+    stream.headings[index] = found
+    return found
 
 
 def is_banner(line: bytes) -> bool:
     """Whether a line at the margin heads what follows: a run of `*`, `=`, `#` or `-` with words
-    (`************* Module inventory.pricing`), or a lone file name (`src/widgets/a.js`)."""
+    (`************* Module inventory.pricing`), a scope line (`src/a.c: In function ‘f’:`,
+    `In script.sh line 3:`), or a lone file name (`src/widgets/a.js`)."""
     head = line[:3]
     if head in (b"***", b"===", b"###", b"---", b">>>") and line.strip(b"*=#-> \t"):
         return True
+    if line.rstrip().endswith(b":") and (b": In " in line or line.startswith(b"In ")):
+        return True  # `src/a.c: In function ‘f’:`, `In script.sh line 3:`
     words = line.split()
     return len(words) == 1 and b"." in words[0][-6:] and (b"/" in words[0] or line.endswith(b":")) and (
         not words[0][:1].isdigit())
@@ -176,3 +193,25 @@ def rare_findings(body: bytes, classes: dict, finding) -> list[int]:
         if word in rare and line not in classes:
             out.append(line)
     return out
+
+
+def rare_lines(body: bytes, classes: dict, first_word) -> list[int]:
+    """In a repetitive text of no more than `RARE_BYTES` (most lines start alike: `Auto-merging`,
+    `modified:`, `PASSED`), the few lines whose first word, digits aside, occurs at most twice and
+    that are not classed already: what a long run of one kind of line would hide. None when there are
+    more than `MAX_RARE_LINES` such lines (the text is not repetitive where they are). `first_word`
+    is the salience data's expression for a line's first word, which matches once on every line."""
+    if len(body) > RARE_BYTES:
+        return []
+    words = first_word.findall(body.translate(None, b"0123456789"))  # one per line, in order
+    if len(words) < MIN_REPETITIVE:
+        return []
+    counts: dict[bytes, int] = {}
+    for word in words:
+        counts[word] = counts.get(word, 0) + 1
+    if max(counts.values()) * 100 < len(words) * REPETITIVE_SHARE:
+        return []
+    rare = [line for line, word in enumerate(words) if word and counts[word] <= 2]
+    if not rare or len(rare) > MAX_RARE_LINES:
+        return []
+    return [line for line in rare if line not in classes]

@@ -10,7 +10,9 @@ its bytes by the classes this module gives lines:
     location                   a ` --> file:line:col` line with the finding above it
                                (linters such as ruff print no severity word)
     finding                    a `file:line: KIND …` line of a kind rare among many such lines
-                               (`yarp.view.ranking.rare_findings`): two `F821` among 300 `F401`
+                               (`yarp.view.ranking.rare_findings`): two `F821` among 300 `F401`;
+                               a line whose first word is rare in repetitive output (`rare_lines`):
+                               `both modified:` among 220 `modified:` lines
     warning                    warnings
     note                       a line labelled `note:` or `help:` (after its location): it explains
                                a finding, and a word such as `failed` later in it does not make it one;
@@ -53,14 +55,15 @@ DATA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 #: The single patterns of the data's `block` table, plus the two the hint builder uses.
 BLOCK_PATTERNS = ("continuation", "lead", "caret", "header_continuation")
 HINT_PATTERNS = {"word": "[A-Za-z_][A-Za-z0-9_]{2,}", "location": "^[ \\t]*([^ \\t:]+:\\d+(:\\d+)?:?[ \\t]*)?",
-                 "finding": "(?m)^[^ \\t:\\n]{1,256}:\\d+(?::\\d+)?:?[ \\t]*([^ \\t\\n]{1,40})"}
+                 "finding": "(?m)^[^ \\t:\\n]{1,256}:\\d+(?::\\d+)?:?[ \\t]*([^ \\t\\n]{1,40})",
+                 "first_word": "(?m)^[ \\t]*([^ \\t\\n]{0,32})"}
 
 
 class Classifier:
     """The compiled salience data: triggers, one alternation of entries, noise and block patterns."""
 
     __slots__ = ("triggers", "entries", "noise_start", "noise_any", "noise_lines_start", "noise_lines_any",
-                 "continuation", "lead", "caret", "header_continuation", "word", "location", "finding", "max_lines", "max_lead",
+                 "continuation", "lead", "caret", "header_continuation", "word", "location", "finding", "first_word", "max_lines", "max_lead",
                  "header_max_lines", "candidates", "failure_triggers", "trigger_bytes")
 
     def __init__(self, bundle: tuple) -> None:
@@ -255,7 +258,7 @@ def _line_local(items, constants) -> bool:
 
 
 #: Bumped whenever `build_bundle` changes what it stores.
-BUNDLE_FORMAT = b"6"
+BUNDLE_FORMAT = b"8"
 _CLASSIFIER: Classifier | None = None
 _PACK_ENTRIES: tuple = ()
 

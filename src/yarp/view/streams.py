@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 
 from yarp.view.markers import RecordMarkers, TextMarkers, cut_note, gap_marker_fixed_bytes
-from yarp.view.ranking import rare_findings
+from yarp.view.ranking import rare_findings, rare_lines
 from yarp.view.salience import Classifier, classifier
 
 #: A stream larger than this is scanned in chunks and only its head, tail and
@@ -92,7 +92,7 @@ class Stream:
     """
 
     __slots__ = ("name", "lines", "final_newline", "markers", "ranges", "marker_bytes", "classes", "shown",
-                 "extra_counts", "noise", "cut")
+                 "extra_counts", "noise", "cut", "headings")
 
     def __init__(self, name: str, data: bytes, sal: Classifier, records=None) -> None:
         self.name = name
@@ -107,6 +107,8 @@ class Stream:
         self.extra_counts: dict[str, int] = {}
         #: Whether a line was shown cut short.
         self.cut = False
+        #: The heading each line asked about sits under (`ranking.heading`), or None.
+        self.headings: dict[int, int | None] = {}
         self._know_markers(records)
         if data:
             self._classify(body, sal)
@@ -136,7 +138,7 @@ class Stream:
                 classes[number] = cls
             else:
                 noise[number] = cls == "noise"  # asked already: the context walk need not ask again
-        for number in rare_findings(body, classes, sal.finding):
+        for number in rare_findings(body, classes, sal.finding) + rare_lines(body, classes, sal.first_word):
             if not is_marker(number, lines[number]):
                 classes[number] = "finding"
         if body.startswith(b"diff --git ") or b"\ndiff --git " in body:
