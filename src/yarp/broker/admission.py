@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import collections
 
-from yarp.errors import YarpError
+from yarp.errors import ShuttingDown, YarpError
 from yarp.limits import MAX_ADMITTED_BODY_BYTES, MAX_ADMITTED_TOTAL, MAX_CONTROL_FRAME_BYTES
 from yarp.wire import protocol
 from yarp.wire.validation import parse_request
@@ -79,9 +79,13 @@ class Admission:
                 client.pending.popleft()
                 client.send(protocol.reply_ok(extra={"status": broker.status()}))
                 continue
+            if broker.closing:
+                # Never admitted, so never applied: the client sends it again to the next broker.
+                client.fail(ShuttingDown("broker is shutting down; start a new one"))
+                return
             over_count = self.count >= MAX_ADMITTED_TOTAL
             over_bytes = self.bytes and self.bytes + len(frame) > MAX_ADMITTED_BODY_BYTES
-            if over_count or over_bytes or broker.closing:
+            if over_count or over_bytes:
                 client.pause()
                 if client not in self.waiting:
                     self.waiting.append(client)

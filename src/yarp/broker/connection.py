@@ -155,6 +155,7 @@ class ClientConnection(asyncio.BufferedProtocol):
         self.correlation_id = correlation_id
         self.state = State.OPEN
         self.splitter = FrameSplitter(MAX_FRAME_BYTES)
+        broker.client_opened(self)
         self.send(protocol.handshake_reply(broker.archive_id, correlation_id))
 
     # replies and closing ----------------------------------------------------------

@@ -35,6 +35,7 @@ import time
 import orjson
 
 from yarp import fault_log
+from yarp._version import __version__
 from yarp.broker.admission import Admission, Request
 from yarp.broker.handlers import prepare_operation, prepare_request, reads_files
 from yarp.broker.result_view import answer as answer_with_view
@@ -85,6 +86,8 @@ class Broker:
         self.store = None
         self.writer = None
         self.clients: set = set()
+        #: The clients whose handshake was accepted: only they keep the broker from going idle.
+        self.opened: set = set()
         self.admission = Admission(self)
         self.sequencer = Sequencer()
         #: Requests being prepared in the pool (the writer waits for companions only while > 0).
@@ -141,20 +144,30 @@ class Broker:
     # connections --------------------------------------------------------------------
 
     def client_connected(self, client) -> None:
-        """Track a client that passed the peer check, and cancel the idle timer."""
+        """Track a client that passed the peer check (closed at shutdown); it keeps the broker awake only once
+        its handshake is accepted (`client_opened`), so clients it refuses (another version, another archive)
+        never hold off its idle exit."""
         self.clients.add(client)
+
+    def client_opened(self, client) -> None:
+        """A client's handshake was accepted: it counts as connected, and the idle timer stops."""
+        self.opened.add(client)
         self.lifecycle.busy()
 
     def client_disconnected(self, client) -> None:
-        """Forget a client that left, and arm the idle timer if nothing else is going on."""
+        """Forget a client that left; arm the idle timer when an accepted one left and nothing else goes on
+        (a refused client's leaving leaves the running timer alone)."""
         self.clients.discard(client)
         self.admission.forget(client)
-        self.lifecycle.maybe_idle()
+        if client in self.opened:
+            self.opened.discard(client)
+            self.lifecycle.maybe_idle()
 
     def is_idle(self) -> bool:
-        """Whether nothing is connected, admitted, queued or inside a transaction: the condition for an idle exit."""
+        """Whether no accepted client is connected and nothing is admitted, queued or inside a transaction:
+        the condition for an idle exit."""
         writer = self.writer
-        return (not self.clients and not self.admission.count
+        return (not self.opened and not self.admission.count
                 and (writer is None or (not writer.in_transaction and not writer.queued)))
 
     # the request path ------------------------------------------------------------------
@@ -353,6 +366,7 @@ class Broker:
         writer = self.writer
         return {
             "pid": os.getpid(),
+            "binaryVersion": __version__,
             "uptimeMs": int((time.monotonic() - s.started) * 1000),
             "clients": len(self.clients),
             "admitted": self.admission.count,
