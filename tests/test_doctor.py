@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from broker_helpers import broker_env  # noqa: F401  (fixture)
+from broker_helpers import wait_gone
+from version_helpers import OTHER_VERSION, as_version, other_version_src
 
 from yarp.broker.services.codex.outcome import MAX_VIEW_CAP
 from yarp.hooks import extension_install
@@ -87,6 +89,21 @@ def test_an_unsafe_archive_directory_fails_and_the_broker_is_not_tried(env, tmp_
     assert "chmod 700" in checks["archive"][0]["fix"]
     assert checks["broker"][0]["status"] == "fail" and "not tried" in checks["broker"][0]["detail"]
     assert "capture" not in checks
+
+
+def test_a_broker_of_another_yarp_version_is_replaced_and_said_so(env):
+    # An upgrade left the old version's broker running: doctor does not fail on its handshake.
+    other = as_version({**env, "YARP_BROKER_IDLE_MS": "600000"}, other_version_src())
+    assert _yarp(other, "run", "--", "true").returncode == 0
+    old_pid = json.loads(_yarp(other, "archive", "broker", "status", "--json").stdout)["pid"]
+    status, checks = _doctor(env)
+    assert status == 0
+    broker = checks["broker"][0]
+    assert broker["status"] == "ok", broker
+    assert broker["detail"].startswith(f"a broker of yarp {OTHER_VERSION} (pid {old_pid}) was running; it drained"
+                                       " and exited, and this version's answered the handshake in ")
+    assert checks["capture"][0]["status"] == "ok"
+    assert wait_gone(old_pid, 10)
 
 
 def test_no_agent_hooked_up_is_a_warning_not_a_failure(env):

@@ -248,9 +248,16 @@ def check_broker(location, environ: Mapping[str, str]) -> list[Check]:
             status = client.status(time.monotonic() + 5)
         except YarpError as exc:
             return [Check("broker", FAIL, exc.message, "see the broker error line below, or run "
-                          "`yarp archive broker --foreground` to watch it start")]
-    return [Check("broker", OK, f"answered the handshake in {int((time.monotonic() - started) * 1000)} ms "
-                  f"(pid {status['pid']}, {status['eventLoop']}, {status['pool']} pool, yarp {__version__})")]
+                          "`yarp archive broker --foreground` to watch it start; a broker of another yarp "
+                          "version: `yarp archive broker status`, then `yarp archive broker stop`")]
+        replaced = client.replaced
+    detail = (f"answered the handshake in {int((time.monotonic() - started) * 1000)} ms "
+              f"(pid {status['pid']}, {status['eventLoop']}, {status['pool']} pool, yarp {__version__})")
+    if replaced is not None:
+        # An upgrade (or a downgrade) left the other version's broker running: say so, it is why this took longer.
+        detail = (f"a broker of yarp {replaced.broker_version}" + (f" (pid {replaced.pid})" if replaced.pid else "")
+                  + f" was running; it drained and exited, and this version's {detail}")
+    return [Check("broker", OK, detail)]
 
 
 def check_capture(location, environ: Mapping[str, str]) -> list[Check]:

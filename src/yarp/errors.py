@@ -28,6 +28,7 @@ replies and ingest acknowledgements)::
         ├── BrokerUnresponsive        a broker holds the socket but does not answer
         ├── RuntimeDirUnusable        the runtime directory cannot be used (not retried)
         ├── HandshakeMismatch         schema, binary version or archive id differ
+        │   └── BrokerVersionMismatch the running broker is another YARP version (replaced on start-up)
         ├── DeadlineExceeded          the request's end-to-end deadline passed
         ├── ShuttingDown              the broker is draining for idle exit (retry start-up)
         ├── UnknownOutcome            a prune acknowledgement was lost
@@ -234,6 +235,30 @@ class HandshakeMismatch(BrokerError):
     """Raised when the broker handshake's schema, binary version or archive id differ."""
 
     code = "handshake"
+
+
+class BrokerVersionMismatch(HandshakeMismatch):
+    """Raised by a client whose handshake met a broker of another YARP version for the same archive.
+
+    `broker_version` is what the broker's answer says it is (bounded text);
+    `pid` the process listening on the socket (`SO_PEERCRED`), or None when
+    the kernel did not say. The start-up path asks that broker to drain and
+    exit, then starts this version's (`yarp.clients.handover`).
+    """
+
+    code = "broker_version"
+    broker_version = ""
+    pid: int | None = None
+
+    @classmethod
+    def of(cls, broker_version: str, pid: int | None) -> "BrokerVersionMismatch":
+        """The error for a broker that answered as `broker_version`, listening in process `pid`."""
+        version = bounded_text(broker_version, 64)
+        error = cls(f"the running broker is yarp {version}" + (f" (pid {pid})" if pid else "")
+                    + ", another version than this one")
+        error.broker_version = version
+        error.pid = pid
+        return error
 
 
 class DeadlineExceeded(BrokerError):

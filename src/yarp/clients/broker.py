@@ -20,7 +20,8 @@ sent again, identical, on a new connection within its original deadline; a
 request that is not (prune) is never sent again once it may have reached the
 broker, and a lost acknowledgement becomes `UnknownOutcome`. A broker
 rejection is terminal and never transport-retried; a broker that is shutting
-down is left for the next one.
+down is left for the next one, and one of another YARP version is replaced by
+this version's (`yarp.clients.handover`).
 """
 
 import os
@@ -109,6 +110,8 @@ class BrokerClient:
         self._since = 0.0
         self._greeting: float | None = None
         self._owner_seen = False
+        #: The `BrokerVersionMismatch` of a broker of another version this client replaced, if it did.
+        self.replaced = None
 
     # --- public ------------------------------------------------------------------------
 
@@ -130,12 +133,20 @@ class BrokerClient:
     def connect(self, deadline: float) -> None:
         """Connect before `deadline` (`time.monotonic()`), starting a broker if none answers.
 
-        Raises `BrokerUnavailable`, `HandshakeMismatch` or `UnsafePath`.
+        A broker of another YARP version is replaced: asked to drain and exit, then this
+        version's started (`yarp.clients.startup`). Raises `BrokerUnavailable`,
+        `HandshakeMismatch` or `UnsafePath`.
         """
-        if self.sock is None and not self.try_connect(deadline):
-            from yarp.clients.startup import connect_or_start
+        if self.sock is not None:
+            return
+        try:
+            if self.try_connect(deadline):
+                return
+        except _version_mismatch():  # evaluated only when connecting raised
+            pass
+        from yarp.clients.startup import connect_or_start
 
-            connect_or_start(self, deadline)
+        connect_or_start(self, deadline)
 
     def request(self, operation: "ops.ArchiveOperation", deadline: float) -> dict:
         """Send one operation and return the broker's success reply (see `send`)."""
@@ -199,7 +210,9 @@ class BrokerClient:
             if reply["ok"]:
                 return reply
             error = _rejection(reply)
-            if replay and _is_shutting_down(error):
+            if _is_shutting_down(error):
+                # Only a request the broker never admitted is answered so:
+                # sending it again is safe whatever its replay policy.
                 self.close()
                 continue
             raise error
@@ -219,6 +232,8 @@ class BrokerClient:
             self._write(build(self.correlation_id, min(remaining_ms, MAX_DEADLINE_MS)), deadline)
         except _Lost:
             self.close()
+            return False
+        except _version_mismatch():  # `ask` replaces that broker
             return False
         self._pending = build
         return True
@@ -277,8 +292,9 @@ class BrokerClient:
 
     def try_connect(self, deadline: float) -> bool:
         """Connect to a broker that is running and complete the handshake; False when none answers
-        (no socket, refused, shutting down). Raises `HandshakeMismatch` for a broker of another
-        version or archive, `UnsafePath` for an unsafe socket entry."""
+        (no socket, refused, shutting down). Raises `BrokerVersionMismatch` for a broker of another
+        YARP version, `HandshakeMismatch` for one that refuses us otherwise, `UnsafePath` for an
+        unsafe socket entry."""
         from yarp.runtime import check_socket_entry
 
         if not check_socket_entry(self.paths.socket):
@@ -314,7 +330,17 @@ class BrokerClient:
             self._greeting = None
         problem = _handshake_problem(answer, self.paths.archive_id, correlation)
         if problem is not None:
+            version = None if "shutting down" in problem else _other_version(answer, self.paths.archive_id)
+            pid = None
+            if version is not None:
+                from yarp.clients.handover import peer_pid
+
+                pid = peer_pid(sock)
             self.close()
+            if version is not None:
+                from yarp.errors import BrokerVersionMismatch
+
+                raise BrokerVersionMismatch.of(version, pid)
             if "shutting down" in problem:
                 return False
             from yarp.errors import HandshakeMismatch
@@ -452,6 +478,12 @@ def _broker_unavailable():
     return BrokerUnavailable
 
 
+def _version_mismatch():
+    from yarp.errors import BrokerVersionMismatch
+
+    return BrokerVersionMismatch
+
+
 def _rejection(reply: dict):
     """The broker's typed rejection in a reply that is not ok (the error classes load here, on a failure)."""
     from yarp.errors import from_code
@@ -476,6 +508,14 @@ def _handshake_problem(answer: dict, archive_id: str, correlation_id: str) -> st
         return "broker speaks another protocol or binary version"
     if answer.get("archiveId") != archive_id or answer.get("correlationId") != correlation_id:
         return "broker answered for another archive or connection"
+    return None
+
+
+def _other_version(answer: dict, archive_id: str) -> str | None:
+    """The YARP version a broker of this archive answered as, when it is not ours; else None."""
+    version = answer.get("binaryVersion")
+    if isinstance(version, str) and version and version != __version__ and answer.get("archiveId") == archive_id:
+        return version
     return None
 
 

@@ -6,7 +6,9 @@ draining holds the lifetime lock; removes a stale socket only when no process
 holds that lock; then starts the same YARP binary as `archive broker` in its
 own session (stdio on /dev/null, so it outlives the client and its terminal)
 and waits at most `BROKER_START_TIMEOUT_S` for its ready signal. Liveness is
-judged by the handshake and the lifetime lock, never by a pidfile.
+judged by the handshake and the lifetime lock, never by a pidfile. A broker
+that answers as another YARP version is asked to drain and exit first, with
+the startup lock held (`yarp.clients.handover`).
 
 A permanent error in the runtime directory (read-only, not ours, the wrong
 type) is reported at once, naming the path and the cause
@@ -24,13 +26,13 @@ import os
 import sys
 import time
 
-from yarp.errors import BrokerUnavailable, BrokerUnresponsive, from_code
+from yarp.clients import handover
+from yarp.errors import BrokerUnavailable, BrokerUnresponsive, BrokerVersionMismatch, from_code
 from yarp.limits import BROKER_START_TIMEOUT_S
 from yarp.paths import ArchiveLocation
 from yarp.runtime import (
     READY_FD_ENV,
     STARTUP_FD_ENV,
-    lock_held_elsewhere,
     open_lock_file,
     remove_stale_socket,
     runtime_paths,
@@ -48,7 +50,10 @@ def broker_command(location: ArchiveLocation) -> list[str]:
 def connect_or_start(client, deadline: float) -> None:
     """Connect `client` (a `BrokerClient`) to its archive's broker, starting one if none answers.
 
-    Raises `BrokerUnavailable` when none can be reached or started before `deadline`.
+    A broker of another YARP version is asked to drain and exit first
+    (`yarp.clients.handover`), under the startup lock, so two clients that
+    meet it at once replace it once. Raises `BrokerUnavailable` when none can
+    be reached or started before `deadline`.
     """
     started = time.monotonic()
     try:
@@ -61,18 +66,25 @@ def connect_or_start(client, deadline: float) -> None:
         raise unusable(exc, f"the broker startup lock {client.paths.startup_lock}") from None
     try:
         while not try_lock(lock_fd):
-            if client.try_connect(deadline):
+            # Another client is starting a broker or replacing one of another
+            # version, or the broker is stopping at idle: look again.
+            if _answers(client, deadline) is True:
                 return
             if time.monotonic() >= deadline:
                 raise BrokerUnavailable("timed out waiting for the broker startup lock")
             time.sleep(0.005)
-        if client.try_connect(deadline):
+        other = _answers(client, deadline)
+        if other is True:
             return
-        # A broker that is still draining holds the lifetime lock: let it finish.
-        while lock_held_elsewhere(client.paths.lifetime_lock):
-            if time.monotonic() >= deadline:
-                raise BrokerUnresponsive(silent_broker(client.paths, deadline - started))
-            time.sleep(0.005)
+        if other is not None and not handover.ask_to_exit(other.pid):
+            other.pid = None  # not ours to signal: wait below for it to exit by itself
+        # A broker that is draining (at idle, or because we asked) holds the lifetime lock: let it finish.
+        if not handover.wait_released(client.paths.lifetime_lock, deadline):
+            if other is not None:
+                raise BrokerUnavailable(_still_running(other))
+            raise BrokerUnresponsive(silent_broker(client.paths, deadline - started))
+        if other is not None:
+            client.replaced = other
         try:
             remove_stale_socket(client.paths)
         except OSError as exc:
@@ -82,6 +94,25 @@ def connect_or_start(client, deadline: float) -> None:
             raise BrokerUnavailable("the broker started but did not answer")
     finally:
         os.close(lock_fd)
+
+
+def _answers(client, deadline: float):
+    """True when a broker of this version answers (the client is connected), the
+    `BrokerVersionMismatch` when one of another version does, None when none does."""
+    try:
+        return True if client.try_connect(deadline) else None
+    except BrokerVersionMismatch as exc:
+        return exc
+
+
+def _still_running(other: BrokerVersionMismatch) -> str:
+    pid = f" (pid {other.pid})" if other.pid else ""
+    if other.pid:
+        return (f"the broker of yarp {other.broker_version}{pid} was asked to exit and still owns the archive; "
+                "it is finishing its work: try again, or see `yarp archive broker status`")
+    return (f"a broker of yarp {other.broker_version}, another version, serves this archive and is not a "
+            "process this user may stop; wait for its idle exit or stop it with that version's "
+            "`yarp archive broker stop`")
 
 
 def _start_broker(client, lock_fd: int, deadline: float) -> None:
