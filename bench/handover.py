@@ -61,7 +61,8 @@ def main() -> None:
     print(f"yarp run -- true, {rounds} rounds; the other version is {OTHER_VERSION}")
     for name, values in times.items():
         print(f"{name:>9}: median {statistics.median(values):.0f} ms, min {min(values):.0f}, max {max(values):.0f}")
-    print(f"hand-over / cold start (medians): {statistics.median(times['hand-over']) / statistics.median(times['cold']):.2f}")
+    ratio = statistics.median(times["hand-over"]) / statistics.median(times["cold"])
+    print(f"hand-over / cold start (medians): {ratio:.2f}")
 
 
 if __name__ == "__main__":

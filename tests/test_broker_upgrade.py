@@ -22,7 +22,13 @@ import time
 import pytest
 from broker_helpers import SRC, BrokerProcess, begin, broker_pids, count_rows, pid_alive, wait_gone
 from run_helpers import close_run_env, make_run_env, yarp
-from version_helpers import OTHER_VERSION, as_version, other_version_src
+from version_helpers import (
+    BEFORE_HANDOVER,
+    OTHER_VERSION,
+    as_version,
+    before_handover_src,
+    other_version_src,
+)
 
 from yarp._version import __version__
 from yarp.clients.handover import is_broker_command
@@ -92,6 +98,23 @@ def test_captures_of_another_version_replace_the_broker_and_lose_nothing(env, fi
     status = _status(env, second)
     assert status["binaryVersion"] == VERSIONS[second] and status["pid"] != old_pid
     assert broker_pids(env.archive) == [status["pid"]]
+
+
+def test_a_broker_from_before_the_hand_over_is_asked_in_a_way_it_understands(env):
+    # Its code has no notion of a hand-over; its SIGTERM runs the clean shutdown every broker has.
+    src = before_handover_src()
+    if src is None:
+        pytest.skip(f"the checkout has no commit {BEFORE_HANDOVER}")
+    old = as_version(env.environ, src)
+    old["YARP_NO_EXTENSIONS"] = "1"  # its own pure-Python twins, not this tree's compiled kernels
+    assert yarp(env, "run", "--", "true", env=old).returncode == 0
+    status = json.loads(yarp(env, "archive", "broker", "status", "--json", env=old).stdout)
+    assert "compatible" not in status, "the old command's own status"
+    procs = [_capture(env, "this") for _ in range(3)]
+    refs = [_check_capture(env, "this", proc) for proc in procs]
+    assert len(set(refs)) == 3
+    assert wait_gone(status["pid"], 10)
+    assert _status(env, "this")["binaryVersion"] == __version__
 
 
 def test_both_versions_at_once_take_turns_and_lose_nothing(env):

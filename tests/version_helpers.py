@@ -14,6 +14,7 @@ import atexit
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 
 from broker_helpers import SRC
@@ -47,6 +48,30 @@ def other_version_src() -> str:
             f.write(patched)
         _TREE.append(root)
     return _TREE[0]
+
+
+#: The last commit before clients handed over to their own version: its broker knows nothing of
+#: the hand-over, as a released broker of that time would not.
+BEFORE_HANDOVER = "7e74962"
+BEFORE_HANDOVER_VERSION = "0.0.9"
+
+
+def before_handover_src() -> str | None:
+    """A `src` directory holding `yarp` as it was at `BEFORE_HANDOVER`, as release
+    `BEFORE_HANDOVER_VERSION`; None when the checkout has no such commit (a shallow clone)."""
+    root = tempfile.mkdtemp(prefix="yarp-before-")
+    atexit.register(shutil.rmtree, root, True)
+    archive = subprocess.run(["git", "-C", os.path.dirname(SRC), "archive", BEFORE_HANDOVER, "src/yarp"],
+                             capture_output=True)
+    if archive.returncode != 0:
+        return None
+    subprocess.run(["tar", "-x", "-C", root], input=archive.stdout, check=True)
+    path = os.path.join(root, "src", "yarp", "_version.py")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(re.sub(r'__version__ = "[^"]*"', f'__version__ = "{BEFORE_HANDOVER_VERSION}"', text))
+    return os.path.join(root, "src")
 
 
 def as_version(environ: dict, src: str) -> dict:
