@@ -2,19 +2,20 @@
 """Compiled trigger scan: the typed twin of `yarp._scan_py`.
 
 Which lines of a buffer hold which trigger literals, ASCII case-insensitively,
-in one pass over the buffer and without a lowercased copy. A 64 Ki-bit table
-holds every pair of leading bytes a trigger can start with (the buffer's pair
-folded to lower case); only where the pair is in the table are the triggers
-starting with that byte compared, and a line's start is looked for backwards
-only on a match. Triggers holding an upper-case ASCII letter never match (the
-twin searches a lowercased copy); the empty trigger and those holding b"\\n"
-follow the twin's find-then-skip-the-line walk, trigger by trigger. The GIL
-is released for the scan of any buffer over `GIL_FREE_BYTES`.
+in one pass over the buffer and without a lowercased copy. A 64 KiB table
+marks every pair of bytes a trigger can start with (in either case); only
+where the buffer's pair is marked are the triggers starting with it compared,
+and a line's start is looked for backwards only on a match. Triggers holding
+an upper-case ASCII letter never match (the twin searches a lowercased copy);
+the empty trigger and those holding b"\\n" follow the twin's
+find-then-skip-the-line walk, trigger by trigger. The tables are built once
+per tuple of triggers (the classifier passes the same two tuples every time)
+and the GIL is released for the scan of any buffer over `GIL_FREE_BYTES`.
 
 The twin stays the reference: tests/test_scan.py crosses the two.
 """
 
-from libc.stdlib cimport free, malloc, qsort, realloc
+from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memchr, memset
 
 IMPLEMENTATION = "c"
@@ -23,13 +24,21 @@ __all__ = ["IMPLEMENTATION", "trigger_lines"]
 #: Buffers at least this long are scanned without the GIL (shorter ones take less than its hand-over).
 cdef Py_ssize_t _GIL_FREE_BYTES = 8192
 GIL_FREE_BYTES = _GIL_FREE_BYTES
-#: What `_tables` makes of a trigger: never matching (an upper-case letter), one of the one pass, or walked alone.
+#: What `_Tables` makes of a trigger: never matching (an upper-case letter), one of the one pass, or walked alone.
 cdef enum:
     NEVER, PLAIN, ODD
+#: Tables kept, by the identity of their tuple of triggers; emptied when full.
+cdef dict _CACHE = {}
+cdef Py_ssize_t _CACHE_SIZE = 8
 
 cdef unsigned char FOLD[256]
 for _byte in range(256):
     FOLD[_byte] = _byte + 32 if 65 <= _byte <= 90 else _byte
+
+
+cdef inline unsigned int _upper(unsigned int byte) noexcept nogil:
+    """The byte a buffer may hold for a trigger's byte: its upper case for a letter, else itself."""
+    return byte - 32 if 97 <= byte <= 122 else byte
 
 
 cdef struct Hit:
@@ -37,15 +46,118 @@ cdef struct Hit:
     Py_ssize_t index  # the trigger's index in `triggers`
 
 
+cdef class _Tables:
+    """What a tuple of triggers scans with: built once (`_tables_for`), then only read, without the GIL too."""
+
+    cdef tuple triggers
+    cdef Py_ssize_t count
+    cdef const unsigned char **text  # per trigger
+    cdef Py_ssize_t *length  # per trigger
+    cdef unsigned char *kind  # per trigger: NEVER, PLAIN or ODD
+    cdef bint odd  # whether any trigger is ODD
+    cdef Py_ssize_t *cand  # indices of the plain triggers, grouped by first byte
+    cdef int *second  # beside `cand`, each one's second byte (256: a one-byte trigger)
+    cdef Py_ssize_t first[257]  # per first byte, where its group in `cand` begins
+    cdef unsigned char *pairs  # [a << 8 | b]: a plain trigger starts with bytes a, b (either case), or is a alone
+
+    def __cinit__(self, tuple triggers):
+        cdef Py_ssize_t count = len(triggers)
+        self.triggers, self.count = triggers, count
+        self.text = <const unsigned char **>malloc((count + 1) * sizeof(void *))
+        self.length = <Py_ssize_t *>malloc((count + 1) * sizeof(Py_ssize_t))
+        self.kind = <unsigned char *>malloc(count + 1)
+        self.cand = <Py_ssize_t *>malloc((count + 1) * sizeof(Py_ssize_t))
+        self.second = <int *>malloc((count + 1) * sizeof(int))
+        self.pairs = <unsigned char *>malloc(65536)
+        if (self.text == NULL or self.length == NULL or self.kind == NULL or self.cand == NULL
+                or self.second == NULL or self.pairs == NULL):
+            raise MemoryError()
+        self._fill()
+
+    def __dealloc__(self):
+        free(self.text)
+        free(self.length)
+        free(self.kind)
+        free(self.cand)
+        free(self.second)
+        free(self.pairs)
+
+    cdef void _fill(self) except *:
+        """The per-trigger arrays, the candidate groups and the pair table."""
+        cdef Py_ssize_t k, j, length, head
+        cdef const unsigned char *t
+        cdef bint upper, newline
+        cdef Py_ssize_t sizes[256]
+        memset(sizes, 0, sizeof(sizes))
+        memset(self.pairs, 0, 65536)
+        self.odd = False
+        for k in range(self.count):
+            trigger = self.triggers[k]
+            if not isinstance(trigger, bytes):
+                raise TypeError("a trigger must be bytes")
+            t = <const unsigned char *><bytes>trigger
+            length = len(<bytes>trigger)
+            self.text[k], self.length[k] = t, length
+            upper = newline = False
+            for j in range(length):
+                upper |= 65 <= t[j] <= 90
+                newline |= t[j] == 10
+            # An upper-case letter never meets a folded byte, as in the twin's lowercased copy.
+            self.kind[k] = NEVER if upper else (ODD if length == 0 or newline else PLAIN)
+            self.odd |= self.kind[k] == ODD
+            if self.kind[k] != PLAIN:
+                continue
+            sizes[t[0]] += 1
+        self.first[0] = 0
+        for head in range(256):
+            self.first[head + 1] = self.first[head] + sizes[head]
+            sizes[head] = self.first[head]
+        for k in range(self.count):
+            if self.kind[k] == PLAIN:
+                head = self.text[k][0]
+                self.cand[sizes[head]] = k
+                self.second[sizes[head]] = self.text[k][1] if self.length[k] > 1 else 256
+                self._mark(self.text[k], self.length[k])
+                sizes[head] += 1
+
+    cdef void _mark(self, const unsigned char *t, Py_ssize_t length) noexcept:
+        """Mark the pairs of bytes the trigger starts with, in either case (every pair of a one-byte one)."""
+        cdef unsigned int a = t[0], b = t[1] if length > 1 else 0
+        if length == 1:
+            memset(self.pairs + (a << 8), 1, 256)
+            memset(self.pairs + (_upper(a) << 8), 1, 256)
+        else:
+            self.pairs[(a << 8) | b] = self.pairs[(_upper(a) << 8) | b] = 1
+            self.pairs[(a << 8) | _upper(b)] = self.pairs[(_upper(a) << 8) | _upper(b)] = 1
+
+
+cdef _Tables _tables_for(triggers):
+    """The tables of `triggers`: kept for a tuple, by its identity (the tables hold the tuple, so the
+    identity cannot pass to another while they are kept); built afresh for any other sequence."""
+    cdef object kept
+    if type(triggers) is not tuple:
+        return _Tables(tuple(triggers))
+    kept = _CACHE.get(id(triggers))
+    if kept is not None and (<_Tables>kept).triggers is triggers:
+        return <_Tables>kept
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.clear()
+    kept = _CACHE[id(triggers)] = _Tables(triggers)
+    return <_Tables>kept
+
+
 cdef struct Scan:
     const unsigned char *buf
     Py_ssize_t size
-    const unsigned char **text  # per trigger
-    Py_ssize_t *length  # per trigger
+    Py_ssize_t count_triggers
+    const unsigned char **text  # the tables' (`_Tables`), read only
+    Py_ssize_t *length
+    const unsigned char *kind
+    Py_ssize_t *cand
+    int *second
+    Py_ssize_t *first
+    const unsigned char *pairs
     Py_ssize_t *seen  # per trigger, 1 + the start of the last line it was found on (0: none yet)
-    Py_ssize_t *cand  # indices of the plain triggers, grouped by first byte
-    Py_ssize_t first[257]  # per first byte, where its group in `cand` begins
-    unsigned char pairs[8192]  # bit (a << 8 | b): a plain trigger starts with bytes a, b (or is a alone)
     Hit *hits
     Py_ssize_t count, capacity
     Py_ssize_t known, line  # the line start holding `known` (the last matched position)
@@ -88,30 +200,40 @@ cdef inline bint _same(const unsigned char *p, const unsigned char *t, Py_ssize_
     return True
 
 
+cdef int _record(Scan *s, Py_ssize_t pos, Py_ssize_t k) noexcept nogil:
+    """Trigger `k` starts at `pos`: record it for its line, once, in trigger order; -1 on no memory."""
+    cdef Py_ssize_t j, start = _line_start(s.buf, pos, s.known, s.line)
+    s.known, s.line = pos, start
+    if s.seen[k] == start + 1:
+        return 0
+    s.seen[k] = start + 1
+    if s.count == 0 or s.hits[s.count - 1].start != start:
+        s.group = s.count
+    if _add(s, start, k) < 0:
+        return -1
+    j = s.count - 1
+    while j > s.group and s.hits[j - 1].index > k:  # hits on a line come in position order
+        s.hits[j] = s.hits[j - 1]
+        j -= 1
+    s.hits[j].start, s.hits[j].index = start, k
+    return 0
+
+
 cdef int _match_at(Scan *s, Py_ssize_t pos) noexcept nogil:
-    """Record the plain triggers starting at `pos`, each once per line, in trigger order; -1 on no memory."""
+    """Record the plain triggers starting at `pos`; -1 on no memory."""
     cdef const unsigned char *p = s.buf
     cdef unsigned char head = FOLD[p[pos]]
-    cdef Py_ssize_t c, k, j, length, start
+    cdef int second = FOLD[p[pos + 1]] if pos + 1 < s.size else -1
+    cdef Py_ssize_t c, k, length
     for c in range(s.first[head], s.first[head + 1]):
+        if s.second[c] != second and s.second[c] != 256:
+            continue
         k = s.cand[c]
         length = s.length[k]
-        if length > s.size - pos or not _same(p + pos + 1, s.text[k] + 1, length - 1):
+        if length > 2 and (length > s.size - pos or not _same(p + pos + 2, s.text[k] + 2, length - 2)):
             continue
-        start = _line_start(p, pos, s.known, s.line)
-        s.known, s.line = pos, start
-        if s.seen[k] == start + 1:
-            continue
-        s.seen[k] = start + 1
-        if s.count == 0 or s.hits[s.count - 1].start != start:
-            s.group = s.count
-        if _add(s, start, k) < 0:
+        if _record(s, pos, k) < 0:
             return -1
-        j = s.count - 1
-        while j > s.group and s.hits[j - 1].index > k:  # hits on a line come in position order
-            s.hits[j] = s.hits[j - 1]
-            j -= 1
-        s.hits[j].start, s.hits[j].index = start, k
     return 0
 
 
@@ -120,19 +242,16 @@ cdef int _scan_plain(Scan *s) noexcept nogil:
     cdef const unsigned char *p = s.buf
     cdef const unsigned char *pairs = s.pairs
     cdef Py_ssize_t n = s.size, i
-    cdef unsigned int prev, cur, pair
+    cdef unsigned int prev, cur
     if n == 0:
         return 0
-    prev = FOLD[p[0]]
+    prev = p[0]
     for i in range(n - 1):
-        cur = FOLD[p[i + 1]]
-        pair = (prev << 8) | cur
-        if pairs[pair >> 3] & (1 << (pair & 7)):
-            if _match_at(s, i) < 0:
-                return -1
+        cur = p[i + 1]
+        if pairs[(prev << 8) | cur] and _match_at(s, i) < 0:
+            return -1
         prev = cur
-    pair = prev << 8  # the last byte: only a one-byte trigger can start there
-    if pairs[pair >> 3] & 1:
+    if pairs[prev << 8]:  # the last byte: only a one-byte trigger can start there
         return _match_at(s, n - 1)
     return 0
 
@@ -173,59 +292,18 @@ cdef int _by_line_then_trigger(const void *a, const void *b) noexcept nogil:
     return -1 if x.index < y.index else (1 if x.index > y.index else 0)
 
 
-cdef int _run(Scan *s, const unsigned char *kind, Py_ssize_t count) noexcept nogil:
+cdef int _run(Scan *s, bint odd) noexcept nogil:
     """The whole scan: the plain triggers in one pass, then each odd one; -1 on no memory."""
     cdef Py_ssize_t k, plain_hits
     if _scan_plain(s) < 0:
         return -1
     plain_hits = s.count
-    for k in range(count):
-        if kind[k] == ODD and _scan_odd(s, k) < 0:
+    for k in range(s.count_triggers if odd else 0):
+        if s.kind[k] == ODD and _scan_odd(s, k) < 0:
             return -1
     if s.count > plain_hits:
         qsort(s.hits, s.count, sizeof(Hit), _by_line_then_trigger)
     return 0
-
-
-cdef void _tables(Scan *s, tuple triggers, unsigned char *kind, Py_ssize_t count) except *:
-    """Fill the per-trigger arrays, the candidate groups and the pair table; sort the triggers by `kind`."""
-    cdef Py_ssize_t k, j, length, head
-    cdef const unsigned char *t
-    cdef bint upper, newline
-    cdef Py_ssize_t sizes[256]
-    memset(sizes, 0, sizeof(sizes))
-    memset(s.pairs, 0, sizeof(s.pairs))
-    for k in range(count):
-        trigger = triggers[k]
-        if not isinstance(trigger, bytes):
-            raise TypeError("a trigger must be bytes")
-        t = <const unsigned char *><bytes>trigger
-        length = len(<bytes>trigger)
-        s.text[k], s.length[k], s.seen[k] = t, length, 0
-        upper = newline = False
-        for j in range(length):
-            upper |= 65 <= t[j] <= 90
-            newline |= t[j] == 10
-        # An upper-case letter never meets a folded byte, as in the twin's lowercased copy.
-        kind[k] = NEVER if upper else (ODD if length == 0 or newline else PLAIN)
-        if kind[k] != PLAIN:
-            continue
-        sizes[t[0]] += 1
-        if length == 1:
-            for j in range(32):
-                s.pairs[(t[0] << 5) | j] = 0xFF
-        else:
-            j = (t[0] << 8) | t[1]
-            s.pairs[j >> 3] |= 1 << (j & 7)
-    s.first[0] = 0
-    for head in range(256):
-        s.first[head + 1] = s.first[head] + sizes[head]
-        sizes[head] = s.first[head]
-    for k in range(count):
-        if kind[k] == PLAIN:
-            head = s.text[k][0]
-            s.cand[sizes[head]] = k
-            sizes[head] += 1
 
 
 def trigger_lines(const unsigned char[::1] buf not None, triggers) -> dict:
@@ -235,27 +313,24 @@ def trigger_lines(const unsigned char[::1] buf not None, triggers) -> dict:
     ASCII letters (it is given in lower case; other bytes match exactly). The
     triggers of a line come in the order of `triggers`, each once.
     """
-    cdef tuple found = tuple(triggers)
-    cdef Py_ssize_t count = len(found), i, j, m, failed
+    cdef _Tables tables = _tables_for(triggers)
+    cdef tuple found = tables.triggers
+    cdef Py_ssize_t i, j, m, failed
     cdef Scan s
-    cdef unsigned char *kind
     s.buf, s.size = &buf[0] if buf.shape[0] else <const unsigned char *>b"", buf.shape[0]
+    s.count_triggers, s.text, s.length, s.kind = tables.count, tables.text, tables.length, tables.kind
+    s.cand, s.second, s.first, s.pairs = tables.cand, tables.second, tables.first, tables.pairs
     s.hits, s.count, s.capacity = NULL, 0, 0
     s.known, s.line, s.group = 0, 0, 0
-    s.text = <const unsigned char **>malloc((count + 1) * sizeof(void *))
-    s.length = <Py_ssize_t *>malloc((count + 1) * sizeof(Py_ssize_t))
-    s.seen = <Py_ssize_t *>malloc((count + 1) * sizeof(Py_ssize_t))
-    s.cand = <Py_ssize_t *>malloc((count + 1) * sizeof(Py_ssize_t))
-    kind = <unsigned char *>malloc(count + 1)
+    s.seen = <Py_ssize_t *>calloc(tables.count + 1, sizeof(Py_ssize_t))
     try:
-        if s.text == NULL or s.length == NULL or s.seen == NULL or s.cand == NULL or kind == NULL:
+        if s.seen == NULL:
             raise MemoryError()
-        _tables(&s, found, kind, count)
         if s.size >= _GIL_FREE_BYTES:
             with nogil:
-                failed = _run(&s, kind, count)
+                failed = _run(&s, tables.odd)
         else:
-            failed = _run(&s, kind, count)
+            failed = _run(&s, tables.odd)
         if failed:
             raise MemoryError()
         result = {}
@@ -272,8 +347,4 @@ def trigger_lines(const unsigned char[::1] buf not None, triggers) -> dict:
         return result
     finally:
         free(s.hits)
-        free(s.text)
-        free(s.length)
         free(s.seen)
-        free(s.cand)
-        free(kind)

@@ -11,6 +11,10 @@ from __future__ import annotations
 IMPLEMENTATION = "py"
 __all__ = ["IMPLEMENTATION", "trigger_lines"]
 
+#: Per trigger scanned, its distinct bytes; emptied when it holds `_KEPT` (callers pass a few fixed tuples).
+_DISTINCT: dict[bytes, tuple[int, ...]] = {}
+_KEPT = 1024
+
 
 def trigger_lines(buf: bytes, triggers: tuple[bytes, ...]) -> dict[int, tuple[bytes, ...]]:
     """Per start offset of a line of `buf` holding a trigger, the triggers found on it.
@@ -30,7 +34,12 @@ def trigger_lines(buf: bytes, triggers: tuple[bytes, ...]) -> dict[int, tuple[by
     size = len(low)
     present: dict[int, bool] = {}  # per byte asked, whether the buffer holds it
     for trigger in triggers:
-        for byte in dict.fromkeys(trigger):
+        distinct = _DISTINCT.get(trigger)
+        if distinct is None:
+            if len(_DISTINCT) >= _KEPT:
+                _DISTINCT.clear()
+            distinct = _DISTINCT[trigger] = tuple(dict.fromkeys(trigger))
+        for byte in distinct:
             held = present.get(byte)
             if held is None:
                 held = present[byte] = byte in low
