@@ -207,8 +207,9 @@ def test_a_pack_adds_salience_entries_that_the_cap_uses(tmp_path, monkeypatch):
     pack = tmp_path / "pack.toml"
     pack.write_text('version = 1\n[[salience]]\nclass = "failure"\npattern = "^DEPLOY HALTED "\n'
                     'triggers = ["deploy halted"]\n')
-    data = ("".join(f"step {i} fine\n" for i in range(600)) + "DEPLOY HALTED at stage 3\n"
-            + "".join(f"after {i}\n" for i in range(600))).encode()
+    # Every line starts alike, so the halted one is not rare: only its class can surface it.
+    data = ("".join(f"DEPLOY step {i} fine\n" for i in range(600)) + "DEPLOY HALTED at stage 3\n"
+            + "".join(f"DEPLOY after {i}\n" for i in range(600))).encode()
     try:
         salience.use_pack_entries(())
         assert b"DEPLOY HALTED at stage 3" not in cap_text(data, cap=1024, archive_ref="yr_" + "0" * 32)

@@ -27,10 +27,10 @@ class Family(Record):
 
     __slots__ = ("name", "evidence", "search_hint", "counters", "count_lines_as", "secondary", "primary",
                  "secondary_share", "noise", "min_context", "section", "evidence_share", "locations", "file_starts",
-                 "fixable")
+                 "fixable", "generic")
     _defaults = {"counters": (), "count_lines_as": None, "secondary": (), "primary": (), "secondary_share": 0,
                  "noise": (), "min_context": 0, "section": None, "evidence_share": 50, "locations": (),
-                 "file_starts": False, "fixable": ()}
+                 "file_starts": False, "fixable": (), "generic": False}
     name: str
     evidence: tuple[bytes, ...]
     search_hint: str
@@ -62,6 +62,10 @@ class Family(Record):
     #: A finding holding one of these is one its tool repairs itself (ruff's `[*]`): its
     #: location block is secondary, so the findings left for the reader come first.
     fixable: tuple[bytes, ...]
+    #: The global view judges these outputs at least as well as this family's selection
+    #: (docs/design/view.md): a shipped rule of the family leaves the stream to the cap,
+    #: while a rule with its own `keep`/`drop` patterns still reduces with them.
+    generic: bool
 
 
 #: Lines that only say a test passed.
@@ -97,6 +101,7 @@ FAMILIES: dict[str, Family] = {
         fixable=(b" [*] ",),
         noise=(b"\n   Compiling ", b"\n  Downloaded ", b"\n  Downloading ", b"\nDownloading ",
                b"\nCollecting ", b"\n  Using cached "),
+        generic=True,
     ),
     "search": Family("search", (), "term|alternate", count_lines_as="matches", file_starts=True),
     "diff": Family(

@@ -109,6 +109,8 @@ def reduce_stream(
     if rule is None or rule.action != "reduce" or rule.reducer not in FAMILIES:
         return _copy(src_path, dst_path)
     family = FAMILIES[rule.reducer]
+    if family.generic and not (rule.keep_patterns or rule.drop_patterns):
+        return _copy(src_path, dst_path)
     limits = rule.limits_for(exit_code)
     if family.min_context and os.path.getsize(src_path) <= min(DEFAULT_CAP_BYTES, limits.max_output_bytes):
         # A log the default view shows whole keeps every full id, author and date.

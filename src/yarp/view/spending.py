@@ -17,6 +17,8 @@ from __future__ import annotations
 from yarp.view.ranking import diverse, heading, kind
 from yarp.view.salience import Classifier, is_blank
 
+#: What marks a finding its tool fixes by itself (ruff, `[*]`).
+FIXABLE = b" [*] "
 #: Give up a phase after this many candidates in a row did not fit.
 MAX_MISSES = 64
 #: Lines after an anchor a block that did not fit whole may still show (its source, caret and
@@ -51,16 +53,41 @@ def spend_alike(view, units: list, sal: Classifier) -> None:
 
 
 def spend_on_blocks(view, blocks: list, sal: Classifier) -> None:
-    """Every block's core first: its anchor line with its lead (location, source, caret), or a
-    location with its finding, and the heading it sits under, the first of each kind before a
-    second alike (`ranking.diverse`); then the line after each anchor or its block's last line,
-    up to `FOLLOWING_LINES` after each anchor and the lead lines; then the blocks whole, in the
-    same order, with at most `WHOLE_SHARE` percent of the budget. The rest of a block is
-    context the view leaves out."""
+    """Spend on failure or location blocks in three rounds: the first `MAX_ALIKE` blocks of each kind,
+    then the others of a kind already seen (forty `B101 assert_used` findings do not push out the
+    location of the one `High` finding) and the findings the tool fixes itself (`[*]`). Each round: every block's core first: its anchor line with
+    its lead (location, source, caret), or a location with its finding, and the heading it sits
+    under, the first of each kind before a second alike (`ranking.diverse`); then the line after
+    each anchor or its block's last line, the lines naming where its frames were, up to
+    `FOLLOWING_LINES` after each anchor and the lead lines. Then the blocks whole, in the same order,
+    with at most `WHOLE_SHARE` percent of the budget. The rest of a block is context the view leaves
+    out."""
     streams = view.streams
     location = sal.location
     parts = [(u.stream, start, head, anchor, end) for u in blocks for start, head, anchor, end in u.parts]
-    parts = diverse(parts, [kind(streams[p[0]], p[3], location) for p in parts])
+    # A location block's kind is its finding's (`F841 Local variable …` above ` --> pkg/m.py:5:5`).
+    keys = [kind(streams[p[0]], p[2], location) for p in parts]
+    seen: dict[bytes, int] = {}
+    rounds: tuple[list, list, list] = ([], [], [])
+    for part, key in zip(diverse(parts, keys), diverse(keys, keys)):
+        seen[key[0]] = seen.get(key[0], 0) + 1
+        # A finding its tool repairs itself (ruff's `[*]`) waits for the ones left to the reader.
+        fixable = FIXABLE in streams[part[0]].lines[part[2]]
+        rounds[2 if fixable else int(seen[key[0]] > MAX_ALIKE)].append(part)
+    for chosen in rounds:
+        _spend_on_parts(view, chosen, location)
+    start, share = view.used, view.budget * WHOLE_SHARE // 100
+    for unit in diverse(blocks, [kind(streams[u.stream], u.parts[0][2], location) for u in blocks]):
+        for index in range(unit.start, unit.end + 1):
+            if view.used - start > share or view.full():
+                return
+            view.add(unit.stream, [index])
+
+
+def _spend_on_parts(view, parts: list, location) -> None:
+    """The cores of `parts` ((stream, start, head, anchor, end) each, in order), then their messages
+    and last lines, the lines following their anchors, where their frames were, and their leads."""
+    streams = view.streams
     misses = 0
     for number, start, head, anchor, _ in parts:
         if misses >= MAX_MISSES or view.full():
@@ -78,12 +105,6 @@ def spend_on_blocks(view, blocks: list, sal: Classifier) -> None:
                 if misses >= MAX_MISSES or view.full() or not view.add(number, [index]):
                     misses += 1
                     break
-    start, share = view.used, view.budget * WHOLE_SHARE // 100
-    for unit in diverse(blocks, [kind(streams[u.stream], u.parts[0][2], location) for u in blocks]):
-        for index in range(unit.start, unit.end + 1):
-            if view.used - start > share or view.full():
-                return
-            view.add(unit.stream, [index])
 
 
 def _message_and_last(lines, start: int, head: int, anchor: int, end: int, location) -> list[int]:
