@@ -40,6 +40,8 @@ _RUN_STEPS = {
 }
 #: A segment call's begin: the full identity of the call the run begins itself, instead of `session`.
 _BEGIN_CALL_FIELDS = frozenset({"step", "target", "startedAtMs", "argv", "cwd"})
+#: A capture whose spool could not take every byte: `spoolError`, the errno of the failed write.
+_CAPTURE_SPOOL_ERROR_FIELDS = _RUN_STEPS["capture"] | {"spoolError"}
 _MAX_ARGV = 4096
 
 
@@ -161,7 +163,8 @@ def run_request(obj):
     run = obj["run"]
     step = run.get("step") if type(run) is dict else None
     if step not in _RUN_STEPS or (run.keys() != _RUN_STEPS[step]
-                                  and not (step == "begin" and run.keys() == _BEGIN_CALL_FIELDS)):
+                                  and not (step == "begin" and run.keys() == _BEGIN_CALL_FIELDS)
+                                  and not (step == "capture" and run.keys() == _CAPTURE_SPOOL_ERROR_FIELDS)):
         raise ValidationError("run request step is unknown or its fields are not the expected set")
     if step == "begin":
         if "session" in run:
@@ -182,5 +185,6 @@ def run_request(obj):
     packs = run["rulePacks"]
     if type(packs) is not list or len(packs) > MAX_PACKS or not all(type(p) is str for p in packs):
         raise ValidationError(f"run request rulePacks must be at most {MAX_PACKS} paths")
+    spool_error = _run_int(run["spoolError"], "spoolError", 1, 4095) if "spoolError" in run else None
     return RunCapture(deadline, target, argv, status, signum, run["pruning"], tuple(packs), cap,
-                      _run_spool(run["spool"]))
+                      _run_spool(run["spool"]), spool_error)

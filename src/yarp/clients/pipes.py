@@ -129,7 +129,7 @@ class Stream:
     """One pipe from the command: its read end, the spool file it fills, and our descriptor it
     passes through to (pass-through mode) or is emitted to later (view mode)."""
 
-    __slots__ = ("rfd", "spool_fd", "out_fd", "tee", "splice", "error", "small")
+    __slots__ = ("rfd", "spool_fd", "out_fd", "tee", "splice", "error", "small", "unspooled")
 
     def __init__(self, rfd: int, spool_fd: int, out_fd: int, tee: bool) -> None:
         self.rfd = rfd
@@ -137,8 +137,11 @@ class Stream:
         self.out_fd = out_fd
         self.tee = tee
         self.splice = not tee
-        self.error: OSError | None = None  # a spool write that failed: the capture fails with it
+        #: A spool write that failed (the spool is full): nothing more is spooled, the rest passes through.
+        self.error: OSError | None = None
         self.small = True  # the pipe still has its default size
+        #: What a failed spool write left unwritten, for `pass_through` to write out after the spooled bytes.
+        self.unspooled = b""
 
     def _enlarge(self) -> None:
         # A full default pipe (64 KiB): large output. A 1 MiB pipe (the unprivileged limit)
@@ -152,15 +155,43 @@ class Stream:
         except (ImportError, AttributeError, OSError):
             pass
 
+    def pass_through(self, stdio: Stdio) -> None:
+        """Pass the command's bytes through as they come from here on: first write out exactly
+        what was spooled so far, and what a failed spool write left over, so the reader gets
+        every byte once and in order."""
+        if not self.tee and stdio.open(self.out_fd):
+            spooled = os.lseek(self.spool_fd, 0, os.SEEK_CUR)
+            try:
+                copy_range(self.spool_fd, self.out_fd, 0, spooled)
+                _write_all(self.out_fd, self.unspooled)
+            except OSError:
+                stdio.gone.add(self.out_fd)
+        self.unspooled = b""
+        self.tee = True
+        self.splice = False
+
+    def _spool(self, data: bytes) -> None:
+        view = memoryview(data)
+        done = 0
+        try:
+            while done < len(data):
+                done += os.write(self.spool_fd, view[done:])
+        except OSError as exc:
+            self.error = exc
+            if not self.tee:
+                self.unspooled = data[done:]
+
     def move(self, stdio: Stdio) -> bool:
-        """Move what the pipe holds; False at end of file."""
-        if self.splice and self.error is None:
+        """Move what the pipe holds; False at end of file. A spool write that fails sets `error`,
+        and in view mode keeps what it left unwritten until the runner passes the stream through."""
+        if self.splice:
             try:
                 moved = os.splice(self.rfd, self.spool_fd, _CHUNK)
             except OSError as exc:
+                self.splice = False  # a file system without splice, or a failed spool: copy instead
                 if exc.errno != _EINVAL:
                     self.error = exc
-                self.splice = False  # a file system without splice, or a failed spool: copy instead
+                    return True  # nothing was taken from the pipe: read once the runner has decided
             else:
                 if moved >= 65536 and self.small:
                     self._enlarge()
@@ -175,10 +206,9 @@ class Stream:
             # not finish into a larger buffer.
             self._enlarge()
         if self.error is None:
-            try:
-                _write_all(self.spool_fd, data)
-            except OSError as exc:
-                self.error = exc
+            self._spool(data)
+        elif not self.tee:
+            self.unspooled += data  # the spool failed and nobody passed the stream through: keep it
         if self.tee and self.out_fd in stdio.gone:
             return False  # the reader left while we were not passing through: close, as below
         if self.tee and stdio.open(self.out_fd):
@@ -265,7 +295,7 @@ def copy_range(src: int, dst: int, start: int, end: int) -> None:
         offset += len(data)
 
 
-def pump(streams: list, stdio: Stdio, wake_fd: int, check=None) -> list:
+def pump(streams: list, stdio: Stdio, wake_fd: int, check=None, spool_failed=None) -> list:
     """Move the command's pipes into the spool (and through, in pass-through mode) until end of file.
 
     End of file comes once every process holding a pipe has closed it: the
@@ -277,7 +307,7 @@ def pump(streams: list, stdio: Stdio, wake_fd: int, check=None) -> list:
     `LEFT_BEHIND_S` for processes the command left behind: the streams still
     open then are returned, for `hand_over`. `check`, when given, is called
     once after `READER_CHECK_BYTES` of stdout or `READER_CHECK_MS`, whichever
-    comes first.
+    comes first; `spool_failed` once, right after a spool write failed.
     """
     import select
 
@@ -332,7 +362,13 @@ def pump(streams: list, stdio: Stdio, wake_fd: int, check=None) -> list:
                             close(stream)
                 continue
             stream = live.get(fd)
-            if stream is not None and not stream.move(stdio):
+            if stream is None:
+                continue
+            moved = stream.move(stdio)
+            if stream.error is not None and spool_failed is not None:
+                spool_failed()
+                spool_failed = None
+            if not moved:
                 close(stream)
                 if stream.out_fd in stdio.gone:
                     for other in list(live.values()):

@@ -62,7 +62,6 @@ from yarp.clients.pipes import (
     FileRange,
     Stdio,
     Stream,
-    copy_range,
     emit_quietly,
     hand_over,
     pipe_read_in_pipeline,
@@ -78,6 +77,7 @@ ARCHIVE_TIMEOUT_S = 30.0
 #: command anyway: the broker start-up bound, so a cold start still gets archived.
 BEGIN_TIMEOUT_S = 5.0
 _SPOOL_SUFFIXES = (".stdout", ".stderr", ".stdout.view", ".stderr.view")
+_SPOOL_FULL = (28, 122, 27)  # ENOSPC, EDQUOT, EFBIG: the spool cannot take more bytes
 
 
 class Spool:
@@ -229,21 +229,27 @@ class Runner:
             return _archive_error(exc, "archive unavailable")
         return None
 
-    def _archive(self, spool: Spool, status: int, signum: int | None) -> tuple[str, str]:
-        """Capture the streams durably (the broker writes the view); return the files to emit."""
+    def _archive(self, spool: Spool, status: int, signum: int | None, spool_error=None) -> tuple[str, str]:
+        """Capture the streams durably (the broker writes the view); return the files to emit. After a
+        spool write failed, the spool's bytes are archived as the first ones, marked incomplete."""
         config = self.config
         viewing = not self.passing
-        reply = self._ask({
+        fields = {
             "step": "capture", "target": self.target, "argv": self.argv, "status": status, "signal": signum,
             # Pass-through: the streams were shown as they came, so the view is the exact streams.
             "pruning": config.pruning_enabled and viewing, "rulePacks": list(config.rule_packs),
             "capBytes": config.cap_bytes if viewing else 0,
             "spool": {"stdout": declared(spool.stdout_before), "stderr": declared(spool.stderr_before),
                       "stdoutAfter": spool.stdout_after, "stderrAfter": spool.stderr_after},
-        })
+        }
+        if spool_error is not None:
+            fields["spoolError"] = spool_error.errno or 5  # EIO when the error has no number
+        reply = self._ask(fields)
         warning = reply.get("warning")
         if isinstance(warning, str):
             stderr_line(f"yarp: {warning}\n")
+        if spool_error is not None:
+            stderr_line(_spool_failed_line(spool, spool_error, reply.get("archiveRef")))
         return (spool.stdout_after if reply.get("stdoutAfter") is True else spool.stdout_before,
                 spool.stderr_after if reply.get("stderrAfter") is True else spool.stderr_before)
 
@@ -347,15 +353,14 @@ class Runner:
                 return status
             status = exit_status(returncode)
             self.signum = -returncode if returncode < 0 else None
+            # A spool that took only the first bytes: the output passed through (`_pass_from_here`).
             spool_error = next((s.error for s in streams if s.error is not None), range_error)
             begin_error = self._settle_begin(begin_pending, begin_error)
-            if begin_error is None and spool_error is not None:
-                begin_error = _archive_error(spool_error, "spool failed")
             if begin_error is not None:
                 return self._fallback(spool, status, begin_error)
             self.deadline = time.monotonic() + ARCHIVE_TIMEOUT_S
             try:
-                stdout_path, stderr_path = self._archive(spool, status, self.signum)
+                stdout_path, stderr_path = self._archive(spool, status, self.signum, spool_error)
             except Exception as exc:  # noqa: BLE001 - as in `_settle_begin`
                 return self._fallback(spool, status, _archive_error(exc, "spool failed"))
             if not self.passing:
@@ -373,7 +378,7 @@ class Runner:
         if standalone and not self.passing and 1 in stdio.watch:
             def check():
                 self._reader_in_pipeline(streams, spool)
-        left_behind = pump(streams, stdio, wake_fd, check)
+        left_behind = pump(streams, stdio, wake_fd, check, lambda: self._pass_from_here(streams))
         if left_behind:
             hand_over(left_behind, stdio)
             stderr_line("yarp: processes the command left running still write to its output; "
@@ -396,22 +401,20 @@ class Runner:
         passes through as it comes: the reader gets the bytes it would get
         without YARP, and the streams are archived as they are.
         """
-        if self.checked:
+        if self.checked or self.passing:
             return
         self.checked = True
-        if not pipe_read_in_pipeline(1):
-            return
-        self.passing = True
-        stdio = self.stdio
-        for stream in streams:
-            emitted = os.lseek(stream.spool_fd, 0, os.SEEK_CUR)
-            if stdio.open(stream.out_fd) and emitted:
-                try:
-                    copy_range(stream.spool_fd, stream.out_fd, 0, emitted)
-                except OSError:
-                    stdio.gone.add(stream.out_fd)
-            stream.tee = True
-            stream.splice = False
+        if pipe_read_in_pipeline(1):
+            self._pass_from_here(streams)
+
+    def _pass_from_here(self, streams: list) -> None:
+        """Pass the output through from here on, what was spooled first (`Stream.pass_through`):
+        when a reader in our own pipeline waits for it, or when the spool cannot take more bytes,
+        so the view of a partial spool never stands for the command's output."""
+        if not self.passing:
+            self.passing = True
+            for stream in streams:
+                stream.pass_through(self.stdio)
 
     def _finish_preflight(self, status: int, begin_error) -> None:
         """A call the run began itself whose command never started finishes as not executed."""
@@ -431,6 +434,15 @@ class Runner:
             emit_quietly(spool.stderr_before, 2, self.stdio)
         stderr_line(f"yarp: archive failed after command execution: {error.message}\n")
         return status
+
+
+def _spool_failed_line(spool: Spool, error: OSError, ref) -> str:
+    """The one line that says the spool could not take the whole output, and what is archived."""
+    out, err = (os.stat(path).st_size for path in (spool.stdout_before, spool.stderr_before))
+    return (f"yarp: the spool in {os.path.dirname(spool.stdout_before)} "
+            f"{'was full' if error.errno in _SPOOL_FULL else 'failed'} ({error.strerror or 'I/O error'}): only the "
+            f"first {out} bytes of stdout and {err} of stderr are archived{f' as {ref}' if isinstance(ref, str) else ''}"
+            ", marked incomplete; the output passed through whole\n")
 
 
 def _archive_error(exc: Exception, what: str):

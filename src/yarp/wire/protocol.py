@@ -189,10 +189,12 @@ class RunBegin(Record):
 
 
 class RunCapture(Record):
-    """A finished command's streams to capture, with what its view needs (rules, the cap)."""
+    """A finished command's streams to capture, with what its view needs (rules, the cap), and the
+    errno of a spool write that failed (the spool files then hold only the streams' first bytes)."""
 
     __slots__ = ("deadline_ms", "target", "argv", "status", "signal", "pruning", "rule_packs", "cap_bytes",
-                 "spool")
+                 "spool", "spool_error")
+    _defaults = {"spool_error": None}
     deadline_ms: int
     target: RunTarget
     argv: tuple[str, ...]
@@ -202,6 +204,7 @@ class RunCapture(Record):
     rule_packs: tuple[str, ...]
     cap_bytes: int
     spool: SpoolFiles
+    spool_error: int | None
 
 
 class RunNotStarted(Record):

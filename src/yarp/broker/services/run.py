@@ -14,8 +14,10 @@ already loaded, in at most two requests per run:
   write the pruned and capped view into the runner's after files
   (`yarp.view.visible`), then one composite request: the stream capture and,
   for a call the run began itself (standalone or segment), its result
-  (`{"exitCode", "signal"}`) and finish (one savepoint, one commit). The
-  reply says which after files to emit.
+  (`{"exitCode", "signal"}`, and `"incomplete"`, the reason, when the
+  request's `spoolError` says the spool files hold only the streams' first
+  bytes) and finish (one savepoint, one commit). The reply says which after
+  files to emit.
 * `not_started` (a call the run began itself, the command could not be
   started): finish the call as not executed.
 
@@ -26,7 +28,8 @@ Request shape (validated strictly; unknown fields fail)::
     {…, "run": {"step": "begin", "target": OWN_TARGET, "startedAtMs": T, "argv": [...], "cwd": D}}
     {…, "run": {"step": "capture", "target": TARGET, "argv": [...], "status": N, "signal": N|null,
                 "pruning": bool, "rulePacks": [...], "capBytes": N,
-                "spool": {"stdout": FILE, "stderr": FILE, "stdoutAfter": PATH, "stderrAfter": PATH}}}
+                "spool": {"stdout": FILE, "stderr": FILE, "stdoutAfter": PATH, "stderrAfter": PATH},
+                ["spoolError": ERRNO]}}
     {…, "run": {"step": "not_started", "target": TARGET, "status": N}}
 
 TARGET is `{"session": S}` for a standalone run, `{"agent", "account",
@@ -38,6 +41,7 @@ segment call the run began itself (`--archive-parent`); FILE is
 
 from __future__ import annotations
 
+import errno
 import os
 
 from yarp.broker.services.shared import CallState, now_ms, prepare_composite
@@ -45,6 +49,8 @@ from yarp.errors import NotFound, UsageError, ValidationError
 from yarp.wire import operations as ops
 from yarp.wire import protocol
 
+#: A view file the spool directory has no room for: ENOSPC, EDQUOT, EFBIG.
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 #: Agent, tool and call id of standalone runs (a person or script typing `yarp run`).
 STANDALONE_AGENT = "yarp-run"
 STANDALONE_TOOL = "shell"
@@ -117,8 +123,15 @@ class RunService:
                     # A broken rule pack costs the pruning, never the archive.
                     warning = f"rules not applied: {exc.message}"
         broker = self.broker
-        out_after, err_after = await broker.work(files.stdout.size + files.stderr.size, write_view, rule,
-                                                 run.status, run.cap_bytes, files, ref)
+        try:
+            out_after, err_after = await broker.work(files.stdout.size + files.stderr.size, write_view, rule,
+                                                     run.status, run.cap_bytes, files, ref)
+        except OSError as exc:
+            if exc.errno not in _FULL:
+                raise
+            # The spool directory has no room for the view: the streams, whole, are the view.
+            out_after = err_after = False
+            warning = "; ".join(filter(None, (warning, f"view not written ({exc.strerror}): the output is shown whole")))
         now = now_ms()
         # What preparation reads: the before files (sizes checked as declared) and any view file.
         snapshot_bytes = files.stdout.size + files.stderr.size
@@ -132,6 +145,8 @@ class RunService:
         operations: tuple = (capture,)
         if own:
             result = {"exitCode": run.status, "signal": run.signal}
+            if run.spool_error is not None:
+                result["incomplete"] = _incomplete(run.spool_error, files)
             operations += (ops.ResultBefore(session, call_id, result, now),
                            ops.FinishCall(session, call_id, result, run.status != 0, True, now))
         prepared = await prepare_composite(broker, request, operations, snapshot_bytes)
@@ -152,6 +167,13 @@ class RunService:
         outcome = await self.broker.submit_operation(request, operation, run.deadline_ms)
         self.warm.forget(ops.source_key(operation))
         return protocol.reply_ok(outcome.archive_ref)
+
+
+def _incomplete(errno: int, files) -> str:
+    """A run's result when its spool could not take every byte: what is archived, and why."""
+    return (f"the spool could not take the whole output ({os.strerror(errno)}): only the first "
+            f"{files.stdout.size} bytes of stdout and {files.stderr.size} bytes of stderr are archived; "
+            "the rest was passed through, not archived")
 
 
 def _declared(path: str) -> ops.StreamFile:
