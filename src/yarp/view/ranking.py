@@ -24,7 +24,7 @@ grow with the lines it leaves out.
 from __future__ import annotations
 
 #: Lines of each stream's end kept first, and the most bytes they may take.
-END_LINES = 2
+END_LINES = 6
 END_BYTES = 400
 #: How far above an indented finding its heading is looked for.
 HEADING_REACH = 200

@@ -14,9 +14,10 @@ its bytes by the classes this module gives lines:
                                a line whose first word is rare in repetitive output (`rare_lines`):
                                `both modified:` among 220 `modified:` lines
     warning                    warnings
-    note                       a line labelled `note:` or `help:` (after its location): it explains
-                               a finding, and a word such as `failed` later in it does not make it one;
-                               classed plain
+    note                       a line labelled `note:` or `help:` (after its location), or a line
+                               of quoted source behind its number (`5<tab>assert x`, `  10 |   f();`):
+                               it explains a finding, and a word such as `failed` or `assert` in it
+                               does not make it one; classed plain
     plain                      everything else; `noise` marks plain lines not worth
                                showing even as context (PASSED/ok lines, progress bars)
 
@@ -372,9 +373,14 @@ def block_units(lines: list[bytes], classes: dict[int, str], stream: int, sal: C
                     end = forward
                     forward += 1
                     continue
-                if (is_blank(line) and forward + 1 < total and forward + 1 - index <= sal.max_lines
+                if ((is_blank(line) or line.rstrip().endswith(b":")) and forward + 1 < total
+                        and forward + 1 - index <= sal.max_lines
                         and classes.get(forward + 1) not in ("summary", "header")
                         and sal.continuation.search(lines[forward + 1])):
+                    # A blank line inside the block, or a line that introduces the indented lines
+                    # after it (`Read at 0x… by goroutine 9:` before its frames).
+                    if not is_blank(line):
+                        end = forward
                     forward += 1
                     continue
                 break
