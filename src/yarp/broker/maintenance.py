@@ -76,6 +76,8 @@ class Maintenance:
         self.jobs: collections.deque[_Job] = collections.deque()
         #: A batch ran since the last step: the next turn is the prune's.
         self.owed = False
+        #: The last step committed: the next turn is the writer's checkpoint check, not another step.
+        self._settle = False
         #: Set from the loop when the broker shuts down: stop between two steps.
         self.stopping = False
 
@@ -100,11 +102,18 @@ class Maintenance:
         return job.pruner.progress() if job is not None and job.pruner is not None else None
 
     def step(self) -> None:
-        """One step of the first prune (beginning it if new); answer it when it ends."""
-        self.owed = False
+        """One turn of the first prune: a step (beginning it if new), or the checkpoint check after
+        one; answer the prune when it ends. A checkpoint is a turn of its own, so a batch waiting
+        behind a step does not also wait for the checkpoint after it."""
+        batch_ran, self.owed = self.owed, False
         if self.stopping:
             self.abandon()
             return
+        if self._settle:
+            self._settle = False
+            if not batch_ran:  # (a batch's commit made that check itself)
+                self._after_step()
+                return
         job = self.jobs[0]
         if job.pruner is None and not self._begin(job):
             return
@@ -124,13 +133,14 @@ class Maintenance:
             return
         finally:
             writer.in_transaction = False
-        self._after_step()
+        self._settle = not done
         if done:
             pruner = job.pruner
             self.broker.log_threadsafe("prune_done", calls=pruner.pruned_calls, payloads=pruner.removed_payloads,
                                        pages=pruner.vacuumed_pages, steps=pruner.steps,
                                        ms=int((time.monotonic() - job.started) * 1000))
             self._end(job, protocol.reply_of(Outcome(pruned_calls=pruner.pruned_calls)), True)
+            self._after_step()  # answered first: the checkpoint is not the client's wait
         elif time.monotonic() - job.told >= PRUNE_PROGRESS_INTERVAL_S:
             self._tell(job)
 
