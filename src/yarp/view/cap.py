@@ -319,7 +319,7 @@ def _select(view: _View, sal: Classifier) -> None:
     for number, stream in enumerate(streams):
         if stream.markers.reduced and len(stream.lines):
             view.add(number, [0])  # a reducer's summary line says what the view is
-        for index in ends(stream.lines, stream.final_newline, stream.markers.is_marker):
+        for index in ends(stream.lines, stream.final_newline, stream.markers.is_marker, view.budget):
             view.add(number, [index])
     units = []
     for number, stream in enumerate(streams):

@@ -45,16 +45,18 @@ _QUOTES = {ord("'"): ord("'"), ord('"'): ord('"'), ord("`"): ord("`")}
 _DIGITS = bytes.maketrans(b"0123456789", b"##########")
 
 
-def ends(lines, final_newline: bool, is_marker) -> list[int]:
-    """The last `END_LINES` non-blank lines that are not markers, within `END_BYTES`, last first."""
+def ends(lines, final_newline: bool, is_marker, budget: int) -> list[int]:
+    """The last `END_LINES` non-blank lines that are not markers, within `END_BYTES` and an eighth of
+    the view's `budget`, last first."""
     out: list[int] = []
     used = 0
+    most = min(END_BYTES, budget // 8)
     index = len(lines) - 1
     while index >= 0 and len(out) < END_LINES and len(lines) - index <= 16:
         line = lines[index]
         if line.strip(b" \t\r") and not is_marker(index, line):
             used += len(line) + 1
-            if used > END_BYTES:
+            if used > most and out:
                 break
             out.append(index)
         index -= 1
