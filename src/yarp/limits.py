@@ -133,6 +133,22 @@ FAST_PATH_MAX_DEPTH = 64
 #: Payloads at least this large are hashed on a helper thread while they are
 #: compressed (hashlib and zstandard both release the GIL on large buffers).
 PARALLEL_HASH_BYTES = 8 * 1024 * 1024
+#: A stream or source-output file at least this large is hashed, compressed and
+#: stored in chunks from the file instead of being read whole
+#: (`yarp.archive.file_payload`; overridable by YARP_BROKER_CHUNKED_BYTES).
+CHUNKED_FILE_BYTES = 16 * 1024 * 1024
+#: Bytes such a file is read (and its body copied into SQLite) per step
+#: (overridable by YARP_BROKER_CHUNK_BYTES).
+FILE_CHUNK_BYTES = 1024 * 1024
+#: Compressed output of a chunked payload kept in memory before it moves to an
+#: anonymous temporary file beside its source.
+SPILL_BYTES = 8 * 1024 * 1024
+#: Bytes of a payload row besides its body (digest, compression, length and the
+#: record header: 47 to 53), with a margin. SQLite refuses a row longer than
+#: SQLITE_LIMIT_LENGTH, so the largest payload is that limit minus this
+#: (999,999,936 bytes with SQLite's default limit; lowered, never raised, by
+#: YARP_BROKER_PAYLOAD_LIMIT).
+PAYLOAD_ROW_OVERHEAD_BYTES = 64
 
 # --- SQLite -------------------------------------------------------------------
 SQLITE_BUSY_TIMEOUT_MS = 250

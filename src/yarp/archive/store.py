@@ -20,6 +20,7 @@ import secrets
 import sqlite3
 from dataclasses import dataclass
 
+from yarp.archive.file_payload import FileBody, insert_file_payload
 from yarp.archive.file_pin import FilePin
 from yarp.archive.prepare import Prepared, SnapshotSpec, prepare
 from yarp.archive.prune import Pruner
@@ -496,11 +497,14 @@ class ArchiveStore:
             p = spec.payload
             if not known.has_payload(p.sha256):  # before and after often share one payload
                 known.add_payload(p.sha256)
-                execute(
-                    "INSERT OR IGNORE INTO payloads (sha256, compression, uncompressed_byte_length, body)"
-                    " VALUES (?, ?, ?, ?)",
-                    (p.sha256, p.compression, p.length, p.body),
-                )
+                if type(p.body) is FileBody:  # a large file's body, copied into its row in chunks
+                    insert_file_payload(self.conn, p)
+                else:
+                    execute(
+                        "INSERT OR IGNORE INTO payloads (sha256, compression, uncompressed_byte_length, body)"
+                        " VALUES (?, ?, ?, ?)",
+                        (p.sha256, p.compression, p.length, p.body),
+                    )
             execute(
                 "INSERT INTO snapshots (tool_call_id, subject, stage, media_type, source_completeness,"
                 " captured_at_ms, payload_sha256) VALUES (?, ?, ?, ?, ?, ?, ?)",

@@ -19,9 +19,10 @@ import os
 import time
 
 from yarp.archive.codec import Payload, bytes_payload
+from yarp.archive.file_payload import payload_limit
 from yarp.archive.prepare import Prepared, SnapshotSpec, prepare
 from yarp.errors import ValidationError
-from yarp.limits import MAX_SEQUENCE_CACHE_KEYS, MAX_STREAM_FILE_BYTES
+from yarp.limits import MAX_SEQUENCE_CACHE_KEYS
 from yarp.wire import operations as ops
 
 #: Calls remembered between their first and last request (the broker's sequence-cache bound).
@@ -196,9 +197,11 @@ def prepare_parts(operations: tuple[ops.ArchiveOperation, ...], sources: dict[in
         if data is not None:
             if not isinstance(op, ops.ResultBefore) or op.full_output is not None:
                 raise ValidationError("a source output belongs to a result_before that names no file")
-            if (data.length if isinstance(data, Payload) else len(data)) > MAX_STREAM_FILE_BYTES:
-                raise ValidationError(f"source output is larger than {MAX_STREAM_FILE_BYTES} bytes")
-            spec = SnapshotSpec("source_output", "before", data if isinstance(data, Payload) else bytes_payload(data))
+            payload = data if isinstance(data, Payload) else bytes_payload(data)
+            if len(payload.body) > payload_limit():
+                raise ValidationError(f"source output does not fit in one archive payload ({payload_limit()} bytes"
+                                      " stored at most)")
+            spec = SnapshotSpec("source_output", "before", payload)
             prepared = Prepared(op, prepared.snapshots + (spec,))
         parts.append(prepared)
     return PreparedParts(tuple(parts))
