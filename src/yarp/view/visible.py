@@ -73,12 +73,15 @@ def _write_after(path: str, data: bytes) -> None:
         os.close(fd)
 
 
-def write_view(rule, status: int, cap: int, files: SpoolFiles, ref: str | None) -> tuple[bool, bool]:
+def write_view(rule, status: int, cap: int, files: SpoolFiles, ref: str | None,
+               completeness: str = "complete") -> tuple[bool, bool]:
     """Write the visible form; return whether stdout and stderr are shown from their after files.
 
     `rule` is the selected reduce rule (None: no pruning); `cap` the global cap
     in bytes (0: none); `ref` the call's archive reference, which every marker
-    names (needed only when something is shortened).
+    names (needed only when something is shortened); `completeness` what the
+    cap's marker says of the archived streams (`incomplete` when the archive
+    keeps only the first bytes of a stream over its payload limit).
     """
     out, err = files.stdout.path, files.stderr.path
     out_after = err_after = False
@@ -104,9 +107,9 @@ def write_view(rule, status: int, cap: int, files: SpoolFiles, ref: str | None) 
             # The marker names the stream holding the first omitted byte; both
             # names have six letters, so the marker's length (and the cut) is
             # the same whichever is named.
-            budget = cap - len(marker(out_size + err_size, cap, ref, "stdout", "complete").encode())
+            budget = cap - len(marker(out_size + err_size, cap, ref, "stdout", completeness).encode())
             source = "stdout" if budget // 2 < out_size else "stderr"
-            capped = cap_files([out, err], cap=cap, archive_ref=ref, source=source, completeness="complete",
+            capped = cap_files([out, err], cap=cap, archive_ref=ref, source=source, completeness=completeness,
                                exit_code=status, markers=(out_markers, err_markers))
             if capped is not None:
                 _write_after(files.stdout_after, capped[0])

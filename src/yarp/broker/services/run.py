@@ -44,7 +44,9 @@ from __future__ import annotations
 import errno
 import os
 
-from yarp.broker.services.shared import CallState, now_ms, prepare_composite
+from yarp.archive.file_payload import payload_limit
+from yarp.archive.prepare import file_key, prepare_capture, snapshot_payload
+from yarp.broker.services.shared import CallState, PreparedParts, now_ms, prepare_composite
 from yarp.errors import NotFound, UsageError, ValidationError
 from yarp.wire import operations as ops
 from yarp.wire import protocol
@@ -123,9 +125,13 @@ class RunService:
                     # A broken rule pack costs the pruning, never the archive.
                     warning = f"rules not applied: {exc.message}"
         broker = self.broker
+        # The exact streams first: one that does not fit in one payload keeps its first bytes, and the view says so.
+        ready = await broker.work(files.stdout.size + files.stderr.size, _exact_payloads, files)
+        cut = _cut(files, ready)
         try:
             out_after, err_after = await broker.work(files.stdout.size + files.stderr.size, write_view, rule,
-                                                     run.status, run.cap_bytes, files, ref)
+                                                     run.status, run.cap_bytes, files, ref,
+                                                     "incomplete" if cut else "complete")
         except OSError as exc:
             if exc.errno not in _FULL:
                 raise
@@ -133,12 +139,12 @@ class RunService:
             out_after = err_after = False
             warning = "; ".join(filter(None, (warning, f"view not written ({exc.strerror}): the output is shown whole")))
         now = now_ms()
-        # What preparation reads: the before files (sizes checked as declared) and any view file.
-        snapshot_bytes = files.stdout.size + files.stderr.size
+        # What preparation still reads: any view file.
+        snapshot_bytes = 0
         if out_after or err_after:
             shown = [_declared(files.stdout_after) if out_after else files.stdout,
                      _declared(files.stderr_after) if err_after else files.stderr]
-            snapshot_bytes += shown[0].size + shown[1].size
+            snapshot_bytes += (shown[0].size if out_after else 0) + (shown[1].size if err_after else 0)
             capture = ops.CaptureStreams(session, call_id, now, files.stdout, files.stderr, *shown)
         else:
             capture = ops.CapturePassthroughStreams(session, call_id, now, files.stdout, files.stderr)
@@ -147,16 +153,30 @@ class RunService:
             result = {"exitCode": run.status, "signal": run.signal}
             if run.spool_error is not None:
                 result["incomplete"] = _incomplete(run.spool_error, files)
+            if cut:
+                reason = incomplete_reason(cut)
+                result["incomplete"] = f"{result['incomplete']}; {reason}" if "incomplete" in result else reason
             operations += (ops.ResultBefore(session, call_id, result, now),
                            ops.FinishCall(session, call_id, result, run.status != 0, True, now))
-        prepared = await prepare_composite(broker, request, operations, snapshot_bytes)
+        prepared = await self._prepared(request, operations, ready, snapshot_bytes)
         await broker.submit_prepared(request, operations, prepared, run.deadline_ms)
         if own:
             self.warm.forget(key)
         extra = {"stdoutAfter": out_after, "stderrAfter": err_after}
+        if cut:
+            warning = "; ".join(filter(None, (warning, incomplete_reason(cut))))
         if warning:
             extra["warning"] = warning
         return protocol.reply_ok(ref, extra=extra)
+
+    async def _prepared(self, request, operations: tuple, ready: dict, file_bytes: int) -> PreparedParts:
+        """One composite: the capture (its exact streams prepared already, `ready`; any view file read
+        now) and, for a call the run began itself, its result and finish."""
+        broker = self.broker
+        parts = (await broker.work(file_bytes, prepare_capture, operations[0], ready),)
+        if len(operations) > 1:
+            parts += (await prepare_composite(broker, request, operations[1:])).parts
+        return PreparedParts(parts)
 
     async def _not_started(self, request, run: protocol.RunNotStarted) -> bytes:
         session, call_id, own = self._target(run.target)
@@ -174,6 +194,28 @@ def _incomplete(errno: int, files) -> str:
     return (f"the spool could not take the whole output ({os.strerror(errno)}): only the first "
             f"{files.stdout.size} bytes of stdout and {files.stderr.size} bytes of stderr are archived; "
             "the rest was passed through, not archived")
+
+
+def _exact_payloads(files) -> dict:
+    """The payloads of a run's two exact streams, by `file_key` (in the pool: large ones are read in chunks);
+    one that does not fit in one archive payload keeps its first bytes."""
+    return {file_key(f): snapshot_payload(f, private=True, cut=True) for f in (files.stdout, files.stderr)}
+
+
+def _cut(files, ready: dict) -> dict[str, tuple[int, int]]:
+    """(size, bytes the archive keeps) of each exact stream that keeps only its first bytes."""
+    cut = {}
+    for name, declared in (("stdout", files.stdout), ("stderr", files.stderr)):
+        kept = ready[file_key(declared)].length
+        if kept < declared.size:
+            cut[name] = (declared.size, kept)
+    return cut
+
+
+def incomplete_reason(cut: dict[str, tuple[int, int]]) -> str:
+    """What the archive keeps of streams that do not fit in one payload, in one bounded sentence."""
+    kept = " and ".join(f"the first {kept} of {size} bytes of {name}" for name, (size, kept) in cut.items())
+    return f"the archive keeps {kept} (one payload holds {payload_limit()} bytes, stored, at most)"
 
 
 def _declared(path: str) -> ops.StreamFile:
