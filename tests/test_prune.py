@@ -17,6 +17,7 @@ finishes the job; a broker stopped mid-prune says how many calls went.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 import shutil
@@ -277,6 +278,9 @@ def test_a_broker_stopped_mid_prune_says_how_many_calls_went(big):
     cut_ms = parse_utc(GEN_CUT)
     expected = prunable(big.archive, cut_ms)
     proc = start_prune(big, GEN_CUT)
+    status = big.yarp("archive", "broker", "status", "--json")
+    prune = json.loads(status.stdout)["prune"]  # the broker's status shows the prune going on
+    assert prune["phase"] == "calls" and 0 < prune["done"] == prune["prunedCalls"] < prune["total"] == expected
     os.kill(big.wait_broker(), signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
     assert (proc.returncode, out) == (74, b"")

@@ -97,9 +97,13 @@ class Maintenance:
         return bool(self.jobs) and (self.owed or queue_empty)
 
     def status(self) -> dict | None:
-        """How the running prune stands, for the broker's status; None when none runs."""
-        job = self.jobs[0] if self.jobs else None
-        return job.pruner.progress() if job is not None and job.pruner is not None else None
+        """How the running prune stands, for the broker's status (read on the loop while the writer
+        steps it); None when none runs."""
+        try:
+            pruner = self.jobs[0].pruner
+        except IndexError:  # the last one just ended
+            return None
+        return pruner.progress() if pruner is not None else None
 
     def step(self) -> None:
         """One turn of the first prune: a step (beginning it if new), or the checkpoint check after

@@ -364,6 +364,7 @@ class Broker:
         """What a status request answers: counts, queue depths and commit latencies, never payloads."""
         s = self.stats
         writer = self.writer
+        prune = writer.maintenance.status() if writer is not None else None
         return {
             "pid": os.getpid(),
             "binaryVersion": __version__,
@@ -387,6 +388,8 @@ class Broker:
             "eventLoop": "uvloop" if type(self.loop).__module__.startswith("uvloop") else "asyncio",
             "inlineBytes": self.inline_bytes,
             "idleMs": self.idle_ms,
+            # A prune that is running: its phase, what it has done of it, the calls deleted so far.
+            **({"prune": prune} if prune is not None else {}),
         }
 
 
