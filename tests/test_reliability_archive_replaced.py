@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from broker_helpers import BrokerProcess, begin, session, wait_for
+from broker_helpers import BrokerProcess, begin, finish, result_before, session, wait_for
 from reliability_helpers import broker_pids, cleanup_broker_env, make_env, run_verify, wait_gone
 from run_helpers import make_run_env, yarp, yrun
 from test_reliability_busy import LockHolder
@@ -177,3 +177,24 @@ def test_a_run_whose_capture_committed_into_a_removed_file_shows_the_raw_output(
     again = yrun(renv, "seq", "1", "5000")
     assert again.returncode == 0 and b"archive failed" not in again.stderr
     _assert_readable(renv, again.stdout, SEQ)
+
+
+def test_a_prune_of_a_removed_archive_acknowledges_no_count():
+    benv = make_env(idle_ms=600_000)
+    proc = BrokerProcess(benv).wait_ready()
+    try:
+        for n in range(3):
+            call = f"old-{n}"
+            for operation in (begin(call), result_before(call, {"ok": True}), finish(call, {"ok": True})):
+                assert benv.request(operation)["ok"] is True
+        shutil.rmtree(os.path.dirname(benv.archive))
+
+        with pytest.raises(ArchiveReplaced) as refused:
+            benv.request(ops.PruneBefore(2**62))
+
+        assert refused.value.message.endswith("nothing was acknowledged")
+        assert proc.wait_exit(10) == 0
+        assert not os.path.exists(benv.archive)
+    finally:
+        proc.stop()
+        cleanup_broker_env(benv)

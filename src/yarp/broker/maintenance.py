@@ -139,6 +139,10 @@ class Maintenance:
             writer.in_transaction = False
         self._settle = not done
         if done:
+            if not writer.in_place():
+                # Its steps went into a file nobody reads any more: no count is acknowledged.
+                self._end(job, writer.replaced_error(), False)
+                return
             pruner = job.pruner
             self.broker.log_threadsafe("prune_done", calls=pruner.pruned_calls, payloads=pruner.removed_payloads,
                                        pages=pruner.vacuumed_pages, steps=pruner.steps,

@@ -32,7 +32,7 @@ Maintenance: a prune is never batched. `Maintenance` runs it a bounded step
 whatever is queued, so captures commit while a prune of any size goes on.
 
 The archive at its path: a batch is acknowledged only when the database the
-writer has open is still the file at the archive path (`_in_place`). A batch
+writer has open is still the file at the archive path (`in_place`). A batch
 committed into a file that was removed or replaced meanwhile is answered
 `archive_replaced` and acknowledges nothing; a batch that finds the file gone
 before it begins is answered `shutting_down` unwritten, so its clients replay
@@ -218,7 +218,7 @@ class Writer:
         stats = self.broker.stats
         live = batch
         attempt = 0
-        if not self._in_place(before=True):
+        if not self.in_place(before=True):
             # Nothing was written: another broker, on the file at the path, can take these.
             self._post([(r, ShuttingDown(_REPLACED + "; nothing was written, retry with a new broker"))
                         for r in live], False)
@@ -252,8 +252,8 @@ class Writer:
                 self._post([(r, exc) for r in live], False)
                 return
             self.in_transaction = False
-            if not self._in_place(before=False):
-                self._post([(r, ArchiveReplaced(_REPLACED + "; nothing was acknowledged")) for r in live], False)
+            if not self.in_place():
+                self._post([(r, self.replaced_error()) for r in live], False)
                 return
             stats.batches += 1
             took = time.perf_counter() - started
@@ -268,7 +268,11 @@ class Writer:
             self._after_commit()
             return
 
-    def _in_place(self, before: bool) -> bool:
+    def replaced_error(self) -> ArchiveReplaced:
+        """What a request committed into a removed or replaced archive file is answered."""
+        return ArchiveReplaced(_REPLACED + "; nothing was acknowledged")
+
+    def in_place(self, before: bool = False) -> bool:
         """Whether the open database is still the file at the archive path (`FilePin`: one fstat and
         one stat). Checked after every commit, before any acknowledgement, and before a batch
         when the last check is older than `ARCHIVE_RECHECK_S`. Once it is not, it never is again
