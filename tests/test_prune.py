@@ -281,6 +281,10 @@ def test_a_broker_stopped_mid_prune_says_how_many_calls_went(big):
     status = big.yarp("archive", "broker", "status", "--json")
     prune = json.loads(status.stdout)["prune"]  # the broker's status shows the prune going on
     assert prune["phase"] == "calls" and 0 < prune["done"] == prune["prunedCalls"] < prune["total"] == expected
+    second = big.yarp("archive", "prune", "--before", "2026-01-02T00:00:00Z")
+    assert (second.returncode, second.stdout) == (74, b"")
+    assert second.stderr == (b"yarp: another prune is running in the broker ('yarp archive broker status' shows it);"
+                             b" prune again once it has ended\n")
     os.kill(big.wait_broker(), signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
     assert (proc.returncode, out) == (74, b"")

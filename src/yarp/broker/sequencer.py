@@ -7,14 +7,15 @@ authoritative after an entry expires. A request whose sequence went backwards
 is refused; a second, different operation for a source with one in flight is
 refused as incompatible concurrent use; a replay of the operation in flight
 (its first connection died) waits for it, then applies, which the stored rows
-make idempotent.
+make idempotent. A prune while another runs is refused as busy (prunes are
+never replayed).
 """
 
 from __future__ import annotations
 
 import collections
 
-from yarp.errors import ValidationError
+from yarp.errors import ArchiveBusy, ValidationError
 from yarp.limits import MAX_SEQUENCE_CACHE_KEYS
 from yarp.wire import operations as ops
 
@@ -34,6 +35,11 @@ class Sequencer:
             raise ValidationError("operation arrived after a later operation for the same source")
         other = self.in_flight.get(env.source_key)
         if other is not None:
+            if env.kind == "prune_before":
+                # A prune is never sent twice (its replay policy), so this is another one, and the
+                # first may run for minutes: refused now rather than left waiting without a word.
+                raise ArchiveBusy("another prune is running in the broker ('yarp archive broker status' shows it);"
+                                  " prune again once it has ended")
             if other.envelope.operation_id != env.operation_id:
                 raise ValidationError("incompatible concurrent use of one source")
             return other
