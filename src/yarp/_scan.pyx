@@ -15,6 +15,7 @@ and the GIL is released for the scan of any buffer over `GIL_FREE_BYTES`.
 The twin stays the reference: tests/test_scan.py crosses the two.
 """
 
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memchr, memset
 
@@ -306,7 +307,7 @@ cdef int _run(Scan *s, bint odd) noexcept nogil:
     return 0
 
 
-def trigger_lines(const unsigned char[::1] buf not None, triggers) -> dict:
+def trigger_lines(buf, triggers) -> dict:
     """Per start offset of a line of `buf` holding a trigger, the triggers found on it.
 
     Lines end at b"\\n"; a trigger matches whatever the case of the buffer's
@@ -317,7 +318,9 @@ def trigger_lines(const unsigned char[::1] buf not None, triggers) -> dict:
     cdef tuple found = tables.triggers
     cdef Py_ssize_t i, j, m, failed
     cdef Scan s
-    s.buf, s.size = &buf[0] if buf.shape[0] else <const unsigned char *>b"", buf.shape[0]
+    cdef Py_buffer view
+    PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)  # bytes, or any contiguous buffer of bytes
+    s.buf, s.size = <const unsigned char *>view.buf, view.len
     s.count_triggers, s.text, s.length, s.kind = tables.count, tables.text, tables.length, tables.kind
     s.cand, s.second, s.first, s.pairs = tables.cand, tables.second, tables.first, tables.pairs
     s.hits, s.count, s.capacity = NULL, 0, 0
@@ -348,3 +351,4 @@ def trigger_lines(const unsigned char[::1] buf not None, triggers) -> dict:
     finally:
         free(s.hits)
         free(s.seen)
+        PyBuffer_Release(&view)
