@@ -16,8 +16,10 @@ traceback reaches the user. There is no way to run arbitrary SQL.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
+from . import __version__
 from .errors import EXIT_DATA, EXIT_OK, EXIT_USAGE, AgentWorkflowError, UsageError, bounded_text
 
 QUERY_KINDS = ("runs", "incidents", "permissions", "performance", "workflows", "workflow-nodes", "repairs", "errors")
@@ -26,7 +28,9 @@ QUERY_FILTERS = ("session", "state", "category", "executor", "model", "pack")
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message}")
+        # `main` puts `agent-workflow: ` in front once; a subcommand's path follows it.
+        command = self.prog.removeprefix("agent-workflow").strip()
+        raise UsageError(f"{command}: {message}" if command else message)
 
 
 def _limit(text: str) -> int:
@@ -46,10 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--state-root", metavar="PATH",
-        help="agent-workflow state root (default: $XDG_STATE_HOME/agent-workflow, else ~/.local/state/agent-workflow)",
+        help="agent-workflow state root, which must exist (default: $XDG_STATE_HOME/agent-workflow, else "
+             "~/.local/state/agent-workflow, created by sync and rebuild when absent)",
     )
     common.add_argument("--json", action="store_true", help="print a JSON document instead of text")
     parser = _Parser(prog="agent-workflow", description="Query and maintain the agent-workflow evidence index.")
+    parser.add_argument("--version", action="version", version=f"agent-workflow {__version__}")
     groups = parser.add_subparsers(dest="group", metavar="GROUP", parser_class=_Parser)
     groups.required = True
     index = groups.add_parser("index", help="the SQLite evidence index (a disposable projection)")
@@ -102,9 +108,22 @@ def _sync_text(report: dict) -> str:
     return "\n".join(lines)
 
 
+def _check_named_root(explicit: str | None) -> None:
+    """Refuse a `--state-root` that does not exist: a typo would otherwise index nothing and report
+    success. Only the default root (named or not) is ever created, by sync, rebuild and the supervisor."""
+    if explicit is None:
+        return
+    from .state_root import default_state_root
+
+    path = os.path.abspath(os.path.expanduser(explicit))
+    if path != default_state_root() and not os.path.lexists(path):
+        raise UsageError(f"--state-root {path} does not exist")
+
+
 def _run(args) -> int:
     from . import index_store
 
+    _check_named_root(args.state_root)
     if args.group == "supervisor":
         from .supervisor import run_once
 

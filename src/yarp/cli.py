@@ -73,7 +73,8 @@ def _parser_class():
 
     class _Parser(argparse.ArgumentParser):
         def error(self, message: str) -> None:  # type: ignore[override]
-            raise UsageError(f"{self.prog}: {message}")
+            # `yarp: ` is put in front of every error once (`_report`): the command path follows it.
+            raise UsageError(f"{self.prog.removeprefix('yarp ')}: {message}")
 
     return _Parser, argparse.RawDescriptionHelpFormatter
 

@@ -522,7 +522,7 @@ VALUE_FLAGS = ("archive_agent", "archive_account", "archive_session", "archive_c
 def _usage(message: str):
     from yarp.errors import UsageError
 
-    return UsageError(f"yarp run: {message}")
+    return UsageError(f"run: {message}")
 
 
 def start(command: list[str], given: dict, archive: str | None, *, passing: bool = False,
