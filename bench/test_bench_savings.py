@@ -112,24 +112,11 @@ def _best(runs):
 
 
 def _add_calls(path: Path, first: int, count: int) -> None:
-    """`count` more calls after the archive's own, as the generator writes them (capped runs, a re-run,
-    recoveries): numbered from `first`, started after every call already there."""
-    from archive_gen import _apply, call_requests, recovery_requests, _Text
-    import random
+    """`count` more calls after the archive's own, as the generator writes them (capped runs, re-runs,
+    recoveries among them), from seed `first`, started after every call already there."""
+    from archive_gen import extend
 
-    from yarp.archive.store import ArchiveStore
-    from yarp.paths import resolve_archive
-
-    rng = random.Random(first)
-    text = _Text(rng)
-    store = ArchiveStore.open(resolve_archive(str(path), {}))
-    refs: dict[str, str] = {}
-    try:
-        batch = [r for n in range(first, first + count) for r in call_requests(n, text, rng, 4096)]
-        _apply(store, batch, refs)
-        _apply(store, recovery_requests(first + 5, refs[f"call-{first + 5}"]), refs)
-    finally:
-        store.close()
+    extend(path, count, seed=first)
 
 
 def test_savings_whole_process(archives, tmp_path):
