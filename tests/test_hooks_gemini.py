@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from test_hooks import HOOK_FORBIDDEN, as_json, calls, hook_imports, world  # noqa: F401  (fixture)
-from yarp.hooks import gemini
+from yarp.agents.gemini import hooks as gemini
 
 SESSION = "7639bc2b-aa51-4c60-8f3d-d411f7073b2a"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from test_hooks import as_json, calls, world  # noqa: F401  (fixture)
 from test_hooks_gemini import SESSION, event, seq, shell_response
-from yarp.hooks import gemini
+from yarp.agents.gemini import hooks as gemini
 
 SUBAGENT = "b1d3c0a2-0000-4000-8000-0000000000aa"
 

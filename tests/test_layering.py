@@ -11,6 +11,12 @@
     commands     the CLI's commands
     app          `yarp.cli`, `yarp.doctor`, `yarp.__main__`
 
+An agent's folder (`yarp.agents.<agent>`) spans the path: its record and the
+registry (`yarp.agents`) are base, and each of its parts belongs to the layer
+it is named for (`yarp.agents.codex.broker.service` is broker). A part is
+reached through `yarp.agents.part(name, LAYER)`, a dynamic import, so a call
+of it counts as an import of LAYER (`test_parts_are_asked_for_by_layers_that_may_import_them`).
+
 An import the table does not allow fails `test_each_folder_imports_only_what_it_may`,
 lazy imports and `TYPE_CHECKING` ones included (a dependency is a dependency).
 Module and function sizes are held here too: no module over 600 lines (the
@@ -27,6 +33,8 @@ import pytest
 from test_module_structure import SRC, _imports, _modules
 
 FOLDERS = ("wire", "view", "archive", "hooks", "clients", "transcripts", "broker", "commands")
+#: Top-level packages that are no layer of their own: `yarp.agents` (see `folder_of`).
+SPANNING = ("agents",)
 APP = ("yarp.cli", "yarp.doctor", "yarp.__main__")
 #: The kernels sit at the package root where the design names them; they belong to their selector's folder.
 KERNEL_FOLDERS = {"yarp._fastframe": "wire", "yarp._fastframe_py": "wire", "yarp._validate": "wire",
@@ -46,6 +54,8 @@ ALLOWED = {
     "commands": {"base", "wire", "view", "archive", "hooks", "clients", "transcripts", "broker", "app"},
     "app": {"base", "wire", "view", "archive", "hooks", "clients", "transcripts", "commands"},
 }
+#: The layers an agent's part may be named for (`yarp.agents.PARTS`).
+AGENT_PARTS = ("hooks", "transcripts", "broker")
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
 #: A declarative table, not code: the evidence index's record contracts.
@@ -60,8 +70,11 @@ def folder_of(module: str) -> str | None:
         return "app"
     if module in KERNEL_FOLDERS:
         return KERNEL_FOLDERS[module]
-    part = module.split(".")[1]
-    return part if part in FOLDERS else "base"
+    parts = module.split(".")
+    if parts[1] == "agents":
+        # The registry and each agent's record are base; a part is the layer it is named for.
+        return "base" if len(parts) <= 3 else parts[3] if parts[3] in AGENT_PARTS else "misplaced"
+    return parts[1] if parts[1] in FOLDERS else "base"
 
 
 def violations() -> list[str]:
@@ -72,11 +85,26 @@ def violations() -> list[str]:
         source = folder_of(name)
         if source is None:
             continue
-        for target in sorted(_imports(name, path, known)):
+        if source == "misplaced":
+            found.append(f"{name} is in an agent's folder but not named for a layer ({', '.join(AGENT_PARTS)})")
+            continue
+        for target in sorted(_imports(name, path, known) | _parts_asked_for(name, path)):
             into = folder_of(target)
             if into is None or into == source or into in ALLOWED[source]:
                 continue
             found.append(f"{name} ({source}) imports {target} ({into})")
+    return found
+
+
+def _parts_asked_for(name: str, path: Path) -> set[str]:
+    """`yarp.agents.part(AGENT, "LAYER")` calls, as the imports of a module of LAYER they are
+    (`yarp.agents.<any>.LAYER`); a layer that is not a literal is reported as `?`."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "part" \
+                and len(node.args) == 2 and name != "yarp.agents":
+            layer = node.args[1]
+            found.add(f"yarp.agents.?.{layer.value}" if isinstance(layer, ast.Constant) else "yarp.agents.?.?")
     return found
 
 
@@ -87,7 +115,7 @@ def test_each_folder_imports_only_what_it_may():
 def test_every_module_has_a_folder():
     # A new folder under src/yarp must be placed in the table before it is used.
     folders = {p.name for p in (SRC / "yarp").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    assert folders <= set(FOLDERS), sorted(folders - set(FOLDERS))
+    assert folders <= set(FOLDERS) | set(SPANNING), sorted(folders - set(FOLDERS) - set(SPANNING))
 
 
 def test_the_check_sees_a_violation(tmp_path, monkeypatch):
@@ -100,6 +128,21 @@ def test_the_check_sees_a_violation(tmp_path, monkeypatch):
     assert [v for v in violations() if v.startswith("yarp.view.planted")] == [
         "yarp.view.planted (view) imports yarp.broker (broker)",
         "yarp.view.planted (view) imports yarp.broker.server (broker)"]
+
+
+def test_the_check_sees_a_part_asked_for_by_a_lower_layer(tmp_path, monkeypatch):
+    # Asking the registry for an agent's broker part from the view is an upward import too.
+    planted = dict(_modules())
+    fake = tmp_path / "planted.py"
+    fake.write_text("def f(name):\n    from yarp import agents\n    return agents.part(name, 'broker')\n")
+    planted["yarp.view.planted"] = fake
+    misplaced = tmp_path / "misplaced.py"
+    misplaced.write_text("X = 1\n")
+    planted["yarp.agents.pi.helpers"] = misplaced
+    monkeypatch.setattr(sys.modules[__name__], "_modules", lambda: planted)
+    found = violations()
+    assert "yarp.view.planted (view) imports yarp.agents.?.broker (broker)" in found
+    assert any(v.startswith("yarp.agents.pi.helpers is in an agent's folder but not named for a layer") for v in found)
 
 
 def _functions(path: Path):

@@ -37,7 +37,7 @@ from agent_packages import GEMINI_SETTINGS, gemini_binary
 from netns import loopback_namespace
 from scripted_gemini import ScriptedGemini, Text, ToolCall, function_responses
 from test_hooks import as_json, calls, world  # noqa: F401  (fixture)
-from yarp.hooks import gemini
+from yarp.agents.gemini import hooks as gemini
 
 pytestmark = pytest.mark.slow
 

@@ -146,7 +146,7 @@ def rewrite_answer(agent: str, updated_input: dict) -> dict:
     shaped here, and only here.
     """
     if agent == "gemini":
-        from yarp.hooks.gemini import before_answer
+        from yarp.agents.gemini.hooks import before_answer
 
         return before_answer(updated_input)
     return pre_tool_answer(updated_input)

@@ -39,7 +39,7 @@ import stat
 
 import orjson
 
-from yarp.hooks import gemini
+from yarp.agents.gemini import hooks as gemini
 from yarp.transcripts.parsing import TranscriptParser, iso_ms
 from yarp.wire import operations as ops
 

@@ -35,7 +35,8 @@ from yarp import private_files
 from yarp.broker.services.begin import begin_event
 from yarp.broker.services.shared import CallState, now_ms, prepare_composite, ran_recovery
 from yarp.errors import YarpError
-from yarp.hooks import capture, gemini
+from yarp.agents.gemini import hooks as gemini
+from yarp.hooks import capture
 from yarp.hooks.events import HookEvent, session_of
 from yarp.wire import operations as ops
 from yarp.wire import protocol
