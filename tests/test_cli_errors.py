@@ -73,3 +73,55 @@ def test_agent_workflow_default_state_root_is_still_created(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("rebuild: 0 indexed")
     assert oct(os.stat(default).st_mode & 0o777) == "0o700"
+
+
+def test_run_into_a_missing_directory_is_refused_before_the_command_runs(tmp_path):
+    archive = tmp_path / "no" / "such" / "dir" / "a.sqlite3"
+    marker = tmp_path / "ran"
+    done = run_yarp("run", "--archive", str(archive), "--", "touch", str(marker), home=tmp_path)
+    assert done.returncode == 64
+    assert done.stderr.decode() == (f"yarp: run: --archive: archive directory {archive.parent} does not exist "
+                                    "(yarp creates the database, not its directory)\n")
+    assert not marker.exists() and not (tmp_path / "no").exists()
+
+
+def test_run_into_a_directory_is_refused_as_a_directory(tmp_path):
+    directory = tmp_path / "shared"
+    directory.mkdir(mode=0o755)  # its parent's mode is not what is wrong
+    done = run_yarp("run", "--archive", str(directory), "--", "true", home=tmp_path)
+    assert done.returncode == 64
+    assert done.stderr.decode() == (f"yarp: run: --archive: archive path {directory} is a directory; name the "
+                                    f"database file in it, e.g. {directory / 'tool-calls.sqlite3'}\n")
+
+
+def test_reading_commands_name_the_path_and_the_real_cause(tmp_path):
+    directory = tmp_path / "shared"
+    directory.mkdir(mode=0o755)
+    os.chmod(tmp_path, 0o755)  # the directory's parent is broad too: it is not the archive's, so not the cause
+    done = run_yarp("archive", "stats", "--archive", str(directory), home=tmp_path)
+    assert done.returncode == 74
+    assert done.stderr.decode() == (f"yarp: archive path {directory} is a directory; name the database file in "
+                                    f"it, e.g. {directory / 'tool-calls.sqlite3'}\n")
+    done = run_yarp("archive", "stats", "--archive", str(directory / "absent.sqlite3"), home=tmp_path)
+    assert (done.returncode, done.stderr.decode()) == (
+        74, f"yarp: archive directory {directory} permissions are broader than 0700\n")
+    directory.chmod(0o700)
+    done = run_yarp("search", "--archive", str(directory / "absent.sqlite3"), home=tmp_path)
+    assert (done.returncode, done.stderr.decode()) == (
+        74, f"yarp: archive database {directory / 'absent.sqlite3'} does not exist\n")
+    done = run_yarp("archive", "stats", "--archive", str(tmp_path / "none" / "a.sqlite3"), home=tmp_path)
+    assert (done.returncode, done.stderr.decode()) == (
+        74, f"yarp: archive directory {tmp_path / 'none'} does not exist\n")
+
+
+def test_import_of_a_missing_path_or_a_mistyped_agent_is_refused(tmp_path):
+    done = run_yarp("import", "claude-code", str(tmp_path / "no" / "such" / "path"), home=tmp_path)
+    assert (done.returncode, done.stdout) == (64, b"")
+    assert done.stderr.decode() == f"yarp: {tmp_path / 'no' / 'such' / 'path'} does not exist\n"
+    done = run_yarp("import", "claud-code", home=tmp_path)
+    assert done.returncode == 64
+    assert done.stderr.decode().startswith("yarp: claud-code is neither an agent (pi, claude-code")
+    done = run_yarp("import", "pi", str(tmp_path), "--archive", str(tmp_path / "none" / "a.sqlite3"),
+                    home=tmp_path)
+    assert done.returncode == 64 and b"archive directory" in done.stderr and b"does not exist" in done.stderr
+    assert not (tmp_path / "none").exists()

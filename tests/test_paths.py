@@ -198,7 +198,7 @@ def test_foreign_owned_default_is_not_narrowed(private_home):
 def test_database_that_is_a_directory_refused(tmp_path):
     location = _override(tmp_path)
     os.mkdir(location.path, 0o700)
-    with pytest.raises(UnsafePath, match="not a regular file"):
+    with pytest.raises(UnsafePath, match="is a directory; name the database file in it"):
         ArchiveStore.open(location)
 
 

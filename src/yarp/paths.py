@@ -82,11 +82,11 @@ def ensure_private_directory(path: str, *, narrow: bool, create: bool, label: st
     except FileNotFoundError:
         from yarp.errors import ArchiveMissing
 
-        raise ArchiveMissing(f"{label} does not exist") from None
+        raise ArchiveMissing(f"{label} {path} does not exist") from None
     except private_files.PrivatePathProblem as exc:
         from yarp.errors import UnsafePath
 
-        raise UnsafePath(f"{label} {exc.problem}") from None
+        raise UnsafePath(f"{label} {path} {exc.problem}") from None
 
 
 def check_private_file(path: str, *, narrow: bool, label: str = "archive database", missing_ok: bool = False) -> bool:
@@ -96,12 +96,44 @@ def check_private_file(path: str, *, narrow: bool, label: str = "archive databas
     except private_files.PrivatePathProblem as exc:
         from yarp.errors import UnsafePath
 
-        raise UnsafePath(f"{label} {exc.problem}") from None
+        raise UnsafePath(f"{label} {path} {exc.problem}") from None
     if not exists and not missing_ok:
         from yarp.errors import ArchiveMissing
 
-        raise ArchiveMissing(f"{label} does not exist")
+        raise ArchiveMissing(f"{label} {path} does not exist")
     return exists
+
+
+def _names_a_directory(path: str) -> str | None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        return (f"archive path {path} is a directory; name the database file in it, "
+                f"e.g. {os.path.join(path, ARCHIVE_FILENAME)}")
+    return None
+
+
+def refuse_directory(location: ArchiveLocation) -> None:
+    """Raise `UnsafePath` when the archive path names a directory (`--archive ~/dir`): said as that,
+    before the directory's parent, which is not the archive's, is judged by the archive's rules."""
+    problem = _names_a_directory(location.path)
+    if problem is not None:
+        from yarp.errors import UnsafePath
+
+        raise UnsafePath(problem)
+
+
+def named_archive_problem(location: ArchiveLocation) -> str | None:
+    """Why an archive path named on a writing command's line (`yarp run --archive`, `yarp import
+    --archive`) cannot become an archive, or None: it is a directory, or its directory does not exist.
+
+    The broker creates the database of a new archive, and the directories of the
+    default location; a mistyped `--archive` must not create a tree, so those
+    commands refuse it before they start anything, as the reading commands refuse it.
+    """
+    problem = _names_a_directory(location.path)
+    if problem is None and not os.path.isdir(location.directory):
+        problem = (f"archive directory {location.directory} does not exist "
+                   "(yarp creates the database, not its directory)")
+    return problem
 
 
 def secure_archive_location(location: ArchiveLocation, *, create: bool) -> bool:
@@ -111,12 +143,13 @@ def secure_archive_location(location: ArchiveLocation, *, create: bool) -> bool:
     `create=True` a missing directory is created 0700 (the writer's path).
     """
     narrow = location.is_default
+    refuse_directory(location)
     ensure_private_directory(location.directory, narrow=narrow, create=create)
     exists = check_private_file(location.path, narrow=narrow, missing_ok=True)
     if not exists and not create:
         from yarp.errors import ArchiveMissing
 
-        raise ArchiveMissing("archive database does not exist")
+        raise ArchiveMissing(f"archive database {location.path} does not exist")
     for suffix in COMPANION_SUFFIXES:
         check_private_file(location.path + suffix, narrow=narrow, label=f"archive {suffix[1:]} file", missing_ok=True)
     return exists

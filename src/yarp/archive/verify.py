@@ -42,7 +42,7 @@ from yarp.limits import (
     READER_MMAP_BYTES,
     VERIFY_CHUNK_BYTES,
 )
-from yarp.paths import COMPANION_SUFFIXES, ArchiveLocation
+from yarp.paths import COMPANION_SUFFIXES, ArchiveLocation, refuse_directory
 
 TABLES = ("sessions", "tool_calls", "payloads", "snapshots")
 MEDIA_JSON = "application/json"
@@ -104,6 +104,7 @@ def permission_problems(location: ArchiveLocation) -> list[str]:
 
     Raises `ArchiveMissing` when the database itself does not exist.
     """
+    refuse_directory(location)
     problems = []
     uid = os.geteuid()
     entries = [(location.directory, "archive directory", True, 0o700, False),
@@ -115,7 +116,7 @@ def permission_problems(location: ArchiveLocation) -> list[str]:
         except FileNotFoundError:
             if optional:
                 continue
-            raise ArchiveMissing(f"{label} does not exist") from None
+            raise ArchiveMissing(f"{label} {path} does not exist") from None
         if stat.S_ISLNK(st.st_mode):
             problems.append(f"{label} is a symbolic link")
             continue

@@ -58,15 +58,7 @@ from yarp.clients.child import (
     signal,
     stderr_line,
 )
-from yarp.clients.pipes import (
-    FileRange,
-    Stdio,
-    Stream,
-    emit_quietly,
-    hand_over,
-    pipe_read_in_pipeline,
-    pump,
-)
+from yarp.clients.pipes import FileRange, Stdio, Stream, emit_quietly, hand_over, pipe_read_in_pipeline, pump
 from yarp.private_files import create_private
 from yarp.runtime import temp_directory
 
@@ -482,10 +474,10 @@ def run_command(argv: list[str], source: tuple[str, str, str, str] | None, archi
                 started_ms: int | None = None, stdio: Stdio | None = None) -> tuple[int, int | None]:
     """Entry point used by `yarp run`: (exit status, the signal that killed the command or None).
 
-    `source` is the adapter's (agent, account, session, call) from the archive
-    flags, `parent` the (agent, account, session, segment call id) of a segment
-    call (`--archive-parent`), or both None for a standalone run; `archive` is
-    the --archive flag.
+    `source` is the adapter's (agent, account, session, call) from the archive flags, `parent` the (agent,
+    account, session, segment call id) of a segment call (`--archive-parent`), or both None for a standalone
+    run; `archive` is the --archive flag: a usage error, before the command runs, when it names a directory
+    or a file in a directory that does not exist (`yarp.paths.named_archive_problem`).
     """
     from yarp.config import load
 
@@ -494,7 +486,7 @@ def run_command(argv: list[str], source: tuple[str, str, str, str] | None, archi
     if not config.archive_enabled:
         # No archive means nothing could recover pruned text: run untouched.
         return run_untouched(argv)
-    from yarp.paths import resolve_archive
+    from yarp.paths import named_archive_problem, resolve_archive
 
     target = segment = None
     if source is not None:
@@ -505,6 +497,8 @@ def run_command(argv: list[str], source: tuple[str, str, str, str] | None, archi
         segment = {"agent": agent, "account": account, "session": session, "call": call, "own": True}
 
     location = resolve_archive(archive, environ, config.archive_path)
+    if archive is not None and (problem := named_archive_problem(location)) is not None:
+        raise _usage(f"--archive: {problem}")
     runner = Runner(argv, target=target, config=config, location=location, environ=environ, passing=passing,
                     segment=segment, started_ms=started_ms, stdio=stdio)
     status = runner.run()

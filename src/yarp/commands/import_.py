@@ -15,7 +15,8 @@ PATHS the usual locations are read: ~/.pi/agent/sessions, ~/.claude/projects (or
 $CLAUDE_CONFIG_DIR/projects), $CODEX_HOME/sessions and archived_sessions (else
 ~/.codex/...), ~/.gemini/tmp/*/chats (or under $GEMINI_CLI_HOME), opencode's
 session store $XDG_DATA_HOME/opencode/opencode.db (else ~/.local/share/...),
-read only. PATHS may be files or directories.
+read only. PATHS may be files or directories; each must exist (exit 64 otherwise),
+and so must the directory of an --archive PATH.
 
 Imports are incremental: each transcript's checkpoint (identity, size, offset,
 prefix hash, parser version) lives in a private state file next to the archive,
@@ -72,10 +73,20 @@ def summary_line(values: dict, dry_run: bool) -> str:
             f" {sum(values['unknownRecords'].values())} unknown records")
 
 
+def _check_paths(paths: list[str], first: bool) -> None:
+    """Refuse a transcript path that does not exist: read as empty, a typo would import nothing and succeed.
+    `first`: the first path came where an agent may (no agent was named), so a mistyped agent is said as that."""
+    for index, path in enumerate(paths):
+        if not os.path.lexists(path):
+            if first and index == 0 and os.sep not in path:
+                raise UsageError(f"{path} is neither an agent ({', '.join(_AGENT_CHOICES)}) nor an existing path")
+            raise UsageError(f"{path} does not exist")
+
+
 def run(args) -> int:
     from yarp.commands.search import parse_time_ms
     from yarp.config import load
-    from yarp.paths import resolve_archive
+    from yarp.paths import named_archive_problem, resolve_archive
     from yarp.transcripts.discovery import AGENTS
     from yarp.transcripts.importer import DEFAULT_SETTLE_S, ImportOptions, import_transcripts
 
@@ -90,7 +101,10 @@ def run(args) -> int:
     targets = list(args.targets)
     agent = targets.pop(0) if targets and targets[0] in _AGENT_CHOICES else "all"
     agents = AGENTS if agent == "all" else (agent,)
+    _check_paths(targets, first=agent == "all")
     location = resolve_archive(args.archive, os.environ, load().archive_path)
+    if args.archive is not None and (problem := named_archive_problem(location)) is not None:
+        raise UsageError(f"--archive: {problem}")
     options = ImportOptions(agents, tuple(targets), since_ms, args.dry_run,
                             DEFAULT_SETTLE_S if args.settle is None else args.settle)
     progress = _progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
