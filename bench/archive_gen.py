@@ -428,8 +428,11 @@ class Writer:
         if n in self.targets:
             call.planted, call.end = True, "ok"
             if call.action not in ("shell", "read", "grep", "fetch", "task") or call.kind == "recovery" or call.size <= 0:
-                call.action, call.kind, call.size, call.path = "read", None, 3000, f"src/planted{n}.rs"
-                call.wrapped = False
+                call.size, call.path, call.wrapped = 3000, f"src/planted{n}.rs", False
+                if "read" in TOOLS.get(call.s.agent, ()):
+                    call.action, call.kind = "read", None
+                else:  # Codex and a person read a file with the shell
+                    call.action, call.kind, call.command = "shell", "read", f"cat {call.path}"
         if call.kind == "recovery":
             if call.target.planted or call.s.imported:  # nothing may read a planted output back
                 call.kind, call.command, call.size = "status", "git status", -1
