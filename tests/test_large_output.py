@@ -184,6 +184,24 @@ def test_chunked_payloads_are_stored_through_blob_writes_and_verify(tmp_path, kn
     assert report.ok, report.to_json()
 
 
+def test_a_stream_too_large_to_be_tried_whole_keeps_its_first_bytes_at_once(tmp_path, knobs, monkeypatch):
+    from yarp import limits
+
+    knobs(chunked=1, limit=64 * 1024)
+    monkeypatch.setattr(limits, "MAX_WHOLE_FILE_BYTES", 200_000)
+    data = b"y\n" * 150_000  # 300,000 bytes that would compress under the limit
+    sf = declared(tmp_path, "y", data)
+    fd = os.open(sf.path, os.O_RDONLY)
+    try:
+        assert file_payload.planned_length(fd, len(data)) == 64 * 1024
+    finally:
+        os.close(fd)
+    kept = snapshot_payload(sf, private=True, cut=True)
+    assert kept.length == 64 * 1024 and body_bytes(kept) == data[:64 * 1024]
+    with pytest.raises(ValidationError, match="of a file of 200000 at most"):
+        snapshot_payload(sf, private=False)
+
+
 def test_a_source_file_changed_after_preparation_is_refused_at_the_write(tmp_path, knobs):
     knobs(chunked=1)
     sf = declared(tmp_path, "r", os.urandom(300_000))
@@ -277,24 +295,31 @@ def _result(renv, ref: str) -> dict:
         return json.loads(view.snapshot(view.call_id(ref), "result", "before"))
 
 
-def test_past_the_payload_limit_the_agent_gets_the_view_and_the_call_is_finished(renv, tmp_path):
+@pytest.mark.parametrize("kind", ["letters", "random"])
+def test_past_the_payload_limit_the_agent_gets_the_view_and_the_call_is_finished(renv, tmp_path, kind):
+    # Letters shrink, yet not enough: only their whole compression tells, and the view is made again from
+    # what is kept; random bytes are known not to fit from the probe, before the view.
     limit = 256 * 1024
     renv.environ.update(YARP_BROKER_PAYLOAD_LIMIT=str(limit), YARP_BROKER_CHUNKED_BYTES=str(64 * 1024))
-    data = letters(3 * MiB)
+    data = letters(3 * MiB) if kind == "letters" else os.urandom(3 * MiB)
     path = tmp_path / "big.txt"
     path.write_bytes(data)
     run = yrun(renv, "cat", str(path))
     assert run.returncode == 0, run.stderr
     assert len(run.stdout) < 8 * 1024 and b"stdout incomplete" in run.stdout  # the capped view, never the raw bytes
-    reason = f"the archive keeps the first {limit} of {len(data)} bytes of stdout"
-    assert run.stderr.decode().startswith(f"yarp: {reason}") and run.stderr.count(b"\n") == 1
     _, ref, status, executed, is_error, _ = only_call(renv)
     assert (status, executed, is_error) == ("finished", 1, 0)
+    with ArchiveView(renv) as view:
+        kept = view.snapshot(view.call_id(ref), "stdout", "before")
+    assert limit - 3 <= len(kept) <= limit and data.startswith(kept)
+    reason = f"the archive keeps the first {len(kept)} of {len(data)} bytes of stdout"
+    assert run.stderr.decode().startswith(f"yarp: {reason}") and run.stderr.count(b"\n") == 1
     result = _result(renv, ref)
     assert result["exitCode"] == 0 and reason in result["incomplete"]
-    with ArchiveView(renv) as view:
-        assert view.snapshot(view.call_id(ref), "stdout", "before") == data[:limit]
-    _restored(renv, ref, str(_prefix(tmp_path, data[:limit])))
+    if kind == "letters":
+        # The view is made from the kept bytes: their last line is shown, the output's own last line is not.
+        assert kept.rsplit(b"\n", 2)[-2] in run.stdout and data.rsplit(b"\n", 2)[-2] not in run.stdout
+    _restored(renv, ref, str(_prefix(tmp_path, kept)))
     assert yarp(renv, "archive", "verify").returncode == 0
 
 

@@ -149,6 +149,12 @@ SPILL_BYTES = 8 * 1024 * 1024
 #: (999,999,936 bytes with SQLite's default limit; lowered, never raised, by
 #: YARP_BROKER_PAYLOAD_LIMIT).
 PAYLOAD_ROW_OVERHEAD_BYTES = 64
+#: A stream larger than this is not tried whole: hashing, compressing and
+#: viewing it all may not end within the capture's 30 s deadline (1 GiB of log
+#: text took 15 s, 1.5 GiB over 30 s on the shared 2-core machine), so `yarp
+#: run` archives (and views) its first bytes, as it does for a stream whose
+#: body does not fit in one payload; other files larger than this are refused.
+MAX_WHOLE_FILE_BYTES = 1024 * 1024 * 1024
 
 # --- SQLite -------------------------------------------------------------------
 SQLITE_BUSY_TIMEOUT_MS = 250

@@ -20,7 +20,8 @@ The limit (`payload_limit`): a payload is one row, and SQLite refuses a row
 longer than `SQLITE_LIMIT_LENGTH` (1,000,000,000 bytes unless the build
 raises it), so a stored body holds at most that limit minus
 `PAYLOAD_ROW_OVERHEAD_BYTES`. A file is stored whole when its body fits, as
-it is or compressed; a stream that does not fit keeps its first
+it is or compressed (and it is at most `MAX_WHOLE_FILE_BYTES`, so its work
+ends within a capture's deadline); a stream that does not fit keeps its first
 `kept_length` bytes (the limit, less the at most three bytes of a UTF-8
 character it would cut), and any other file is refused. A stream over the
 limit is compressed until its output passes the limit, then prepared again
@@ -97,6 +98,19 @@ def payload_limit() -> int:
     return _load_settings()[2]
 
 
+def planned_length(fd: int, size: int) -> int:
+    """How many bytes of a stream `file_payload(..., cut=True)` is bound to keep, or `size` when it
+    may keep them all: a stream up to the payload limit is kept whole; one larger than
+    `MAX_WHOLE_FILE_BYTES`, or whose three-slice probe says it will not shrink, keeps its first
+    `kept_length` bytes. A stream between the two is kept whole unless its compressed body turns
+    out not to fit, which only its whole compression tells."""
+    if size <= payload_limit():
+        return size
+    if size > limits.MAX_WHOLE_FILE_BYTES or _probe_says_incompressible(fd, size, _compressor()):
+        return kept_length(fd, size)
+    return size
+
+
 def kept_length(fd: int, size: int) -> int:
     """How many bytes of a stream of `size` bytes fit in one payload stored as they are: all of
     them up to the payload limit; beyond it, the limit less the bytes of a UTF-8 character it
@@ -136,6 +150,10 @@ class FileBody:
 
     def __len__(self) -> int:
         return self.length
+
+    def __reduce__(self):
+        # Out of a process pool (a measurement setting) the body travels as its bytes.
+        return bytes, (b"".join(self.chunks()),)
 
     def chunks(self):
         """The body's bytes, from its start, in chunks of at most `chunk_bytes()`."""
@@ -354,19 +372,22 @@ def file_payload(fd: int, size: int, *, cut: bool = False, label: str = "file", 
     """The payload of the open file `fd` of `size` bytes, prepared in chunks.
 
     The whole file when its stored body fits in one payload (`payload_limit`:
-    as is, or compressed); else, when `cut`, its first `kept_length` bytes, and
-    otherwise a `ValidationError`. Takes `fd` over: it is the body's file when
-    the bytes are stored as is, and closed otherwise (also on failure). Same
-    digest, compression decision and media type as `bytes_payload` of those
-    bytes would give; the compressed body may differ from a one-shot
-    compression's bytes (streaming Zstandard) and decompresses to the same bytes.
+    as is, or compressed) and it is at most `MAX_WHOLE_FILE_BYTES`; else, when
+    `cut`, its first `kept_length` bytes, and otherwise a `ValidationError`.
+    Takes `fd` over: it is the body's file when the bytes are stored as is,
+    and closed otherwise (also on failure). Same digest, compression decision
+    and media type as `bytes_payload` of those bytes would give; the compressed
+    body may differ from a one-shot compression's bytes (streaming Zstandard)
+    and decompresses to the same bytes.
     """
     limit = payload_limit()
     try:
-        payload = _prepare(fd, size, spill_dir, limit, media_type)
+        whole = size <= limits.MAX_WHOLE_FILE_BYTES
+        payload = _prepare(fd, size, spill_dir, limit, media_type) if whole else None
         if payload is None:
             if not cut:
-                raise ValidationError(f"{label} does not fit in one archive payload ({limit} bytes stored at most)")
+                raise ValidationError(f"{label} does not fit in one archive payload ({limit} bytes stored at most"
+                                      + ("" if whole else f", of a file of {limits.MAX_WHOLE_FILE_BYTES} at most") + ")")
             payload = _prepare(fd, kept_length(fd, size), spill_dir, limit, media_type)
     except BaseException:
         os.close(fd)

@@ -41,12 +41,14 @@ segment call the run began itself (`--archive-parent`); FILE is
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import os
 
 from yarp.archive.file_payload import payload_limit
-from yarp.archive.prepare import file_key, prepare_capture, snapshot_payload
+from yarp.archive.prepare import prepare_capture
 from yarp.broker.services.shared import CallState, PreparedParts, now_ms, prepare_composite
+from yarp.broker.services.stream_fit import StreamFit, exact_payloads, over_limit
 from yarp.errors import NotFound, UsageError, ValidationError
 from yarp.wire import operations as ops
 from yarp.wire import protocol
@@ -105,7 +107,7 @@ class RunService:
         return stored[2]
 
     async def _capture(self, request, run: protocol.RunCapture) -> bytes:
-        from yarp.view.visible import check_spool, write_view
+        from yarp.view.visible import check_spool
 
         session, call_id, own = self._target(run.target)
         files = run.spool
@@ -125,19 +127,8 @@ class RunService:
                     # A broken rule pack costs the pruning, never the archive.
                     warning = f"rules not applied: {exc.message}"
         broker = self.broker
-        # The exact streams first: one that does not fit in one payload keeps its first bytes, and the view says so.
-        ready = await broker.work(files.stdout.size + files.stderr.size, _exact_payloads, files)
-        cut = _cut(files, ready)
-        try:
-            out_after, err_after = await broker.work(files.stdout.size + files.stderr.size, write_view, rule,
-                                                     run.status, run.cap_bytes, files, ref,
-                                                     "incomplete" if cut else "complete")
-        except OSError as exc:
-            if exc.errno not in _FULL:
-                raise
-            # The spool directory has no room for the view: the streams, whole, are the view.
-            out_after = err_after = False
-            warning = "; ".join(filter(None, (warning, f"view not written ({exc.strerror}): the output is shown whole")))
+        ready, out_after, err_after, cut, note = await self._view_and_payloads(files, rule, run, ref)
+        warning = "; ".join(filter(None, (warning, note)))
         now = now_ms()
         # What preparation still reads: any view file.
         snapshot_bytes = 0
@@ -169,6 +160,42 @@ class RunService:
             extra["warning"] = warning
         return protocol.reply_ok(ref, extra=extra)
 
+    async def _view_and_payloads(self, files, rule, run: protocol.RunCapture, ref: str | None):
+        """The exact streams' payloads and the view, made side by side: (payloads by `file_key`, whether
+        stdout and stderr are shown from their view files, the streams cut, a warning or None).
+
+        What each stream keeps is decided first: one that does not fit in one payload keeps its first
+        bytes, and its view is made from them (`StreamFit`).
+        """
+        from yarp.view.visible import write_view
+
+        broker = self.broker
+        total = files.stdout.size + files.stderr.size
+        fit = await asyncio.to_thread(StreamFit.plan, files) if over_limit(files) else StreamFit.plan(files)
+        warning = view = None
+        try:
+            view = asyncio.ensure_future(broker.work(total, write_view, rule, run.status, run.cap_bytes,
+                                                     fit.view_files(), ref, fit.completeness))
+            ready = await broker.work(total, exact_payloads, files)
+            try:
+                out_after, err_after = await view
+                if fit.replan(ready):  # fewer bytes kept than planned: the view is made from them
+                    await asyncio.to_thread(fit.copy_heads)
+                    out_after, err_after = await broker.work(total, write_view, rule, run.status, run.cap_bytes,
+                                                             fit.view_files(), ref, fit.completeness)
+            except OSError as exc:
+                if exc.errno not in _FULL:
+                    raise
+                # The spool directory has no room for the view: the streams, whole, are the view.
+                out_after = err_after = False
+                warning = f"view not written ({exc.strerror}): the output is shown whole"
+        finally:
+            if view is not None:
+                view.add_done_callback(_retrieved)
+            fit.close()
+        fit.replan(ready)
+        return ready, out_after, err_after, fit.cut, warning
+
     async def _prepared(self, request, operations: tuple, ready: dict, file_bytes: int) -> PreparedParts:
         """One composite: the capture (its exact streams prepared already, `ready`; any view file read
         now) and, for a call the run began itself, its result and finish."""
@@ -196,20 +223,10 @@ def _incomplete(errno: int, files) -> str:
             "the rest was passed through, not archived")
 
 
-def _exact_payloads(files) -> dict:
-    """The payloads of a run's two exact streams, by `file_key` (in the pool: large ones are read in chunks);
-    one that does not fit in one archive payload keeps its first bytes."""
-    return {file_key(f): snapshot_payload(f, private=True, cut=True) for f in (files.stdout, files.stderr)}
-
-
-def _cut(files, ready: dict) -> dict[str, tuple[int, int]]:
-    """(size, bytes the archive keeps) of each exact stream that keeps only its first bytes."""
-    cut = {}
-    for name, declared in (("stdout", files.stdout), ("stderr", files.stderr)):
-        kept = ready[file_key(declared)].length
-        if kept < declared.size:
-            cut[name] = (declared.size, kept)
-    return cut
+def _retrieved(task) -> None:
+    """A view left running by a failed capture: its outcome is not wanted (and not reported as lost)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def incomplete_reason(cut: dict[str, tuple[int, int]]) -> str:
