@@ -27,9 +27,9 @@ OPTIONAL = {"REWRITE_OFF_ENV": str, "FAILURE_NOTICE": str, "TRUST_NOTE": str, "E
 HOST_VIEW_FIELDS = {"limit", "overflow", "notice", "lines"}
 
 
-def test_the_five_agents_are_registered():
-    assert agents.names() == ("claude-code", "codex", "gemini", "opencode", "pi")
-    assert agents.hooked() == ("claude-code", "codex", "gemini")
+def test_the_agents_are_registered():
+    assert agents.names() == ("claude-code", "codex", "gemini", "opencode", "pi", "qwen-code")
+    assert agents.hooked() == ("claude-code", "codex", "gemini", "qwen-code")
 
 
 @pytest.mark.parametrize("name", agents.names())
