@@ -10,7 +10,10 @@ cap's cost is paid inside the hook's latency budget. The outputs:
   it (`source_output`, complete, the default cap): the Codex benchmark's call;
 * log — 10,000 worded log lines (about 770 KB), nothing salient in them;
 * pytest — the recorded `pytest -v` output of the pruning corpus (PASSED
-  lines: noise the context walk skips).
+  lines: noise the context walk skips);
+* log1m — 13,000 worded log lines (1 MB) with one ERROR line in the middle;
+* build1m — the recorded `cargo build` errors and warnings repeated to 1 MiB
+  (a salient line every few lines: the classifier's worst realistic case).
 
 Each revision runs in its own processes (`--against` extracts the other
 revision's `src/yarp` with `git archive`); wall time is the minimum over
@@ -45,8 +48,15 @@ REF = "yr_" + "ab" * 16
 seq = "".join(f"{{i}}\n" for i in range(1, 10001)).encode()
 log = "".join(f"2026-12-03 12:{{i // 60 % 60:02d}}:{{i % 60:02d}} INFO worker-{{i % 4}} handled request id={{i}} "
               f"status=200 in {{i % 97}}ms\n" for i in range(10000)).encode()
+log1m = "".join(f"2026-12-03 12:{{i // 60 % 60:02d}}:{{i % 60:02d}} INFO worker-{{i % 4}} handled request id={{i}} "
+                f"status=200 in {{i % 97}}ms\n" if i != 6500 else "2026-12-03 13:48:20 ERROR worker-2 payment gateway "
+                f"timeout after 30000ms (order=8812)\n" for i in range(13000)).encode()
+build = read_stream("cargo-build-errors", "stderr")
+build1m = (build * (1 + (1 << 20) // max(1, len(build))))[:1 << 20]
+build1m = build1m[:build1m.rfind(b"\n") + 1]
 inputs = {{"seq": (seq, "source_output"), "log": (log, "result_text"),
-          "pytest": (read_stream("pytest-verbose", "stdout"), "result_text")}}
+          "pytest": (read_stream("pytest-verbose", "stdout"), "result_text"),
+          "log1m": (log1m, "result_text"), "build1m": (build1m, "result_text")}}
 name, caps = sys.argv[1], int(sys.argv[2])
 data, source = inputs[name]
 view = cap_text(data, cap=DEFAULT_CAP_BYTES, archive_ref=REF, source=source, completeness="complete")
@@ -59,7 +69,7 @@ for _ in range(caps):
 print(json.dumps({{"bytes": len(data), "times": times, "view": view.decode("utf-8", "replace")}}))
 """
 
-INPUTS = ("seq", "log", "pytest")
+INPUTS = ("seq", "log", "pytest", "log1m", "build1m")
 
 
 def _run(src: str, name: str, caps: int, program: str, callgrind: bool = False) -> tuple[dict, int | None]:

@@ -23,6 +23,8 @@ grow with the lines it leaves out.
 
 from __future__ import annotations
 
+from _collections import _count_elements
+
 #: Lines of each stream's end kept first, and the most bytes they may take.
 END_LINES = 6
 END_BYTES = 400
@@ -41,7 +43,6 @@ MIN_REPETITIVE = 40
 MAX_RARE_LINES = 12
 #: Bytes of a line a template reads.
 TEMPLATE_BYTES = 160
-_QUOTES = {ord("'"): ord("'"), ord('"'): ord('"'), ord("`"): ord("`")}
 _DIGITS = bytes.maketrans(b"0123456789", b"##########")
 
 
@@ -63,27 +64,16 @@ def ends(lines, final_newline: bool, is_marker, budget: int) -> list[int]:
     return out
 
 
-def template(line: bytes, location) -> bytes:
+def template(line: bytes, location, quoted) -> bytes:
     """What kind of line this is: its words with the leading location, quoted names and numbers masked.
 
     `location` is the salience data's location pattern (`path:line:col:` at
-    the start). Two findings of one check in different places have the same
-    template; an error and a warning, or two different checks, do not."""
+    the start), `quoted` its pattern for a quoted name. Two findings of one
+    check in different places have the same template; an error and a warning,
+    or two different checks, do not."""
     start = location.match(line).end()
-    text = line[start:start + TEMPLATE_BYTES].translate(_DIGITS)
-    out = bytearray()
-    quote = 0
-    for byte in text:
-        if quote:
-            if byte == quote:
-                quote = 0
-                out += b"Q"
-            continue
-        if byte in _QUOTES and (not out or out[-1:] in (b" ", b"(", b"[", b":", b"=")):
-            quote = byte
-            continue
-        out.append(byte)
-    words = out.split()
+    text = quoted.sub(b"Q", line[start:start + TEMPLATE_BYTES].translate(_DIGITS))
+    words = text.split()
     # The first words say what it is; the last often names the check (`no-undef`, `(no-member)`).
     return b" ".join(words[:3] + words[-1:]) if len(words) > 4 else b" ".join(words)
 
@@ -95,14 +85,15 @@ def place(line: bytes, location) -> bytes:
     return head.split(b":", 1)[0] if head else b""
 
 
-def kind(stream, index: int, location) -> tuple[bytes, bytes]:
-    """A finding's kind and place: the `template` of line `index` and the file it names or sits under."""
+def kind(stream, index: int, sal) -> tuple[bytes, bytes]:
+    """A finding's kind and place: the `template` of line `index` and the file it names or sits under
+    (`sal` is the classifier, whose patterns read them)."""
     line = stream.lines[index]
-    where = place(line, location)
+    where = place(line, sal.location)
     if not where:
         above = heading(stream, index)
         where = b"" if above is None else stream.lines[above]
-    return template(line, location), where
+    return template(line, sal.location, sal.quoted), where
 
 
 def diverse(items: list, keys: list[tuple[bytes, bytes]]) -> list:
@@ -197,23 +188,36 @@ def rare_findings(body: bytes, classes: dict, finding) -> list[int]:
     return out
 
 
-def rare_lines(body: bytes, classes: dict, first_word) -> list[int]:
+def rare_lines(body: bytes, lines: list[bytes], classes: dict, first_word) -> list[int]:
     """In a repetitive text of no more than `RARE_BYTES` (most lines start alike: `Auto-merging`,
     `modified:`, `PASSED`), the few lines whose first word, digits aside, occurs at most twice and
     that are not classed already: what a long run of one kind of line would hide. None when there are
-    more than `MAX_RARE_LINES` such lines (the text is not repetitive where they are). `first_word`
-    is the salience data's expression for a line's first word, which matches once on every line."""
-    if len(body) > RARE_BYTES:
+    more than `MAX_RARE_LINES` such lines (the text is not repetitive where they are). `lines` are
+    `body`'s lines; `first_word` is the salience data's expression for a line's first word, which
+    matches once on every line."""
+    if len(body) > RARE_BYTES or len(lines) < MIN_REPETITIVE:
+        return []
+    # A sample says cheaply whether the text repeats one kind of worded line at all.
+    sample = [line.split(None, 1)[:1] for line in lines[::max(1, len(lines) // 256)]]
+    kinds: dict[bytes, int] = {}
+    _count_elements(kinds, [word[0].translate(None, b"0123456789") if word else b"" for word in sample])
+    top, share = max(kinds.items(), key=lambda item: item[1])
+    if not top or share * 100 < len(sample) * REPETITIVE_SHARE:
         return []
     words = first_word.findall(body.translate(None, b"0123456789"))  # one per line, in order
     if len(words) < MIN_REPETITIVE:
         return []
     counts: dict[bytes, int] = {}
-    for word in words:
-        counts[word] = counts.get(word, 0) + 1
+    _count_elements(counts, words)  # C speed: a Python loop over every line would cost the view its budget
     if max(counts.values()) * 100 < len(words) * REPETITIVE_SHARE:
         return []
-    rare = [line for line, word in enumerate(words) if word and counts[word] <= 2]
+    rare = [word for word, count in counts.items() if word and count <= 2]
     if not rare or len(rare) > MAX_RARE_LINES:
         return []
-    return [line for line in rare if line not in classes]
+    out = []
+    for word in rare:
+        line = words.index(word)
+        out.append(line)
+        if counts[word] == 2:
+            out.append(words.index(word, line + 1))
+    return sorted(line for line in out if line not in classes)[:MAX_RARE_LINES]

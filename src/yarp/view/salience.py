@@ -57,14 +57,15 @@ DATA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 BLOCK_PATTERNS = ("continuation", "lead", "caret", "header_continuation")
 HINT_PATTERNS = {"word": "[A-Za-z_][A-Za-z0-9_]{2,}", "location": "^[ \\t]*([^ \\t:]+:\\d+(:\\d+)?:?[ \\t]*)?",
                  "finding": "(?m)^[^ \\t:\\n]{1,256}:\\d+(?::\\d+)?:?[ \\t]*([^ \\t\\n]{1,40})",
-                 "first_word": "(?m)^[ \\t]*([^ \\t\\n]{0,32})"}
+                 "first_word": "(?m)^[ \\t]*([^ \\t\\n]{0,32})",
+                 "quoted": "(?<=[ (\\[:=])(?:'[^']*'|\"[^\"]*\"|`[^`]*`)|^(?:'[^']*'|\"[^\"]*\"|`[^`]*`)"}
 
 
 class Classifier:
     """The compiled salience data: triggers, one alternation of entries, noise and block patterns."""
 
     __slots__ = ("triggers", "entries", "noise_start", "noise_any", "noise_lines_start", "noise_lines_any",
-                 "continuation", "lead", "caret", "header_continuation", "word", "location", "finding", "first_word", "max_lines", "max_lead",
+                 "continuation", "lead", "caret", "header_continuation", "word", "location", "finding", "first_word", "quoted", "combined", "max_lines", "max_lead",
                  "header_max_lines", "candidates", "failure_triggers", "trigger_bytes")
 
     def __init__(self, bundle: tuple) -> None:
@@ -86,6 +87,8 @@ class Classifier:
         for name, args in regexes:
             setattr(self, name, None if args is None else _compile(args))
         self.max_lines, self.max_lead, self.header_max_lines = limits
+        #: Per set of triggers found on one line, the entries they reach (`classify`).
+        self.combined: dict[tuple[bytes, ...], tuple] = {}
 
     def triggered(self, line: bytes) -> bool:
         """Whether the line holds any of the scanned triggers, case-insensitively."""
@@ -106,7 +109,10 @@ class Classifier:
         elif len(found) == 1:
             entries = self.candidates[found[0]]
         else:
-            entries = tuple(e for e in self.entries if any(e in self.candidates[t] for t in found))
+            entries = self.combined.get(found)
+            if entries is None:  # the entries any of several triggers may reach, worked out once per set
+                entries = self.combined[found] = tuple(
+                    e for e in self.entries if any(e in self.candidates[t] for t in found))
         best_class, best_start = None, -1
         for cls, triggers, pattern in entries:
             for trigger in triggers:
@@ -259,7 +265,7 @@ def _line_local(items, constants) -> bool:
 
 
 #: Bumped whenever `build_bundle` changes what it stores.
-BUNDLE_FORMAT = b"8"
+BUNDLE_FORMAT = b"9"
 _CLASSIFIER: Classifier | None = None
 _PACK_ENTRIES: tuple = ()
 

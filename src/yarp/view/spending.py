@@ -17,6 +17,8 @@ from __future__ import annotations
 from yarp.view.ranking import diverse, heading, kind
 from yarp.view.salience import Classifier, is_blank
 
+#: The most blocks of one class a view weighs (`_ends_of`).
+MAX_CANDIDATES = 1000
 #: What marks a finding its tool fixes by itself (ruff, `[*]`).
 FIXABLE = b" [*] "
 #: Give up a phase after this many candidates in a row did not fit.
@@ -37,7 +39,8 @@ def spend_alike(view, units: list, sal: Classifier) -> None:
     most `MAX_ALIKE` of one kind: four hundred `___ test_case_N ___` headers say nothing the first
     few do not."""
     streams = view.streams
-    keys = [kind(streams[u.stream], u.parts[0][2], sal.location) for u in units]
+    units = _ends_of(units)
+    keys = [kind(streams[u.stream], u.parts[0][2], sal) for u in units]
     order = diverse(list(zip(units, keys)), keys)
     seen: dict[bytes, int] = {}
     chosen = []
@@ -64,9 +67,9 @@ def spend_on_blocks(view, blocks: list, sal: Classifier) -> None:
     out."""
     streams = view.streams
     location = sal.location
-    parts = [(u.stream, start, head, anchor, end) for u in blocks for start, head, anchor, end in u.parts]
+    parts = _ends_of([(u.stream, start, head, anchor, end) for u in blocks for start, head, anchor, end in u.parts])
     # A location block's kind is its finding's (`F841 Local variable …` above ` --> pkg/m.py:5:5`).
-    keys = [kind(streams[p[0]], p[2], location) for p in parts]
+    keys = [kind(streams[p[0]], p[2], sal) for p in parts]
     seen: dict[bytes, int] = {}
     rounds: tuple[list, list, list] = ([], [], [])
     for part, key in zip(diverse(parts, keys), diverse(keys, keys)):
@@ -77,11 +80,20 @@ def spend_on_blocks(view, blocks: list, sal: Classifier) -> None:
     for chosen in rounds:
         _spend_on_parts(view, chosen, location)
     start, share = view.used, view.budget * WHOLE_SHARE // 100
-    for unit in diverse(blocks, [kind(streams[u.stream], u.parts[0][2], location) for u in blocks]):
+    blocks = _ends_of(blocks)
+    for unit in diverse(blocks, [kind(streams[u.stream], u.parts[0][2], sal) for u in blocks]):
         for index in range(unit.start, unit.end + 1):
             if view.used - start > share or view.full():
                 return
             view.add(unit.stream, [index])
+
+
+def _ends_of(items: list) -> list:
+    """The first and the last `MAX_CANDIDATES // 2` of `items`: a view shows a hundred findings at
+    most, and weighing every one of twenty thousand would cost the view its time budget."""
+    if len(items) <= MAX_CANDIDATES:
+        return items
+    return items[:MAX_CANDIDATES // 2] + items[-(MAX_CANDIDATES // 2):]
 
 
 def _spend_on_parts(view, parts: list, location) -> None:
@@ -101,8 +113,10 @@ def _spend_on_parts(view, parts: list, location) -> None:
     for pick in (_message_and_last, _following, _where, _lead):
         misses = 0
         for number, start, head, anchor, end in parts:
+            if misses >= MAX_MISSES or view.full():
+                break
             for index in pick(streams[number].lines, start, head, anchor, end, location):
-                if misses >= MAX_MISSES or view.full() or not view.add(number, [index]):
+                if not view.add(number, [index]):
                     misses += 1
                     break
 
