@@ -35,6 +35,8 @@ HEADING_REACH = 200
 RARE_BYTES = 256 << 10
 MIN_FINDINGS = 8
 RARE_SHARE = 3
+#: Rare findings are looked for when at least this percent of a sample of lines start with a location.
+FINDING_SHARE = 10
 #: A text is repetitive when its most common first word starts `REPETITIVE_SHARE` percent of its lines
 #: (at least `MIN_REPETITIVE` lines); then at most `MAX_RARE_LINES` lines whose first word occurs at
 #: most twice are findings.
@@ -161,12 +163,17 @@ def is_banner(line: bytes) -> bool:
         not words[0][:1].isdigit())
 
 
-def rare_findings(body: bytes, classes: dict, finding) -> list[int]:
+def rare_findings(body: bytes, lines: list[bytes], classes: dict, finding) -> list[int]:
     """The lines of `body` (no more than `RARE_BYTES`) that start with a location (`path:line[:col]:`)
     and whose kind (the word after the location: `F821`, `error`, `E1101:`) is rare among such lines,
     not classed already: the findings a long list of one common kind would hide. `finding` is the
-    salience data's expression for such a line, its kind the first group."""
-    if len(body) > RARE_BYTES:
+    salience data's expression for such a line, its kind the first group; `lines` are `body`'s lines,
+    of which a sample says first whether enough of them start with a location to look further (an
+    expression anchored at every line start costs a step per byte)."""
+    if len(body) > RARE_BYTES or len(lines) < MIN_FINDINGS:
+        return []
+    sample = lines[::max(1, len(lines) // 256)]
+    if sum(1 for line in sample if finding.match(line)) * 100 < len(sample) * FINDING_SHARE:
         return []
     found = [(match.start(), match.group(1)) for match in finding.finditer(body)]
     if len(found) < MIN_FINDINGS:

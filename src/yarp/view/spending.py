@@ -85,7 +85,7 @@ def spend_on_blocks(view, blocks: list, sal: Classifier) -> None:
         for index in range(unit.start, unit.end + 1):
             if view.used - start > share or view.full():
                 return
-            view.add(unit.stream, [index])
+            view.add_one(unit.stream, index)
 
 
 def _ends_of(items: list) -> list:
@@ -116,7 +116,7 @@ def _spend_on_parts(view, parts: list, location) -> None:
             if misses >= MAX_MISSES or view.full():
                 break
             for index in pick(streams[number].lines, start, head, anchor, end, location):
-                if not view.add(number, [index]):
+                if not view.add_one(number, index):
                     misses += 1
                     break
 

@@ -138,7 +138,7 @@ class Stream:
                 classes[number] = cls
             else:
                 noise[number] = cls == "noise"  # asked already: the context walk need not ask again
-        for number in rare_findings(body, classes, sal.finding) + rare_lines(body, lines, classes, sal.first_word):
+        for number in rare_findings(body, lines, classes, sal.finding) + rare_lines(body, lines, classes, sal.first_word):
             if not is_marker(number, lines[number]):
                 classes[number] = "finding"
         if body.startswith(b"diff --git ") or b"\ndiff --git " in body:
