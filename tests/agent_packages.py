@@ -125,3 +125,21 @@ def gemini_binary() -> Path:
     binary = npm_binary("@google/gemini-cli", GEMINI_VERSION, "gemini", "gemini-cli")
     assert version_of(binary) == GEMINI_VERSION
     return binary
+
+
+QWEN_CODE_VERSION = "0.24.4"
+#: Qwen Code's settings for a scripted run: OpenAI-compatible auth (key, base URL and model come
+#: from the environment), no update check, no usage statistics or telemetry.
+QWEN_CODE_SETTINGS = {
+    "security": {"auth": {"selectedType": "openai"}},
+    "general": {"enableAutoUpdate": False},
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+}
+
+
+def qwen_code_binary() -> Path:
+    """The real Qwen Code CLI of `QWEN_CODE_VERSION`, installed into the test cache (before any namespace)."""
+    binary = npm_binary("@qwen-code/qwen-code", QWEN_CODE_VERSION, "qwen", "qwen-code")
+    assert version_of(binary) == QWEN_CODE_VERSION
+    return binary

@@ -115,8 +115,13 @@ class QwenCodeParser(TranscriptParser):
             result = response.get("response")
             display = record.get("resultDisplay") if same and isinstance(record.get("resultDisplay"), dict) else {}
             exit_code = display.get("exitCode")
-            failed = (same and record.get("status") == "error") or (isinstance(result, dict) and "error" in result) \
-                or (isinstance(exit_code, int) and exit_code != 0)
+            # A result a PostToolUse hook replaced (`continue: false`) is recorded as an `execution_denied`
+            # error of a call that ran: the view the model got, not a failure.
+            replaced = same and record.get("errorType") == "execution_denied" \
+                and record.get("executionStatus") == "success"
+            failed = not replaced and ((same and record.get("status") == "error")
+                                       or (isinstance(result, dict) and "error" in result)
+                                       or (isinstance(exit_code, int) and exit_code != 0))
             self.complete(waiting["call"], result, failed, finished, _saved_file(display.get("outputFiles")))
 
 
