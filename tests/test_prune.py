@@ -3,7 +3,7 @@
 Only finished calls older than TIME go; calls that are still `started` stay
 however old they are; payloads nothing references any more are removed and the
 freed pages are returned to the filesystem; the command prints
-`pruned_calls: N`. A time that is not RFC 3339 UTC is a usage error (64).
+`pruned_calls: N`. A time the command line's grammar does not read is a usage error (64).
 
 On an archive made by bench/archive_gen.py (the archive's own writer), the
 broker prunes in short steps between other requests: `yarp run` and ingest
@@ -115,11 +115,13 @@ def test_missing_before_is_a_usage_error(sandbox):
     assert done.returncode == 64 and b"--before" in done.stderr
 
 
-def test_parse_utc_reads_milliseconds_and_refuses_offsets():
+def test_parse_before_reads_milliseconds_and_offsets():
+    # --before reads the command line's one time grammar (tests/test_times.py has the rest).
     assert parse_utc(CUT_TEXT) == CUT_MS
     assert parse_utc("2023-11-14t22:13:20.123456z") == CUT_MS + 123
     assert parse_utc("1970-01-01T00:00:00.9Z") == 900
-    for text in ("2023-11-14T22:13:20-05:00", "2023-11-14T22:13:20.Z", "2023-11-14T22:13:60Z"):
+    assert parse_utc("2023-11-14T17:13:20-05:00") == CUT_MS
+    for text in ("2023-11-14T22:13:20.Z", "2023-11-14T22:13:60Z", "1969-12-31T23:59:59Z"):
         with pytest.raises(UsageError):
             parse_utc(text)
 

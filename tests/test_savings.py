@@ -223,7 +223,7 @@ def test_colour_bars_on_a_terminal(archive):
 
 def test_usage_and_archive_errors(archive, tmp_path):
     path, root = archive
-    for args in (("--top", "101"), ("--by", "week"), ("--since", "yesterday"),
+    for args in (("--top", "101"), ("--by", "week"), ("--since", "the day before"),
                  ("--since", "2026-01-02T00:00:00Z", "--until", "2026-01-01T00:00:00Z")):
         result = run_yarp("archive", "savings", *args, "--archive", str(path), home=root)
         assert result.returncode == 64, args

@@ -108,6 +108,11 @@ def archive_stats(conn: sqlite3.Connection, location: ArchiveLocation) -> dict[s
 
 
 def render(stats: dict[str, int | float | None]) -> str:
-    """`name: value` lines, the reference's keys first ('none' for an undefined value)."""
+    """`name: value` lines, the reference's keys first ('none' for an undefined value); a call time
+    (`oldest_call_ms`) is followed by the local time it is, for people (`--json` keeps the number alone)."""
+    from yarp.times import format_local
+
     order = list(REFERENCE_KEYS) + [k for k in stats if k not in REFERENCE_KEYS]
-    return "".join(f"{key}: {'none' if stats[key] is None else stats[key]}\n" for key in order)
+    shown = {key: f"{value} ({format_local(value, zone=True)})" for key, value in stats.items()
+             if key.endswith("_call_ms") and value is not None}
+    return "".join(f"{key}: {'none' if stats[key] is None else shown.get(key, stats[key])}\n" for key in order)

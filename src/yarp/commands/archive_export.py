@@ -7,7 +7,7 @@ import sys
 
 from yarp.archive.sqlite import open_readonly
 from yarp.commands import _archive
-from yarp.commands.search import parse_time_ms
+from yarp.times import time_option
 
 SUMMARY = "export the archive as Parquet files for DuckDB, Spark or Trino (private files)"
 EPILOG = """\
@@ -22,7 +22,8 @@ Without --since/--until every call is exported. With them, only finished calls
 the archive received in [--since, --until) are: the later of their finish time
 and their last snapshot's capture time. --until defaults to one minute ago, so
 consecutive windows (each --since the previous --until) export each call once.
-TIME is an RFC 3339 time with a zone or Unix milliseconds.
+TIME is RFC 3339 with any offset, a local date or time (2026-01-02,
+'2026-01-02 14:30'), Unix milliseconds, or an age (30m, 2h, 7d).
 
 Exit status: 0, 64 bad usage or existing export file, 74 archive missing,
 locked, corrupt or unsafe, or pyarrow missing.
@@ -37,8 +38,8 @@ Examples:
 def configure(parser) -> None:
     parser.add_argument("directory", metavar="DIR", help="directory to write the Parquet files into")
     parser.add_argument("--format", choices=("parquet",), required=True, help="output format (parquet)")
-    parser.add_argument("--since", type=parse_time_ms, metavar="TIME", help="calls received at or after TIME")
-    parser.add_argument("--until", type=parse_time_ms, metavar="TIME", help="calls received before TIME")
+    parser.add_argument("--since", type=time_option("--since"), metavar="TIME", help="calls received at or after TIME")
+    parser.add_argument("--until", type=time_option("--until"), metavar="TIME", help="calls received before TIME")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import re
 import sys
 import time
-from datetime import datetime, timezone
 
-from yarp.errors import UsageError
+from yarp.times import parse_time
 
-SUMMARY = "delete finished calls older than a UTC time (through the broker), then vacuum"
+SUMMARY = "delete finished calls older than a time (through the broker), then vacuum"
 EPILOG = """\
-TIME is RFC 3339 in UTC with a Z suffix, e.g. 2026-01-31T00:00:00Z.
+TIME is RFC 3339 with any offset (2026-01-31T00:00:00Z), a local date or time
+(2026-01-31, '2026-01-31 14:30'), Unix milliseconds, or an age: --before 30d
+deletes what finished more than 30 days ago.
 Only finished calls are deleted; started (incomplete) calls are never pruned.
 Prints 'pruned_calls: N' once the prune is done, however long it takes: the
 broker prunes in short steps between other requests (captures go on) and
@@ -19,7 +19,6 @@ reports its progress, shown on a terminal. If the broker connection is lost,
 or it goes 30 s without a word, the outcome is unknown: a running broker goes
 on and commits; inspect 'yarp archive stats' / 'verify' before retrying.
 """
-_RFC3339_UTC = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?[Zz]\Z")
 #: How long the prune may take to reach the broker and begin; once it runs, its progress renews the wait.
 PRUNE_TIMEOUT_S = 30.0
 #: What the terminal line says in each phase of the prune (`yarp.archive.prune`).
@@ -27,24 +26,18 @@ _PHASES = {"count": "pruning: counting calls", "calls": "pruning calls", "payloa
            "vacuum": "pruning: returning free pages"}
 
 
-def parse_utc(text: str) -> int:
-    """RFC 3339 UTC (Z suffix) → Unix milliseconds; anything else is a usage error."""
-    if not _RFC3339_UTC.match(text):
-        raise UsageError("--before must be an RFC 3339 UTC time with a Z suffix, e.g. 2026-01-31T00:00:00Z")
-    main, _, fraction = text[:-1].partition(".")
-    try:
-        moment = datetime.strptime(main.replace("t", "T"), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
-    except ValueError:
-        raise UsageError("--before is not a valid calendar time") from None
-    millis = int((fraction + "000")[:3]) if fraction else 0
-    if moment.year < 1970:
-        # Archive times are non-negative Unix milliseconds; an earlier bound is a typo, not a request.
-        raise UsageError("--before must not be earlier than 1970-01-01T00:00:00Z")
-    return int(moment.timestamp()) * 1000 + millis
+def parse_before(text: str) -> int:
+    """`--before` TIME (the command line's one grammar, `yarp.times`) → Unix milliseconds; `UsageError` otherwise."""
+    return parse_time(text, "--before")
+
+
+#: The name the benchmarks and tests know it by; it now reads every form, not only UTC.
+parse_utc = parse_before
 
 
 def configure(parser) -> None:
-    parser.add_argument("--before", required=True, metavar="TIME", help="RFC 3339 UTC time, Z suffix")
+    parser.add_argument("--before", required=True, metavar="TIME",
+                        help="delete finished calls that finished before TIME (RFC 3339, a date, or an age: 30d)")
 
 
 def run(args) -> int:
@@ -54,7 +47,7 @@ def run(args) -> int:
 
     from yarp.wire import protocol
 
-    timestamp_ms = parse_utc(args.before)
+    timestamp_ms = parse_before(args.before)
     location = resolve_location(args.archive)
     display = _progress(sys.stderr) if sys.stderr.isatty() else None
     try:

@@ -8,6 +8,7 @@ import sys
 from yarp.archive.savings import report as savings_report
 from yarp.commands import _archive
 from yarp.errors import UsageError
+from yarp.times import time_option
 
 SUMMARY = "show the context the views saved: net of what was read back or re-run, within the hosts' limits"
 EPILOG = """\
@@ -25,8 +26,9 @@ Each finished call's numbers are kept in a disposable file under
 $XDG_CACHE_HOME/yarp/savings/ (~/.cache/yarp/savings/), so a later report
 computes only the calls finished since; the archive is only read.
 
-TIME is an RFC 3339 time with a zone (2026-01-02T03:04:05Z) or Unix
-milliseconds. Days are UTC. On a terminal each group gets a bar: shown,
+TIME is RFC 3339 with any offset (2026-01-02T03:04:05Z), a local date or
+time (2026-01-02, '2026-01-02 14:30'), Unix milliseconds, or an age (30m,
+2h, 7d). Days (--by day) are UTC. On a terminal each group gets a bar: shown,
 net withheld, then recovered or re-run.
 
 Exit status: 0, 74 archive missing, locked, corrupt or unsafe, 64 bad usage.
@@ -38,16 +40,9 @@ Examples:
 """
 
 
-def _time_ms(text: str) -> int:
-    # `search` (and the recovery package it loads) only when a time is given.
-    from yarp.commands.search import parse_time_ms
-
-    return parse_time_ms(text)
-
-
 def configure(parser) -> None:
-    parser.add_argument("--since", type=_time_ms, metavar="TIME", help="calls started at or after TIME")
-    parser.add_argument("--until", type=_time_ms, metavar="TIME", help="calls started before TIME")
+    parser.add_argument("--since", type=time_option("--since"), metavar="TIME", help="calls started at or after TIME")
+    parser.add_argument("--until", type=time_option("--until"), metavar="TIME", help="calls started before TIME")
     parser.add_argument("--by", choices=savings_report.GROUPINGS, default="tool", help="group by (default: tool)")
     parser.add_argument("--top", type=int, default=10, metavar="N", help="top commands to list (0-100, default 10)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
