@@ -1,0 +1,128 @@
+"""The view judges lines by what they say, on shapes of output no rule names.
+
+Each test builds an output in the shape a real tool prints (the generalization corpus in
+`bench/generalization/` holds the recorded runs) and checks one principle of the view:
+severity over volume, a finding kept with where it is, the output's own end, rare lines in
+repetition, one kind seen before a second alike, and a view no larger than its signal needs.
+"""
+
+from __future__ import annotations
+
+import re
+
+from yarp.view.cap import cap_text
+
+REF = "yr_" + "cd" * 16
+
+
+def view(data: bytes, cap: int = 5120, exit_code: int | None = 1) -> str:
+    return cap_text(data, cap=cap, archive_ref=REF, source="stdout", exit_code=exit_code).decode()
+
+
+def lines_of(text: str) -> set[str]:
+    return set(text.split("\n"))
+
+
+def test_two_rare_errors_among_hundreds_of_style_findings_are_kept():
+    findings = [f"src/pkg/mod{i % 40}.py:{i % 90 + 1}:1: {kind}" for i, kind in enumerate(
+        ["F401 [*] `os` imported but unused", "I001 [*] Import block is un-sorted or un-formatted",
+         "E501 Line too long (120 > 88)"] * 107)]
+    rare = ["src/pkg/core.py:12:5: F821 Undefined name `total_price`",
+            "src/pkg/api.py:40:9: F821 Undefined name `session`"]
+    findings[150:150] = [rare[0]]
+    findings[260:260] = [rare[1]]
+    shown = lines_of(view(("\n".join(findings) + "\nFound 323 errors.\n").encode()))
+    assert set(rare) <= shown and "Found 323 errors." in shown
+
+
+def test_an_indented_finding_keeps_the_file_heading_it_sits_under():
+    blocks = []
+    for n in range(30):
+        blocks.append(f"/work/app/src/widgets/widget_{n:02d}.js")
+        blocks += [f"  {k}:{k + 3}  warning  'v{k}' is defined but never used  no-unused-vars" for k in range(1, 10)]
+        if n == 17:
+            blocks.append("  4:17  error  'computeScale' is not defined  no-undef")
+        blocks.append("")
+    blocks.append("✖ 271 problems (1 error, 270 warnings)")
+    shown = lines_of(view(("\n".join(blocks) + "\n").encode()))
+    assert "  4:17  error  'computeScale' is not defined  no-undef" in shown
+    assert "/work/app/src/widgets/widget_17.js" in shown
+    assert "✖ 271 problems (1 error, 270 warnings)" in shown
+
+
+def test_a_note_that_mentions_a_failure_is_not_an_error():
+    out = []
+    for n in range(60):
+        out.append(f"/usr/include/c++/12/ostream:{500 + n}:5: note: candidate: 'operator<<({n})'")
+        out.append(f"/usr/include/c++/12/ostream:{500 + n}:5: note:   template argument deduction/substitution failed:")
+    out.insert(0, "app.cpp:9:13: error: no match for 'operator<<'")
+    out.append("app.cpp:11:14: error: 'format_total' was not declared in this scope")
+    text = view(("\n".join(out) + "\n").encode())
+    assert "app.cpp:9:13: error: no match for 'operator<<'" in text
+    assert "app.cpp:11:14: error: 'format_total' was not declared in this scope" in text
+    # Notes are context, not findings: the header counts no failure among the lines it left out.
+    assert not re.search(r"omitted \d+ failure", text)
+
+
+def test_a_conflict_among_auto_merging_lines_and_the_last_line_are_kept():
+    out = [f"Auto-merging src/module_{i}/file.c" for i in range(300)]
+    out.insert(157, "CONFLICT (content): Merge conflict in src/module_157/file.c")
+    out.append("Automatic merge failed; fix conflicts and then commit the result.")
+    text = view(("\n".join(out) + "\n").encode())
+    assert "CONFLICT (content): Merge conflict in src/module_157/file.c" in lines_of(text)
+    assert text.rstrip("\n").endswith("Automatic merge failed; fix conflicts and then commit the result.")
+    assert re.search(r'omitted \d+ line\(s\) like "Auto-merging src/module_\d+/file\.c"', text)
+
+
+def test_a_rare_line_in_repetitive_output_is_kept():
+    out = [f"\tmodified:   src/pkg/file_{i}.py" for i in range(220)]
+    out[180:180] = ["\tboth modified:   src/pkg/ledger.py"]
+    text = view(("On branch main\nChanges to be committed:\n" + "\n".join(out) + "\n").encode())
+    assert "\tboth modified:   src/pkg/ledger.py" in lines_of(text)
+
+
+def test_a_line_that_introduces_frames_keeps_them_with_its_finding():
+    out = [f"=== RUN   TestCase{i}\n--- PASS: TestCase{i} (0.00s)" for i in range(300)]
+    out.append("==================\nWARNING: DATA RACE\nRead at 0x00c000100088 by goroutine 9:\n"
+               "  example.com/metrics/counter.(*Counter).Add()\n"
+               "      /src/metrics/counter/counter.go:10 +0xe5\n==================")
+    out.append("FAIL\tpkg\t0.02s")
+    text = view(("\n".join(out) + "\n").encode())
+    assert "      /src/metrics/counter/counter.go:10 +0xe5" in lines_of(text)
+    assert "WARNING: DATA RACE" in lines_of(text)
+
+
+def test_the_output_s_own_end_is_kept():
+    out = [f"would reformat /work/app/src/module_{i}.py" for i in range(400)]
+    out += ["", "Oh no! 💥 💔 💥", "400 files would be reformatted, 12 files would be left unchanged."]
+    text = view(("\n".join(out) + "\n").encode())
+    assert text.rstrip("\n").endswith("400 files would be reformatted, 12 files would be left unchanged.")
+
+
+def test_a_view_is_no_larger_than_its_signal_needs():
+    log = "".join(f"2026-12-03 12:{i // 60 % 60:02d}:{i % 60:02d} INFO worker-{i % 4} handled request "
+                  f"id={i} status=200\n" for i in range(3000))
+    log += "2026-12-03 13:00:00 ERROR worker-2 payment gateway timeout after 30000ms (order=8812)\n"
+    log += "".join(f"2026-12-03 13:00:{i % 60:02d} INFO worker-1 handled request id={i} status=200\n"
+                   for i in range(3000))
+    text = view(log.encode(), exit_code=0)
+    assert "2026-12-03 13:00:00 ERROR worker-2 payment gateway timeout after 30000ms (order=8812)" in text
+    assert len(text.encode()) < 5120 * 6 // 10  # well under the budget a naive cap fills
+
+
+def test_plain_lines_give_no_hint_and_the_header_says_how_to_read_back():
+    text = view("".join(f"{i}\n" for i in range(1, 200001)).encode(), exit_code=0)
+    assert "Search omitted output" not in text
+    markers = [line for line in text.split("\n") if line.startswith("[yarp: ")]
+    assert len(markers) == 2  # the reference line and the only run's marker
+    assert re.match(rf"^\[yarp: omitted \d+ other line\(s\): yarp read {REF} stdout \d+:\d+; exit status 0\]$",
+                    markers[1])
+
+
+def test_a_minified_json_shows_its_head_and_its_tail():
+    data = ('{"items": [' + ", ".join(f'{{"id": {i}}}' for i in range(60000)) + "]}").encode()
+    text = view(data, exit_code=0)
+    head, note, tail = text.split("\n")[:3]
+    assert data.startswith(head.encode()) and data.endswith(tail.encode())
+    assert re.match(rf"^\[yarp: line 1 cut: bytes \d+:\d+ of {len(data)} omitted\]$", note)
+    assert len(head) + len(tail) > 3000
