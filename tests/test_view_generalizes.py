@@ -126,3 +126,11 @@ def test_a_minified_json_shows_its_head_and_its_tail():
     assert data.startswith(head.encode()) and data.endswith(tail.encode())
     assert re.match(rf"^\[yarp: line 1 cut: bytes \d+:\d+ of {len(data)} omitted\]$", note)
     assert len(head) + len(tail) > 3000
+
+
+def test_a_zero_coverage_row_in_a_long_table_is_kept():
+    rows = [f"src/pkg/mod{i:03d}.py      {100 + i:4d}   {i % 50:3d}    {60 + i % 40:3d}%" for i in range(300)]
+    rows.insert(120, "src/pkg/legacy_export.py     88     88      0%")
+    text = view(("Name   Stmts   Miss  Cover\n" + "\n".join(rows) + "\nTOTAL  40000  7000   82%\n").encode())
+    assert "src/pkg/legacy_export.py     88     88      0%" in lines_of(text)
+    assert "TOTAL  40000  7000   82%" in lines_of(text)
