@@ -125,3 +125,109 @@ def test_import_of_a_missing_path_or_a_mistyped_agent_is_refused(tmp_path):
                     home=tmp_path)
     assert done.returncode == 64 and b"archive directory" in done.stderr and b"does not exist" in done.stderr
     assert not (tmp_path / "none").exists()
+
+
+# --- doctor: the fix for the state it found ---------------------------------------------------
+
+
+def _doctor(home, archive, **extra) -> dict[str, list[dict]]:
+    import json
+
+    env = {**yarp_env(home), "XDG_STATE_HOME": str(Path(home) / ".local" / "state"), **extra}
+    done = subprocess.run([sys.executable, "-m", "yarp", "doctor", "--json", "--archive", str(archive)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    checks: dict[str, list[dict]] = {}
+    for check in json.loads(done.stdout)["checks"]:
+        checks.setdefault(check["name"], []).append(check)
+    return checks
+
+
+def _private(path: Path) -> Path:
+    path.mkdir(mode=0o700, parents=True)
+    os.chmod(path, 0o700)
+    return path
+
+
+@pytest.fixture
+def short_runtime():
+    """A private runtime directory with a path short enough for a Unix socket under it."""
+    import shutil
+    import tempfile
+
+    path = tempfile.mkdtemp(prefix="yr", dir="/tmp")
+    yield Path(path)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_doctor_fix_for_a_file_at_the_socket_path_is_to_remove_it(tmp_path, short_runtime):
+    from yarp.runtime import runtime_paths
+
+    runtime, archive = short_runtime, _private(tmp_path / "data") / "a.sqlite3"
+    socket_path = runtime_paths(str(archive), {"XDG_RUNTIME_DIR": str(runtime)}).socket
+    Path(socket_path).write_bytes(b"")
+    os.chmod(socket_path, 0o600)
+    check = _doctor(tmp_path, archive, XDG_RUNTIME_DIR=str(runtime))["runtime directory"][0]
+    assert check["status"] == "fail"
+    assert check["detail"] == f"broker socket {socket_path} is not a socket"
+    assert check["fix"] == f"remove {socket_path}: no broker uses it, and yarp makes it anew"
+
+
+def test_doctor_fix_for_a_broad_runtime_directory_is_its_chmod(tmp_path):
+    runtime, archive = tmp_path / "run", _private(tmp_path / "data") / "a.sqlite3"
+    runtime.mkdir(mode=0o755)
+    os.chmod(runtime, 0o755)
+    check = _doctor(tmp_path, archive, XDG_RUNTIME_DIR=str(runtime))["runtime directory"][0]
+    assert check["detail"] == f"XDG_RUNTIME_DIR {runtime} permissions are broader than 0700"
+    assert check["fix"] == f"chmod 700 {runtime}, or unset XDG_RUNTIME_DIR"
+    # Without XDG_RUNTIME_DIR the fallback under the temporary directory is named, and never XDG_RUNTIME_DIR.
+    temp = _private(tmp_path / "tmp")
+    (temp / f"yarp-runtime-{os.geteuid()}").mkdir(mode=0o711)
+    os.chmod(temp / f"yarp-runtime-{os.geteuid()}", 0o711)
+    check = _doctor(tmp_path, archive, TMPDIR=str(temp))["runtime directory"][0]
+    assert check["fix"] == f"chmod 700 {temp / f'yarp-runtime-{os.geteuid()}'}"
+
+
+def test_doctor_fix_for_an_archive_named_wrongly(tmp_path):
+    runtime = _private(tmp_path / "run")
+    directory = _private(tmp_path / "archives")
+    check = _doctor(tmp_path, directory, XDG_RUNTIME_DIR=str(runtime))["archive"][0]
+    assert check["status"] == "fail" and check["detail"].startswith(f"archive path {directory} is a directory")
+    assert check["fix"] == f"name the database file in it: --archive {directory / 'tool-calls.sqlite3'}"
+    missing = tmp_path / "typo" / "a.sqlite3"
+    check = _doctor(tmp_path, missing, XDG_RUNTIME_DIR=str(runtime))["archive"][0]
+    assert check["status"] == "fail" and check["fix"] == f"mkdir -m 700 {missing.parent}, or name another archive"
+    loose = tmp_path / "loose"
+    loose.mkdir(mode=0o750)
+    os.chmod(loose, 0o750)
+    check = _doctor(tmp_path, loose / "a.sqlite3", XDG_RUNTIME_DIR=str(runtime))["archive"][0]
+    assert check["detail"] == f"archive directory {loose} permissions are broader than 0700 (0750)"
+    assert check["fix"] == f"chmod 700 {loose}"
+
+
+def test_doctor_fix_for_a_broker_that_does_not_answer_points_at_no_missing_line(tmp_path, short_runtime):
+    import fcntl
+    import socket
+
+    from yarp.runtime import runtime_paths
+
+    runtime, archive = short_runtime, _private(tmp_path / "data") / "a.sqlite3"
+    paths = runtime_paths(str(archive), {"XDG_RUNTIME_DIR": str(runtime)})
+    # A listener that owns the archive (its lifetime lock) and never answers: a stopped broker.
+    lock = os.open(paths.lifetime_lock, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    os.write(lock, b"%d\n" % os.getpid())
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(paths.socket)
+    os.chmod(paths.socket, 0o600)
+    listener.listen(8)
+    try:
+        checks = _doctor(tmp_path, archive, XDG_RUNTIME_DIR=str(runtime))
+    finally:
+        listener.close()
+        os.close(lock)
+    broker = checks["broker"][0]
+    assert broker["status"] == "fail"
+    assert f"broker pid {os.getpid()} does not answer on {paths.socket}" in broker["detail"]
+    assert broker["fix"].startswith("end the broker process named above (kill PID")
+    assert checks["broker errors"] == [{"name": "broker errors", "status": "ok", "detail": "none logged", "fix": None}]
+    assert not any("below" in (check["fix"] or "") for found in checks.values() for check in found)

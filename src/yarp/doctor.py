@@ -39,9 +39,6 @@ from yarp.errors import YarpError
 OK, WARN, FAIL = "ok", "warn", "fail"
 #: A logged broker error newer than this makes a warning; an older one is only reported.
 RECENT_FAULT_S = 7 * 24 * 3600
-#: Filesystems the archive is not safe on (the specification claims local Unix filesystems only).
-NETWORK_FILESYSTEMS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs",
-                                 "fuse.sshfs", "fuse.s3fs", "fuse.rclone", "lustre", "gpfs"})
 _CHILD_TIMEOUT_S = 30
 
 
@@ -166,31 +163,15 @@ def _mode(st: os.stat_result) -> str:
     return f"{st.st_mode & 0o777:04o}"
 
 
-def filesystem_type(path: str) -> str | None:
-    """The type of the filesystem holding `path` (Linux `/proc/self/mountinfo`), or None when unknown."""
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
-        return None
-    best, kind = "", None
-    real = os.path.realpath(path)
-    for line in lines:
-        head, _, tail = line.partition(" - ")
-        fields = head.split()
-        if len(fields) < 5 or not tail:
-            continue
-        mount = fields[4].replace("\\040", " ")
-        if (real == mount or real.startswith(mount.rstrip("/") + "/")) and len(mount) >= len(best):
-            best, kind = mount, tail.split()[0]
-    return kind
-
-
-def check_archive(location) -> list[Check]:
-    """The archive's directory and file: present, ours, private, on a local filesystem, schema v1."""
+def check_archive(location, named: bool = False) -> list[Check]:
+    """The archive's directory and file: present, ours, private, on a local filesystem, schema v1.
+    `named`: given with --archive, whose directory must exist (`yarp.paths.named_archive_problem`)."""
     from yarp.archive.sqlite import open_readonly
+    from yarp.paths import NETWORK_FILESYSTEMS, filesystem_type, fix_for, named_archive_problem
 
-    fix_mode = f"chmod 700 {shlex.quote(location.directory)}; chmod 600 {shlex.quote(location.path)}*"
+    problem = named_archive_problem(location)
+    if problem is not None and (named or os.path.isdir(location.path)):
+        return [Check("archive", FAIL, problem, fix_for(location, problem))]
     try:
         st = os.lstat(location.directory)
     except FileNotFoundError:
@@ -198,9 +179,9 @@ def check_archive(location) -> list[Check]:
     problem = private_files.problem_of(st, directory=True)
     if problem is not None:
         status = WARN if location.is_default and problem.startswith("permissions") else FAIL
-        detail = f"archive directory {problem} ({_mode(st)})"
+        detail = f"archive directory {location.directory} {problem} ({_mode(st)})"
         return [Check("archive", status, detail + ("; yarp narrows the default location when it opens it"
-                                                   if status == WARN else ""), fix_mode)]
+                                                   if status == WARN else ""), fix_for(location, problem))]
     checks = []
     kind = filesystem_type(location.directory)
     if kind in NETWORK_FILESYSTEMS:
@@ -214,7 +195,8 @@ def check_archive(location) -> list[Check]:
     problem = private_files.problem_of(fst, directory=False)
     if problem is not None:
         status = WARN if location.is_default and problem.startswith("permissions") else FAIL
-        return checks + [Check("archive", status, f"archive database {problem} ({_mode(fst)})", fix_mode)]
+        return checks + [Check("archive", status, f"archive database {location.path} {problem} ({_mode(fst)})",
+                               fix_for(location, problem, database=True))]
     conn = open_readonly(location)
     try:
         calls = conn.execute("SELECT count(*) FROM tool_calls").fetchone()[0]
@@ -226,14 +208,13 @@ def check_archive(location) -> list[Check]:
 
 def check_runtime(location, environ: Mapping[str, str]) -> list[Check]:
     """The broker's private runtime directory: a real directory of ours, 0700, a socket path that fits."""
-    from yarp.runtime import check_socket_entry, runtime_paths
+    from yarp.runtime import check_socket_entry, fix_for, runtime_paths
 
     try:
         paths = runtime_paths(location.path, environ)
         running = check_socket_entry(paths.socket)
     except YarpError as exc:
-        return [Check("runtime directory", FAIL, exc.message,
-                      "make XDG_RUNTIME_DIR a private directory of yours (0700), or unset it")]
+        return [Check("runtime directory", FAIL, exc.message, fix_for(exc, environ))]
     return [Check("runtime directory", OK, f"{paths.directory} (0700{', broker socket present' if running else ''})")]
 
 
@@ -247,9 +228,7 @@ def check_broker(location, environ: Mapping[str, str]) -> list[Check]:
             client.connect(started + 10)
             status = client.status(time.monotonic() + 5)
         except YarpError as exc:
-            return [Check("broker", FAIL, exc.message, "see the broker error line below, or run "
-                          "`yarp archive broker --foreground` to watch it start; a broker of another yarp "
-                          "version: `yarp archive broker status`, then `yarp archive broker stop`")]
+            return [Check("broker", FAIL, exc.message, broker_fix(location, environ, exc))]
         replaced = client.replaced
     detail = (f"answered the handshake in {int((time.monotonic() - started) * 1000)} ms "
               f"(pid {status['pid']}, {status['eventLoop']}, {status['pool']} pool, yarp {__version__})")
@@ -260,13 +239,32 @@ def check_broker(location, environ: Mapping[str, str]) -> list[Check]:
     return [Check("broker", OK, detail)]
 
 
+def broker_fix(location, environ: Mapping[str, str], error: YarpError | None = None) -> str:
+    """What to do when the broker did not answer or a capture failed: stop another version's broker,
+    read the broker's logged error when there is one (its line comes last), else watch a broker start."""
+    from yarp.errors import BrokerUnresponsive, HandshakeMismatch
+
+    archive = shlex.quote(location.path)
+    if isinstance(error, BrokerUnresponsive):
+        return "end the broker process named above (kill PID; it answers no stop request), the next client starts one"
+    if isinstance(error, HandshakeMismatch):
+        return f"yarp archive broker status --archive {archive}, then yarp archive broker stop --archive {archive}"
+    watch = f"watch a broker start and fail: yarp archive broker --foreground --archive {archive}"
+    try:
+        logged = fault_log.read_last(environ) is not None
+    except private_files.PrivatePathProblem:
+        logged = False
+    return f"the broker errors line (the last) holds the broker's last logged error; or {watch}" if logged else watch
+
+
 def check_capture(location, environ: Mapping[str, str]) -> list[Check]:
     """A real `yarp run -- true` through the broker, then its call read back: finished, four streams."""
     from yarp.archive.sqlite import open_readonly
 
-    argv = [sys.executable, "-m", "yarp", "run", "--archive", location.path, "--", "true"]
-    proc = subprocess.Popen(argv, env=dict(environ), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    # The archive as an agent's capture names it (not --archive, whose directory must exist already).
+    proc = subprocess.Popen([sys.executable, "-m", "yarp", "run", "--", "true"],
+                            env={**environ, "YARP_ARCHIVE": location.path}, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         out, err = proc.communicate(timeout=_CHILD_TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -277,7 +275,7 @@ def check_capture(location, environ: Mapping[str, str]) -> list[Check]:
     said = err.decode("utf-8", "replace").strip().splitlines()
     if proc.returncode != 0 or said:
         return [Check("capture", FAIL, f"`yarp run -- true` exited {proc.returncode}"
-                      + (f": {said[-1][:300]}" if said else ""), "see the broker error line below")]
+                      + (f": {said[-1][:300]}" if said else ""), broker_fix(location, environ))]
     prefix = f"run-{os.uname().nodename}-{proc.pid}-"
     conn = open_readonly(location)
     try:
@@ -560,7 +558,7 @@ def run(explicit_archive: str | None = None, environ: Mapping[str, str] = os.env
     except YarpError:
         configured = None
     location = resolve_archive(explicit_archive, environ, configured)
-    archive = _guarded("archive", lambda: check_archive(location))
+    archive = _guarded("archive", lambda: check_archive(location, named=explicit_archive is not None))
     add(archive)
     runtime = _guarded("runtime directory", lambda: check_runtime(location, environ))
     add(runtime)

@@ -149,6 +149,19 @@ class UnsafePath(ArchiveError):
     """Raised for symlinks, foreign owners, broad permissions or wrong file types."""
 
     code = "unsafe_path"
+    #: What was found unsafe, when the raiser said (`at`): its label, path and problem phrase,
+    #: so `yarp doctor` can give the fix for the state it found.
+    label: str | None = None
+    path: str | None = None
+    problem: str | None = None
+
+    @classmethod
+    def at(cls, label: str, path: str, problem: str) -> "UnsafePath":
+        """The error for `path` (`label`: what it is to YARP) and its `problem` phrase
+        (`yarp.private_files`): "LABEL PATH PROBLEM"."""
+        error = cls(f"{label} {path} {problem}")
+        error.label, error.path, error.problem = label, path, problem
+        return error
 
 
 class UnsupportedSchema(ArchiveError):

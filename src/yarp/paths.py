@@ -20,6 +20,9 @@ ARCHIVE_FILENAME = "tool-calls.sqlite3"
 ARCHIVE_ENV = "YARP_ARCHIVE"
 #: SQLite companion files that are parts of the same logical database.
 COMPANION_SUFFIXES = ("-wal", "-shm")
+#: Filesystems the archive is not safe on (the specification claims local Unix filesystems only).
+NETWORK_FILESYSTEMS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs",
+                                 "fuse.sshfs", "fuse.s3fs", "fuse.rclone", "lustre", "gpfs"})
 
 
 class ArchiveLocation(Record):
@@ -136,6 +139,21 @@ def named_archive_problem(location: ArchiveLocation) -> str | None:
     return problem
 
 
+def fix_for(location: ArchiveLocation, problem: str, database: bool = False) -> str:
+    """What to do about `problem` of an archive's directory (or `database`), for `yarp doctor`: a chmod for
+    broad permissions (the database's companions too), a mkdir for a missing directory, else another path."""
+    import shlex
+
+    if problem.startswith("permissions"):
+        return f"chmod 600 {shlex.quote(location.path)}*" if database else \
+            f"chmod 700 {shlex.quote(location.directory)}"
+    if problem.startswith("archive directory") and not os.path.lexists(location.directory):
+        return f"mkdir -m 700 {shlex.quote(location.directory)}, or name another archive"
+    if problem.startswith("archive path"):
+        return f"name the database file in it: --archive {shlex.quote(os.path.join(location.path, ARCHIVE_FILENAME))}"
+    return "put the archive in a private directory of yours: --archive, YARP_ARCHIVE or archive.path"
+
+
 def secure_archive_location(location: ArchiveLocation, *, create: bool) -> bool:
     """Apply the filesystem-permission rules to an archive; return whether the database exists.
 
@@ -153,3 +171,23 @@ def secure_archive_location(location: ArchiveLocation, *, create: bool) -> bool:
     for suffix in COMPANION_SUFFIXES:
         check_private_file(location.path + suffix, narrow=narrow, label=f"archive {suffix[1:]} file", missing_ok=True)
     return exists
+
+
+def filesystem_type(path: str) -> str | None:
+    """The type of the filesystem holding `path` (Linux `/proc/self/mountinfo`), or None when unknown."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    best, kind = "", None
+    real = os.path.realpath(path)
+    for line in lines:
+        head, _, tail = line.partition(" - ")
+        fields = head.split()
+        if len(fields) < 5 or not tail:
+            continue
+        mount = fields[4].replace("\\040", " ")
+        if (real == mount or real.startswith(mount.rstrip("/") + "/")) and len(mount) >= len(best):
+            best, kind = mount, tail.split()[0]
+    return kind

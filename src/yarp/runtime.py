@@ -50,7 +50,7 @@ def _ensure_private_dir(path: str, label: str) -> None:
     except private_files.PrivatePathProblem as exc:
         from yarp.errors import UnsafePath
 
-        raise UnsafePath(f"{label} {path} {exc.problem}") from None
+        raise UnsafePath.at(label, path, exc.problem) from None
     except OSError as exc:
         raise unusable(exc, f"{label} {path}") from None
 
@@ -147,7 +147,8 @@ def runtime_paths(archive_path: str, environ=os.environ, *, create: bool = True)
     if len(paths.socket.encode()) >= MAX_SOCKET_PATH_BYTES:
         from yarp.errors import UnsafePath
 
-        raise UnsafePath(f"broker socket path is longer than {MAX_SOCKET_PATH_BYTES - 1} bytes")
+        raise UnsafePath.at("broker socket path", paths.socket,
+                            f"is longer than the {MAX_SOCKET_PATH_BYTES - 1} bytes a socket path may have")
     return paths
 
 
@@ -158,7 +159,7 @@ def open_lock_file(path: str) -> int:
     except private_files.PrivatePathProblem as exc:
         from yarp.errors import UnsafePath
 
-        raise UnsafePath(f"broker lock {path} {exc.problem}") from None
+        raise UnsafePath.at("broker lock", path, exc.problem) from None
 
 
 def try_lock(fd: int) -> bool:
@@ -207,7 +208,31 @@ def check_socket_entry(path: str) -> bool:
         return True
     from yarp.errors import UnsafePath
 
-    raise UnsafePath(f"broker socket {path} {problem}")
+    raise UnsafePath.at("broker socket", path, problem)
+
+
+def fix_for(error, environ=os.environ) -> str:
+    """What to do about `error`, raised by `runtime_paths` or `check_socket_entry`, for the state it
+    found (`yarp doctor`'s fix line): the path it names (`UnsafePath.at`) and what is wrong with it."""
+    import shlex
+
+    xdg = environ.get("XDG_RUNTIME_DIR", "")
+    elsewhere = "or point XDG_RUNTIME_DIR at a private directory of yours (mkdir -m 700 DIR)"
+    label, path, problem = (getattr(error, name, None) for name in ("label", "path", "problem"))
+    if path is None:  # an errno: read-only, not writable by us (`unusable`), said in the message
+        return f"make the directory named above writable by you, {elsewhere}"
+    quoted, problem = shlex.quote(path), problem or ""
+    if label == "XDG_RUNTIME_DIR":
+        return (f"chmod 700 {quoted}, or unset XDG_RUNTIME_DIR" if problem.startswith("permissions")
+                else "point XDG_RUNTIME_DIR at a private directory of yours, or unset it")
+    if label == "broker socket path":
+        return "point XDG_RUNTIME_DIR at a shorter private directory" + ("" if xdg else " (or TMPDIR at a shorter one)")
+    if problem == "is owned by another user":
+        return f"{quoted} belongs to another user: have it removed, {elsewhere}"
+    if problem.startswith("permissions") and label != "broker socket":
+        return f"chmod {'600' if label == 'broker lock' else '700'} {quoted}"
+    # A link, a file where a directory or socket belongs, or a socket no broker of ours made.
+    return f"remove {quoted}: no broker uses it, and yarp makes it anew"
 
 
 def write_owner(fd: int) -> None:
