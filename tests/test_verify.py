@@ -317,3 +317,58 @@ def test_library_report_counts_streamed_bytes(archive):
     conn.close()
     assert report.payload_bytes_checked == total[0]
     assert calls[-1] == (total[1], total[1], total[0], total[0])
+
+
+def test_a_payload_too_large_to_check_whole_is_streamed_and_a_changed_byte_is_found(tmp_path):
+    from yarp.limits import VERIFY_INLINE_BYTES
+
+    path = tmp_path / "large" / "tool-calls.sqlite3"
+    with ArchiveFactory(path) as factory:  # incompressible, so stored as it is and larger than a whole check
+        factory.shell_call("big", os.urandom(VERIFY_INLINE_BYTES + 4096))
+    clean = run_verify(path, tmp_path, "--json")
+    assert json.loads(clean.stdout)["ok"] is True, clean
+    damage(path, "UPDATE payloads SET body = substr(body, 1, 100) || X'00' || substr(body, 102)"
+                 f" WHERE length(body) > {VERIFY_INLINE_BYTES}")
+    assert_fails_with(path, tmp_path, "does not match its SHA-256 digest")
+
+
+def test_a_zstd_frame_declaring_more_bytes_than_recorded_is_refused_unread(tmp_path):
+    path = tmp_path / "frame" / "tool-calls.sqlite3"
+    with ArchiveFactory(path) as factory:
+        factory.shell_call("log", b"a compressible log line\n" * 2000)
+    damage(path, "UPDATE payloads SET uncompressed_byte_length = 10 WHERE compression = 'zstd'")
+    assert_fails_with(path, tmp_path, "decompresses to more than its recorded 10 bytes")
+
+
+def test_a_binary_payload_is_not_text_unless_a_snapshot_says_so(tmp_path):
+    path = tmp_path / "bin" / "tool-calls.sqlite3"
+    with ArchiveFactory(path) as factory:
+        factory.shell_call("bin", b"\xff\xfe binary \x80\n" * 500, b"")
+    assert run_verify(path, tmp_path).returncode == 0  # application/octet-stream: any bytes
+    damage(path, "UPDATE snapshots SET media_type = 'text/plain; charset=utf-8' WHERE subject = 'stdout'")
+    assert_fails_with(path, tmp_path, "is declared UTF-8 text but is not valid UTF-8")
+
+
+def test_every_step_shows_on_a_terminal_and_nothing_in_a_pipe(archive, tmp_path):
+    path, _ = archive
+    proc, seen = on_a_terminal([sys.executable, "-m", "yarp", "archive", "verify", "--archive", str(path)],
+                               yarp_env(tmp_path), stream="stderr")
+    assert proc.returncode == 0
+    assert seen.startswith(b"\r\x1b[Kverifying: checking SQLite integrity, calls and snapshots"), seen
+    assert seen.endswith(b"\r\x1b[K")  # removed before the result
+    piped = run_verify(path, tmp_path)
+    assert (piped.returncode, piped.stderr) == (0, b"")
+
+
+def test_problems_of_several_checks_come_in_the_order_of_the_checks(archive, tmp_path):
+    path, refs = archive
+    damage(path, f"DELETE FROM snapshots WHERE tool_call_id = {call_id(path, refs['plain'])}"
+                 " AND subject = 'input' AND stage = 'after'",
+           "UPDATE tool_calls SET status = 'paused' WHERE archive_ref = ?", params=(refs["shell"],))
+    damage(path, "UPDATE payloads SET uncompressed_byte_length = uncompressed_byte_length + 5"
+                 " WHERE rowid = (SELECT min(rowid) FROM payloads)")
+    problems = assert_fails_with(path, tmp_path, "has an invalid status", "bytes but records",
+                                 "missing its required input/after")
+    order = [next(i for i, p in enumerate(problems) if needle in p)
+             for needle in ("has an invalid status", "bytes but records", "missing its required input/after")]
+    assert order == sorted(order), problems

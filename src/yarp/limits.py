@@ -220,14 +220,15 @@ MAX_INLINE_SCAN_PAYLOAD_BYTES = 4 * 1024 * 1024
 MAX_PROBLEMS_PER_CHECK = 20
 #: Rows returned by `PRAGMA integrity_check(N)`.
 MAX_INTEGRITY_ROWS = 20
-#: Payload metadata rows fetched per query while streaming bodies.
-PAYLOAD_BATCH_ROWS = 256
+#: Payload rows read per statement by verify (each statement is its own short read snapshot).
+PAYLOAD_BATCH_ROWS = 1024
+#: Payloads up to this size (stored and uncompressed) come with their row and are checked whole;
+#: larger ones stream.
+VERIFY_INLINE_BYTES = 8 * 1024 * 1024
 #: Bytes read from a payload (or out of its decompressor) per step. Larger
 #: steps cost fewer SQLite blob reads and Python round trips per byte hashed:
 #: 4 MiB reads blobs at about twice the speed of 1 MiB.
 VERIFY_CHUNK_BYTES = 4 * 1024 * 1024
-#: Chunks waiting for the hashing thread; the reader blocks beyond this.
-HASH_QUEUE_CHUNKS = 2
 #: Bytes of the database SQLite may memory-map in a long read-only scan
 #: (verify, savings). Page reads become copies from the page cache instead of
 #: one pread per 4 KiB page: integrity_check runs ~20x and blob reads ~3x

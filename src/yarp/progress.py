@@ -34,6 +34,17 @@ class TerminalProgress:
         self.stream.write(f"\r\033[K{self.label} {done}/{total}{' ' + detail if detail else ''}")
         self.stream.flush()
 
+    def note(self, text: str) -> None:
+        """Show `label: text` (a step without a count, such as a check that cannot say how far it is);
+        throttled like `update`."""
+        now = time.monotonic()
+        if now - self.last < MIN_INTERVAL_S:
+            return
+        self.last = now
+        self.shown = True
+        self.stream.write(f"\r\033[K{self.label.split(' ', 1)[0]}: {text}")
+        self.stream.flush()
+
     def close(self) -> None:
         """Remove the line, so the command's own output starts on a clean line."""
         if self.shown:

@@ -9,39 +9,33 @@ a snapshot declares it text); missing required snapshots per the Records rules;
 incomplete calls and unreferenced payloads, which are counted and reported
 without failing verification.
 
-Payloads are streamed one at a time, chunk by chunk: the main thread reads
-(and decompresses) the next chunk while one helper thread hashes the last, so
-memory stays bounded by `HASH_QUEUE_CHUNKS + 2` chunks of `VERIFY_CHUNK_BYTES`
-whatever the archive holds. Problem messages name
-calls by archive reference and payloads by a digest prefix, never by content.
+The cost is SQLite's integrity check plus one pass that decompresses and
+hashes every payload (`verify_payloads`): the integrity check and the foreign
+keys run on a connection and thread of their own, beside the payload pass on
+the caller's (SQLite runs a statement without the GIL); the lifecycle values,
+references and required snapshots take one pass over the calls, and the
+snapshot values one over the snapshots. Memory stays bounded by one payload
+(or two chunks of a large one) whatever the archive holds. Problem messages
+name calls by archive reference and payloads by a digest prefix, never by
+content; they are reported in the order of the checks above.
 This module never writes: permissions are checked, not repaired, and the
 archive is opened only after they pass.
 """
 
 from __future__ import annotations
 
-import codecs
-import hashlib
 import os
-import queue
 import sqlite3
 import stat
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from yarp.archive.recovery import REF_PATTERN, iter_payload
+from yarp.archive.recovery import REF_PATTERN
 from yarp.archive.schema import SCHEMA_VERSION
 from yarp.archive.sqlite import map_error, open_readonly
-from yarp.errors import ArchiveMissing, CorruptArchive, ValidationError
-from yarp.limits import (
-    HASH_QUEUE_CHUNKS,
-    MAX_INTEGRITY_ROWS,
-    MAX_PROBLEMS_PER_CHECK,
-    PAYLOAD_BATCH_ROWS,
-    READER_MMAP_BYTES,
-    VERIFY_CHUNK_BYTES,
-)
+from yarp.archive.verify_payloads import PayloadCheck, Progress
+from yarp.errors import ArchiveMissing, CorruptArchive
+from yarp.limits import MAX_INTEGRITY_ROWS, MAX_PROBLEMS_PER_CHECK, READER_MMAP_BYTES
 from yarp.paths import COMPANION_SUFFIXES, ArchiveLocation, refuse_directory
 
 TABLES = ("sessions", "tool_calls", "payloads", "snapshots")
@@ -49,8 +43,6 @@ MEDIA_JSON = "application/json"
 MEDIA_TEXT = "text/plain; charset=utf-8"
 MEDIA_BINARY = "application/octet-stream"
 STREAM_KEYS = (("stdout", "before"), ("stderr", "before"), ("stdout", "after"), ("stderr", "after"))
-
-Progress = Callable[[int, int, int, int], None]
 
 
 @dataclass
@@ -140,226 +132,205 @@ def _call_label(ref: object, rowid: int) -> str:
     return f"call row {rowid}"
 
 
-def _check_values(conn: sqlite3.Connection, report: VerifyReport) -> None:
-    rules = (
-        ("status NOT IN ('started', 'finished') OR status IS NULL", "has an invalid status"),
-        ("requires_streams IS NULL OR requires_streams NOT IN (0, 1)", "has an invalid requires_streams value"),
-        ("is_error IS NOT NULL AND is_error NOT IN (0, 1)", "has an invalid is_error value"),
-        ("executed IS NOT NULL AND executed NOT IN (0, 1)", "has an invalid executed value"),
-        ("status = 'finished' AND (finished_at_ms IS NULL OR is_error IS NULL OR executed IS NULL)",
-         "is finished without finished_at_ms, is_error and executed"),
-        ("status = 'started' AND (finished_at_ms IS NOT NULL OR is_error IS NOT NULL OR executed IS NOT NULL)",
-         "is started but carries finish values"),
-        ("typeof(started_at_ms) <> 'integer'", "has a non-integer started_at_ms"),
-        ("finished_at_ms IS NOT NULL AND typeof(finished_at_ms) <> 'integer'", "has a non-integer finished_at_ms"),
-    )
-    problems = _Problems(report, "lifecycle value")
-    for where, what in rules:
-        for ref, rowid in conn.execute(f"SELECT archive_ref, id FROM tool_calls WHERE {where} ORDER BY id"):
-            problems.add(f"{_call_label(ref, rowid)} {what}")
-    problems.close()
+#: Lifecycle rules over `tool_calls`, each a condition that marks a bad row.
+_CALL_RULES = (
+    ("status NOT IN ('started', 'finished') OR status IS NULL", "has an invalid status"),
+    ("requires_streams IS NULL OR requires_streams NOT IN (0, 1)", "has an invalid requires_streams value"),
+    ("is_error IS NOT NULL AND is_error NOT IN (0, 1)", "has an invalid is_error value"),
+    ("executed IS NOT NULL AND executed NOT IN (0, 1)", "has an invalid executed value"),
+    ("status = 'finished' AND (finished_at_ms IS NULL OR is_error IS NULL OR executed IS NULL)",
+     "is finished without finished_at_ms, is_error and executed"),
+    ("status = 'started' AND (finished_at_ms IS NOT NULL OR is_error IS NOT NULL OR executed IS NOT NULL)",
+     "is started but carries finish values"),
+    ("typeof(started_at_ms) <> 'integer'", "has a non-integer started_at_ms"),
+    ("finished_at_ms IS NOT NULL AND typeof(finished_at_ms) <> 'integer'", "has a non-integer finished_at_ms"),
+)
+#: A well-formed reference in SQL (REF_PATTERN): `yr_` and 32 lowercase hexadecimal digits.
+_REF_OK = ("typeof(archive_ref) = 'text' AND length(archive_ref) = 35 AND substr(archive_ref, 1, 3) = 'yr_'"
+           " AND substr(archive_ref, 4) NOT GLOB '*[^0-9a-f]*'")
+#: The Records section's required snapshots: (bit, subject, stage, which calls need it).
+_REQUIRED = (
+    (1, "input", "before", "1"), (2, "input", "after", "1"),
+    (4, "result", "after", "status = 'finished'"), (8, "result", "before", "status = 'finished' AND executed = 1"),
+) + tuple((16 << i, subject, stage, "status = 'finished' AND executed = 1 AND requires_streams = 1")
+          for i, (subject, stage) in enumerate(STREAM_KEYS))
+#: Every call with what it fails, in one pass: each lifecycle rule, its reference, and the bits of the
+#: required snapshots it lacks (its snapshots read by their primary key, subject and stage in the index).
+_CALLS_SQL = """
+SELECT id, archive_ref, {rules}, NOT coalesce({ref_ok}, 0), need & ~have FROM (
+  SELECT *, {need} AS need, ifnull((SELECT sum({bit}) FROM snapshots s WHERE s.tool_call_id = c.id), 0) AS have
+  FROM tool_calls c)
+WHERE {any_rule} OR NOT coalesce({ref_ok}, 0) OR need & ~have <> 0
+ORDER BY id
+""".format(
+    rules=", ".join(f"coalesce({rule}, 1)" for rule, _ in _CALL_RULES), ref_ok=_REF_OK,
+    need=" + ".join(f"CASE WHEN {who} THEN {bit} ELSE 0 END" for bit, _, _, who in _REQUIRED),
+    # A snapshot's bit in `_REQUIRED`: input 1 and 2, result 4 and 8, streams 16 to 128 (after = before << 2).
+    bit="CASE s.subject WHEN 'input' THEN 1 << (s.stage = 'after') WHEN 'result' THEN 8 >> (s.stage = 'after')"
+        " WHEN 'stdout' THEN 16 << 2 * (s.stage = 'after') WHEN 'stderr' THEN 32 << 2 * (s.stage = 'after') ELSE 0 END",
+    any_rule=" OR ".join(f"coalesce({rule}, 1)" for rule, _ in _CALL_RULES))
+#: Snapshot rules: a condition that marks a bad row, and what it says.
+_SNAPSHOT_RULES = (
+    ("subject NOT IN ('input', 'result', 'result_text', 'source_output', 'stdout', 'stderr')",
+     "has a snapshot with an invalid subject"),
+    ("stage NOT IN ('before', 'after')", "has a snapshot with an invalid stage"),
+    ("subject IN ('result_text', 'source_output') AND stage <> 'before'",
+     "has a result_text or source_output snapshot that is not 'before'"),
+    ("subject IN ('input', 'result') AND media_type <> 'application/json'",
+     "has an input or result snapshot that is not application/json"),
+    ("subject = 'result_text' AND media_type <> 'text/plain; charset=utf-8'",
+     "has a result_text snapshot that is not text/plain; charset=utf-8"),
+    (("subject IN ('source_output', 'stdout', 'stderr') AND media_type NOT IN"
+     " ('text/plain; charset=utf-8', 'application/octet-stream')"),
+     "has an output snapshot with an unexpected media type"),
+    ("typeof(captured_at_ms) <> 'integer'", "has a snapshot with a non-integer captured_at_ms"),
+    (("subject = 'result_text' AND (source_completeness IS NULL OR source_completeness NOT IN"
+     " ('complete', 'incomplete', 'unknown'))"), "has result_text without a valid source completeness"),
+    ("subject <> 'result_text' AND source_completeness IS NOT NULL",
+     "has a source completeness on a snapshot other than result_text"),
+)
+_COMPLETENESS_RULES = 2  # the last rules are the result-text completeness check
+#: Every valid (subject, stage, media type): a snapshot outside them breaks one of the rules above.
+_SNAPSHOT_KINDS = tuple(
+    (subject, stage, media) for subject, stages, medias in (
+        ("input", ("before", "after"), (MEDIA_JSON,)), ("result", ("before", "after"), (MEDIA_JSON,)),
+        ("result_text", ("before",), (MEDIA_TEXT,)), ("source_output", ("before",), (MEDIA_TEXT, MEDIA_BINARY)),
+        ("stdout", ("before", "after"), (MEDIA_TEXT, MEDIA_BINARY)),
+        ("stderr", ("before", "after"), (MEDIA_TEXT, MEDIA_BINARY)))
+    for stage in stages for media in medias)
+#: The snapshots that break a rule, found with one cheap test per row; each rule is evaluated only for them.
+_SNAPSHOTS_SQL = """
+SELECT s.tool_call_id, c.archive_ref, {rules} FROM snapshots s LEFT JOIN tool_calls c ON c.id = s.tool_call_id
+WHERE NOT coalesce((s.subject, s.stage, s.media_type) IN (VALUES {kinds}) AND typeof(s.captured_at_ms) = 'integer'
+  AND CASE WHEN s.subject = 'result_text' THEN s.source_completeness IN ('complete', 'incomplete', 'unknown')
+    ELSE s.source_completeness IS NULL END, 0)
+ORDER BY s.tool_call_id
+""".format(rules=", ".join(f"coalesce({rule}, 1)" for rule, _ in _SNAPSHOT_RULES),
+           kinds=", ".join(f"('{subject}', '{stage}', '{media}')" for subject, stage, media in _SNAPSHOT_KINDS))
 
-    problems = _Problems(report, "snapshot value")
-    snapshot_rules = (
-        ("subject NOT IN ('input', 'result', 'result_text', 'source_output', 'stdout', 'stderr')",
-         "has a snapshot with an invalid subject"),
-        ("stage NOT IN ('before', 'after')", "has a snapshot with an invalid stage"),
-        ("subject IN ('result_text', 'source_output') AND stage <> 'before'",
-         "has a result_text or source_output snapshot that is not 'before'"),
-        ("subject IN ('input', 'result') AND media_type <> 'application/json'",
-         "has an input or result snapshot that is not application/json"),
-        ("subject = 'result_text' AND media_type <> 'text/plain; charset=utf-8'",
-         "has a result_text snapshot that is not text/plain; charset=utf-8"),
-        ("subject IN ('source_output', 'stdout', 'stderr') AND media_type NOT IN"
-         " ('text/plain; charset=utf-8', 'application/octet-stream')",
-         "has an output snapshot with an unexpected media type"),
-        ("typeof(captured_at_ms) <> 'integer'", "has a snapshot with a non-integer captured_at_ms"),
-    )
-    for where, what in snapshot_rules:
-        for ref, rowid, subject, stage in conn.execute(
-            "SELECT c.archive_ref, s.tool_call_id, s.subject, s.stage FROM snapshots s"
-            f" LEFT JOIN tool_calls c ON c.id = s.tool_call_id WHERE {where} ORDER BY s.tool_call_id"
-        ):
-            problems.add(f"{_call_label(ref, rowid)} {what}")
-    problems.close()
 
-    problems = _Problems(report, "result-text completeness")
-    for ref, rowid, subject, completeness in conn.execute(
-        "SELECT c.archive_ref, s.tool_call_id, s.subject, s.source_completeness FROM snapshots s"
-        " LEFT JOIN tool_calls c ON c.id = s.tool_call_id WHERE"
-        " (s.subject = 'result_text' AND (s.source_completeness IS NULL OR s.source_completeness NOT IN"
-        " ('complete', 'incomplete', 'unknown')))"
-        " OR (s.subject <> 'result_text' AND s.source_completeness IS NOT NULL) ORDER BY s.tool_call_id"
-    ):
-        if subject == "result_text":
-            problems.add(f"{_call_label(ref, rowid)} has result_text without a valid source completeness")
-        else:
-            problems.add(f"{_call_label(ref, rowid)} has a source completeness on a snapshot other than result_text")
-    problems.close()
-
-
-def _check_refs(conn: sqlite3.Connection, report: VerifyReport) -> None:
-    problems = _Problems(report, "archive reference")
-    for ref, rowid in conn.execute("SELECT archive_ref, id FROM tool_calls ORDER BY id"):
-        if not (isinstance(ref, str) and REF_PATTERN.match(ref)):
-            problems.add(f"call row {rowid} has a malformed archive_ref")
+def _check_calls(conn: sqlite3.Connection, report: VerifyReport,
+                 ref_report: VerifyReport) -> list[tuple[int, object, int]]:
+    """Lifecycle values (into `report`) and references (into `ref_report`) in one pass over the calls;
+    returns the calls lacking required snapshots, (id, reference, missing bits), for `_required`."""
+    lifecycle = _Problems(report, "lifecycle value")
+    refs = _Problems(ref_report, "archive reference")
+    missing = []
+    for rowid, ref, *flags in conn.execute(_CALLS_SQL):
+        *rules, bad_ref, lacking = flags
+        for hit, (_, what) in zip(rules, _CALL_RULES):
+            if hit:
+                lifecycle.add(f"{_call_label(ref, rowid)} {what}")
+        if bad_ref:
+            refs.add(f"call row {rowid} has a malformed archive_ref")
+        if lacking:
+            missing.append((rowid, ref, int(lacking)))
+    lifecycle.close()
+    # Duplicates walk the unique index in order: one pass, nothing sorted.
     for ref, count in conn.execute(
         "SELECT archive_ref, count(*) FROM tool_calls GROUP BY archive_ref HAVING count(*) > 1"
     ):
         label = ref if isinstance(ref, str) and REF_PATTERN.match(ref) else "a malformed archive_ref"
-        problems.add(f"archive_ref {label} is used by {count} calls")
-    problems.close()
+        refs.add(f"archive_ref {label} is used by {count} calls")
+    refs.close()
+    return missing
 
 
-def _required(conn: sqlite3.Connection, report: VerifyReport) -> None:
-    """The Records section's required snapshots, one query per rule."""
-    rules = [("1", "input", "before"), ("1", "input", "after"),
-             ("c.status = 'finished'", "result", "after"),
-             ("c.status = 'finished' AND c.executed = 1", "result", "before")]
-    rules += [("c.status = 'finished' AND c.executed = 1 AND c.requires_streams = 1", subject, stage)
-              for subject, stage in STREAM_KEYS]
+def _check_snapshots(conn: sqlite3.Connection, report: VerifyReport) -> None:
+    values = _Problems(report, "snapshot value")
+    completeness = _Problems(report, "result-text completeness")
+    for rowid, ref, *hits in conn.execute(_SNAPSHOTS_SQL):
+        for index, (hit, (_, what)) in enumerate(zip(hits, _SNAPSHOT_RULES)):
+            if hit:
+                target = completeness if index >= len(_SNAPSHOT_RULES) - _COMPLETENESS_RULES else values
+                target.add(f"{_call_label(ref, rowid)} {what}")
+    values.close()
+    completeness.close()
+
+
+def _required(report: VerifyReport, missing: list[tuple[int, object, int]]) -> None:
+    """The required snapshots each call lacks, rule by rule (the rows `_check_calls` found)."""
     problems = _Problems(report, "missing snapshot")
-    for where, subject, stage in rules:
-        for ref, rowid in conn.execute(
-            f"SELECT c.archive_ref, c.id FROM tool_calls c WHERE {where} AND NOT EXISTS"
-            " (SELECT 1 FROM snapshots s WHERE s.tool_call_id = c.id AND s.subject = ? AND s.stage = ?)"
-            " ORDER BY c.id",
-            (subject, stage),
-        ):
-            problems.add(f"{_call_label(ref, rowid)} is missing its required {subject}/{stage} snapshot")
+    for bit, subject, stage, _ in _REQUIRED:
+        for rowid, ref, lacking in missing:
+            if lacking & bit:
+                problems.add(f"{_call_label(ref, rowid)} is missing its required {subject}/{stage} snapshot")
     problems.close()
 
 
-class _PayloadDigest:
-    """SHA-256 (and UTF-8 validity) of one payload, fed chunk by chunk."""
-
-    __slots__ = ("digest", "decoder", "utf8_ok")
-
-    def __init__(self, is_text: bool) -> None:
-        self.digest = hashlib.sha256()
-        self.decoder = codecs.getincrementaldecoder("utf-8")() if is_text else None
-        self.utf8_ok = True
-
-    def update(self, chunk: bytes) -> None:
-        self.digest.update(chunk)
-        if self.decoder is not None and self.utf8_ok:
-            try:
-                self.decoder.decode(chunk)
-            except UnicodeDecodeError:
-                self.utf8_ok = False
-
-    def finish(self) -> None:
-        if self.decoder is not None and self.utf8_ok:
-            try:
-                self.decoder.decode(b"", final=True)
-            except UnicodeDecodeError:
-                self.utf8_ok = False
+#: Foreign keys checked in key order, so each probe lands next to the last (PRAGMA foreign_key_check
+#: probes in table order, at random in the payload index): (child table, parent, statement).
+_FOREIGN_KEYS = (
+    ("tool_calls", "sessions", ("SELECT c.id FROM tool_calls c WHERE NOT EXISTS"
+     " (SELECT 1 FROM sessions p WHERE p.id = c.session_id)")),
+    ("snapshots", "tool_calls", ("SELECT s.rowid FROM snapshots s WHERE NOT EXISTS"
+     " (SELECT 1 FROM tool_calls p WHERE p.id = s.tool_call_id)")),
+    ("snapshots", "payloads", ("SELECT s.rowid FROM snapshots s INDEXED BY snapshots_payload_idx WHERE NOT EXISTS"
+     " (SELECT 1 FROM payloads p WHERE p.sha256 = s.payload_sha256)")),
+)
 
 
-class _HashThread:
-    """Hash chunks on a helper thread while the caller reads the next ones.
+class _Integrity:
+    """SQLite's integrity check and the foreign keys, on a connection and thread of their own.
 
-    hashlib and zstandard release the GIL on large buffers, as SQLite does for
-    blob reads, so reading and hashing overlap on two cores. The queue is
-    bounded, so at most `HASH_QUEUE_CHUNKS` chunks wait.
+    SQLite runs each statement without the GIL, so on a machine with a second
+    core they overlap the payload check instead of preceding it.
     """
 
-    def __init__(self) -> None:
-        self.jobs: queue.Queue = queue.Queue(maxsize=HASH_QUEUE_CHUNKS)
-        self.thread = threading.Thread(target=self._work, name="yarp-verify-hash", daemon=True)
+    def __init__(self, location: ArchiveLocation) -> None:
+        import threading
+        import time
+
+        self.conn = open_readonly(location, check_version=False)
+        self.conn.execute(f"PRAGMA mmap_size = {READER_MMAP_BYTES}")
+        self.started = time.monotonic()
+        self.integrity: list[str] = []
+        self.foreign: list[tuple[str, int, str]] = []
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="yarp-verify-integrity", daemon=True)
         self.thread.start()
 
-    def _work(self) -> None:
-        while True:
-            job = self.jobs.get()
-            try:
-                if job is None:
-                    return
-                job[0].update(job[1])
-            finally:
-                self.jobs.task_done()
-
-    def submit(self, target: _PayloadDigest, chunk: bytes) -> None:
-        self.jobs.put((target, chunk))
-
-    def wait(self) -> None:
-        """Return once every submitted chunk has been hashed."""
-        self.jobs.join()
-
-    def close(self) -> None:
-        self.jobs.put(None)
-        self.thread.join()
-
-
-def _check_payloads(conn: sqlite3.Connection, report: VerifyReport, progress: Progress | None) -> None:
-    total_rows, total_bytes = conn.execute(
-        "SELECT count(*), total(CASE WHEN typeof(uncompressed_byte_length) = 'integer'"
-        " THEN max(uncompressed_byte_length, 0) ELSE 0 END) FROM payloads"
-    ).fetchone()
-    total_bytes = int(total_bytes)
-    problems = _Problems(report, "payload")
-    last = -1
-    hasher = _HashThread()
-    try:
-        while True:
-            rows = conn.execute(
-                "SELECT p.rowid, p.sha256, p.compression, p.uncompressed_byte_length, EXISTS (SELECT 1 FROM"
-                f" snapshots s WHERE s.payload_sha256 = p.sha256 AND s.media_type = '{MEDIA_TEXT}')"
-                " FROM payloads p WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?",
-                (last, PAYLOAD_BATCH_ROWS),
-            ).fetchall()
-            if not rows:
-                break
-            for rowid, sha, compression, length, is_text in rows:
-                last = rowid
-                problem = _check_one_payload(conn, rowid, sha, compression, length, bool(is_text), report, hasher)
-                if problem:
-                    label = sha.hex()[:16] if isinstance(sha, bytes) else f"row {rowid}"
-                    problems.add(f"payload {label} {problem}")
-                report.payloads_checked += 1
-                if progress is not None:
-                    progress(report.payloads_checked, total_rows, report.payload_bytes_checked, total_bytes)
-    finally:
-        hasher.close()
-    problems.close()
-
-
-def _check_one_payload(conn, rowid, sha, compression, length, is_text, report, hasher: _HashThread) -> str | None:
-    if not isinstance(sha, bytes) or len(sha) != 32:
-        return "has a malformed sha256 key"
-    if compression not in ("none", "zstd"):
-        return "has an unknown compression"
-    if not isinstance(length, int) or length < 0:
-        return "has an invalid uncompressed_byte_length"
-    target = _PayloadDigest(is_text)
-    seen = 0
-    try:
+    def _run(self) -> None:
         try:
-            for chunk in iter_payload(conn, rowid, compression, chunk=VERIFY_CHUNK_BYTES):
-                seen += len(chunk)
-                report.payload_bytes_checked += len(chunk)
-                if seen > length:
-                    return f"decompresses to more than its recorded {length} bytes"
-                hasher.submit(target, chunk)
-        finally:
-            hasher.wait()  # never leave a chunk of this payload behind, on any exit
-    except ValidationError:
-        return "cannot be decompressed"
-    if seen != length:
-        return f"has {seen} bytes but records {length}"
-    if target.digest.digest() != sha:
-        return "does not match its SHA-256 digest"
-    target.finish()
-    if not target.utf8_ok:
-        return "is declared UTF-8 text but is not valid UTF-8"
-    return None
+            rows = [r[0] for r in self.conn.execute(f"PRAGMA integrity_check({MAX_INTEGRITY_ROWS})")]
+            if rows != ["ok"]:
+                self.integrity = [line for row in rows for line in str(row).splitlines()
+                                  if not line.startswith("***")]
+            for child, parent, sql in _FOREIGN_KEYS:
+                self.foreign += [(child, rowid, parent) for (rowid,) in self.conn.execute(sql)]
+        except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread
+            self.error = exc
+
+    def wait(self, tick: Callable[[float], None] | None = None) -> None:
+        """Return when both checks are done (their failure is raised here); `tick(seconds)` while waiting."""
+        import time
+
+        while self.thread.is_alive():
+            self.thread.join(0.25)
+            if tick is not None and self.thread.is_alive():
+                tick(time.monotonic() - self.started)
+        self.conn.close()
+        if self.error is not None:
+            raise self.error
+
+    def stop(self) -> None:
+        """Interrupt and forget the checks (the verification failed or was interrupted)."""
+        if self.thread.is_alive():
+            self.conn.interrupt()
+        self.thread.join()
+        self.conn.close()
 
 
-def verify_archive(location: ArchiveLocation, *, progress: Progress | None = None) -> VerifyReport:
+def verify_archive(location: ArchiveLocation, *, progress: Progress | None = None,
+                   phase: Callable[[str], None] | None = None) -> VerifyReport:
     """Run every check and return the report.
 
-    Raises only `ArchiveMissing` (nothing to verify) and `ArchiveBusy`-type
-    operational errors; every finding about the archive is a report problem.
+    `progress(payloads checked, payloads, bytes checked, bytes)` follows the
+    payload check; `phase(text)` names the other steps as they run (the
+    integrity check, with the seconds it has taken, while the payloads are
+    done and it still runs). Raises only `ArchiveMissing` (nothing to verify)
+    and `ArchiveBusy`-type operational errors; every finding about the
+    archive is a report problem.
     """
     report = VerifyReport()
     report.problems.extend(permission_problems(location))
@@ -371,7 +342,7 @@ def verify_archive(location: ArchiveLocation, *, progress: Progress | None = Non
         report.problems.append(exc.message)
         return report
     try:
-        _run_checks(conn, report, progress)
+        _run_checks(conn, location, report, progress, phase or (lambda text: None))
     except CorruptArchive as exc:
         report.problems.append(exc.message)
     finally:
@@ -379,39 +350,66 @@ def verify_archive(location: ArchiveLocation, *, progress: Progress | None = Non
     return report
 
 
-def _run_checks(conn: sqlite3.Connection, report: VerifyReport, progress: Progress | None) -> None:
+def _run_checks(conn: sqlite3.Connection, location: ArchiveLocation, report: VerifyReport,
+                progress: Progress | None, phase: Callable[[str], None]) -> None:
+    """Every check after the permissions; problems are gathered per check and reported in the
+    specification's order (integrity, foreign keys, values, references, payloads, required snapshots)."""
+    integrity = None
     try:
         conn.execute(f"PRAGMA mmap_size = {READER_MMAP_BYTES}")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version != SCHEMA_VERSION:
             report.problems.append(f"archive schema version {version} is not supported (expected {SCHEMA_VERSION})")
             return
-        rows = [r[0] for r in conn.execute(f"PRAGMA integrity_check({MAX_INTEGRITY_ROWS})")]
-        if rows != ["ok"]:
-            lines = [line for row in rows for line in str(row).splitlines() if not line.startswith("***")]
-            report.problems.extend(f"SQLite integrity check: {line}" for line in lines)
         present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        missing = [t for t in TABLES if t not in present]
-        if missing:
-            report.problems.append(f"archive is missing table(s): {', '.join(missing)}")
+        missing_tables = [t for t in TABLES if t not in present]
+        if missing_tables:
+            report.problems.append(f"archive is missing table(s): {', '.join(missing_tables)}")
             return
-        problems = _Problems(report, "foreign key")
-        for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check"):
-            problems.add(f"{table} row {rowid} references a missing {parent} row")
-        problems.close()
-        _check_values(conn, report)
-        _check_refs(conn, report)
-        _check_payloads(conn, report, progress)
-        _required(conn, report)
-        report.incomplete_calls = conn.execute("SELECT count(*) FROM tool_calls WHERE status = 'started'").fetchone()[0]
-        report.unreferenced_payloads = conn.execute(
-            "SELECT count(*) FROM payloads WHERE NOT EXISTS"
-            " (SELECT 1 FROM snapshots s WHERE s.payload_sha256 = payloads.sha256)"
-        ).fetchone()[0]
+        phase("checking SQLite integrity, calls and snapshots")
+        integrity = _Integrity(location)
+        head, refs = VerifyReport(), VerifyReport()  # reported after the integrity check's findings
+        missing = _check_calls(conn, head, refs)
+        _check_snapshots(conn, head)
+        head.problems += refs.problems
+        tail = VerifyReport()  # payloads and required snapshots
+        payloads = _Problems(tail, "payload")
+        check = PayloadCheck(conn, payloads.add, progress)
+        check.run()
+        payloads.close()
+        report.payloads_checked, report.payload_bytes_checked = check.checked, check.checked_bytes
+        _required(tail, missing)
+        report.incomplete_calls = conn.execute(
+            "SELECT count(*) FROM tool_calls WHERE status = 'started'").fetchone()[0]
+        integrity.wait(lambda seconds: phase(f"checking SQLite integrity ({seconds:.0f} s)"))
+        found, integrity = integrity, None
+        report.problems.extend(f"SQLite integrity check: {line}" for line in found.integrity)
+        foreign = _Problems(report, "foreign key")
+        for table, rowid, parent in found.foreign:
+            foreign.add(f"{table} row {rowid} references a missing {parent} row")
+        foreign.close()
+        report.problems.extend(head.problems)
+        report.problems.extend(tail.problems)
+        report.unreferenced_payloads = _unreferenced(conn, dangling=bool(found.foreign))
     except sqlite3.Error as exc:
         # CorruptArchive becomes a report problem in verify_archive; busy and
         # other operational errors propagate with their own exit status.
         raise map_error(exc, "verifying archive") from None
+    finally:
+        if integrity is not None:
+            integrity.stop()
+
+
+def _unreferenced(conn: sqlite3.Connection, dangling: bool) -> int:
+    """Payloads no snapshot references. With every snapshot's payload present (no dangling foreign
+    key), that is the payloads less the distinct digests the snapshots name, counted along their
+    index; otherwise each payload is looked up."""
+    if not dangling:
+        payloads = conn.execute("SELECT count(*) FROM payloads").fetchone()[0]
+        named = conn.execute("SELECT count(DISTINCT payload_sha256) FROM snapshots").fetchone()[0]
+        return payloads - named
+    return conn.execute("SELECT count(*) FROM payloads WHERE NOT EXISTS"
+                        " (SELECT 1 FROM snapshots s WHERE s.payload_sha256 = payloads.sha256)").fetchone()[0]
 
 
 def render(report: VerifyReport) -> tuple[str, str]:

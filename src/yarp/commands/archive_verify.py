@@ -19,7 +19,8 @@ calls and unreferenced payloads are counted without failing.
 
 Prints 'incomplete_calls: N' and then 'archive: ok', or one
 'yarp: archive verification failed: ...' line per problem on stderr.
-Progress is shown on a terminal. Payloads are streamed one at a time.
+Progress is shown on a terminal (stderr), from the first check to the last;
+nothing in a pipe. Payloads are checked one at a time.
 
 Exit status: 0 ok, 65 verification failed (including corruption, unsupported
 version, bad permissions), 74 archive missing or locked, 64 bad usage.
@@ -34,8 +35,8 @@ def configure(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON report (no progress)")
 
 
-def _payload_progress(stream):
-    """A terminal display of the payload check: payloads and MiB verified so far."""
+def _display(stream):
+    """A terminal display of the checks: the step under way, then payloads and MiB verified so far."""
     from yarp.progress import TerminalProgress
 
     display = TerminalProgress(stream, "verifying payloads")
@@ -44,20 +45,19 @@ def _payload_progress(stream):
     def show(done: int, total: int, done_bytes: int, total_bytes: int) -> None:
         display.update(done, total, f"({done_bytes / mib:.1f}/{total_bytes / mib:.1f} MiB)")
 
-    show.close = display.close
-    return show
+    return display, show
 
 
 def run(args) -> int:
     location = _archive.resolve_location(args.archive)
-    progress = None
+    display = progress = None
     if not args.json and sys.stderr.isatty():
-        progress = _payload_progress(sys.stderr)
+        display, progress = _display(sys.stderr)
     try:
-        report = verify.verify_archive(location, progress=progress)
+        report = verify.verify_archive(location, progress=progress, phase=display.note if display else None)
     finally:
-        if progress is not None:
-            progress.close()
+        if display is not None:
+            display.close()
     if args.json:
         sys.stdout.write(json.dumps(report.to_json()) + "\n")
     else:
