@@ -18,7 +18,6 @@ from archive_factory import run_yarp, yarp_env
 
 from agent_workflow import __version__ as aw_version
 
-SRC = str(Path(__file__).resolve().parent.parent / "src")
 
 
 def _agent_workflow(*args: str, home) -> subprocess.CompletedProcess:
@@ -231,3 +230,21 @@ def test_doctor_fix_for_a_broker_that_does_not_answer_points_at_no_missing_line(
     assert broker["fix"].startswith("end the broker process named above (kill PID")
     assert checks["broker errors"] == [{"name": "broker errors", "status": "ok", "detail": "none logged", "fix": None}]
     assert not any("below" in (check["fix"] or "") for found in checks.values() for check in found)
+
+
+# --- the smaller ones -------------------------------------------------------------------------
+
+
+def test_agent_workflow_export_without_pyarrow_names_the_install_command(tmp_path):
+    import shlex
+
+    (tmp_path / ".local" / "state").mkdir(parents=True, mode=0o700)
+    env = {**yarp_env(tmp_path), "XDG_STATE_HOME": str(tmp_path / ".local" / "state")}
+    assert subprocess.run([sys.executable, "-m", "agent_workflow", "index", "rebuild"], env=env,
+                          capture_output=True, timeout=60).returncode == 0
+    code = ("import sys; sys.modules['pyarrow'] = None; from agent_workflow.cli import main; "
+            f"sys.exit(main(['index', 'export', '--format', 'parquet', {str(tmp_path / 'out')!r}]))")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 74
+    assert done.stderr == ("agent-workflow: Parquet export needs pyarrow, which is not installed; install it with: "
+                           f"{shlex.quote(sys.executable)} -m pip install 'pyarrow>=14'\n")

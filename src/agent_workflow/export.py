@@ -21,7 +21,9 @@ def export_parquet(conn: sqlite3.Connection, directory: str) -> dict:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise ExportUnavailable("Parquet export needs pyarrow (install the 'export' extra)") from None
+        from yarp.errors import pyarrow_missing
+
+        raise ExportUnavailable(pyarrow_missing()) from None
     directory = os.path.abspath(directory)
     if os.path.islink(directory):
         raise UsageError("export directory is a symbolic link")

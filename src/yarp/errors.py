@@ -306,6 +306,22 @@ class ExportUnavailable(YarpError):
     code = "export_unavailable"
 
 
+def pyarrow_missing() -> str:
+    """What to say when Parquet export finds no pyarrow: the command that installs it where this
+    Python will find it (a pipx or uv tool environment has its own; else this interpreter's pip)."""
+    import shlex
+    import sys
+
+    python = sys.executable or "python3"
+    if "/pipx/venvs/" in python:
+        command = "pipx inject yarp-archive 'pyarrow>=14'"
+    elif "/uv/tools/" in python:
+        command = "uv tool install --reinstall --with 'pyarrow>=14' yarp-archive"
+    else:
+        command = f"{shlex.quote(python)} -m pip install 'pyarrow>=14'"
+    return f"Parquet export needs pyarrow, which is not installed; install it with: {command}"
+
+
 #: Wire code -> class, used to rebuild a typed error from a broker reply.
 ERRORS_BY_CODE: dict[str, type[YarpError]] = {}
 

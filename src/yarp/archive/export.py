@@ -35,7 +35,7 @@ import time
 
 from yarp.archive.codec import MEDIA_BINARY, decode_body
 from yarp.archive.sqlite import map_error
-from yarp.errors import ExportUnavailable, UsageError
+from yarp.errors import ExportUnavailable, UsageError, pyarrow_missing
 from yarp.limits import MAX_DEADLINE_MS
 from yarp.paths import ensure_private_directory
 
@@ -58,7 +58,7 @@ def _arrow():
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise ExportUnavailable("Parquet export needs pyarrow (install the 'export' extra)") from None
+        raise ExportUnavailable(pyarrow_missing()) from None
     return pa, pq
 
 
