@@ -248,3 +248,22 @@ def test_agent_workflow_export_without_pyarrow_names_the_install_command(tmp_pat
     assert done.returncode == 74
     assert done.stderr == ("agent-workflow: Parquet export needs pyarrow, which is not installed; install it with: "
                            f"{shlex.quote(sys.executable)} -m pip install 'pyarrow>=14'\n")
+
+
+def test_config_show_names_the_file_it_read(tmp_path):
+    config = tmp_path / ".config" / "yarp" / "config.toml"
+    done = run_yarp("config", "show", home=tmp_path)
+    first = done.stdout.decode().splitlines()[0]
+    assert first == f"# configuration file: {config} does not exist; these are the defaults"
+    config.parent.mkdir(parents=True)
+    config.write_text("version = 1\n[output]\ncap_bytes = 2048\n")
+    lines = run_yarp("config", "show", home=tmp_path).stdout.decode().splitlines()
+    assert lines[0] == f"# configuration file: {config}" and "output.cap_bytes = 2048" in lines
+    other = tmp_path / "other.toml"
+    env = {**yarp_env(tmp_path), "YARP_CONFIG": str(other)}
+    done = subprocess.run([sys.executable, "-m", "yarp", "config", "show"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.splitlines()[0] == (f"# configuration file: {other} (named by $YARP_CONFIG) does not exist; "
+                                           "these are the defaults")
+    # --json stays the reference's object: nothing but its keys.
+    assert run_yarp("config", "show", "--json", home=tmp_path).stdout.startswith(b'{"version":1,')

@@ -186,7 +186,8 @@ def test_config_show(tmp_path):
         "rules": {"packs": []},
     }
     human = _yarp("config", "show", home=tmp_path).stdout.decode().splitlines()
-    assert human[:3] == ["version = 1", "pruning.enabled = true", "output.cap_bytes = 5120"]
+    assert human[:4] == [f"# configuration file: {tmp_path / '.config' / 'yarp' / 'config.toml'} does not exist;"
+                         " these are the defaults", "version = 1", "pruning.enabled = true", "output.cap_bytes = 5120"]
     assert f'archive.path = "{tmp_path / ".data" / "yarp" / "tool-calls.sqlite3"}"' in human
     (tmp_path / ".config" / "yarp").mkdir(parents=True)
     (tmp_path / ".config" / "yarp" / "config.toml").write_text("version = 1\n[output]\ncap_bytes = 10\n")
