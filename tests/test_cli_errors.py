@@ -267,3 +267,24 @@ def test_config_show_names_the_file_it_read(tmp_path):
                                            "these are the defaults")
     # --json stays the reference's object: nothing but its keys.
     assert run_yarp("config", "show", "--json", home=tmp_path).stdout.startswith(b'{"version":1,')
+
+
+def test_stats_adds_the_files_up(tmp_path):
+    import json
+
+    from archive_factory import ArchiveFactory
+
+    path = tmp_path / "data" / "tool-calls.sqlite3"
+    factory = ArchiveFactory(path)  # held open: the -wal and -shm files exist, as under a live broker
+    try:
+        factory.shell_call("c", b"out\n" * 1000)
+        lines = run_yarp("archive", "stats", "--archive", str(path), home=tmp_path).stdout.decode().splitlines()
+        values = json.loads(run_yarp("archive", "stats", "--json", "--archive", str(path), home=tmp_path).stdout)
+        sizes = [os.path.getsize(f"{path}{suffix}") for suffix in ("", "-wal", "-shm")]
+    finally:
+        factory.close()
+    assert sizes[1] > 0 and values["wal_bytes"] == sizes[1]
+    assert values["total_file_bytes"] == values["database_bytes"] + values["wal_bytes"] + values["shm_bytes"]
+    shm = lines.index(f"shm_bytes: {values['shm_bytes']}")
+    assert lines[shm + 1] == f"total_file_bytes: {values['total_file_bytes']}"
+    assert list(values).index("total_file_bytes") == list(values).index("shm_bytes") + 1

@@ -15,7 +15,9 @@ Prints one 'name: value' line per statistic: first the reference keys
 (sessions, calls, incomplete_calls, logical_payload_bytes, stored_payload_bytes,
 database_bytes, oldest_call_ms, newest_call_ms), then calls by status, is_error
 and executed, snapshots by subject and stage, payload counts and compression,
-and the database, WAL and shared-memory file sizes. Opens the archive read-only.
+and the database, WAL and shared-memory file sizes with their total
+(total_file_bytes: the WAL can hold far more than the database file until the
+broker checkpoints it). Opens the archive read-only.
 
 Exit status: 0, 74 archive missing, locked, corrupt or unsafe, 64 bad usage.
 
@@ -36,5 +38,17 @@ def run(args) -> int:
         values = stats.archive_stats(conn, location)
     finally:
         conn.close()
+    values = with_total(values)
     sys.stdout.write(json.dumps(values) + "\n" if args.json else stats.render(values))
     return 0
+
+
+def with_total(values: dict) -> dict:
+    """`values` with `total_file_bytes` (database + WAL + shared memory) right after `shm_bytes`."""
+    total = sum(values.get(key) or 0 for key in ("database_bytes", "wal_bytes", "shm_bytes"))
+    shown = {}
+    for key, value in values.items():
+        shown[key] = value
+        if key == "shm_bytes":
+            shown["total_file_bytes"] = total
+    return shown
