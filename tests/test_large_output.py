@@ -31,7 +31,7 @@ from yarp.archive.codec import MEDIA_BINARY, MEDIA_TEXT, bytes_payload, decode_b
 from yarp.archive.prepare import prepare, prepare_capture, snapshot_payload
 from yarp.archive.store import ArchiveStore
 from yarp.archive.verify import verify_archive
-from yarp.errors import ValidationError
+from yarp.errors import DeadlineExceeded, ValidationError
 from yarp.paths import ArchiveLocation
 from yarp.wire import operations as ops
 
@@ -200,6 +200,28 @@ def test_a_stream_too_large_to_be_tried_whole_keeps_its_first_bytes_at_once(tmp_
     assert kept.length == 64 * 1024 and body_bytes(kept) == data[:64 * 1024]
     with pytest.raises(ValidationError, match="of a file of 200000 at most"):
         snapshot_payload(sf, private=False)
+
+
+def test_a_body_past_its_deadline_is_not_committed(tmp_path, knobs):
+    knobs(chunked=1, chunk=64 * 1024)
+    root = tmp_path / "arch"
+    root.mkdir(mode=0o700)
+    location = ArchiveLocation(str(root / "a.sqlite3"), False)
+    data = os.urandom(MiB)
+    store = ArchiveStore.open(location)
+    try:
+        store.apply_operation(ops.BeginCall(SESSION, ops.CallMeta("c", "shell", 1, True), {}, {}, 1))
+        capture = ops.CapturePassthroughStreams(SESSION, "c", 2, declared(tmp_path, "o", data),
+                                                declared(tmp_path, "e", b""))
+        prepared = prepare(capture)
+        prepared.snapshots[0].payload.body.deadline = time.monotonic() - 1
+        with pytest.raises(DeadlineExceeded):
+            store.apply(prepared)
+        assert store.conn.execute("SELECT count(*) FROM snapshots WHERE subject = 'stdout'").fetchone()[0] == 0
+        assert store.conn.execute("SELECT count(*) FROM payloads WHERE sha256 = ?",
+                                  (hashlib.sha256(data).digest(),)).fetchone()[0] == 0
+    finally:
+        store.close()
 
 
 def test_a_source_file_changed_after_preparation_is_refused_at_the_write(tmp_path, knobs):

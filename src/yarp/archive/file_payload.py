@@ -41,11 +41,12 @@ import codecs
 import os
 import queue
 import threading
+import time
 
 from yarp import limits
 from yarp._digest import payload_hasher
 from yarp.archive.codec import MEDIA_BINARY, MEDIA_TEXT, Payload
-from yarp.errors import ValidationError
+from yarp.errors import DeadlineExceeded, ValidationError
 
 #: Files at least this large take the chunked path (default `limits.CHUNKED_FILE_BYTES`).
 CHUNKED_ENV = "YARP_BROKER_CHUNKED_BYTES"
@@ -140,13 +141,16 @@ class FileBody:
     longer has.
     """
 
-    __slots__ = ("_fd", "_spill", "_stamp", "length")
+    __slots__ = ("_fd", "_spill", "_stamp", "deadline", "length")
 
     def __init__(self, length: int, *, fd: int = -1, spill=None) -> None:
         self.length = length
         self._fd = fd
         self._spill = spill
         self._stamp = _stamp(fd) if fd >= 0 else None
+        #: `time.monotonic()` after which the copy stops (0: none): set for a body large enough to
+        #: be written alone, so a request is never committed after its client stopped waiting.
+        self.deadline = 0.0
 
     def __len__(self) -> int:
         return self.length
@@ -164,6 +168,8 @@ class FileBody:
         elif _stamp(self._fd) != self._stamp:
             raise ValidationError("file changed after it was prepared")
         while done < self.length:
+            if self.deadline and time.monotonic() > self.deadline:
+                raise DeadlineExceeded("request deadline expired while its output was stored; nothing was committed")
             want = min(step, self.length - done)
             data = self._spill.read(want) if self._spill is not None else os.pread(self._fd, want, done)
             if not data:

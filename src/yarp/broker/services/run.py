@@ -45,11 +45,12 @@ import asyncio
 import errno
 import os
 
-from yarp.archive.file_payload import payload_limit
+from yarp.archive.file_payload import FileBody, payload_limit
 from yarp.archive.prepare import prepare_capture
 from yarp.broker.services.shared import CallState, PreparedParts, now_ms, prepare_composite
 from yarp.broker.services.stream_fit import StreamFit, exact_payloads, over_limit
 from yarp.errors import NotFound, UsageError, ValidationError
+from yarp.limits import COMMIT_MARGIN_S, MAX_BATCH_PAYLOAD_BYTES
 from yarp.wire import operations as ops
 from yarp.wire import protocol
 
@@ -149,7 +150,7 @@ class RunService:
                 result["incomplete"] = f"{result['incomplete']}; {reason}" if "incomplete" in result else reason
             operations += (ops.ResultBefore(session, call_id, result, now),
                            ops.FinishCall(session, call_id, result, run.status != 0, True, now))
-        prepared = await self._prepared(request, operations, ready, snapshot_bytes)
+        prepared = await self._prepared(request, operations, ready, snapshot_bytes, run.deadline_ms)
         await broker.submit_prepared(request, operations, prepared, run.deadline_ms)
         if own:
             self.warm.forget(key)
@@ -196,10 +197,15 @@ class RunService:
         fit.replan(ready)
         return ready, out_after, err_after, fit.cut, warning
 
-    async def _prepared(self, request, operations: tuple, ready: dict, file_bytes: int) -> PreparedParts:
+    async def _prepared(self, request, operations: tuple, ready: dict, file_bytes: int, deadline_ms: int
+                        ) -> PreparedParts:
         """One composite: the capture (its exact streams prepared already, `ready`; any view file read
-        now) and, for a call the run began itself, its result and finish."""
+        now) and, for a call the run began itself, its result and finish. A body written alone (over
+        the batch budget) stops being copied at the request's deadline (`FileBody.deadline`)."""
         broker = self.broker
+        for payload in ready.values():
+            if type(payload.body) is FileBody and len(payload.body) > MAX_BATCH_PAYLOAD_BYTES:
+                payload.body.deadline = request.received + deadline_ms / 1000 - COMMIT_MARGIN_S
         parts = (await broker.work(file_bytes, prepare_capture, operations[0], ready),)
         if len(operations) > 1:
             parts += (await prepare_composite(broker, request, operations[1:])).parts
