@@ -26,6 +26,8 @@ REF = "yr_0123456789abcdef0123456789abcdef"
 #: command path -> (positionals, options): both orders must parse alike.
 SAMPLES: dict[tuple[str, ...], tuple[list[str], list[str]]] = {
     ("search",): ([REF, "needle"], ["-F", "-i", "-C", "3", "--json"]),
+    ("calls",): ([], ["--tool", "shell", "--since", "2026-01-01", "-n", "5", "--json"]),
+    ("show",): ([REF], ["--json", "--color", "never"]),
     ("read",): ([REF, "stdout", "1:5"], ["--json"]),
     ("restore",): ([REF, "stdout"], ["--output", "out.bin", "--json"]),
     ("config", "show"): ([], ["--json"]),

@@ -150,7 +150,7 @@ def test_search_list_recent_calls(arch):
     assert (late.returncode, late.stdout) == (1, b"No matching calls\n")
     early = yarp(arch, "search", "--until", "1700000001000", "-m", "5").stdout.decode()
     assert refs["shell"] in early and refs["text"] not in early
-    assert yarp(arch, "search", "--since", "2026-01-01T00:00:00").returncode == 64  # no zone
+    assert yarp(arch, "search", "--since", "2026-01-01T25:00:00").returncode == 64  # no such time
 
 
 # --- read ----------------------------------------------------------------------------------

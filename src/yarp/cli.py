@@ -30,6 +30,8 @@ COMMANDS: dict[tuple[str, ...], str] = {
     ("rewrite",): "rewrite",
     ("config", "show"): "config_show",
     ("search",): "search",
+    ("calls",): "calls",
+    ("show",): "show",
     ("read",): "read",
     ("restore",): "restore",
     ("archive", "stats"): "archive_stats",

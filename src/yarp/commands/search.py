@@ -15,6 +15,7 @@ from yarp.limits import (
     MAX_SEARCH_CONTEXT,
     MAX_SEARCH_MATCHES,
 )
+from yarp.times import time_option
 
 SUMMARY = "search one archived call's exact output, or find calls by their output"
 EPILOG = f"""\
@@ -24,12 +25,19 @@ Forms:
   yarp search [--tool T] [--since TIME] [--until TIME] [--text PATTERN]
                                            list calls (newest first); with --text,
                                            those whose output matches PATTERN
+                                           ('yarp calls' lists them for people)
 
 Output is bounded: at most -m selected lines per source ({DEFAULT_SEARCH_MATCHES} by default,
 {MAX_SEARCH_MATCHES} at most), context -A/-B/-C 0-{MAX_SEARCH_CONTEXT} (default {DEFAULT_SEARCH_CONTEXT}), and
 output.recovery_cap_bytes of text in total. Each group ends with the exact
 'yarp read' command that prints it unchanged. Patterns match characters: output
 is read as UTF-8, and -i and -w follow Unicode.
+
+TIME is RFC 3339 with any offset, a local date or time (2026-01-02,
+2026-01-02 14:30), Unix milliseconds, or an age (30m, 2h, 7d). --tool is
+any tool name, whatever its case, or a family: shell (every agent's shell
+tool: Bash, bash, shell, run_shell_command...), read, write, edit, grep,
+glob, ls.
 
 --text searches every call of the archive (or of --since/--until/--tool),
 newest first, and lists at most -m; when it stops before the oldest call (at -m
@@ -43,7 +51,7 @@ Exit status: 0 matches, 1 no matches, 64 bad usage, 65 bad reference or data,
 Examples:
   yarp search yr_4f91d03ab8d44712a48fa8b0d671e3d2 'error|FAILED'
   yarp search yr_4f91d03ab8d44712a48fa8b0d671e3d2 'literal (text)' -F -i -C 0
-  yarp search --tool bash --since 2026-01-02T00:00:00Z --text 'panic'
+  yarp search --tool shell --since 2d --text 'panic'
 """
 
 
@@ -60,27 +68,20 @@ def _bounded(low: int, high: int):
 
 
 def parse_time_ms(text: str) -> int:
-    """Unix milliseconds, or an RFC 3339 time with a zone (`2026-01-02T03:04:05Z`)."""
-    if text.isascii() and text.isdigit():
-        return int(text)
-    from datetime import datetime  # only listing parses times; a REF search never pays for it
+    """A time in the command line's one grammar (`yarp.times`), as Unix milliseconds; for a command
+    that names the option in its own message (`UsageError` otherwise)."""
+    from yarp.times import parse_time
 
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected RFC 3339 time with zone or Unix milliseconds") from None
-    if moment.tzinfo is None:
-        raise argparse.ArgumentTypeError("time needs a zone, e.g. 2026-01-02T03:04:05Z")
-    return int(moment.timestamp() * 1000)
+    return parse_time(text)
 
 
 def format_ms(value: int | None) -> str:
+    """RFC 3339 UTC with milliseconds, the listing's exact form (read back by `--until`)."""
     if value is None:
         return "-"
-    from datetime import datetime, timezone
+    from yarp.times import format_utc
 
-    moment = datetime.fromtimestamp(value / 1000, tz=timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value % 1000:03d}Z"
+    return format_utc(value)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -100,9 +101,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         metavar="N",
                         help=f"selected lines shown per source, or calls listed (default {DEFAULT_SEARCH_MATCHES})")
     listing = parser.add_argument_group("listing calls (no REF)")
-    listing.add_argument("--tool", metavar="NAME", help="only calls of this tool")
-    listing.add_argument("--since", type=parse_time_ms, metavar="TIME", help="calls started at or after TIME")
-    listing.add_argument("--until", type=parse_time_ms, metavar="TIME", help="calls started before TIME")
+    listing.add_argument("--tool", metavar="NAME",
+                         help="only calls of this tool, any case; shell, read, edit... name every agent's")
+    listing.add_argument("--since", type=time_option("--since"), metavar="TIME", help="calls started at or after TIME")
+    listing.add_argument("--until", type=time_option("--until"), metavar="TIME", help="calls started before TIME")
     listing.add_argument("--text", metavar="PATTERN",
                          help="calls whose archived output matches PATTERN (searches the whole range)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -170,7 +172,10 @@ def _list(args) -> int:
         matcher = recovery.compile_patterns(recovery.SearchOptions(
             patterns=(pattern_text(args.text),), fixed=args.fixed_strings, ignore_case=args.ignore_case,
             word=args.word_regexp))
-    span = {"tool": args.tool, "since_ms": args.since, "until_ms": args.until}
+    from yarp.archive.calls.selection import CallFilter
+
+    span = {"where": CallFilter(tools=(args.tool,) if args.tool is not None else (), since_ms=args.since,
+                                until_ms=args.until)}
     conn = _archive.open_archive(args.archive)
     display = None
     try:

@@ -20,6 +20,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 
 from yarp._record import Record
+from yarp.archive.calls.selection import CallFilter, Selection, select
 from yarp.archive.recovery.lookup import CALL_COLUMNS, RECOVERY_ORDER, CallInfo, query
 from yarp.archive.recovery.reading import iter_payload
 from yarp.archive.recovery.search import as_text, block_safe, iter_match_blocks
@@ -59,48 +60,45 @@ class Listing(Record):
     _defaults = {"searched": None, "not_searched": None, "oldest_ms": None, "stop": None}
 
 
-def _range(tool: str | None, since_ms: int | None, until_ms: int | None, alias: str = "") -> tuple[list[str], list]:
-    clauses, params = [], []
-    if tool is not None:
-        # Unary plus: never walk the tool_name index, whose order is not the listing's.
-        clauses.append(f"+{alias}tool_name = ?")
-        params.append(tool)
-    if since_ms is not None:
-        clauses.append(f"{alias}started_at_ms >= ?")
-        params.append(since_ms)
-    if until_ms is not None:
-        clauses.append(f"{alias}started_at_ms < ?")
-        params.append(until_ms)
-    return clauses, params
+def _selection(conn: sqlite3.Connection, tool: str | None, since_ms: int | None, until_ms: int | None,
+               where: CallFilter | None, limit: int | None = None) -> Selection:
+    """The calls a listing covers: `where`, or the range `tool`, `since_ms`, `until_ms` name."""
+    if where is None:
+        where = CallFilter(tools=(tool,) if tool is not None else (), since_ms=since_ms, until_ms=until_ms)
+    return select(conn, where, limit=limit)
 
 
 def count_calls(conn: sqlite3.Connection, *, tool: str | None = None, since_ms: int | None = None,
-                until_ms: int | None = None, before: tuple[int, int] | None = None) -> int:
+                until_ms: int | None = None, before: tuple[int, int] | None = None,
+                where: CallFilter | None = None) -> int:
     """Calls in the range (and, with `before` = (started_at_ms, id), only those listed after that call)."""
-    clauses, params = _range(tool, since_ms, until_ms)
+    clauses, params = _selection(conn, tool, since_ms, until_ms, where).where()
     if before is not None:
         clauses.append("(started_at_ms < ? OR (started_at_ms = ? AND id < ?))")
         params.extend((before[0], before[0], before[1]))
-    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-    return query(conn, f"SELECT count(*) FROM tool_calls{where}", tuple(params))[0][0]
+    where_sql = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+    return query(conn, f"SELECT count(*) FROM tool_calls{where_sql}", tuple(params))[0][0]
 
 
 def list_calls(conn: sqlite3.Connection, *, tool: str | None = None, since_ms: int | None = None,
                until_ms: int | None = None, text: re.Pattern | None = None,
                limit: int = DEFAULT_SEARCH_MATCHES,
-               progress: Callable[[int, int, int], None] | None = None) -> Listing:
+               progress: Callable[[int, int, int], None] | None = None,
+               where: CallFilter | None = None) -> Listing:
     """Calls in the range, newest first, at most `limit`; with `text`, only those whose recovery
     sources hold a line `text` matches (see the module docstring).
 
-    `progress(searched, found, started_at_ms)` is called after each call searched.
+    The range is `where` (a `CallFilter`), or the one `tool`, `since_ms` and
+    `until_ms` name. `progress(searched, found, started_at_ms)` is called after each call searched.
     """
-    clauses, params = _range(tool, since_ms, until_ms)
-    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
     if text is None:
-        rows = query(conn, f"SELECT {CALL_COLUMNS} FROM tool_calls{where} ORDER BY started_at_ms DESC, id DESC"
-                           f" LIMIT ?", (*params, limit + 1))
+        selection = _selection(conn, tool, since_ms, until_ms, where, limit + 1)
+        clauses, params = selection.where()
+        where_sql = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = query(conn, f"SELECT {CALL_COLUMNS} FROM tool_calls{where_sql} {selection.order_by()} LIMIT ?",
+                     (*params, limit + 1))
         return Listing([CallInfo(*r) for r in rows[:limit]], len(rows) > limit)
-    span = {"tool": tool, "since_ms": since_ms, "until_ms": until_ms}
+    span = {"tool": tool, "since_ms": since_ms, "until_ms": until_ms, "where": where}
     # One read transaction: the counts see the snapshot the search read, whatever the broker commits meanwhile.
     query(conn, "BEGIN")
     try:
@@ -149,7 +147,9 @@ def _matching(conn: sqlite3.Connection, span: dict, matcher: re.Pattern) -> Iter
     """(call id, started_at_ms, matched) for each call with a recovery source, newest first."""
     from yarp.archive.codec import decode_body  # only a text search decodes bodies
 
-    clauses, params = _range(span["tool"], span["since_ms"], span["until_ms"], "c.")
+    # The text search walks the start-time index whatever the filter: it reads in that order.
+    selection = _selection(conn, span["tool"], span["since_ms"], span["until_ms"], span["where"])
+    clauses, params = selection.where("c.")
     where = "".join(f"{clause} AND " for clause in clauses)
     sql = _SCAN.format(where=where, subjects=_SUBJECTS)
     hits = _line_hits(matcher)
