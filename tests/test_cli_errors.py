@@ -288,3 +288,21 @@ def test_stats_adds_the_files_up(tmp_path):
     shm = lines.index(f"shm_bytes: {values['shm_bytes']}")
     assert lines[shm + 1] == f"total_file_bytes: {values['total_file_bytes']}"
     assert list(values).index("total_file_bytes") == list(values).index("shm_bytes") + 1
+
+
+@pytest.mark.slow
+def test_demo_into_a_pipe_is_plain_text_and_leaves_nothing_behind(tmp_path):
+    import shutil
+    import tempfile
+
+    temp = tempfile.mkdtemp(prefix="yd", dir="/tmp")  # short, as a socket path under it needs
+    try:
+        env = {**yarp_env(tmp_path), "TMPDIR": temp, "TERM": "xterm"}
+        done = subprocess.run([sys.executable, str(Path(__file__).resolve().parent.parent / "examples" / "demo.py")],
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert "\n$ yarp archive verify\n" in done.stdout and "archive: ok" in done.stdout
+        assert "\x1b" not in done.stdout  # no bold headings in a pipe (TERM says a terminal could show them)
+        assert os.listdir(temp) == []  # no runtime directory, spool or demo directory left behind
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
