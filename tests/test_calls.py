@@ -14,6 +14,7 @@ import time
 
 import pytest
 from archive_factory import ArchiveFactory, run_yarp, yarp_env
+from broker_helpers import broker_env  # noqa: F401  (fixture)
 from terminal import on_a_terminal
 
 from yarp.archive.calls.selection import DRIVER_ROWS, PROBE_AGENT, CallFilter, select
@@ -320,3 +321,29 @@ def _prepared(operation):
     from yarp.archive.prepare import prepare
 
     return prepare(operation)
+
+
+# --- yarp doctor's probe -------------------------------------------------------------------------------
+
+
+def test_doctor_probe_is_archived_as_the_probes_and_neither_listed_nor_counted(broker_env):  # noqa: F811
+    import subprocess
+
+    env = broker_env.with_env(YARP_ARCHIVE=broker_env.archive)
+
+    def yarp(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "yarp", *argv], env=env, capture_output=True, text=True,
+                              timeout=120)
+
+    for _ in range(2):  # every run of doctor archives one more probe call
+        checks = json.loads(yarp("doctor", "--json").stdout)["checks"]
+        assert [c["status"] for c in checks if c["name"] == "capture"] == ["ok"]
+    assert yarp("run", "--", "echo", "mine").returncode == 0
+    listed = yarp("calls", "--json")
+    assert [json.loads(line)["gist"] for line in listed.stdout.splitlines()] == ["echo mine"]
+    probes = [json.loads(line) for line in yarp("calls", "--agent", PROBE_AGENT, "--json").stdout.splitlines()]
+    assert [(p["agent"], p["session"], p["gist"], p["status"]) for p in probes] == [(PROBE_AGENT, "doctor", "true",
+                                                                                      "ok")] * 2
+    assert json.loads(yarp("archive", "savings", "--json").stdout)["total"]["calls"] == 1
+    searched = json.loads(yarp("search", "--json").stdout)["calls"]
+    assert len(searched) == 1

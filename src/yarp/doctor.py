@@ -17,8 +17,9 @@ detail and, unless ok, one line saying what to do. In order:
   which YARP replaces with its view (`check_result_views`; no agent is run);
 * the broker's last logged internal error (`yarp.fault_log`).
 
-The capture check archives one call of `true` (agent `yarp-run`, as any
-standalone `yarp run`); nothing else is written. A check never prints archived
+The capture check archives one call of `true` as the probe's (agent
+`yarp-doctor`, session `doctor`), which the call list and the savings report
+leave out; nothing else is written. A check never prints archived
 content. `healthy` is false only when a check fails: warnings are advice.
 """
 
@@ -258,11 +259,19 @@ def broker_fix(location, environ: Mapping[str, str], error: YarpError | None = N
 
 
 def check_capture(location, environ: Mapping[str, str]) -> list[Check]:
-    """A real `yarp run -- true` through the broker, then its call read back: finished, four streams."""
-    from yarp.archive.sqlite import open_readonly
+    """A real `yarp run -- true` through the broker, then its call read back: finished, four streams.
 
+    The call is the probe's (agent `yarp-doctor`, session `doctor`, a call of its own under
+    `--archive-parent capture`), which the call list and the savings report leave out: none of the user's."""
+    from yarp.archive.calls.selection import PROBE_AGENT, PROBE_SESSION
+    from yarp.archive.sqlite import open_readonly
+    from yarp.hooks.events import local_account
+
+    account = local_account()
+    probe = ["--archive-agent", PROBE_AGENT, "--archive-account", account, "--archive-session", PROBE_SESSION,
+             "--archive-parent", "capture"]
     # The archive as an agent's capture names it (not --archive, whose directory must exist already).
-    proc = subprocess.Popen([sys.executable, "-m", "yarp", "run", "--", "true"],
+    proc = subprocess.Popen([sys.executable, "-m", "yarp", "run", *probe, "--", "true"],
                             env={**environ, "YARP_ARCHIVE": location.path}, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
@@ -276,14 +285,15 @@ def check_capture(location, environ: Mapping[str, str]) -> list[Check]:
     if proc.returncode != 0 or said:
         return [Check("capture", FAIL, f"`yarp run -- true` exited {proc.returncode}"
                       + (f": {said[-1][:300]}" if said else ""), broker_fix(location, environ))]
-    prefix = f"run-{os.uname().nodename}-{proc.pid}-"
+    suffix = f"-{proc.pid}"  # the run's call id is `capture/<start ms>-<its pid>`
     conn = open_readonly(location)
     try:
         row = conn.execute(
             "SELECT c.archive_ref, c.status, (SELECT count(*) FROM snapshots s WHERE s.tool_call_id = c.id"
             " AND s.subject IN ('stdout', 'stderr')) FROM tool_calls c JOIN sessions x ON x.id = c.session_id"
-            " WHERE x.source_session_id >= ? AND x.source_session_id < ? ORDER BY c.id DESC LIMIT 1",
-            (prefix, prefix + "\U0010ffff")).fetchone()
+            " WHERE x.agent = ? AND x.account = ? AND x.source_session_id = ? AND c.source_call_id >= 'capture/'"
+            " AND c.source_call_id < 'capture0' AND substr(c.source_call_id, -length(?)) = ?"
+            " ORDER BY c.id DESC LIMIT 1", (PROBE_AGENT, account, PROBE_SESSION, suffix, suffix)).fetchone()
     finally:
         conn.close()
     if row is None:

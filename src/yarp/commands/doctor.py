@@ -5,8 +5,10 @@ from __future__ import annotations
 SUMMARY = "check that yarp works here: data files, kernels, archive, broker, a capture, agent hooks"
 EPILOG = """\
 Each line is `ok`, `warn` or `fail`, what was found and, unless ok, what to do.
-It starts a broker if none runs and archives one `yarp run -- true` call
-(agent yarp-run), read back to prove the round trip; it prints no archived content.
+It starts a broker if none runs and archives one `yarp run -- true` call,
+read back to prove the round trip; it prints no archived content. That call
+is the probe's (agent yarp-doctor): 'yarp calls' and 'yarp archive savings'
+leave it out ('yarp calls --agent yarp-doctor' lists the probes).
 
 Exit status: 0 when nothing fails (warnings allowed), 1 when a check fails.
 """

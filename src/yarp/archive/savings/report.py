@@ -17,6 +17,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Mapping
 
+from yarp.archive.calls.selection import PROBE_AGENT
 from yarp.archive.savings import projection
 from yarp.archive.savings.parallel import Half
 from yarp.archive.savings.programs import clean, input_labels
@@ -67,9 +68,11 @@ LEFT JOIN main.call_savings k ON k.id = CASE WHEN c.status = 'finished' THEN c.i
 LEFT JOIN main.input_labels l ON l.input_sha256 = CASE WHEN {by_program} OR (k.kind = 'counted' AND k.withheld > 0)
   THEN k.input_sha256 END
 LEFT JOIN temp.follow_sums f ON f.id = k.id
-WHERE c.started_at_ms >= ?1 AND c.started_at_ms < ?2
+WHERE c.started_at_ms >= ?1 AND c.started_at_ms < ?2 AND +c.session_id NOT IN ({probe})
 GROUP BY 1, 2, 3, 4, 5, 6, 7
 """
+#: `yarp doctor`'s probe sessions: their calls are none of the user's, so no report counts them.
+_PROBE_SESSIONS = f"SELECT id FROM {ARCHIVE}.sessions WHERE agent = '{PROBE_AGENT}'"
 #: What followers took back, per call: a follower's returned bytes charged to the capped call it
 #: follows (shared among the calls it follows), its own gross charged to itself (its net is
 #: nothing). A `yarp run` follower inside another agent's follower of the same call, from start
@@ -119,7 +122,8 @@ def report_sql(by: str, windowed: bool) -> str:
     does not name the call or its input names no command, the rule where
     nothing cut the view.
     """
-    return _REPORT.format(access=access(windowed), group=_GROUP_SQL[by], by_program="1" if by in _NAMING else "0")
+    return _REPORT.format(access=access(windowed), group=_GROUP_SQL[by], by_program="1" if by in _NAMING else "0",
+                          probe=_PROBE_SESSIONS)
 
 
 def unlabelled_sql(by: str, windowed: bool) -> str:
