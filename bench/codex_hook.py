@@ -29,7 +29,7 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "src")]
 from test_hooks import HookWorld  # noqa: E402
 from test_hooks_codex import Transcript, event, seq  # noqa: E402
 
-from yarp.broker.services.codex.evidence import read_evidence  # noqa: E402
+from yarp.agents.codex.broker.evidence import read_evidence  # noqa: E402
 
 
 def summary(seconds: list[float]) -> str:

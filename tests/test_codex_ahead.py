@@ -1,6 +1,6 @@
 """The Codex post event's work done ahead: when the transcript shows the call executed.
 
-The broker watches a begun shell call's transcript (`yarp.broker.services.codex.watch`,
+The broker watches a begun shell call's transcript (`yarp.agents.codex.broker.watch`,
 real inotify on a real file) and caps the view and prepares the payloads as soon
 as the execution is written, while Codex starts the post hook. What the post
 event then stores must be exactly what it would have stored doing the work
@@ -22,10 +22,10 @@ from test_hooks import calls, world  # noqa: F401  (fixture)
 from test_hooks_codex import Transcript, answer, event, seq, transcript  # noqa: F401  (fixture)
 
 from yarp.wire import operations as ops
-from yarp.broker.services.codex.ahead import work_ahead
-from yarp.broker.services.codex.evidence import Mark, mark_at_end, read_since
-from yarp.broker.services.codex.outcome import Finish
-from yarp.broker.services.codex.watch import TranscriptWatch
+from yarp.agents.codex.broker.ahead import work_ahead
+from yarp.agents.codex.broker.evidence import Mark, mark_at_end, read_since
+from yarp.agents.codex.broker.outcome import Finish
+from yarp.agents.codex.broker.watch import TranscriptWatch
 from yarp.transcripts.codex_evidence import PERSISTENCE_CUT, CallEvidence
 
 SESSION = ops.Session("codex", "local:1000", "session-1")

@@ -55,12 +55,12 @@ def _session_id(vector: dict) -> str:
 
 
 def _pre_event(session_id: str, transcript: str, call_id: str):
-    from yarp.hooks.events import parse_event
+    from yarp.agents.codex.hooks import parse_event
 
-    return parse_event("codex", {
+    return parse_event({
         "session_id": session_id, "turn_id": "t1", "transcript_path": transcript, "cwd": "/home/dev/app",
         "hook_event_name": "PreToolUse", "model": "scripted-model", "permission_mode": "bypassPermissions",
-        "tool_name": "Bash", "tool_input": {"command": "x"}, "tool_use_id": call_id})
+        "tool_name": "Bash", "tool_input": {"command": "x"}, "tool_use_id": call_id}).call
 
 
 def _apply(store, outcome) -> None:
@@ -72,8 +72,8 @@ def _apply(store, outcome) -> None:
 
 def _live(vector: dict, transcript: str, archive: str, *, post_events: bool) -> None:
     """Write the transcript line by line, as Codex does, with the hook events Codex sends between lines."""
-    from yarp.broker.services.codex.evidence import read_transcript
-    from yarp.broker.services.codex.outcome import Finish, begin_operation, call_outcome
+    from yarp.agents.codex.broker.evidence import read_transcript
+    from yarp.agents.codex.broker.outcome import Finish, begin_operation, call_outcome
 
     session = ops.Session("codex", ACCOUNT, _session_id(vector))
     begun: dict[str, str] = {}

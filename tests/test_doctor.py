@@ -13,7 +13,8 @@ from broker_helpers import broker_env  # noqa: F401  (fixture)
 from broker_helpers import wait_gone
 from version_helpers import OTHER_VERSION, as_version, other_version_src
 
-from yarp.broker.services.codex.outcome import MAX_VIEW_CAP
+from yarp import agents
+from yarp.agents.codex.broker.outcome import MAX_VIEW_CAP
 from yarp.hooks import extension_install
 from yarp.hooks.install import install as install_hooks
 from yarp.hooks.install import settings_path
@@ -45,7 +46,8 @@ def env(broker_env, tmp_path):  # noqa: F811
 
 
 def test_a_healthy_installation_passes_with_every_agent_hooked_up(env, tmp_path):
-    for agent in ("claude-code", "codex", "gemini", "pi", "opencode"):
+    # Every agent in the registry, each with its own check.
+    for agent in agents.names():
         assert _yarp(env, "hook", "install", agent).returncode == 0
     status, checks = _doctor(env, cwd=str(tmp_path / "work"))
     assert status == 0
@@ -54,13 +56,14 @@ def test_a_healthy_installation_passes_with_every_agent_hooked_up(env, tmp_path)
         "data files": ["ok"], "configuration": ["ok"], "rule packs": ["ok"], "kernels": [checks["kernels"][0]
                                                                                          ["status"]],
         "archive": ["ok"], "runtime directory": ["ok"], "broker": ["ok"], "capture": ["ok"],
-        "Pi extension": ["ok"], "Claude Code hooks": ["ok"], "Codex hooks": ["ok"], "Gemini CLI hooks": ["ok"],
-        "opencode plugin": ["ok"], "tool results": ["ok"] * 5,
+        **{agents.record(name).DOCTOR_NAME: ["ok"] for name in agents.names()},
+        "tool results": ["ok"] * len(agents.names()),
         "broker errors": ["ok"],
     }
+    assert {"Pi extension", "Claude Code hooks", "Codex hooks", "Gemini CLI hooks", "opencode plugin"} <= set(checks)
     # One line per agent hooked up: what its host lets YARP replace, and what YARP does.
-    assert [c["detail"].split(":")[0] for c in checks["tool results"]] == ["pi", "claude-code", "codex", "gemini",
-                                                                          "opencode"]
+    assert [c["detail"].split(":")[0] for c in checks["tool results"]] == list(agents.names())
+    assert "Pi extension (8 files)" in checks["data files"][0]["detail"]
     # The capture is real: its call is in the archive, finished, with its four streams.
     ref = checks["capture"][0]["detail"].split(" archived as ")[1].split()[0]
     with sqlite_ro(env["YARP_ARCHIVE"]) as db:

@@ -27,6 +27,9 @@ import pytest
 
 from ingest_helpers import broker_pids
 
+from yarp import agents
+from yarp.wire import protocol
+
 ROOT = Path(__file__).resolve().parent.parent
 SESSION = "5d2c6a1e-7f4b-4c1a-9e0b-1f2a3b4c5d6e"
 #: Set by tests/installed/run.py: the venv whose installed `yarp` the hooks and commands run instead
@@ -380,7 +383,7 @@ HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tre
                   "selectors", "signal", "enum", "hashlib", "_hashlib", "threading", "shutil", "shlex", "tomllib",
                   "yarp.broker", "yarp.archive.store", "yarp.archive.prepare", "yarp.view.plan", "yarp.view.rules",
                   "yarp.hooks", "yarp.hooks.events", "yarp.hooks.capture", "yarp.broker.services.hooks", "yarp.clients.notice",
-                  "yarp.broker.services.codex", "yarp.transcripts.codex_evidence", "yarp.view.cap",
+                  "yarp.transcripts.codex_evidence", "yarp.view.cap",
                   "yarp.view.markers", "yarp.view.streams",
                   # With a broker running, the start-up (locks, spawning) and the operation types stay unloaded.
                   "yarp.clients.startup", "yarp.wire.protocol", "yarp.wire.operations", "yarp.wire.frames", "yarp._fastframe",
@@ -390,8 +393,10 @@ HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tre
                   # Loaded on a failure only (`yarp.cli.reported_errors`); annotations stay unevaluated
                   # without the `__future__` module, a real import at run time.
                   "yarp.errors", "__future__",
-                  # `yarp.cli` hands a hook straight to `yarp.clients.hook` (`HOOK_AGENTS`).
-                  "yarp.commands", "yarp.commands.hook_claude_code", "yarp.commands.hook_codex")
+                  # `yarp.cli` hands a hook straight to `yarp.clients.hook`.
+                  "yarp.commands", "yarp.commands.hook_agent",
+                  # Of the agents, the process reads its own record only: no agent's parts.
+                  *(f"{agents.module_name(name)}.{part}" for name in agents.names() for part in agents.PARTS))
 
 
 def hook_imports(world: HookWorld, agent: str, payload: dict) -> tuple[set[str], subprocess.CompletedProcess]:
@@ -425,6 +430,8 @@ def test_hook_process_imports_only_the_c_cores(world):
     updated = answer(pre)["hookSpecificOutput"]["updatedInput"]  # planned and rewritten, by the broker
     assert "yarp.clients.hook" in names and "yarp.clients.broker" in names  # the list is real
     assert sorted(set(HOOK_FORBIDDEN) & names) == []
+    assert sorted(name for name in names if name.startswith("yarp.agents")) == ["yarp.agents",
+                                                                                 "yarp.agents.claude_code"]
     ran = world.shell(updated["command"])
     post_event = claude_event("PostToolUse", "Bash", updated, "toolu_imp", cwd, tool_response=bash_response(ran))
     names, post = hook_imports(world, "claude-code", post_event)
@@ -525,14 +532,30 @@ def test_the_lean_client_speaks_the_broker_protocol():
         assert json_text.object_or_none(bad) is None
 
 
-def test_the_agents_a_hook_forwards_are_the_agents_the_broker_accepts():
-    # The hook process keeps its own table (it must not import the validator); the two must agree.
-    from yarp import _validate_py
-    from yarp.clients.hook import BEFORE_TOOL, HOOK_EVENTS
-    from yarp.hooks.install import settings_path  # noqa: F401  (the installer registers HOOK_EVENTS)
+@pytest.mark.parametrize("implementation", ["_validate_py", "_validate"])
+def test_the_agents_a_hook_forwards_are_the_agents_the_broker_accepts(implementation):
+    # One registry for both: every agent with command hooks is accepted (with the cap its record
+    # asks for), every other name refused, by the compiled validator and its twin alike.
+    import importlib
 
-    assert set(_validate_py.HOOK_AGENTS) == set(HOOK_EVENTS) == set(BEFORE_TOOL)
-    assert all(BEFORE_TOOL[agent] in HOOK_EVENTS[agent] for agent in HOOK_EVENTS)
+    from yarp.errors import ValidationError
+
+    validator = importlib.import_module(f"yarp.{implementation}")
+
+    def request(agent, **extra):
+        return {"schema": protocol.SCHEMA, "correlationId": "c", "deadlineMs": 2000, "event": {},
+                "hook": {"agent": agent, "launcher": ["/bin/yarp"], "pruning": True, "rulePacks": [], **extra}}
+
+    assert agents.hooked() and set(agents.hooked()) < set(agents.names())
+    for name in agents.hooked():
+        capped = validator.hook_request(request(name, capBytes=5120))
+        assert (capped.agent, capped.cap_bytes) == (name, 5120)
+        if agents.record(name).CAPS_VIEW:
+            with pytest.raises(ValidationError):
+                validator.hook_request(request(name))
+    for stranger in [*(n for n in agents.names() if n not in agents.hooked()), "ts", "nobody", "Codex", ""]:
+        with pytest.raises(ValidationError, match="unknown agent"):
+            validator.hook_request(request(stranger, capBytes=0))
 
 
 def test_malformed_service_requests_get_bounded_errors(world):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from test_hooks import SESSION, as_json, calls, claude_event, world  # noqa: F401  (fixture)
 
-from yarp.hooks import claude_code
+from yarp.agents.claude_code.broker import output as claude_code
 
 CAP = 5120
 SEQ = "".join(f"{i}\n" for i in range(1, 100001)).encode()

@@ -18,8 +18,8 @@ import pytest
 from test_hooks import HOOK_FORBIDDEN, as_json, broker_status, calls, hook_imports, world  # noqa: F401  (fixture)
 
 from yarp.errors import ValidationError
-from yarp.broker.services.codex.evidence import read_evidence
-from yarp.broker.services.codex.outcome import capped_view
+from yarp.agents.codex.broker.evidence import read_evidence
+from yarp.agents.codex.broker.outcome import capped_view
 from yarp.transcripts.codex_evidence import PERSISTENCE_CUT, CallEvidence
 
 SESSION = "01a23bf7-a58f-7472-b223-ba675f3a3c01"
@@ -321,7 +321,7 @@ def test_read_evidence_reads_the_tail_first_and_the_whole_file_when_needed(tmp_p
 
 
 def test_read_evidence_is_the_same_whatever_the_block_and_tail_sizes(tmp_path, monkeypatch):
-    from yarp.broker.services.codex import evidence
+    from yarp.agents.codex.broker import evidence
 
     log = Transcript(tmp_path / "rollout.jsonl")
     for number in range(30):
@@ -364,7 +364,7 @@ def test_reading_from_marks_equals_reading_the_whole_file(tmp_path, monkeypatch)
     """Read after every few appended lines, each call from its mark: the same evidence as one read of the whole file."""
     import random
 
-    from yarp.broker.services.codex import evidence
+    from yarp.agents.codex.broker import evidence
 
     monkeypatch.setattr(evidence, "SCAN_BLOCK_BYTES", 97)
     log = Transcript(tmp_path / "rollout.jsonl")
@@ -392,7 +392,7 @@ def test_reading_from_marks_equals_reading_the_whole_file(tmp_path, monkeypatch)
 
 
 def test_a_mark_is_read_from_and_not_before(tmp_path):
-    from yarp.broker.services.codex import evidence
+    from yarp.agents.codex.broker import evidence
 
     log = Transcript(tmp_path / "rollout.jsonl")
     log.model_output("p", "an answer written before the call was begun")
@@ -413,7 +413,7 @@ def test_a_mark_is_read_from_and_not_before(tmp_path):
 
 
 def test_an_unmarked_call_is_settled_from_the_end_when_the_end_settles_it(tmp_path, monkeypatch):
-    from yarp.broker.services.codex import evidence
+    from yarp.agents.codex.broker import evidence
 
     monkeypatch.setattr(evidence, "FIRST_TAIL_BYTES", 400)
     log = Transcript(tmp_path / "rollout.jsonl")
@@ -456,7 +456,7 @@ def test_an_open_call_does_not_make_every_later_event_read_the_whole_transcript(
 
 
 def test_an_event_that_begins_a_call_and_reads_open_ones_marks_them_all(tmp_path):
-    from yarp.broker.services.codex import evidence
+    from yarp.agents.codex.broker import evidence
 
     log = Transcript(tmp_path / "rollout.jsonl")
     log.called("open", "exec_command", {"cmd": "sleep 9"})

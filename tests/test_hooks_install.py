@@ -113,7 +113,8 @@ def test_codex_project_scope_new_file_is_private(dirs):
     hooks = project / ".codex" / "hooks.json"
     data = json.loads(hooks.read_text())
     assert set(data["hooks"]) == {"PreToolUse", "PostToolUse", "Stop", "SessionEnd"}
-    ours = {"type": "command", "command": our_command("codex"), "timeout": 30}
+    # The project's file is committed: its command runs the yarp on each machine's PATH.
+    ours = {"type": "command", "command": "yarp hook codex", "timeout": 30}
     for event in ("PreToolUse", "PostToolUse"):
         assert data["hooks"][event] == [{"matcher": "", "hooks": [ours]}]
     for event in ("Stop", "SessionEnd"):
@@ -122,7 +123,7 @@ def test_codex_project_scope_new_file_is_private(dirs):
     assert not list(hooks.parent.glob("*.yarp-backup-*")), "nothing to back up"
     assert not (home / ".codex").exists()
     assert yarp(home, project, "hook", "uninstall", "codex", "--project").returncode == 0
-    assert json.loads(hooks.read_text()) == {}
+    assert not (project / ".codex").exists(), "the file and the folder install made are gone"
 
 
 def test_codex_install_says_how_to_trust_and_follows_codex_home(dirs):
@@ -189,6 +190,94 @@ def test_installed_command_runs_this_yarp(dirs):
     env = dict(os.environ, HOME=str(home), PYTHONPATH=str(ROOT / "src"))
     result = subprocess.run(command + " --help", shell=True, env=env, capture_output=True, timeout=60, check=False)
     assert result.returncode == 0 and result.stdout.startswith(b"usage: yarp hook claude-code")
+
+
+# --- --project, uninstall, backups ------------------------------------------------------------
+
+
+def _tree(root: Path) -> dict[str, bytes | None]:
+    """Every file (its bytes) and folder (None) under `root`."""
+    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None) for p in sorted(root.rglob("*"))}
+
+
+def test_project_hooks_run_on_every_machine_of_the_project(dirs, tmp_path):
+    home, project = dirs
+    # An older yarp wrote Claude Code's project hooks, with its own path, into the committed file.
+    committed = project / ".claude" / "settings.json"
+    committed.parent.mkdir()
+    theirs = {"permissions": {"allow": ["Bash(make:*)"]}}
+    older = {"type": "command", "command": "/home/someone/.venvs/y/bin/yarp hook claude-code", "timeout": 30}
+    committed.write_text(json.dumps({**theirs, "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [older]}]}}))
+    for agent in ("claude-code", "codex", "gemini"):
+        result = yarp(home, project, "hook", "install", agent, "--project")
+        assert result.returncode == 0, result.stderr
+    # Claude Code: this machine's own file (kept out of commits by Claude Code), with this yarp's path;
+    # the committed file is left with the team's settings only.
+    local = json.loads((project / ".claude" / "settings.local.json").read_text())
+    assert {h["command"] for g in local["hooks"].values() for e in g for h in e["hooks"]} == {
+        our_command("claude-code")}
+    assert json.loads(committed.read_text()) == theirs
+    # Codex and Gemini CLI have no such file: the committed one names no machine's path.
+    commands = {}
+    for agent, path in (("codex", project / ".codex" / "hooks.json"), ("gemini", project / ".gemini" / "settings.json")):
+        found = {h["command"] for g in json.loads(path.read_text())["hooks"].values() for e in g for h in e["hooks"]}
+        assert found == {f"yarp hook {agent}"} and str(tmp_path) not in path.read_text()
+        commands[agent] = found.pop()
+    # On a teammate's machine, whatever folder their yarp is in, the same command runs it.
+    elsewhere = tmp_path / "teammate" / "bin"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "yarp").write_text(f"#!/bin/sh\nexec {sys.executable} -m yarp \"$@\"\n")
+    (elsewhere / "yarp").chmod(0o755)
+    env = dict(os.environ, HOME=str(home), PYTHONPATH=str(ROOT / "src"), PATH=f"{elsewhere}:/usr/bin:/bin")
+    for agent, command in commands.items():
+        ran = subprocess.run(command + " --help", shell=True, env=env, capture_output=True, timeout=60, check=False)
+        assert ran.returncode == 0 and ran.stdout.startswith(f"usage: yarp hook {agent}".encode()), ran.stderr
+
+
+@pytest.mark.parametrize("with_settings", [False, True], ids=["fresh", "with-settings"])
+def test_uninstalling_every_agent_leaves_the_tree_as_install_found_it(dirs, tmp_path, with_settings):
+    home, project = dirs
+    if with_settings:  # the user's own settings files, formatted their way
+        for base, name in ((home, ".claude/settings.json"), (home, ".codex/hooks.json"), (home, ".gemini/settings.json"),
+                           (project, ".claude/settings.local.json"), (project, ".gemini/settings.json")):
+            (base / name).parent.mkdir(exist_ok=True)
+            (base / name).write_text("{\n    \"model\": \"theirs\"\n}\n")
+    before = _tree(tmp_path)
+    agents = ("claude-code", "codex", "gemini", "pi", "opencode")
+    for scope in ("--user", "--project"):
+        for agent in agents:
+            assert yarp(home, project, "hook", "install", agent, scope).returncode == 0
+    assert _tree(tmp_path) != before
+    for scope in ("--user", "--project"):
+        for agent in agents:
+            result = yarp(home, project, "hook", "uninstall", agent, scope)
+            assert result.returncode == 0 and result.stdout.startswith(b"removed"), result.stdout
+    assert _tree(tmp_path) == before, "no {} file, no backup, no folder left behind; the user's bytes back"
+
+
+def test_backups_are_kept_bounded(dirs):
+    home, project = dirs
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(EXISTING))
+    for round_ in range(6):
+        # A yarp that moved (an upgrade into another venv): each install replaces the entry, backing up.
+        data = json.loads(settings.read_text())
+        for groups in data["hooks"].values():
+            for group in groups:
+                for entry in group["hooks"]:
+                    if entry["command"].endswith("hook claude-code"):
+                        entry["command"] = f"/old/{round_}/bin/yarp hook claude-code"
+        settings.write_text(json.dumps(data))
+        result = yarp(home, project, "hook", "install", "claude-code")
+        assert result.returncode == 0 and b"backup: " in result.stdout
+    kept = sorted(settings.parent.glob("settings.json.yarp-backup-*"))
+    assert len(kept) == 3, [p.name for p in kept]
+    # The newest are kept: the oldest backup (the user's file before any yarp) went first.
+    assert all("/old/" in p.read_text() for p in kept)
+    assert yarp(home, project, "hook", "uninstall", "claude-code").returncode == 0
+    assert json.loads(settings.read_text()) == EXISTING
+    assert not list(settings.parent.glob("settings.json.yarp-backup-*")), "backups of ours plus these settings go"
 
 
 # --- the Pi extension ------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from yarp.wire import operations as ops
 from yarp.archive.codec import bytes_payload
-from yarp.broker.services.codex.outcome import call_outcome
+from yarp.agents.codex.broker.outcome import call_outcome
 from yarp.archive.prepare import Prepared, SnapshotSpec, prepare
 from yarp.broker.services.shared import prepare_parts
 from yarp.transcripts.codex_evidence import CallEvidence

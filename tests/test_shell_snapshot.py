@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from yarp.hooks.shell_snapshot import defined_names, exported_path, shell_names, snapshot_folder
+from yarp.agents.claude_code.broker.shell_snapshot import defined_names, exported_path, shell_names, snapshot_folder
 from yarp.view.plan import plan_command
 from yarp.view.rules import load_rules
 

@@ -53,7 +53,7 @@ from yarp.wire.protocol import CONTROLS, SCHEMA, Control, Envelope
 include "_validate_services.py"
 
 IMPLEMENTATION = "c"
-__all__ = ["HOOK_AGENTS", "IMPLEMENTATION", "check_json", "check_operation", "event_text", "parse_imported_call",
+__all__ = ["IMPLEMENTATION", "check_json", "check_operation", "event_text", "parse_imported_call",
            "parse_operation", "parse_request"]
 
 MAX_TIME_MS = ops.MAX_TIME_MS

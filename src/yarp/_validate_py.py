@@ -18,7 +18,7 @@ A change to a rule here is made in `yarp._validate.pyx` too (same order of
 checks, same error text); the crossing tests fail until it is.
 """
 
-from yarp._validate_services import HOOK_AGENTS, hook_request, run_request
+from yarp._validate_services import hook_request, run_request
 from yarp.errors import ContractViolation, ValidationError
 from yarp.json_text import decode as decode_json
 from yarp.limits import (
@@ -36,7 +36,7 @@ from yarp.wire import operations as ops
 from yarp.wire.protocol import CONTROLS, SCHEMA, Control, Envelope
 
 IMPLEMENTATION = "py"
-__all__ = ["HOOK_AGENTS", "IMPLEMENTATION", "check_json", "check_operation", "event_text", "parse_imported_call",
+__all__ = ["IMPLEMENTATION", "check_json", "check_operation", "event_text", "parse_imported_call",
            "parse_operation", "parse_request"]
 
 #: Unix milliseconds must fit SQLite's signed 64-bit integers and be non-negative.

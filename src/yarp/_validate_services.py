@@ -11,6 +11,7 @@ the compiled module includes this text verbatim, and Cython would otherwise
 turn annotations into type checks.
 """
 
+from yarp.agents import hook_record
 from yarp.errors import ValidationError
 from yarp.limits import (
     MAX_CAP_BYTES,
@@ -26,11 +27,8 @@ from yarp.wire.protocol import HookRequest, RunBegin, RunCapture, RunNotStarted,
 
 _HOOK_REQUEST_FIELDS = frozenset({"schema", "correlationId", "hook", "deadlineMs", "event"})
 _HOOK_FIELDS = frozenset({"agent", "launcher", "pruning", "rulePacks"})
-#: Sent by the agents whose view the broker caps itself (Codex): the configured cap.
+#: Sent by the agents whose view the broker caps itself (their record's `CAPS_VIEW`): the configured cap.
 _CAP_FIELD = "capBytes"
-HOOK_AGENTS = ("claude-code", "codex", "gemini")
-#: The agents whose view the broker caps itself: their requests carry the configured cap.
-_CAPPING_AGENTS = ("codex", "gemini")
 _RUN_REQUEST_FIELDS = frozenset({"schema", "correlationId", "deadlineMs", "run"})
 _RUN_STEPS = {
     "begin": frozenset({"step", "session", "startedAtMs", "argv", "cwd"}),
@@ -69,10 +67,11 @@ def hook_request(obj):
     if type(hook) is not dict or set(hook) - {_CAP_FIELD} != _HOOK_FIELDS:
         raise ValidationError("hook request fields are not the expected set")
     agent = hook["agent"]
-    if agent not in HOOK_AGENTS:
+    record = hook_record(agent)  # an agent with command hooks (`yarp.agents`), never a stranger imported
+    if record is None:
         raise ValidationError("hook request names an unknown agent")
     cap = hook.get(_CAP_FIELD)
-    if agent in _CAPPING_AGENTS and (type(cap) is not int or not 0 <= cap <= MAX_CAP_BYTES):
+    if record.CAPS_VIEW and (type(cap) is not int or not 0 <= cap <= MAX_CAP_BYTES):
         raise ValidationError(f"hook request capBytes must be 0..{MAX_CAP_BYTES} for {agent}")
     launcher = _paths(hook["launcher"], 3, 1)
     if launcher is None or not launcher[0].startswith("/"):

@@ -42,20 +42,18 @@ COMMANDS: dict[tuple[str, ...], str] = {
     ("archive", "restore"): "archive_restore",
     ("archive", "ingest"): "archive_ingest",
     ("archive", "broker"): "archive_broker",
-    ("hook", "claude-code"): "hook_claude_code",
-    ("hook", "codex"): "hook_codex",
-    ("hook", "gemini"): "hook_gemini",
     ("hook", "install"): "hook_install",
     ("hook", "uninstall"): "hook_uninstall",
     ("import",): "import_",
     ("doctor",): "doctor",
 }
 
-#: The hook commands, which an agent starts twice for every tool call: their
-#: argument list is read by `yarp.clients.hook.run_fast`, reached without importing
-#: `yarp.commands` and the command module (0.7 M instructions of each event).
-#: The command modules still give `--help`, and argparse when `run_fast` declines.
-HOOK_AGENTS = {("hook", "claude-code"): "claude-code", ("hook", "codex"): "codex", ("hook", "gemini"): "gemini"}
+#: `yarp hook AGENT`, one command per agent with command hooks (`yarp.agents.hook_record`), which
+#: the agent starts twice for every tool call: its argument list is read by
+#: `yarp.clients.hook.run_fast`, reached without importing `yarp.commands` and the command module
+#: (0.7 M instructions of each event). `yarp.commands.hook_agent` still gives `--help`, and argparse
+#: when `run_fast` declines.
+HOOK = "hook"
 #: `yarp run`, which wraps every shell command an agent runs: its common form goes to
 #: `yarp.clients.run.run_fast` the same way, skipping `yarp.commands` and `yarp.commands.run`.
 RUN = ("run",)
@@ -82,7 +80,11 @@ def _parser_class():
 
 
 def load_command(path: tuple[str, ...]):
-    """Import the module of the command at `path` (a key of `COMMANDS`) and return it."""
+    """Import the module of the command at `path` (a key of `COMMANDS`, or `yarp hook AGENT`) and return it."""
+    if path not in COMMANDS:
+        from yarp.commands.hook_agent import command
+
+        return command(path[1])
     # __import__ rather than importlib: importing importlib costs `yarp run` about a millisecond.
     name = f"yarp.commands.{COMMANDS[path]}"
     __import__(name)
@@ -145,7 +147,7 @@ def _overview(prefix: tuple[str, ...] = ()) -> str:
         lines += ["Keep every agent tool call exactly; show the agent a pruned, capped view.", ""]
     lines.append("commands:")
     seen: set[str] = set()
-    for path in COMMANDS:
+    for path in [*COMMANDS, *_hook_paths(prefix)]:
         if path[: len(prefix)] != prefix:
             continue
         name = path[len(prefix)]
@@ -162,11 +164,25 @@ def _overview(prefix: tuple[str, ...] = ()) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _hook_paths(prefix: tuple[str, ...]) -> list[tuple[str, str]]:
+    """`yarp hook AGENT` of every agent with command hooks, for the overview of `prefix`."""
+    if prefix != (HOOK,):
+        return []
+    from yarp.agents import hooked
+
+    return [(HOOK, name) for name in hooked()]
+
+
 def _match(argv: list[str]) -> tuple[tuple[str, ...], list[str]] | None:
     for length in (2, 1):
         path = tuple(argv[:length])
         if path in COMMANDS:
             return path, argv[length:]
+    if len(argv) > 1 and argv[0] == HOOK:
+        from yarp.agents import hook_record
+
+        if hook_record(argv[1]) is not None:
+            return (HOOK, argv[1]), argv[2:]
     return None
 
 
@@ -195,10 +211,10 @@ def main(argv: list[str] | None = None) -> int:
         path, rest = matched
         # `yarp run`, the hooks and the ingest bridge start for every tool call or
         # session: they skip argparse when they can.
-        if path in HOOK_AGENTS:
+        if path not in COMMANDS:  # `yarp hook AGENT`
             from yarp.clients.hook import run_fast
 
-            status = run_fast(HOOK_AGENTS[path], rest)
+            status = run_fast(path[1], rest)
         elif path == RUN:
             from yarp.clients.run import run_fast
 

@@ -3,16 +3,16 @@
 Every check returns a `Check`: a name, `ok`, `warn` or `fail`, one line of
 detail and, unless ok, one line saying what to do. In order:
 
-* the data files this installation ships (rule files, salience data, the Pi
-  extension, the opencode plugin) and the user's rule packs;
+* the data files this installation ships (rule files, salience data, the
+  agents' TypeScript adapters) and the user's rule packs;
 * which frame, payload and validation kernels loaded (compiled or the
   pure-Python twins);
 * the archive's path, its directory and file permissions, its filesystem;
 * the runtime directory the broker's socket and locks live in;
 * a broker for the archive starts (or is running) and answers a handshake;
 * a real `yarp run -- true` is captured through it, read back from the archive;
-* for Pi, Claude Code, Codex, Gemini CLI and opencode: whether the extension,
-  hooks or plugin are installed, of which version, and whether they run this `yarp`;
+* for every agent (`yarp.agents`): whether its hooks or its adapter folder are
+  installed, of which version, and whether they run this `yarp`;
 * for each agent hooked up: which tool results its host lets YARP replace, and
   which YARP replaces with its view (`check_result_views`; no agent is run);
 * the broker's last logged internal error (`yarp.fault_log`).
@@ -84,9 +84,10 @@ def _guarded(name: str, check: Callable[[], list[Check]]) -> list[Check]:
 
 
 def check_data_files() -> list[Check]:
-    """The shipped rule files, salience data, Pi extension and opencode plugin are present and valid."""
+    """The shipped rule files, salience data and agents' TypeScript adapters are present and valid."""
     import json
 
+    from yarp import agents
     from yarp.hooks.extension_install import shipped_files
     from yarp.view import salience
     from yarp.view.rules import builtin_rule_files, builtin_rules
@@ -95,15 +96,15 @@ def check_data_files() -> list[Check]:
     try:
         rules = builtin_rules()
         salience.Classifier(salience.build_bundle(json.loads(salience.read_data())))
-        extension = shipped_files("pi")
-        plugin = shipped_files("opencode")
+        adapters = [f"{agents.record(name).DOCTOR_NAME} ({len(shipped_files(name))} files)"
+                    for name in agents.names() if agents.record(name).ADAPTER == agents.EXTENSION]
     except FileNotFoundError as exc:
         return [Check("data files", FAIL, f"missing: {os.path.basename(exc.filename or '?')}", reinstall)]
     except (YarpError, ValueError, KeyError, TypeError) as exc:
         return [Check("data files", FAIL, f"invalid shipped data: {getattr(exc, 'message', type(exc).__name__)}",
                       reinstall)]
-    return [Check("data files", OK, f"{len(builtin_rule_files())} rule files ({len(rules)} rules), salience data, "
-                  f"Pi extension ({len(extension)} files), opencode plugin ({len(plugin)} files)")]
+    return [Check("data files", OK, f"{len(builtin_rule_files())} rule files ({len(rules)} rules), salience data"
+                  + "".join(f", {adapter}" for adapter in adapters))]
 
 
 def check_rule_packs(environ: Mapping[str, str]) -> list[Check]:
@@ -333,39 +334,53 @@ def _version_of(argv: list[str], environ: Mapping[str, str]) -> str | None:
     return text.removeprefix("yarp ") if done.returncode == 0 and text.startswith("yarp ") else None
 
 
-def _same_yarp(argv: list[str], ours: str | None) -> bool:
+def _same_yarp(argv: list[str], ours: str | None, environ: Mapping[str, str]) -> bool:
     if len(argv) == 1:
-        return ours is not None and os.path.realpath(argv[0]) == ours
+        return ours is not None and os.path.realpath(_on_path(argv[0], environ) or argv[0]) == ours
     return len(argv) == 3 and argv[1:] == ["-m", "yarp"] and os.path.realpath(argv[0]) == os.path.realpath(
         sys.executable)
+
+
+def _on_path(word: str, environ: Mapping[str, str]) -> str | None:
+    """Where a bare command name (a project's `yarp hook AGENT`) is found on the agent's PATH, else None."""
+    import shutil
+
+    return shutil.which(word, path=environ.get("PATH", os.defpath)) if os.sep not in word else None
 
 
 def _runs(argv: list[str], name: str, agent: str, environ: Mapping[str, str], ours: str | None,
           where: str, run_as: list[str] | None = None) -> Check:
     """How an installed hook or extension's `yarp` (`argv`, started as `run_as`) compares with this one."""
     reinstall = f"yarp hook install {agent}"
+    if len(argv) == 1 and os.sep not in argv[0] and _on_path(argv[0], environ) is None:
+        return Check(name, FAIL, f"{where} runs {argv[0]}, which is not on PATH", "put this yarp's folder on PATH")
     version = _version_of(run_as or argv, environ)
     if version is None:
         return Check(name, FAIL, f"{where} runs {shlex.join(argv)}, which does not answer `--version`",
                      reinstall)
-    if not _same_yarp(argv, ours):
+    if not _same_yarp(argv, ours, environ):
         return Check(name, WARN, f"{where} runs another yarp ({shlex.join(argv)}, yarp {version})", reinstall)
     return Check(name, OK, f"{where} (yarp {version}, this yarp)")
 
 
-#: What an agent needs beyond its settings before it runs the hooks.
-_TRUST_NOTES = {"codex": "Codex runs them only once trusted (/hooks in codex)",
-                "gemini": "Gemini CLI runs them only in folders it trusts"}
-
-
 def check_hooks(agent: str, environ: Mapping[str, str], ours: str | None, cwd: str) -> list[Check]:
-    """Claude Code's, Codex's or Gemini CLI's hook entries, user and project: every event covered,
-    running this yarp."""
-    from yarp.hooks.install import HOOK_EVENTS, installed_commands, settings_path
+    """An agent's command hook entries, user and project: every event covered, running this yarp
+    (a project's may run the yarp on PATH)."""
+    from yarp import agents
+    from yarp.hooks.install import installed_commands, other_paths, settings_path
 
-    name = {"claude-code": "Claude Code hooks", "codex": "Codex hooks", "gemini": "Gemini CLI hooks"}[agent]
+    record = agents.record(agent)
+    name = record.DOCTOR_NAME
+    trust = getattr(record, "TRUST_NOTE", None)
     checks = []
     for scope in ("user", "project"):
+        for other in other_paths(agent, scope, cwd):
+            try:
+                if installed_commands(agent, other):
+                    checks.append(Check(name, WARN, f"{other} holds hooks an older yarp put there",
+                                        f"yarp hook install {agent} --project (moves them)"))
+            except YarpError:
+                pass  # not ours to judge
         path = settings_path(agent, scope, environ, cwd)
         try:
             commands = installed_commands(agent, path)
@@ -375,28 +390,25 @@ def check_hooks(agent: str, environ: Mapping[str, str], ours: str | None, cwd: s
             continue
         if not commands:
             continue
-        missing = [event for event in HOOK_EVENTS[agent] if event not in commands]
+        missing = [event for event in record.HOOK_EVENTS if event not in commands]
         argvs = {tuple(shlex.split(command)[:-2]) for found in commands.values() for command in found}
         if missing:
             checks.append(Check(name, WARN, f"{path} lacks {', '.join(missing)}", f"yarp hook install {agent}"
                                 + (" --project" if scope == "project" else "")))
         for argv in sorted(argvs):
             check = _runs(list(argv), name, agent, environ, ours, path)
-            if check.status == OK and agent in _TRUST_NOTES:
-                check = Check(name, OK, check.detail + "; " + _TRUST_NOTES[agent])
+            if check.status == OK and trust:
+                check = Check(name, OK, check.detail + "; " + trust)
             checks.append(check)
     return checks
 
 
-#: The adapters installed as folders, by the name their checks carry.
-EXTENSION_NAMES = {"pi": "Pi extension", "opencode": "opencode plugin"}
-
-
 def check_extension(agent: str, environ: Mapping[str, str], ours: str | None, cwd: str) -> list[Check]:
-    """The Pi extension or opencode plugin, user and project: present, this package's files, running this yarp."""
+    """An agent's adapter folder, user and project: present, this package's files, running this yarp."""
+    from yarp import agents
     from yarp.hooks.extension_install import install_path, installed
 
-    name = EXTENSION_NAMES[agent]
+    name = agents.record(agent).DOCTOR_NAME
     checks = []
     for scope in ("user", "project"):
         path = install_path(agent, scope, environ, cwd)
@@ -420,93 +432,48 @@ def check_extension(agent: str, environ: Mapping[str, str], ours: str | None, cw
 
 
 def check_agents(environ: Mapping[str, str], cwd: str) -> list[Check]:
-    """Every agent's adapter; a warning when no agent at all is hooked up."""
+    """Every agent's adapter (`yarp.agents`); a warning when no agent at all is hooked up."""
+    from yarp import agents
+
     ours = this_yarp()
     checks = []
-    for name, run in (("Pi extension", lambda: check_extension("pi", environ, ours, cwd)),
-                      ("Claude Code hooks", lambda: check_hooks("claude-code", environ, ours, cwd)),
-                      ("Codex hooks", lambda: check_hooks("codex", environ, ours, cwd)),
-                      ("Gemini CLI hooks", lambda: check_hooks("gemini", environ, ours, cwd)),
-                      ("opencode plugin", lambda: check_extension("opencode", environ, ours, cwd))):
-        found = _guarded(name, run)
-        checks.extend(found or [Check(name, OK, "not installed")])
+    for agent in agents.names():
+        record = agents.record(agent)
+        check = check_hooks if record.ADAPTER == agents.HOOKS else check_extension
+        found = _guarded(record.DOCTOR_NAME, lambda: check(agent, environ, ours, cwd))
+        checks.extend(found or [Check(record.DOCTOR_NAME, OK, "not installed")])
     if all(check.detail == "not installed" for check in checks):
         return [Check("agents", WARN, "no agent is hooked up: nothing is captured yet",
-                      "yarp hook install claude-code|codex|gemini|pi|opencode")] + checks
+                      "yarp hook install " + "|".join(agents.names()))] + checks
     return checks
 
 
 # --- which tool results each host lets YARP replace ----------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ResultView:
-    """What one agent's host lets a hook, extension or plugin do to a tool's result, and what YARP does.
-
-    `host`: the results the host lets YARP replace, and how. `ours`: the
-    results YARP replaces with its view, given a cap (`{cap}` is filled in).
-    `left`: the results shown as the host returns them. The evidence for each
-    is in docs/design/host-results.md.
-    """
-
-    label: str
-    host: str
-    ours: str
-    left: str
-    #: The largest view the adapter hands this host, whatever the configured cap.
-    max_cap: int | None = None
-
-
-#: Per agent, by its `yarp hook install` name: change an entry with what its adapter replaces.
-RESULT_VIEWS = {
-    "claude-code": ResultView(
-        "Claude Code", "lets a PostToolUse hook replace any tool's result (updatedToolOutput, 2.1.121 on)",
-        "YARP replaces Bash, Read and Grep results over {cap} with its view when the session's Claude Code "
-        "takes it (a wrapped Bash command shows yarp run's)",
-        "other tools' results, and every result of an older Claude Code, are shown as Claude Code returns them"),
-    "codex": ResultView(
-        "Codex", "lets a PostToolUse hook replace the result of its shell, apply_patch and MCP tools "
-                 "(decision block)",
-        "YARP replaces shell output over {cap} with its view",
-        "smaller output, and apply_patch and MCP results, are shown as Codex returns them",
-        max_cap=9_900),  # yarp.broker.services.codex.outcome.MAX_VIEW_CAP
-    "gemini": ResultView(
-        "Gemini CLI", "lets an AfterTool hook replace any tool's result (a tail call)",
-        "YARP replaces every text result over {cap} with its view (a wrapped shell command shows yarp run's)",
-        "smaller results, and results holding an image or other non-text part, are shown as Gemini returns "
-        "them"),
-    "pi": ResultView(
-        "Pi", "lets an extension replace any tool's result (tool_result)",
-        "YARP replaces the text of every result over {cap} with its view (a wrapped bash command shows "
-        "yarp run's)", "smaller results are shown as Pi returns them, images always"),
-    "opencode": ResultView(
-        "opencode", "lets a plugin replace any tool's result (tool.execute.after)",
-        "YARP replaces the text of every result over {cap} with its view, MCP results included (a wrapped "
-        "bash command shows yarp run's)", "smaller results are shown as opencode returns them, images always"),
-}
 RESULT_VIEWS_CHECK = "tool results"
-#: The adapter checks' names, by agent.
-_ADAPTER_CHECKS = {"pi": "Pi extension", "claude-code": "Claude Code hooks", "codex": "Codex hooks",
-                   "gemini": "Gemini CLI hooks", "opencode": "opencode plugin"}
 
 
 def hooked_agents(checks: list[Check]) -> list[str]:
     """The agents `check_agents` found hooked up (an installed adapter that did not fail), in its order."""
+    from yarp import agents
+
     found = []
-    for agent, name in _ADAPTER_CHECKS.items():
-        mine = [check for check in checks if check.name == name]
+    for agent in agents.names():
+        mine = [check for check in checks if check.name == agents.record(agent).DOCTOR_NAME]
         if any(check.detail != "not installed" for check in mine) and all(check.status != FAIL for check in mine):
             found.append(agent)
     return found
 
 
-def check_result_views(agents: list[str], environ: Mapping[str, str]) -> list[Check]:
+def check_result_views(hooked: list[str], environ: Mapping[str, str]) -> list[Check]:
     """One line per hooked-up agent: which results its host lets YARP replace, and which YARP does.
 
-    Read from what each host allows (docs/design/host-results.md) and this
-    configuration's pruning switch and cap; no agent is run.
+    Read from what each host allows (its record's `RESULT_VIEW`, with the
+    evidence in docs/design/host-results.md) and this configuration's pruning
+    switch and cap; no agent is run.
     """
-    from yarp import config
+    from yarp import agents, config
     from yarp.limits import DEFAULT_CAP_BYTES
 
     try:
@@ -514,17 +481,18 @@ def check_result_views(agents: list[str], environ: Mapping[str, str]) -> list[Ch
     except YarpError:
         cfg = None  # the configuration line above says why
     checks = []
-    for agent in agents:
-        view = RESULT_VIEWS[agent]
+    for agent in hooked:
+        record = agents.record(agent)
+        view = record.RESULT_VIEW
         if cfg is not None and not cfg.pruning_enabled:
             ours = "YARP replaces none here (pruning.enabled = false)"
         elif cfg is not None and cfg.cap_bytes == 0:
             ours = "YARP caps none here (output.cap_bytes = 0); wrapped shell commands show yarp run's view"
         else:
             cap = cfg.cap_bytes if cfg is not None else DEFAULT_CAP_BYTES
-            cap = f"{min(cap, view.max_cap) if view.max_cap else cap:,} bytes"
-            ours = view.ours.format(cap=cap)
-        checks.append(Check(RESULT_VIEWS_CHECK, OK, f"{agent}: {view.label} {view.host}; {ours}; {view.left}"))
+            most = view.get("max_cap")
+            ours = view["ours"].format(cap=f"{min(cap, most) if most else cap:,} bytes")
+        checks.append(Check(RESULT_VIEWS_CHECK, OK, f"{agent}: {record.LABEL} {view['host']}; {ours}; {view['left']}"))
     return checks
 
 

@@ -133,6 +133,47 @@ def object_or_none(data: bytes):
     return value if end == len(text) and isinstance(value, dict) else None
 
 
+_BLANK = " \t\n\r"
+
+
+def head_members(data: bytes, wanted: tuple):
+    """The members named in `wanted` of the JSON object `data`, read from its start: a dict of those
+    found, or None when `data` does not start as an object. Never raises.
+
+    Reading stops once every wanted member is found, so the members after them
+    (an agent's tool input and output) are never decoded here, nor checked: the
+    whole text is decoded once, by whoever takes it next. A member named twice
+    counts at its first place.
+    """
+    if _scan_once is None:
+        value = object_or_none(data)
+        return None if value is None else {key: value[key] for key in wanted if key in value}
+    try:
+        text = data.decode("utf-8")
+        found = {}
+        index = _skip(text, 1) if text[:1] == "{" else -1
+        while 0 <= index < len(text) and text[index] == '"' and len(found) < len(wanted):
+            key, index = _scan_once(text, index)
+            index = _skip(text, index)
+            if text[index:index + 1] != ":":
+                return None
+            value, index = _scan_once(text, _skip(text, index + 1))
+            if key in wanted and key not in found:
+                found[key] = value
+            index = _skip(text, index)
+            if text[index:index + 1] == ",":
+                index = _skip(text, index + 1)
+        return found if index >= 0 else None
+    except Exception:  # noqa: BLE001 - malformed text: the C scanner's errors vary (even SystemError)
+        return None
+
+
+def _skip(text: str, index: int) -> int:
+    while index < len(text) and text[index] in _BLANK:
+        index += 1
+    return index
+
+
 def members(name: str, fields: dict) -> str:
     """`"name": {…}`, for a request written as text: strings, booleans, integers, None, lists and nested
     dicts of those only (what the per-tool-call clients' requests hold)."""

@@ -1,28 +1,26 @@
-"""`yarp hook claude-code|codex`: a thin client that forwards one event to the warm broker.
+"""`yarp hook AGENT`: a thin client that forwards one event of an agent's command hooks to the warm broker.
 
 The agent starts this process for every tool call, twice, so it does only what
-must happen in it: read the event (bounded), decide with the C JSON scanner
-whether it is an event we archive at all, read the configuration (from the
-parse cache) to know whether the archive is on and where it is, send the
-event's bytes to the broker in one request, and print the answer. Planning the
-rewrite (tree-sitter, the rule set), the account, the operations and the
-commit all happen in the broker (`yarp.broker.services.hooks`), which keeps them loaded.
+must happen in it: read the event (bounded), read the agent's record
+(`yarp.agents`: which events it forwards, which one comes before the tool),
+read the event's name and session from the head of its JSON (the C scanner
+reads the members before them, never the tool's input or output), read the
+configuration (from the parse cache) to know whether the archive is on and
+where it is, send the event's bytes to the broker in one request, and print
+the answer. The broker decodes the event once, in its request's validation;
+the agent's own part translates it; planning the rewrite (tree-sitter, the
+rule set), the account, the operations and the commit all happen there
+(`yarp.broker.services.hooks`), which keeps them loaded.
 
 Importing only the standard library's C cores (`_json`, `_socket`, the built-in
 SHA-256) is held by `tests/test_hooks.py`'s import-set test, as
 `tests/test_run_imports.py` holds it for `yarp run`.
 
-Codex events (`yarp hook codex`) take the same path: the broker
-(`yarp.broker.services.codex.service.CodexService`) reads the session transcript, archives the
-call and answers with the view that replaces a large output; this process
-adds only the cap from its configuration, and also forwards Codex's `Stop`
-and `SessionEnd`, which settle earlier calls.
-
 Failure is always "no change": the process exits 0, prints nothing, and says
 why once per session on stderr (`notice`). It never waits longer than the
-event's deadline: 2 s before the tool runs (`BEGIN_TIMEOUT_S`, like the Pi
-adapter's initial capture), 20 s after it (`RESULT_TIMEOUT_S`); the installed
-hook timeout (30 s) only bounds a wedged process.
+event's deadline: 2 s before the tool runs (`BEGIN_TIMEOUT_S`, as an
+extension adapter's initial capture), 20 s after it (`RESULT_TIMEOUT_S`); the
+installed hook timeout (30 s) only bounds a wedged process.
 """
 
 import os
@@ -31,23 +29,7 @@ import time
 
 from yarp.limits import MAX_FRAME_BYTES
 
-#: Per agent, the hook events a hook process forwards to the broker (the ones `yarp hook install`
-#: registers), in the agents' own names. Here, where the hook process reads them without importing
-#: `yarp.hooks` (a package on the path of every event costs it about 0.35 M instructions); the
-#: broker's translation (`yarp.hooks`) and the installer take them from here.
-HOOK_EVENTS = {
-    "claude-code": ("PreToolUse", "PostToolUse", "PostToolUseFailure"),
-    # Codex has no PostToolUseFailure; Stop and SessionEnd settle calls that never got a post event.
-    "codex": ("PreToolUse", "PostToolUse", "Stop", "SessionEnd"),
-    "gemini": ("BeforeTool", "AfterTool"),
-}
-#: Per agent, the event before the tool runs: its capture must be durable first (it waits at most
-#: `BEGIN_TIMEOUT_S`), and its failure means the session's calls run uncaptured.
-BEFORE_TOOL = {"claude-code": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"}
-#: Agents whose view the broker replaces itself, capped: their requests carry the configured cap.
-CAPPING_AGENTS = ("claude-code", "codex", "gemini")
-
-#: Initial capture must be durable before the tool runs; like the Pi adapter, wait at most 2 s.
+#: Initial capture must be durable before the tool runs; as an extension adapter does, wait at most 2 s.
 BEGIN_TIMEOUT_S = 2.0
 #: The post-tool request's deadline; the installed hook timeout is larger.
 RESULT_TIMEOUT_S = 20.0
@@ -57,24 +39,15 @@ MAX_EVENT_BYTES = MAX_FRAME_BYTES - _ENVELOPE_ROOM
 #: Longest session id used to name the once-per-session warning marker.
 _MAX_SESSION_CHARS = 1024
 
-#: Help text shared by `yarp hook claude-code` and `yarp hook codex`.
-HOOK_EPILOG = """\
-Reads one PreToolUse, PostToolUse or PostToolUseFailure event as JSON on stdin
-and hands it to the archive's broker (started on demand). PreToolUse answers on
-stdout only to hand on a shell command rewritten to 'yarp run'; PostToolUse
-only to replace a result the model would see with YARP's capped view (Claude
-Code 2.1.121 and later). Every other event, and every archive failure, prints
-nothing and exits 0 so the tool runs untouched. Failures are reported once per
-session on stderr.
-"""
-
-
 def configure(parser) -> None:
     """Hook commands take no options beyond --archive."""
 
 
 def run_fast(agent: str, argv: list[str]) -> int | None:
-    """`yarp hook AGENT [--archive PATH]` without argparse; anything else returns None."""
+    """`yarp hook AGENT [--archive PATH]` without argparse; anything else returns None.
+
+    `agent` names an agent with command hooks (`yarp.agents.hook_record`).
+    """
     if not argv:
         return run_hook(agent, None)
     if len(argv) == 2 and argv[0] == "--archive" and argv[1]:
@@ -93,15 +66,19 @@ def _read_event() -> bytes | None:
     return raw if raw and len(raw) <= MAX_EVENT_BYTES else None
 
 
-def _event_head(raw: bytes, agent: str) -> tuple[str, str] | None:
-    """(event name, session id) of an event we archive, else None (never an error)."""
-    from yarp.json_text import object_or_none
+#: The members of an event the hook process reads.
+_HEAD = ("hook_event_name", "session_id")
 
-    event = object_or_none(raw) if raw.startswith(b"{") else None
-    if event is None:
+
+def _event_head(raw: bytes, events: tuple) -> tuple[str, str] | None:
+    """(event name, session id) of an event we archive (one of `events`), else None (never an error)."""
+    from yarp.json_text import head_members
+
+    head = head_members(raw, _HEAD) if raw.startswith(b"{") else None
+    if head is None:
         return None
-    name, session = event.get("hook_event_name"), event.get("session_id")
-    if name not in HOOK_EVENTS[agent]:
+    name, session = head.get("hook_event_name"), head.get("session_id")
+    if name not in events:
         return None
     if not isinstance(session, str) or not 0 < len(session) <= _MAX_SESSION_CHARS:
         return None
@@ -110,8 +87,11 @@ def _event_head(raw: bytes, agent: str) -> tuple[str, str] | None:
 
 def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
     """Always 0: a hook must never fail the agent's tool because of the archive."""
+    from yarp.agents import hook_record
+
+    record = hook_record(agent)
     raw = _read_event()
-    head = _event_head(raw, agent) if raw is not None else None
+    head = _event_head(raw, record.HOOK_EVENTS) if raw is not None else None
     if head is None:
         # Malformed, oversized or foreign: nothing to archive, no session to warn.
         return 0
@@ -127,22 +107,23 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
     except Exception as exc:  # noqa: BLE001 - `_failure` raises anything but an archive failure again
         warn_once(agent, session, f"archive capture is off for this session: {_failure(exc)}", environ)
         return 0
-    before = name == BEFORE_TOOL[agent]
+    before = name == record.BEFORE_TOOL
     timeout = BEGIN_TIMEOUT_S if before else RESULT_TIMEOUT_S
     # `pruning` decides the shell rewrite; `capBytes` (0 with pruning off) the view the broker caps.
-    # Inside Gemini CLI's sandbox (it sets $SANDBOX) commands may not reach `yarp`: none is rewritten.
-    rewrite = config.pruning_enabled and not (agent == "gemini" and environ.get("SANDBOX"))
+    # An agent may name a variable under which commands may not reach `yarp` (a sandbox): no rewrite.
+    off = getattr(record, "REWRITE_OFF_ENV", None)
+    rewrite = config.pruning_enabled and not (off and environ.get(off))
     fields = {"agent": agent, "launcher": _launcher(environ), "pruning": rewrite,
               "rulePacks": list(config.rule_packs)}
-    if agent in CAPPING_AGENTS:
+    if record.CAPS_VIEW:
         fields["capBytes"] = config.cap_bytes if config.pruning_enabled else 0
     try:
         reply = forward(location, environ, fields, raw, time.monotonic() + timeout)
     except Exception as exc:  # noqa: BLE001 - as above
         message = _failure(exc)
-        if agent == "codex":
-            text = ("archive capture failed; this session's calls run without capture or YARP's view "
-                    f"until the archive answers again: {message}")
+        notice = getattr(record, "FAILURE_NOTICE", None)
+        if notice:
+            text = notice.format(message=message)
         elif before:
             text = ("archive capture failed; this session's tool calls run without capture or rewriting "
                     f"until the archive answers again: {message}")

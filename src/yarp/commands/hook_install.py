@@ -2,58 +2,45 @@
 
 from __future__ import annotations
 
-SUMMARY = "hook an agent up to the archive (claude-code, codex, gemini: settings file; pi, opencode: adapter folder)"
-EPILOG = """\
+from yarp import agents
+
+SUMMARY = ("hook an agent up to the archive (" + ", ".join(agents.hooked()) + ": settings file; "
+           + ", ".join(name for name in agents.names() if name not in agents.hooked()) + ": adapter folder)")
+
+
+def _files() -> str:
+    lines = []
+    for name in agents.names():
+        for index, where in enumerate(agents.record(name).INSTALL_FILES):
+            lines.append(f"  {name if index == 0 else '':<12} {where}")
+    return "\n".join(lines)
+
+
+EPILOG = f"""\
 files:
-  claude-code  --user: ~/.claude/settings.json     --project: ./.claude/settings.json
-  codex        --user: $CODEX_HOME/hooks.json (else ~/.codex/hooks.json)
-               --project: ./.codex/hooks.json
-  gemini       --user: $GEMINI_CLI_HOME/.gemini/settings.json (else ~/.gemini/settings.json)
-               --project: ./.gemini/settings.json
-  pi           --user: $PI_CODING_AGENT_DIR/extensions/yarp/ (else ~/.pi/agent/extensions/yarp/)
-               --project: ./.pi/extensions/yarp/
-  opencode     --user: $XDG_CONFIG_HOME/opencode/yarp/ and plugin/yarp.ts (else ~/.config/opencode/...)
-               --project: ./.opencode/yarp/ and ./.opencode/plugin/yarp.ts
+{_files()}
 
 Existing settings and other hooks are kept; installing twice changes nothing.
-The previous file is kept as <file>.yarp-backup-<unix ms> (mode 0600).
-The Pi extension and the opencode plugin are copied from this yarp's own files
-(no checkout, no npm) and run the yarp that installed them; installing again
-after an upgrade replaces them.
-Codex skips hooks it has not been told to trust, silently: after installing,
-start `codex`, type /hooks and trust the entries that run `yarp hook codex`.
-Gemini CLI runs hooks only in a folder it trusts (it asks once; a headless run
-takes --skip-trust), and reads project hooks only if the folder was trusted
-when it started.
+The previous file is kept as <file>.yarp-backup-<unix ms> (mode 0600; the
+newest 3 per file). A project's hooks go where they work on every machine
+of the project: into the agent's own uncommitted file with this yarp's path
+where the agent has one, else into the project's file as `yarp hook AGENT`,
+which runs the yarp on each machine's PATH (the files above say which).
+An adapter folder is copied from this yarp's own files (no checkout, no npm)
+and runs the yarp that installed it; installing again after an upgrade
+replaces it. An agent that runs hooks only once they are
+trusted says so, and how, after installing.
 """
 ARCHIVE_OPTION = False
-#: Codex runs an untrusted hook never and says nothing about it.
-CODEX_TRUST = (
-    "Codex runs these hooks only after you trust them, and skips untrusted hooks without a word:",
-    "  1. start `codex` in a terminal (in this project for --project),",
-    "  2. type /hooks, review the entries that run `yarp hook codex`, and trust each of them.",
-    "Trust is kept per entry in Codex's config.toml and lost when the entry changes (run this again, trust again).",
-    "For one `codex exec` run without trusting: codex exec --dangerously-bypass-hook-trust ...",
-)
-
-#: Gemini CLI reads no hook at all in a folder it does not trust.
-GEMINI_TRUST = (
-    "Gemini CLI runs these hooks only in a folder it trusts: answer its trust prompt once per folder",
-    "(a headless `gemini -p` run takes --skip-trust). Project hooks load only if the folder was trusted",
-    "when gemini started (or with GEMINI_CLI_TRUST_WORKSPACE=true).",
-)
 
 
-def agents() -> tuple[str, ...]:
-    """Every agent `yarp hook install` can hook up: settings-file hooks, then adapters installed as folders."""
-    from yarp.hooks import extension_install
-    from yarp.hooks.install import SETTINGS_FILES
-
-    return (*SETTINGS_FILES, *extension_install.AGENTS)
+def agents_choices() -> tuple[str, ...]:
+    """Every agent `yarp hook install` can hook up."""
+    return agents.names()
 
 
 def configure(parser) -> None:
-    parser.add_argument("agent", choices=agents())
+    parser.add_argument("agent", choices=agents_choices())
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument("--user", dest="scope", action="store_const", const="user",
                        help="the user's settings in the home directory (default)")
@@ -62,22 +49,30 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from yarp.hooks import extension_install
-    from yarp.launcher import shell_join, yarp_argv
+    from yarp.launcher import yarp_argv
 
-    if args.agent in extension_install.AGENTS:
-        return _install_extension(args.agent, args.scope or "user", yarp_argv())
-    from yarp.hooks.install import install, settings_path
+    scope = args.scope or "user"
+    record = agents.record(args.agent)
+    if record.ADAPTER == agents.EXTENSION:
+        return _install_extension(args.agent, scope, yarp_argv())
+    from yarp.hooks.install import install, local_command, other_paths, settings_path, uninstall
+    from yarp.launcher import shell_join
 
-    path = settings_path(args.agent, args.scope or "user")
-    change = install(args.agent, path, shell_join(yarp_argv() + ["hook", args.agent]))
+    path = settings_path(args.agent, scope)
+    # A committed project file gets a command every machine of the project can run.
+    argv = yarp_argv() if local_command(args.agent, scope) else ["yarp"]
+    change = install(args.agent, path, shell_join(argv + ["hook", args.agent]))
     if not change.changed:
         print(f"already installed: {path}")
     else:
         print(f"installed: {path}")
         if change.backup:
             print(f"backup: {change.backup}")
-    for line in {"codex": CODEX_TRUST, "gemini": GEMINI_TRUST}.get(args.agent, ()):
+    for other in other_paths(args.agent, scope):
+        moved = uninstall(args.agent, other)
+        if moved.changed:
+            print(f"removed {moved.entries} hook(s) an older yarp put in {other}")
+    for line in record.INSTALL_NOTES:
         print(line)
     return 0
 
@@ -87,6 +82,6 @@ def _install_extension(agent: str, scope: str, argv: list[str]) -> int:
 
     change = install(agent, install_path(agent, scope), argv)
     print(f"{'installed' if change.changed else 'already installed'}: {change.path}")
-    name = {"pi": "Pi", "opencode": "opencode"}[agent]
-    print(f"{name} loads it at its next start; `yarp doctor` checks it.")
+    for line in agents.record(agent).INSTALL_NOTES:
+        print(line)
     return 0

@@ -3,21 +3,22 @@
 Decided in the broker, where the parser and the rule set are already loaded;
 this module builds operations and never sends, reads or writes anything.
 
-`PreToolUse`: plan a shell rewrite and build the `begin_call` (input before and
-after, the call record); the rewritten input is handed to the agent only after
-that begin is durable. `PostToolUse` / `PostToolUseFailure`: the raw result,
-the visible result and the finish, applied as one composite request (one
-savepoint, one commit).
+Before the tool: plan a shell rewrite and build the `begin_call` (input
+before and after, the call record); the rewritten input is handed to the
+agent only after that begin is durable. After it: the raw result, the visible
+result and the finish, applied as one composite request (one savepoint, one
+commit).
 
-The visible result is the raw result unless the broker made a view that
-replaces it (`finish_viewed`: Claude Code from 2.1.121, whose `PostToolUse`
-answer may carry the replacement); a wrapped shell call was already pruned
-and capped by `yarp run`, which kept the exact streams.
+The visible result is the raw result unless the agent's service made a view
+that replaces it (`finish_viewed`, for a host whose after-tool answer may
+carry the replacement); a wrapped shell call was already pruned and capped by
+`yarp run`, which kept the exact streams.
 
 When the agent ignored the rewrite (the post event names the original command)
 the call was begun as wrapped but no streams exist: it is finished with its
 raw result as *not executed through the wrapper* (`executed = 0`), so verify
-never expects streams that were never produced. See docs/design/adapters.md, "Claude Code hooks".
+never expects streams that were never produced. See docs/design/adapters.md
+("Rewrite ignored").
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def wrapper_flags(event: HookEvent, account: str) -> str:
     return rewrite_text("", identity(event, account))[len("yarp"):]
 
 
-def rewrite(event: HookEvent, account: str, rules, launcher: str) -> tuple[str, bool] | None:
+def rewrite(event: HookEvent, account: str, rules, launcher: str, *, shell_names: frozenset = frozenset(),
+            search_path: str | None = None) -> tuple[str, bool] | None:
     """The rewritten shell command and whether the call itself gets the streams, else None.
 
     Compound planning: a single simple command is wrapped whole (the call
@@ -48,20 +50,16 @@ def rewrite(event: HookEvent, account: str, rules, launcher: str) -> tuple[str, 
     command records its own call under this one, which then requires none.
     `launcher` is the quoted absolute command that runs `yarp` in the agent's
     environment (`launcher.shell_join(yarp_argv())` of the hook process).
+    `shell_names` and `search_path`: the names the agent's shell defines before
+    a command and its PATH, left to the shell (`plan_command`).
     """
     command = event.shell_command()
     if command is None:
         return None
     from yarp.view.plan import plan_command
 
-    names, search_path = frozenset(), None
-    if event.agent == "claude-code":
-        from yarp.hooks.shell_snapshot import read_snapshot
-
-        snapshot = read_snapshot(event.transcript_path)
-        names, search_path = snapshot.names, snapshot.path
     plan = plan_command(command, rules, identity(event, account), launcher=launcher, compound=True,
-                        shell_names=names, search_path=search_path, cwd=event.cwd)
+                        shell_names=shell_names, search_path=search_path, cwd=event.cwd)
     if plan.execution != "rewrite" or not plan.command:
         return None
     return plan.command, plan.requires_streams

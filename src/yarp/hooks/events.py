@@ -1,17 +1,20 @@
-"""Translation of Claude Code and Codex hook JSON into generic archive operations.
+"""A tool call's hook event as the archive needs it, and the common JSON shape several agents send.
 
-Both agents send one object per hook event with the same core fields
-(`session_id`, `cwd`, `hook_event_name`, `tool_name`, `tool_input`,
-`tool_use_id`, `transcript_path`; Codex adds `model` and `turn_id`). `PreToolUse` becomes a
-`begin_call`; `PostToolUse` and `PostToolUseFailure` become the raw result, the
-visible result and the finish. Only this module knows those field names.
+`HookEvent` is what an agent's `hooks` part (`yarp.agents.<agent>.hooks`)
+makes of one event: the call, its tool input and the tool's response. Many
+agents' command hooks send one JSON object per event with the same core
+fields (`session_id`, `cwd`, `hook_event_name`, `tool_name`, `tool_input`,
+`tool_use_id`, `tool_response`, `transcript_path`, optionally `model`);
+`parse_tool_event` reads that shape, given the agent's own event names. The
+before-tool event becomes a `begin_call`; the after-tool events the raw
+result, the visible result and the finish (`yarp.hooks.capture`).
 
-Runs in the broker (`yarp.broker.services.hooks`), never in the hook process.
-Pure translation: no I/O, no broker, no archive. The fields are checked by
-the broker's compiled validator (`yarp.wire.validation`: bounded text, JSON
-nesting depth), so the operations built from them are archived as they are,
-never encoded to JSON and parsed back; malformed events raise
-`ValidationError` with fixed wording (never payload text).
+Runs in the broker, never in the hook process. Pure translation: no I/O, no
+broker, no archive. The fields are checked by the broker's compiled
+validator (`yarp.wire.validation`: bounded text, JSON nesting depth), so the
+operations built from them are archived as they are, never encoded to JSON
+and parsed back; malformed events raise `ValidationError` with fixed wording
+(never payload text).
 """
 
 from __future__ import annotations
@@ -21,15 +24,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from yarp.errors import ValidationError
-from yarp.hooks import EVENTS, POST, POST_FAILURE, PRE
 from yarp.limits import MAX_IDENTITY_CHARS, MAX_NAME_CHARS, MAX_WORKING_DIRECTORY_CHARS
 from yarp.wire import operations as ops
 from yarp.wire.validation import check_json, event_text
 
-#: Shell tools whose string `command` may be rewritten to `yarp run`. Codex's
-#: older `shell` tool passes an argv list, which is recorded but never rewritten.
-SHELL_TOOLS = {"claude-code": frozenset({"Bash"}), "codex": frozenset({"Bash", "shell"}),
-               "gemini": frozenset({"run_shell_command"})}
+#: The common shape's event after a tool that failed: its response is `{"error", "isInterrupt"}`.
+FAILURE_EVENT = "PostToolUseFailure"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,19 +44,28 @@ class HookEvent:
     tool_input: Any
     cwd: str | None
     model: str | None
-    #: PostToolUse: the tool's response; PostToolUseFailure: the error object.
+    #: After the tool: the tool's response (for a failure event, the error object).
     response: Any = None
-    #: The session transcript the agent names (Claude Code: its version, the folder of saved outputs).
+    #: The session transcript the agent names (an agent's service may read it).
     transcript_path: str | None = None
 
     @property
+    def before(self) -> bool:
+        """Whether this is the event before the tool runs (the agent's `BEFORE_TOOL`), else one after it."""
+        from yarp.agents import record
+
+        return self.event == record(self.agent).BEFORE_TOOL
+
+    @property
     def is_failure(self) -> bool:
-        """Whether this is a `PostToolUseFailure` event (its response is the error object)."""
-        return self.event == POST_FAILURE
+        """Whether this is the common shape's event of a tool that failed (its response is the error object)."""
+        return self.event == FAILURE_EVENT
 
     def shell_command(self) -> str | None:
-        """The command text of a shell call that could be rewritten, else None."""
-        if self.tool_name not in SHELL_TOOLS.get(self.agent, ()):
+        """The command text of a shell call that could be rewritten (the agent's `SHELL_TOOLS`), else None."""
+        from yarp.agents import record
+
+        if self.tool_name not in record(self.agent).SHELL_TOOLS:
             return None
         if not isinstance(self.tool_input, dict):
             return None
@@ -64,19 +73,26 @@ class HookEvent:
         return command if isinstance(command, str) and command.strip() else None
 
 
-def parse_event(agent: str, payload: Any) -> HookEvent | None:
-    """The event to archive, or None for an event this adapter does not handle."""
+def parse_tool_event(agent: str, payload: Any, *, pre: str, post: str, failure: bool = False
+                     ) -> HookEvent | None:
+    """The event of the common shape to archive, or None for one of another name.
+
+    `pre` and `post` are the agent's names of the event before the tool and
+    after it; `failure`: it also sends `FAILURE_EVENT` after a tool that failed
+    (whose response is built from `error` and `is_interrupt`).
+    """
+    failure = FAILURE_EVENT if failure else None
     if not isinstance(payload, dict):
         raise ValidationError("hook event is not a JSON object")
     name = payload.get("hook_event_name")
-    if name not in EVENTS:
+    if name not in (pre, post) and (failure is None or name != failure):
         return None
     if "tool_input" not in payload:
         raise ValidationError("hook event field tool_input is missing")
     response = None
-    if name == POST:
+    if name == post:
         response = payload.get("tool_response", payload.get("tool_output"))
-    elif name == POST_FAILURE:
+    elif name == failure:
         response = {"error": payload.get("error")}
         if "is_interrupt" in payload:
             response["isInterrupt"] = payload.get("is_interrupt")
@@ -137,25 +153,3 @@ def rewritten_input(tool_input: dict, command: str) -> dict:
     updated = dict(tool_input)
     updated["command"] = command
     return updated
-
-
-def rewrite_answer(agent: str, updated_input: dict) -> dict:
-    """The PreToolUse answer that hands a rewritten input to `agent`.
-
-    The one agent-specific step of the event flow: every agent's answer is
-    shaped here, and only here.
-    """
-    if agent == "gemini":
-        from yarp.agents.gemini.hooks import before_answer
-
-        return before_answer(updated_input)
-    return pre_tool_answer(updated_input)
-
-
-def pre_tool_answer(updated_input: dict) -> dict:
-    """The PreToolUse answer that hands the rewritten input on.
-
-    No `permissionDecision`: the agent's own permission check still runs on the
-    rewritten input (see docs/design/adapters.md, "Claude Code hooks").
-    """
-    return {"hookSpecificOutput": {"hookEventName": PRE, "updatedInput": updated_input}}

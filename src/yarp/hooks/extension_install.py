@@ -21,8 +21,9 @@ link, or a file) without it, and an entry file it did not write; it builds
 the new copy in a private sibling folder and swaps it in with renames, so an
 agent starting meanwhile sees the old copy or the new one, never half of each.
 `uninstall` removes only the files the record names whose bytes are
-unchanged, then the folder if nothing else is left in it; a file the user
-changed or added is kept and reported.
+unchanged, then the folder if nothing else is left in it, and the folders
+the install made around it (`madeFolders`) that are left empty; a file the
+user changed or added is kept and reported.
 """
 
 from __future__ import annotations
@@ -170,12 +171,26 @@ def _launcher(argv: list[str]) -> bytes:
 
 
 def _record_bytes(agent: str, files: dict[str, bytes], yarp_bin: str, yarp_argv: list[str],
-                  entry: tuple[str, bytes] | None) -> bytes:
+                  entry: tuple[str, bytes] | None, made: list[str]) -> bytes:
     record = {"format": RECORD_FORMAT, "agent": agent, "version": __version__, "yarpBin": yarp_bin,
               "yarpArgv": yarp_argv, "files": {name: _digest(data) for name, data in sorted(files.items())}}
     if entry is not None:
         record["entry"] = {"path": entry[0], "sha256": _digest(entry[1])}
+    if made:
+        # The folders this install created around ours, which uninstall removes when they are left empty.
+        record["madeFolders"] = made
     return (json.dumps(record, indent=2) + "\n").encode()
+
+
+def _missing_folders(*paths: str | None) -> list[str]:
+    """The folders that would have to be made to hold each of `paths` (a file's or folder's parent), deepest first."""
+    made = []
+    for path in paths:
+        folder = os.path.dirname(path) if path else None
+        while folder and not os.path.lexists(folder) and folder not in made:
+            made.append(folder)
+            folder = os.path.dirname(folder)
+    return sorted(made, key=len, reverse=True)
 
 
 def read_record(path: str) -> dict | None:
@@ -268,7 +283,12 @@ def install(agent: str, path: str, yarp_argv: list[str]) -> ExtensionChange:
     entry = (os.path.relpath(entry_file, os.path.dirname(path)), entry_text) if entry_file else None
     if entry_file and _entry_state(agent, path, record) == "foreign":
         raise DataError(f"{entry_file} exists and was not written by yarp; it was left unchanged")
-    wanted = _record_bytes(agent, files, yarp_bin, yarp_argv, entry)
+    made = _missing_folders(path, entry_file)
+    if record is not None:
+        kept = record.get("madeFolders")
+        made = sorted(set(made) | {f for f in (kept if isinstance(kept, list) else ()) if isinstance(f, str)},
+                      key=len, reverse=True)
+    wanted = _record_bytes(agent, files, yarp_bin, yarp_argv, entry, made)
     if record is not None:
         changed = _changed_files(path, record)
         with open(os.path.join(path, RECORD_NAME), "rb") as handle:
@@ -347,11 +367,14 @@ def uninstall(agent: str, path: str) -> ExtensionChange:
             except FileNotFoundError:
                 pass
     os.unlink(os.path.join(path, RECORD_NAME))
-    for directory, _, _ in sorted(os.walk(path), key=lambda entry: len(entry[0]), reverse=True):
+    made = record.get("madeFolders")
+    made = [f for f in made if isinstance(f, str) and os.path.isabs(f)] if isinstance(made, list) else []
+    walked = [directory for directory, _, _ in os.walk(path)]
+    for directory in sorted(walked, key=len, reverse=True) + sorted(made, key=len, reverse=True):
         try:
             os.rmdir(directory)
         except OSError:
-            pass  # holds a file the user kept
+            pass  # holds a file the user kept, or something else
     return ExtensionChange(path, True, kept)
 
 

@@ -1,15 +1,19 @@
-"""Add and remove YARP's hook entries in Claude Code's, Codex's and Gemini CLI's settings files.
+"""Add and remove YARP's hook entries in an agent's settings file of command hooks.
 
-All three read the same shape: `{"hooks": {EVENT: [{"matcher": M, "hooks":
-[{"type": "command", "command": C, "timeout": S}]}]}}` (Claude Code:
-`settings.json` under `~/.claude` or `./.claude`; Codex: `hooks.json` under
-`$CODEX_HOME` (else `~/.codex`) or `./.codex`; Gemini CLI: `settings.json`
-under `~/.gemini` or `./.gemini`, its timeout in milliseconds, each hook
-named). Installing merges into what is there (other keys,
-other hooks and other matcher groups are kept), is idempotent, keeps a private
-backup of the previous file and replaces the file atomically. Uninstalling
-removes exactly the entries this module recognises as ours: a command that runs
-a `yarp` (console script or `-m yarp`) with the arguments `hook <agent>`.
+Every agent with command hooks (`yarp.agents`, `ADAPTER = "hooks"`) reads the
+same shape: `{"hooks": {EVENT: [{"matcher": M, "hooks": [{"type": "command",
+"command": C, ...}]}]}}`; its `hooks` part says where the file is for a scope
+(`settings_path`), its matcher and what an entry holds beside its command.
+Installing merges into what is there (other keys, other hooks and other
+matcher groups are kept), is idempotent, keeps a private backup of a file it
+changes (the newest `MAX_BACKUPS` per file; older ones are removed) and
+replaces the file atomically. Uninstalling removes exactly the entries this
+module recognises as ours: a command that runs a `yarp` (console script or
+`-m yarp`) with the arguments `hook <agent>`; it then leaves the tree as
+installing found it: a file that held only our hooks is removed (with its
+agent folder, when that is left empty), a file whose remaining settings are
+exactly a backup's gets that backup's bytes back, and backups that held
+nothing but those settings and our hooks are removed.
 
 Never rewrites a file it cannot parse as a JSON object, and never touches other
 files of the agent.
@@ -24,57 +28,56 @@ import time
 from dataclasses import dataclass
 
 from yarp import private_files
-from yarp.clients.hook import HOOK_EVENTS
 from yarp.errors import DataError, UsageError
 
-SETTINGS_FILES = {"claude-code": (".claude", "settings.json"), "codex": (".codex", "hooks.json"),
-                  "gemini": (".gemini", "settings.json")}
-#: Match every tool: Claude Code documents "*"; Codex documents "" for all tools; Gemini CLI
-#: matches a regular expression against the tool's name.
-MATCHERS = {"claude-code": "*", "codex": "", "gemini": ".*"}
-#: Events whose groups take a tool matcher (Codex ignores matchers on Stop and SessionEnd).
-MATCHED_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "BeforeTool", "AfterTool"})
-#: Seconds the agent waits for one hook process. Begin waits 2 s and results
-#: 20 s internally; this only bounds a wedged process.
-HOOK_TIMEOUT_S = 30
-#: What each agent's hook entry holds beside its type and command: the timeout in the agent's
-#: unit (Gemini CLI counts milliseconds) and, for Gemini CLI, the name its settings show.
-ENTRY_FIELDS = {"claude-code": {"timeout": HOOK_TIMEOUT_S}, "codex": {"timeout": HOOK_TIMEOUT_S},
-                "gemini": {"name": "yarp", "timeout": HOOK_TIMEOUT_S * 1000}}
 #: Largest settings file we read.
 MAX_SETTINGS_BYTES = 4 * 1024 * 1024
+#: Backups kept per settings file (`<file>.yarp-backup-<unix ms>`); older ones are removed.
+MAX_BACKUPS = 3
+BACKUP_INFIX = ".yarp-backup-"
 
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """What an install or uninstall did to a settings file: whether it changed, its backup and the hooks touched."""
+    """What an install or uninstall did to a settings file: whether it changed, its backup, the hooks
+    touched, and (uninstall) whether the file was removed or given its backup's bytes back."""
 
     path: str
     changed: bool
     backup: str | None
     entries: int
+    removed: bool = False
+    restored: bool = False
+
+
+def _agent(agent: str):
+    """(the record, the `hooks` part) of an agent with command hooks; `UsageError` for any other."""
+    from yarp import agents
+
+    record = agents.hook_record(agent)
+    if record is None:
+        raise UsageError("unknown agent")
+    return record, agents.part(agent, "hooks")
 
 
 def settings_path(agent: str, scope: str, environ=os.environ, cwd: str | None = None) -> str:
-    """The agent's hook settings file for `scope` (`user` or `project`); Codex honours `$CODEX_HOME`,
-    Gemini CLI `$GEMINI_CLI_HOME`.
+    """The agent's hook settings file for `scope` (`user` or `project`), as its `hooks` part says.
 
-    Raises `UsageError` for an agent without hooks.
+    Raises `UsageError` for an agent without command hooks.
     """
-    if agent not in SETTINGS_FILES:
-        raise UsageError("unknown agent")
-    directory, name = SETTINGS_FILES[agent]
-    if scope == "project":
-        base = cwd or os.getcwd()
-    elif agent == "codex" and os.path.isabs(environ.get("CODEX_HOME") or ""):
-        # Codex's user layer is $CODEX_HOME (else ~/.codex): its hooks.json sits beside config.toml.
-        return os.path.join(environ["CODEX_HOME"], name)
-    elif agent == "gemini" and os.path.isabs(environ.get("GEMINI_CLI_HOME") or ""):
-        # Gemini CLI takes $GEMINI_CLI_HOME, when set, as the home its ~/.gemini lives in.
-        base = environ["GEMINI_CLI_HOME"]
-    else:
-        base = environ.get("HOME") or os.path.expanduser("~")
-    return os.path.join(os.path.abspath(base), directory, name)
+    return _agent(agent)[1].settings_path(scope, environ, cwd)
+
+
+def other_paths(agent: str, scope: str, cwd: str | None = None) -> list[str]:
+    """Files of `scope` where an older yarp put the agent's hooks (installing moves ours out of them)."""
+    found = getattr(_agent(agent)[1], "OTHER_PROJECT_FILES", ()) if scope == "project" else ()
+    return [os.path.join(os.path.abspath(cwd or os.getcwd()), name) for name in found]
+
+
+def local_command(agent: str, scope: str) -> bool:
+    """Whether the file of `scope` is this machine's own, so its command may name this `yarp` by path;
+    a project file that is committed gets `yarp hook AGENT`, found on each machine's PATH."""
+    return scope != "project" or bool(getattr(_agent(agent)[1], "LOCAL_PROJECT_FILE", False))
 
 
 def is_ours(command: object, agent: str) -> bool:
@@ -134,11 +137,67 @@ def _save(path: str, settings: dict, previous: bytes | None, mode: int | None) -
     os.makedirs(directory, mode=0o700, exist_ok=True)
     backup = None
     if previous is not None:
-        backup = f"{path}.yarp-backup-{int(time.time() * 1000)}"
+        backup = f"{path}{BACKUP_INFIX}{int(time.time() * 1000)}"
+        while os.path.lexists(backup):  # two changes within a millisecond
+            backup += "0"
         _write_private(backup, previous)
     body = (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     private_files.replace_atomically(path, body, private_files.FILE_MODE if mode is None else mode)
+    _prune_backups(path)
     return backup
+
+
+def backups(path: str) -> list[str]:
+    """Our backups of the settings file at `path`, oldest first."""
+    directory, name = os.path.split(path)
+    prefix = name + BACKUP_INFIX
+    try:
+        found = [entry for entry in os.listdir(directory) if entry.startswith(prefix)
+                 and entry[len(prefix):].isdigit()]
+    except OSError:
+        return []
+    return [os.path.join(directory, entry) for entry in sorted(found, key=lambda e: (len(e), e))]
+
+
+def _prune_backups(path: str) -> None:
+    for old in backups(path)[:-MAX_BACKUPS]:
+        try:
+            os.unlink(old)
+        except OSError:
+            pass
+
+
+def _tidy(path: str, agent: str, settings: dict) -> bytes | None:
+    """Once our hooks are out and `settings` remain: remove every backup that holds nothing else (ours
+    added to these settings); return the bytes of the oldest that was exactly these settings, if any."""
+    original = None
+    for backup in backups(path):
+        try:
+            before, data, _ = _load(backup)
+        except DataError:
+            continue  # not ours to judge: kept
+        exact = data is not None and before == settings
+        _strip(before, agent)
+        if data is None or before != settings:
+            continue
+        if exact and original is None:
+            original = data
+        try:
+            os.unlink(backup)
+        except OSError:
+            pass
+    return original
+
+
+def _remove_file(path: str) -> None:
+    """Remove a settings file that held only our hooks, and its agent folder (`.claude`) if left empty."""
+    os.unlink(path)
+    directory = os.path.dirname(path)
+    if os.path.basename(directory).startswith("."):
+        try:
+            os.rmdir(directory)
+        except OSError:
+            pass  # holds other files
 
 
 def _groups(settings: dict, event: str) -> list:
@@ -193,13 +252,14 @@ def install(agent: str, path: str, command: str) -> Change:
 
     The old file is backed up when changed; a malformed file raises `DataError` and is left unchanged.
     """
+    record, part = _agent(agent)
     settings, previous, mode = _load(path)
-    for event in HOOK_EVENTS[agent]:
+    for event in record.HOOK_EVENTS:
         _groups(settings, event)  # refuse malformed shapes before changing anything
     removed, _ = _strip(settings, agent, keep_command=command)
     added = 0
     hooks = settings.setdefault("hooks", {})
-    for event in HOOK_EVENTS[agent]:
+    for event in record.HOOK_EVENTS:
         groups = hooks.setdefault(event, [])
         present = any(
             isinstance(group, dict) and isinstance(group.get("hooks"), list)
@@ -208,8 +268,8 @@ def install(agent: str, path: str, command: str) -> Change:
         )
         if present:
             continue
-        group = {"matcher": MATCHERS[agent]} if event in MATCHED_EVENTS else {}
-        group["hooks"] = [{"type": "command", "command": command, **ENTRY_FIELDS[agent]}]
+        group = {"matcher": part.MATCHER} if event in part.MATCHED_EVENTS else {}
+        group["hooks"] = [{"type": "command", "command": command, **part.ENTRY_FIELDS}]
         groups.append(group)
         added += 1
     if not added and not removed:
@@ -219,15 +279,30 @@ def install(agent: str, path: str, command: str) -> Change:
 
 
 def uninstall(agent: str, path: str) -> Change:
-    """Remove the agent's yarp hooks, keeping every other hook and backing up the old file; `DataError` if malformed."""
+    """Remove the agent's yarp hooks, keeping every other hook; `DataError` if malformed.
+
+    Backups that hold nothing but these settings plus our hooks are removed. A
+    file left as one of them was before any hook of ours gets that backup's
+    bytes back; a file left with nothing is removed; any other is rewritten
+    (with no backup: what was removed is ours).
+    """
+    _agent(agent)
     settings, previous, mode = _load(path)
     if previous is None:
         return Change(path, False, None, 0)
     removed, _ = _strip(settings, agent)
     if not removed:
         return Change(path, False, None, 0)
-    backup = _save(path, settings, previous, mode)
-    return Change(path, True, backup, removed)
+    original = _tidy(path, agent, settings)
+    if original is not None:
+        private_files.replace_atomically(path, original, private_files.FILE_MODE if mode is None else mode)
+        return Change(path, True, None, removed, restored=True)
+    if not settings:
+        _remove_file(path)
+        return Change(path, True, None, removed, removed=True)
+    # No backup: what this removes is ours, and a backup of it would hold nothing else (`_tidy`).
+    _save(path, settings, None, mode)
+    return Change(path, True, None, removed)
 
 
 def installed_commands(agent: str, path: str) -> dict[str, list[str]]:
@@ -235,9 +310,10 @@ def installed_commands(agent: str, path: str) -> dict[str, list[str]]:
 
     Raises `DataError` for a file that is not a JSON object of the expected shape.
     """
+    record, _ = _agent(agent)
     settings, _, _ = _load(path)
     found: dict[str, list[str]] = {}
-    for event in HOOK_EVENTS[agent]:
+    for event in record.HOOK_EVENTS:
         for group in _groups(settings, event):
             entries = group.get("hooks") if isinstance(group, dict) else None
             for entry in entries if isinstance(entries, list) else []:

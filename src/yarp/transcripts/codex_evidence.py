@@ -2,7 +2,7 @@
 
 Codex calls reach the archive two ways, both from the session transcript
 (`$CODEX_HOME/sessions/…/rollout-….jsonl`): live, through the broker's Codex
-hook service (`yarp.broker.services.codex`), which reads the transcript on
+hook service (`yarp.agents.codex.broker`), which reads the transcript on
 every hook event, and later through `yarp import` (`yarp.transcripts.codex`).
 Each reads the file its own way — the broker scans only the lines that name
 its open calls, from where it last stopped; the importer reads every line

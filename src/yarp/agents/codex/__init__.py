@@ -64,7 +64,8 @@ RESULT_VIEW = {
     "host": "lets a PostToolUse hook replace the result of its shell, apply_patch and MCP tools (decision block)",
     "ours": "YARP replaces shell output over {cap} with its view",
     "left": "smaller output, and apply_patch and MCP results, are shown as Codex returns them",
-    # The largest view the service hands Codex, whatever the cap (`broker.outcome.MAX_VIEW_CAP`).
+    # The largest view the service hands Codex, whatever the cap (`broker.outcome.MAX_VIEW_CAP`, which
+    # says why): Codex cuts a hook's text over 10,000 bytes to a preview.
     "max_cap": 9_900,
 }
 TRANSCRIPTS = "$CODEX_HOME/sessions and archived_sessions (else ~/.codex/...)"

@@ -221,3 +221,32 @@ def view_answer(view_path: str) -> dict:
     """The `AfterTool` answer that replaces the model's view with the file at `view_path`, read by a tail call."""
     return {"hookSpecificOutput": {"hookEventName": AFTER,
                                    "tailToolCallRequest": {"name": "read_file", "args": {"file_path": view_path}}}}
+
+
+# --- the settings files ----------------------------------------------------------------------
+
+#: Gemini CLI matches a regular expression against the tool's name.
+MATCHER = ".*"
+MATCHED_EVENTS = frozenset({BEFORE, AFTER})
+#: Our entry's name in Gemini's settings, and its timeout (Gemini CLI counts milliseconds).
+ENTRY_FIELDS = {"name": "yarp", "timeout": 30_000}
+#: Gemini CLI has no settings file of one machine's own: a project's entry runs the `yarp` on PATH.
+LOCAL_PROJECT_FILE = False
+
+
+def settings_path(scope: str, environ=os.environ, cwd: str | None = None) -> str:
+    """`~/.gemini/settings.json` (under `$GEMINI_CLI_HOME` when set) for the user, `./.gemini/settings.json`
+    for a project."""
+    if scope == "project":
+        base = cwd or os.getcwd()
+    elif os.path.isabs(environ.get("GEMINI_CLI_HOME") or ""):
+        # Gemini CLI takes $GEMINI_CLI_HOME, when set, as the home its ~/.gemini lives in.
+        base = environ["GEMINI_CLI_HOME"]
+    else:
+        base = environ.get("HOME") or os.path.expanduser("~")
+    return os.path.join(os.path.abspath(base), ".gemini", "settings.json")
+
+
+def rewrite_answer(tool_input: dict) -> dict:
+    """The `BeforeTool` answer that hands Gemini the rewritten arguments (`before_answer`)."""
+    return before_answer(tool_input)

@@ -26,7 +26,7 @@ class Services:
         self.runs = RunService(broker, self.warm)
 
     def close(self) -> None:
-        """Close what the services hold open: the Codex transcript watch and the warm
+        """Close what the services hold open: an agent service's transcript watch and the warm
         services' read-only archive connection."""
         self.hooks.close()
         self.warm.close()
@@ -46,7 +46,7 @@ _RUN_STEPS = {protocol.RunBegin: "run:begin", protocol.RunCapture: "run:capture"
 
 
 def service_kind(request) -> str:
-    """A fixed name for a service request (`hook:codex`, `run:capture`), for the fault log; never request data."""
+    """A fixed name for a service request (`hook:<agent>`, `run:capture`), for the fault log; never request data."""
     if type(request) is protocol.HookRequest:
         return f"hook:{request.agent}"  # validated: one of the known agents
     return _RUN_STEPS.get(type(request), "service")

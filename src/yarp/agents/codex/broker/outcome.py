@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from yarp.agents.codex import RESULT_VIEW
 from yarp.errors import ValidationError
 from yarp.json_text import loads_record
 from yarp.limits import MAX_NAME_CHARS
@@ -176,8 +177,9 @@ def _command(event) -> object:
 #: The largest cap of a view that replaces Codex's output. Codex cuts hook text over 2,500 of its
 #: tokens (4 bytes a token, rounded up: 10,000 bytes) to a preview and saves the whole of it under
 #: `$CODEX_HOME/hook_outputs/` (openai/codex `hooks/src/output_spill.rs`; in 0.171.0), so the view,
-#: its `Process exited with code N` header included, stays under that.
-MAX_VIEW_CAP = 9_900
+#: its `Process exited with code N` header included, stays under that. (The record holds the
+#: number, where `yarp doctor` reads it too.)
+MAX_VIEW_CAP = RESULT_VIEW["max_cap"]
 
 
 def view_cap(hook, event) -> int:

@@ -1,6 +1,6 @@
 """The Codex hook service: one broker request per Codex hook event, one commit.
 
-`CodexService` holds what the broker keeps between a session's events — the
+`Service` holds what the broker keeps between a session's events — the
 calls being finished by a request in flight, each open call's transcript
 mark (`evidence.Mark`), the work done ahead (`ahead.WorkAhead`) — and serves
 each event: it reads the archive's state of the session's unfinished calls
@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
 from collections import OrderedDict
 
 import orjson
 
-from yarp.broker.services.codex.ahead import Ahead, WorkAhead
-from yarp.broker.services.codex.evidence import MAX_MARKED_CALLS, Mark, Reading, read_transcript
-from yarp.broker.services.codex.outcome import (
+from yarp.agents.codex.broker.ahead import Ahead, WorkAhead
+from yarp.agents.codex.broker.evidence import MAX_MARKED_CALLS, Mark, Reading, read_transcript
+from yarp.agents.codex.broker.outcome import (
     Finish,
     Outcome,
     begin_operation,
@@ -34,27 +33,17 @@ from yarp.broker.services.codex.outcome import (
     post_answer,
     view_cap,
 )
+from yarp.agents.codex.hooks import POST, PRE, CodexEvent
 from yarp.errors import YarpError
-from yarp.limits import MAX_IDENTITY_CHARS
 from yarp.transcripts.codex_evidence import output_text
 from yarp.wire import operations as ops
 
 AGENT = "codex"
 #: The name Codex gives its `exec_command` tool in hook events.
 SHELL_TOOL = "Bash"
-PRE = "PreToolUse"
-POST = "PostToolUse"
-#: Events that only settle the session's earlier calls.
-SETTLE_ONLY = ("Stop", "SessionEnd")
 
 
-def _session_id(payload: dict) -> str | None:
-    value = payload.get("session_id")
-    ok = isinstance(value, str) and 0 < len(value) <= MAX_IDENTITY_CHARS and "\x00" not in value
-    return value if ok else None
-
-
-class CodexService:
+class Service:
     """Codex hook events in the broker: settle the session's earlier calls, then begin
     or finish this one, all in one composite request (one commit)."""
 
@@ -73,29 +62,11 @@ class CodexService:
         #: The post events' work done ahead for the begun shell calls.
         self._ahead = WorkAhead(broker, self._marks, self._remember)
 
-    async def serve(self, request, hook) -> bytes:
-        """Answer one Codex hook event: settle the session's open calls the transcript now proves, and begin or
-        finish this one, in one composite request. Events without a session, or unparseable, are answered ok.
-        """
-        from yarp.wire import protocol
-
-        payload = hook.event
-        name = payload.get("hook_event_name") if isinstance(payload, dict) else None
-        session_id = _session_id(payload) if name in (PRE, POST, *SETTLE_ONLY) else None
-        if session_id is None:
-            return protocol.reply_ok()
-        event = None
-        if name in (PRE, POST):
-            from yarp.hooks.events import parse_event
-
-            try:
-                event = parse_event(AGENT, payload)
-            except YarpError:
-                event = None
-            if event is None:
-                return protocol.reply_ok()
-        transcript = payload.get("transcript_path")
-        transcript = transcript if isinstance(transcript, str) and os.path.isabs(transcript) else None
+    async def serve(self, request, hook, codex_event: CodexEvent) -> bytes:
+        """Answer one Codex hook event (`hooks.parse_event`'s): settle the session's open calls the transcript
+        now proves, and begin or finish this one, in one composite request."""
+        name, session_id, event = codex_event.name, codex_event.session_id, codex_event.call
+        transcript = codex_event.transcript_path
         working = self._ahead.working(transcript) if name == POST else None
         if working is not None:  # its work may be this call's: wait for it rather than do it twice
             await asyncio.wait([working])

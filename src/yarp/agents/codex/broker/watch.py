@@ -3,7 +3,7 @@
 Codex writes a command's output to its session transcript before it starts
 the `PostToolUse` hook process; the broker learns of the file's change at
 once, while that process is still starting, and can do the post event's work
-ahead of it (`yarp.broker.services.codex.ahead`). Only a hint: nothing is read here, a watch
+ahead of it (`yarp.agents.codex.broker.ahead`). Only a hint: nothing is read here, a watch
 may be dropped at any time, and where inotify is unavailable (another
 system, the watch limit reached) `TranscriptWatch.available` is False or
 `watch` returns False, and the post event does all the work itself.

@@ -1,7 +1,7 @@
-"""The broker's half of a Gemini CLI hook event: the call's derived identity, the rewrite, the view.
+"""Gemini CLI's hook events in the broker (layer `broker`): the call's derived identity, the rewrite, the view.
 
-`yarp hook gemini` forwards each `BeforeTool` and `AfterTool` event as Claude
-Code's hook does; here (`yarp.hooks.gemini` translates the event):
+`yarp hook gemini` forwards each `BeforeTool` and `AfterTool` event; here
+(`yarp.agents.gemini.hooks` translated the event):
 
 * **`BeforeTool`**: the call's id is derived (its tool, its arguments' digest,
   and how many calls of the session already have both, counted in the
@@ -32,10 +32,9 @@ from collections import OrderedDict
 import orjson
 
 from yarp import private_files
+from yarp.agents.gemini import hooks as gemini
 from yarp.broker.services.begin import begin_event
 from yarp.broker.services.shared import CallState, now_ms, prepare_composite, ran_recovery
-from yarp.errors import YarpError
-from yarp.agents.gemini import hooks as gemini
 from yarp.hooks import capture
 from yarp.hooks.events import HookEvent, session_of
 from yarp.wire import operations as ops
@@ -49,7 +48,7 @@ MAX_VIEW_FILES = 256
 _GEMINI_CUT = "[GEMINI_CLI_WARNING: Output truncated"
 
 
-class GeminiService:
+class Service:
     """Gemini CLI hook events: `BeforeTool`'s derived id, rewrite and begin; `AfterTool`'s finish and view."""
 
     def __init__(self, broker, warm) -> None:
@@ -67,13 +66,9 @@ class GeminiService:
             del self._locks[oldest]
         return lock
 
-    async def serve(self, request, hook: protocol.HookRequest) -> bytes:
-        """Answer one validated Gemini CLI hook request."""
-        try:
-            event = gemini.parse_event(hook.event)
-        except YarpError:
-            event = None  # malformed: the tool runs untouched, nothing to archive
-        if event is None or event.is_tail_call:
+    async def serve(self, request, hook: protocol.HookRequest, event: gemini.GeminiEvent) -> bytes:
+        """Answer one Gemini CLI event (`hooks.parse_event`'s)."""
+        if event.is_tail_call:
             return protocol.reply_ok()
         async with self._lock(event.session_id):
             if event.event == gemini.BEFORE:

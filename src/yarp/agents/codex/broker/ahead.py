@@ -23,8 +23,8 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 
-from yarp.broker.services.codex.evidence import MAX_MARKED_CALLS, Mark, read_since
-from yarp.broker.services.codex.outcome import capped_view
+from yarp.agents.codex.broker.evidence import MAX_MARKED_CALLS, Mark, read_since
+from yarp.agents.codex.broker.outcome import capped_view
 from yarp.errors import YarpError
 from yarp.transcripts.codex_evidence import CallEvidence, result_record, source_bytes
 
@@ -125,7 +125,7 @@ class WorkAhead:
         if not isinstance(archive_ref, str):
             return
         if self._watch is None:
-            from yarp.broker.services.codex.watch import TranscriptWatch
+            from yarp.agents.codex.broker.watch import TranscriptWatch
 
             self._watch = TranscriptWatch(self.broker.loop, self._written)
         if not self._watch.watch(transcript):

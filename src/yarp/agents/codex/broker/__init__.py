@@ -1,4 +1,4 @@
-"""Codex CLI hooks in the broker: exact output from the session transcript, YARP's capped view for the model.
+"""Codex CLI hooks in the broker (layer `broker`): exact output from the session transcript, YARP's capped view.
 
 Measured with the real Codex CLI 0.171.0 (docs/design/adapters.md, "Codex: capture from
 the transcript, replace the view after the command"):
@@ -30,10 +30,10 @@ the transcript, replace the view after the command"):
   137) before `SessionEnd`; only a call the transcript never completes (Codex
   itself killed) stays `started`, and `yarp archive verify` lists it.
 
-All of this runs in the warm broker (`service.CodexService`, reached through
-`yarp.broker.services.hooks`): `yarp hook codex` is the same thin client as Claude
-Code's (`yarp.clients.hook`) and only forwards the event's bytes with the cap and
-pruning switch of its configuration. The broker reads the transcript the
+All of this runs in the warm broker (`service.Service`, reached through
+`yarp.broker.services.hooks`): `yarp hook codex` is the same thin client as every
+agent's (`yarp.clients.hook`) and only forwards the event's bytes with the cap and
+pruning switch of its configuration; `yarp.agents.codex.hooks` decodes it. The broker reads the transcript the
 event names (no-follow, bounded, a regular file owned by the broker's own
 user), builds every operation of the event, and commits them as one composite
 request: one savepoint and one commit per event, however many earlier calls
@@ -49,9 +49,9 @@ and does it itself otherwise.
 What a transcript record means and what a call's records prove (executed,
 is_error, complete or cut) is `yarp.transcripts.codex_evidence`'s, the
 reader `yarp import` uses too, so a call gets the same outcome either way.
-The modules (importers use them directly; this package exports nothing):
+The modules (importers use them directly; this package exports the service):
 
-- `service`: `CodexService`, the broker's state between a session's events
+- `service`: `Service`, the broker's state between a session's events
   and the one request per event;
 - `evidence`: reading the transcript for the calls an event needs — the tail
   first, each open call from its `Mark`, a block at a time, only the lines
@@ -63,3 +63,7 @@ The modules (importers use them directly; this package exports nothing):
   execution (`WorkAhead`, `work_ahead`, `Ahead`);
 - `watch`: the inotify watch that says when a transcript was written.
 """
+
+from yarp.agents.codex.broker.service import Service
+
+__all__ = ["Service"]
