@@ -105,3 +105,108 @@ def test_missing_archive_exit_74(tmp_path):
     result = run_yarp("archive", "stats", "--archive", str(tmp_path / "d" / "x.sqlite3"), home=tmp_path)
     assert result.returncode == 74 and result.stderr.count(b"\n") == 1
     assert os.listdir(tmp_path / "d") == []
+
+
+# --- the sums kept between runs -------------------------------------------------------------
+
+def _both(path, cache):
+    """(the run that keeps its sums under `cache`, a run that computes everything)."""
+    location = resolve_archive(str(path), {})
+    conn = open_readonly(location)
+    try:
+        kept = stats.archive_stats(conn, location, environ={"XDG_CACHE_HOME": str(cache)})
+        fresh = stats.archive_stats(conn, location, keep=False)
+    finally:
+        conn.close()
+    for volatile in ("database_bytes", "wal_bytes", "shm_bytes", "page_count", "free_pages"):
+        kept.pop(volatile), fresh.pop(volatile)
+    return kept, fresh
+
+
+def _raw(path, *statements):
+    import sqlite3
+
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        for statement in statements:
+            conn.execute(statement)
+    finally:
+        conn.close()
+
+
+def test_kept_sums_equal_a_full_count_as_the_archive_changes(tmp_path):
+    from yarp.archive.stats_summary import summary_path
+
+    path = tmp_path / "a" / "tool-calls.sqlite3"
+    refs = build_sample(path)
+    cache = tmp_path / "cache"
+    first, fresh = _both(path, cache)
+    assert first == fresh and first["incomplete_calls"] == 1
+    kept_file = summary_path(str(path), {"XDG_CACHE_HOME": str(cache)})
+    assert os.stat(kept_file).st_mode & 0o777 == 0o600
+    assert os.stat(os.path.dirname(kept_file)).st_mode & 0o777 == 0o700
+    assert SECRET.encode() not in open(kept_file, "rb").read()
+    with ArchiveFactory(path) as factory:  # new calls, one left open, and the open one finished
+        factory.shell_call("new-1", b"new output\n" * 50)
+        factory.tool_call("new-2", result_text="text\n")
+        factory.begin("new-3")
+        factory.streams("shell-3", b"late output\n", b"")
+        factory.result_before("shell-3", {"exitCode": 0})
+        factory.finish("shell-3", {"exitCode": 0})
+    second, fresh = _both(path, cache)
+    assert second == fresh and second["calls"] == first["calls"] + 3
+    assert second["incomplete_calls"] == 1 and second["calls_finished"] == first["calls_finished"] + 3
+    unchanged = open(kept_file, "rb").read()
+    assert _both(path, cache)[0] == fresh and open(kept_file, "rb").read() == unchanged
+    # A pruned call (its snapshots and the payloads only it named go too): everything is counted again.
+    _raw(path, "PRAGMA foreign_keys = ON",
+         f"DELETE FROM tool_calls WHERE archive_ref = '{refs['plain']}'",
+         "DELETE FROM payloads WHERE NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.payload_sha256 = payloads.sha256)")
+    third, fresh = _both(path, cache)
+    assert third == fresh and third["calls"] == second["calls"] - 1
+    # A payload no snapshot names, then named by a new call's snapshot.
+    import hashlib
+
+    _raw(path, f"INSERT INTO payloads VALUES (X'{hashlib.sha256(b'{}').hexdigest()}', 'none', 2, CAST('{{}}' AS BLOB))")
+    fourth, fresh = _both(path, cache)
+    assert fourth == fresh and fourth["payloads_unreferenced"] == 1
+    with ArchiveFactory(path) as factory:
+        factory.tool_call("new-4", result={})
+    fifth, fresh = _both(path, cache)
+    assert fifth == fresh and fifth["payloads_unreferenced"] == 0
+
+
+def test_the_last_call_pruned_and_its_id_reused_is_seen(tmp_path):
+    path = tmp_path / "a" / "tool-calls.sqlite3"
+    with ArchiveFactory(path) as factory:
+        factory.tool_call("one")
+        last = factory.tool_call("two", result={"big": "x" * 500})
+    cache = tmp_path / "cache"
+    before, _ = _both(path, cache)
+    _raw(path, "PRAGMA foreign_keys = ON", f"DELETE FROM tool_calls WHERE archive_ref = '{last}'")
+    with ArchiveFactory(path) as factory:  # same count of calls, the same id, another call
+        factory.tool_call("three")
+    after, fresh = _both(path, cache)
+    assert after == fresh and after["calls"] == before["calls"]
+
+
+def test_a_summary_that_is_not_ours_or_not_a_summary_is_never_trusted(tmp_path):
+    from yarp.archive.stats_summary import summary_path
+
+    path = tmp_path / "a" / "tool-calls.sqlite3"
+    build_sample(path)
+    cache = tmp_path / "cache"
+    kept_file = summary_path(str(path), {"XDG_CACHE_HOME": str(cache)})
+    os.makedirs(os.path.dirname(kept_file), mode=0o700)
+    with open(kept_file, "wb") as handle:
+        handle.write(b"not json")
+    os.chmod(kept_file, 0o600)
+    first, fresh = _both(path, cache)
+    assert first == fresh
+    assert open(kept_file, "rb").read().startswith(b"{")  # made anew
+    os.unlink(kept_file)
+    decoy = tmp_path / "decoy"
+    decoy.write_bytes(b"{}")
+    os.symlink(decoy, kept_file)
+    second, fresh = _both(path, cache)
+    assert second == fresh and decoy.read_bytes() == b"{}" and os.path.islink(kept_file)

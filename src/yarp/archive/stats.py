@@ -4,12 +4,15 @@
 is_error, executed), snapshots (by subject and stage), payloads, logical versus
 stored bytes, and file sizes. It never reads a payload body and never returns
 archived content, names or identities, so its output is safe to paste anywhere.
+The sums are kept between runs (`stats_summary`), so a run over a large
+archive reads only what changed since the last one.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Mapping
 
 from yarp.archive.sqlite import map_error
 from yarp.paths import COMPANION_SUFFIXES, ArchiveLocation
@@ -36,67 +39,86 @@ def _file_size(path: str) -> int:
         return 0
 
 
-def archive_stats(conn: sqlite3.Connection, location: ArchiveLocation) -> dict[str, int | float | None]:
-    """Every statistic as a flat `name -> number` mapping (None when undefined)."""
+def archive_stats(conn: sqlite3.Connection, location: ArchiveLocation, *, environ: Mapping[str, str] = os.environ,
+                  keep: bool = True) -> dict[str, int | float | None]:
+    """Every statistic as a flat `name -> number` mapping (None when undefined).
+
+    Every number comes from one read snapshot. With `keep`, the sums of the
+    previous run (`stats_summary`) are brought up to date rather than computed
+    again: a run reads the calls and payloads added since, and the calls that
+    were still open.
+    """
+    from yarp.archive import stats_summary
+
+    path = stats_summary.summary_path(location.path, environ) if keep else None
     try:
-        one = lambda sql: conn.execute(sql).fetchone()  # noqa: E731 - a local shorthand
-        stats: dict[str, int | float | None] = {}
-        stats["sessions"] = one("SELECT count(*) FROM sessions")[0]
-        calls, started, finished, errors, ok, executed, not_executed, oldest, newest = one(
-            "SELECT count(*), total(status = 'started'), total(status = 'finished'),"
-            " total(is_error = 1), total(is_error = 0), total(executed = 1), total(executed = 0),"
-            " min(started_at_ms), max(started_at_ms) FROM tool_calls"
-        )
-        payloads, logical, stored, compressed = one(
-            "SELECT count(*), total(uncompressed_byte_length), total(length(body)),"
-            " total(compression = 'zstd') FROM payloads"
-        )
-        snapshot_rows = conn.execute(
-            "SELECT subject, stage, count(*) FROM snapshots GROUP BY subject, stage"
-        ).fetchall()
-        referenced_bytes = one(
-            "SELECT total(p.uncompressed_byte_length) FROM snapshots s"
-            " JOIN payloads p ON p.sha256 = s.payload_sha256"
-        )[0]
-        unreferenced = one(
-            "SELECT count(*) FROM payloads WHERE NOT EXISTS"
-            " (SELECT 1 FROM snapshots s WHERE s.payload_sha256 = payloads.sha256)"
-        )[0]
-        page_size = one("PRAGMA page_size")[0]
-        page_count = one("PRAGMA page_count")[0]
-        freelist = one("PRAGMA freelist_count")[0]
+        identity = stats_summary.file_identity(location.path)
+    except OSError as exc:
+        raise map_error(exc, "reading archive statistics") from None
+    kept = stats_summary.load(path, identity) if path else None
+    try:
+        one = lambda sql: conn.execute(sql).fetchone()
+        conn.execute("BEGIN")
+        try:
+            if kept is not None and kept.still_holds(conn):
+                before = kept.to_json()
+                live, payloads = kept.advance(conn)
+                changed = kept.to_json() != before
+            else:
+                kept = stats_summary.Summary(identity)
+                live, payloads = kept.rebuild(conn)
+                changed = True
+            sessions = one("SELECT count(*) FROM sessions")[0]
+            oldest, newest = one("SELECT min(started_at_ms), max(started_at_ms) FROM tool_calls")
+            page_size = one("PRAGMA page_size")[0]
+            page_count = one("PRAGMA page_count")[0]
+            freelist = one("PRAGMA freelist_count")[0]
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")
     except sqlite3.Error as exc:
         raise map_error(exc, "reading archive statistics") from None
-    stats.update(
-        calls=calls,
-        incomplete_calls=int(started),
-        logical_payload_bytes=int(logical),
-        stored_payload_bytes=int(stored),
-        database_bytes=_file_size(location.path),
-        oldest_call_ms=oldest,
-        newest_call_ms=newest,
-        calls_finished=int(finished),
-        calls_error=int(errors),
-        calls_ok=int(ok),
-        calls_error_unknown=calls - int(errors) - int(ok),
-        calls_executed=int(executed),
-        calls_not_executed=int(not_executed),
-        calls_executed_unknown=calls - int(executed) - int(not_executed),
-        payloads=payloads,
-        payloads_zstd=int(compressed),
-        payloads_none=payloads - int(compressed),
-        payloads_unreferenced=unreferenced,
+    if path is not None and changed:
+        stats_summary.save(path, kept)
+    total = {name: int(kept.frozen[name] + live[name]) for name in stats_summary.CALL_SUMS}
+    return _numbers(location, total, payloads, sessions, oldest, newest, (page_size, page_count, freelist))
+
+
+def _numbers(location: ArchiveLocation, total: dict, payloads: dict, sessions: int, oldest, newest,
+             pages: tuple[int, int, int]) -> dict[str, int | float | None]:
+    calls = total["calls"]
+    logical, stored, count, compressed = (int(payloads[k]) for k in ("logical", "stored", "payloads", "zstd"))
+    stats: dict[str, int | float | None] = {
+        "sessions": sessions,
+        "calls": calls,
+        "incomplete_calls": total["started"],
+        "logical_payload_bytes": logical,
+        "stored_payload_bytes": stored,
+        "database_bytes": _file_size(location.path),
+        "oldest_call_ms": oldest,
+        "newest_call_ms": newest,
+        "calls_finished": total["finished"],
+        "calls_error": total["error"],
+        "calls_ok": total["ok"],
+        "calls_error_unknown": calls - total["error"] - total["ok"],
+        "calls_executed": total["executed"],
+        "calls_not_executed": total["not_executed"],
+        "calls_executed_unknown": calls - total["executed"] - total["not_executed"],
+        "payloads": count,
+        "payloads_zstd": compressed,
+        "payloads_none": count - compressed,
+        "payloads_unreferenced": int(payloads["unreferenced"]),
         # Bytes the snapshots would need without content addressing (dedup saving).
-        snapshot_logical_bytes=int(referenced_bytes),
-        compression_ratio=round(logical / stored, 3) if stored else None,
-    )
-    counts = {(subject, stage): count for subject, stage, count in snapshot_rows}
-    stats["snapshots"] = sum(counts.values())
+        "snapshot_logical_bytes": total["snapshot_bytes"],
+        "compression_ratio": round(logical / stored, 3) if stored else None,
+    }
+    stats["snapshots"] = total["snapshots"]
     for subject in SUBJECTS:
         for stage in STAGES:
             if subject in ("result_text", "source_output") and stage == "after":
                 continue  # not used by the specification
-            stats[f"snapshots_{subject}_{stage}"] = counts.get((subject, stage), 0)
+            stats[f"snapshots_{subject}_{stage}"] = total[f"{subject}_{stage}"]
+    page_size, page_count, freelist = pages
     stats.update(
         wal_bytes=_file_size(location.path + COMPANION_SUFFIXES[0]),
         shm_bytes=_file_size(location.path + COMPANION_SUFFIXES[1]),
