@@ -13,9 +13,8 @@ from yarp.times import time_option
 SUMMARY = "show the context the views saved: net of what was read back or re-run, within the hosts' limits"
 EPILOG = """\
 Counts every finished call started in [--since, --until). Gross withheld is
-what the agent's host would have shown of the outputs YARP cut (Claude Code,
-Codex, Pi, Gemini CLI and opencode cut large outputs themselves) less what
-YARP showed; net withheld takes off what the agent recovered with yarp
+what the agent's host would have shown of the outputs YARP cut (the agents
+cut large outputs themselves, each its own way) less what YARP showed; net withheld takes off what the agent recovered with yarp
 search|read|restore and what it re-ran (the same command again in the same
 session within 10 minutes of a cut view, nothing edited between). Both in
 bytes and estimated tokens (bytes / 4), in total and per group, then per rule

@@ -17,8 +17,8 @@ little larger than the text the host counts; the table then errs on the side
 of the host showing less, never more). Line limits apply only to wrapped
 calls: there `yarp run` replaced the host's own shell tool, so the raw streams
 are what that tool would have cut; a result the adapter saw has already been
-through the tool's own line limit (Pi, opencode and Gemini CLI cut lines
-inside the tool, before any hook or extension sees the result).
+through the tool's own line limit (several hosts cut lines inside the tool,
+before any hook or extension sees the result).
 """
 
 from __future__ import annotations
@@ -56,46 +56,29 @@ class HostView:
         return min(raw, kept + self.notice)
 
 
-#: Shell tools by agent (lower-cased names), then file reads; every other tool is "other".
+#: Tool classes: shell tools, file reads; every other tool is "other".
 SHELL = "shell"
 READ = "read"
 OTHER = "other"
-_CLASSES: dict[str, dict[str, str]] = {
-    "claude-code": {"bash": SHELL, "read": READ},
-    "codex": {"exec_command": SHELL, "shell": SHELL, "local_shell": SHELL, "shell_command": SHELL},
-    "pi": {"bash": SHELL, "read": READ},
-    "gemini": {"run_shell_command": SHELL, "read_file": READ},
-    "opencode": {"bash": SHELL, "read": READ},
-}
 
+
+def _tables() -> tuple[dict[str, dict[str, str]], dict[tuple[str, str, bool | None], HostView]]:
+    """Every agent's tool classes (lower-cased names) and host views, from its record (`yarp.agents`)."""
+    from yarp import agents
+
+    classes, views = {}, {}
+    for name in agents.names():
+        record = agents.record(name)
+        classes[name] = dict(record.TOOL_CLASSES)
+        for (cls, failed), fields in record.HOST_VIEWS.items():
+            views[(name, cls, failed)] = HostView(**fields)
+    return classes, views
+
+
+#: agent -> lower-cased tool name -> class, for agents whose tools are not all "other".
 #: (agent, class, the call failed) -> its view; `None` for the failure flag matches both outcomes.
 #: Agents missing here (a person's `yarp run`, unknown adapters) show the whole output.
-HOST_VIEWS: dict[tuple[str, str, bool | None], HostView] = {
-    # Claude Code 2.1.197: Bash output over 30,000 bytes is saved to a file and the model gets a
-    # preview of its first 2,000 characters inside a <persisted-output> note; a failed command's
-    # text over 10,000 characters keeps its first and last 5,000. Read stops at 25,000 tokens
-    # (about 100,000 bytes), keeping about 85 % of that; other tools persist past 50,000 characters.
-    ("claude-code", SHELL, False): HostView(30_000, overflow=2_300),
-    ("claude-code", SHELL, True): HostView(10_000, notice=100),
-    ("claude-code", READ, None): HostView(100_000, overflow=85_200),
-    ("claude-code", OTHER, None): HostView(50_000, overflow=2_300),
-    # Codex 0.171.0: every tool output is cut to 10,000 tokens at 4 bytes a token, head and tail,
-    # under a header and a truncation warning.
-    ("codex", SHELL, None): HostView(40_000, notice=250),
-    ("codex", OTHER, None): HostView(40_000, notice=250),
-    # Pi 0.73.1: 2,000 lines or 50 KiB, whichever comes first; bash keeps the tail, read the head.
-    ("pi", SHELL, None): HostView(51_200, notice=90, lines=2_000),
-    ("pi", READ, None): HostView(51_200, notice=70, lines=2_000),
-    ("pi", OTHER, None): HostView(51_200, notice=40),
-    # Gemini CLI 0.61.0: shell output over 40,000 characters keeps 8,000 + 32,000 under a note;
-    # read_file stops at 2,000 lines; other tools are not cut.
-    ("gemini", SHELL, None): HostView(40_000, notice=250),
-    ("gemini", READ, None): HostView(20 * 1024 * 1024, notice=150, lines=2_000),
-    # opencode 1.18.33: 2,000 lines or 50 KiB; bash keeps the tail, read and the rest the head.
-    ("opencode", SHELL, None): HostView(51_200, notice=110, lines=2_000),
-    ("opencode", READ, None): HostView(51_200, notice=90, lines=2_000),
-    ("opencode", OTHER, None): HostView(51_200, notice=170, lines=2_000),
-}
+_CLASSES, HOST_VIEWS = _tables()
 
 
 def tool_class(agent: str, tool: str) -> str:

@@ -14,8 +14,19 @@ import sqlite3
 
 from yarp.errors import DataError
 
-#: Tool names (lower-cased) whose input names a shell command.
-SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "shell_command", "run_shell_command"})
+def _shell_tools() -> frozenset[str]:
+    from yarp import agents
+
+    return frozenset({STANDALONE_SHELL_TOOL}).union(*(
+        (tool for tool, cls in agents.record(name).TOOL_CLASSES.items() if cls == "shell")
+        for name in agents.names()))
+
+
+#: The tool of a person's own `yarp run` (`yarp.broker.services.run.STANDALONE_TOOL`).
+STANDALONE_SHELL_TOOL = "shell"
+#: Tool names (lower-cased) whose input names a shell command: every agent's shell tools (its
+#: record's `TOOL_CLASSES`), and a person's `yarp run`.
+SHELL_TOOLS = _shell_tools()
 #: Words before the program that do not name it.
 _PREFIX_WORDS = frozenset({"sudo", "env", "time", "command", "exec", "nohup", "nice", "timeout", "builtin"})
 #: Leading commands that only prepare the one that produces the output.

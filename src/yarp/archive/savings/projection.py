@@ -113,7 +113,15 @@ def projection_path(location: ArchiveLocation, environ: Mapping[str, str] = os.e
 
 
 def _format_key() -> str:
-    return f"{PROJECTION_FORMAT}/{__version__}"
+    # The agents' own facts (their host views, tool classes, whether they replace a view) change what
+    # a row means: an agent added or changed gives another key, and the rows are made again.
+    from yarp import agents
+    from yarp._digest import identity_sha256
+
+    facts = repr([(name, sorted(agents.record(name).TOOL_CLASSES.items()),
+                   sorted(agents.record(name).HOST_VIEWS.items(), key=repr), agents.record(name).REPLACES_VIEW)
+                  for name in agents.names()])
+    return f"{PROJECTION_FORMAT}/{__version__}/{identity_sha256(facts.encode()).hexdigest()[:16]}"
 
 
 def _open_file(path: str) -> sqlite3.Connection:

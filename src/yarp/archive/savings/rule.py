@@ -41,13 +41,19 @@ IMPORTED = "imported"
 HOST_VIEW = "host_view"
 INCOMPLETE = "incomplete"
 
+def _view_replacing() -> frozenset[str]:
+    from yarp import agents
+
+    return frozenset({"yarp-run"} | {name for name in agents.names() if agents.record(name).REPLACES_VIEW})
+
+
 #: Agents whose adapter stands in the result's path: it hands the model
 #: `result/after` when it changes the view, and leaves the tool's own result
-#: (which is `result/before`) when it does not (the Pi extension, the opencode
-#: plugin, Gemini CLI's hooks, a person's `yarp run`). Claude Code's and Codex's
-#: hooks cannot replace a result they leave alone, and the host may still cut
-#: it after them, so their unchanged calls have an unknown view.
-VIEW_REPLACING_AGENTS = frozenset({"pi", "yarp-run", "gemini", "opencode"})
+#: (which is `result/before`) when it does not (a person's `yarp run`, and each
+#: agent whose record says `REPLACES_VIEW`). Other agents' hooks cannot
+#: replace a result they leave alone, and the host may still cut it after
+#: them, so their unchanged calls have an unknown view.
+VIEW_REPLACING_AGENTS = _view_replacing()
 
 #: The row of each finished call of the window that the projection lacks,
 #: walked in the order of `tool_calls`: its `result` snapshots and whether it
