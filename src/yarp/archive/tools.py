@@ -3,9 +3,13 @@
 Every agent names its tools its own way: a shell command is `Bash` to one,
 `bash` to another, `run_shell_command`, `exec_command` or `shell` to others,
 and `shell` to a person's `yarp run`. A *family* gathers the names that do
-one thing, so `--tool shell` selects every shell call (`TOOL_FAMILIES`, the
-one table of these names). Any other name selects that tool, whatever its
-case (`tool_names`).
+one thing, so `--tool shell` selects every shell call (`families`, the one
+table of these names). Any other name selects that tool, whatever its case
+(`tool_names`).
+
+The `shell` and `read` families are each agent's own word on its tools (its
+record's `TOOL_CLASSES` in `yarp.agents`) and a person's `yarp run`; the
+others gather the generic names agents give their file tools.
 
 `input_gist` names what a call's input asks for in one line: the command a
 shell call ran, the file a read or an edit touched, the pattern of a search.
@@ -13,12 +17,10 @@ shell call ran, the file a read or an edit touched, the pattern of a search.
 
 from __future__ import annotations
 
-#: Family -> the tool names of every agent that belong to it (lower-cased; matched case-insensitively).
-#: Sources: the tool names the hooks, adapters and transcript readers of this package archive;
-#: see docs/design/archive.md, "The call list".
-TOOL_FAMILIES: dict[str, frozenset[str]] = {
-    "shell": frozenset({"bash", "shell", "exec_command", "local_shell", "shell_command", "run_shell_command"}),
-    "read": frozenset({"read", "read_file", "read_many_files"}),
+#: The tool of a person's own `yarp run` (`yarp.broker.services.run.STANDALONE_TOOL`).
+STANDALONE_SHELL_TOOL = "shell"
+#: The families no agent record classes, by their members' names (lower-cased, any agent).
+_GENERIC_FAMILIES: dict[str, frozenset[str]] = {
     "write": frozenset({"write", "write_file"}),
     "edit": frozenset({"edit", "multiedit", "replace", "apply_patch", "patch", "notebookedit",
                        "str_replace_based_edit_tool"}),
@@ -28,6 +30,23 @@ TOOL_FAMILIES: dict[str, frozenset[str]] = {
 }
 #: Other names a person may give for a family.
 FAMILY_ALIASES = {"bash": "shell"}
+_families: dict[str, frozenset[str]] = {}
+
+
+def families() -> dict[str, frozenset[str]]:
+    """Family -> the lower-cased tool names in it: `shell` and `read` from every agent's record, then the rest."""
+    if not _families:
+        from yarp import agents
+
+        classed: dict[str, set[str]] = {"shell": {STANDALONE_SHELL_TOOL}, "read": set()}
+        for name in agents.names():
+            for tool, kind in agents.get(name, "TOOL_CLASSES", {}).items():
+                if kind in classed:
+                    classed[kind].add(tool.lower())
+        _families.update({kind: frozenset(tools) for kind, tools in classed.items()})
+        _families.update(_GENERIC_FAMILIES)
+    return _families
+
 
 #: Input members that name what a call is about, most telling first (canonical JSON sorts keys,
 #: so the first member of the object would say little).
@@ -41,7 +60,7 @@ def family_of(name: str) -> str | None:
     """The family `name` names (`shell` for `shell`, `bash` or `Shell`), or None for any other name."""
     word = name.strip().lower()
     word = FAMILY_ALIASES.get(word, word)
-    return word if word in TOOL_FAMILIES else None
+    return word if word in families() else None
 
 
 def tool_names(name: str, stored: list[str]) -> list[str]:
@@ -49,7 +68,7 @@ def tool_names(name: str, stored: list[str]) -> list[str]:
     every member of its family, or the names equal to it ignoring case."""
     family = family_of(name)
     if family is not None:
-        members = TOOL_FAMILIES[family]
+        members = families()[family]
         return [tool for tool in stored if tool.lower() in members]
     wanted = name.strip().casefold()
     return [tool for tool in stored if tool.casefold() == wanted]
@@ -57,7 +76,7 @@ def tool_names(name: str, stored: list[str]) -> list[str]:
 
 def is_shell(tool: str) -> bool:
     """Whether `tool` is a shell tool of some agent."""
-    return tool.lower() in TOOL_FAMILIES["shell"]
+    return tool.lower() in families()["shell"]
 
 
 def input_gist(tool: str, value: object) -> str | None:
