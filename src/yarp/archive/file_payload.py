@@ -94,8 +94,8 @@ def chunk_bytes() -> int:
 
 
 def payload_limit() -> int:
-    """The largest payload the archive can hold, in uncompressed bytes: SQLite's row limit
-    (`SQLITE_LIMIT_LENGTH` of this build) minus the row's other columns."""
+    """The most bytes one payload stores (its body, compressed or not): SQLite's row limit
+    (`SQLITE_LIMIT_LENGTH` of this build) less the row's other columns (`PAYLOAD_ROW_OVERHEAD_BYTES`)."""
     return _load_settings()[2]
 
 
