@@ -26,7 +26,7 @@ from yarp.agents.codex.broker.ahead import work_ahead
 from yarp.agents.codex.broker.evidence import Mark, mark_at_end, read_since
 from yarp.agents.codex.broker.outcome import Finish
 from yarp.agents.codex.broker.watch import TranscriptWatch
-from yarp.transcripts.codex_evidence import PERSISTENCE_CUT, CallEvidence
+from yarp.agents.codex.transcripts.evidence import PERSISTENCE_CUT, CallEvidence
 
 SESSION = ops.Session("codex", "local:1000", "session-1")
 REF = "yr_" + "ab" * 16

@@ -112,7 +112,7 @@ def _live(vector: dict, transcript: str, archive: str, *, post_events: bool) -> 
 
 def _imported(transcript: str, archive: str) -> None:
     from yarp.transcripts.batch import prepare_import_calls
-    from yarp.transcripts.codex import CodexParser
+    from yarp.agents.codex.transcripts import CodexParser
     from yarp.transcripts.parsing import Tally
 
     parser = CodexParser(transcript, ACCOUNT, Tally(), None, None)

@@ -383,7 +383,7 @@ HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tre
                   "selectors", "signal", "enum", "hashlib", "_hashlib", "threading", "shutil", "shlex", "tomllib",
                   "yarp.broker", "yarp.archive.store", "yarp.archive.prepare", "yarp.view.plan", "yarp.view.rules",
                   "yarp.hooks", "yarp.hooks.events", "yarp.hooks.capture", "yarp.broker.services.hooks", "yarp.clients.notice",
-                  "yarp.transcripts.codex_evidence", "yarp.view.cap",
+                  "yarp.agents.codex.transcripts.evidence", "yarp.view.cap",
                   "yarp.view.markers", "yarp.view.streams",
                   # With a broker running, the start-up (locks, spawning) and the operation types stay unloaded.
                   "yarp.clients.startup", "yarp.wire.protocol", "yarp.wire.operations", "yarp.wire.frames", "yarp._fastframe",

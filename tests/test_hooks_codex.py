@@ -20,7 +20,7 @@ from test_hooks import HOOK_FORBIDDEN, as_json, broker_status, calls, hook_impor
 from yarp.errors import ValidationError
 from yarp.agents.codex.broker.evidence import read_evidence
 from yarp.agents.codex.broker.outcome import capped_view
-from yarp.transcripts.codex_evidence import PERSISTENCE_CUT, CallEvidence
+from yarp.agents.codex.transcripts.evidence import PERSISTENCE_CUT, CallEvidence
 
 SESSION = "01a23bf7-a58f-7472-b223-ba675f3a3c01"
 

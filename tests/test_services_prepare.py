@@ -7,7 +7,7 @@ from yarp.archive.codec import bytes_payload
 from yarp.agents.codex.broker.outcome import call_outcome
 from yarp.archive.prepare import Prepared, SnapshotSpec, prepare
 from yarp.broker.services.shared import prepare_parts
-from yarp.transcripts.codex_evidence import CallEvidence
+from yarp.agents.codex.transcripts.evidence import CallEvidence
 
 SESSION = ops.Session("codex", "local:1000", "session-1")
 OUTPUT = "".join(f"{i}\n" for i in range(1, 10001))

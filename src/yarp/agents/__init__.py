@@ -120,6 +120,15 @@ def part(name: str, layer: str):
     return sys.modules[full]
 
 
+def has_part(name: str, layer: str) -> bool:
+    """Whether agent `name` has a part for `layer`, without importing it (`KeyError`: no such agent or layer)."""
+    if layer not in PARTS or record(name) is None:
+        raise KeyError(name if layer in PARTS else layer)
+    folder = os.path.join(_HERE, name.replace("-", "_"))
+    return os.path.isfile(os.path.join(folder, layer + ".py")) or os.path.isfile(
+        os.path.join(folder, layer, "__init__.py"))
+
+
 def get(name: str, field: str, default=None):
     """One field of agent `name`'s record, `default` when the record leaves it out (`KeyError`: no such agent)."""
     found = record(name)

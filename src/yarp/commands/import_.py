@@ -1,4 +1,4 @@
-"""`yarp import`: past Pi, Claude Code, Codex and opencode sessions into the archive, through the broker."""
+"""`yarp import`: past agent sessions into the archive, through the broker (each agent's reader: `yarp.agents`)."""
 
 from __future__ import annotations
 
@@ -6,16 +6,16 @@ import json
 import os
 import sys
 
+from yarp import agents
 from yarp.errors import UsageError
+from yarp.transcripts.discovery import AGENTS
 
-SUMMARY = "import past Pi, Claude Code, Codex, Gemini CLI and opencode tool calls from their transcripts"
-EPILOG = """\
-Agents: pi, claude-code, codex, gemini, opencode, or all (the default). Without
-PATHS the usual locations are read: ~/.pi/agent/sessions, ~/.claude/projects (or
-$CLAUDE_CONFIG_DIR/projects), $CODEX_HOME/sessions and archived_sessions (else
-~/.codex/...), ~/.gemini/tmp/*/chats (or under $GEMINI_CLI_HOME), opencode's
-session store $XDG_DATA_HOME/opencode/opencode.db (else ~/.local/share/...),
-read only. PATHS may be files or directories; each must exist (exit 64 otherwise),
+SUMMARY = "import past tool calls of the agents from their transcripts"
+_WHERE = "".join(f"\n  {name:<12} {agents.record(name).TRANSCRIPTS}" for name in AGENTS)
+EPILOG = f"""\
+AGENT is one of the agents below, or all (the default). Without PATHS, where
+each keeps its transcripts is read, read only:{_WHERE}
+PATHS may be files or directories; each must exist (exit 64 otherwise),
 and so must the directory of an --archive PATH.
 
 Imports are incremental: each transcript's checkpoint (identity, size, offset,
@@ -33,12 +33,12 @@ Exit status: 0, 64 bad usage, 65 bad data, 74 archive or broker unavailable.
 
 Examples:
   yarp import
-  yarp import pi --dry-run
-  yarp import claude-code ~/.claude/projects/-home-me-src-app --since 2026-01-01T00:00:00Z
+  yarp import {AGENTS[0]} --dry-run
+  yarp import {AGENTS[0]} ~/some/transcripts --since 2026-01-01T00:00:00Z
   yarp import all --json
 """
 
-_AGENT_CHOICES = ("pi", "claude-code", "codex", "gemini", "opencode", "all")
+_AGENT_CHOICES = (*AGENTS, "all")
 
 
 def configure(parser) -> None:
@@ -87,7 +87,6 @@ def run(args) -> int:
     from yarp.commands.search import parse_time_ms
     from yarp.config import load
     from yarp.paths import named_archive_problem, resolve_archive
-    from yarp.transcripts.discovery import AGENTS
     from yarp.transcripts.importer import DEFAULT_SETTLE_S, ImportOptions, import_transcripts
 
     since_ms = None

@@ -25,7 +25,14 @@ from yarp.errors import ArchiveMissing, DataError, YarpError
 from yarp.limits import MAX_IMPORT_BATCH_CALLS
 from yarp.paths import ArchiveLocation
 from yarp.transcripts.batch import EXISTING, IMPORTED, REFUSED
-from yarp.transcripts.discovery import AGENTS, default_roots, guess_agent, is_session_file, transcript_files
+from yarp.transcripts.discovery import (
+    AGENTS,
+    default_roots,
+    guess_agent,
+    is_session_file,
+    store_names,
+    transcript_files,
+)
 from yarp.transcripts.parsing import Tally, TranscriptParser, drainer
 from yarp.transcripts.source import FileIdentity, LineReader, hash_prefix, open_transcript
 from yarp.transcripts.state import FileCheckpoint, ImportState
@@ -45,24 +52,14 @@ STATE_SAVE_INTERVAL_S = 2.0
 
 
 def parser_class(agent: str) -> type[TranscriptParser]:
-    """The transcript parser for `agent`, imported only when needed; raises `ValueError` for another agent."""
-    if agent == "pi":
-        from yarp.transcripts.pi import PiParser
+    """The transcript parser for `agent` (its `transcripts` part's `Parser`), imported only when needed;
+    raises `ValueError` for an agent without one."""
+    from yarp import agents
 
-        return PiParser
-    if agent == "claude-code":
-        from yarp.transcripts.claude_code import ClaudeCodeParser
-
-        return ClaudeCodeParser
-    if agent == "codex":
-        from yarp.transcripts.codex import CodexParser
-
-        return CodexParser
-    if agent == "gemini":
-        from yarp.transcripts.gemini import GeminiParser
-
-        return GeminiParser
-    raise ValueError(agent)
+    parser = getattr(agents.part(agent, "transcripts"), "Parser", None) if agent in AGENTS else None
+    if parser is None:
+        raise ValueError(agent)
+    return parser
 
 
 @dataclass
@@ -80,9 +77,10 @@ class ImportOptions:
 def discover(options: ImportOptions, environ=os.environ):
     """(agent, path) for every transcript to consider, each path once."""
     seen = set()
+    stores = store_names(options.agents)
     if options.paths:
         for root in options.paths:
-            for path in transcript_files(root):
+            for path in transcript_files(root, stores):
                 agent = options.agents[0] if len(options.agents) == 1 else guess_agent(path)
                 if agent in options.agents and path not in seen and (path == os.path.abspath(root)
                                                                      or is_session_file(agent, path)):
@@ -91,7 +89,7 @@ def discover(options: ImportOptions, environ=os.environ):
         return
     for agent in options.agents:
         for root in default_roots(agent, environ):
-            for path in transcript_files(root):
+            for path in transcript_files(root, stores):
                 if path not in seen and is_session_file(agent, path):
                     seen.add(path)
                     yield agent, path
@@ -316,9 +314,10 @@ def _import_file(agent: str, path: str, state: ImportState, sender: _Sender, tal
                  options: ImportOptions, account: str, tick=None) -> FileCheckpoint | None:
     """Read one transcript from its checkpoint; return its new checkpoint, None when it stays."""
     tally.files += 1
-    if agent == "opencode":  # a session store, not a transcript file
-        from yarp.transcripts.opencode import import_store
+    from yarp import agents
 
+    import_store = getattr(agents.part(agent, "transcripts"), "import_store", None)
+    if import_store is not None:  # a session store, not a transcript file
         return import_store(path, state.files.get(path), sender, tally, options, account)
     cls = parser_class(agent)
     cp = state.files.get(path)

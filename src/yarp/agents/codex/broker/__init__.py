@@ -47,7 +47,7 @@ the post event uses that work when its own reading shows the same record,
 and does it itself otherwise.
 
 What a transcript record means and what a call's records prove (executed,
-is_error, complete or cut) is `yarp.transcripts.codex_evidence`'s, the
+is_error, complete or cut) is `yarp.agents.codex.transcripts.evidence`'s, the
 reader `yarp import` uses too, so a call gets the same outcome either way.
 The modules (importers use them directly; this package exports the service):
 

@@ -26,7 +26,7 @@ from collections import OrderedDict
 from yarp.agents.codex.broker.evidence import MAX_MARKED_CALLS, Mark, read_since
 from yarp.agents.codex.broker.outcome import capped_view
 from yarp.errors import YarpError
-from yarp.transcripts.codex_evidence import CallEvidence, result_record, source_bytes
+from yarp.agents.codex.transcripts.evidence import CallEvidence, result_record, source_bytes
 
 #: Calls whose post event's work done ahead is held (each about twice its output, at most 64 KiB).
 MAX_WORKED_AHEAD = 32

@@ -7,7 +7,7 @@ so only lines that name a wanted call id as a JSON string are parsed, whole
 lines only, a block at a time; the end is read first (`read_evidence`), and a
 call the broker has begun is read from where its last reading ended
 (`Mark`, `read_since`). What each line means, and what a call's lines prove,
-is `yarp.transcripts.codex_evidence`'s, the reader `yarp import` uses too.
+is `yarp.agents.codex.transcripts.evidence`'s, the reader `yarp import` uses too.
 
 The file is opened without following a symbolic link, only when it is a
 regular file owned by the broker's own user and at most
@@ -25,7 +25,7 @@ from typing import Any
 from yarp import private_files
 from yarp.errors import ValidationError, YarpError
 from yarp.json_text import loads_record
-from yarp.transcripts.codex_evidence import CallEvidence, record_evidence
+from yarp.agents.codex.transcripts.evidence import CallEvidence, record_evidence
 
 #: A transcript larger than this is not scanned (the call keeps Codex's own result).
 MAX_TRANSCRIPT_BYTES = 512 * 1024 * 1024

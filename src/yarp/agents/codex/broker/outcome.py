@@ -1,7 +1,7 @@
 """How a Codex call is finished in the broker, and the view the model is given.
 
 Everything here is a function over plain data: the evidence the transcript
-holds for a call (`yarp.transcripts.codex_evidence.CallEvidence`, read by
+holds for a call (`yarp.agents.codex.transcripts.evidence.CallEvidence`, read by
 `evidence`) becomes the operations that begin or finish it
 (`begin_operation`, `call_outcome`, `other_outcome`), and an output over the
 cap becomes the view that replaces Codex's own (`capped_view`, answered as
@@ -19,7 +19,7 @@ from yarp.agents.codex import RESULT_VIEW
 from yarp.errors import ValidationError
 from yarp.json_text import loads_record
 from yarp.limits import MAX_NAME_CHARS
-from yarp.transcripts.codex_evidence import CallEvidence, output_source, result_record, source_bytes
+from yarp.agents.codex.transcripts.evidence import CallEvidence, output_source, result_record, source_bytes
 from yarp.view.plan import is_recovery_command
 from yarp.wire import operations as ops
 from yarp.wire.validation import check_json

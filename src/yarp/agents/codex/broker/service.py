@@ -35,7 +35,7 @@ from yarp.agents.codex.broker.outcome import (
 )
 from yarp.agents.codex.hooks import POST, PRE, CodexEvent
 from yarp.errors import YarpError
-from yarp.transcripts.codex_evidence import output_text
+from yarp.agents.codex.transcripts.evidence import output_text
 from yarp.wire import operations as ops
 
 AGENT = "codex"

@@ -122,3 +122,20 @@ class ClaudeCodeParser(TranscriptParser):
             if os.path.isfile(path) and not os.path.islink(path):
                 return path
         return None
+
+
+# --- where `yarp import` finds them -----------------------------------------------------------
+
+Parser = ClaudeCodeParser
+
+
+def default_roots(environ=os.environ) -> list[str]:
+    """Claude Code's projects folder: `$CLAUDE_CONFIG_DIR/projects` (else `~/.claude/projects`)."""
+    home = environ.get("HOME") or os.path.expanduser("~")
+    return [os.path.join(environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude"), "projects")]
+
+
+def recognizes(first_line: bytes) -> int:
+    """1 (plausible: other agents' lines have these too, and a surer reader wins) when `first_line` names
+    a `sessionId`, a `leafUuid` (a summary line) or a `type`, else 0."""
+    return 1 if b'"sessionId"' in first_line or b'"leafUuid"' in first_line or b'"type"' in first_line else 0

@@ -14,7 +14,7 @@ without `payload`, and a first line `{id, timestamp, instructions}`.
 
 Identities are the live hook's: agent `codex`, the thread id, the `call_id`
 (the hook's `tool_use_id`). This module keeps the sessions, turns and the
-pairing; every outcome is the shared reader's (`yarp.transcripts.codex_evidence`),
+pairing; every outcome is the shared reader's (`yarp.agents.codex.transcripts.evidence`),
 the one live capture takes too:
 
 - a shell call (`exec_command`, `shell`, `local_shell`, …) or any call with
@@ -43,7 +43,7 @@ import os
 
 import orjson
 
-from yarp.transcripts.codex_evidence import (
+from yarp.agents.codex.transcripts.evidence import (
     CallEvidence,
     event_evidence,
     is_command,
@@ -68,7 +68,7 @@ class CodexParser(TranscriptParser):
     """Reads Codex session logs; a call waits for its output, and may wait for a late execution record of it."""
 
     agent = AGENT
-    #: 2: outcomes from the shared reader (`yarp.transcripts.codex_evidence`).
+    #: 2: outcomes from the shared reader (`yarp.agents.codex.transcripts.evidence`).
     version = 2
 
     def __init__(self, *args, **kwargs) -> None:
@@ -230,3 +230,21 @@ class CodexParser(TranscriptParser):
         for call_id in list(self.held):
             self._release(call_id)
         super().end_of_read(settled)
+
+
+# --- where `yarp import` finds them -----------------------------------------------------------
+
+Parser = CodexParser
+
+
+def default_roots(environ=os.environ) -> list[str]:
+    """Codex's `sessions` and `archived_sessions` under `$CODEX_HOME` (else `~/.codex`)."""
+    home = environ.get("HOME") or os.path.expanduser("~")
+    base = environ.get("CODEX_HOME") or os.path.join(home, ".codex")
+    return [os.path.join(base, "sessions"), os.path.join(base, "archived_sessions")]
+
+
+def recognizes(first_line: bytes) -> int:
+    """2 when `first_line` is a rollout's first line (`session_meta`, or the bare era's `instructions`), else 0."""
+    return 2 if b'"session_meta"' in first_line or (b'"instructions"' in first_line
+                                                    and b'"type"' not in first_line) else 0

@@ -227,3 +227,25 @@ def _project_root(path: str) -> str | None:
     data = _read_regular(os.path.join(os.path.dirname(chats), ".project_root"), _MAX_MARKER_BYTES)
     root = data.decode("utf-8", "replace").strip() if data else ""
     return root if os.path.isabs(root) else None
+
+
+# --- where `yarp import` finds them -----------------------------------------------------------
+
+Parser = GeminiParser
+
+
+def default_roots(environ=os.environ) -> list[str]:
+    """Gemini CLI's temp folder, `~/.gemini/tmp` (under `$GEMINI_CLI_HOME` when set)."""
+    home = environ.get("HOME") or os.path.expanduser("~")
+    return [os.path.join(environ.get("GEMINI_CLI_HOME") or home, ".gemini", "tmp")]
+
+
+def is_session_file(path: str) -> bool:
+    """Only `<project>/chats/session-*.jsonl` are sessions: Gemini CLI keeps other JSONL files in its temp
+    folders, and each subagent's beside its parent's session (read with it)."""
+    return os.path.basename(os.path.dirname(path)) == "chats" and os.path.basename(path).startswith("session-")
+
+
+def recognizes(first_line: bytes) -> int:
+    """2 when `first_line` is a session's metadata (`projectHash` and `sessionId`), else 0."""
+    return 2 if b'"projectHash"' in first_line and b'"sessionId"' in first_line else 0

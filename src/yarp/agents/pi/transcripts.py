@@ -123,3 +123,19 @@ class PiParser(TranscriptParser):
                 source_output = path
         finished = iso_ms(message.get("timestamp")) or iso_ms(entry.get("timestamp"))
         self.complete(waiting["call"], result, is_error, finished, source_output)
+
+
+# --- where `yarp import` finds them -----------------------------------------------------------
+
+Parser = PiParser
+
+
+def default_roots(environ=os.environ) -> list[str]:
+    """Pi's sessions folder: `$PI_CODING_AGENT_DIR/sessions` (else `~/.pi/agent/sessions`)."""
+    home = environ.get("HOME") or os.path.expanduser("~")
+    return [os.path.join(environ.get("PI_CODING_AGENT_DIR") or os.path.join(home, ".pi", "agent"), "sessions")]
+
+
+def recognizes(first_line: bytes) -> int:
+    """2 when `first_line` is a Pi session header (`"type":"session"`), else 0."""
+    return 2 if b'"type":"session"' in first_line.replace(b" ", b"") else 0

@@ -321,3 +321,20 @@ def _read_store(conn, path, cp, ident, wal, settled, sender, tally, options, acc
     return FileCheckpoint(AGENT, ident[0], ident[1], ident[2], ident[3], OpencodeParser.version,
                           context=context, pending=parser.pending_json(),
                           taken=(cp.taken if cp else []) + new_taken)
+
+
+# --- where `yarp import` finds it -------------------------------------------------------------
+
+
+def default_roots(environ=os.environ) -> list[str]:
+    """opencode's session store, `$XDG_DATA_HOME/opencode/opencode.db` (else `~/.local/share/...`)."""
+    home = environ.get("HOME") or os.path.expanduser("~")
+    data = environ.get("XDG_DATA_HOME") or ""
+    if not os.path.isabs(data):
+        data = os.path.join(home, ".local", "share")
+    return [os.path.join(data, "opencode", STORE_NAME)]
+
+
+def recognizes(first_line: bytes) -> int:
+    """2 for a SQLite file (the session store), else 0."""
+    return 2 if first_line.startswith(b"SQLite format 3\x00") else 0
