@@ -37,7 +37,7 @@ MAX_DEADLINE_MS = 30_000
 #: Deadline used by ingest when an adapter omits `deadlineAtMs`.
 DEFAULT_DEADLINE_MS = 30_000
 #: Largest agent output file a hook reads into memory as a source output
-#: (Claude Code's persisted output; 4 GiB). What the archive stores is bounded
+#: (an agent's saved output; 4 GiB). What the archive stores is bounded
 #: by one payload instead (`yarp.archive.file_payload.payload_limit`: 999,999,936
 #: bytes stored with SQLite's default limit), so a larger source is refused there.
 MAX_STREAM_FILE_BYTES = 4 * 1024 * 1024 * 1024

@@ -1,7 +1,7 @@
 """The agents YARP hooks up, one package each, found by name and loaded only when asked for.
 
 Everything that is about one agent lives in its folder, `yarp/agents/<module>/`
-(the agent's name with `-` as `_`: `claude-code` is `claude_code`); everything
+(the agent's name with `-` as `_`: `some-agent` is `some_agent`); everything
 agent-neutral (the CLI, the hook process, the validator, the broker's dispatch,
 discovery, doctor, savings) reads it through this module and names no agent.
 docs/design/agents.md says what a folder must hold; in short:
@@ -48,7 +48,7 @@ def valid_name(name) -> bool:
 
 
 def module_name(name: str) -> str:
-    """The package of agent `name` (`yarp.agents.claude_code` for `claude-code`)."""
+    """The package of agent `name` (`yarp.agents.some_agent` for `some-agent`)."""
     return "yarp.agents." + name.replace("-", "_")
 
 

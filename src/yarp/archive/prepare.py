@@ -6,7 +6,7 @@ It runs in the broker's worker pool; it never touches SQLite.
 
 Stream files (the runner's spools) must be regular files owned by us with
 private permissions; approved source-output files (an agent's own full-output
-file, such as Pi's world-readable temporary log) follow the same no-follow,
+file, such as an agent's world-readable temporary log) follow the same no-follow,
 bounded and identity rules but are not refused for their mode. A file of
 `CHUNKED_FILE_BYTES` or more is never read whole: its payload is prepared in
 chunks and its body stays in a file until the writer copies it

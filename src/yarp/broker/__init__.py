@@ -14,7 +14,7 @@ One module per concept:
 * `writer` — the one thread that applies batches to SQLite, fed through a
   queue and stopped by a sentinel;
 * `services` — the work the per-tool-call clients hand the warm broker
-  (hook events, `yarp run` steps, Codex transcripts).
+  (hook events, `yarp run` steps, an agent's transcripts).
 
 Envelopes and operations are validated by `yarp.wire.validation` (compiled). The
 broker never logs payloads, command text or source identities, opens no TCP

@@ -1,8 +1,8 @@
 """The view an adapter asks for with `result_text`'s `capBytes`, sent back with the acknowledgement.
 
-Pi's and opencode's adapters make their operations themselves: they cannot
-hand a hook event to the broker and take YARP's view back as Claude Code's
-hook does (`yarp.broker.services.hooks`). So the operation that makes a
+An extension adapter (TypeScript in the agent's own process) makes its
+operations itself: it cannot hand a hook event to the broker and take YARP's
+view back as a command hook does (`yarp.broker.services.hooks`). So the operation that makes a
 result's exact text durable, `result_text`, may name the cap (`capBytes`),
 and the broker answers with the view of that text under it, made by the same
 function the hooks use for a host's text (`yarp.view.host.text_view`, source

@@ -8,9 +8,9 @@ SUMMARY = "run a command, archive its exact stdout/stderr, then show a pruned, c
 EPILOG = """\
 examples:
   yarp run -- pytest -q                    standalone: the call gets its own archive entry
-  yarp run --archive-agent pi --archive-account me --archive-session S \\
+  yarp run --archive-agent A --archive-account me --archive-session S \\
            --archive-call C -- git log      tie the run to a call an adapter began
-  yarp run --archive-agent pi --archive-account me --archive-session S \\
+  yarp run --archive-agent A --archive-account me --archive-session S \\
            --archive-parent C -- npm test   a call of its own inside the adapter's session
   yarp run --pass -- git diff | less        output passes through as it comes (no view)
 

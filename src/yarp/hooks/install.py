@@ -190,7 +190,7 @@ def _tidy(path: str, agent: str, settings: dict) -> bytes | None:
 
 
 def _remove_file(path: str) -> None:
-    """Remove a settings file that held only our hooks, and its agent folder (`.claude`) if left empty."""
+    """Remove a settings file that held only our hooks, and its agent folder (a dot folder) if left empty."""
     os.unlink(path)
     directory = os.path.dirname(path)
     if os.path.basename(directory).startswith("."):

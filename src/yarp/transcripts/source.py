@@ -1,6 +1,6 @@
 """Stable, bounded reading of one JSONL transcript from a checkpoint.
 
-Agents append to their transcripts while they run, and Pi rewrites old files
+Agents append to their transcripts while they run, and some rewrite old files
 in place when it migrates them. A read therefore takes the file's size once,
 reads only complete lines that end at or before that size (a partial last line
 waits for the next run), and proves that the bytes before its starting offset

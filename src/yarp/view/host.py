@@ -1,10 +1,8 @@
-"""The view of a result the agent's host produced, for a host that lets a hook replace it (Claude Code).
+"""The view of a result the agent's host produced, for a host that lets an adapter replace it.
 
-Pure functions over the tool's result object and bytes: no archive, no
-broker. `host_text` finds the text a tool's result shows the model and how to
-put a view in its place, keeping the result's own shape (the host checks a
-replacement against the tool's output shape and refuses any other);
-`shell_view` and `text_view` make the view:
+Pure functions over bytes: no archive, no broker. The agent's own part finds
+the text a tool's result shows the model and how to put a view in its place,
+keeping the result's own shape; these make the view:
 
 * a shell result (`shell_view`): the reduce rule chosen by the argv of the
   command whose output reaches the result, then the global cap, exactly as
@@ -12,8 +10,8 @@ replacement against the tool's output shape and refuses any other);
   the complete output when the host saved one (`source_output`) or the text
   it showed (`result_text`);
 * any other text (`text_view`): the global cap.
-* Read's file text (`head_view`): the host numbers the lines it shows from
-  the first line read, so a view that left out lines in the middle would
+* a file's text the host shows with line numbers (`head_view`): the host
+  numbers the lines it shows from the first line read, so a view that left out lines in the middle would
   number every later line wrongly; this one keeps the lines from the top
   that fit and ends with the marker naming the rest.
 
@@ -26,66 +24,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-#: The Bash result's fields that name the file of a large output: a view drops them, or the host
-#: would wrap the view in its own "output too large" notice again.
-_PERSISTED = ("persistedOutputPath", "persistedOutputSize")
-
-
-class HostText:
-    """The text a tool's result shows the model, its completeness as the host reports it, and
-    `place(view)`: the result with the view in that text's place."""
-
-    __slots__ = ("text", "completeness", "place", "numbered")
-
-    def __init__(self, text: str, completeness: str, place: Callable[[str], object], numbered: bool = False) -> None:
-        self.text = text
-        self.completeness = completeness
-        self.place = place
-        #: The host numbers the lines it shows (Read): only a head view keeps the numbers true.
-        self.numbered = numbered
-
-
-def host_text(tool_name: str, response: object) -> HostText | None:
-    """The shown text of a Claude Code Bash, Read (text file) or Grep (content mode) result, else None."""
-    if not isinstance(response, dict):
-        return None
-    if tool_name == "Bash":
-        stdout, stderr = response.get("stdout"), response.get("stderr", "")
-        if not isinstance(stdout, str) or not isinstance(stderr, str):
-            return None
-        # The host shows stderr after stdout on a line of its own; recent versions merge both into stdout.
-        text = stdout + "\n" + stderr if stderr else stdout
-        completeness = "incomplete" if isinstance(response.get(_PERSISTED[0]), str) else "complete"
-
-        def place_shell(view: str) -> dict:
-            out = {k: v for k, v in response.items() if k not in _PERSISTED}
-            out["stdout"] = view
-            if "stderr" in out:
-                out["stderr"] = ""
-            return out
-
-        return HostText(text, completeness, place_shell)
-    if tool_name == "Read":
-        file = response.get("file")
-        if response.get("type") != "text" or not isinstance(file, dict) or not isinstance(file.get("content"), str):
-            return None
-        lines, start, total = file.get("numLines"), file.get("startLine"), file.get("totalLines")
-        whole = isinstance(lines, int) and start == 1 and isinstance(total, int) and lines >= total
-        return HostText(file["content"], "complete" if whole else "incomplete",
-                        lambda view: {**response, "file": {**file, "content": view}}, numbered=True)
-    if tool_name == "Grep":
-        content = response.get("content")
-        if response.get("mode") != "content" or not isinstance(content, str):
-            return None
-        cut = response.get("appliedLimit") is not None
-        return HostText(content, "incomplete" if cut else "complete", lambda view: {**response, "content": view})
-    return None
-
 
 def text_view(data: bytes, *, cap: int, archive_ref: str, source: str, completeness: str) -> bytes | None:
     """The global cap of `data`, or None when it fits."""

@@ -22,9 +22,7 @@ says so from a reducer's records. `TextMarkers` says so from how the lines
 read, and is the only place marker text is parsed: it serves text from outside
 this process (a host's tool result, a command's raw output), which may hold a
 view some other YARP wrote (a `yarp run` the agent's shell ran, a saved view
-printed again) and comes with nothing else to say what it holds. The Pi
-extension's cap (`yarp/hooks/pi/cap.ts`) caps only such text and reads it the
-same way.
+printed again) and comes with nothing else to say what it holds.
 
 This module never decides what a view keeps; it only says how the markers read.
 """

@@ -1,6 +1,6 @@
 """Salience: which lines of a command's output an engineer must see, as plain data.
 
-Every view (a reducer's summary, the global cap, the Pi extension's cap) spends
+Every view (a reducer's summary, the global cap, an adapter's view) spends
 its bytes by the classes this module gives lines:
 
     failure, exit, traceback   errors, failures, exceptions, panics, assertion lines,

@@ -32,7 +32,7 @@ class HostView:
 
     `overflow` None means the kept part is as large as the limit allows, plus
     `notice` bytes of the host's own note; a number is the fixed size of what
-    the host shows instead (Claude Code's saved-to-file preview). Which end a
+    the host shows instead (a saved-to-file preview). Which end a
     host keeps (the comments of `HOST_VIEWS` say) does not change the size:
     a line-limited part is taken at the output's mean line length.
     """

@@ -61,9 +61,9 @@ def _words_of(value: object) -> list[str] | None:
 def command_text(value: object) -> str | None:
     """The command line a shell tool's input runs, as text, from its known shapes; None for other inputs.
 
-    `{"command": "…"}` (Claude Code, Pi, Gemini CLI, opencode), `{"cmd": "…"}`
-    (Codex), `{"command": ["bash", "-lc", "…"]}` (Codex's older shell: the
-    script), `{"argv": [...]}` (a person's `yarp run`).
+    `{"command": "…"}` (most agents' shells), `{"cmd": "…"}`, `{"command":
+    ["bash", "-lc", "…"]}` (an argv shell: the script), `{"argv": [...]}` (a
+    person's `yarp run`).
     """
     if not isinstance(value, dict):
         return None

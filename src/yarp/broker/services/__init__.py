@@ -4,7 +4,7 @@ A request validated as a `HookRequest` (`yarp.wire.validation.parse_request`)
 goes to `yarp.broker.services.hooks`, a run step to `yarp.broker.services.run`;
 an envelope takes the broker's own path. The services and their shared state
 (`yarp.broker.services.shared.Warm`) are made on first use and kept on the broker
-(`broker.services`), so a broker that only ever serves the Pi bridge never
+(`broker.services`), so a broker that only ever serves the ingest bridge never
 loads them.
 """
 

@@ -103,7 +103,7 @@ class Warm:
     def session_calls(self, session, source_call_id: str | None) -> dict[str, tuple[str, str]]:
         """(status, archive_ref) of a session's unfinished calls and of `source_call_id`, read-only.
 
-        For adapters whose calls may never get their last event (Codex): every
+        For adapters whose calls may never get their last event: every
         event of the session finishes what the agent's own records now prove.
         """
         from yarp.archive.recovery.lookup import unfinished_calls
@@ -186,7 +186,7 @@ def prepare_parts(operations: tuple[ops.ArchiveOperation, ...], sources: dict[in
                   results: dict[int, tuple] | None = None) -> PreparedParts:
     """`sources`: by part index, a complete output held in memory that the part (a
     `result_before`) stores as `source_output/before`, as it would from a file
-    it names (an adapter that read it from the agent's own records: Codex), or
+    it names (an adapter that read it from the agent's own records), or
     its payload prepared already. `results`: payloads of result objects prepared
     already (see `prepare_part`; not changed here)."""
     parts = []

@@ -13,6 +13,10 @@ Runs in the broker (`yarp.broker.services.hooks`), never in the hook process.
   and names the file holding every byte: `persistedOutputPath` (under
   `<transcript's folder>/<session id>/tool-results/`) and `persistedOutputSize`.
   `read_persisted` reads it as an approved source output: see its checks.
+* **The text a result shows** (`host_text`): of a Bash, Read (text file) or
+  Grep (content mode) result, with how to put a view in its place keeping the
+  result's own shape (Claude Code checks a replacement against the tool's
+  output shape and refuses any other).
 * **The answer** that replaces the result: `updated_output_answer`.
 """
 
@@ -24,6 +28,10 @@ import stat
 
 from yarp import private_files
 from yarp.limits import MAX_STREAM_FILE_BYTES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 #: The first Claude Code version that takes `updatedToolOutput` for built-in tools.
 UPDATED_OUTPUT_SINCE = (2, 1, 121)
@@ -140,3 +148,59 @@ def read_persisted(path: str, size: int, transcript_path: object, session_id: st
 def updated_output_answer(output: object) -> dict:
     """The `PostToolUse` answer that replaces the tool's result the model is shown."""
     return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": output}}
+
+
+class HostText:
+    """The text a tool's result shows the model, its completeness as the host reports it, and
+    `place(view)`: the result with the view in that text's place."""
+
+    __slots__ = ("text", "completeness", "place", "numbered")
+
+    def __init__(self, text: str, completeness: str, place: Callable[[str], object], numbered: bool = False) -> None:
+        self.text = text
+        self.completeness = completeness
+        self.place = place
+        #: The host numbers the lines it shows (Read): only a head view keeps the numbers true.
+        self.numbered = numbered
+
+
+#: The Bash result's fields that name the file of a large output: a view drops them, or the host
+#: would wrap the view in its own "output too large" notice again.
+_PERSISTED = (PERSISTED_PATH, PERSISTED_SIZE)
+
+
+def host_text(tool_name: str, response: object) -> HostText | None:
+    """The shown text of a Claude Code Bash, Read (text file) or Grep (content mode) result, else None."""
+    if not isinstance(response, dict):
+        return None
+    if tool_name == "Bash":
+        stdout, stderr = response.get("stdout"), response.get("stderr", "")
+        if not isinstance(stdout, str) or not isinstance(stderr, str):
+            return None
+        # The host shows stderr after stdout on a line of its own; recent versions merge both into stdout.
+        text = stdout + "\n" + stderr if stderr else stdout
+        completeness = "incomplete" if isinstance(response.get(_PERSISTED[0]), str) else "complete"
+
+        def place_shell(view: str) -> dict:
+            out = {k: v for k, v in response.items() if k not in _PERSISTED}
+            out["stdout"] = view
+            if "stderr" in out:
+                out["stderr"] = ""
+            return out
+
+        return HostText(text, completeness, place_shell)
+    if tool_name == "Read":
+        file = response.get("file")
+        if response.get("type") != "text" or not isinstance(file, dict) or not isinstance(file.get("content"), str):
+            return None
+        lines, start, total = file.get("numLines"), file.get("startLine"), file.get("totalLines")
+        whole = isinstance(lines, int) and start == 1 and isinstance(total, int) and lines >= total
+        return HostText(file["content"], "complete" if whole else "incomplete",
+                        lambda view: {**response, "file": {**file, "content": view}}, numbered=True)
+    if tool_name == "Grep":
+        content = response.get("content")
+        if response.get("mode") != "content" or not isinstance(content, str):
+            return None
+        cut = response.get("appliedLimit") is not None
+        return HostText(content, "incomplete" if cut else "complete", lambda view: {**response, "content": view})
+    return None

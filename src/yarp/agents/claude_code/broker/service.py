@@ -92,14 +92,13 @@ class Service:
         and a Claude Code that takes `updatedToolOutput`.
         """
         from yarp.agents.claude_code.broker import output as claude_code
-        from yarp.view.host import host_text
 
         response = event.response
         # A wrapped command's result is `yarp run`'s view, its exact streams archived already.
         wrapped = state.requires_streams
         persisted = claude_code.persisted_file(response) if event.tool_name == "Bash" and not wrapped else None
         cap = hook.cap_bytes if isinstance(hook.cap_bytes, int) and 0 < hook.cap_bytes <= MAX_CAP_BYTES else 0
-        text = host_text(event.tool_name, response)
+        text = claude_code.host_text(event.tool_name, response)
         if text is not None and len(text.text) <= cap and len(text.text.encode("utf-8", "surrogatepass")) <= cap:
             text = None  # fits: the most common result costs no more than this
         elif text is not None and not _utf8(text.text):
