@@ -69,11 +69,12 @@ def test_a_report_keeps_private_rows_that_the_next_report_reads(archive):
     assert stat.S_IMODE(os.stat(os.path.dirname(projection)).st_mode) == 0o700
     with sqlite3.connect(projection) as conn:
         assert conn.execute("SELECT count(*) FROM call_savings").fetchone()[0] == 12  # finished calls only
-        assert conn.execute("SELECT count(*) FROM input_labels").fetchone()[0] > 0
-        # The next report reads the rows rather than computing them again: a changed size shows.
-        conn.execute("UPDATE call_savings SET produced = produced + 1000 WHERE kind = 'counted'")
+        assert conn.execute("SELECT count(*) FROM call_savings WHERE program IS NOT NULL").fetchone()[0] == 8
+        # The next report reads the sums rather than computing them again: a changed size shows.
+        assert conn.execute("SELECT sum(calls) FROM sums_by_day WHERE kind = 'counted'").fetchone()[0] == 12
+        changed = conn.execute("UPDATE sums_by_day SET produced = produced + 1000 WHERE kind = 'counted'").rowcount
     second = _report(path, home)
-    assert second["total"]["bytes_produced"] == first["total"]["bytes_produced"] + 12 * 1000
+    assert second["total"]["bytes_produced"] == first["total"]["bytes_produced"] + changed * 1000
 
 
 def test_new_calls_and_reused_ids_get_rows_of_their_own(archive):
@@ -215,3 +216,79 @@ def test_a_projection_busy_past_its_wait_gives_way_to_one_in_memory(archive, mon
     assert opened[:1] == [True] and opened[-1] is False  # the file first, then memory
     with sqlite3.connect(_projection_file(path, home)) as conn:  # nothing of the busy attempt was kept
         assert conn.execute("SELECT count(*) FROM call_savings").fetchone()[0] == 12
+
+
+# --- the sums a report reads instead of the rows ------------------------------------------------
+
+GROUPINGS = ("tool", "program", "command", "rule", "day", "session")
+DAY = 86_400_000
+
+
+def _reports(location, environ, windows) -> dict:
+    """Every grouping over every window, from the kept projection (its marks and sums) and from scratch."""
+    kept, fresh = {}, {}
+    for by in GROUPINGS:
+        for since, until in windows:
+            key = (by, since, until)
+            kept[key] = compute_for(location, environ=environ, by=by, since_ms=since, until_ms=until,
+                                    top=100).as_dict()
+            conn = savings_projection.connect(location, persistent=False)
+            try:
+                fresh[key] = compute(conn, by=by, since_ms=since, until_ms=until, top=100).as_dict()
+            finally:
+                conn.close()
+    return kept, fresh
+
+
+def test_kept_sums_equal_a_report_from_scratch_as_calls_arrive_and_go(tmp_path):
+    """Over two generated days: whole days from the sums, parts of days from the rows, new calls, an old
+    call recovered long after, open calls finishing, and a prune, each grouping and window."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
+    from archive_gen import BASE_MS, extend, generate
+
+    path = tmp_path / "gen" / "tool-calls.sqlite3"
+    generate(path, 2500, seed=3, start_ms=BASE_MS + 14 * 3_600_000)  # an afternoon, and the next day
+    location = resolve_archive(str(path), {})
+    environ = yarp_env(tmp_path)
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        first, last = conn.execute("SELECT min(started_at_ms), max(started_at_ms) FROM tool_calls").fetchone()
+        capped = conn.execute("SELECT c.archive_ref FROM tool_calls c JOIN sessions s ON s.id = c.session_id"
+                              " WHERE s.agent = 'pi' AND c.requires_streams = 1 AND c.status = 'finished'"
+                              " AND EXISTS (SELECT 1 FROM snapshots a JOIN snapshots b ON b.tool_call_id ="
+                              " a.tool_call_id AND b.subject = 'stdout' AND b.stage = 'before'"
+                              " WHERE a.tool_call_id = c.id AND a.subject = 'stdout' AND a.stage = 'after'"
+                              " AND a.payload_sha256 <> b.payload_sha256) ORDER BY c.id LIMIT 1").fetchone()[0]
+    day = first // DAY
+    assert last > (day + 1) * DAY, "the archive spans at least two days"
+    windows = [(None, None), (day * DAY - 1000, (day + 1) * DAY + 7_200_000), (first + 3_600_000, None),
+               (None, (day + 1) * DAY), (first + 1000, first + 3_600_000)]
+    kept, fresh = _reports(location, environ, windows)
+    assert kept == fresh
+    projection = _projection_file(path, tmp_path)
+    with sqlite3.connect(projection) as conn:
+        marks = json.loads(conn.execute("SELECT value FROM projection_meta WHERE key = 'marks'").fetchone()[0])
+    assert marks["open"], "the generator leaves calls open"
+    # New calls, and a Pi call that reads the first capped call back a day later: an old call's numbers change.
+    extend(path, 300, seed=5)
+    with ArchiveFactory(path, ops.Session("pi", "me", "late-session", last + DAY)) as f:
+        f.begin("late-1", tool="bash", input_before={"command": f"yarp read {capped} stdout 1:40"},
+                started_at_ms=last + DAY)
+        f.result_before("late-1", {"content": [{"type": "text", "text": "read back\n" * 40}]})
+        f.finish("late-1", {"content": [{"type": "text", "text": "read back\n" * 40}]})
+    with sqlite3.connect(path) as conn:  # an open call finishes (as the broker would write it)
+        conn.execute("UPDATE tool_calls SET status = 'finished', finished_at_ms = started_at_ms + 5, is_error = 0,"
+                     " executed = 0 WHERE id = ?", (marks["open"][0],))
+        conn.execute("INSERT OR IGNORE INTO payloads VALUES (?, 'none', 2, CAST('{}' AS BLOB))",
+                     (__import__("hashlib").sha256(b"{}").digest(),))
+        conn.execute("INSERT INTO snapshots SELECT ?, 'result', 'after', 'application/json', NULL, 1, ?"
+                     " WHERE NOT EXISTS (SELECT 1 FROM snapshots WHERE tool_call_id = ? AND subject = 'result'"
+                     " AND stage = 'after')", (marks["open"][0], __import__("hashlib").sha256(b"{}").digest(),
+                                               marks["open"][0]))
+    kept, fresh = _reports(location, environ, windows)
+    assert kept == fresh
+    assert kept[("tool", None, None)]["total"]["bytes_recovered"] > 0
+    # A prune of most of the first day: its rows no longer count, and the sums are made again.
+    with ArchiveFactory(path) as f:
+        f.store.apply_operation(ops.PruneBefore(first + 6 * 3_600_000))
+    kept, fresh = _reports(location, environ, windows)
+    assert kept == fresh

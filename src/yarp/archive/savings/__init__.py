@@ -14,14 +14,17 @@ only read. By part:
   of a reference) and re-runs — linked to the calls they follow, and each cut
   view's rule;
 - `programs`: what a shell call ran (`cargo test`), read from its small input
-  payload, once per distinct input;
+  payload once, when its row is annotated;
 - `projection`: the disposable file beside the archive that keeps each
-  finished call's row and each named input's labels between reports;
+  finished call's row between reports, and the marks that say which calls
+  may still lack one;
+- `sums`: the rows summed per day and group (and per day and session), which
+  a report reads instead of the rows;
 - `window`: which calls a report covers ([since, until)) and whether its
   statements walk the start-time index or every call;
 - `parallel`: half of a first report's missing rows on a second connection;
-- `report`: one report — complete the projection, name the inputs, sum per
-  grouping (`GROUPINGS`) — as `compute` and `compute_for`;
+- `report`: one report — complete the projection and its sums, read them
+  per grouping (`GROUPINGS`) — as `compute` and `compute_for`;
 - `totals`: the sums per group, per rule and in total (gross, recovered,
   re-run, net), the top commands, the JSON form;
 - `render`: the terminal form, with one bar per group.

@@ -2,7 +2,10 @@
 
 Only worth it when many rows are missing (`PARALLEL_MIN_CALLS`) and a second
 core exists; every later report finds its rows in the projection. The half
-never writes: the projection has one writer, the report's connection.
+never writes the projection, which has one writer, the report's connection:
+it keeps its rows in its own temporary database (on disk past SQLite's page
+cache, so half a million rows do not stay in memory), and the report copies
+them over row by row.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import os
 import sqlite3
 from collections.abc import Callable
 
-from yarp.archive.savings.projection import ARCHIVE, tune
+from yarp.archive.savings.projection import ARCHIVE, CALL_COLUMNS, tune
 from yarp.archive.savings.rule import project_sql
 from yarp.archive.savings.window import NO_WINDOW
 
@@ -24,10 +27,10 @@ class Half:
 
     SQLite runs a statement without holding the GIL, so on a machine with a
     second core the halves take about half the time of the whole. The thread
-    reads its own snapshot of the archive and returns rows rather than writing:
-    the projection has one writer. A row is valid in any later snapshot (a
-    finished call never changes), and calls that finish in between are
-    projected by the report's own pass.
+    reads its own snapshot of the archive and keeps its rows in the second
+    connection's own database rather than the projection, which has one writer.
+    A row is valid in any later snapshot (a finished call never changes), and
+    calls that finish in between are projected by the report's own pass.
     """
 
     def __init__(self, other: sqlite3.Connection, low: int, high: int, middle: int) -> None:
@@ -60,19 +63,21 @@ class Half:
     def _run(self, low: int, high: int) -> None:
         try:
             tune(self._other)
-            self._outcome.append(self._other.execute(
-                project_sql(False, split=True, insert=False), (low, high, self.middle, NO_WINDOW[1])).fetchall())
+            self._other.execute(project_sql(False, split=True), (low, high, self.middle, NO_WINDOW[1]))
+            self._outcome.append(None)
         except BaseException as exc:  # re-raised on the report's thread
             self._outcome.append(exc)
 
-    def result(self) -> list[tuple]:
-        """The half's rows, once its thread has ended; its failure is raised here."""
+    def rows(self):
+        """The half's rows, one at a time, once its thread has ended; its failure is raised here."""
         self._thread.join()
-        self._other.close()
-        outcome = self._outcome[0]
-        if isinstance(outcome, BaseException):
-            raise outcome
-        return outcome
+        try:
+            outcome = self._outcome[0]
+            if isinstance(outcome, BaseException):
+                raise outcome
+            yield from self._other.execute(f"SELECT {', '.join(CALL_COLUMNS)} FROM main.call_savings")
+        finally:
+            self._other.close()
 
     def stop(self) -> None:
         """Stop the half (the report has failed) instead of waiting for it."""

@@ -2,15 +2,13 @@
 
 A report names a shell call by its input when it groups by program or lists
 the call among the top commands. The input is the call's small
-`input/before` payload, read at most once per distinct payload and labelled
-here; the labels are kept in the projection's `input_labels` table, so a
-later report reads no input it has named before. Labels are cut to
-`MAX_LABEL_CHARS` printable characters. Nothing here reads an output.
+`input/before` payload, read once when the call's row is annotated
+(`recalls.annotate`) and labelled here; the labels are kept on the row, so a
+later report reads no input again. Labels are cut to `MAX_LABEL_CHARS`
+printable characters. Nothing here reads an output.
 """
 
 from __future__ import annotations
-
-import sqlite3
 
 from yarp.errors import DataError
 
@@ -39,10 +37,6 @@ _SUBCOMMAND_PROGRAMS = frozenset({
 })
 MAX_LABEL_CHARS = 48
 
-#: Input payloads are read this many digests per statement: one statement per
-#: distinct input cost 29 µs each, most of a report over 30,000 distinct commands.
-_INPUT_CHUNK = 500
-_INPUT_SQL = ("SELECT sha256, compression, body, uncompressed_byte_length FROM payloads WHERE sha256 IN ({})")
 
 
 def clean(text: str) -> str:
@@ -106,21 +100,6 @@ def _label(words: list[str], subcommand: bool) -> str:
         if rest and len(rest[0]) <= 24 and "/" not in rest[0]:
             return clean(f"{program} {rest[0]}")
     return clean(program)
-
-
-def input_labels(conn: sqlite3.Connection, digests: list[bytes]) -> list[tuple[bytes, str | None, str | None]]:
-    """(input digest, program label, command label) for each shell input; labels are None
-    where the input names no command (the report then names the call by its tool).
-
-    Inputs are read `_INPUT_CHUNK` digests per statement: one statement per
-    distinct input cost 29 µs each, most of a report over 30,000 distinct commands.
-    """
-    out = []
-    for start in range(0, len(digests), _INPUT_CHUNK):
-        chunk = digests[start:start + _INPUT_CHUNK]
-        for sha, compression, body, length in conn.execute(_INPUT_SQL.format(",".join("?" * len(chunk))), chunk):
-            out.append((sha, *labels_of(command_text(input_value(compression, body, length)))))
-    return out
 
 
 def input_value(compression: str, body: bytes, length: int) -> object:

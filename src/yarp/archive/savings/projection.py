@@ -18,9 +18,10 @@ only the next report's time; a file that cannot be used (unsafe, locked for
 longer than `BUSY_MS`, corrupt, another format) is replaced by one in memory
 for that report, with the same statements.
 
-This module holds the file, its tables and the connection; the statement
-that computes a call's row is the rule's (`rule.project_sql`), the one that
-sums the rows the report's (`report.report_sql`).
+This module holds the file, its tables, the connection and the marks that
+say which calls may still lack a row; the statement that computes a call's
+row is the rule's (`rule.project_sql`), the sums per day are `sums`', and the
+per-call report over part of a day the report's (`report.report_sql`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from yarp.limits import READER_MMAP_BYTES
 from yarp.paths import ArchiveLocation, secure_archive_location
 
 #: Bumped when the rows' meaning changes; with the version, it keys the file's contents.
-PROJECTION_FORMAT = 2
+PROJECTION_FORMAT = 3
 #: Schema name of the archive on a projection connection.
 ARCHIVE = "archive"
 #: A second report waits this long for the first to finish with the file, then uses memory.
@@ -49,9 +50,11 @@ STALE_SLACK = 10_000
 #: (the rule's); `host_shown` is what the host would have shown of the output (`hosts`),
 #: `gross` what YARP's view kept out of the context beyond that (host_shown − shown, for a
 #: view YARP changed), `returned` what the call put into the agent's context (its view, or
-#: the host's own view of an output YARP left alone). `rule`, `rerun_key` and the
-#: follow-ups are `recalls.annotate`'s, once `annotated` (a row with no shell input and no
-#: wrapped view to read is annotated as it is added: a capped result was cut by the cap).
+#: the host's own view of an output YARP left alone). `rule`, `rerun_key`, the labels of a shell
+#: call's input (`program`, `command`) and the follow-ups are `recalls.annotate`'s, once
+#: `annotated` (a row with no shell input and no wrapped view to read is annotated as it is
+#: added: a capped result was cut by the cap). `in_sums` says the row is counted in the sums
+#: (`sums`, per day and group, and per day and session), which a report reads instead of the rows.
 _DDL = """
 CREATE TABLE IF NOT EXISTS projection_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS call_savings (
@@ -71,11 +74,15 @@ CREATE TABLE IF NOT EXISTS call_savings (
   returned INTEGER NOT NULL,
   annotated INTEGER NOT NULL DEFAULT 0,
   rule TEXT,
-  rerun_key BLOB
+  rerun_key BLOB,
+  program TEXT,
+  command TEXT,
+  in_sums INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS call_savings_runs ON call_savings (session_id, rerun_key, started_at_ms)
   WHERE rerun_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS call_savings_pending ON call_savings (annotated) WHERE annotated = 0;
+CREATE INDEX IF NOT EXISTS call_savings_unsummed ON call_savings (in_sums) WHERE in_sums = 0;
 CREATE TABLE IF NOT EXISTS followups (
   id INTEGER NOT NULL,
   archive_ref TEXT NOT NULL,
@@ -85,20 +92,41 @@ CREATE TABLE IF NOT EXISTS followups (
   PRIMARY KEY (id, target_ref)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS followups_target ON followups (target_ref);
-CREATE TABLE IF NOT EXISTS input_labels (
-  input_sha256 BLOB PRIMARY KEY,
-  program TEXT,
-  command TEXT
+CREATE TABLE IF NOT EXISTS sums_by_day (
+  day INTEGER NOT NULL,
+  tool_name TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  capped INTEGER NOT NULL,
+  program TEXT NOT NULL,
+  command TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  calls INTEGER NOT NULL,
+  produced INTEGER NOT NULL,
+  withheld INTEGER NOT NULL,
+  gross INTEGER NOT NULL,
+  returned INTEGER NOT NULL,
+  PRIMARY KEY (day, tool_name, kind, capped, program, command, rule)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sums_by_session (
+  day INTEGER NOT NULL,
+  session_id INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  capped INTEGER NOT NULL,
+  calls INTEGER NOT NULL,
+  produced INTEGER NOT NULL,
+  withheld INTEGER NOT NULL,
+  gross INTEGER NOT NULL,
+  returned INTEGER NOT NULL,
+  PRIMARY KEY (day, session_id, kind, capped)
 ) WITHOUT ROWID;
 """
-_TABLES = ("projection_meta", "call_savings", "followups", "input_labels")
+_TABLES = ("projection_meta", "call_savings", "followups", "input_labels", "sums_by_day", "sums_by_session")
 #: How a row of `call_savings` is written, by the rule's statement or from a part computed elsewhere.
 CALL_COLUMNS = ("id", "archive_ref", "kind", "produced", "withheld", "input_sha256", "session_id", "started_at_ms",
                 "finished_at_ms", "wrapped", "line_limit", "host_shown", "gross", "returned", "annotated", "rule",
                 "rerun_key")
 INSERT_CALL = f"INSERT OR REPLACE INTO main.call_savings ({', '.join(CALL_COLUMNS)})"
 INSERT_CALL_VALUES = f"{INSERT_CALL} VALUES ({', '.join('?' * len(CALL_COLUMNS))})"
-INSERT_LABELS = "INSERT INTO main.input_labels (input_sha256, program, command) VALUES (?, ?, ?)"
 #: SQLite page cache for the report's connection, KiB.
 SAVINGS_CACHE_KIB = 16 * 1024
 
@@ -162,7 +190,9 @@ def _create(conn: sqlite3.Connection) -> None:
 
 
 def _open_memory() -> sqlite3.Connection:
-    conn = sqlite3.connect("file::memory:", uri=True, isolation_level=None, check_same_thread=False)
+    # A temporary database of the connection's own: its pages beyond the cache go to a file SQLite
+    # deletes on close, so a first report over a large archive does not hold every row in memory.
+    conn = sqlite3.connect("", uri=True, isolation_level=None, check_same_thread=False)
     _create(conn)
     return conn
 
@@ -221,11 +251,7 @@ def is_persistent(conn: sqlite3.Connection) -> bool:
 
 
 def drop_stale(conn: sqlite3.Connection) -> None:
-    """Drop rows of calls the archive no longer holds, once they outnumber `STALE_SLACK`.
-
-    Input labels are dropped with them (they are recomputed on demand), since
-    telling which labels a remaining row still names would cost a scan per label.
-    """
+    """Drop rows of calls the archive no longer holds, once they outnumber `STALE_SLACK`."""
     kept = conn.execute("SELECT count(*) FROM main.call_savings").fetchone()[0]
     calls = conn.execute(f"SELECT count(*) FROM {ARCHIVE}.tool_calls").fetchone()[0]
     if kept <= calls + STALE_SLACK:
@@ -234,4 +260,49 @@ def drop_stale(conn: sqlite3.Connection) -> None:
                  " WHERE c.id = call_savings.id AND c.archive_ref = call_savings.archive_ref)")
     conn.execute("DELETE FROM main.followups WHERE NOT EXISTS (SELECT 1 FROM main.call_savings k"
                  " WHERE k.id = followups.id AND k.archive_ref = followups.archive_ref)")
-    conn.execute("DELETE FROM main.input_labels")
+
+
+# --- how far the rows reach -------------------------------------------------------------------
+#
+# Every finished call up to the call id `last` has its row, except the calls that were still
+# open then (`open`): the marks a report leaves. They hold while the call at `last` keeps its
+# reference and the count of calls up to it is the one recorded (every call's count, which
+# SQLite takes from an index, less the calls after it), that is while no call up to it was
+# pruned. A report that finds them holding computes only the calls after `last` and the open
+# ones; any other (the first, one after a prune) looks for every call without a row.
+
+
+def read_marks(conn: sqlite3.Connection) -> dict | None:
+    """The marks the last report left (`last`, `ref`, `count`, `open`), or None."""
+    import json
+
+    row = conn.execute("SELECT value FROM main.projection_meta WHERE key = 'marks'").fetchone()
+    try:
+        marks = json.loads(row[0]) if row is not None else None
+        if marks is not None and not (isinstance(marks.get("open"), list) and isinstance(marks.get("count"), int)):
+            return None
+    except (ValueError, AttributeError):
+        return None
+    return marks
+
+
+def marks_hold(conn: sqlite3.Connection, marks: dict) -> bool:
+    """Whether every call up to `marks['last']` that had a row still has it (no prune since)."""
+    last = marks.get("last")
+    if last is not None:
+        row = conn.execute(f"SELECT archive_ref FROM {ARCHIVE}.tool_calls WHERE id = ?", (last,)).fetchone()
+        if row is None or row[0] != marks.get("ref"):
+            return False
+    total = conn.execute(f"SELECT count(*) FROM {ARCHIVE}.tool_calls").fetchone()[0]
+    after = conn.execute(f"SELECT count(*) FROM {ARCHIVE}.tool_calls WHERE id > ?", (last or 0,)).fetchone()[0]
+    return total - after == marks["count"]
+
+
+def write_marks(conn: sqlite3.Connection, open_ids: list[int]) -> None:
+    """Record that every finished call has its row, but `open_ids` (the calls not finished yet)."""
+    import json
+
+    last = conn.execute(f"SELECT id, archive_ref FROM {ARCHIVE}.tool_calls ORDER BY id DESC LIMIT 1").fetchone()
+    count = conn.execute(f"SELECT count(*) FROM {ARCHIVE}.tool_calls").fetchone()[0]
+    marks = {"last": last[0] if last else None, "ref": last[1] if last else None, "count": count, "open": open_ids}
+    conn.execute("INSERT OR REPLACE INTO main.projection_meta (key, value) VALUES ('marks', ?)", (json.dumps(marks),))

@@ -96,10 +96,13 @@ LEFT JOIN {ARCHIVE}.payloads po ON po.sha256 = o.payload_sha256
 LEFT JOIN {ARCHIVE}.snapshots e ON e.tool_call_id = CASE WHEN k.produced > k.line_limit THEN k.id END
   AND e.subject = 'stderr' AND e.stage = 'before'
 LEFT JOIN {ARCHIVE}.payloads pe ON pe.sha256 = e.payload_sha256
-WHERE k.annotated = 0
+WHERE k.annotated = 0 AND k.id > ?1
+ORDER BY k.id LIMIT ?2
 """
 ADD_FOLLOWUP = "INSERT OR REPLACE INTO main.followups (id, archive_ref, target_ref, kind, parts) VALUES (?, ?, ?, ?, ?)"
-ADD_LABELS = "INSERT OR IGNORE INTO main.input_labels (input_sha256, program, command) VALUES (?, ?, ?)"
+#: Rows annotated per statement: a first report annotates every shell call, one batch of small
+#: annotations in memory at a time (and one row's payloads).
+ANNOTATE_BATCH = 4096
 
 #: Each new row with a re-run key: the nearest earlier run of the same command in its session, when
 #: that run was capped, ended within the window and no edit ran between the two.
@@ -112,7 +115,7 @@ JOIN main.call_savings t ON t.id = (
   WHERE p.session_id = r.session_id AND p.rerun_key = r.rerun_key AND p.started_at_ms < r.started_at_ms
     AND p.id <> r.id
   ORDER BY p.started_at_ms DESC LIMIT 1)
-WHERE r.id IN (SELECT value FROM json_each(?1))
+WHERE r.id IN (SELECT id FROM temp.keyed_calls)
   AND t.kind = 'counted' AND t.withheld > 0 AND t.finished_at_ms <= r.started_at_ms
   AND r.started_at_ms - t.finished_at_ms <= {RERUN_WINDOW_MS}
   AND NOT EXISTS (SELECT 1 FROM {ARCHIVE}.tool_calls e WHERE e.started_at_ms > t.finished_at_ms
@@ -121,53 +124,49 @@ WHERE r.id IN (SELECT value FROM json_each(?1))
 """
 
 
-def annotate(conn: sqlite3.Connection) -> list[int]:
-    """Complete the projection's new rows: recoveries, re-run keys, rules, line-limited views, and the
-    labels of the shell inputs they hold (`programs.labels_of`, so no input is read twice).
+def annotate(conn: sqlite3.Connection) -> None:
+    """Complete the projection's new rows: recoveries, re-run keys and their links, rules, line-limited
+    views, and the labels of every shell input (`programs.labels_of`).
 
     Runs inside the report's transaction, after the rows were added; every
-    row is annotated once. Returns the rows given a re-run key, for
-    `link_reruns`.
+    row is annotated once, `ANNOTATE_BATCH` rows at a time in id order. The
+    rows given a re-run key are linked to the runs they repeat once all are
+    annotated (an imported run may have a later id than the live one after it).
     """
-    keyed: list[int] = []
-    updates = []
-    followups = []
-    labels: dict[bytes, tuple] = {}
-    for row in conn.execute(_PENDING):
-        call_id, ref, produced, withheld, kind, tool, agent, is_error, cwd, digest = row[:10]
-        key = None
-        cut = kind == "counted" and withheld > 0
-        if digest is not None:
-            value = input_value(*row[10:13])
-            text = command_text(value)
-            if cut and digest not in labels:  # the report names a capped call by its command
-                labels[digest] = labels_of(text)
-            if text:
-                if cwd is None and isinstance(value, dict) and isinstance(value.get("cwd"), str):
-                    cwd = value["cwd"]
-                key = rerun_key(text, cwd)
-                keyed.append(call_id)
-                refs = recovered_refs(text, ref)
-                followups.extend((call_id, ref, target, "recovery", len(refs)) for target in refs)
-        rule = host_shown = None
-        if cut:
-            rule, host_shown = _cut_view(row, produced, agent, tool, is_error)
-        updates.append((call_id, rule, key, host_shown))
-    if updates:
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS keyed_calls (id INTEGER PRIMARY KEY)")
+    conn.execute("DELETE FROM temp.keyed_calls")
+    last = -(2**63)
+    while True:
+        updates, followups, keyed = [], [], []
+        labels: dict[bytes, tuple] = {}
+        for row in conn.execute(_PENDING, (last, ANNOTATE_BATCH)):
+            call_id, ref, produced, withheld, kind, tool, agent, is_error, cwd, digest = row[:10]
+            last = call_id
+            key = names = None
+            if digest is not None:
+                value = input_value(*row[10:13])
+                text = command_text(value)
+                names = labels.get(digest)
+                if names is None:
+                    names = labels[digest] = labels_of(text)
+                if text:
+                    if cwd is None and isinstance(value, dict) and isinstance(value.get("cwd"), str):
+                        cwd = value["cwd"]
+                    key = rerun_key(text, cwd)
+                    keyed.append((call_id,))
+                    refs = recovered_refs(text, ref)
+                    followups.extend((call_id, ref, target, "recovery", len(refs)) for target in refs)
+            rule = host_shown = None
+            if kind == "counted" and withheld > 0:
+                rule, host_shown = _cut_view(row, produced, agent, tool, is_error)
+            updates.append((call_id, rule, key, host_shown, *(names or (None, None))))
+        if not updates:
+            break
         _apply_updates(conn, updates)
-    if labels:
-        conn.executemany(ADD_LABELS, [(digest, *names) for digest, names in labels.items()])
-    if followups:
-        conn.executemany(ADD_FOLLOWUP, followups)
-    return keyed
-
-
-def link_reruns(conn: sqlite3.Connection, keyed: list[int]) -> None:
-    """Link each of the `keyed` rows to the capped run it repeats, where it is a re-run (`_LINK_RERUNS`)."""
-    if keyed:
-        import json
-
-        conn.execute(_LINK_RERUNS, (json.dumps(keyed),))
+        conn.executemany("INSERT OR IGNORE INTO temp.keyed_calls (id) VALUES (?)", keyed)
+        if followups:
+            conn.executemany(ADD_FOLLOWUP, followups)
+    conn.execute(_LINK_RERUNS)
 
 
 def _cut_view(row: tuple, produced: int, agent: str, tool: str, is_error) -> tuple[str, int | None]:
@@ -187,9 +186,12 @@ def _cut_view(row: tuple, produced: int, agent: str, tool: str, is_error) -> tup
 
 def _apply_updates(conn: sqlite3.Connection, updates: list) -> None:
     """Write the annotations; a refined host view also refines the call's gross withheld."""
-    plain = [(rule, key, call_id) for call_id, rule, key, shown in updates if shown is None]
-    refined = [(rule, key, shown, call_id) for call_id, rule, key, shown in updates if shown is not None]
-    conn.executemany("UPDATE main.call_savings SET rule = ?, rerun_key = ?, annotated = 1 WHERE id = ?", plain)
+    plain = [(rule, key, program, command, call_id)
+             for call_id, rule, key, shown, program, command in updates if shown is None]
+    refined = [(rule, key, shown, shown, program, command, call_id)
+               for call_id, rule, key, shown, program, command in updates if shown is not None]
+    conn.executemany("UPDATE main.call_savings SET rule = ?, rerun_key = ?, program = ?, command = ?,"
+                     " annotated = 1 WHERE id = ?", plain)
     conn.executemany("UPDATE main.call_savings SET rule = ?, rerun_key = ?, host_shown = ?,"
-                     " gross = ? - (produced - withheld), annotated = 1 WHERE id = ?",
-                     [(rule, key, shown, shown, call_id) for rule, key, shown, call_id in refined])
+                     " gross = ? - (produced - withheld), program = ?, command = ?, annotated = 1 WHERE id = ?",
+                     refined)

@@ -1,14 +1,17 @@
-"""The savings report over a window: complete the projection, name the inputs, sum per group.
+"""The savings report over a window: complete the projection, sum per group.
 
 `compute` runs one transaction on a projection connection: it adds the rows
-of the window's finished calls that the projection lacks (`rule.project_sql`,
-half of them on a second connection for a first report over a large archive,
-`parallel`), labels the shell inputs the report names (`programs`), and sums
-the rows per group, class and label inside SQLite (`report_sql`). Python sees
-a few rows per group, and memory does not grow with the archive. The groups,
-the totals and the top commands are then gathered into a `totals.Savings`.
-The archive is attached read-only and never written; the report's connection
-is the projection's one writer.
+of the finished calls that the projection lacks (`rule.project_sql`: after
+the previous report, only the calls since its marks; on a first report over a
+large archive half of them on a second connection, `parallel`), annotates
+them once (`recalls`: the rule, the re-run key and links, the labels of a
+shell input), adds them to the per-day sums (`sums`), and reads the report
+from those sums, what followers took back and the calls still open; the days
+a window holds only in part are summed from their calls' rows
+(`report_sql`). Python sees a few rows per group, and memory does not grow
+with the archive. The groups, the totals and the top commands are then
+gathered into a `totals.Savings`. The archive is attached read-only and
+never written; the report's connection is the projection's one writer.
 """
 
 from __future__ import annotations
@@ -18,21 +21,19 @@ import sqlite3
 from collections.abc import Callable, Mapping
 
 from yarp.archive.calls.selection import PROBE_AGENT
-from yarp.archive.savings import projection
+from yarp.archive.savings import projection, sums
 from yarp.archive.savings.parallel import Half
-from yarp.archive.savings.programs import clean, input_labels
-from yarp.archive.savings.projection import ARCHIVE, INSERT_CALL_VALUES, INSERT_LABELS, drop_stale, tune
-from yarp.archive.savings.recalls import annotate, link_reruns
+from yarp.archive.savings.programs import clean
+from yarp.archive.savings.projection import ARCHIVE, INSERT_CALL_VALUES, drop_stale, tune
+from yarp.archive.savings.recalls import annotate
 from yarp.archive.savings.rule import COUNTED, project_sql
 from yarp.archive.savings.totals import Row, Savings, Totals
-from yarp.archive.savings.window import NO_WINDOW, access, bounds, uses_index
+from yarp.archive.savings.window import NO_WINDOW, access, bounds
 from yarp.archive.sqlite import map_error
 from yarp.errors import ArchiveBusy, DataError
 from yarp.paths import ArchiveLocation
 
 GROUPINGS = ("tool", "program", "command", "rule", "day", "session")
-#: Groupings that name a shell call by what its input ran.
-_NAMING = ("program", "command")
 _GROUP_SQL = {"tool": "NULL", "program": "NULL", "command": "NULL", "rule": "NULL",
               "day": "c.started_at_ms / 86400000", "session": "c.session_id"}
 #: The group of calls whose view nothing cut, when grouping by rule.
@@ -41,32 +42,18 @@ _DAY_MS = 86_400_000
 _FOLLOW_SUMS_TABLE = ("CREATE TEMP TABLE IF NOT EXISTS follow_sums (id INTEGER PRIMARY KEY, recovered INTEGER NOT NULL,"
                       " rerun INTEGER NOT NULL, recalled INTEGER NOT NULL)")
 
-#: Inputs of the window's shell calls that a report names but the projection has
-#: no label for, in the order of the calls: inputs are then read from the
-#: payload table roughly in the order they were written (about 40% less time
-#: than in digest order). Repeats are dropped by the caller.
-_UNLABELLED = """
-SELECT k.input_sha256 FROM tool_calls c {access}
-JOIN main.call_savings k ON k.id = c.id AND k.archive_ref = c.archive_ref
-WHERE c.started_at_ms >= ?1 AND c.started_at_ms < ?2 AND c.status = 'finished' AND k.input_sha256 IS NOT NULL
-  AND ({by_program} OR (k.kind = 'counted' AND k.withheld > 0))
-  AND NOT EXISTS (SELECT 1 FROM main.input_labels l WHERE l.input_sha256 = k.input_sha256)
-"""
-#: The report: every call of the window with its projected row (none while it
-#: is unfinished), what its followers took back (`temp.follow_sums`) and, where
-#: the report names it, its input's labels, summed per group, kind, label and
-#: rule. A shell call is named by its input when the report groups by program
-#: or command or lists it among the top commands.
+#: The report over the calls of [?1, ?2), from their rows: every call of the window with its
+#: projected row (none while it is unfinished), what its followers took back
+#: (`temp.follow_sums`) and its input's labels, summed per group, kind, label and rule. It serves
+#: the parts of days a window holds (`sums` holds whole days).
 _REPORT = """
 SELECT c.tool_name, {group}, CASE WHEN c.status = 'finished' THEN k.kind ELSE 'incomplete' END,
-  k.withheld > 0, l.program, l.command, k.rule, count(*), ifnull(sum(k.produced), 0), ifnull(sum(k.withheld), 0),
+  k.withheld > 0, k.program, k.command, k.rule, count(*), ifnull(sum(k.produced), 0), ifnull(sum(k.withheld), 0),
   ifnull(sum(k.gross), 0), ifnull(sum(k.returned), 0), ifnull(sum(f.recovered), 0), ifnull(sum(f.rerun), 0),
   ifnull(sum(f.recalled), 0)
 FROM tool_calls c {access}
 LEFT JOIN main.call_savings k ON k.id = CASE WHEN c.status = 'finished' THEN c.id END
   AND k.archive_ref = c.archive_ref
-LEFT JOIN main.input_labels l ON l.input_sha256 = CASE WHEN {by_program} OR (k.kind = 'counted' AND k.withheld > 0)
-  THEN k.input_sha256 END
 LEFT JOIN temp.follow_sums f ON f.id = k.id
 WHERE c.started_at_ms >= ?1 AND c.started_at_ms < ?2 AND +c.session_id NOT IN ({probe})
 GROUP BY 1, 2, 3, 4, 5, 6, 7
@@ -122,42 +109,50 @@ def report_sql(by: str, windowed: bool) -> str:
     does not name the call or its input names no command, the rule where
     nothing cut the view.
     """
-    return _REPORT.format(access=access(windowed), group=_GROUP_SQL[by], by_program="1" if by in _NAMING else "0",
-                          probe=_PROBE_SESSIONS)
-
-
-def unlabelled_sql(by: str, windowed: bool) -> str:
-    """The statement listing the input digests a report over [?1, ?2) names but has no labels for."""
-    return _UNLABELLED.format(access=access(windowed), by_program="1" if by in _NAMING else "0")
+    return _REPORT.format(access=access(windowed), group=_GROUP_SQL[by], probe=_PROBE_SESSIONS)
 
 
 def _rows(conn: sqlite3.Connection, by: str, low: int, high: int,
-          opener: Callable[[], sqlite3.Connection] | None) -> list[tuple]:
-    """The report's rows for calls started in [low, high), after completing the projection.
+          opener: Callable[[], sqlite3.Connection] | None) -> tuple[list[tuple], list[tuple]]:
+    """The report's rows for calls started in [low, high) (for the groups, for the rules and commands),
+    after completing the projection and its sums.
 
-    One transaction: the calls the projection lacks, the labels the report
-    needs, and the sums all see one snapshot of the archive, so every finished
-    call summed has its row. The projection's own writes are committed with
-    the report: a second report finds them. When many rows are missing (the
-    first report over a large archive), a `Half` computes the upper half of
-    them on a second connection meanwhile.
+    One transaction: the calls the projection lacks, their annotations and
+    sums, and the report all see one snapshot of the archive, so every
+    finished call summed has its row. The projection's own writes are
+    committed with the report: a second report finds them. When the marks of
+    the previous report hold, only the calls after them and the calls open
+    then can lack a row; otherwise (a first report, one after a prune) every
+    call is looked at and the sums are made again, and when many rows are
+    missing a `Half` computes the upper half of them on a second connection
+    meanwhile.
     """
-    windowed = uses_index(conn, low, high)
-    half = Half.start_if_worth(conn, opener, low, high) if opener is not None and not windowed else None
+    import json
+
+    half = None
+    if opener is not None and projection.read_marks(conn) is None:
+        half = Half.start_if_worth(conn, opener, *NO_WINDOW)
     try:
         conn.execute("BEGIN IMMEDIATE")
+        marks = projection.read_marks(conn)
+        holds = marks is not None and projection.marks_hold(conn, marks)
         if half is not None:
-            conn.execute(project_sql(windowed, split=True), (low, high, NO_WINDOW[0], half.middle))
-            conn.executemany(INSERT_CALL_VALUES, half.result())
-        # Every call the parts did not see (all of them, without parts).
-        conn.execute(project_sql(windowed), (low, high))
-        link_reruns(conn, annotate(conn))
-        missing = list(dict.fromkeys(row[0] for row in conn.execute(unlabelled_sql(by, windowed), (low, high))))
-        if missing:
-            conn.executemany(INSERT_LABELS, input_labels(conn, missing))
+            conn.execute(project_sql(False, split=True), (*NO_WINDOW, NO_WINDOW[0], half.middle))
+            conn.executemany(INSERT_CALL_VALUES, half.rows())
+        if holds:
+            since = (*NO_WINDOW, marks["last"] or 0, json.dumps(marks["open"]))
+            conn.execute(project_sql(False, since_marks=True), since)
+            open_ids = [r[0] for r in conn.execute(_OPEN_SINCE_MARKS, since[2:])]
+        else:
+            conn.execute(project_sql(False), NO_WINDOW)  # every call without its row
+            open_ids = [r[0] for r in conn.execute(f"SELECT id FROM {ARCHIVE}.tool_calls WHERE status <> 'finished'")]
+        annotate(conn)
+        (sums.add_new if holds else sums.rebuild)(conn)
+        projection.write_marks(conn, open_ids)
         sum_followups(conn)
-        rows = conn.execute(report_sql(by, windowed), (low, high)).fetchall()
-        drop_stale(conn)
+        rows = _window_rows(conn, by, low, high, json.dumps(open_ids))
+        if not holds:
+            drop_stale(conn)
         conn.execute("COMMIT")
     except BaseException:
         if half is not None:
@@ -166,6 +161,32 @@ def _rows(conn: sqlite3.Connection, by: str, low: int, high: int,
             conn.execute("ROLLBACK")
         raise
     return rows
+
+
+#: The calls after the marks (?1) and those open then (?2) that are still not finished.
+_OPEN_SINCE_MARKS = (f"SELECT id FROM {ARCHIVE}.tool_calls WHERE id > ?1 AND status <> 'finished' UNION ALL"
+                     f" SELECT id FROM {ARCHIVE}.tool_calls WHERE id IN (SELECT value FROM json_each(?2))"
+                     " AND status <> 'finished'")
+
+
+def _window_rows(conn: sqlite3.Connection, by: str, low: int, high: int,
+                 open_json: str) -> tuple[list[tuple], list[tuple]]:
+    """The rows of [low, high): the days it holds whole from the sums, the parts of days at its edges
+    from their calls' rows."""
+    first, end = sums.whole_days(low, high)
+    groups: list[tuple] = []
+    details: list[tuple] = []
+    edges = [(low, high)]
+    if first < end:
+        groups, details = sums.summed_rows(conn, by, first, end, open_json)
+        edges = [(low, first * sums.DAY_MS) if first != NO_WINDOW[0] else (0, 0),
+                 (end * sums.DAY_MS, high) if end != NO_WINDOW[1] else (0, 0)]
+    for edge_low, edge_high in edges:
+        if edge_low < edge_high:
+            part = conn.execute(report_sql(by, True), (edge_low, edge_high)).fetchall()
+            groups += part
+            details += part
+    return groups, details
 
 
 def compute(conn: sqlite3.Connection, *, by: str = "tool", since_ms: int | None = None,
@@ -192,25 +213,27 @@ def compute(conn: sqlite3.Connection, *, by: str = "tool", since_ms: int | None 
         )
     except sqlite3.Error as exc:
         raise map_error(exc, "reading archive savings") from None
-    report.groups, report.rules, commands = _sums(rows, by, session_labels)
+    report.groups, report.rules, commands = _sums(*rows, by, session_labels)
     for group in report.groups.values():
         report.total.merge(group)
     report.top_commands = sorted(commands.items(), key=lambda item: (-item[1].net, item[0]))[:top]
     return report
 
 
-def _sums(rows: list[tuple], by: str,
+def _sums(group_rows: list[tuple], detail_rows: list[tuple], by: str,
           session_labels: dict) -> tuple[dict[str, Totals], dict[str, Totals], dict[str, Totals]]:
-    """The report's rows summed per group, per rule (capped views) and per command (capped views)."""
+    """The report's rows summed per group, and per rule and per command (capped views)."""
     groups: dict[str, Totals] = {}
     rules: dict[str, Totals] = {}
     commands: dict[str, Totals] = {}
-    for tool, grp, kind, capped, program, command, rule, *sums in rows:
+    for tool, grp, kind, capped, program, command, rule, *numbers in group_rows:
         if kind is None:  # a finished call without its row: the transaction of `_rows` rules it out
             raise DataError("reading archive savings: a finished call has no projected row")
-        row = Row(kind, bool(capped), *sums)
-        _totals(groups, _group_key(by, tool, grp, program, command, rule, session_labels)).add(row)
+        _totals(groups, _group_key(by, tool, grp, program, command, rule, session_labels)).add(
+            Row(kind, bool(capped), *numbers))
+    for tool, _, kind, capped, _, command, rule, *numbers in detail_rows:
         if kind == COUNTED and capped:
+            row = Row(kind, True, *numbers)
             _totals(rules, rule or "cap").add(row)
             _totals(commands, command or clean(tool)).add(row)
     return groups, rules, commands

@@ -73,11 +73,12 @@ WITH c0 AS (
   SELECT c.id AS id, c.archive_ref AS ref, c.session_id AS sid, c.started_at_ms AS started,
     {host_key} AS hk, lower(c.tool_name) IN ({shell}) AS shell,
     rb.payload_sha256 AS rbs, rb.captured_at_ms AS rcap, c.finished_at_ms AS fin,
-    ra.payload_sha256 IS NOT NULL AND ra.payload_sha256 IS NOT rb.payload_sha256 AS rewritten,
+    rb.payload_sha256 IS NOT NULL AND ra.payload_sha256 IS NOT NULL AND ra.payload_sha256 IS NOT rb.payload_sha256
+      AS rewritten,
     se.agent IN ({replacing}) AS replacing, pra.uncompressed_byte_length AS ral,
     EXISTS (SELECT 1 FROM snapshots x WHERE x.tool_call_id = c.id
       AND x.subject BETWEEN 'stderr' AND 'stdout' AND x.stage = 'after') AS wrapped
-  FROM tool_calls c {access} JOIN sessions se ON se.id = c.session_id
+  FROM {calls} c {access} JOIN sessions se ON se.id = c.session_id
   LEFT JOIN snapshots rb ON rb.tool_call_id = c.id AND rb.subject = 'result' AND rb.stage = 'before'
   LEFT JOIN snapshots ra ON ra.tool_call_id = c.id AND ra.subject = 'result' AND ra.stage = 'after'
   LEFT JOIN payloads pra ON pra.sha256 = CASE WHEN ra.payload_sha256 IS NOT rb.payload_sha256
@@ -144,15 +145,23 @@ def _quoted(names) -> str:
     return ", ".join("'" + name.replace("'", "''") + "'" for name in sorted(names))
 
 
-def project_sql(windowed: bool, split: bool = False, insert: bool = True) -> str:
+#: The calls after the marks' last one (?3) and the calls open then (?4, a JSON list of ids).
+_SINCE_MARKS = ("(SELECT * FROM tool_calls WHERE id > ?3 UNION ALL"
+                " SELECT * FROM tool_calls WHERE id IN (SELECT value FROM json_each(?4)))")
+
+
+def project_sql(windowed: bool, split: bool = False, insert: bool = True, since_marks: bool = False) -> str:
     """The statement that adds the projection's missing rows for the calls started in [?1, ?2).
 
-    With `split`, only calls whose id is in [?3, ?4); without `insert`, it
-    returns the rows instead of adding them (for a part computed on another
+    With `split`, only calls whose id is in [?3, ?4); with `since_marks`, only
+    calls after the id ?3 and those whose ids the JSON list ?4 holds (the
+    calls a report's marks say may lack a row); without `insert`, it returns
+    the rows instead of adding them (for a part computed on another
     connection).
     """
     return _PROJECT.format(
-        access=access(windowed), split=" AND c.id >= ?3 AND c.id < ?4" if split else "",
+        calls=_SINCE_MARKS if since_marks else "tool_calls", access="" if since_marks else access(windowed),
+        split=" AND c.id >= ?3 AND c.id < ?4" if split else "",
         insert=INSERT_CALL if insert else "", replacing=_quoted(VIEW_REPLACING_AGENTS), kind=_KIND,
         streams="".join(_STREAM_JOINS.format(s=s, subject=subject) for s, subject in _STREAMS),
         stdout_after=_STREAM_AFTER.format(s="o"), stderr_after=_STREAM_AFTER.format(s="e"),
