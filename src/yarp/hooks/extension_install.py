@@ -15,6 +15,8 @@ the SHA-256 of every file written. Nothing is fetched and no npm is needed.
     opencode  $XDG_CONFIG_HOME/opencode/yarp/ (else ~/.config/opencode/yarp/), project
               ./.opencode/yarp/: opencode/, ts/; and the entry opencode loads,
               <that config>/plugin/yarp.ts, one line re-exporting the plugin
+    others    an extension agent of `yarp.agents`: its record's files from its folder (and its
+              `EXTENSION_BASE`'s beside them), in the config folder its `hooks` part names
 
 The record is what makes the folder ours. `install` refuses a folder (or a
 link, or a file) without it, and an entry file it did not write; it builds
@@ -55,14 +57,18 @@ _MAX_RECORD_BYTES = 64 * 1024
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """What an agent's adapter is made of: its own files (under `hooks/<agent>/`), and the entry
-    file its agent loads when that lies outside our folder (opencode's `plugin/yarp.ts`)."""
+    """What an agent's adapter is made of: its own files (under `hooks/<agent>/`, or `folder`), and the
+    entry file its agent loads when that lies outside our folder (opencode's `plugin/yarp.ts`)."""
 
     own: tuple[str, ...]
     #: The Pi package manifest written at the folder's root (the one in the package names ./index.ts).
     manifest: bool = False
     #: (path relative to the agent's config folder, the module it re-exports from, the name it exports).
     entry: tuple[str, str, str] | None = None
+    #: The agent whose adapter this one is built on: its own files are installed too, under `<base>/`.
+    base: str | None = None
+    #: Where the own files are in the package (None: `hooks/<agent>/`).
+    folder: str | None = None
 
 
 LAYOUTS = {
@@ -93,14 +99,30 @@ class InstalledExtension:
 
 
 def _check_agent(agent: str) -> Layout:
-    if agent not in LAYOUTS:
+    if agent in LAYOUTS:
+        return LAYOUTS[agent]
+    return _registered(agent)
+
+
+def _registered(agent: str) -> Layout:
+    """The layout of an extension agent `yarp.agents` holds: its record's files, in its own folder."""
+    from yarp import agents
+
+    record = agents.record(agent)
+    if record is None or record.ADAPTER != agents.EXTENSION:
         raise UsageError("unknown agent")
-    return LAYOUTS[agent]
+    return Layout(record.EXTENSION_FILES, getattr(record, "EXTENSION_MANIFEST", False),
+                  getattr(record, "EXTENSION_ENTRY", None), getattr(record, "EXTENSION_BASE", None),
+                  os.path.dirname(os.path.abspath(record.__file__)))
 
 
 def config_dir(agent: str, scope: str, environ=os.environ, cwd: str | None = None) -> str:
     """The agent's folder that holds ours (and, for opencode, the entry's `plugin/`), for `scope`."""
-    _check_agent(agent)
+    if agent not in LAYOUTS:
+        from yarp import agents
+
+        _registered(agent)
+        return agents.part(agent, "hooks").config_dir(scope, environ, cwd)
     home = environ.get("HOME") or os.path.expanduser("~")
     if agent == "pi":
         if scope == "project":
@@ -142,8 +164,11 @@ def shipped_files(agent: str) -> dict[str, bytes]:
     Raises `DataError` when one is missing (a broken installation: `yarp doctor` says so too).
     """
     layout = _check_agent(agent)
-    files = {f"{agent}/{name}": _read(os.path.join(_HOOKS, agent, name), f"{agent} adapter's {name}")
-             for name in layout.own}
+    files = {}
+    for owner in (agent,) if layout.base is None else (layout.base, agent):
+        folder = _check_agent(owner).folder or os.path.join(_HOOKS, owner)
+        for name in _check_agent(owner).own:
+            files[f"{owner}/{name}"] = _read(os.path.join(folder, name), f"{owner} adapter's {name}")
     for name in SHARED:
         files[f"ts/{name}"] = _read(os.path.join(_HOOKS, "ts", name), f"adapters' shared {name}")
     if layout.manifest:
@@ -155,7 +180,7 @@ def shipped_files(agent: str) -> dict[str, bytes]:
 
 
 def _entry_bytes(agent: str) -> bytes | None:
-    entry = LAYOUTS[agent].entry
+    entry = _check_agent(agent).entry
     if entry is None:
         return None
     return (f"// Written by `yarp hook install {agent}`; `yarp hook uninstall {agent}` removes it.\n"
