@@ -76,7 +76,12 @@ def transcript_files(root: str, stores: frozenset[str] = frozenset()):
 
 def guess_agent(path: str) -> str | None:
     """The agent whose transcript `path` is, from its first line (for `all` with explicit paths): the one
-    surest of it (`recognizes`), the first by name on a tie; None when none takes it."""
+    surest of it (`recognizes`), the first by name on a tie; None when none takes it. A session store
+    named as an agent's (`STORE_NAME`) is that agent's: stores of agents that share a format begin alike."""
+    file_name = os.path.basename(path)
+    for agent in AGENTS:
+        if getattr(agents.part(agent, "transcripts"), "STORE_NAME", None) == file_name:
+            return agent
     try:
         with open(path, "rb") as handle:
             first = handle.readline(64 * 1024)
