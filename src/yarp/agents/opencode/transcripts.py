@@ -250,10 +250,12 @@ def _unchanged(cp: FileCheckpoint | None, ident: list[int], wal: list[int] | Non
             and cp.context.get("wal") == wal)
 
 
-def import_store(path: str, cp: FileCheckpoint | None, sender, tally, options, account: str) -> FileCheckpoint | None:
+def import_store(path: str, cp: FileCheckpoint | None, sender, tally, options, account: str,
+                 reader: type[OpencodeParser] = OpencodeParser) -> FileCheckpoint | None:
     """Read one opencode store from its checkpoint; return the new checkpoint, None when it stays.
 
-    `sender`, `tally` and `options` are the importer's (`yarp.transcripts.importer`).
+    `sender`, `tally` and `options` are the importer's (`yarp.transcripts.importer`). A fork of
+    opencode that keeps the same store passes its own `reader` (a subclass naming its agent).
     """
     try:
         st = os.lstat(path)
@@ -269,7 +271,7 @@ def import_store(path: str, cp: FileCheckpoint | None, sender, tally, options, a
     if options.since_ms is not None and newest_ms < options.since_ms:
         tally.files_skipped += 1
         return None
-    if cp is not None and (cp.agent, cp.parser_version) != (AGENT, OpencodeParser.version):
+    if cp is not None and (cp.agent, cp.parser_version) != (reader.agent, reader.version):
         tally.files_reset += 1
         cp = None
     settled = time.time() * 1000 - newest_ms >= options.settle_s * 1000
@@ -284,7 +286,7 @@ def import_store(path: str, cp: FileCheckpoint | None, sender, tally, options, a
         tally.issue(path, 0, f"session store cannot be read: {str(exc)[:200]}")
         return None
     try:
-        return _read_store(conn, path, cp, ident, wal, settled, sender, tally, options, account)
+        return _read_store(conn, path, cp, ident, wal, settled, sender, tally, options, account, reader)
     except sqlite3.Error as exc:
         tally.files_changed_during_read += 1
         tally.issue(path, 0, f"session store read failed; it is read again next time: {str(exc)[:200]}")
@@ -293,11 +295,12 @@ def import_store(path: str, cp: FileCheckpoint | None, sender, tally, options, a
         conn.close()
 
 
-def _read_store(conn, path, cp, ident, wal, settled, sender, tally, options, account) -> FileCheckpoint | None:
-    parser = OpencodeParser(path, account, tally, cp.context if cp else None, cp.pending if cp else None, conn)
+def _read_store(conn, path, cp, ident, wal, settled, sender, tally, options, account,
+                reader: type[OpencodeParser]) -> FileCheckpoint | None:
+    parser = reader(path, account, tally, cp.context if cp else None, cp.pending if cp else None, conn)
     taken = set(cp.taken) if cp else set()
     new_taken: list[str] = []
-    drain = drainer(AGENT, parser, sender, tally, taken, new_taken, _store_key)
+    drain = drainer(reader.agent, parser, sender, tally, taken, new_taken, _store_key)
     read_to = int(parser.context.get("readTo", 0))
     for row in _rows(conn, max(0, read_to - REREAD_MARGIN_MS), set(parser.pending)):
         record = _record(row, path, tally)
@@ -318,7 +321,7 @@ def _read_store(conn, path, cp, ident, wal, settled, sender, tally, options, acc
         tally.calls_pending += sum(len(w) for w in parser.pending.values())
         return None
     context = {"wal": wal, "readTo": read_to}
-    return FileCheckpoint(AGENT, ident[0], ident[1], ident[2], ident[3], OpencodeParser.version,
+    return FileCheckpoint(reader.agent, ident[0], ident[1], ident[2], ident[3], reader.version,
                           context=context, pending=parser.pending_json(),
                           taken=(cp.taken if cp else []) + new_taken)
 

@@ -52,6 +52,8 @@ export type PluginInputLike = {
 }
 
 export type PluginOptions = {
+  /** The agent the archive records; defaults to opencode (a fork of opencode with its plugin API names itself). */
+  agent?: string
   /** Environment for every yarp child; defaults to process.env. */
   env?: NodeJS.ProcessEnv
   /** Where warnings go; defaults to opencode's log (service `yarp`), else stderr. */
@@ -203,7 +205,7 @@ export function createYarpPlugin(options: PluginOptions = {}) {
       env,
       config: ready.config,
       session: {
-        agent: AGENT,
+        agent: options.agent ?? AGENT,
         account: (account ??= localAccount()),
         sourceSessionId: current.sourceSessionId,
         startedAtMs: current.startedAtMs,
