@@ -33,8 +33,9 @@ CREATE INDEX part_session_idx ON part (session_id);
 class Store:
     """One store: `add_*` write rows as opencode does (compact JSON), each in its own transaction."""
 
-    def __init__(self, data_home: Path) -> None:
-        self.path = data_home / "opencode" / "opencode.db"
+    def __init__(self, data_home: Path, relative: str = "opencode/opencode.db") -> None:
+        # A fork of opencode keeps the same store under its own name (`relative` to the data home).
+        self.path = data_home / relative
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.conn = sqlite3.connect(self.path, isolation_level=None)
         self.conn.execute("PRAGMA journal_mode = WAL")

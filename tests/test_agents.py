@@ -23,12 +23,12 @@ HOOKS_REQUIRED = {"HOOK_EVENTS": tuple, "BEFORE_TOOL": str, "CAPS_VIEW": bool, "
                   "HOOK_HELP": str}
 EXTENSION_REQUIRED = {"EXTENSION_FILES": tuple}
 OPTIONAL = {"REWRITE_OFF_ENV": str, "FAILURE_NOTICE": str, "TRUST_NOTE": str, "EXTENSION_MANIFEST": bool,
-            "EXTENSION_ENTRY": tuple}
+            "EXTENSION_ENTRY": tuple, "EXTENSION_BASE": str}
 HOST_VIEW_FIELDS = {"limit", "overflow", "notice", "lines"}
 
 
 def test_the_agents_are_registered():
-    assert agents.names() == ("claude-code", "codex", "gemini", "opencode", "pi", "qwen-code")
+    assert agents.names() == ("claude-code", "codex", "gemini", "kilo-code", "opencode", "pi", "qwen-code")
     assert agents.hooked() == ("claude-code", "codex", "gemini", "qwen-code")
 
 
@@ -53,6 +53,10 @@ def test_each_record_has_its_fields(name):
     assert {"host", "ours", "left"} <= set(record.RESULT_VIEW) and "{cap}" in record.RESULT_VIEW["ours"]
     if record.ADAPTER == agents.HOOKS:
         assert record.BEFORE_TOOL in record.HOOK_EVENTS
+    base = getattr(record, "EXTENSION_BASE", None)
+    if base is not None:  # an extension built on another agent's: that one is an extension without a base
+        assert record.ADAPTER == agents.get(base, "ADAPTER") == agents.EXTENSION
+        assert agents.get(base, "EXTENSION_BASE") is None
 
 
 @pytest.mark.parametrize("name", agents.names())
