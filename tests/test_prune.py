@@ -93,15 +93,22 @@ def test_prune_deletes_only_old_finished_calls_and_vacuums(sandbox):
 
 
 def test_prune_of_an_empty_archive_prints_zero(sandbox):
+    from archive_factory import ArchiveFactory
+
+    ArchiveFactory(sandbox.archive).close()  # the schema, no call
     done = sandbox.yarp("archive", "prune", "--before", "2030-01-01T00:00:00.5Z")
     assert (done.returncode, done.stdout, done.stderr) == (0, b"pruned_calls: 0\n", b"")
 
 
-@pytest.mark.parametrize("when", [
-    "2023-11-14T22:13:20+01:00", "2023-11-14T22:13:20+00:00", "2023-11-14 22:13:20Z", "2023-11-14T22:13:20",
-    "2023-11-14", "yesterday", "", "2023-02-30T00:00:00Z", "2023-11-14T25:00:00Z", "1700000000000",
-    "1969-12-31T23:59:59Z",
-])
+def test_prune_of_a_missing_archive_is_refused_and_creates_none(sandbox):
+    done = sandbox.yarp("archive", "prune", "--before", "2030-01-01T00:00:00.5Z")
+    assert (done.returncode, done.stdout) == (74, b"")
+    assert b"does not exist: there is nothing to prune" in done.stderr
+    assert sandbox.brokers() == [] and not sandbox.archive.exists()
+
+
+# (Offsets, dates, ages and Unix milliseconds are times the grammar reads: tests/test_times.py.)
+@pytest.mark.parametrize("when", ["", "soon", "2023-02-30T00:00:00Z", "2023-11-14T25:00:00Z", "1969-12-31T23:59:59Z"])
 def test_a_time_that_is_not_rfc3339_utc_exits_64(sandbox, when):
     done = sandbox.yarp("archive", "prune", "--before", when)
     assert done.returncode == 64, done

@@ -261,7 +261,7 @@ def check_operation(env):
         raise ContractViolation(exc.message) from None
     kind = env.kind
     if kind == "prune_before":
-        operation_id = _prune_operation_id(operation.timestamp_ms)
+        operation_id = _prune_operation_id(operation.timestamp_ms, operation.incomplete_before_ms, operation.dry_run)
         source_key = _MAINTENANCE_SOURCE_KEY
     elif kind == "import_calls":
         operation_id, source_key = _operation_id(operation), _source_key(operation)
@@ -368,8 +368,10 @@ cdef class _Fields:
             raise ValidationError(f"{self.where}.{name} must be 0 or {MIN_CAP_BYTES} to {MAX_CAP_BYTES} bytes")
         return value
 
-    cdef object flag(self, str name):
-        value = self.get(name, True)
+    cdef object flag(self, str name, bint required=True):
+        value = self.get(name, required)
+        if value is None and not required:
+            return False
         if not PyBool_Check(value):
             raise ValidationError(f"{self.where}.{name} must be a boolean")
         return value
@@ -519,7 +521,7 @@ def parse_operation(obj):
         op = _record(cls, (session, call, before, after, f.time_ms("capturedAtMs"),
                            f.time_ms("deadlineAtMs", False)))
     elif kind == "prune_before":
-        op = _record(cls, (f.time_ms("timestampMs"),))
+        op = _record(cls, (f.time_ms("timestampMs"), f.time_ms("incompleteBeforeMs", False), f.flag("dryRun", False)))
     else:
         session = _session(f.json("session"))
         call_id = f.text("sourceCallId", MAX_IDENTITY_CHARS)

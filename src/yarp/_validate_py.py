@@ -126,7 +126,8 @@ def check_operation(env):
     except ValidationError as exc:
         raise ContractViolation(exc.message) from None
     if env.kind == "prune_before":
-        operation_id = ops.prune_operation_id(operation.timestamp_ms)
+        operation_id = ops.prune_operation_id(operation.timestamp_ms, operation.incomplete_before_ms,
+                                              operation.dry_run)
         source_key = ops.MAINTENANCE_SOURCE_KEY
     elif env.kind == "import_calls":
         operation_id, source_key = ops.operation_id(operation), ops.source_key(operation)
@@ -205,8 +206,10 @@ class _Fields:
             raise ValidationError(f"{self.where}.{name} must be 0 or {MIN_CAP_BYTES} to {MAX_CAP_BYTES} bytes")
         return value
 
-    def flag(self, name):
-        value = self._get(name, True)
+    def flag(self, name, *, required=True):
+        value = self._get(name, required)
+        if value is None and not required:
+            return False
         if not isinstance(value, bool):
             raise ValidationError(f"{self.where}.{name} must be a boolean")
         return value
@@ -389,7 +392,8 @@ def parse_operation(obj):
             f.time_ms("deadlineAtMs", required=False),
         )
     elif kind == "prune_before":
-        op = ops.PruneBefore(f.time_ms("timestampMs"))
+        op = ops.PruneBefore(f.time_ms("timestampMs"), f.time_ms("incompleteBeforeMs", required=False),
+                             f.flag("dryRun", required=False))
     else:
         session, call_id = _call_target(f)
         if kind == "result_before":

@@ -145,7 +145,8 @@ class ArchiveStore:
         A prune runs alone, in steps of its own (`prune`).
         """
         if len(batch) == 1 and type(getattr(batch[0], "operation", None)) is ops.PruneBefore:
-            return [self.prune(batch[0].operation.timestamp_ms)]
+            op = batch[0].operation
+            return [self.prune(op.timestamp_ms, op.incomplete_before_ms, op.dry_run)]
         conn = self.conn
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -282,10 +283,14 @@ class ArchiveStore:
             results.append(outcome)
         return results
 
-    def prune(self, before_ms: int) -> Outcome:
-        """Delete the calls finished before `before_ms`, in bounded steps run back to back
-        (`yarp.archive.prune`; the broker runs them between batches instead)."""
-        return Outcome(pruned_calls=Pruner(self, before_ms).run())
+    def prune(self, before_ms: int, incomplete_before_ms: int | None = None, dry_run: bool = False) -> Outcome:
+        """Delete the calls finished before `before_ms` (and those still started with no record since
+        `incomplete_before_ms`), in bounded steps run back to back (`yarp.archive.prune`; the broker
+        runs them between batches instead); a `dry_run` deletes nothing and counts what would go."""
+        pruner = Pruner(self, before_ms, incomplete_before_ms=incomplete_before_ms, dry_run=dry_run)
+        pruner.run()
+        pruned, extra = pruner.answer()
+        return Outcome(pruned_calls=pruned, extra=extra)
 
     def in_transaction(self, doing: str, work, argument):
         """`work(conn, argument)` in one `BEGIN IMMEDIATE` transaction of its own, committed; its result.

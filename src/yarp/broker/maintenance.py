@@ -147,7 +147,8 @@ class Maintenance:
             self.broker.log_threadsafe("prune_done", calls=pruner.pruned_calls, payloads=pruner.removed_payloads,
                                        pages=pruner.vacuumed_pages, steps=pruner.steps,
                                        ms=int((time.monotonic() - job.started) * 1000))
-            self._end(job, protocol.reply_of(Outcome(pruned_calls=pruner.pruned_calls)), True)
+            pruned, extra = pruner.answer()
+            self._end(job, protocol.reply_of(Outcome(pruned_calls=pruned, extra=extra)), True)
             self._after_step()  # answered first: the checkpoint is not the client's wait
         elif time.monotonic() - job.told >= PRUNE_PROGRESS_INTERVAL_S:
             self._tell(job)
@@ -168,8 +169,9 @@ class Maintenance:
         if request.deadline <= time.monotonic():
             self._end(job, DeadlineExceeded("request deadline expired before the prune began"), False)
             return False
-        job.pruner = Pruner(self.store, request.prepared.operation.timestamp_ms, step_ms=self.step_ms,
-                            max_calls=self.step_calls)
+        op = request.prepared.operation
+        job.pruner = Pruner(self.store, op.timestamp_ms, step_ms=self.step_ms, max_calls=self.step_calls,
+                            incomplete_before_ms=op.incomplete_before_ms, dry_run=op.dry_run)
         job.started = time.monotonic()
         self._tell(job)
         return True

@@ -231,8 +231,12 @@ def parse_request(frame: bytes, now_ms: int) -> IngestRequest:
 
 
 def _prune_id(obj: dict) -> str:
-    timestamp = obj.get("timestampMs")
-    return ops.prune_operation_id(timestamp) if type(timestamp) is int else _UNROUTABLE
+    timestamp, incomplete = obj.get("timestampMs"), obj.get("incompleteBeforeMs")
+    if type(timestamp) is not int:
+        return _UNROUTABLE
+    # A wrong type of the optional fields is the broker's to refuse (by their names); the id is the plain one's.
+    return ops.prune_operation_id(timestamp, incomplete if type(incomplete) is int else None,
+                                  obj.get("dryRun") is True)
 
 
 def ack(request_id: int, reply: dict | None = None, error: str | None = None, kind: str = "") -> bytes:
@@ -244,6 +248,9 @@ def ack(request_id: int, reply: dict | None = None, error: str | None = None, ki
             body["archiveRef"] = reply["archiveRef"]
         if reply.get("prunedCalls") is not None:
             body["prunedCalls"] = reply["prunedCalls"]
+            for name in ("prunedIncompleteCalls", "dryRun"):  # a prune that asked for them
+                if name in reply:
+                    body[name] = reply[name]
         if kind == "result_text" and isinstance(reply.get("view"), str):
             body["view"] = reply["view"]
     if error is not None:

@@ -220,10 +220,19 @@ class UpdateFinalResult(Record):
 
 
 class PruneBefore(Record):
-    """Delete finished calls older than `timestamp_ms` (Unix milliseconds)."""
+    """Delete finished calls older than `timestamp_ms` (Unix milliseconds).
 
-    __slots__ = ("timestamp_ms",)
+    `incomplete_before_ms` (optional): also delete the calls still `started`
+    whose last record (their start, every snapshot) is older than it, calls a
+    crash or a lost finish left behind. `dry_run`: delete nothing, and report
+    what the prune would delete (calls, payloads and their bytes).
+    """
+
+    __slots__ = ("timestamp_ms", "incomplete_before_ms", "dry_run")
+    _defaults = {"incomplete_before_ms": None, "dry_run": False}
     timestamp_ms: int
+    incomplete_before_ms: int | None
+    dry_run: bool
 
     kind = "prune_before"
     sequence = 0
@@ -389,7 +398,7 @@ def source_key(operation: ArchiveOperation) -> str:
 def operation_id(operation: ArchiveOperation) -> str:
     """The stable operation identity: SHA-256 of the source identity and operation kind."""
     if isinstance(operation, PruneBefore):
-        return prune_operation_id(operation.timestamp_ms)
+        return prune_operation_id(operation.timestamp_ms, operation.incomplete_before_ms, operation.dry_run)
     return _sha256_hex(f"{source_identity(operation)}{UNIT_SEPARATOR}{operation.kind}")
 
 
@@ -423,9 +432,15 @@ def import_calls(calls, captured_at_ms: int) -> ImportCalls:
     return ImportCalls(import_batch_id(calls), calls, captured_at_ms)
 
 
-def prune_operation_id(timestamp_ms: int) -> str:
-    """The operation id of a prune at `timestamp_ms`: the same time always gives the same id, so a replay is one."""
-    return _sha256_hex(f"{MAINTENANCE_IDENTITY}{UNIT_SEPARATOR}{timestamp_ms}")
+def prune_operation_id(timestamp_ms: int, incomplete_before_ms: int | None = None, dry_run: bool = False) -> str:
+    """The operation id of a prune at `timestamp_ms`: the same time always gives the same id, so a replay is one.
+
+    A prune of incomplete calls too, or a dry run, has an id of its own (a
+    plain prune keeps the reference's: its time alone).
+    """
+    extra = ("" if incomplete_before_ms is None else f"{UNIT_SEPARATOR}incomplete{incomplete_before_ms}") + (
+        f"{UNIT_SEPARATOR}dry-run" if dry_run else "")
+    return _sha256_hex(f"{MAINTENANCE_IDENTITY}{UNIT_SEPARATOR}{timestamp_ms}{extra}")
 
 
 MAINTENANCE_SOURCE_KEY = _sha256_hex(MAINTENANCE_IDENTITY)
@@ -479,7 +494,12 @@ def imported_call_json(c: ImportedCall) -> dict:
 def operation_to_json(op: ArchiveOperation) -> dict:
     """The inverse of `yarp.wire.validation.parse_operation` (used by clients building envelopes)."""
     if isinstance(op, PruneBefore):
-        return {"operation": op.kind, "timestampMs": op.timestamp_ms}
+        out = {"operation": op.kind, "timestampMs": op.timestamp_ms}
+        if op.incomplete_before_ms is not None:
+            out["incompleteBeforeMs"] = op.incomplete_before_ms
+        if op.dry_run:
+            out["dryRun"] = True
+        return out
     if isinstance(op, ImportCalls):
         return {"operation": op.kind, "batchId": op.batch_id, "capturedAtMs": op.captured_at_ms,
                 "calls": [imported_call_json(c) for c in op.calls]}
