@@ -306,3 +306,20 @@ def test_demo_into_a_pipe_is_plain_text_and_leaves_nothing_behind(tmp_path):
         assert os.listdir(temp) == []  # no runtime directory, spool or demo directory left behind
     finally:
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_a_file_at_the_socket_path_is_named_with_its_path(tmp_path, short_runtime):
+    from yarp.runtime import runtime_paths
+
+    archive = _private(tmp_path / "data") / "a.sqlite3"
+    socket_path = runtime_paths(str(archive), {"XDG_RUNTIME_DIR": str(short_runtime)}).socket
+    Path(socket_path).write_bytes(b"")
+    os.chmod(socket_path, 0o600)
+    env = {**yarp_env(tmp_path), "XDG_RUNTIME_DIR": str(short_runtime)}
+    done = subprocess.run([sys.executable, "-m", "yarp", "run", "--archive", str(archive), "--", "echo", "hi"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "hi\n")  # the command's output and status, raw
+    assert done.stderr == f"yarp: archive failed after command execution: broker socket {socket_path} is not a socket\n"
+    done = subprocess.run([sys.executable, "-m", "yarp", "archive", "broker", "status", "--archive", str(archive)],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 74 and done.stderr == f"yarp: broker socket {socket_path} is not a socket\n"
