@@ -31,7 +31,7 @@ def _agent_workflow(*args: str, home) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("args,expected", [
-    (("archive", "prune"), "yarp: archive prune: the following arguments are required: --before\n"),
+    (("archive", "export", "out"), "yarp: archive export: the following arguments are required: --format\n"),
     (("search", "--no-such-option"), "yarp: search: unrecognized arguments: --no-such-option\n"),
     (("run",), "yarp: run: expected -- followed by a command\n"),
 ])
@@ -119,7 +119,9 @@ def test_import_of_a_missing_path_or_a_mistyped_agent_is_refused(tmp_path):
     assert done.stderr.decode() == f"yarp: {tmp_path / 'no' / 'such' / 'path'} does not exist\n"
     done = run_yarp("import", "claud-code", home=tmp_path)
     assert done.returncode == 64
-    assert done.stderr.decode().startswith("yarp: claud-code is neither an agent (pi, claude-code")
+    said = done.stderr.decode()
+    assert said.startswith("yarp: claud-code is neither an agent (") and "claude-code, " in said
+    assert said.endswith(", all) nor an existing path\n")
     done = run_yarp("import", "pi", str(tmp_path), "--archive", str(tmp_path / "none" / "a.sqlite3"),
                     home=tmp_path)
     assert done.returncode == 64 and b"archive directory" in done.stderr and b"does not exist" in done.stderr
