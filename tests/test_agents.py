@@ -84,3 +84,37 @@ def test_a_part_is_imported_only_when_asked_for():
         agents.part("gemini", "view")
     with pytest.raises(KeyError):
         agents.part("nobody", "hooks")
+
+
+@pytest.mark.parametrize("name", agents.hooked())
+def test_the_hook_process_reads_the_same_facts_as_the_record(name):
+    # The hook process reads hook.json itself, without the registry; both must say the same.
+    import json
+    from pathlib import Path
+
+    from yarp.clients.hook import hook_facts
+
+    record = agents.record(name)
+    facts = hook_facts(name)
+    assert facts is not None
+    assert (tuple(facts["events"]), facts["beforeTool"], facts["capsView"]) == (
+        record.HOOK_EVENTS, record.BEFORE_TOOL, record.CAPS_VIEW)
+    assert facts.get("rewriteOffEnv") == getattr(record, "REWRITE_OFF_ENV", None)
+    assert facts.get("failureNotice") == getattr(record, "FAILURE_NOTICE", None)
+    path = Path(record.__file__).with_name(agents.HOOK_FACTS)
+    assert set(json.loads(path.read_text())) <= {"events", "beforeTool", "capsView", "rewriteOffEnv", "failureNotice"}
+
+
+@pytest.mark.parametrize("name", ["", "ts", "__pycache__", "pi", "opencode", "claude_code", "Codex", "../codex",
+                                  "codex/../gemini", None])
+def test_the_hook_process_takes_no_stranger_for_an_agent(name):
+    from yarp.clients.hook import hook_facts
+
+    assert hook_facts(name) is None
+
+
+def test_the_hook_process_imports_no_python_of_the_agents():
+    code = ("import sys; from yarp.clients.hook import hook_facts; assert hook_facts('codex'); "
+            "print(sorted(m for m in sys.modules if m.startswith('yarp.agents')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -395,13 +395,17 @@ HOOK_FORBIDDEN = ("uvloop", "asyncio", "concurrent.futures", "tree_sitter", "tre
                   "yarp.errors", "__future__",
                   # `yarp.cli` hands a hook straight to `yarp.clients.hook`.
                   "yarp.commands", "yarp.commands.hook_agent",
-                  # Of the agents, the process reads its own record only: no agent's parts.
+                  # The agent's facts come from its hook.json (`yarp.clients.hook.hook_facts`), the event's
+                  # name and session from the head of its JSON: no module of the agents is imported.
+                  "yarp.agents", "yarp.launcher",
+                  *(agents.module_name(name) for name in agents.names()),
                   *(f"{agents.module_name(name)}.{part}" for name in agents.names() for part in agents.PARTS))
 
 
 def hook_imports(world: HookWorld, agent: str, payload: dict) -> tuple[set[str], subprocess.CompletedProcess]:
-    """`python -X importtime` of one hook event, started as the console script starts."""
-    entry = "import sys; from yarp.cli import main; sys.exit(main())"
+    """`python -X importtime` of one hook event, started as the console script starts (its own path as
+    `sys.argv[0]`: the `yarp` the agent ran)."""
+    entry = f"import sys; sys.argv[0] = {str(world.yarp)!r}; from yarp.cli import main; sys.exit(main())"
     result = subprocess.run([sys.executable, "-X", "importtime", "-c", entry, "hook", agent],
                             input=json.dumps(payload).encode(), env=world.env, capture_output=True, timeout=60,
                             cwd=world.work, check=False)
@@ -430,8 +434,8 @@ def test_hook_process_imports_only_the_c_cores(world):
     updated = answer(pre)["hookSpecificOutput"]["updatedInput"]  # planned and rewritten, by the broker
     assert "yarp.clients.hook" in names and "yarp.clients.broker" in names  # the list is real
     assert sorted(set(HOOK_FORBIDDEN) & names) == []
-    assert sorted(name for name in names if name.startswith("yarp.agents")) == ["yarp.agents",
-                                                                                 "yarp.agents.claude_code"]
+    # The agent's facts come from its hook.json: no Python of the registry or of any agent is loaded.
+    assert sorted(name for name in names if name.startswith("yarp.agents")) == []
     ran = world.shell(updated["command"])
     post_event = claude_event("PostToolUse", "Bash", updated, "toolu_imp", cwd, tool_response=bash_response(ran))
     names, post = hook_imports(world, "claude-code", post_event)

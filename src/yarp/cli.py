@@ -48,7 +48,7 @@ COMMANDS: dict[tuple[str, ...], str] = {
     ("doctor",): "doctor",
 }
 
-#: `yarp hook AGENT`, one command per agent with command hooks (`yarp.agents.hook_record`), which
+#: `yarp hook AGENT`, one command per agent with command hooks (`yarp.clients.hook.hook_facts`), which
 #: the agent starts twice for every tool call: its argument list is read by
 #: `yarp.clients.hook.run_fast`, reached without importing `yarp.commands` and the command module
 #: (0.7 M instructions of each event). `yarp.commands.hook_agent` still gives `--help`, and argparse
@@ -179,9 +179,9 @@ def _match(argv: list[str]) -> tuple[tuple[str, ...], list[str]] | None:
         if path in COMMANDS:
             return path, argv[length:]
     if len(argv) > 1 and argv[0] == HOOK:
-        from yarp.agents import hook_record
+        from yarp.clients.hook import hook_facts
 
-        if hook_record(argv[1]) is not None:
+        if hook_facts(argv[1]) is not None:
             return (HOOK, argv[1]), argv[2:]
     return None
 

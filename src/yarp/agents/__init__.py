@@ -6,10 +6,14 @@ agent-neutral (the CLI, the hook process, the validator, the broker's dispatch,
 discovery, doctor, savings) reads it through this module and names no agent.
 docs/design/agents.md says what a folder must hold; in short:
 
-    <module>/__init__.py   the agent's record: plain data (its names, hook events,
-                           shell tools, host limits, doctor and help texts). It
-                           imports nothing: the hook process reads it on every
-                           tool call.
+    <module>/__init__.py   the agent's record: plain data (its names, shell tools,
+                           host limits, doctor and help texts); imports nothing.
+    <module>/hook.json     an agent with command hooks: what the hook process
+                           needs on every tool call (the events it forwards, the
+                           one before the tool, whether it sends the cap, ...),
+                           read there without importing any Python of the agent's
+                           (`yarp.clients.hook.hook_facts`); `record` sets the
+                           same facts on the record (`HOOK_EVENTS`, ...).
     <module>/hooks         its hook events decoded into the event its service
                            takes, and its installer's paths (layer `hooks`)
     <module>/broker        its hook service in the broker (layer `broker`)
@@ -21,8 +25,8 @@ Each part is a module or a package named for the layer it belongs to
 parts it uses and no other agent's. A folder without `__init__.py` (the
 TypeScript the extension adapters share, `ts/`) is not an agent.
 
-No `from __future__ import annotations` and no typing: this module is on the
-hook process's path, where each import is a real one.
+No `from __future__ import annotations` and no typing: each import is a real
+one in a short-lived process.
 """
 
 import os
@@ -35,6 +39,11 @@ PARTS = ("hooks", "transcripts", "broker")
 HOOKS, EXTENSION = "hooks", "extension"
 #: Longest agent name.
 MAX_NAME_CHARS = 32
+#: The file of an agent with command hooks that holds the hook process's facts, and the record's
+#: field each of its members becomes (members with no default are required).
+HOOK_FACTS = "hook.json"
+_FACT_FIELDS = {"events": "HOOK_EVENTS", "beforeTool": "BEFORE_TOOL", "capsView": "CAPS_VIEW",
+                "rewriteOffEnv": "REWRITE_OFF_ENV", "failureNotice": "FAILURE_NOTICE"}
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _records = {}
@@ -72,8 +81,22 @@ def record(name):
     module = sys.modules[full]
     if getattr(module, "NAME", None) != name:
         return None  # a folder that is not an agent (no record, or another name)
+    if getattr(module, "ADAPTER", None) == HOOKS:
+        _set_hook_facts(module)
     _records[name] = module
     return module
+
+
+def _set_hook_facts(module) -> None:
+    """Set the facts of the agent's `hook.json` on its record (`HOOK_EVENTS` as a tuple)."""
+    from yarp.json_text import loads
+
+    with open(os.path.join(os.path.dirname(module.__file__), HOOK_FACTS), "rb") as handle:
+        facts = loads(handle.read(), HOOK_FACTS)
+    for member, field in _FACT_FIELDS.items():
+        if member in facts:
+            value = facts[member]
+            setattr(module, field, tuple(value) if type(value) is list else value)
 
 
 def names() -> tuple:

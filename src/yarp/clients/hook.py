@@ -1,9 +1,11 @@
 """`yarp hook AGENT`: a thin client that forwards one event of an agent's command hooks to the warm broker.
 
 The agent starts this process for every tool call, twice, so it does only what
-must happen in it: read the event (bounded), read the agent's record
-(`yarp.agents`: which events it forwards, which one comes before the tool),
-read the event's name and session from the head of its JSON (the C scanner
+must happen in it: read the event (bounded), read the agent's hook facts
+(`hook_facts`: which events it forwards, which one comes before the tool,
+whether it sends the cap: the `hook.json` in the agent's folder, read without
+importing the registry or any Python of the agent's), read the event's name
+and session (a large event only from the head of its JSON: the C scanner
 reads the members before them, never the tool's input or output), read the
 configuration (from the parse cache) to know whether the archive is on and
 where it is, send the event's bytes to the broker in one request, and print
@@ -29,6 +31,13 @@ import time
 
 from yarp.limits import MAX_FRAME_BYTES
 
+#: The folder of the agents' folders (`yarp.agents`), and the file in an agent's folder that holds
+#: what this process needs (`yarp.agents.HOOK_FACTS`, whose record fields it also sets).
+_AGENTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "agents")
+_HOOK_FACTS = "hook.json"
+_MAX_FACTS_BYTES = 64 * 1024
+_facts: dict = {}
+
 #: Initial capture must be durable before the tool runs; as an extension adapter does, wait at most 2 s.
 BEGIN_TIMEOUT_S = 2.0
 #: The post-tool request's deadline; the installed hook timeout is larger.
@@ -43,10 +52,38 @@ def configure(parser) -> None:
     """Hook commands take no options beyond --archive."""
 
 
+def hook_facts(agent) -> dict | None:
+    """What this process needs of agent `agent`, from its `hook.json`: `events` (the names it forwards),
+    `beforeTool`, `capsView`, and optionally `rewriteOffEnv` and `failureNotice`; None when `agent`
+    names no agent with command hooks. Never imports the agent's Python (each import costs every
+    event about 0.45 M instructions); `yarp.agents.record` gives the same facts to the other processes.
+    """
+    found = _facts.get(agent)
+    if found is not None or type(agent) is not str:
+        return found
+    word = agent.replace("-", "_")
+    if not (0 < len(agent) <= 32 and agent.isascii() and agent[0].isalpha() and word.isidentifier()
+            and agent.islower() and "_" not in agent):
+        return None
+    try:
+        with open(os.path.join(_AGENTS, word, _HOOK_FACTS), "rb") as handle:
+            data = handle.read(_MAX_FACTS_BYTES)
+    except OSError:
+        return None
+    from yarp.json_text import object_or_none
+
+    facts = object_or_none(data.strip())
+    events = facts.get("events") if facts is not None else None
+    if type(events) is not list or facts.get("beforeTool") not in events or type(facts.get("capsView")) is not bool:
+        return None
+    _facts[agent] = facts
+    return facts
+
+
 def run_fast(agent: str, argv: list[str]) -> int | None:
     """`yarp hook AGENT [--archive PATH]` without argparse; anything else returns None.
 
-    `agent` names an agent with command hooks (`yarp.agents.hook_record`).
+    `agent` names an agent with command hooks (`hook_facts`).
     """
     if not argv:
         return run_hook(agent, None)
@@ -68,13 +105,18 @@ def _read_event() -> bytes | None:
 
 #: The members of an event the hook process reads.
 _HEAD = ("hook_event_name", "session_id")
+#: An event larger than this is read only from its head (`json_text.head_members`): decoding a
+#: small one whole with the C scanner costs less than walking its members.
+_HEAD_ONLY_BYTES = 4096
 
 
-def _event_head(raw: bytes, events: tuple) -> tuple[str, str] | None:
+def _event_head(raw: bytes, events: list) -> tuple[str, str] | None:
     """(event name, session id) of an event we archive (one of `events`), else None (never an error)."""
-    from yarp.json_text import head_members
+    from yarp.json_text import head_members, object_or_none
 
-    head = head_members(raw, _HEAD) if raw.startswith(b"{") else None
+    if not raw.startswith(b"{"):
+        return None
+    head = head_members(raw, _HEAD) if len(raw) > _HEAD_ONLY_BYTES else object_or_none(raw)
     if head is None:
         return None
     name, session = head.get("hook_event_name"), head.get("session_id")
@@ -87,11 +129,11 @@ def _event_head(raw: bytes, events: tuple) -> tuple[str, str] | None:
 
 def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
     """Always 0: a hook must never fail the agent's tool because of the archive."""
-    from yarp.agents import hook_record
-
-    record = hook_record(agent)
+    facts = hook_facts(agent)
+    if facts is None:
+        return 0  # not an agent with command hooks (the command line checked this already)
     raw = _read_event()
-    head = _event_head(raw, record.HOOK_EVENTS) if raw is not None else None
+    head = _event_head(raw, facts["events"]) if raw is not None else None
     if head is None:
         # Malformed, oversized or foreign: nothing to archive, no session to warn.
         return 0
@@ -107,22 +149,22 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
     except Exception as exc:  # noqa: BLE001 - `_failure` raises anything but an archive failure again
         warn_once(agent, session, f"archive capture is off for this session: {_failure(exc)}", environ)
         return 0
-    before = name == record.BEFORE_TOOL
+    before = name == facts["beforeTool"]
     timeout = BEGIN_TIMEOUT_S if before else RESULT_TIMEOUT_S
     # `pruning` decides the shell rewrite; `capBytes` (0 with pruning off) the view the broker caps.
     # An agent may name a variable under which commands may not reach `yarp` (a sandbox): no rewrite.
-    off = getattr(record, "REWRITE_OFF_ENV", None)
-    rewrite = config.pruning_enabled and not (off and environ.get(off))
+    off = facts.get("rewriteOffEnv")
+    rewrite = config.pruning_enabled and not (isinstance(off, str) and environ.get(off))
     fields = {"agent": agent, "launcher": _launcher(environ), "pruning": rewrite,
               "rulePacks": list(config.rule_packs)}
-    if record.CAPS_VIEW:
+    if facts["capsView"]:
         fields["capBytes"] = config.cap_bytes if config.pruning_enabled else 0
     try:
         reply = forward(location, environ, fields, raw, time.monotonic() + timeout)
     except Exception as exc:  # noqa: BLE001 - as above
         message = _failure(exc)
-        notice = getattr(record, "FAILURE_NOTICE", None)
-        if notice:
+        notice = facts.get("failureNotice")
+        if isinstance(notice, str) and notice:
             text = notice.format(message=message)
         elif before:
             text = ("archive capture failed; this session's tool calls run without capture or rewriting "
@@ -164,6 +206,11 @@ def warn_once(agent: str, session: str, text: str, environ) -> None:
 
 
 def _launcher(environ) -> list[str]:
+    script = sys.argv[0] if sys.argv else ""
+    if os.path.basename(script) == "yarp" and os.path.isfile(script) and os.access(script, os.X_OK):
+        # The console script the agent ran: `yarp.launcher.yarp_argv`'s first answer, without loading
+        # that module on every event.
+        return [os.path.abspath(script)]
     from yarp.launcher import yarp_argv
 
     return yarp_argv(environ)

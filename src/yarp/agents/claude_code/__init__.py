@@ -10,14 +10,9 @@ NAME = "claude-code"
 LABEL = "Claude Code"
 ADAPTER = "hooks"
 
-# --- the hook process (read on every tool call) ---------------------------------------------
-
-#: The events `yarp hook claude-code` forwards and `yarp hook install` registers.
-HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
-#: The event before the tool runs: its capture must be durable first (2 s at most).
-BEFORE_TOOL = "PreToolUse"
-#: The broker replaces the agent's view itself, capped: the hook's requests carry the configured cap.
-CAPS_VIEW = True
+# The hook process's facts (the events it forwards and `yarp hook install` registers, the one before
+# the tool, whether requests carry the cap) are in hook.json beside this file: the registry sets them
+# here as HOOK_EVENTS, BEFORE_TOOL and CAPS_VIEW.
 
 # --- tools and results ----------------------------------------------------------------------
 

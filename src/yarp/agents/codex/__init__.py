@@ -11,15 +11,9 @@ NAME = "codex"
 LABEL = "Codex"
 ADAPTER = "hooks"
 
-# --- the hook process (read on every tool call) ---------------------------------------------
-
-#: Codex has no PostToolUseFailure; Stop and SessionEnd settle calls that never got a post event.
-HOOK_EVENTS = ("PreToolUse", "PostToolUse", "Stop", "SessionEnd")
-BEFORE_TOOL = "PreToolUse"
-CAPS_VIEW = True
-#: What the hook says once per session when the archive fails, whichever event it was.
-FAILURE_NOTICE = ("archive capture failed; this session's calls run without capture or YARP's view "
-                  "until the archive answers again: {message}")
+# The hook process's facts are in hook.json beside this file (the registry sets them here as
+# HOOK_EVENTS, BEFORE_TOOL, CAPS_VIEW, FAILURE_NOTICE). Codex has no PostToolUseFailure; Stop and
+# SessionEnd settle calls that never got a post event. The failure notice is said whichever event failed.
 
 # --- tools and results ----------------------------------------------------------------------
 

@@ -11,13 +11,9 @@ NAME = "gemini"
 LABEL = "Gemini CLI"
 ADAPTER = "hooks"
 
-# --- the hook process (read on every tool call) ---------------------------------------------
-
-HOOK_EVENTS = ("BeforeTool", "AfterTool")
-BEFORE_TOOL = "BeforeTool"
-CAPS_VIEW = True
-#: Inside Gemini CLI's sandbox (it sets $SANDBOX) commands may not reach `yarp`: none is rewritten.
-REWRITE_OFF_ENV = "SANDBOX"
+# The hook process's facts are in hook.json beside this file (the registry sets them here as
+# HOOK_EVENTS, BEFORE_TOOL, CAPS_VIEW, REWRITE_OFF_ENV). Inside Gemini CLI's sandbox (it sets
+# $SANDBOX) commands may not reach `yarp`: none is rewritten.
 
 # --- tools and results ----------------------------------------------------------------------
 

@@ -14,11 +14,8 @@ NAME = "qwen-code"
 LABEL = "Qwen Code"
 ADAPTER = "hooks"
 
-# --- the hook process (read on every tool call) ---------------------------------------------
-
-HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
-BEFORE_TOOL = "PreToolUse"
-CAPS_VIEW = True
+# The hook process's facts are in hook.json beside this file (the registry sets them here as
+# HOOK_EVENTS, BEFORE_TOOL and CAPS_VIEW).
 
 # --- tools and results ----------------------------------------------------------------------
 
