@@ -218,3 +218,31 @@ def test_damaged_payload_fails_cleanly(archive, tmp_path):
     assert result.returncode == 65
     assert result.stderr.startswith(b"yarp: ") and result.stderr.count(b"\n") == 1
     assert os.listdir(out) == []
+
+
+def test_progress_on_a_terminal_and_nothing_in_a_pipe(archive, tmp_path):
+    from terminal import on_a_terminal
+
+    argv = [sys.executable, "-m", "yarp", "archive", "export", "--format", "parquet", str(tmp_path / "tty"),
+            "--archive", str(archive[0])]
+    proc, seen = on_a_terminal(argv, yarp_env(tmp_path), stream="stderr")
+    assert proc.returncode == 0 and b"snapshots: " in proc.stdout
+    assert seen.startswith(b"\r\x1b[Kexporting: sessions 0/") and seen.endswith(b"\r\x1b[K"), seen
+    piped = export(archive, tmp_path / "pipe")
+    assert piped.returncode == 0 and piped.stderr == b""
+
+
+def test_library_progress_counts_every_table_to_its_rows(archive, tmp_path):
+    import sqlite3
+
+    from yarp.archive.export import export_parquet
+
+    seen = {}
+    conn = sqlite3.connect(f"file:{archive[0]}?mode=ro", uri=True, isolation_level=None)
+    try:
+        summary = export_parquet(conn, str(tmp_path / "lib"),
+                                 progress=lambda table, done, total: seen.setdefault(table, []).append((done, total)))
+    finally:
+        conn.close()
+    for table, info in summary["tables"].items():
+        assert seen[table][0] == (0, info["rows"]) and seen[table][-1] == (info["rows"], info["rows"]), table

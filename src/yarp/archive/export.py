@@ -7,10 +7,13 @@ Columns are typed: integers, booleans for the archive's 0/1 flags, UTC
 timestamps for every `*_ms` column, SHA-256 digests as lowercase hex.
 
 Memory stays bounded whatever the archive's size: rows stream from the
-read-only connection in id order and leave as one row group per batch (at most
-`BATCH_ROWS` rows or about `BATCH_BYTES` of payload, or one payload larger than
-that). Nothing is collected per call; the window is a SQL condition, not a
-list of ids.
+read-only connection in id order (payloads in the order they were stored) and
+leave as one row group per batch (at most `BATCH_ROWS` rows or about
+`BATCH_BYTES` of payload, or one payload larger than that). Nothing is
+collected per call; the window is a SQL condition, not a list of ids. A batch
+is encoded and compressed into its file on a helper thread while the next one
+is read and decompressed (pyarrow releases the GIL there), so at most two
+batches are held. Text is handed to Arrow as the UTF-8 bytes it is stored as.
 
 Incremental exports select by time window. Without a window every call is
 exported, incomplete ones included. With `since_ms`/`until_ms` only finished
@@ -32,11 +35,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Callable
+from contextlib import suppress
 
 from yarp.archive.codec import MEDIA_BINARY, decode_body
 from yarp.archive.sqlite import map_error
 from yarp.errors import ExportUnavailable, UsageError, pyarrow_missing
-from yarp.limits import MAX_DEADLINE_MS
+from yarp.limits import MAX_DEADLINE_MS, READER_MMAP_BYTES
 from yarp.paths import ensure_private_directory
 
 EXPORT_SCHEMA = "yarp.archive-export.v1"
@@ -117,11 +122,12 @@ def _queries(windowed: bool) -> dict[str, str]:
             + (f" WHERE s.tool_call_id IN ({chosen})" if windowed else "")
             + " ORDER BY s.tool_call_id, s.subject, s.stage"
         ),
+        # In the order the payloads were stored: one pass over the table, not a lookup per digest.
         "payloads": (
             "SELECT lower(hex(sha256)), compression, uncompressed_byte_length, length(body) FROM payloads"
             + (f" WHERE sha256 IN (SELECT payload_sha256 FROM snapshots WHERE tool_call_id IN ({chosen}))"
                if windowed else "")
-            + " ORDER BY sha256"
+            + " ORDER BY rowid"
         ),
     }
 
@@ -131,10 +137,13 @@ class _TableWriter:
 
     Rows are kept as the tuples SQLite returned and turned into columns only at
     a flush (one `zip`), so a row costs one append; 0/1 flags become booleans
-    by an Arrow cast, not per value in Python.
+    by an Arrow cast, not per value in Python, and text arrives as UTF-8 bytes
+    that Arrow checks once (a cast) instead of Python strings it would encode
+    again. The batch is written by `pool` (one helper thread) while the next
+    is read; a write still running is waited for before the next starts.
     """
 
-    def __init__(self, pa, pq, handle, schema) -> None:
+    def __init__(self, pa, pq, handle, schema, pool=None) -> None:
         self.pa = pa
         self.schema = schema
         # Dictionary pages only where values repeat (names, enumerations);
@@ -144,6 +153,9 @@ class _TableWriter:
         self.batch: list[tuple] = []
         self.rows = 0
         self.pending_bytes = 0
+        self.pool = pool
+        self.writing = None
+        self.on_flush = None
 
     def add(self, row: tuple, nbytes: int = 0) -> None:
         self.batch.append(row)
@@ -159,19 +171,37 @@ class _TableWriter:
         for values, field in zip(zip(*self.batch), self.schema):
             if field.type == pa.bool_():
                 arrays.append(pa.array(values, type=pa.int8()).cast(pa.bool_()))
+            elif field.type == pa.large_string() and field.name == "text":
+                arrays.append(pa.array(values, type=pa.large_binary()).cast(pa.large_string()))
             else:
                 arrays.append(pa.array(values, type=field.type))
-        self.writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
+        batch = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
         self.rows += len(self.batch)
         self.batch = []
         self.pending_bytes = 0
+        self._wait()
+        if self.pool is None:
+            self.writer.write_batch(batch)
+        else:
+            self.writing = self.pool.submit(self.writer.write_batch, batch)
+        if self.on_flush is not None:
+            self.on_flush(self.rows)
+
+    def _wait(self) -> None:
+        """Let the batch being written finish (its failure is raised here)."""
+        if self.writing is not None:
+            writing, self.writing = self.writing, None
+            writing.result()
 
     def close(self) -> None:
         self.flush()
+        self._wait()
         self.writer.close()
 
     def abandon(self) -> None:
         """Close after a failure, before the file handle goes (the file is removed anyway)."""
+        with suppress(Exception):  # the original failure is what gets reported
+            self._wait()
         try:
             self.writer.close()
         except Exception:  # noqa: BLE001 - the original failure is what gets reported
@@ -201,7 +231,8 @@ def _write_snapshots(cursor, writer: _TableWriter) -> int:
 
     A payload shared by neighbouring snapshots (before = after) is decompressed
     and decoded once. Each row is the query's first eight columns plus text and
-    exact bytes, exactly one of which is set.
+    exact bytes, exactly one of which is set: the text as its UTF-8 bytes (checked here, not decoded into
+    a string), the bytes when they are not UTF-8 or the media type says binary.
     """
     last_sha = None
     content = (None, None)
@@ -213,20 +244,71 @@ def _write_snapshots(cursor, writer: _TableWriter) -> int:
             data = decode_body(row[8], row[9], length)
             content = (None, data)
             if row[3] != MEDIA_BINARY:
-                try:
-                    content = (data.decode("utf-8"), None)
-                except UnicodeDecodeError:
-                    pass
+                if data.isascii():
+                    content = (data, None)
+                else:
+                    try:
+                        data.decode("utf-8")
+                        content = (data, None)
+                    except UnicodeDecodeError:
+                        pass
             last_sha = sha
         add(row[:8] + content, length)
         total += length
     return total
 
 
-def export_parquet(conn: sqlite3.Connection, directory: str, *, since_ms: int | None = None,
-                   until_ms: int | None = None, now_ms: int | None = None) -> dict:
-    """Write the archive (or one window of it) as Parquet into `directory`; return a summary."""
+#: Told each table's progress: (table, rows written, rows it will have).
+Progress = Callable[[str, int, int], None]
+
+
+def _write_tables(conn: sqlite3.Connection, schemas: dict, queries: dict, params: tuple, temporary: dict,
+                  summary: dict, progress: Progress | None) -> None:
+    """Write every table into its temporary file, one batch encoded on a helper thread while the next is
+    read; `progress` hears each table's rows after every batch (its total counted first)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     pa, pq = _arrow()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="yarp-export") as pool:
+        for table in TABLES:
+            total = 0
+            if progress is not None:
+                total = conn.execute(f"SELECT count(*) FROM ({_count_query(queries[table], table)})", params
+                                     ).fetchone()[0]
+                progress(table, 0, total)
+            with _open_private(temporary[table]) as handle:
+                writer = _TableWriter(pa, pq, handle, schemas[table], pool)
+                if progress is not None:
+                    writer.on_flush = lambda rows, table=table, total=total: progress(table, rows, total)
+                try:
+                    cursor = conn.execute(queries[table], params)
+                    if table == "snapshots":
+                        summary["payload_bytes"] = _write_snapshots(cursor, writer)
+                    else:
+                        for row in cursor:
+                            writer.add(row)
+                except BaseException:
+                    writer.abandon()
+                    raise
+                writer.close()
+            summary["tables"][table] = {"rows": writer.rows, "file": f"{table}.parquet"}
+
+
+def _count_query(query: str, table: str) -> str:
+    """`query` reduced to what counting its rows needs: a snapshot's payload is not looked up."""
+    if table == "snapshots":
+        return query.replace(" JOIN payloads p ON p.sha256 = s.payload_sha256", "").replace(
+            " lower(hex(s.payload_sha256)), p.uncompressed_byte_length, p.compression, p.body", " 1")
+    return query
+
+
+def export_parquet(conn: sqlite3.Connection, directory: str, *, since_ms: int | None = None,
+                   until_ms: int | None = None, now_ms: int | None = None, progress: Progress | None = None) -> dict:
+    """Write the archive (or one window of it) as Parquet into `directory`; return a summary.
+
+    `progress(table, rows written, rows)` follows each table while it is written.
+    """
+    pa, _ = _arrow()
     windowed = since_ms is not None or until_ms is not None
     if windowed:
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
@@ -244,23 +326,12 @@ def export_parquet(conn: sqlite3.Connection, directory: str, *, since_ms: int | 
                      "since_ms": since_ms, "until_ms": until_ms, "tables": {}, "payload_bytes": 0}
     linked: list[str] = []
     try:
+        # The payloads are read in the order of the snapshots that name them: memory-mapped pages make
+        # each a copy instead of a read call per page.
+        conn.execute(f"PRAGMA mmap_size = {READER_MMAP_BYTES}")
         conn.execute("BEGIN")  # one read snapshot: the four files agree with each other
         try:
-            for table in TABLES:
-                with _open_private(temporary[table]) as handle:
-                    writer = _TableWriter(pa, pq, handle, schemas[table])
-                    try:
-                        cursor = conn.execute(queries[table], params)
-                        if table == "snapshots":
-                            summary["payload_bytes"] = _write_snapshots(cursor, writer)
-                        else:
-                            for row in cursor:
-                                writer.add(row)
-                    except BaseException:
-                        writer.abandon()
-                        raise
-                    writer.close()
-                summary["tables"][table] = {"rows": writer.rows, "file": f"{table}.parquet"}
+            _write_tables(conn, schemas, queries, params, temporary, summary, progress)
         finally:
             if conn.in_transaction:
                 conn.execute("COMMIT")

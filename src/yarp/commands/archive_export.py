@@ -25,6 +25,8 @@ consecutive windows (each --since the previous --until) export each call once.
 TIME is RFC 3339 with any offset, a local date or time (2026-01-02,
 '2026-01-02 14:30'), Unix milliseconds, or an age (30m, 2h, 7d).
 
+On a terminal, stderr shows the table being written and its rows so far.
+
 Exit status: 0, 64 bad usage or existing export file, 74 archive missing,
 locked, corrupt or unsafe, or pyarrow missing.
 
@@ -46,11 +48,19 @@ def configure(parser) -> None:
 def run(args) -> int:
     from yarp.archive.export import export_parquet
 
+    display = progress = None
+    if sys.stderr.isatty():
+        from yarp.progress import TerminalProgress
+
+        display = TerminalProgress(sys.stderr, "exporting")
+        progress = lambda table, done, total: display.note(f"{table} {done}/{total} rows")
     conn = open_readonly(_archive.resolve_location(args.archive))
     try:
-        summary = export_parquet(conn, args.directory, since_ms=args.since, until_ms=args.until)
+        summary = export_parquet(conn, args.directory, since_ms=args.since, until_ms=args.until, progress=progress)
     finally:
         conn.close()
+        if display is not None:
+            display.close()
     if args.json:
         sys.stdout.write(json.dumps(summary) + "\n")
     else:
