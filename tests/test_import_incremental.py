@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -310,3 +311,20 @@ def test_a_codex_command_still_running_waits_across_runs_for_its_execution(broke
         assert payload(conn, rowid, "source_output", "before") == b"late\n"
     finally:
         conn.close()
+
+
+def test_progress_on_a_terminal_is_removed_at_the_end_and_never_in_a_pipe(broker_env, tmp_path):  # noqa: F811
+    from terminal import on_a_terminal
+
+    first, second = tmp_path / "a" / "s.jsonl", tmp_path / "b" / "s.jsonl"
+    pi_session_file(first, 300)
+    pi_session_file(second, 300, session_id="11111111-2222-3333-4444-555555555555")
+    set_old_mtime(first, second)
+    argv = [sys.executable, "-m", "yarp", "import", "pi", str(first.parent), "--archive", broker_env.archive]
+    proc, seen = on_a_terminal(argv, broker_env.environ, stream="stderr", timeout=120)
+    assert proc.returncode == 0 and b"imported 300 calls" in proc.stdout, proc
+    assert re.search(rb"importing files 1/1 \(300 calls read, 300 imported\)", seen), seen
+    assert seen.endswith(b"\r\x1b[K")  # removed before the summary
+    piped = subprocess.run([*argv[:4], str(second.parent), *argv[5:]], env=broker_env.environ,
+                           capture_output=True, timeout=120)
+    assert piped.returncode == 0 and b"imported 300 calls" in piped.stdout and piped.stderr == b"", piped

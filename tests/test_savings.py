@@ -307,3 +307,47 @@ def test_a_rule_recalled_over_thirty_percent_of_twenty_calls_is_too_aggressive(t
     assert rule["bytes_withheld_net"] == gross - recalled * size(READ_SMALL)
     text = run_yarp("archive", "savings", "--archive", str(path), home=tmp_path).stdout.decode()
     assert ("too aggressive" in text) is flagged
+
+
+def test_a_report_that_computes_rows_tells_its_steps(archive):
+    path, _ = archive
+    steps = []
+    conn = savings_projection.connect(resolve_archive(str(path), {}), persistent=False)
+    try:
+        compute(conn, progress=steps.append)
+        again = []
+        compute(conn, progress=again.append)
+    finally:
+        conn.close()
+    assert steps[0].startswith("measuring every call (") and steps[-1].startswith("summing (")
+    assert any(s.startswith("reading shell inputs and cut views 0/") for s in steps)
+    # The second report finds the marks holding: only the calls since, none here, nothing left to read.
+    assert again[0].startswith("measuring the calls since the last report (")
+    assert "reading shell inputs and cut views 0/0" in again
+
+
+def test_progress_on_a_terminal_after_half_a_second_and_never_in_a_pipe(archive, tmp_path, monkeypatch):
+    import pty
+
+    from yarp import cli
+    from yarp.commands import archive_savings
+
+    path, _ = archive
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    leader, follower = pty.openpty()
+    try:
+        with open(follower, "w", closefd=False) as terminal, open(os.devnull, "w") as out:
+            monkeypatch.setattr(sys, "stderr", terminal)
+            monkeypatch.setattr(sys, "stdout", out)
+            monkeypatch.setattr(archive_savings, "PROGRESS_AFTER_S", 0)  # this archive is done in less
+            assert cli.main(["archive", "savings", "--archive", str(path)]) == 0
+            monkeypatch.setattr(archive_savings, "PROGRESS_AFTER_S", 30)
+            assert cli.main(["archive", "savings", "--archive", str(path)]) == 0
+        seen = os.read(leader, 65536)
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert seen.startswith(b"\r\x1b[Ksavings: measuring every call (") and seen.endswith(b"\r\x1b[K"), seen
+    assert seen.count(b"\r\x1b[Ksavings: measuring") == 1  # the second report said nothing
+    piped = run_yarp("archive", "savings", "--archive", str(path), home=tmp_path)
+    assert piped.returncode == 0 and piped.stderr == b""

@@ -18,16 +18,18 @@ MIN_INTERVAL_S = 0.2
 class TerminalProgress:
     """`label done/total detail` on one terminal line, throttled, removed when closed."""
 
-    def __init__(self, stream, label: str) -> None:
+    def __init__(self, stream, label: str, *, after_s: float = 0.0) -> None:
         self.stream = stream
         self.label = label
         self.last = 0.0
         self.shown = False
+        #: Nothing is drawn before this: a command that is usually quick shows no line when it is.
+        self.quiet_until = time.monotonic() + after_s if after_s else 0.0
 
     def update(self, done: int, total: int, detail: str = "") -> None:
         """Show `done`/`total` and `detail`; redraws are throttled except for the last step."""
         now = time.monotonic()
-        if now - self.last < MIN_INTERVAL_S and done != total:
+        if (now - self.last < MIN_INTERVAL_S and done != total) or now < self.quiet_until:
             return
         self.last = now
         self.shown = True
@@ -38,7 +40,7 @@ class TerminalProgress:
         """Show `label: text` (a step without a count, such as a check that cannot say how far it is);
         throttled like `update`."""
         now = time.monotonic()
-        if now - self.last < MIN_INTERVAL_S:
+        if now - self.last < MIN_INTERVAL_S or now < self.quiet_until:
             return
         self.last = now
         self.shown = True

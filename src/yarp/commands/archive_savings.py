@@ -28,7 +28,8 @@ computes only the calls finished since; the archive is only read.
 TIME is RFC 3339 with any offset (2026-01-02T03:04:05Z), a local date or
 time (2026-01-02, '2026-01-02 14:30'), Unix milliseconds, or an age (30m,
 2h, 7d). Days (--by day) are UTC. On a terminal each group gets a bar: shown,
-net withheld, then recovered or re-run.
+net withheld, then recovered or re-run; a report that takes longer than half
+a second (the first over a large archive) shows its steps on stderr.
 
 Exit status: 0, 74 archive missing, locked, corrupt or unsafe, 64 bad usage.
 
@@ -37,6 +38,10 @@ Examples:
   yarp archive savings --by rule --since 2026-01-01T00:00:00Z
   yarp archive savings --by command --json
 """
+
+
+#: A report still running after this long shows its steps on a terminal.
+PROGRESS_AFTER_S = 0.5
 
 
 def configure(parser) -> None:
@@ -52,8 +57,20 @@ def run(args) -> int:
         raise UsageError("--top must be between 0 and 100")
     if args.since is not None and args.until is not None and args.until <= args.since:
         raise UsageError("--until must be later than --since")
-    report = savings_report.compute_for(_archive.resolve_location(args.archive), by=args.by, since_ms=args.since,
-                                        until_ms=args.until, top=args.top)
+    display = None
+    if not args.json and sys.stderr.isatty():
+        from yarp.progress import TerminalProgress
+
+        # A report that reads the sums is done in a blink; one that computes rows (the first over a
+        # large archive) takes seconds, and says where it stands after the first half second.
+        display = TerminalProgress(sys.stderr, "savings", after_s=PROGRESS_AFTER_S)
+    try:
+        report = savings_report.compute_for(_archive.resolve_location(args.archive), by=args.by, since_ms=args.since,
+                                            until_ms=args.until, top=args.top,
+                                            progress=display.note if display else None)
+    finally:
+        if display is not None:
+            display.close()
     if args.json:
         import json
 

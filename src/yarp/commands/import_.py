@@ -53,13 +53,15 @@ def configure(parser) -> None:
 
 
 def _progress(stream):
-    def show(done: int, total: int, tally) -> None:
-        stream.write(f"\rimporting: {done}/{total} files, {tally.calls_found} calls read,"
-                     f" {tally.calls_new} imported\x1b[K")
-        if done == total:
-            stream.write("\n")
-        stream.flush()
+    """A terminal display of the import: files read, calls read and imported; removed at the end."""
+    from yarp.progress import TerminalProgress
 
+    display = TerminalProgress(stream, "importing files")
+
+    def show(done: int, total: int, tally) -> None:
+        display.update(done, total, f"({tally.calls_found} calls read, {tally.calls_new} imported)")
+
+    show.close = display.close
     return show
 
 
@@ -107,7 +109,11 @@ def run(args) -> int:
     options = ImportOptions(agents, tuple(targets), since_ms, args.dry_run,
                             DEFAULT_SETTLE_S if args.settle is None else args.settle)
     progress = _progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
-    tally = import_transcripts(location, options, progress=progress)
+    try:
+        tally = import_transcripts(location, options, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
     values = tally.to_json()
     if args.json:
         sys.stdout.write(json.dumps(values) + "\n")

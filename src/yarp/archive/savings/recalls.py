@@ -124,7 +124,7 @@ WHERE r.id IN (SELECT id FROM temp.keyed_calls)
 """
 
 
-def annotate(conn: sqlite3.Connection) -> None:
+def annotate(conn: sqlite3.Connection, progress=None) -> None:
     """Complete the projection's new rows: recoveries, re-run keys and their links, rules, line-limited
     views, and the labels of every shell input (`programs.labels_of`).
 
@@ -132,11 +132,16 @@ def annotate(conn: sqlite3.Connection) -> None:
     row is annotated once, `ANNOTATE_BATCH` rows at a time in id order. The
     rows given a re-run key are linked to the runs they repeat once all are
     annotated (an imported run may have a later id than the live one after it).
+    `progress(text)` hears how many rows are done.
     """
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS keyed_calls (id INTEGER PRIMARY KEY)")
     conn.execute("DELETE FROM temp.keyed_calls")
     last = -(2**63)
+    total = conn.execute("SELECT count(*) FROM main.call_savings WHERE annotated = 0").fetchone()[0]
+    done = 0
     while True:
+        if progress is not None:
+            progress(f"reading shell inputs and cut views {done}/{total}")
         updates, followups, keyed = [], [], []
         labels: dict[bytes, tuple] = {}
         for row in conn.execute(_PENDING, (last, ANNOTATE_BATCH)):
@@ -162,6 +167,7 @@ def annotate(conn: sqlite3.Connection) -> None:
             updates.append((call_id, rule, key, host_shown, *(names or (None, None))))
         if not updates:
             break
+        done += len(updates)
         _apply_updates(conn, updates)
         conn.executemany("INSERT OR IGNORE INTO temp.keyed_calls (id) VALUES (?)", keyed)
         if followups:

@@ -112,8 +112,8 @@ def report_sql(by: str, windowed: bool) -> str:
     return _REPORT.format(access=access(windowed), group=_GROUP_SQL[by], probe=_PROBE_SESSIONS)
 
 
-def _rows(conn: sqlite3.Connection, by: str, low: int, high: int,
-          opener: Callable[[], sqlite3.Connection] | None) -> tuple[list[tuple], list[tuple]]:
+def _rows(conn: sqlite3.Connection, by: str, low: int, high: int, opener: Callable[[], sqlite3.Connection] | None,
+          progress: Progress | None = None) -> tuple[list[tuple], list[tuple]]:
     """The report's rows for calls started in [low, high) (for the groups, for the rules and commands),
     after completing the projection and its sums.
 
@@ -125,7 +125,7 @@ def _rows(conn: sqlite3.Connection, by: str, low: int, high: int,
     then can lack a row; otherwise (a first report, one after a prune) every
     call is looked at and the sums are made again, and when many rows are
     missing a `Half` computes the upper half of them on a second connection
-    meanwhile.
+    meanwhile. `progress(text)` hears each step of a report that computes rows.
     """
     import json
 
@@ -136,18 +136,21 @@ def _rows(conn: sqlite3.Connection, by: str, low: int, high: int,
         conn.execute("BEGIN IMMEDIATE")
         marks = projection.read_marks(conn)
         holds = marks is not None and projection.marks_hold(conn, marks)
-        if half is not None:
-            conn.execute(project_sql(False, split=True), (*NO_WINDOW, NO_WINDOW[0], half.middle))
-            conn.executemany(INSERT_CALL_VALUES, half.rows())
-        if holds:
-            since = (*NO_WINDOW, marks["last"] or 0, json.dumps(marks["open"]))
-            conn.execute(project_sql(False, since_marks=True), since)
-            open_ids = [r[0] for r in conn.execute(_OPEN_SINCE_MARKS, since[2:])]
-        else:
-            conn.execute(project_sql(False), NO_WINDOW)  # every call without its row
-            open_ids = [r[0] for r in conn.execute(f"SELECT id FROM {ARCHIVE}.tool_calls WHERE status <> 'finished'")]
-        annotate(conn)
-        (sums.add_new if holds else sums.rebuild)(conn)
+        with _watching(conn, progress, "measuring the calls since the last report" if holds else "measuring every call"):
+            if half is not None:
+                conn.execute(project_sql(False, split=True), (*NO_WINDOW, NO_WINDOW[0], half.middle))
+                conn.executemany(INSERT_CALL_VALUES, half.rows())
+            if holds:
+                since = (*NO_WINDOW, marks["last"] or 0, json.dumps(marks["open"]))
+                conn.execute(project_sql(False, since_marks=True), since)
+                open_ids = [r[0] for r in conn.execute(_OPEN_SINCE_MARKS, since[2:])]
+            else:
+                conn.execute(project_sql(False), NO_WINDOW)  # every call without its row
+                open_ids = [r[0] for r in conn.execute(f"SELECT id FROM {ARCHIVE}.tool_calls"
+                                                       " WHERE status <> 'finished'")]
+        annotate(conn, progress)
+        with _watching(conn, progress, "summing"):
+            (sums.add_new if holds else sums.rebuild)(conn)
         projection.write_marks(conn, open_ids)
         sum_followups(conn)
         rows = _window_rows(conn, by, low, high, json.dumps(open_ids))
@@ -161,6 +164,40 @@ def _rows(conn: sqlite3.Connection, by: str, low: int, high: int,
             conn.execute("ROLLBACK")
         raise
     return rows
+
+
+#: SQLite instructions between two calls of a long statement's progress handler (a few milliseconds).
+_TICK_INSTRUCTIONS = 2_000_000
+#: Told the step under way (`compute`'s `progress`).
+Progress = Callable[[str], None]
+
+
+class _watching:
+    """While the block runs statements on `conn`, `progress(text (N s))` from SQLite's progress handler."""
+
+    def __init__(self, conn: sqlite3.Connection, progress: Progress | None, text: str) -> None:
+        self.conn, self.progress, self.text = conn, progress, text
+
+    def __enter__(self) -> None:
+        if self.progress is None:
+            return
+        import time
+
+        started = time.monotonic()
+
+        def tick() -> int:
+            try:
+                self.progress(f"{self.text} ({time.monotonic() - started:.0f} s)")
+            except Exception:  # noqa: BLE001 - a display that fails must not stop the report
+                pass
+            return 0
+
+        tick()
+        self.conn.set_progress_handler(tick, _TICK_INSTRUCTIONS)
+
+    def __exit__(self, *exc) -> None:
+        if self.progress is not None:
+            self.conn.set_progress_handler(None, 0)
 
 
 #: The calls after the marks (?1) and those open then (?2) that are still not finished.
@@ -191,13 +228,15 @@ def _window_rows(conn: sqlite3.Connection, by: str, low: int, high: int,
 
 def compute(conn: sqlite3.Connection, *, by: str = "tool", since_ms: int | None = None,
             until_ms: int | None = None, top: int = 10,
-            opener: Callable[[], sqlite3.Connection] | None = None) -> Savings:
+            opener: Callable[[], sqlite3.Connection] | None = None, progress: Progress | None = None) -> Savings:
     """The savings of calls started in [since_ms, until_ms), grouped by `by`.
 
     `conn` is a projection connection (`projection.connect`): the archive
     attached read-only, the per-call rows kept in its main database.
     `opener`, when given, opens another (its projection in memory), on which
     the first report over a large archive computes half the missing rows.
+    `progress(text)`, when given, hears the steps of a report that computes
+    rows (a first report over a large archive takes seconds).
     """
     if by not in GROUPINGS:
         raise ValueError(by)
@@ -205,7 +244,7 @@ def compute(conn: sqlite3.Connection, *, by: str = "tool", since_ms: int | None 
     low, high = bounds(since_ms, until_ms)
     try:
         tune(conn)
-        rows = _rows(conn, by, low, high, opener)
+        rows = _rows(conn, by, low, high, opener, progress)
         session_labels = (
             {sid: f"{agent}:{source}" for sid, agent, source in
              conn.execute(f"SELECT id, agent, source_session_id FROM {ARCHIVE}.sessions")}
