@@ -1,7 +1,7 @@
 """One call's whole record, for `yarp show REF`: its row, input, output sources, view and snapshots.
 
 The input (`input/before`, and `input/after` when YARP rewrote it) is read as
-JSON; the view (what the agent was shown: `stdout/after` and `stderr/after`
+JSON, up to `MAX_INPUT_BYTES` (its size is in the snapshot list either way); the view (what the agent was shown: `stdout/after` and `stderr/after`
 of a wrapped call, else `result/after`) is read up to a bound; the exact
 output is not read at all: the record names its recovery sources and their
 sizes, which `yarp read`, `search` and `restore` serve. Every snapshot is
@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 
 from yarp._record import Record
-from yarp.archive.calls.listing import CallRow, calls_by_id
+from yarp.archive.calls.listing import MAX_INPUT_BYTES, CallRow, calls_by_id
 from yarp.archive.recovery.lookup import Source, find_call, recovery_sources
 from yarp.archive.recovery.reading import iter_payload, utf8_safe_end
 from yarp.archive.sqlite import map_error
@@ -103,12 +103,12 @@ def _head(conn: sqlite3.Connection, snapshot: Snapshot, limit: int) -> bytes:
 
 
 def _json(conn: sqlite3.Connection, snapshot: Snapshot | None) -> object:
-    """A JSON snapshot's value (None when absent, damaged or not JSON)."""
-    if snapshot is None:
+    """A JSON snapshot's value (None when absent, larger than `MAX_INPUT_BYTES`, damaged or not JSON)."""
+    if snapshot is None or snapshot.length > MAX_INPUT_BYTES:
         return None
-    from yarp.json_text import loads_record
+    import json
 
     try:
-        return loads_record(b"".join(iter_payload(conn, snapshot.rowid, snapshot.compression)))
+        return json.loads(b"".join(iter_payload(conn, snapshot.rowid, snapshot.compression)))
     except Exception:  # a damaged payload is verify's to report; show names the call without it
         return None

@@ -81,7 +81,7 @@ class ListWriter:
         self.colour = colour
         self.width = width  # a terminal's columns: lines are cut to it; None: nothing is cut
         self.home = os.path.expanduser("~") if home is None else home
-        self.widths: tuple[int, int, int] | None = None
+        self.widths: tuple[int, int, int, int] | None = None
 
     def lines(self, rows: Iterable[CallRow], first_page: int = 200) -> Iterator[str]:
         """The list, line by line (each ends in a newline), for `rows` in order."""
@@ -91,9 +91,12 @@ class ListWriter:
             pending.append(row)
             if len(pending) >= first_page:
                 break
+        shorten = self.width is not None
         self.widths = (min(max((len(r.agent) for r in pending), default=5), MAX_AGENT),
                        min(max((len(r.tool) for r in pending), default=4), MAX_TOOL),
-                       max((len(status_text(r)) for r in pending), default=2))
+                       max((len(status_text(r)) for r in pending), default=2),
+                       min(max((len(short_cwd(r.cwd, home=self.home, shorten=shorten)) for r in pending), default=1),
+                           MAX_CWD + 12))
         for row in pending:
             yield self.line(row)
         for row in iterator:
@@ -101,7 +104,7 @@ class ListWriter:
 
     def line(self, row: CallRow) -> str:
         """One call's line."""
-        agent_w, tool_w, status_w = self.widths or (MAX_AGENT, MAX_TOOL, 10)
+        agent_w, tool_w, status_w, cwd_w = self.widths or (MAX_AGENT, MAX_TOOL, 10, MAX_CWD)
         colour = self.colour
         status = status_text(row)
         duration = format_duration(row.duration_ms) if row.duration_ms is not None else "-"
@@ -117,12 +120,13 @@ class ListWriter:
             _paint("cut", "cut", colour) if row.cut else "   ",
         ))
         cwd = short_cwd(row.cwd, home=self.home, shorten=self.width is not None)
+        cwd = cwd.ljust(cwd_w) if row.gist else cwd
         gist = row.gist or ""
         if self.width is not None:
             # The line fits the terminal: the gist gives way first, then the directory.
             room = self.width - _visible_len(fixed) - 1
-            if room < len(cwd) + 3:
-                cwd, gist = _fit(cwd, max(room, 1)), ""
+            if room < len(cwd.rstrip()) + 3:
+                cwd, gist = _fit(cwd.rstrip(), max(room, 1)), ""
             else:
                 gist = _fit(gist, room - len(cwd) - 2)
         return f"{fixed} {_paint(cwd, 'cwd', colour)}  {gist}".rstrip() + "\n"
@@ -193,7 +197,7 @@ def _section(title: str, colour: bool) -> str:
 
 def _json_block(value: object, limit: int = 4096) -> list[str]:
     if value is None:
-        return ["  (not archived or not JSON)\n"]
+        return ["  (not shown: not archived, over 1 MiB, or not JSON; its size is under snapshots)\n"]
     text = json.dumps(value, indent=2, ensure_ascii=False)
     cut = len(text) > limit
     lines = [f"  {_printable(line)}\n" for line in text[:limit].split("\n")]
