@@ -143,3 +143,25 @@ def qwen_code_binary() -> Path:
     binary = npm_binary("@qwen-code/qwen-code", QWEN_CODE_VERSION, "qwen", "qwen-code")
     assert version_of(binary) == QWEN_CODE_VERSION
     return binary
+
+
+KILO_CODE_VERSION = "7.7.7"
+
+
+def kilo_code_binary() -> Path:
+    """The real Kilo Code CLI of `KILO_CODE_VERSION` (its npm package installs the platform binary), in the cache.
+
+    The version is pinned: the registry's newest launcher (7.8.1) names platform
+    packages the registry does not hold, and its install fails.
+    """
+    binary = npm_binary("@kilocode/cli", KILO_CODE_VERSION, "kilo", "kilo-code")
+    assert version_of(binary) == KILO_CODE_VERSION
+    return binary
+
+
+def seed_kilo_config(config_dir: Path) -> None:
+    """Let Kilo Code load plugins from `config_dir` without its npm install of `@kilocode/plugin`
+    (opencode's rule under Kilo's package name: see `seed_opencode_config`)."""
+    (config_dir / "node_modules").mkdir(parents=True, exist_ok=True)
+    lock = {"lockfileVersion": 3, "packages": {"": {"dependencies": {"@kilocode/plugin": KILO_CODE_VERSION}}}}
+    (config_dir / "package-lock.json").write_text(json.dumps(lock))
