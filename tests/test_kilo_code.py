@@ -29,7 +29,7 @@ from yarp.archive.codec import canonical_json
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS_DIR = ROOT / "src" / "yarp" / "agents"
-HOOKS = ROOT / "src" / "yarp" / "hooks"
+HOOKS = ROOT / "src" / "yarp" / "agents"  # each adapter's folder, and ts/ beside them
 
 
 def test_the_plugin_is_opencodes_made_with_this_agents_name():
@@ -37,7 +37,7 @@ def test_the_plugin_is_opencodes_made_with_this_agents_name():
     assert (record.ADAPTER, record.EXTENSION_BASE, record.EXTENSION_FILES) == ("extension", "opencode", ("plugin.ts",))
     source = (AGENTS_DIR / "kilo_code" / "plugin.ts").read_text()
     assert 'import { createYarpPlugin } from "../opencode/plugin.ts"' in source
-    assert re.search(r'^export const AGENT = "kilo-code"$', source, re.M)
+    assert re.search(r'^export const AGENT = "kilo-code"$', source, re.MULTILINE)
     assert "createYarpPlugin({ agent: AGENT })" in source
     # opencode's plugin records the agent it is made for, and opencode's own stays opencode.
     base = (HOOKS / "opencode" / "plugin.ts").read_text()
@@ -65,12 +65,12 @@ def test_install_copies_the_plugin_with_opencodes_beside_it_and_uninstall_remove
     assert b"already installed" in yarp(home, project, "hook", "install", "kilo-code",
                                          XDG_CONFIG_HOME=str(config)).stdout
     doctor = yarp(home, project, "doctor", XDG_CONFIG_HOME=str(config)).stdout.decode()
-    assert re.search(rf"^ok +Kilo Code plugin: {re.escape(str(folder))} \(yarp \S+, this yarp\)$", doctor, re.M)
+    assert re.search(rf"^ok +Kilo Code plugin: {re.escape(str(folder))} \(yarp \S+, this yarp\)$", doctor, re.MULTILINE)
 
     # A file of the copy changed: doctor says it is not current, uninstall keeps it.
     (folder / "opencode" / "plugin.ts").write_text("// mine\n")
     doctor = yarp(home, project, "doctor", XDG_CONFIG_HOME=str(config)).stdout.decode()
-    assert not re.search(r"^ok +Kilo Code plugin: .*this yarp\)$", doctor, re.M)
+    assert not re.search(r"^ok +Kilo Code plugin: .*this yarp\)$", doctor, re.MULTILINE)
     removed = yarp(home, project, "hook", "uninstall", "kilo-code", XDG_CONFIG_HOME=str(config))
     assert removed.returncode == 0, removed.stderr
     assert not (config / "kilo" / "plugin" / "yarp.ts").exists() and not (folder / "kilo-code").exists()
@@ -141,3 +141,16 @@ def test_a_store_given_by_path_is_its_agents_by_its_name(broker_env, tmp_path): 
     assert summary["callsNew"] == 2
     assert {call_id: call["agent"] for call_id, call in calls_by_id(broker_env).items()} == {
         "call_k": "kilo-code", "call_o": "opencode"}
+
+
+def test_savings_count_what_kilo_code_would_have_shown():
+    # Savings read the record: bash keeps its last 2,000 lines or 50 KiB, and the plugin hands the model
+    # its view, so an unchanged result withheld nothing.
+    from yarp.archive.savings.hosts import host_view
+    from yarp.archive.savings.rule import VIEW_REPLACING_AGENTS
+
+    shell = host_view("kilo-code", "bash", False)
+    assert (shell.limit, shell.lines) == (51_200, 2_000)
+    assert shell.shown(588_895, 100_000) == 588_895 * 2_000 // 100_000 + shell.notice
+    assert host_view("kilo-code", "read", False).lines == 2_000
+    assert "kilo-code" in VIEW_REPLACING_AGENTS

@@ -26,10 +26,10 @@ EXTENSION_ENTRY = ("plugin/yarp.ts", "kilo-code/plugin.ts", "YarpPlugin")
 # --- tools and results ----------------------------------------------------------------------
 
 TOOL_CLASSES = {"bash": "shell", "read": "read"}
-#: Kilo Code 7.7.7, as opencode: 2,000 lines or 50 KiB; bash keeps the tail (12,122 characters of
-#: `seq 1 100000`: its note naming the spill file, then the last 2,000 lines), read and the rest the head.
+#: Kilo Code 7.7.7, as opencode: 2,000 lines or 50 KiB; bash keeps the tail under a note naming its
+#: spill file (about 110 characters, the path's length), read and the rest the head.
 HOST_VIEWS = {
-    ("shell", None): {"limit": 51_200, "notice": 130, "lines": 2_000},
+    ("shell", None): {"limit": 51_200, "notice": 110, "lines": 2_000},
     ("read", None): {"limit": 51_200, "notice": 90, "lines": 2_000},
     ("other", None): {"limit": 51_200, "notice": 170, "lines": 2_000},
 }
