@@ -9,7 +9,7 @@
  * a private archive, each call begun and its raw result recorded untimed, then timed:
  *
  * - `new`: `result_text` with `capBytes`, its acknowledgement carrying the broker's view,
- *   placed among the blocks (what src/yarp/hooks/ts/lifecycle.ts does now);
+ *   placed among the blocks (what src/yarp/agents/ts/lifecycle.ts does now);
  * - `old`: `result_text` without it, then the old local cap (what it did before), also
  *   split into its round trip (`old_rtt`) and its cap (`old_cap`).
  *
@@ -20,8 +20,8 @@
  */
 
 import { Buffer } from "node:buffer"
-import { withView, type ContentBlock } from "../src/yarp/hooks/ts/content.ts"
-import { IngestClient, OTHER_TIMEOUT_MS } from "../src/yarp/hooks/ts/ingest.ts"
+import { withView, type ContentBlock } from "../src/yarp/agents/ts/content.ts"
+import { IngestClient, OTHER_TIMEOUT_MS } from "../src/yarp/agents/ts/ingest.ts"
 import { findRealYarp, realWorld } from "../hooks/pi/test/real-yarp.ts"
 
 type OldCap = {

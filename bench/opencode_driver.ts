@@ -11,7 +11,7 @@
  */
 
 import { execFileSync } from "node:child_process"
-import { createYarpPlugin } from "../src/yarp/hooks/opencode/plugin.ts"
+import { createYarpPlugin } from "../src/yarp/agents/opencode/plugin.ts"
 
 const rounds = Number(process.env["DRIVER_ROUNDS"] ?? "20")
 const work = process.env["DRIVER_WORK"] ?? process.cwd()

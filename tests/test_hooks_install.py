@@ -282,7 +282,7 @@ def test_backups_are_kept_bounded(dirs):
 
 # --- the Pi extension ------------------------------------------------------------------------
 
-HOOKS = ROOT / "src" / "yarp" / "hooks"
+HOOKS = ROOT / "src" / "yarp" / "agents"  # each adapter's folder, and ts/ beside them
 
 
 def _pi_folder(home: Path) -> Path:

@@ -3,7 +3,7 @@
 Pi runs non-interactively against the scripted model server on loopback, both
 inside a loopback-only network namespace (tests/netns.py), executes
 real tool calls (large, binary and failing shell output, write, read, edit) and
-loads the extension shipped in the package (src/yarp/hooks/pi) with `-e`. The test then reads the archive read-only and checks
+loads the extension shipped in the package (src/yarp/agents/pi) with `-e`. The test then reads the archive read-only and checks
 every call's exact input, raw and visible result, stream and source-output
 snapshots, that the text the model was shown is the archived visible result, that
 capped results carry a marker whose `yarp search` finds the omitted text, and
@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The npm project that pins the Pi version the extension is tested against.
 PI_DIR = ROOT / "hooks" / "pi"
 #: The extension as the package ships it, loaded as a directory through its package.json `pi.extensions` entry.
-EXTENSION = ROOT / "src" / "yarp" / "hooks" / "pi"
+EXTENSION = ROOT / "src" / "yarp" / "agents" / "pi"
 #: Set by tests/installed/run.py: the venv whose installed `yarp` this test drives, with the extension
 #: that `yarp hook install pi` put where Pi discovers it (no `-e`), instead of the checkout's.
 INSTALLED_VENV = os.environ.get("YARP_TEST_VENV")

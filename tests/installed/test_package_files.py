@@ -32,8 +32,9 @@ def source_files() -> set[str]:
     root = SOURCE / "src"
     found = {str(path.relative_to(root)) for package in PACKAGES for path in (root / package).rglob("*")
              if path.is_file() and not _generated(path)}
-    assert "yarp/rules/salience.json" in found and "yarp/hooks/pi/index.ts" in found
-    assert "yarp/hooks/opencode/plugin.ts" in found and "yarp/hooks/ts/lifecycle.ts" in found
+    assert "yarp/rules/salience.json" in found and "yarp/agents/pi/index.ts" in found
+    assert "yarp/agents/opencode/plugin.ts" in found and "yarp/agents/ts/lifecycle.ts" in found
+    assert "yarp/agents/claude_code/hook.json" in found and "yarp/agents/pi/package.json" in found
     return found
 
 

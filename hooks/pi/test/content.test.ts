@@ -1,6 +1,7 @@
 import assert from "node:assert/strict"
 import test from "node:test"
-import { fullOutputPathOf, joinedText, resultCompleteness, withView, type ContentBlock } from "../../../src/yarp/hooks/ts/content.ts"
+import { fullOutputPathOf } from "../../../src/yarp/agents/pi/extension.ts"
+import { joinedText, resultCompleteness, withView, type ContentBlock } from "../../../src/yarp/agents/ts/content.ts"
 
 test("the text is the text blocks joined without separators; other blocks do not count", () => {
   const content: ContentBlock[] = [{ type: "text", text: "a\n" }, { type: "image", data: "AAAA" }, { type: "text", text: "b" }]

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict"
 import { Buffer } from "node:buffer"
 import test from "node:test"
-import { joinedText } from "../../../src/yarp/hooks/ts/content.ts"
+import { joinedText } from "../../../src/yarp/agents/ts/content.ts"
 import { CTX, entries, frames, rewritePlan, runCall, setup } from "./harness.ts"
 
 const REWRITE = (command: string, id: string) => rewritePlan(command, id, "pi", "session-1")
@@ -288,7 +288,7 @@ test("the yarp to run: YARP_BIN, else the one the install record names, else yar
   const { tmpdir } = await import("node:os")
   const { join } = await import("node:path")
   const { pathToFileURL } = await import("node:url")
-  const { binaryPath } = await import("../../../src/yarp/hooks/ts/yarp-cli.ts")
+  const { binaryPath } = await import("../../../src/yarp/agents/ts/yarp-cli.ts")
   const dir = mkdtempSync(join(tmpdir(), "yarp-record-"))
   const record = pathToFileURL(join(dir, "yarp-install.json"))
   assert.equal(binaryPath({}, record), "yarp", "no record: PATH")

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict"
 import { Buffer } from "node:buffer"
 import test from "node:test"
-import { AckReader, ackLineLimit, encodeFrame, FrameReader, MAX_ACK_LINE_BYTES, MAX_FRAME_BYTES, parseAck } from "../../../src/yarp/hooks/ts/frame.ts"
+import { AckReader, ackLineLimit, encodeFrame, FrameReader, MAX_ACK_LINE_BYTES, MAX_FRAME_BYTES, parseAck } from "../../../src/yarp/agents/ts/frame.ts"
 
 test("a frame is an 8-byte big-endian length followed by the UTF-8 JSON body", () => {
   const frame = encodeFrame({ operation: "begin_call", text: "é" })

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, existsSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { createYarpExtension } from "../../../src/yarp/hooks/pi/extension.ts"
+import { createYarpExtension } from "../../../src/yarp/agents/pi/extension.ts"
 
 export const FAKE_YARP = fileURLToPath(new URL("./fixtures/fake-yarp.mjs", import.meta.url))
 

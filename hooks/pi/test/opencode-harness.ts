@@ -8,7 +8,7 @@
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { createYarpPlugin } from "../../../src/yarp/hooks/opencode/plugin.ts"
+import { createYarpPlugin } from "../../../src/yarp/agents/opencode/plugin.ts"
 import { FAKE_YARP } from "./harness.ts"
 
 export type Hooks = Record<string, (...args: any[]) => Promise<void>>

@@ -15,10 +15,10 @@ import { existsSync, readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import test from "node:test"
-import { joinedText } from "../../../src/yarp/hooks/ts/content.ts"
+import { joinedText } from "../../../src/yarp/agents/ts/content.ts"
 import { FakePi } from "./harness.ts"
 import { findRealYarp, realWorld } from "./real-yarp.ts"
-import { createYarpExtension } from "../../../src/yarp/hooks/pi/extension.ts"
+import { createYarpExtension } from "../../../src/yarp/agents/pi/extension.ts"
 
 const REPO = resolve(fileURLToPath(new URL("../../..", import.meta.url)))
 const SESSIONS = resolve(REPO, "..", "shared", "data", "pi-sessions")

@@ -1,22 +1,20 @@
-"""Install and remove an agent adapter that ships inside this package as TypeScript (Pi, opencode).
+"""Install and remove an agent adapter that ships inside this package as TypeScript (`ADAPTER = "extension"`).
 
-The adapters' sources sit in package data: `hooks/ts/` (what they share: the
-ingest bridge client, frames, the call lifecycle, result content blocks, the
-`yarp` commands they run) and one folder per agent (`hooks/pi/`,
-`hooks/opencode/`). `install` copies an agent's folder and the shared one,
-keeping that layout, into a folder of ours the agent can load, with one
-record, `yarp-install.json`: the format, the YARP version, the `yarp`
-that installed it (which the adapter then runs: its console script, or a
+An adapter's sources sit in package data: its own files in its agent's folder
+(`yarp/agents/<agent>/`, named by its record's `EXTENSION_FILES`) and what
+the adapters share in `yarp/agents/ts/` (the ingest bridge client, frames, the
+call lifecycle, result content blocks, the `yarp` commands they run). `install`
+copies them, keeping that layout (`<agent>/…` and `ts/…`; an adapter built on
+another agent's, `EXTENSION_BASE`, gets that one's files beside it), into a
+folder of ours the agent can load (its `hooks` part's `config_dir`), with one
+record, `yarp-install.json`: the format, the YARP version, the `yarp` that
+installed it (which the adapter then runs: its console script, or a
 `yarp-launcher` written beside the files for a `python -m yarp` install) and
-the SHA-256 of every file written. Nothing is fetched and no npm is needed.
-
-    Pi        $PI_CODING_AGENT_DIR/extensions/yarp/ (else ~/.pi/agent/extensions/yarp/),
-              project ./.pi/extensions/yarp/: pi/, ts/, and a package.json naming pi/index.ts
-    opencode  $XDG_CONFIG_HOME/opencode/yarp/ (else ~/.config/opencode/yarp/), project
-              ./.opencode/yarp/: opencode/, ts/; and the entry opencode loads,
-              <that config>/plugin/yarp.ts, one line re-exporting the plugin
-    others    an extension agent of `yarp.agents`: its record's files from its folder (and its
-              `EXTENSION_BASE`'s beside them), in the config folder its `hooks` part names
+the SHA-256 of every file written. Nothing is fetched and no npm is needed. A
+record may also ask for a `package.json` manifest at the folder's root
+(`EXTENSION_MANIFEST`: the one beside its files, naming them in `<agent>/`),
+or an entry file outside our folder that re-exports the adapter
+(`EXTENSION_ENTRY`: where, from which module, which name).
 
 The record is what makes the folder ours. `install` refuses a folder (or a
 link, or a file) without it, and an entry file it did not write; it builds
@@ -47,34 +45,27 @@ RECORD_FORMAT = 2
 FOLDER_NAME = "yarp"
 #: The launcher written beside the files when this yarp has no console script of its own.
 LAUNCHER_NAME = "yarp-launcher"
-_HOOKS = os.path.dirname(os.path.abspath(__file__))
-#: The shared TypeScript every adapter imports as `../ts/…`.
+#: The shared TypeScript every adapter imports as `../ts/…` (beside the agents' folders, and beside
+#: each installed adapter's `<agent>/`).
 SHARED = ("frame.ts", "ingest.ts", "content.ts", "yarp-cli.ts", "lifecycle.ts")
-AGENTS = ("pi", "opencode")
 #: The largest record we read back.
 _MAX_RECORD_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """What an agent's adapter is made of: its own files (under `hooks/<agent>/`, or `folder`), and the
-    entry file its agent loads when that lies outside our folder (opencode's `plugin/yarp.ts`)."""
+    """What an agent's adapter is made of (from its record): its own files in `folder`, and the entry
+    file its agent loads when that lies outside our folder."""
 
     own: tuple[str, ...]
-    #: The Pi package manifest written at the folder's root (the one in the package names ./index.ts).
+    #: A package manifest written at the folder's root (the one beside the files names them there).
     manifest: bool = False
     #: (path relative to the agent's config folder, the module it re-exports from, the name it exports).
     entry: tuple[str, str, str] | None = None
     #: The agent whose adapter this one is built on: its own files are installed too, under `<base>/`.
     base: str | None = None
-    #: Where the own files are in the package (None: `hooks/<agent>/`).
+    #: Where the own files are in the package: the agent's folder.
     folder: str | None = None
-
-
-LAYOUTS = {
-    "pi": Layout(("index.ts", "extension.ts"), manifest=True),
-    "opencode": Layout(("plugin.ts",), entry=("plugin/yarp.ts", "opencode/plugin.ts", "YarpPlugin")),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,12 +90,6 @@ class InstalledExtension:
 
 
 def _check_agent(agent: str) -> Layout:
-    if agent in LAYOUTS:
-        return LAYOUTS[agent]
-    return _registered(agent)
-
-
-def _registered(agent: str) -> Layout:
     """The layout of an extension agent `yarp.agents` holds: its record's files, in its own folder."""
     from yarp import agents
 
@@ -116,27 +101,19 @@ def _registered(agent: str) -> Layout:
                   os.path.dirname(os.path.abspath(record.__file__)))
 
 
-def config_dir(agent: str, scope: str, environ=os.environ, cwd: str | None = None) -> str:
-    """The agent's folder that holds ours (and, for opencode, the entry's `plugin/`), for `scope`."""
-    if agent not in LAYOUTS:
-        from yarp import agents
+def _shared_folder() -> str:
+    """The shared TypeScript's folder: `ts/` beside the agents' folders."""
+    from yarp import agents
 
-        _registered(agent)
-        return agents.part(agent, "hooks").config_dir(scope, environ, cwd)
-    home = environ.get("HOME") or os.path.expanduser("~")
-    if agent == "pi":
-        if scope == "project":
-            return os.path.join(os.path.abspath(cwd or os.getcwd()), ".pi", "extensions")
-        agent_dir = environ.get("PI_CODING_AGENT_DIR") or ""
-        if not os.path.isabs(agent_dir):
-            agent_dir = os.path.join(home, ".pi", "agent")
-        return os.path.join(agent_dir, "extensions")
-    if scope == "project":
-        return os.path.join(os.path.abspath(cwd or os.getcwd()), ".opencode")
-    config_home = environ.get("XDG_CONFIG_HOME") or ""
-    if not os.path.isabs(config_home):
-        config_home = os.path.join(home, ".config")
-    return os.path.join(config_home, "opencode")
+    return os.path.join(os.path.dirname(os.path.abspath(agents.__file__)), "ts")
+
+
+def config_dir(agent: str, scope: str, environ=os.environ, cwd: str | None = None) -> str:
+    """The agent's folder that holds ours (and an entry's folder), for `scope` (its `hooks` part's `config_dir`)."""
+    from yarp import agents
+
+    _check_agent(agent)
+    return agents.part(agent, "hooks").config_dir(scope, environ, cwd)
 
 
 def install_path(agent: str, scope: str, environ=os.environ, cwd: str | None = None) -> str:
@@ -145,7 +122,7 @@ def install_path(agent: str, scope: str, environ=os.environ, cwd: str | None = N
 
 
 def entry_path(agent: str, folder: str) -> str | None:
-    """The entry file outside `folder` that the agent loads (opencode), or None."""
+    """The entry file outside `folder` that the agent loads (its record's `EXTENSION_ENTRY`), or None."""
     entry = _check_agent(agent).entry
     return os.path.join(os.path.dirname(folder), entry[0]) if entry else None
 
@@ -166,15 +143,17 @@ def shipped_files(agent: str) -> dict[str, bytes]:
     layout = _check_agent(agent)
     files = {}
     for owner in (agent,) if layout.base is None else (layout.base, agent):
-        folder = _check_agent(owner).folder or os.path.join(_HOOKS, owner)
         for name in _check_agent(owner).own:
-            files[f"{owner}/{name}"] = _read(os.path.join(folder, name), f"{owner} adapter's {name}")
+            files[f"{owner}/{name}"] = _read(os.path.join(_check_agent(owner).folder, name),
+                                             f"{owner} adapter's {name}")
     for name in SHARED:
-        files[f"ts/{name}"] = _read(os.path.join(_HOOKS, "ts", name), f"adapters' shared {name}")
+        files[f"ts/{name}"] = _read(os.path.join(_shared_folder(), name), f"adapters' shared {name}")
     if layout.manifest:
-        manifest = json.loads(_read(os.path.join(_HOOKS, agent, "package.json"), f"{agent} adapter's package.json"))
-        # The package's manifest names its entries beside it (`./index.ts`); ours sit in `<agent>/`.
-        manifest["pi"] = {"extensions": [f"./{agent}/{os.path.normpath(name)}" for name in manifest["pi"]["extensions"]]}
+        from yarp import agents
+
+        # The agent's own manifest (the one beside its files names them there; ours sit in `<agent>/`).
+        shipped = json.loads(_read(os.path.join(layout.folder, "package.json"), f"{agent} adapter's package.json"))
+        manifest = agents.part(agent, "hooks").manifest(shipped, f"./{agent}/")
         files["package.json"] = (json.dumps(manifest, indent=2) + "\n").encode()
     return files
 

@@ -1,5 +1,5 @@
 /**
- * Pi extension entry point: `pi -e hooks/pi/src/index.ts` loads it.
+ * Pi extension entry point: `pi -e <this folder>` (or `-e index.ts`) loads it.
  *
  * It only wires the default options; all behaviour lives in extension.ts.
  */

@@ -17,7 +17,7 @@
  * fallback store, never opens the database, and never puts payloads in warnings.
  */
 
-import { fullOutputPathOf, resultCompleteness, type ContentBlock } from "../ts/content.ts"
+import { resultCompleteness, type ContentBlock } from "../ts/content.ts"
 import { IngestClient } from "../ts/ingest.ts"
 import {
   beginCall,
@@ -64,6 +64,13 @@ type Session = {
 /** Structured result snapshot: what Pi carries for a tool result, JSON-safe. */
 function resultSnapshot(content: unknown, details: unknown, isError: boolean): Record<string, unknown> {
   return { content: content ?? [], details: details === undefined ? null : details, isError }
+}
+
+/** Pi's bash tool names its complete output file in `details.fullOutputPath`. */
+export function fullOutputPathOf(toolName: string, details: unknown): string | undefined {
+  if (toolName !== "bash" || !isRecord(details)) return undefined
+  const path = details["fullOutputPath"]
+  return typeof path === "string" && path.startsWith("/") ? path : undefined
 }
 
 export function createYarpExtension(options: ExtensionOptions = {}) {

@@ -6,7 +6,7 @@
  * The view itself is YARP's, made by the broker from the committed text (the
  * acknowledgement of `result_text` with `capBytes`, see ./lifecycle.ts), so
  * every agent is shown the one view the Python side keeps. Pure functions over
- * Pi's content blocks (opencode's output string is one text block).
+ * a host's content blocks (an output string is one text block).
  */
 
 export type TextBlock = { type: "text"; text: string }
@@ -53,8 +53,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /**
  * Completeness of a result's recovery source, by the contract's rule: complete when
  * the tool exposed a full output file; otherwise the boolean `truncated` in the
- * details (true → incomplete, false → complete); absent → unknown. Pi's built-in
- * tools report it as `details.truncation.truncated`, so that spelling counts too.
+ * details (true → incomplete, false → complete); absent → unknown. Some hosts'
+ * built-in tools report it as `details.truncation.truncated`, so that spelling counts too.
  */
 export function resultCompleteness(details: unknown, fullOutputPath: string | undefined): SourceCompleteness {
   if (fullOutputPath !== undefined) return "complete"
@@ -66,11 +66,4 @@ export function resultCompleteness(details: unknown, fullOutputPath: string | un
   if (truncated === true) return "incomplete"
   if (truncated === false) return "complete"
   return "unknown"
-}
-
-/** Pi's bash tool names its complete output file in `details.fullOutputPath`. */
-export function fullOutputPathOf(toolName: string, details: unknown): string | undefined {
-  if (toolName !== "bash" || !isRecord(details)) return undefined
-  const path = details["fullOutputPath"]
-  return typeof path === "string" && path.startsWith("/") ? path : undefined
 }

@@ -98,7 +98,7 @@ export function errorMessage(error: unknown): string {
 /**
  * The OS account recorded for every session: the user database's name of this
  * process's user, as `yarp import` records it, else the numeric user id. Bun
- * (opencode's runtime) answers "unknown" without asking the user database, so
+ * (an agent's runtime) answers "unknown" without asking the user database, so
  * then `id -un` does (once per adapter).
  */
 export function localAccount(): string {

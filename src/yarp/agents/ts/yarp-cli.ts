@@ -34,7 +34,7 @@ export function installedBinary(recordUrl: URL): string | null {
 
 /**
  * The install record `yarp hook install` writes at the root of the installed folder,
- * which holds this shared folder beside the agent's own (`ts/`, `pi/`, `opencode/`).
+ * which holds this shared folder beside the agent's own (`ts/` beside `<agent>/`).
  */
 export const INSTALL_RECORD_URL = new URL("../yarp-install.json", import.meta.url)
 

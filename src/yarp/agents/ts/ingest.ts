@@ -38,7 +38,7 @@ class Bridge {
 
   constructor(bin: string, env: NodeJS.ProcessEnv) {
     this.child = spawn(bin, ["archive", "ingest"], { env, stdio: ["pipe", "pipe", "pipe"] })
-    // The bridge must never keep Pi alive on its own; shutdown closes it explicitly.
+    // The bridge must never keep the agent alive on its own; shutdown closes it explicitly.
     this.child.unref()
     for (const stream of [this.child.stdin, this.child.stdout, this.child.stderr]) {
       ;(stream as unknown as { unref?: () => void }).unref?.()
