@@ -55,11 +55,12 @@ def measure(source: Path, before: str, *, src: str | None, runs: int, sessions: 
         time.sleep(1.0)
         probes = load.stop()
         problems = check_archived(sandbox.archive, probes)
+        (check,) = sandbox.query("PRAGMA quick_check")[0]
         return {"expected_calls": expected, "exit": prune.returncode, "stdout": out.decode().strip(),
                 "stderr": err.decode().strip(), "prune_s": round(took, 2), "all_committed_s": round(committed, 2),
                 "probes": len(probes), "worst_run_s": round(worst(probes, "run"), 3),
                 "worst_begin_call_s": round(worst(probes, "begin_call"), 3),
-                "not_archived": len(problems), "problems": problems[:5]}
+                "not_archived": len(problems), "problems": problems[:5], "quick_check": check}
     finally:
         sandbox.close()
 

@@ -141,9 +141,9 @@ def check_archived(archive: Path, probes: list[Probe]) -> list[str]:
                 if b"".join(recovery.iter_verified(conn, stdout)) != SEQ_BYTES:
                     problems.append(f"run {probe.ref}: stdout differs")
             else:
-                row = conn.execute("SELECT archive_ref, status FROM tool_calls WHERE source_call_id = ?",
-                                   (probe.call_id,)).fetchall()
-                if row != [(probe.ref, "finished")]:
+                row = conn.execute("SELECT source_call_id, status FROM tool_calls WHERE archive_ref = ?",
+                                   (probe.ref,)).fetchall()  # (archive_ref is indexed, source_call_id alone not)
+                if row != [(probe.call_id, "finished")]:
                     problems.append(f"ingest call {probe.call_id}: {row}")
     finally:
         conn.close()

@@ -61,6 +61,7 @@ from yarp.limits import (
     GROUP_WAIT_SHARE,
     MAX_BATCH_PAYLOAD_BYTES,
     MAX_BATCH_REQUESTS,
+    PRUNE_CHECKPOINT_BYTES,
     SQLITE_BUSY_TIMEOUT_MS,
     WAL_CHECKPOINT_BYTES,
 )
@@ -302,8 +303,10 @@ class Writer:
         return self.store.apply_batch(prepared)
 
     def _after_commit(self) -> None:
-        """Maintenance between batches, never inside a request transaction (a prune's vacuum is
-        the store's own, right after its commit: reported here when it failed)."""
+        """Between batches and a prune's steps, never inside a transaction: report a failed vacuum
+        (a prune's), and checkpoint the WAL once it has grown past its bound, a smaller one while
+        a prune runs (its steps fill the WAL fast, and a smaller checkpoint is a shorter wait for
+        the captures queued behind it)."""
         stats = self.broker.stats
         vacuum_error = self.store.last_vacuum_error
         if vacuum_error is not None:
@@ -313,7 +316,7 @@ class Writer:
             wal_size = os.stat(self.store.location.path + "-wal").st_size
         except OSError:
             return
-        if wal_size >= WAL_CHECKPOINT_BYTES:
+        if wal_size >= (PRUNE_CHECKPOINT_BYTES if self.maintenance.jobs else WAL_CHECKPOINT_BYTES):
             try:
                 self.store.wal_checkpoint("PASSIVE")
                 stats.checkpoints += 1
