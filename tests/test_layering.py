@@ -17,6 +17,11 @@ it is named for (`yarp.agents.codex.broker.service` is broker). A part is
 reached through `yarp.agents.part(name, LAYER)`, a dynamic import, so a call
 of it counts as an import of LAYER (`test_parts_are_asked_for_by_layers_that_may_import_them`).
 
+An agent's name (its `NAME`, its module's name, its `LABEL` and that label's
+first word) appears in `src/yarp` only inside its own folder
+(`test_agent_names_stay_in_their_folders`), and an agent's folder imports no
+other agent's, so adding an agent touches its folder, its tests and its docs.
+
 An import the table does not allow fails `test_each_folder_imports_only_what_it_may`,
 lazy imports and `TYPE_CHECKING` ones included (a dependency is a dependency).
 Module and function sizes are held here too: no module over 600 lines (the
@@ -143,6 +148,92 @@ def test_the_check_sees_a_part_asked_for_by_a_lower_layer(tmp_path, monkeypatch)
     found = violations()
     assert "yarp.view.planted (view) imports yarp.agents.?.broker (broker)" in found
     assert any(v.startswith("yarp.agents.pi.helpers is in an agent's folder but not named for a layer") for v in found)
+
+
+#: Package data of the agent-neutral code that may hold an agent's name: none. (The specification names
+#: Pi's adapter folder and timing, and the hosts' event names, but forces no name into neutral code.)
+NAME_ALLOWED: dict[str, str] = {}
+#: Files of `src/yarp` searched for agents' names.
+_NAMED_SUFFIXES = (".py", ".pyi", ".pyx", ".ts", ".json", ".toml")
+
+
+def _agent_words() -> dict[str, str]:
+    """Every way the source names an agent, lower-cased -> the agent."""
+    from yarp import agents
+
+    words = {}
+    for name in agents.names():
+        label = agents.record(name).LABEL
+        for word in (name, name.replace("-", "_"), label, label.split()[0] if " " in label else label):
+            words[word.lower()] = name
+    return words
+
+
+def _mentions(text: str, words: dict[str, str]):
+    """(line number, agent, the word) of each agent name in `text`, whole words only, any case."""
+    import re
+
+    pattern = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(sorted(map(re.escape, words), key=len, reverse=True))
+                         + r")(?![A-Za-z0-9_])", re.IGNORECASE)
+    for number, line in enumerate(text.splitlines(), 1):
+        for found in pattern.finditer(line):
+            yield number, words[found.group(1).lower()], found.group(1)
+
+
+def _bases() -> dict[str, str]:
+    """agent -> the agent it is built on (its record's `EXTENSION_BASE`), which its folder may name and import."""
+    from yarp import agents
+
+    return {name: base for name in agents.names() if (base := getattr(agents.record(name), "EXTENSION_BASE", None))}
+
+
+def name_violations(root: Path = SRC / "yarp") -> list[str]:
+    """Agent names outside their agent's folder (the registry and the shared `agents/ts/` are neutral); an
+    agent built on another may name that one."""
+    words = _agent_words()
+    bases = _bases()
+    found = []
+    for path in sorted(root.rglob("*")):
+        if path.suffix not in _NAMED_SUFFIXES or "__pycache__" in path.parts or not path.is_file():
+            continue
+        parts = path.relative_to(root).parts
+        own = parts[1].replace("_", "-") if parts[0] == "agents" and len(parts) > 2 else None
+        rel = "/".join(parts)
+        for line, agent, word in _mentions(path.read_text(encoding="utf-8", errors="replace"), words):
+            if agent != own and (own is None or bases.get(own) != agent) and rel not in NAME_ALLOWED:
+                found.append(f"{rel}:{line} names {agent} ({word!r})")
+    return found
+
+
+def test_agent_names_stay_in_their_folders():
+    assert name_violations() == []
+
+
+def test_no_agent_folder_imports_another_agents():
+    # Except the agent it is built on (an opencode fork reads opencode's store).
+    bases = {name.replace("-", "_"): base.replace("-", "_") for name, base in _bases().items()}
+    found = []
+    for name, path in sorted(_modules().items()):
+        parts = name.split(".")
+        if parts[:2] != ["yarp", "agents"] or len(parts) < 3:
+            continue
+        for target in _imports(name, path, set(_modules())):
+            other = target.split(".")
+            if other[:2] == ["yarp", "agents"] and len(other) > 2 and other[2] not in (parts[2], bases.get(parts[2])):
+                found.append(f"{name} imports {target}")
+    assert found == []
+
+
+def test_the_name_check_sees_a_name_in_neutral_code(tmp_path):
+    # A planted neutral module naming an agent is reported; the same text in that agent's folder is not.
+    (tmp_path / "view").mkdir()
+    (tmp_path / "view" / "planted.py").write_text('"""Shown as Gemini CLI shows it."""\n')
+    (tmp_path / "agents" / "gemini").mkdir(parents=True)
+    (tmp_path / "agents" / "gemini" / "hooks.py").write_text('"""Gemini CLI\'s own."""\n')
+    (tmp_path / "agents" / "pi").mkdir()
+    (tmp_path / "agents" / "pi" / "hooks.py").write_text("# like claude-code's\n")
+    assert name_violations(tmp_path) == ["agents/pi/hooks.py:1 names claude-code ('claude-code')",
+                                         "view/planted.py:1 names gemini ('Gemini CLI')"]
 
 
 def _functions(path: Path):

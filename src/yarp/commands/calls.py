@@ -40,7 +40,7 @@ Examples:
   yarp calls
   yarp calls --tool shell --since 1h
   yarp calls --status error --cwd . -n 50
-  yarp calls --agent claude-code --text 'Traceback' --since yesterday
+  yarp calls --agent yarp-run --text 'Traceback' --since yesterday
   yarp calls --json --limit 0 | jq -r 'select(.cut) | .ref'
   yarp show yr_4f91d03ab8d44712a48fa8b0d671e3d2
 """

@@ -244,14 +244,13 @@ class ImportedCall(Record):
     `result` is None for a call the transcript shows without a result: it is
     recorded as `started` (incomplete) with no result snapshots. With a result
     the call is `finished`; `executed` is False for a call the transcript
-    shows answered without running (Codex's refusals); `is_error` is what the
+    shows answered without running (an agent's refusals); `is_error` is what the
     transcript says, False when it says nothing (the live adapters record the
     same default). `result_text` is a text of the result stored as
-    `result_text/before` with `result_text_completeness` (Codex's cut
+    `result_text/before` with `result_text_completeness` (a transcript's cut
     outputs); `source_output` is the exact complete output the transcript
-    holds (Codex's `aggregated_output`), stored as `source_output/before` as
-    live capture stores it, and `source_output_path` names a file holding it
-    (Pi's and Claude Code's spilled outputs).
+    holds, stored as `source_output/before` as live capture stores it, and
+    `source_output_path` names a file holding it (an agent's spilled outputs).
     """
 
     __slots__ = ("session", "call", "input", "result", "has_result", "is_error", "finished_at_ms",

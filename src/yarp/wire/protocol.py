@@ -23,6 +23,10 @@ or a control request ``{"schema", "correlationId", "control": "status"}``.
 Reply: ``{"ok": true, "archiveRef"?, "prunedCalls"?, "view"?}`` (``view``: the
 capped text a ``result_text`` with ``capBytes`` asked for) or
 ``{"ok": false, "code": "<errors code>", "error": "<bounded text>"}``.
+Before a prune's one reply the broker sends progress frames,
+``{"progress": {"phase", "done", "total", "prunedCalls"}}`` (no ``"ok"``), when
+it begins and at least every second (`yarp.broker.maintenance`); the client
+renews its wait on each (`yarp.clients.broker`). No other request gets one.
 
 The broker validates envelopes and operations in `yarp.wire.validation` (compiled):
 `parse_request` checks everything the event loop needs to route a request
@@ -134,7 +138,7 @@ class HookRequest(Record):
     """`yarp hook <agent>`'s request: the agent, how to launch `yarp`, the rules, the deadline and the event.
 
     `event` is the agent's event exactly as decoded; `cap_bytes` the view's
-    cap for the agents whose view the broker caps itself (Codex), else None.
+    cap for the agents whose view the broker caps itself (their record's `CAPS_VIEW`), else None.
     """
 
     __slots__ = ("agent", "launcher", "pruning", "rule_packs", "deadline_ms", "event", "cap_bytes")

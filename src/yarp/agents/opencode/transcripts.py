@@ -10,7 +10,7 @@ Identities are the live plugin's: agent `opencode`, the OS account, the
 part's `session_id` (the hooks' `sessionID`) and its `callID`. A call id one
 session holds twice (the model reused it) keeps the bare id on its first part
 in id order, the only one live capture could begin, and is `<id>#<n>` on the
-n-th, as Pi's reused ids are. The result is what opencode stored, which is
+n-th, as reused ids are in other transcripts. The result is what opencode stored, which is
 what the model got: a completed part's state without its status, input and
 times (`{title, output, metadata}`, the after hook's output as the plugin
 left it), or, for a part that ended in an error, `{error[, metadata]}`, an

@@ -44,7 +44,7 @@ _SNAPSHOTS = ("SELECT s.tool_call_id, s.subject, s.stage, s.payload_sha256, p.un
               " AND p.uncompressed_byte_length <= ?) THEN p.body END"
               " FROM tool_calls c JOIN snapshots s ON s.tool_call_id = c.id"
               " JOIN payloads p ON p.sha256 = s.payload_sha256 WHERE c.id IN ({ids})")
-#: How a shell's result text says the exit code (Pi, Codex, Gemini CLI).
+#: How a shell's result text says the exit code (as several agents' shells write it).
 _EXIT_TEXT = re.compile(r"(?:exited with code|exit code:?|exit status:?)\s*(-?\d{1,4})\b", re.IGNORECASE)
 
 
