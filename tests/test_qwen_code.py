@@ -135,3 +135,29 @@ def test_a_result_whose_call_is_elsewhere_is_reported(tmp_path):
     lines = [json.loads(line) for line in open(path)]
     parser.feed(lines[3], 4)  # a result before (without) its call
     assert tally.results_without_call == 1 and parser.take_ready() == []
+
+
+def test_the_text_the_model_would_get_and_the_head_a_saved_file_must_begin_with():
+    post = hooks.parse_event({**BASE, "hook_event_name": "PostToolUse", "tool_response": {"llmContent": CUT}})
+    failed = hooks.parse_event({**BASE, "hook_event_name": "PostToolUseFailure", "error": "boom"})
+    assert hooks.model_text(post) == CUT and hooks.model_text(failed) == "boom"
+    assert hooks.shell_command(post) == "seq 1 3" and not hooks.ran_recovery(post)
+    read = hooks.parse_event({**BASE, "hook_event_name": "PreToolUse", "tool_name": "run_shell_command",
+                              "tool_input": {"command": "yarp read yr_0123456789abcdef0123456789abcdef stdout"}})
+    assert hooks.ran_recovery(read)
+    shown = ("Tool output was too large and has been truncated.\nThe full output has been saved to: " + SAVED +
+             "\n…\nTruncated part of the output:\nCommand: seq\nOutput: 1\n2\n3 and a line cut sho..."
+             "\n\n---\n... [CONTENT TRUNCATED] ...\n---\n\n99999\n100000")
+    # The whole lines of the head; a line Qwen Code cut to fit is left out.
+    assert hooks.saved_head(shown) == "Command: seq\nOutput: 1\n2"
+    assert hooks.saved_head("Output: 1") == "" and hooks.saved_head(None) == ""
+
+
+def test_qwen_codes_folders_follow_its_home_and_runtime_variables(tmp_path):
+    environ = {"HOME": "/home/u"}
+    assert hooks.settings_path("user", environ) == "/home/u/.qwen/settings.json"
+    assert hooks.settings_path("project", environ, cwd="/w/app") == "/w/app/.qwen/settings.json"
+    assert hooks.settings_path("user", {**environ, "QWEN_HOME": "/q"}) == "/q/settings.json"
+    assert transcripts.default_roots(environ) == ["/home/u/.qwen/projects"]
+    assert transcripts.default_roots({**environ, "QWEN_HOME": "/q"}) == ["/q/projects"]
+    assert transcripts.default_roots({**environ, "QWEN_HOME": "/q", "QWEN_RUNTIME_DIR": "/r"}) == ["/r/projects"]

@@ -1,6 +1,6 @@
 """Qwen Code's hook events, the answer that replaces a result, and its settings files (layer `hooks`).
 
-Qwen Code 0.24.4 sends Claude Code's event shape (`session_id`,
+Qwen Code 0.24.4 sends the common command-hook event shape (`session_id`,
 `transcript_path`, `cwd`, `hook_event_name`, `tool_name`, `tool_input`;
 `tool_response` after the tool, `error` and `is_interrupt` after a failure)
 with two ids: its own `tool_use_id` (`toolu_…`) and the model's
@@ -10,9 +10,9 @@ without it falls back to Qwen Code's own.
 
 After the tool, `tool_response` is `{"llmContent", "returnDisplay"}`:
 `llmContent` is what the model would get, already cut by the shell tool when
-the output is over 25,000 characters or 1,000 lines (a note naming the file
-under `~/.qwen/tmp/` that holds the whole output, then its tail), and
-`returnDisplay` the text shown to the user. A `PostToolUse` answer of
+it is over 30,000 characters (a note naming the file under `~/.qwen/tmp/`
+that holds the whole of it, then its first and last lines), and
+`returnDisplay` the text shown to the user (a shell call's whole output). A `PostToolUse` answer of
 `{"continue": false, "stopReason": T}` makes T the tool's whole result (Qwen
 Code records the call as an error and the turn goes on).
 """
@@ -41,6 +41,9 @@ ENTRY_FIELDS = {"name": "yarp", "timeout": 30_000}
 #: The note Qwen Code's cut output starts with, naming the file that holds all of it.
 _SAVED = re.compile(r"\ATool output was too large and has been truncated\.\nThe full output has been saved to: "
                     r"(/[^\n]+)\n")
+#: What comes before the part of the output a cut text shows, and what separates its head from its tail.
+_SHOWN_PART = "\nTruncated part of the output:\n"
+_CUT_MARK = "\n\n---\n... [CONTENT TRUNCATED] ...\n---\n\n"
 
 
 def parse_event(payload: Any) -> HookEvent | None:
@@ -87,6 +90,42 @@ def response_text(response: Any) -> str | None:
     return None
 
 
+def model_text(event: HookEvent) -> str | None:
+    """The text the model would get: a `PostToolUse`'s `llmContent`, a failure's error text; else None."""
+    if event.event == POST_FAILURE:
+        error = event.response.get("error") if isinstance(event.response, dict) else None
+        return error if isinstance(error, str) else None
+    return response_text(event.response)
+
+
+def shell_command(event: HookEvent) -> str | None:
+    """The command of a shell call (`run_shell_command`'s `command`), else None."""
+    if event.tool_name != SHELL_TOOL or not isinstance(event.tool_input, dict):
+        return None
+    command = event.tool_input.get("command")
+    return command if isinstance(command, str) and command.strip() else None
+
+
+def ran_recovery(event: HookEvent) -> bool:
+    """Whether the call ran `yarp search` or `yarp read`, whose output is never capped again."""
+    from yarp.view.plan import is_recovery_command
+
+    return is_recovery_command(shell_command(event))
+
+
+def saved_head(text: str | None) -> str:
+    """The whole lines a cut text shows of the saved output's head (the file must begin with them), or ""."""
+    if not isinstance(text, str) or _SHOWN_PART not in text:
+        return ""
+    shown = text.split(_SHOWN_PART, 1)[1]
+    if _CUT_MARK not in shown:
+        return ""
+    lines = shown.split(_CUT_MARK, 1)[0].split("\n")
+    if lines and lines[-1].endswith("..."):
+        lines.pop()  # a line Qwen Code cut to fit its preview
+    return "\n".join(lines)
+
+
 def saved_output(text: str | None) -> str | None:
     """The file holding the whole output that Qwen Code cut `text` from (named on its first lines), else None."""
     found = _SAVED.match(text) if isinstance(text, str) else None
@@ -116,8 +155,17 @@ def rewrite_answer(tool_input: dict) -> dict:
 
 
 def settings_path(scope: str, environ=os.environ, cwd: str | None = None) -> str:
-    """The file our hooks go in: `~/.qwen/settings.json` (user), `./.qwen/settings.json` (project)."""
+    """The file our hooks go in: `$QWEN_HOME/settings.json` (else `~/.qwen/settings.json`) for the user,
+    `./.qwen/settings.json` for the project."""
     if scope == "project":
         return os.path.join(os.path.abspath(cwd or os.getcwd()), ".qwen", "settings.json")
+    return os.path.join(qwen_home(environ), "settings.json")
+
+
+def qwen_home(environ=os.environ) -> str:
+    """Qwen Code's own folder: `$QWEN_HOME` when set (relative to the working directory, as Qwen Code
+    resolves it), else `~/.qwen`."""
+    if environ.get("QWEN_HOME"):
+        return os.path.abspath(os.path.expanduser(environ["QWEN_HOME"]))
     home = environ.get("HOME") or os.path.expanduser("~")
-    return os.path.join(os.path.abspath(home), ".qwen", "settings.json")
+    return os.path.join(os.path.abspath(home), ".qwen")

@@ -3,7 +3,7 @@
 One JSON record per line, each with `uuid`, `parentUuid`, `sessionId`,
 `timestamp`, `type`, `cwd` and `version` (docs/import.md, "Qwen Code"):
 
-- `assistant` lines hold the model's turn, `message.parts` in Gemini's shape:
+- `assistant` lines hold the model's turn, `message.parts` as a list of parts:
   a call is `{"functionCall": {"id", "name", "args"}}`, `id` the model's call
   id (the hooks' `tool_call_id`), and the line names the `model`;
 - `tool_result` lines answer them: `message.parts` holds
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 
-from yarp.agents.qwen_code.hooks import NAME
+from yarp.agents.qwen_code.hooks import NAME, qwen_home
 from yarp.transcripts.parsing import TranscriptParser, iso_ms
 from yarp.wire import operations as ops
 
@@ -34,9 +34,11 @@ _OTHER_TYPES = frozenset({"user", "system"})
 
 
 def default_roots(environ=os.environ) -> list[str]:
-    """The folder holding Qwen Code's chat files: `~/.qwen/projects`."""
-    home = environ.get("HOME") or os.path.expanduser("~")
-    return [os.path.join(home, ".qwen", "projects")]
+    """The folder holding Qwen Code's chat files: `projects/` in its runtime folder, `$QWEN_RUNTIME_DIR`
+    when set, else its own folder (`$QWEN_HOME`, else `~/.qwen`)."""
+    runtime = environ.get("QWEN_RUNTIME_DIR")
+    base = os.path.abspath(os.path.expanduser(runtime)) if runtime else qwen_home(environ)
+    return [os.path.join(base, "projects")]
 
 
 def is_session_file(path: str) -> bool:
