@@ -161,3 +161,16 @@ def test_qwen_codes_folders_follow_its_home_and_runtime_variables(tmp_path):
     assert transcripts.default_roots(environ) == ["/home/u/.qwen/projects"]
     assert transcripts.default_roots({**environ, "QWEN_HOME": "/q"}) == ["/q/projects"]
     assert transcripts.default_roots({**environ, "QWEN_HOME": "/q", "QWEN_RUNTIME_DIR": "/r"}) == ["/r/projects"]
+
+
+def test_savings_count_what_qwen_code_would_have_shown():
+    # Savings read the record: the shell tool cuts its text over 30,000 characters to about 4,500, other
+    # tools over 25,000 characters or 1,000 lines to about 25,500; the hook hands the model its view.
+    from yarp.archive.savings.hosts import host_view
+    from yarp.archive.savings.rule import VIEW_REPLACING_AGENTS
+
+    shell = host_view("qwen-code", "run_shell_command", False)
+    assert (shell.shown(30_000), shell.shown(588_895, 100_000)) == (30_000, 4_500)
+    read = host_view("qwen-code", "read_file", False)
+    assert (read.shown(20_000, 999), read.shown(20_000, 1_001), read.shown(100_000)) == (20_000, 20_000, 25_500)
+    assert "qwen-code" in VIEW_REPLACING_AGENTS
