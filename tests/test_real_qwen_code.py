@@ -1,27 +1,29 @@
-"""The real Qwen Code CLI against the scripted model: the host behaviour the `qwen-code` parts rely on.
+"""End to end: the real Qwen Code CLI, the hooks `yarp hook install qwen-code` put in place, and the real `yarp`.
 
 `qwen --yolo -o json` runs headless against the scripted OpenAI-compatible
 server (scripted_model.py), both inside a loopback-only network namespace;
 the package is installed from npm into the test cache before the namespace
-is entered. Its hooks, in the test's `~/.qwen/settings.json`, run a small
-script that decodes each event with `yarp.agents.qwen_code.hooks` and, after
-a call whose text is over the cap, answers `hooks.view_answer` with a capped
-view made by `yarp.view.cap.cap_text` (a `yr_` reference included). The
-script asks for `seq 1 100000`, a failing command and a final text; the test
-checks that:
+is entered. Its hooks are the ones `yarp hook install qwen-code` merged into
+the test's `~/.qwen/settings.json`, running the checkout's (or the installed)
+`yarp`. The script asks for:
 
-- the events carry the model's call ids, and `PreToolUse` comes before the
-  tool, `PostToolUse` after it with the output Qwen Code cut and named the
-  file holding it whole, and `PostToolUseFailure` after the command that
-  exits 3;
-- the model gets exactly the view the hook answered (at most 6 KiB, with its
-  `yr_` reference), not Qwen Code's own cut;
-- the chat file the run wrote, read by `yarp.agents.qwen_code.transcripts`,
-  gives the same call ids, the replaced call's result as the view (not an
-  error), and the failing call as an error.
+- `seq 1 100000`, which Qwen Code cuts (its text is over 30,000 characters)
+  and saves whole to a file: the model gets YARP's view of that whole text
+  instead, at most 6 KiB with the call's `yr_` reference, and the archive
+  gives the file back byte for byte. Qwen Code 0.24.4 applies no rewritten
+  input, so YARP never sees the command's raw stdout and stderr: "exact" is
+  Qwen Code's saved text (`Command:`, `Directory:`, `Output:` with the output
+  as Qwen Code captured it, then the exit status lines), which holds the
+  whole output but its final newline (docs/adapters.md, "Qwen Code");
+- a read of a 3,000-line file, which Qwen Code pages at 25,000 characters:
+  over the cap, so the model gets the view of that page;
+- a command that exits 3: a failure event, archived as an error and shown as
+  Qwen Code made it.
 
-The archive end to end (`yarp hook qwen-code`, `yarp import qwen-code`)
-waits for the registry's readers; docs/adapters.md, "Qwen Code".
+Then `yarp archive verify`, `yarp doctor`, `yarp import qwen-code` of the chat
+file the run wrote (every live call "already archived", a second run reads
+nothing, and into an empty archive the same identities), and `yarp hook
+uninstall qwen-code`, which gives the settings file back as it was.
 
 CI runs it and it must not skip there (`real_agent_required`).
 """
@@ -31,8 +33,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -40,29 +44,16 @@ import pytest
 from agent_packages import QWEN_CODE_SETTINGS, QWEN_CODE_VERSION, qwen_code_binary
 from netns import loopback_namespace
 from scripted_model import ScriptedModel, Text, ToolCall, tool_messages
+from test_hooks import as_json, calls
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Set by tests/installed/run.py: the venv whose installed `yarp` this test drives instead of the checkout's.
+INSTALLED_VENV = os.environ.get("YARP_TEST_VENV")
 CAP = 5120
-REF = "yr_" + "0123456789abcdef" * 2
-HOOK = """\
-import json, sys
-from yarp.agents.qwen_code import hooks
-from yarp.view.cap import cap_text
-payload = json.load(sys.stdin)
-with open(sys.argv[1], "a") as log:
-    log.write(json.dumps(payload) + "\\n")
-event = hooks.parse_event(payload)
-text = hooks.response_text(event.response) if event is not None and event.event == hooks.POST else None
-source = hooks.saved_output(text)
-if source is not None:
-    with open(source, "rb") as whole:
-        data = whole.read()
-    view = cap_text(data, cap=int(sys.argv[2]), archive_ref=sys.argv[3], source="source_output",
-                    completeness="complete").decode()
-    print(json.dumps(hooks.view_answer(view)))
-"""
+#: What the model may be shown of a 100,000-line output.
+MAX_VIEW_BYTES = 6 * 1024
 
 
 @pytest.fixture(scope="session")
@@ -70,61 +61,150 @@ def qwen_cli() -> Path:
     return qwen_code_binary()
 
 
-def test_real_qwen_code_hands_the_model_the_hooks_view(tmp_path, qwen_cli):
-    from yarp.agents.qwen_code import transcripts
-    from yarp.transcripts.parsing import Tally
-
-    home, work = tmp_path / "home", tmp_path / "work"
-    (home / ".qwen").mkdir(parents=True)
-    work.mkdir()
-    log, script = tmp_path / "events.jsonl", tmp_path / "hook.py"
-    script.write_text(HOOK)
-    command = (f"PYTHONPATH={ROOT / 'src'} {sys.executable} {script} {log} {CAP} {REF}")
-    entry = [{"matcher": "", "hooks": [{"type": "command", "command": command, "name": "yarp", "timeout": 30_000}]}]
-    settings = dict(QWEN_CODE_SETTINGS, hooks={name: entry for name in ("PreToolUse", "PostToolUse",
-                                                                        "PostToolUseFailure")})
-    (home / ".qwen" / "settings.json").write_text(json.dumps(settings))
-    steps = [ToolCall("call_seq", "run_shell_command", {"command": "seq 1 100000"}),
-             ToolCall("call_fail", "run_shell_command", {"command": "echo failure-marker >&2; exit 3"}),
-             Text("all done")]
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "TERM": "dumb", "NO_COLOR": "1",
+@pytest.fixture
+def world(tmp_path):
+    """Private HOME, a `yarp` on PATH (the checkout's, or the installed one), the hooks installed."""
+    home, work, bin_dir, archive_dir = (tmp_path / name for name in ("home", "work", "bin", "archive"))
+    for path in (home, work, bin_dir, archive_dir):
+        path.mkdir(mode=0o700)
+    # The broker socket path must stay under 104 bytes: pytest's tmp_path is too deep.
+    runtime = Path(tempfile.mkdtemp(prefix="yarp-run-"))
+    if INSTALLED_VENV:
+        bin_dir = Path(INSTALLED_VENV) / "bin"
+    else:
+        src = shlex.quote(str(ROOT / "src"))
+        (bin_dir / "yarp").write_text(
+            f'#!/bin/sh\nPYTHONPATH={src}${{PYTHONPATH:+:$PYTHONPATH}} exec {shlex.quote(sys.executable)} -m yarp "$@"\n')
+        (bin_dir / "yarp").chmod(0o755)
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": str(home), "TERM": "dumb",
+           "NO_COLOR": "1", "TMPDIR": str(tmp_path), "XDG_RUNTIME_DIR": str(runtime),
+           "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_STATE_HOME": str(home / ".local" / "state"),
+           "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache"),
+           "YARP_ARCHIVE": str(archive_dir / "tool-calls.sqlite3"), "YARP_BROKER_IDLE_MS": "300",
            "OPENAI_API_KEY": "dummy", "OPENAI_MODEL": "scripted-model", "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"}
+    settings = home / ".qwen" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(QWEN_CODE_SETTINGS))
+    installed = subprocess.run([str(bin_dir / "yarp"), "hook", "install", "qwen-code"], env=env, capture_output=True,
+                               timeout=60, check=False)
+    assert installed.returncode == 0, installed.stderr
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert sorted(hooks) == ["PostToolUse", "PostToolUseFailure", "PreToolUse"]
+    yield work, env, bin_dir / "yarp"
+    subprocess.run(["sh", "-c", 'for i in $(seq 150); do ls "$1"/yarp/*.sock >/dev/null 2>&1 || exit 0; sleep 0.1; done',
+                    "wait", str(runtime)], timeout=30, check=False)
+    subprocess.run(["rm", "-rf", str(runtime)], check=False)
+
+
+def _yarp(yarp: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    result = subprocess.run([str(yarp), *args], env=env, capture_output=True, timeout=120, check=False)
+    assert result.returncode == 0, f"yarp {args[0]} exited {result.returncode}: {result.stderr[-800:]!r}"
+    return result
+
+
+def _run_qwen(qwen_cli: Path, work: Path, env: dict, steps: list) -> tuple[subprocess.CompletedProcess, dict]:
+    """One headless run of the script; the tool results the model was shown, by call id."""
     with loopback_namespace(), ScriptedModel(steps) as model:
-        version = subprocess.run([str(qwen_cli), "--version"], env=env, capture_output=True, text=True, timeout=60)
+        version = subprocess.run([str(qwen_cli), "--version"], env=env, capture_output=True, text=True, timeout=60,
+                                 check=False)
         assert version.stdout.strip() == QWEN_CODE_VERSION, version.stderr[-400:]
         run = subprocess.run([str(qwen_cli), "--yolo", "-o", "json", "run the scripted tools"], cwd=work,
                              env=dict(env, OPENAI_BASE_URL=model.base_url), stdin=subprocess.DEVNULL,
-                             capture_output=True, text=True, timeout=180)
+                             capture_output=True, text=True, timeout=300, check=False)
+    shown: dict[str, str] = {}
+    for request in model.requests:
+        shown.update(tool_messages(request))
+    return run, shown
+
+
+def test_real_qwen_code_calls_are_archived_and_the_model_gets_the_view(world, qwen_cli):
+    work, env, yarp = world
+    (work / "big.txt").write_text("".join(f"row {i:04d} lorem ipsum dolor sit amet\n" for i in range(3000)))
+    steps = [ToolCall("call_seq", "run_shell_command", {"command": "seq 1 100000"}),
+             ToolCall("call_read", "read_file", {"file_path": str(work / "big.txt")}),
+             ToolCall("call_fail", "run_shell_command", {"command": "echo failure-marker >&2; exit 3"}),
+             Text("all done")]
+    ids = [step.id for step in steps if isinstance(step, ToolCall)]
+    run, shown = _run_qwen(qwen_cli, work, env, steps)
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads(run.stdout)[-1]["result"] == "all done"
+    assert "yarp:" not in run.stderr, "the hook warned"
 
-    events = [json.loads(line) for line in log.read_text().splitlines()]
-    assert [(e["hook_event_name"], e["tool_call_id"]) for e in events] == [
-        ("PreToolUse", "call_seq"), ("PostToolUse", "call_seq"), ("PreToolUse", "call_fail"),
-        ("PostToolUseFailure", "call_fail")]
-    # A command that exits non-zero is a failure to Qwen Code: its event carries the error text.
-    assert "Exit Code: 3" in events[3]["error"]
-    cut = events[1]["tool_response"]["llmContent"]
+    archived = calls(env["YARP_ARCHIVE"])
+    assert sorted(archived) == sorted(ids)
+    chats = list((Path(env["HOME"]) / ".qwen" / "projects").glob("*/chats/*.jsonl"))
+    assert len(chats) == 1
+    for call_id, call in archived.items():
+        assert (call["agent"], call["session"], call["cwd"]) == ("qwen-code", chats[0].stem, str(work)), call_id
+        assert (call["status"], call["executed"], call["requires_streams"]) == ("finished", 1, 0), call_id
+        assert call["snaps"]["input/before"] == call["snaps"]["input/after"], "nothing is rewritten"
+
+    # 100,000 lines: Qwen Code cut them and saved its whole text; the model got YARP's view of that text,
+    # at most 6 KiB with the call's reference, and the archive gives the saved file back byte for byte.
+    seq = archived["call_seq"]
+    before = as_json(seq["snaps"]["result/before"])
     saved = re.match(r"Tool output was too large and has been truncated\.\nThe full output has been saved to: "
-                     r"(/\S+)\n", cut)
-    assert saved is not None and len(cut) < 6 * 1024
-    whole = Path(saved.group(1)).read_text()
-    assert "".join(f"{i}\n" for i in range(1, 100001)) in whole + "\n", "the saved file holds every line"
+                     r"(/\S+)\n", before["llmContent"])
+    assert saved is not None and seq["is_error"] == 0
+    whole = Path(saved.group(1)).read_bytes()
+    output = subprocess.run(["seq", "1", "100000"], capture_output=True, check=True).stdout
+    # Qwen Code's text around the output as it captured it: the whole output but its final newline.
+    assert whole.startswith(b"Command: seq 1 100000\nDirectory: (root)\nOutput: " + output.rstrip(b"\n")
+                            + b"\nError: (none)\nExit Code: 0\n")
+    assert seq["snaps"]["source_output/before"] == whole
+    assert _yarp(yarp, env, "restore", seq["ref"], "source_output").stdout == whole
+    assert len(shown["call_seq"].encode()) <= MAX_VIEW_BYTES
+    assert f"ref={seq['ref']}; source_output complete" in shown["call_seq"]
+    assert as_json(seq["snaps"]["result/after"]) == {"llmContent": shown["call_seq"]}
+    assert "\n50000\n" not in shown["call_seq"]
+    assert re.search(rb"^source_output:\d+:50000$", _yarp(yarp, env, "search", "-F", seq["ref"], "50000").stdout,
+                     re.MULTILINE)
 
-    # The model got the hook's view, not Qwen Code's cut: at most 6 KiB, with its reference.
-    shown = tool_messages(model.requests[-1])
-    assert len(shown["call_seq"].encode()) <= 6 * 1024 and f"ref={REF}" in shown["call_seq"]
-    assert shown["call_seq"] != cut and "Exit Code: 3" in shown["call_fail"]
+    # A page of 3,000 lines over the cap: the model got the view of the page Qwen Code made.
+    read = archived["call_read"]
+    page = as_json(read["snaps"]["result/before"])["llmContent"]
+    assert page.startswith("Showing lines 1-") and len(page.encode()) > CAP and read["is_error"] == 0
+    assert read["snaps"]["result_text/before"] == page.encode()
+    assert len(shown["call_read"].encode()) <= CAP and f"ref={read['ref']}; result_text complete" in shown["call_read"]
 
-    # The chat file names the same calls; the saved file is its source output; the failure is an error.
-    chats = list((home / ".qwen" / "projects").glob("*/chats/*.jsonl"))
-    assert len(chats) == 1 and chats[0].stem == events[0]["session_id"]
-    tally = Tally()
-    parser = transcripts.Parser(str(chats[0]), "u", tally, None, None)
-    for number, line in enumerate(chats[0].read_text().splitlines(), 1):
-        parser.feed(json.loads(line), number)
-    calls = {call.call.source_call_id: call for call in parser.take_ready()}
-    assert sorted(calls) == ["call_fail", "call_seq"] and tally.results_without_call == 0
-    # The replaced result is recorded as the view the model got; Qwen Code names no saved file for it.
-    assert calls["call_seq"].result == {"error": shown["call_seq"]} and not calls["call_seq"].is_error
-    assert calls["call_fail"].is_error
+    # A command that exits 3: a failure event, an error, shown as Qwen Code made it.
+    fail = archived["call_fail"]
+    assert fail["is_error"] == 1 and "Exit Code: 3" in as_json(fail["snaps"]["result/before"])["error"]
+    assert "Exit Code: 3" in shown["call_fail"] and "yr_" not in shown["call_fail"]
+
+    verify = _yarp(yarp, env, "archive", "verify").stdout.decode()
+    assert "archive: ok" in verify and "incomplete_calls: 0" in verify
+    doctor = subprocess.run([str(yarp), "doctor"], env=env, capture_output=True, text=True, timeout=120, check=False)
+    # Found and working (a `warn` only says it runs this test's wrapper of yarp, not yarp itself).
+    assert doctor.returncode == 0, doctor.stdout
+    assert re.search(r"^(ok|warn) +Qwen Code hooks: \S+/\.qwen/settings\.json ", doctor.stdout, re.MULTILINE)
+    assert re.search(r"^ok +tool results: qwen-code: ", doctor.stdout, re.MULTILINE)
+
+    _check_import(yarp, env, archived, ids, shown)
+    _yarp(yarp, env, "hook", "uninstall", "qwen-code")
+    settings = Path(env["HOME"]) / ".qwen" / "settings.json"
+    # As it was, but for the `$version` Qwen Code itself added when it read the file.
+    left = json.loads(settings.read_text())
+    assert left.pop("$version", None) == 4 and left == QWEN_CODE_SETTINGS
+
+
+def _check_import(yarp: Path, env: dict, archived: dict, ids: list[str], shown: dict) -> None:
+    """`yarp import qwen-code` of the chat file the run wrote: already archived, then the same calls afresh."""
+    summary = json.loads(_yarp(yarp, env, "import", "qwen-code", "--json", "--settle", "0").stdout)
+    assert (summary["callsFound"], summary["callsNew"], summary["callsAlreadyArchived"]) == (len(ids), 0, len(ids))
+    assert summary["sessions"] == 1 and summary["corruptLines"] == 0 and summary["resultsWithoutCall"] == 0
+    again = json.loads(_yarp(yarp, env, "import", "qwen-code", "--json", "--settle", "0").stdout)
+    assert (again["callsFound"], again["callsNew"], again["filesUnchanged"]) == (0, 0, 1)
+
+    other = str(Path(env["YARP_ARCHIVE"]).parent / "imported.sqlite3")
+    fresh = json.loads(_yarp(yarp, env, "import", "qwen-code", "--archive", other, "--json", "--settle", "0").stdout)
+    assert fresh["callsNew"] == len(ids)
+    imported = calls(other)
+    assert sorted(imported) == sorted(ids)
+    for call_id, live in archived.items():
+        copy = imported[call_id]
+        for key in ("agent", "account", "session", "tool", "cwd", "status", "is_error", "executed"):
+            assert copy[key] == live[key], (call_id, key)
+        assert copy["snaps"]["input/before"] == live["snaps"]["input/before"], call_id
+    # Qwen Code's chat file keeps the view the model got, as the error of a call that ran.
+    assert as_json(imported["call_seq"]["snaps"]["result/after"]) == {"error": shown["call_seq"]}
