@@ -101,7 +101,7 @@ def large_shell_call(world, call_id: str = "call_seq", **save_options):  # noqa:
 
 
 def test_a_large_shell_output_is_archived_whole_and_the_model_gets_the_view(world):  # noqa: F811
-    whole, path, response, reply = large_shell_call(world)
+    whole, _, response, reply = large_shell_call(world)
     archived = calls(world.archive)["call_seq"]
     assert (archived["agent"], archived["session"], archived["tool"]) == ("qwen-code", SESSION, "run_shell_command")
     assert (archived["status"], archived["executed"], archived["is_error"], archived["requires_streams"]) == (

@@ -138,7 +138,7 @@ class QwenView:
     when the model keeps Qwen Code's own), `text` (the host text the view was cut from, stored as
     `result_text/before`, else None) with its `completeness`, and `source` (the saved output's bytes)."""
 
-    __slots__ = ("shown", "text", "completeness", "source")
+    __slots__ = ("completeness", "shown", "source", "text")
 
     def __init__(self, shown, text: str | None, completeness: str, source: bytes | None) -> None:
         self.shown = shown
