@@ -48,6 +48,7 @@ def test_import_of_a_real_claude_code_transcript_meets_its_live_capture(world, c
     assert calls(world.archive) == live, "the live rows are untouched"
 
     # Into an empty archive: the same identities, and the Read result is the live payload itself.
+    (tmp_path / "other").mkdir(mode=0o700)  # a named archive's directory must exist
     other = str(tmp_path / "other" / "tool-calls.sqlite3")
     proc = subprocess.run([sys.executable, "-m", "yarp", "import", "claude-code", "--json", "--settle", "0",
                            "--archive", other], env=world.env, capture_output=True, text=True, timeout=120,
