@@ -12,6 +12,10 @@ import json
 
 import pytest
 
+from broker_helpers import broker_env  # noqa: F401  (fixture)
+from import_fixtures import set_old_mtime
+from test_import_formats import calls_by_id
+from test_import_pi import import_json
 from yarp import agents
 from yarp.agents.qwen_code import hooks, transcripts
 from yarp.errors import ValidationError
@@ -174,3 +178,29 @@ def test_savings_count_what_qwen_code_would_have_shown():
     read = host_view("qwen-code", "read_file", False)
     assert (read.shown(20_000, 999), read.shown(20_000, 1_001), read.shown(100_000)) == (20_000, 20_000, 25_500)
     assert "qwen-code" in VIEW_REPLACING_AGENTS
+
+
+def test_yarp_import_reads_the_chat_files_incrementally_and_once(broker_env, tmp_path):  # noqa: F811
+    saved = tmp_path / "run_shell_command_0ba658b811fa.output"
+    saved.write_text("Command: seq 1 100000\nOutput: 1\n")
+    runtime = tmp_path / "qwen"
+    (runtime / "projects" / "-tmp-work").mkdir(parents=True)
+    path = _chat(runtime / "projects" / "-tmp-work", str(saved))
+    lines = open(path).read().splitlines(keepends=True)
+    with open(path, "w") as handle:  # the session so far, still running: call_2 not answered yet
+        handle.writelines(lines[:4])
+    # Found where Qwen Code keeps them ($QWEN_RUNTIME_DIR/projects/*/chats/).
+    broker_env.environ["QWEN_RUNTIME_DIR"] = str(runtime)
+    first = import_json(broker_env, "qwen-code")
+    assert (first["files"], first["callsFound"], first["callsNew"], first["callsWaitingForResult"]) == (1, 2, 1, 1)
+    assert import_json(broker_env, "qwen-code")["filesUnchanged"] == 1
+    with open(path, "a") as handle:  # the session went on: call_2's result
+        handle.writelines(lines[4:])
+    set_old_mtime(path)
+    later = import_json(broker_env, "qwen-code")
+    assert (later["callsNew"], later["callsWaitingForResult"]) == (1, 0)
+    calls = calls_by_id(broker_env)
+    assert {call_id: (call["agent"], call["is_error"]) for call_id, call in calls.items()} == {
+        "call_1": ("qwen-code", 0), "call_2": ("qwen-code", 1)}
+    assert calls["call_1"]["snaps"][("source_output", "before")] == saved.read_bytes()
+    assert import_json(broker_env, "qwen-code")["callsNew"] == 0
