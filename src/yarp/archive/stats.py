@@ -69,7 +69,9 @@ def archive_stats(conn: sqlite3.Connection, location: ArchiveLocation, *, enviro
                 live, payloads = kept.rebuild(conn)
                 changed = True
             sessions = one("SELECT count(*) FROM sessions")[0]
-            oldest, newest = one("SELECT min(started_at_ms), max(started_at_ms) FROM tool_calls")
+            # Apart, each is one step along the start-time index; together SQLite walks all of it.
+            oldest = one("SELECT min(started_at_ms) FROM tool_calls")[0]
+            newest = one("SELECT max(started_at_ms) FROM tool_calls")[0]
             page_size = one("PRAGMA page_size")[0]
             page_count = one("PRAGMA page_count")[0]
             freelist = one("PRAGMA freelist_count")[0]

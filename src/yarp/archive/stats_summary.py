@@ -57,18 +57,22 @@ _LIVE_CALLS = f"SELECT status = 'finished', {_CALL_COLUMNS} FROM {_LIVE} GROUP B
 _LIVE_SNAPSHOTS = (f"SELECT c.status = 'finished', count(*), total(p.uncompressed_byte_length), {_SNAPSHOT_COLUMNS}"
                    f" FROM {_LIVE} c JOIN snapshots s ON s.tool_call_id = c.id"
                    " LEFT JOIN payloads p ON p.sha256 = s.payload_sha256 GROUP BY 1")
-#: Every payload in rowid order with the snapshots naming it: its sums, its bytes once per snapshot, and
-#: whether none names it.
-_ALL_PAYLOADS = ("SELECT count(*), total(len), total(stored), total(zstd), total(len * refs), total(refs = 0) FROM"
-                 " (SELECT uncompressed_byte_length AS len, length(body) AS stored, compression = 'zstd' AS zstd,"
-                 " (SELECT count(*) FROM snapshots s WHERE s.payload_sha256 = p.sha256) AS refs FROM payloads p)")
+_PAYLOAD_TOTALS = ("SELECT count(*), total(uncompressed_byte_length), total(length(body)), total(compression = 'zstd')"
+                   " FROM payloads")
+#: The digests the snapshots name, each with how many name it, in digest order along their index; and every
+#: payload's digest, size and rowid, read in table order and sorted (a probe of the index per payload,
+#: or a payload lookup per digest, lands at random: twice the time at 1,000,000 calls).
+_NAMED = "SELECT payload_sha256, count(*) FROM snapshots INDEXED BY snapshots_payload_idx GROUP BY 1"
+_BY_DIGEST = "SELECT sha256, uncompressed_byte_length, rowid FROM payloads NOT INDEXED ORDER BY sha256"
 #: A call id after every other: only the open calls are live.
 _NO_ID = 2**63 - 1
 _NEW_PAYLOADS = ("SELECT count(*), total(uncompressed_byte_length), total(length(body)), total(compression = 'zstd')"
                  " FROM payloads WHERE rowid > ?1")
 #: Payloads no snapshot references, among those after the mark and those that had none.
-_LOOSE = ("SELECT p.rowid FROM payloads p WHERE (p.rowid > ?1 OR p.rowid IN (SELECT value FROM json_each(?2)))"
-          " AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.payload_sha256 = p.sha256) ORDER BY p.rowid")
+#: (Two parts joined by UNION ALL: an OR of the two would read every payload row.)
+_LOOSE = ("SELECT rowid FROM (SELECT rowid, sha256 FROM payloads WHERE rowid > ?1 UNION ALL"
+          " SELECT rowid, sha256 FROM payloads WHERE rowid IN (SELECT value FROM json_each(?2))) p"
+          " WHERE NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.payload_sha256 = p.sha256) ORDER BY rowid")
 
 
 def _zero(names) -> dict[str, float]:
@@ -85,6 +89,7 @@ class Summary:
 
     def __init__(self, identity: list[int]) -> None:
         self.identity = identity
+        self._calls = self._payloads = 0  # the rows counted in the current read transaction
         self.last_call: int | None = None
         self.last_ref: str | None = None
         self.calls_to_mark = 0
@@ -132,15 +137,17 @@ class Summary:
             row = one("SELECT archive_ref FROM tool_calls WHERE id = ?", self.last_call)
             if row is None or row[0] != self.last_ref:
                 return False
+        self._calls = one("SELECT count(*) FROM tool_calls")[0]
         after = one("SELECT count(*) FROM tool_calls WHERE id > ?", self.last_call or 0)[0]
-        if one("SELECT count(*) FROM tool_calls")[0] - after != self.calls_to_mark:
+        if self._calls - after != self.calls_to_mark:
             return False
         if self.last_payload is not None:
             row = one("SELECT sha256 FROM payloads WHERE rowid = ?", self.last_payload)
             if row is None or not isinstance(row[0], bytes) or row[0].hex() != self.last_sha:
                 return False
+        self._payloads = one("SELECT count(*) FROM payloads")[0]
         after = one("SELECT count(*) FROM payloads WHERE rowid > ?", self.last_payload or 0)[0]
-        return one("SELECT count(*) FROM payloads")[0] - after == self.payloads_to_mark
+        return self._payloads - after == self.payloads_to_mark
 
     def advance(self, conn: sqlite3.Connection) -> tuple[dict, dict]:
         """Fold the calls and payloads since the marks in; return the open calls' sums and the payload
@@ -155,7 +162,8 @@ class Summary:
                                                 (mark, open_ids))]
         last = conn.execute("SELECT id, archive_ref FROM tool_calls ORDER BY id DESC LIMIT 1").fetchone()
         self.last_call, self.last_ref = last if last is not None else (None, None)
-        self.calls_to_mark = conn.execute("SELECT count(*) FROM tool_calls").fetchone()[0]
+        # Counted by `still_holds` in this same read transaction, or by `rebuild`.
+        self.calls_to_mark = self._calls
         self._advance_payloads(conn)
         return live, dict(self.payload_sums, unreferenced=len(self.loose))
 
@@ -167,40 +175,58 @@ class Summary:
         if last is not None:
             self.last_payload = last[0]
             self.last_sha = last[1].hex() if isinstance(last[1], bytes) else None
-        self.payloads_to_mark = conn.execute("SELECT count(*) FROM payloads").fetchone()[0]
+        self.payloads_to_mark = self._payloads
 
     def rebuild(self, conn: sqlite3.Connection) -> tuple[dict, dict]:
         """Compute everything from the rows (the first run, or after a prune); return as `advance` does.
 
-        Three passes, each in the order of a table, so that no lookup lands at
-        random in the payload table: the calls, the snapshots, and the payloads
-        in rowid order, each counted with the snapshots naming it along the
-        digest index (its bytes once per snapshot; none: unreferenced).
+        Each table is read in its own order, so that no lookup lands at random
+        in the payload table: the calls, the snapshots (grouped by subject and
+        stage), the payloads' totals, and the payloads sorted by digest merged
+        with the digests the snapshots name (`_named_bytes`).
         """
         self.__dict__.update(Summary(self.identity).__dict__)
         frozen, sums = self.frozen, self.payload_sums
         _add(frozen, ROW_SUMS, conn.execute(
             f"SELECT {_CALL_COLUMNS} FROM tool_calls WHERE status = 'finished'").fetchone())
-        _add(frozen, ("snapshots",) + KEYS, conn.execute(
-            f"SELECT count(*), {_SNAPSHOT_COLUMNS} FROM snapshots s").fetchone())
-        *totals, named_bytes, loose = conn.execute(_ALL_PAYLOADS).fetchone()
-        _add(sums, PAYLOAD_SUMS, totals)
-        frozen["snapshot_bytes"] += named_bytes
-        if loose:  # rare: a payload whose snapshot's request was refused, or a damaged archive
-            self.loose = [r[0] for r in conn.execute(_LOOSE, (-1, "[]"))]
+        for subject, stage, count in conn.execute("SELECT subject, stage, count(*) FROM snapshots GROUP BY 1, 2"):
+            frozen["snapshots"] += count
+            if f"{subject}_{stage}" in frozen and subject in SUBJECTS and stage in STAGES:
+                frozen[f"{subject}_{stage}"] += count
+        _add(sums, PAYLOAD_SUMS, conn.execute(_PAYLOAD_TOTALS).fetchone())
+        frozen["snapshot_bytes"], self.loose = _named_bytes(conn)
         # The open calls are counted live from now on: their snapshots leave the frozen sums.
         self.open = [r[0] for r in conn.execute("SELECT id FROM tool_calls WHERE status <> 'finished' ORDER BY id")]
         for _, count, nbytes, *values in conn.execute(_LIVE_SNAPSHOTS, (_NO_ID, json.dumps(self.open))):
             _add(frozen, ("snapshots", "snapshot_bytes") + KEYS, (-count, -(nbytes or 0), *(-(v or 0) for v in values)))
         last = conn.execute("SELECT id, archive_ref FROM tool_calls ORDER BY id DESC LIMIT 1").fetchone()
         self.last_call, self.last_ref = last if last is not None else (None, None)
-        self.calls_to_mark = conn.execute("SELECT count(*) FROM tool_calls").fetchone()[0]
+        self.calls_to_mark = self._calls = conn.execute("SELECT count(*) FROM tool_calls").fetchone()[0]
         last = conn.execute("SELECT rowid, sha256 FROM payloads ORDER BY rowid DESC LIMIT 1").fetchone()
         if last is not None:
             self.last_payload = last[0]
             self.last_sha = last[1].hex() if isinstance(last[1], bytes) else None
-        self.payloads_to_mark = int(sums["payloads"])
+        self.payloads_to_mark = self._payloads = int(sums["payloads"])
         return self.advance(conn)  # nothing after the marks: the open calls' sums, as a later run finds them
+
+
+def _named_bytes(conn: sqlite3.Connection) -> tuple[int, list[int]]:
+    """(every snapshot's payload bytes, the rowids of payloads no snapshot names): two sorted streams merged."""
+    named = conn.execute(_NAMED)
+    current = next(named, None)
+    total, loose = 0, []
+    for sha, length, rowid in conn.execute(_BY_DIGEST):
+        if not isinstance(sha, bytes):  # a damaged key (verify says so): no snapshot names it as a digest
+            loose.append(rowid)
+            continue
+        while current is not None and (not isinstance(current[0], bytes) or current[0] < sha):
+            current = next(named, None)
+        if current is not None and current[0] == sha:
+            total += (length or 0) * current[1]
+        else:
+            loose.append(rowid)
+    loose.sort()
+    return total, loose
 
 
 # --- the file beside the user's cache ---------------------------------------------------------
