@@ -63,15 +63,17 @@ from typing import Any
 
 import orjson
 
+from yarp.agents.codex import TOOL_CLASSES
+
 #: What Codex puts in the middle of an output it cut to 64 KiB before writing a `CommandExecution`.
 PERSISTENCE_CUT = "\n... command output truncated for persistence ...\n"
 #: Codex's answer when a command is still running at `yield_time_ms`.
 RUNNING_PREFIX = "Process running with session ID"
 #: The two forms of a command's execution in a transcript.
 ITEM_COMPLETED, EXEC_COMMAND_END = "item_completed", "exec_command_end"
-#: The model's names for Codex's shell tools (`local_shell` is a `local_shell_call`): their
-#: outcome is what the transcript proves of the command.
-SHELL_TOOLS = frozenset({"exec_command", "shell", "shell_command", "local_shell"})
+#: The model's names for Codex's shell tools (`local_shell` is a `local_shell_call`; the record's
+#: `TOOL_CLASSES`): their outcome is what the transcript proves of the command.
+SHELL_TOOLS = frozenset(tool for tool, kind in TOOL_CLASSES.items() if kind == "shell")
 #: The marker of an `exec_command_end` output Codex cut to 10,000 bytes before persisting it.
 _END_CUT = re.compile(r"…\d+ (?:chars|tokens) truncated…")
 _EXIT = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)")
