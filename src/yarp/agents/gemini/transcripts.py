@@ -16,7 +16,7 @@ One JSON record per line (written down in docs/import.md, "Gemini CLI"):
   characters, the whole text then saved in `tool-outputs/` and named on the
   cut's first line).
 
-Identities are the live hook's (`yarp.hooks.gemini`): agent `gemini`, the
+Identities are the live hook's (`yarp.agents.gemini.hooks`): agent `gemini`, the
 `sessionId`, and a call id derived from the tool, the digest of the model's
 arguments and the number of earlier calls of the session with both; a shell
 command our hook rewrote names its id in the command itself. A subagent's

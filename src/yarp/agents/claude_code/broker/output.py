@@ -1,6 +1,6 @@
 """What is Claude Code's own in a `PostToolUse` event: its version, the file of a large output, the answer.
 
-Runs in the broker (`yarp.broker.services.hooks`), never in the hook process.
+Runs in the broker (Claude Code's service, `service`), never in the hook process.
 
 * **The version boundary.** Claude Code takes `hookSpecificOutput.updatedToolOutput`
   (a replacement of a built-in tool's result, checked against that tool's own

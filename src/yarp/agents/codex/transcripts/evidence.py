@@ -3,7 +3,7 @@
 Codex calls reach the archive two ways, both from the session transcript
 (`$CODEX_HOME/sessions/…/rollout-….jsonl`): live, through the broker's Codex
 hook service (`yarp.agents.codex.broker`), which reads the transcript on
-every hook event, and later through `yarp import` (`yarp.transcripts.codex`).
+every hook event, and later through `yarp import` (`yarp.agents.codex.transcripts`).
 Each reads the file its own way — the broker scans only the lines that name
 its open calls, from where it last stopped; the importer reads every line
 once, in order — and hands every record it finds here. What a record means,
