@@ -238,8 +238,10 @@ def _check_import(yarp: Path, env: dict, archived: dict, ids: list[str], spilled
         copy = imported[call_id]
         for key in ("agent", "account", "session", "tool", "model", "cwd", "status", "is_error", "executed"):
             assert copy[key] == live[key], (call_id, key)
-        # Unlike opencode 1.18.33, Kilo Code's store keeps the arguments the model sent, not the rewritten ones.
-        assert copy["snaps"]["input/before"] == copy["snaps"]["input/after"] == live["snaps"]["input/before"], call_id
+        # Kilo Code's store keeps the arguments the model sent or, for some calls, the ones the plugin rewrote:
+        # which one varies from run to run (unlike opencode 1.18.33's, which keeps the rewritten ones).
+        assert copy["snaps"]["input/before"] == copy["snaps"]["input/after"], call_id
+        assert copy["snaps"]["input/before"] in (live["snaps"]["input/before"], live["snaps"]["input/after"]), call_id
         # The result as the model got it. Kilo Code 7.7.7 adds to a call's metadata what approved it
         # (`approval`: a person, a rule) after the plugin's after hook, so the store holds that key where the live
         # result may not (a call that ended in an error was read from its part, which holds it).
