@@ -208,3 +208,32 @@ def test_an_event_without_a_begun_call_is_left_alone(world):  # noqa: F811
     reply = answer(world.hook("qwen-code", event(world, "PostToolUse", "call_never", "read_file", {},
                                                  tool_response=response)))
     assert reply is None and "call_never" not in calls(world.archive)
+
+
+def test_install_and_uninstall_in_both_scopes(tmp_path):
+    from test_hooks_install import yarp as yarp_in
+
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    user = home / ".qwen" / "settings.json"
+    user.parent.mkdir()
+    user.write_text(json.dumps({"general": {"enableAutoUpdate": False}}))
+    assert yarp_in(home, project, "hook", "install", "qwen-code").returncode == 0
+    settings = json.loads(user.read_text())
+    assert settings["general"] == {"enableAutoUpdate": False}
+    assert sorted(settings["hooks"]) == ["PostToolUse", "PostToolUseFailure", "PreToolUse"]
+    for groups in settings["hooks"].values():
+        (group,) = groups
+        (entry,) = group["hooks"]
+        assert group["matcher"] == "" and entry["name"] == "yarp" and entry["timeout"] == 30_000
+        assert entry["command"].endswith(" -m yarp hook qwen-code")
+    # A project's settings are committed with it: the entry runs the yarp on each machine's PATH.
+    assert yarp_in(home, project, "hook", "install", "qwen-code", "--project").returncode == 0
+    shared = json.loads((project / ".qwen" / "settings.json").read_text())
+    assert {entry["command"] for groups in shared["hooks"].values() for group in groups
+            for entry in group["hooks"]} == {"yarp hook qwen-code"}
+    assert yarp_in(home, project, "hook", "uninstall", "qwen-code", "--project").returncode == 0
+    assert not (project / ".qwen").exists()
+    assert yarp_in(home, project, "hook", "uninstall", "qwen-code").returncode == 0
+    assert json.loads(user.read_text()) == {"general": {"enableAutoUpdate": False}}
