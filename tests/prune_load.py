@@ -110,19 +110,29 @@ class CaptureLoad:
                 reply = ing.request(begin_call(sess, call_id, tool="read", input_before={"n": n},
                                                deadline_in_ms=BEGIN_DEADLINE_MS, started_at_ms=now_ms()), timeout=60)
                 ended = time.monotonic()
-                if not reply["ok"]:
-                    self._add(Probe("begin_call", ended, ended - started, False, call_id=call_id, error=reply.get("error", "")))
+                error = reply.get("error", "")
+                if reply["ok"]:
+                    error = self._finish(ing, sess, call_id, n)
+                self._add(Probe("begin_call", ended, ended - started, not error, reply.get("archiveRef"), call_id,
+                                error))
+                if error:  # a missed deadline ends the bridge (74): a new one for the next call
                     ing.kill()
-                    ing = self.sandbox.ingest()  # a missed deadline ends the bridge (74)
-                    continue
-                rest = [ing.request(result_before(sess, call_id, {"content": [{"type": "text", "text": f"r{n}"}]}),
-                                    timeout=60),
-                        ing.request(finish_call(sess, call_id, {"n": n}, finished_at_ms=now_ms()), timeout=60)]
-                failed = [r.get("error", "") for r in rest if not r["ok"]]
-                self._add(Probe("begin_call", ended, ended - started, not failed, reply.get("archiveRef"), call_id,
-                                failed[0] if failed else ""))
+                    ing = self.sandbox.ingest()
         finally:
             ing.wait(60)
+
+    @staticmethod
+    def _finish(ing, sess: dict, call_id: str, n: int) -> str:
+        """Give the call its result and finish it; the first failure's text, or empty."""
+        for request in (result_before(sess, call_id, {"content": [{"type": "text", "text": f"r{n}"}]}),
+                        finish_call(sess, call_id, {"n": n}, finished_at_ms=now_ms())):
+            try:
+                reply = ing.request(request, timeout=60)
+            except (AssertionError, OSError) as exc:  # the bridge ended
+                return f"bridge ended: {type(exc).__name__}"
+            if not reply["ok"]:
+                return reply.get("error", "") or "failed"
+        return ""
 
 
 def check_archived(archive: Path, probes: list[Probe]) -> list[str]:
