@@ -72,7 +72,8 @@ def test_a_report_keeps_private_rows_that_the_next_report_reads(archive):
         assert conn.execute("SELECT count(*) FROM call_savings WHERE program IS NOT NULL").fetchone()[0] == 8
         # The next report reads the sums rather than computing them again: a changed size shows.
         assert conn.execute("SELECT sum(calls) FROM sums_by_day WHERE kind = 'counted'").fetchone()[0] == 12
-        changed = conn.execute("UPDATE sums_by_day SET produced = produced + 1000 WHERE kind = 'counted'").rowcount
+        assert conn.execute("SELECT sum(calls) FROM sums_total WHERE kind = 'counted'").fetchone()[0] == 12
+        changed = conn.execute("UPDATE sums_total SET produced = produced + 1000 WHERE kind = 'counted'").rowcount
     second = _report(path, home)
     assert second["total"]["bytes_produced"] == first["total"]["bytes_produced"] + changed * 1000
 

@@ -37,7 +37,7 @@ from yarp.limits import READER_MMAP_BYTES
 from yarp.paths import ArchiveLocation, secure_archive_location
 
 #: Bumped when the rows' meaning changes; with the version, it keys the file's contents.
-PROJECTION_FORMAT = 3
+PROJECTION_FORMAT = 4
 #: Schema name of the archive on a projection connection.
 ARCHIVE = "archive"
 #: A second report waits this long for the first to finish with the file, then uses memory.
@@ -53,8 +53,8 @@ STALE_SLACK = 10_000
 #: the host's own view of an output YARP left alone). `rule`, `rerun_key`, the labels of a shell
 #: call's input (`program`, `command`) and the follow-ups are `recalls.annotate`'s, once
 #: `annotated` (a row with no shell input and no wrapped view to read is annotated as it is
-#: added: a capped result was cut by the cap). `in_sums` says the row is counted in the sums
-#: (`sums`, per day and group, and per day and session), which a report reads instead of the rows.
+#: added: a capped result was cut by the cap). The report reads the rows' sums (`sums`) instead of
+#: the rows.
 _DDL = """
 CREATE TABLE IF NOT EXISTS projection_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS call_savings (
@@ -76,13 +76,11 @@ CREATE TABLE IF NOT EXISTS call_savings (
   rule TEXT,
   rerun_key BLOB,
   program TEXT,
-  command TEXT,
-  in_sums INTEGER NOT NULL DEFAULT 0
+  command TEXT
 );
 CREATE INDEX IF NOT EXISTS call_savings_runs ON call_savings (session_id, rerun_key, started_at_ms)
   WHERE rerun_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS call_savings_pending ON call_savings (annotated) WHERE annotated = 0;
-CREATE INDEX IF NOT EXISTS call_savings_unsummed ON call_savings (in_sums) WHERE in_sums = 0;
 CREATE TABLE IF NOT EXISTS followups (
   id INTEGER NOT NULL,
   archive_ref TEXT NOT NULL,
@@ -107,6 +105,20 @@ CREATE TABLE IF NOT EXISTS sums_by_day (
   returned INTEGER NOT NULL,
   PRIMARY KEY (day, tool_name, kind, capped, program, command, rule)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sums_total (
+  tool_name TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  capped INTEGER NOT NULL,
+  program TEXT NOT NULL,
+  command TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  calls INTEGER NOT NULL,
+  produced INTEGER NOT NULL,
+  withheld INTEGER NOT NULL,
+  gross INTEGER NOT NULL,
+  returned INTEGER NOT NULL,
+  PRIMARY KEY (tool_name, kind, capped, program, command, rule)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS sums_by_session (
   day INTEGER NOT NULL,
   session_id INTEGER NOT NULL,
@@ -120,7 +132,8 @@ CREATE TABLE IF NOT EXISTS sums_by_session (
   PRIMARY KEY (day, session_id, kind, capped)
 ) WITHOUT ROWID;
 """
-_TABLES = ("projection_meta", "call_savings", "followups", "input_labels", "sums_by_day", "sums_by_session")
+_TABLES = ("projection_meta", "call_savings", "followups", "input_labels", "sums_by_day", "sums_total",
+           "sums_by_session")
 #: How a row of `call_savings` is written, by the rule's statement or from a part computed elsewhere.
 CALL_COLUMNS = ("id", "archive_ref", "kind", "produced", "withheld", "input_sha256", "session_id", "started_at_ms",
                 "finished_at_ms", "wrapped", "line_limit", "host_shown", "gross", "returned", "annotated", "rule",

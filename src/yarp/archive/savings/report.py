@@ -150,7 +150,10 @@ def _rows(conn: sqlite3.Connection, by: str, low: int, high: int, opener: Callab
                                                        " WHERE status <> 'finished'")]
         annotate(conn, progress)
         with _watching(conn, progress, "summing"):
-            (sums.add_new if holds else sums.rebuild)(conn)
+            if holds:
+                sums.add_new(conn, since[2], since[3])
+            else:
+                sums.rebuild(conn)
         projection.write_marks(conn, open_ids)
         sum_followups(conn)
         rows = _window_rows(conn, by, low, high, json.dumps(open_ids))
