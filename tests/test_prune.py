@@ -225,7 +225,7 @@ def test_progress_renews_the_wait_of_a_prune_that_outlasts_its_first_deadline(bi
     from yarp.wire import operations as ops
     from yarp.wire import protocol
 
-    big.extra_env.update({"YARP_BROKER_PRUNE_CALLS": "32", "YARP_BROKER_PRUNE_STEP_MS": "1"})
+    big.extra_env.update({"YARP_BROKER_PRUNE_CALLS": "4", "YARP_BROKER_PRUNE_STEP_MS": "1"})
     cut_ms = parse_utc(GEN_CUT)
     expected = prunable(big.archive, cut_ms)
     frames: list[dict] = []
@@ -245,6 +245,8 @@ def test_progress_renews_the_wait_of_a_prune_that_outlasts_its_first_deadline(bi
 
 
 def test_a_prune_shows_its_progress_on_a_terminal(big):
+    # Steps of 4 calls: the calls phase lasts well past the first second, when it is first drawn.
+    big.extra_env.update({"YARP_BROKER_PRUNE_CALLS": "4", "YARP_BROKER_PRUNE_STEP_MS": "1"})
     expected = prunable(big.archive, parse_utc(GEN_CUT))
     argv = [sys.executable, "-m", "yarp", "archive", "prune", "--before", GEN_CUT]
     done, screen = on_a_terminal(argv, big.env(), stream="stderr", timeout=300)
