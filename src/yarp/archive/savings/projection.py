@@ -37,7 +37,7 @@ from yarp.limits import READER_MMAP_BYTES
 from yarp.paths import ArchiveLocation, secure_archive_location
 
 #: Bumped when the rows' meaning changes; with the version, it keys the file's contents.
-PROJECTION_FORMAT = 4
+PROJECTION_FORMAT = 5
 #: Schema name of the archive on a projection connection.
 ARCHIVE = "archive"
 #: A second report waits this long for the first to finish with the file, then uses memory.
@@ -80,7 +80,6 @@ CREATE TABLE IF NOT EXISTS call_savings (
 );
 CREATE INDEX IF NOT EXISTS call_savings_runs ON call_savings (session_id, rerun_key, started_at_ms)
   WHERE rerun_key IS NOT NULL;
-CREATE INDEX IF NOT EXISTS call_savings_pending ON call_savings (annotated) WHERE annotated = 0;
 CREATE TABLE IF NOT EXISTS followups (
   id INTEGER NOT NULL,
   archive_ref TEXT NOT NULL,

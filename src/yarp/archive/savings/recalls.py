@@ -83,7 +83,7 @@ SELECT k.id, k.archive_ref, k.produced, k.withheld, k.kind, lower(c.tool_name), 
   c.working_directory, k.input_sha256, pin.compression, pin.body, pin.uncompressed_byte_length,
   pv.compression, pv.body, pv.uncompressed_byte_length, po.compression, po.body, po.uncompressed_byte_length,
   pe.compression, pe.body, pe.uncompressed_byte_length
-FROM main.call_savings k
+FROM {{rows}} k
 JOIN {ARCHIVE}.tool_calls c ON c.id = k.id
 JOIN {ARCHIVE}.sessions se ON se.id = c.session_id
 LEFT JOIN {ARCHIVE}.payloads pin ON pin.sha256 = k.input_sha256
@@ -99,6 +99,11 @@ LEFT JOIN {ARCHIVE}.payloads pe ON pe.sha256 = e.payload_sha256
 WHERE k.annotated = 0 AND k.id > ?1
 ORDER BY k.id LIMIT ?2
 """
+#: The rows of the calls since a report's marks (after the id ?3, and those of the JSON list ?4).
+_SINCE_MARKS = ("(SELECT * FROM main.call_savings WHERE id > ?3 UNION ALL"
+                " SELECT * FROM main.call_savings WHERE id IN (SELECT value FROM json_each(?4)))")
+#: Parsed shell inputs kept between batches, by digest: agents run the same commands again.
+_PARSED_KEPT = 50_000
 ADD_FOLLOWUP = "INSERT OR REPLACE INTO main.followups (id, archive_ref, target_ref, kind, parts) VALUES (?, ?, ?, ?, ?)"
 #: Rows annotated per statement: a first report annotates every shell call, one batch of small
 #: annotations in memory at a time (and one row's payloads).
@@ -124,7 +129,7 @@ WHERE r.id IN (SELECT id FROM temp.keyed_calls)
 """
 
 
-def annotate(conn: sqlite3.Connection, progress=None) -> None:
+def annotate(conn: sqlite3.Connection, progress=None, since: tuple[int, str] | None = None) -> None:
     """Complete the projection's new rows: recoveries, re-run keys and their links, rules, line-limited
     views, and the labels of every shell input (`programs.labels_of`).
 
@@ -132,28 +137,37 @@ def annotate(conn: sqlite3.Connection, progress=None) -> None:
     row is annotated once, `ANNOTATE_BATCH` rows at a time in id order. The
     rows given a re-run key are linked to the runs they repeat once all are
     annotated (an imported run may have a later id than the live one after it).
-    `progress(text)` hears how many rows are done.
+    `progress(text)` hears how many rows are done. With `since` (a report's
+    marks: the last call id and the JSON list of the calls open then) only
+    the rows of the calls since are looked at; otherwise every row.
     """
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS keyed_calls (id INTEGER PRIMARY KEY)")
     conn.execute("DELETE FROM temp.keyed_calls")
+    rows = "main.call_savings" if since is None else _SINCE_MARKS
+    marks = () if since is None else since
+    pending = _PENDING.format(rows=rows)
     last = -(2**63)
-    total = conn.execute("SELECT count(*) FROM main.call_savings WHERE annotated = 0").fetchone()[0]
+    total = conn.execute(f"SELECT count(*) FROM {rows} WHERE annotated = 0", (0, 0, *marks) if marks else ()
+                         ).fetchone()[0]
     done = 0
+    parsed: dict[bytes, tuple] = {}
     while True:
         if progress is not None:
             progress(f"reading shell inputs and cut views {done}/{total}")
         updates, followups, keyed = [], [], []
-        labels: dict[bytes, tuple] = {}
-        for row in conn.execute(_PENDING, (last, ANNOTATE_BATCH)):
+        if len(parsed) > _PARSED_KEPT:
+            parsed.clear()
+        for row in conn.execute(pending, (last, ANNOTATE_BATCH, *marks)):
             call_id, ref, produced, withheld, kind, tool, agent, is_error, cwd, digest = row[:10]
             last = call_id
             key = names = None
             if digest is not None:
-                value = input_value(*row[10:13])
-                text = command_text(value)
-                names = labels.get(digest)
-                if names is None:
-                    names = labels[digest] = labels_of(text)
+                known = parsed.get(digest)
+                if known is None:
+                    value = input_value(*row[10:13])
+                    text = command_text(value)
+                    known = parsed[digest] = (value, text, labels_of(text))
+                value, text, names = known
                 if text:
                     if cwd is None and isinstance(value, dict) and isinstance(value.get("cwd"), str):
                         cwd = value["cwd"]

@@ -148,7 +148,7 @@ def _rows(conn: sqlite3.Connection, by: str, low: int, high: int, opener: Callab
                 conn.execute(project_sql(False), NO_WINDOW)  # every call without its row
                 open_ids = [r[0] for r in conn.execute(f"SELECT id FROM {ARCHIVE}.tool_calls"
                                                        " WHERE status <> 'finished'")]
-        annotate(conn, progress)
+        annotate(conn, progress, since[2:] if holds else None)
         with _watching(conn, progress, "summing"):
             if holds:
                 sums.add_new(conn, since[2], since[3])
