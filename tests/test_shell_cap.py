@@ -435,12 +435,3 @@ def test_context_runs_keep_exactly_the_lines_one_line_at_a_time_keeps(chunks, sh
         assert cap_streams(texts, cap=cap, archive_ref=REF, exit_code=1) == views
         patch.setattr(cap_module._View, "add_run", _one_line_at_a_time)
         assert cap_streams(texts, cap=cap, archive_ref=REF, exit_code=1) == views
-
-
-def test_the_bytes_no_word_starts_with_are_those_of_the_hint_pattern():
-    from yarp.view.salience import classifier
-    from yarp.view.streams import NOT_WORD_START
-
-    word = classifier().word
-    for byte in range(256):
-        assert (word.match(bytes([byte]) + b"aa") is None) == (byte in NOT_WORD_START), byte

@@ -66,7 +66,7 @@ class Classifier:
 
     __slots__ = ("triggers", "entries", "noise_start", "noise_any", "noise_lines_start", "noise_lines_any",
                  "continuation", "lead", "caret", "header_continuation", "word", "location", "finding", "first_word", "quoted", "combined", "max_lines", "max_lead",
-                 "header_max_lines", "candidates", "failure_triggers", "trigger_bytes")
+                 "header_max_lines", "candidates", "failure_triggers")
 
     def __init__(self, bundle: tuple) -> None:
         entries, regexes, limits = bundle
@@ -79,8 +79,6 @@ class Classifier:
         #: with a trigger containing it. Only they are tried, with the same result as trying all.
         self.candidates = {t: tuple(entry for entry in self.entries if any(t in u for u in entry[1]))
                            for t in self.triggers}
-        #: Per scanned trigger, its distinct bytes: a buffer lacking one cannot hold the trigger.
-        self.trigger_bytes = {t: tuple(dict.fromkeys(t)) for t in self.triggers}
         #: The scanned triggers that can find a failure, exit or traceback line.
         self.failure_triggers = tuple(t for t in self.triggers
                                       if any(entry[0] in FAILURE_CLASSES for entry in self.candidates[t]))

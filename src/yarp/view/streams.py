@@ -27,8 +27,6 @@ EDGE_BYTES = 64 << 10
 MAX_WINDOWS = 256
 #: What a line not held in memory reads as: never blank, never a lead or continuation line.
 UNAVAILABLE = b"\x00"
-#: Every byte but those a hint's word starts with (`salience.HINT_PATTERNS["word"]`).
-NOT_WORD_START = bytes(sorted(set(range(256)) - set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")))
 
 
 def utf8_floor(data: bytes, limit: int) -> int:
@@ -255,38 +253,6 @@ class Stream:
                 return text if stop == len(lines) and not self.final_newline else text + b"\n"
         shown = self.shown
         return b"".join(shown.get(index) or self.line_bytes(index, limit) for index in range(start, stop))
-
-    def worded_lines(self, kept: set[int], word):
-        """The omitted lines that contain a word (`word`, a compiled pattern), in order.
-
-        A word never spans a newline, so one search over an omitted run's joined
-        lines finds the next line worth reading: an output of numbers or rules is
-        skipped run by run instead of line by line."""
-        lines = self.lines
-        if isinstance(lines, SparseLines):
-            yield from (i for i in lines.available() if i not in kept and word.search(lines[i]) is not None)
-            return
-        for start, end in gaps(len(lines), kept):
-            run = None  # the run's lines joined, built when a line without a word is met
-            index, offset = start, 0
-            while index <= end:
-                line = lines[index]
-                if word.search(line) is not None:
-                    yield index
-                else:
-                    if run is None:
-                        run = b"\n".join(lines[start:end + 1])
-                        if not run.translate(None, NOT_WORD_START):
-                            break  # no byte a word starts with (numbers, rules): a C-speed pass says so
-                    found = word.search(run, offset)
-                    if found is None:
-                        break
-                    index += run.count(b"\n", offset, found.start())
-                    offset = run.rfind(b"\n", offset, found.start()) + 1
-                    line = lines[index]
-                    yield index
-                offset += len(line) + 1
-                index += 1
 
 
 class _SparseReader:
