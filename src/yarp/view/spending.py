@@ -28,9 +28,10 @@ MAX_MISSES = 64
 FOLLOWING_LINES = 6
 #: How far above a failure block the lines naming where its frames were are looked for (`_where`).
 WHERE_REACH = 8
-#: The most summaries, headers or warnings of one kind a view shows (`_spend_alike`).
+#: The most summaries, headers or warnings of one kind a view shows (`spend_alike`); also the blocks of
+#: one kind a failure class weighs in its first round (`spend_on_blocks`).
 MAX_ALIKE = 4
-#: The percent of the budget the first and the last failure block may take whole beyond their cores.
+#: The percent of the budget failure blocks may take whole beyond their cores and nearest lines.
 WHOLE_SHARE = 40
 
 
@@ -56,15 +57,16 @@ def spend_alike(view, units: list, sal: Classifier) -> None:
 
 
 def spend_on_blocks(view, blocks: list, sal: Classifier) -> None:
-    """Spend on failure or location blocks in three rounds: the first `MAX_ALIKE` blocks of each kind,
-    then the others of a kind already seen (forty `B101 assert_used` findings do not push out the
-    location of the one `High` finding) and the findings the tool fixes itself (`[*]`). Each round: every block's core first: its anchor line with
-    its lead (location, source, caret), or a location with its finding, and the heading it sits
-    under, the first of each kind before a second alike (`ranking.diverse`); then the line after
-    each anchor or its block's last line, the lines naming where its frames were, up to
-    `FOLLOWING_LINES` after each anchor and the lead lines. Then the blocks whole, in the same order,
-    with at most `WHOLE_SHARE` percent of the budget. The rest of a block is context the view leaves
-    out."""
+    """Spend on failure or location blocks in three rounds: the first `MAX_ALIKE` blocks of each
+    kind, then the others of a kind already seen (forty `B101 assert_used` findings do not push out
+    the location of the one `High` finding), then the findings the tool fixes itself (`[*]`).
+
+    Each round (`_spend_on_parts`): every block's core first (its anchor line with its lead, or a
+    location with its finding, and the heading it sits under), the first of each kind before a
+    second alike (`ranking.diverse`); then each block's message or last line, the lines naming
+    where its frames were, up to `FOLLOWING_LINES` after each anchor, and the lead lines. Then the
+    blocks whole, in the same order, with at most `WHOLE_SHARE` percent of the budget. The rest of
+    a block is context the view leaves out."""
     streams = view.streams
     location = sal.location
     parts = _ends_of([(u.stream, start, head, anchor, end) for u in blocks for start, head, anchor, end in u.parts])
