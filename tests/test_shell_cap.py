@@ -1,8 +1,8 @@
 """The global cap: a salience-ordered view of whole lines, its markers and its properties.
 
 Per-tool cases are real outputs recorded from the tools on a development
-machine (tests/vectors/cap/*.json); the Pi extension's TypeScript cap is held
-to the same `expected` views by hooks/pi/test/cap.test.ts.
+machine (tests/vectors/cap/*.json), each with the lines an engineer must see
+and the view expected of it; every adapter gets this one view from the broker.
 """
 
 from __future__ import annotations

@@ -21,9 +21,8 @@ its bytes by the classes this module gives lines:
     plain                      everything else; `noise` marks plain lines not worth
                                showing even as context (PASSED/ok lines, progress bars)
 
-The patterns live in `yarp/rules/salience.json`, which the TypeScript twin reads
-too (compiled once and kept in the parse cache, so a warm run imports neither
-`json` nor `re`); packs add entries with `[[salience]]` tables (see `rules.py`). A line is
+The patterns live in `yarp/rules/salience.json` (compiled once and kept in the
+parse cache, so a warm run imports neither `json` nor `re`); packs add entries with `[[salience]]` tables (see `rules.py`). A line is
 matched against the patterns only when it holds one of the data's trigger
 literals (ASCII case-insensitive), and an entry is tried only when the line
 holds one of its own triggers: finding literals is a C-speed scan over a whole
