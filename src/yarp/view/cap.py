@@ -19,9 +19,10 @@ order, chosen by the classes of `salience` and spent in this order:
 What is left of the budget stays unspent: a view is no larger than what it has
 to show. Every omitted run becomes one whole marker line naming its line range
 in the recovery source (`yarp read REF SOURCE A:B`) and, for a long run of one
-kind, a sample of it; the first omitted run's marker is the header, one line
-naming the archive reference, how many lines of each class were cut and the
-exit status, followed by a search line when cut lines that matter give a hint.
+kind, a sample of it. The first omitted position carries the header: the
+reference's marker line naming the archive reference, a search line when cut
+lines that matter give a hint, and the first run's own marker with how many
+lines of each class were cut and the exit status.
 A line longer than the line limit shows its head and its tail around a note.
 Markers are never cut, so the view is never larger than the cap unless the
 cap cannot hold the header at all. The markers' text lives in
@@ -93,9 +94,11 @@ class _View:
     def __init__(self, streams: list[Stream], cap: int, reserve: int) -> None:
         self.streams = streams
         lines = sum(len(stream.lines) for stream in streams)
-        # A few long lines (a minified JSON) share the budget; among many, a line gets a quarter at most.
-        few = (cap - reserve) // max(1, lines) - 2 * CUT_NOTE_BYTES
-        self.limit = max(max_line_bytes(cap), few) if lines <= FEW_LINES else max_line_bytes(cap)
+        #: Whether the text is a few long lines (a minified JSON): they share the budget, where among
+        #: many lines a line gets a quarter of the cap at most.
+        self.few = lines <= FEW_LINES
+        share = (cap - reserve) // max(1, lines) - 2 * CUT_NOTE_BYTES
+        self.limit = max(max_line_bytes(cap), share) if self.few else max_line_bytes(cap)
         self.kept: list[set[int]] = [set() for _ in streams]
         self._order: list[list[int]] = [[] for _ in streams]
         self.budget = cap - reserve
@@ -312,7 +315,7 @@ def _select(view: _View, sal: Classifier) -> None:
     bounded head and tail of context, then warning blocks. What is left stays unspent: a view is no
     larger than what it has to show (see `CONTEXT_SHARES`)."""
     streams = view.streams
-    if sum(len(stream.lines) for stream in streams) <= FEW_LINES:  # long lines sharing the budget
+    if view.few:  # long lines sharing the budget
         for number, stream in enumerate(streams):
             for index in range(len(stream.lines)):
                 view.add(number, [index])

@@ -56,15 +56,15 @@ MIN_LIKE_LINES = 5
 LIKE_BYTES = 48
 MAX_LIKES = 3
 LIKE_RESERVE = LIKE_BYTES + 16
+#: Omitted-line counts are reported in these groups, in this order.
+COUNT_GROUPS = (("failure", FAILURE_CLASSES), ("summary", frozenset({"summary", "header"})),
+                ("warning", frozenset({"warning"})))
 
 
 def likes_for(cap: int) -> int:
     """How many runs a view under `cap` describes: one per 1,700 bytes of cap, at most `MAX_LIKES` (a
     1 KiB view keeps its bytes for lines)."""
     return min(MAX_LIKES, cap // 1700)
-#: Omitted-line counts are reported in these groups, in this order.
-COUNT_GROUPS = (("failure", FAILURE_CLASSES), ("summary", frozenset({"summary", "header"})),
-                ("warning", frozenset({"warning"})))
 
 
 # --- what a reducer writes -------------------------------------------------------------------
@@ -248,10 +248,13 @@ def marker(source_bytes: int, cap: int, archive_ref: str, source: str, completen
     """The reference's marker pair (byte count, reference, search); it starts and ends with a newline.
 
     The cap writes `header` instead; the runner measures its budget by this form."""
-    return (
-        f"\n[yarp: {source_bytes} byte(s) capped at {cap}; ref={archive_ref}; {source} {completeness}]\n"
-        f"Search omitted output: yarp search {archive_ref} '{hint}'\n"
-    )
+    return (f"\n{_reference_line(source_bytes, cap, archive_ref, source, completeness)}"
+            f"Search omitted output: yarp search {archive_ref} '{hint}'\n")
+
+
+def _reference_line(source_bytes: int, cap: int, archive_ref: str, source: str, completeness: str) -> str:
+    """The reference contract's marker line, as `marker` and `header` both begin."""
+    return f"[yarp: {source_bytes} byte(s) capped at {cap}; ref={archive_ref}; {source} {completeness}]\n"
 
 
 def header(source_bytes: int, cap: int, archive_ref: str, source: str, completeness: str, *, counts: str,
@@ -271,7 +274,7 @@ def header(source_bytes: int, cap: int, archive_ref: str, source: str, completen
         count, where = here
         joiner = " " if where == "of this view" else ": "
         place = f"; here {count}{joiner}{where}" if runs > 1 else f"{joiner}{where}"
-    text = f"[yarp: {source_bytes} byte(s) capped at {cap}; ref={archive_ref}; {source} {completeness}]\n"
+    text = _reference_line(source_bytes, cap, archive_ref, source, completeness)
     if hint:
         text += f"Search omitted output: yarp search {archive_ref} '{hint}'\n"
     omitted = f"omitted {counts} line(s){spread}{place}" if counts != "0" else "long line(s) cut, none omitted"

@@ -74,7 +74,7 @@ def spend_on_blocks(view, blocks: list, sal: Classifier) -> None:
     keys = [kind(streams[p[0]], p[2], sal) for p in parts]
     seen: dict[bytes, int] = {}
     rounds: tuple[list, list, list] = ([], [], [])
-    for part, key in zip(diverse(parts, keys), diverse(keys, keys)):
+    for part, key in diverse(list(zip(parts, keys)), keys):
         seen[key[0]] = seen.get(key[0], 0) + 1
         # A finding its tool repairs itself (ruff's `[*]`) waits for the ones left to the reader.
         fixable = FIXABLE in streams[part[0]].lines[part[2]]
@@ -82,8 +82,11 @@ def spend_on_blocks(view, blocks: list, sal: Classifier) -> None:
     for chosen in rounds:
         _spend_on_parts(view, chosen, location)
     start, share = view.used, view.budget * WHOLE_SHARE // 100
+    # A block is ordered by its anchor's kind: worked out above already where the anchor is its own head.
+    known = {(p[0], p[3]): key for p, key in zip(parts, keys) if p[2] == p[3]}
     blocks = _ends_of(blocks)
-    for unit in diverse(blocks, [kind(streams[u.stream], u.parts[0][2], sal) for u in blocks]):
+    anchors = [(u.stream, u.parts[0][2]) for u in blocks]
+    for unit in diverse(blocks, [known.get(at) or kind(streams[at[0]], at[1], sal) for at in anchors]):
         for index in range(unit.start, unit.end + 1):
             if view.used - start > share or view.full():
                 return
