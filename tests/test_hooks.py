@@ -39,9 +39,10 @@ INSTALLED_VENV = os.environ.get("YARP_TEST_VENV")
 
 class HookWorld:
     """Private HOME/XDG, a short runtime dir, a `yarp` on PATH (the checkout's, or the installed one),
-    one archive."""
+    one archive: the world every hook test and every real-agent test starts from."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, drop: tuple[str, ...] = ()) -> None:
+        """`drop`: more prefixes of the environment's names to leave out (an agent's own settings)."""
         self.tmp = tmp_path
         self.home = tmp_path / "home"
         self.bin = tmp_path / "bin"
@@ -64,14 +65,16 @@ class HookWorld:
             self.yarp.chmod(0o755)
             self.command = [sys.executable, "-m", "yarp"]
         env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("YARP_", "XDG_", "CLAUDE", "ANTHROPIC")) and k not in ("HOME", "TMPDIR")}
+               if not k.startswith(("YARP_", "XDG_", "CLAUDE", "ANTHROPIC", *drop)) and k not in ("HOME", "TMPDIR", "PWD")}
         env.update(
             HOME=str(self.home),
             XDG_DATA_HOME=str(self.home / ".local" / "share"),
             XDG_CONFIG_HOME=str(self.home / ".config"),
             XDG_STATE_HOME=str(self.home / ".local" / "state"),
+            XDG_CACHE_HOME=str(self.home / ".cache"),
             XDG_RUNTIME_DIR=str(self.runtime),
             TMPDIR=str(tmp_path / "tmp"),
+            PWD=str(self.work),
             PATH=f"{self.yarp.parent}{os.pathsep}{os.environ.get('PATH', '')}",
             YARP_ARCHIVE=self.archive,
             YARP_BROKER_IDLE_MS="300",

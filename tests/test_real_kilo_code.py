@@ -31,10 +31,7 @@ import json
 import os
 import pwd
 import re
-import shlex
 import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -42,13 +39,10 @@ import pytest
 from agent_packages import KILO_CODE_VERSION, kilo_code_binary, opencode_config, seed_kilo_config
 from netns import loopback_namespace
 from scripted_model import ScriptedModel, Text, ToolCall, tool_messages
-from test_hooks import as_json, calls
+from test_hooks import HookWorld, as_json, calls
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
-#: Set by tests/installed/run.py: the venv whose installed `yarp` this test drives instead of the checkout's.
-INSTALLED_VENV = os.environ.get("YARP_TEST_VENV")
 CAP = 5120
 #: What the model may be shown of a 100,000-line output.
 MAX_VIEW_BYTES = 6 * 1024
@@ -61,40 +55,16 @@ def kilo_cli() -> Path:
 
 @pytest.fixture
 def world(tmp_path):
-    """Private HOME/XDG, a `yarp` on PATH (the checkout's, or the installed one), the plugin installed."""
-    home, work, bin_dir, archive_dir = (tmp_path / name for name in ("home", "work", "bin", "archive"))
-    for path in (home, work, bin_dir, archive_dir):
-        path.mkdir(mode=0o700)
-    # The broker socket path must stay under 104 bytes: pytest's tmp_path is too deep.
-    runtime = Path(tempfile.mkdtemp(prefix="yarp-run-"))
-    if INSTALLED_VENV:
-        bin_dir = Path(INSTALLED_VENV) / "bin"
-    else:
-        src = shlex.quote(str(ROOT / "src"))
-        (bin_dir / "yarp").write_text(
-            f'#!/bin/sh\nPYTHONPATH={src}${{PYTHONPATH:+:$PYTHONPATH}} exec {shlex.quote(sys.executable)} -m yarp "$@"\n')
-        (bin_dir / "yarp").chmod(0o755)
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("YARP_", "XDG_", "KILO", "OPENCODE")) and key not in ("HOME", "TMPDIR", "PWD")}
-    env.update(
-        HOME=str(home), PWD=str(work), TMPDIR=str(tmp_path),
-        XDG_DATA_HOME=str(home / ".local" / "share"), XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_STATE_HOME=str(home / ".local" / "state"), XDG_CACHE_HOME=str(home / ".cache"),
-        XDG_RUNTIME_DIR=str(runtime), PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-        YARP_ARCHIVE=str(archive_dir / "tool-calls.sqlite3"),
-        # A short idle grace lets the broker this test started exit on its own.
-        YARP_BROKER_IDLE_MS="300",
-    )
-    config_dir = home / ".config" / "kilo"
-    installed = subprocess.run([str(bin_dir / "yarp"), "hook", "install", "kilo-code"], env=env, capture_output=True,
+    """The hook world (test_hooks.HookWorld) with the plugin installed."""
+    w = HookWorld(tmp_path, drop=("KILO", "OPENCODE"))
+    config_dir = w.home / ".config" / "kilo"
+    installed = subprocess.run([str(w.yarp), "hook", "install", "kilo-code"], env=w.env, capture_output=True,
                                timeout=60, check=False)
     assert installed.returncode == 0, installed.stderr
     assert (config_dir / "plugin" / "yarp.ts").is_file() and (config_dir / "yarp" / "yarp-install.json").is_file()
     seed_kilo_config(config_dir)
-    yield work, env, bin_dir / "yarp"
-    subprocess.run(["sh", "-c", 'for i in $(seq 150); do ls "$1"/yarp/*.sock >/dev/null 2>&1 || exit 0; sleep 0.1; done',
-                    "wait", str(runtime)], timeout=30, check=False)
-    subprocess.run(["rm", "-rf", str(runtime)], check=False)
+    yield w.work, w.env, w.yarp
+    w.close()
 
 
 def _yarp(yarp: Path, env: dict, *args: str) -> subprocess.CompletedProcess:

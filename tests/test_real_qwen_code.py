@@ -31,12 +31,8 @@ CI runs it and it must not skip there (`real_agent_required`).
 from __future__ import annotations
 
 import json
-import os
 import re
-import shlex
 import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -44,13 +40,10 @@ import pytest
 from agent_packages import QWEN_CODE_SETTINGS, QWEN_CODE_VERSION, qwen_code_binary
 from netns import loopback_namespace
 from scripted_model import ScriptedModel, Text, ToolCall, tool_messages
-from test_hooks import as_json, calls
+from test_hooks import HookWorld, as_json, calls
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
-#: Set by tests/installed/run.py: the venv whose installed `yarp` this test drives instead of the checkout's.
-INSTALLED_VENV = os.environ.get("YARP_TEST_VENV")
 CAP = 5120
 #: What the model may be shown of a 100,000-line output.
 MAX_VIEW_BYTES = 6 * 1024
@@ -63,37 +56,19 @@ def qwen_cli() -> Path:
 
 @pytest.fixture
 def world(tmp_path):
-    """Private HOME, a `yarp` on PATH (the checkout's, or the installed one), the hooks installed."""
-    home, work, bin_dir, archive_dir = (tmp_path / name for name in ("home", "work", "bin", "archive"))
-    for path in (home, work, bin_dir, archive_dir):
-        path.mkdir(mode=0o700)
-    # The broker socket path must stay under 104 bytes: pytest's tmp_path is too deep.
-    runtime = Path(tempfile.mkdtemp(prefix="yarp-run-"))
-    if INSTALLED_VENV:
-        bin_dir = Path(INSTALLED_VENV) / "bin"
-    else:
-        src = shlex.quote(str(ROOT / "src"))
-        (bin_dir / "yarp").write_text(
-            f'#!/bin/sh\nPYTHONPATH={src}${{PYTHONPATH:+:$PYTHONPATH}} exec {shlex.quote(sys.executable)} -m yarp "$@"\n')
-        (bin_dir / "yarp").chmod(0o755)
-    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": str(home), "TERM": "dumb",
-           "NO_COLOR": "1", "TMPDIR": str(tmp_path), "XDG_RUNTIME_DIR": str(runtime),
-           "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_STATE_HOME": str(home / ".local" / "state"),
-           "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache"),
-           "YARP_ARCHIVE": str(archive_dir / "tool-calls.sqlite3"), "YARP_BROKER_IDLE_MS": "300",
-           "OPENAI_API_KEY": "dummy", "OPENAI_MODEL": "scripted-model", "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"}
-    settings = home / ".qwen" / "settings.json"
+    """The hook world (test_hooks.HookWorld), the scripted model's settings, the hooks installed."""
+    w = HookWorld(tmp_path, drop=("QWEN", "OPENAI"))
+    w.env.update(OPENAI_API_KEY="dummy", OPENAI_MODEL="scripted-model", QWEN_CODE_SUPPRESS_YOLO_WARNING="1")
+    settings = w.home / ".qwen" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps(QWEN_CODE_SETTINGS))
-    installed = subprocess.run([str(bin_dir / "yarp"), "hook", "install", "qwen-code"], env=env, capture_output=True,
+    installed = subprocess.run([str(w.yarp), "hook", "install", "qwen-code"], env=w.env, capture_output=True,
                                timeout=60, check=False)
     assert installed.returncode == 0, installed.stderr
     hooks = json.loads(settings.read_text())["hooks"]
     assert sorted(hooks) == ["PostToolUse", "PostToolUseFailure", "PreToolUse"]
-    yield work, env, bin_dir / "yarp"
-    subprocess.run(["sh", "-c", 'for i in $(seq 150); do ls "$1"/yarp/*.sock >/dev/null 2>&1 || exit 0; sleep 0.1; done',
-                    "wait", str(runtime)], timeout=30, check=False)
-    subprocess.run(["rm", "-rf", str(runtime)], check=False)
+    yield w.work, w.env, w.yarp
+    w.close()
 
 
 def _yarp(yarp: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
