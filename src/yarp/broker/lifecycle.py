@@ -7,7 +7,8 @@ readiness pipe, release the startup lock. Idle — no clients, nothing
 admitted, nothing queued, no open transaction — for `YARP_BROKER_IDLE_MS`:
 take the startup lock, stop accepting, remove our own socket (same inode
 only), drain admitted work, stop the writer (its sentinel), checkpoint the WAL
-(`TRUNCATE`), close the archive and exit. SIGTERM and SIGINT run the same
+(`TRUNCATE`), close the archive, start the refresh of a large archive's read
+summaries (`refresh`) and exit. SIGTERM and SIGINT run the same
 shutdown, and so does the writer finding that the archive file was removed or
 replaced under it (`archive_replaced`).
 """
@@ -22,6 +23,7 @@ import time
 
 from yarp import private_files
 from yarp.archive.store import ArchiveStore
+from yarp.broker import refresh
 from yarp.broker.connection import ClientConnection
 from yarp.broker.server import Broker
 from yarp.broker.writer import Writer
@@ -56,6 +58,7 @@ class Lifecycle:
         self._socket_inode: tuple[int, int] | None = None
         self._lifetime_fd: int | None = None
         self._startup_fd_at_exit: int | None = None
+        self._refresher = refresh.from_env(broker.location.path, log=broker.log)
 
     # start ----------------------------------------------------------------------------
 
@@ -102,6 +105,7 @@ class Lifecycle:
         broker.log("ready", pid=os.getpid(), pool=broker.pool_kind, idle_ms=broker.idle_ms)
         if on_ready is not None:
             on_ready()
+        self._refresher.started_serving()
         self.maybe_idle()
         await self._stopped
 
@@ -120,6 +124,7 @@ class Lifecycle:
             return
         self.busy()
         if broker.is_idle():
+            self._refresher.served(broker.stats.requests)
             self._idle_handle = broker.loop.call_later(broker.idle_ms / 1000, self._idle_fire)
 
     def _idle_fire(self) -> None:
@@ -188,6 +193,8 @@ class Lifecycle:
         if self._lifetime_fd is not None:
             os.close(self._lifetime_fd)
             self._lifetime_fd = None
+        if reason == "idle":
+            self._refresher.exiting(broker.stats.requests)
         if self._stopped is not None and not self._stopped.done():
             self._stopped.set_result(None)
 
