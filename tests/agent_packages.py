@@ -165,3 +165,52 @@ def seed_kilo_config(config_dir: Path) -> None:
     (config_dir / "node_modules").mkdir(parents=True, exist_ok=True)
     lock = {"lockfileVersion": 3, "packages": {"": {"dependencies": {"@kilocode/plugin": KILO_CODE_VERSION}}}}
     (config_dir / "package-lock.json").write_text(json.dumps(lock))
+
+
+CLINE_VERSION = "3.0.65"
+
+
+def cline_binary() -> Path:
+    """The real Cline CLI of `CLINE_VERSION` (its npm package installs the platform binary), in the cache."""
+    binary = npm_binary("cline", CLINE_VERSION, "cline", "cline")
+    assert version_of(binary) == CLINE_VERSION
+    return binary
+
+
+def cline_providers(base_url: str) -> dict:
+    """Cline's `data/settings/providers.json` naming the scripted model as its OpenAI-compatible provider
+    (what `cline auth -p openai -k dummy -m scripted-model -b URL` writes)."""
+    settings = {"provider": "openai-compatible", "apiKey": "dummy", "model": "scripted-model", "baseUrl": base_url}
+    return {"version": 1, "lastUsedProvider": "openai-compatible", "modes": {},
+            "providers": {"openai-compatible": {"settings": settings, "tokenSource": "manual"}}}
+
+
+#: Factory's Droid. Its launcher package (`@factory/cli`, newest 0.225.1 on the registry) names
+#: platform packages of its own version, which the registry does not hold; the platform package
+#: holds the whole program, so it is installed itself, at the newest version the registry has.
+DROID_VERSION = "0.225.2"
+
+
+def droid_settings(base_url: str) -> dict:
+    """Droid's `~/.factory/settings.json` for a scripted run: the scripted model as a custom model
+    (`-m custom:scripted-model`), no login; the hooks are merged in by `yarp hook install droid`."""
+    return {"customModels": [{"model": "scripted-model", "displayName": "Scripted", "baseUrl": base_url,
+                              "apiKey": "dummy", "provider": "generic-chat-completion-api",
+                              "maxOutputTokens": 4096}]}
+
+
+def droid_binary() -> Path:
+    """The real Droid of `DROID_VERSION` (its linux platform package), installed into the test cache."""
+    import platform
+
+    arch = {"x86_64": "x64", "aarch64": "arm64"}.get(platform.machine())
+    if arch is None:
+        unavailable(f"Droid's npm packages hold no program for {platform.machine()}")
+    package = f"@factory/cli-linux-{arch}"
+    binary = npm_binary(package, DROID_VERSION, "droid", f"droid-{arch}")
+    if not binary.exists():
+        # The platform package declares no `bin`: link its program where npm_binary looks for it.
+        binary.parent.mkdir(exist_ok=True)
+        binary.symlink_to(Path("..") / package / "bin" / "droid")
+    assert version_of(binary) == DROID_VERSION
+    return binary

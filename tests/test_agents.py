@@ -28,8 +28,8 @@ HOST_VIEW_FIELDS = {"limit", "overflow", "notice", "lines"}
 
 
 def test_the_agents_are_registered():
-    assert agents.names() == ("claude-code", "codex", "gemini", "kilo-code", "opencode", "pi", "qwen-code")
-    assert agents.hooked() == ("claude-code", "codex", "gemini", "qwen-code")
+    assert agents.names() == ("claude-code", "codex", "droid", "gemini", "kilo-code", "opencode", "pi", "qwen-code")
+    assert agents.hooked() == ("claude-code", "codex", "droid", "gemini", "qwen-code")
 
 
 @pytest.mark.parametrize("name", agents.names())
