@@ -131,12 +131,14 @@ FAMILIES: dict[str, Family] = {
             b"renamed:", b"typechange:",
         ),
         "modified|deleted",
+        generic=True,
     ),
     "list": Family(
         "list",
         (b":\n", b" director", b"Permission denied", b"No such file"),
         "name|path",
         count_lines_as="entries",
+        generic=True,
     ),
     "filter": Family("filter", (), "term|alternate"),
 }
