@@ -43,7 +43,8 @@ MAX_NAME_CHARS = 32
 #: field each of its members becomes (members with no default are required).
 HOOK_FACTS = "hook.json"
 _FACT_FIELDS = {"events": "HOOK_EVENTS", "beforeTool": "BEFORE_TOOL", "capsView": "CAPS_VIEW",
-                "rewriteOffEnv": "REWRITE_OFF_ENV", "failureNotice": "FAILURE_NOTICE"}
+                "rewriteOffEnv": "REWRITE_OFF_ENV", "failureNotice": "FAILURE_NOTICE",
+                "eventMember": "EVENT_MEMBER", "sessionMember": "SESSION_MEMBER"}
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _records = {}

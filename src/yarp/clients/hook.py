@@ -103,24 +103,27 @@ def _read_event() -> bytes | None:
     return raw if raw and len(raw) <= MAX_EVENT_BYTES else None
 
 
-#: The members of an event the hook process reads.
+#: The members of an event that name it and its session, unless the agent's facts name others
+#: (`eventMember`, `sessionMember`: an agent whose events use other names).
 _HEAD = ("hook_event_name", "session_id")
 #: An event larger than this is read only from its head (`json_text.head_members`): decoding a
 #: small one whole with the C scanner costs less than walking its members.
 _HEAD_ONLY_BYTES = 4096
 
 
-def _event_head(raw: bytes, events: list) -> tuple[str, str] | None:
-    """(event name, session id) of an event we archive (one of `events`), else None (never an error)."""
+def _event_head(raw: bytes, facts: dict) -> tuple[str, str] | None:
+    """(event name, session id) of an event we archive (one of the facts' `events`), else None (never
+    an error)."""
     from yarp.json_text import head_members, object_or_none
 
     if not raw.startswith(b"{"):
         return None
-    head = head_members(raw, _HEAD) if len(raw) > _HEAD_ONLY_BYTES else object_or_none(raw)
+    members = (facts.get("eventMember") or _HEAD[0], facts.get("sessionMember") or _HEAD[1])
+    head = head_members(raw, members) if len(raw) > _HEAD_ONLY_BYTES else object_or_none(raw)
     if head is None:
         return None
-    name, session = head.get("hook_event_name"), head.get("session_id")
-    if name not in events:
+    name, session = head.get(members[0]), head.get(members[1])
+    if name not in facts["events"]:
         return None
     if not isinstance(session, str) or not 0 < len(session) <= _MAX_SESSION_CHARS:
         return None
@@ -133,7 +136,7 @@ def run_hook(agent: str, archive: str | None, environ=os.environ) -> int:
     if facts is None:
         return 0  # not an agent with command hooks (the command line checked this already)
     raw = _read_event()
-    head = _event_head(raw, facts["events"]) if raw is not None else None
+    head = _event_head(raw, facts) if raw is not None else None
     if head is None:
         # Malformed, oversized or foreign: nothing to archive, no session to warn.
         return 0

@@ -72,6 +72,11 @@ class HookEvent:
         command = self.tool_input.get("command")
         return command if isinstance(command, str) and command.strip() else None
 
+    def rewritten_input(self, command: str):
+        """The tool input the agent is handed when its shell command becomes `command` (an agent whose
+        input holds the command elsewhere says where, in its own event class)."""
+        return rewritten_input(self.tool_input, command)
+
 
 def parse_tool_event(agent: str, payload: Any, *, pre: str, post: str, failure: bool = False
                      ) -> HookEvent | None:

@@ -17,6 +17,14 @@ nothing but those settings and our hooks are removed.
 
 Never rewrites a file it cannot parse as a JSON object, and never touches other
 files of the agent.
+
+An agent that runs hook *files* instead (its `hooks` part's `HOOK_FILES`: one
+executable file per event, named for the event, in a folder that
+`settings_path` names) gets one small shell script per event that `exec`s the
+command, marked as ours on its second line; other files in the folder are
+never touched, uninstalling removes exactly ours, and the folder (and a dot
+folder around it) when that is left empty. Nothing of anyone else's is
+changed, so nothing is backed up.
 """
 
 from __future__ import annotations
@@ -48,6 +56,13 @@ class Change:
     entries: int
     removed: bool = False
     restored: bool = False
+
+
+#: The second line of a hook file we write (`HOOK_FILES` agents), how uninstall knows it is ours.
+HOOK_FILE_MARK = "# Added by `yarp hook install`; `yarp hook uninstall` removes it."
+#: The names a hook file of ours may take after the event's (the first one free is used).
+_HOOK_FILE_SUFFIXES = ("", ".sh", ".bash")
+_MAX_HOOK_FILE_BYTES = 4096
 
 
 def _agent(agent: str):
@@ -253,6 +268,8 @@ def install(agent: str, path: str, command: str) -> Change:
     The old file is backed up when changed; a malformed file raises `DataError` and is left unchanged.
     """
     record, part = _agent(agent)
+    if getattr(part, "HOOK_FILES", None):
+        return _install_files(agent, path, command, part.HOOK_FILES)
     settings, previous, mode = _load(path)
     for event in record.HOOK_EVENTS:
         _groups(settings, event)  # refuse malformed shapes before changing anything
@@ -286,7 +303,9 @@ def uninstall(agent: str, path: str) -> Change:
     bytes back; a file left with nothing is removed; any other is rewritten
     (with no backup: what was removed is ours).
     """
-    _agent(agent)
+    part = _agent(agent)[1]
+    if getattr(part, "HOOK_FILES", None):
+        return _uninstall_files(agent, path, part.HOOK_FILES)
     settings, previous, mode = _load(path)
     if previous is None:
         return Change(path, False, None, 0)
@@ -310,7 +329,9 @@ def installed_commands(agent: str, path: str) -> dict[str, list[str]]:
 
     Raises `DataError` for a file that is not a JSON object of the expected shape.
     """
-    record, _ = _agent(agent)
+    record, part = _agent(agent)
+    if getattr(part, "HOOK_FILES", None):
+        return {event: [command] for event, _, command in _our_files(agent, path, part.HOOK_FILES)}
     settings, _, _ = _load(path)
     found: dict[str, list[str]] = {}
     for event in record.HOOK_EVENTS:
@@ -321,3 +342,83 @@ def installed_commands(agent: str, path: str) -> dict[str, list[str]]:
                 if is_ours(command, agent):
                     found.setdefault(event, []).append(command)
     return found
+
+
+# --- hook files: one script per event in a folder (`HOOK_FILES`) ----------------------------
+
+
+def _hook_file_command(path: str, agent: str) -> str | None:
+    """The command of a hook file of ours at `path` (marked, `exec`ing `yarp hook AGENT`), else None."""
+    try:
+        fd, st = private_files.open_for_reading(path, private=False)
+    except (OSError, private_files.PrivatePathProblem):
+        return None
+    try:
+        data = private_files.read_bounded(fd, _MAX_HOOK_FILE_BYTES) if st.st_size <= _MAX_HOOK_FILE_BYTES else b""
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    lines = data.decode("utf-8", "replace").split("\n")
+    if len(lines) < 3 or not lines[0].startswith("#!") or lines[1] != HOOK_FILE_MARK \
+            or not lines[2].startswith("exec "):
+        return None
+    command = lines[2][len("exec "):]
+    return command if is_ours(command, agent) else None
+
+
+def _our_files(agent: str, folder: str, files: dict) -> list[tuple[str, str, str]]:
+    """(event, path, command) of every hook file of ours in `folder`, by event then name."""
+    found = []
+    for event, stem in files.items():
+        for suffix in _HOOK_FILE_SUFFIXES:
+            path = os.path.join(folder, stem + suffix)
+            command = _hook_file_command(path, agent) if os.path.isfile(path) and not os.path.islink(path) else None
+            if command is not None:
+                found.append((event, path, command))
+    return found
+
+
+def _install_files(agent: str, folder: str, command: str, files: dict) -> Change:
+    """Make `command` our one hook file per event in `folder`; other files there are left alone."""
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        raise DataError("the hooks folder is not a folder; it was left unchanged")
+    ours = _our_files(agent, folder, files)
+    body = f"#!/bin/sh\n{HOOK_FILE_MARK}\nexec {command}\n".encode()
+    changed = added = 0
+    for event, stem in files.items():
+        mine = [path for found, path, _ in ours if found == event]
+        keep = next((path for found, path, held in ours if found == event and held == command), None)
+        for path in mine:
+            if path != keep:
+                os.unlink(path)  # ours, running another yarp (or a second one): replaced
+                changed += 1
+        if keep is not None:
+            continue
+        free = [stem + suffix for suffix in _HOOK_FILE_SUFFIXES
+                if not os.path.lexists(os.path.join(folder, stem + suffix))]
+        if not free:
+            raise DataError(f"the hooks folder holds other {stem} hooks under every name yarp may use")
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        private_files.replace_atomically(os.path.join(folder, free[0]), body, 0o700)
+        added += 1
+    return Change(folder, bool(changed or added), None, added)
+
+
+def _uninstall_files(agent: str, folder: str, files: dict) -> Change:
+    """Remove our hook files from `folder`, and the folder (and a dot folder around it) when left empty."""
+    ours = _our_files(agent, folder, files)
+    for _, path, _ in ours:
+        os.unlink(path)
+    if not ours:
+        return Change(folder, False, None, 0)
+    removed = False
+    for directory in (folder, os.path.dirname(folder)):
+        if directory != folder and not os.path.basename(directory).startswith("."):
+            break
+        try:
+            os.rmdir(directory)
+        except OSError:
+            break  # holds other files
+        removed = True
+    return Change(folder, True, None, len(ours), removed=removed)

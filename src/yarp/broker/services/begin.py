@@ -30,7 +30,6 @@ async def begin_event(broker, warm, request, hook: protocol.HookRequest, event, 
     `shell_names` and `search_path`: what the agent's shell defines before a
     command (aliases, functions) and its PATH, which the rewrite leaves alone.
     """
-    from yarp.hooks.events import rewritten_input
     from yarp.launcher import shell_join
 
     warning = None
@@ -47,7 +46,7 @@ async def begin_event(broker, warm, request, hook: protocol.HookRequest, event, 
         else:
             if planned is not None:
                 rewritten, streams = planned
-    input_after = rewritten_input(event.tool_input, rewritten) if rewritten else event.tool_input
+    input_after = event.rewritten_input(rewritten) if rewritten else event.tool_input
     now = now_ms()
     operation = capture.begin(event, warm.account, input_after, rewritten=streams,
                               now_ms=now, deadline_at_ms=now + hook.deadline_ms)
