@@ -168,6 +168,8 @@ def seed_kilo_config(config_dir: Path) -> None:
 
 
 CLINE_VERSION = "3.0.65"
+#: Cline's sessions run in its own process, not in the hub daemon it would otherwise start (and leave running).
+CLINE_ENV = {"CLINE_SESSION_BACKEND_MODE": "local"}
 
 
 def cline_binary() -> Path:
@@ -175,14 +177,6 @@ def cline_binary() -> Path:
     binary = npm_binary("cline", CLINE_VERSION, "cline", "cline")
     assert version_of(binary) == CLINE_VERSION
     return binary
-
-
-def cline_providers(base_url: str) -> dict:
-    """Cline's `data/settings/providers.json` naming the scripted model as its OpenAI-compatible provider
-    (what `cline auth -p openai -k dummy -m scripted-model -b URL` writes)."""
-    settings = {"provider": "openai-compatible", "apiKey": "dummy", "model": "scripted-model", "baseUrl": base_url}
-    return {"version": 1, "lastUsedProvider": "openai-compatible", "modes": {},
-            "providers": {"openai-compatible": {"settings": settings, "tokenSource": "manual"}}}
 
 
 #: Factory's Droid. Its launcher package (`@factory/cli`, newest 0.225.1 on the registry) names

@@ -22,14 +22,15 @@ REQUIRED = {"NAME": str, "LABEL": str, "ADAPTER": str, "TOOL_CLASSES": dict, "HO
 HOOKS_REQUIRED = {"HOOK_EVENTS": tuple, "BEFORE_TOOL": str, "CAPS_VIEW": bool, "SHELL_TOOLS": frozenset,
                   "HOOK_HELP": str}
 EXTENSION_REQUIRED = {"EXTENSION_FILES": tuple}
-OPTIONAL = {"REWRITE_OFF_ENV": str, "FAILURE_NOTICE": str, "TRUST_NOTE": str, "EXTENSION_MANIFEST": bool,
-            "EXTENSION_ENTRY": tuple, "EXTENSION_BASE": str}
+OPTIONAL = {"REWRITE_OFF_ENV": str, "FAILURE_NOTICE": str, "EVENT_MEMBER": str, "SESSION_MEMBER": str,
+            "TRUST_NOTE": str, "EXTENSION_MANIFEST": bool, "EXTENSION_ENTRY": tuple, "EXTENSION_BASE": str}
 HOST_VIEW_FIELDS = {"limit", "overflow", "notice", "lines"}
 
 
 def test_the_agents_are_registered():
-    assert agents.names() == ("claude-code", "codex", "droid", "gemini", "kilo-code", "opencode", "pi", "qwen-code")
-    assert agents.hooked() == ("claude-code", "codex", "droid", "gemini", "qwen-code")
+    assert agents.names() == ("claude-code", "cline", "codex", "droid", "gemini", "kilo-code", "opencode", "pi",
+                              "qwen-code")
+    assert agents.hooked() == ("claude-code", "cline", "codex", "droid", "gemini", "qwen-code")
 
 
 @pytest.mark.parametrize("name", agents.names())
@@ -101,8 +102,11 @@ def test_the_hook_process_reads_the_same_facts_as_the_record(name):
         record.HOOK_EVENTS, record.BEFORE_TOOL, record.CAPS_VIEW)
     assert facts.get("rewriteOffEnv") == getattr(record, "REWRITE_OFF_ENV", None)
     assert facts.get("failureNotice") == getattr(record, "FAILURE_NOTICE", None)
+    assert facts.get("eventMember") == getattr(record, "EVENT_MEMBER", None)
+    assert facts.get("sessionMember") == getattr(record, "SESSION_MEMBER", None)
     path = Path(record.__file__).with_name(agents.HOOK_FACTS)
-    assert set(json.loads(path.read_text())) <= {"events", "beforeTool", "capsView", "rewriteOffEnv", "failureNotice"}
+    assert set(json.loads(path.read_text())) <= {"events", "beforeTool", "capsView", "rewriteOffEnv", "failureNotice",
+                                                 "eventMember", "sessionMember"}
 
 
 @pytest.mark.parametrize("name", ["", "ts", "__pycache__", "pi", "opencode", "claude_code", "Codex", "../codex",
