@@ -66,14 +66,14 @@ class Service:
                 prefix = droid.call_prefix(event.tool_name, event.tool_input)
                 call = event.call(droid.call_id(prefix, self.warm.calls_with_prefix(session, prefix)))
                 return await begin_event(self.broker, self.warm, request, hook, call)
-            finished = None
+            open_calls = self._open_calls(event)
             if event.name == droid.POST:
-                found = self._finishing(event)
+                found = self._finishing(event, open_calls)
                 if found is not None:
                     call, key, state = found
                     await finish_event(self.broker, self.warm, request, hook, call, key, state)
-                    finished = call.call_id
-            await self._settle(request, hook, event, finished)
+                    open_calls = [other for other in open_calls if other != call.call_id]
+            await self._settle(request, hook, event, open_calls)
             return protocol.reply_ok()
 
     def _open_calls(self, event: droid.DroidEvent) -> list[str]:
@@ -82,9 +82,9 @@ class Service:
         found = self.warm.session_calls(session, None)
         return sorted((call for call, (status, _) in found.items() if status == "started"), key=droid.occurrence)
 
-    def _finishing(self, event: droid.DroidEvent):
-        """(the call as a `HookEvent`, its source key, its state) this `PostToolUse` finishes, or None."""
-        open_calls = self._open_calls(event)
+    def _finishing(self, event: droid.DroidEvent, open_calls: list[str]):
+        """(the call as a `HookEvent`, its source key, its state) this `PostToolUse` finishes among the
+        session's `open_calls`, or None."""
         named = droid.wrapped_call(event.shell_command(), self.warm.account, event.session_id, open_calls)
         if named is not None:
             candidates = [named]
@@ -98,12 +98,10 @@ class Service:
                 return call, found[0], found[1]
         return None
 
-    async def _settle(self, request, hook: protocol.HookRequest, event: droid.DroidEvent, finished) -> None:
-        """Finish the session's open calls (but `finished`) that its session file answers."""
-        if event.transcript_path is None:
-            return
-        waiting = [call for call in self._open_calls(event) if call != finished]
-        if not waiting:
+    async def _settle(self, request, hook: protocol.HookRequest, event: droid.DroidEvent, waiting: list[str]
+                      ) -> None:
+        """Finish the calls of the session still `waiting` for a result that its session file answers."""
+        if event.transcript_path is None or not waiting:
             return
         from yarp.agents.droid.transcripts import MAX_SESSION_FILE_BYTES, outcomes
 
