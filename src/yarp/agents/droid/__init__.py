@@ -46,9 +46,9 @@ PreToolUse commits the call before the tool runs and, when `yarp plan` would
 wrap an Execute command, answers with the command rewritten to `yarp run`
 (exact streams archived, the model shown yarp run's capped view). PostToolUse
 archives the result (Droid lets no hook replace it). Droid sends no event
-after a tool that failed: every event settles such calls of the session from
-its session file. Archive failures print nothing on stdout, are reported once
-per session on stderr, and exit 0.
+after a tool that failed: PostToolUse, Stop and SessionEnd finish such calls
+of the session from its session file. Archive failures print nothing on
+stdout, are reported once per session on stderr, and exit 0.
 """
 INSTALL_FILES = ("--user: ~/.factory/settings.json (under $FACTORY_HOME_OVERRIDE when set)",
                  "--project: ./.factory/settings.json, running the yarp on PATH")

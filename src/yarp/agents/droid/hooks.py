@@ -17,7 +17,7 @@ Measured with the real Droid 0.225.2 (`droid exec`, docs/design/adapters.md,
 - **A tool that fails gets no `PostToolUse`**: a command that exits non-zero,
   a read of a missing file. Its result is in the session file (a
   `tool_result` with `is_error`) before the next event, so the broker settles
-  it from there at the session's next event (`Stop` and `SessionEnd` too).
+  it from there at the session's next `PostToolUse`, `Stop` or `SessionEnd`.
 - A `PreToolUse` answer `hookSpecificOutput.updatedInput` is merged into the
   input before the tool runs (`rewrite_answer`); no `permissionDecision`, so
   Droid's own permission check still runs. Our entry sets
