@@ -195,6 +195,16 @@ def test_a_failed_call_waits_for_the_session_file(world):  # noqa: F811
     assert "exit code: 3" in as_json(call["snaps"]["result/before"])
 
 
+def test_another_sessions_file_settles_nothing(world):  # noqa: F811
+    no_pruning(world)
+    events = relocated(world, place_session(world))
+    other = "0b7e1a52-3c6f-4d1e-9a8b-2f4c6d8e0a1b"
+    for event in (events[2], events[-2]):  # the failed call's PreToolUse, then Stop, of another session
+        answer(world.hook("droid", dict(event, session_id=other)))
+    (call,) = calls(world.archive).values()
+    assert (call["session"], call["status"]) == (other, "started"), "the file answers another session's calls"
+
+
 def test_an_execute_command_is_rewritten_and_its_post_finds_it(world):  # noqa: F811
     events = recorded_events(world)
     pre = events[0]

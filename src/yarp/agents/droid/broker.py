@@ -114,7 +114,9 @@ class Service:
         session = ops.Session(droid.NAME, self.warm.account, event.session_id)
         for call_id in waiting:
             imported = answered.get(call_id)
-            stored = self.warm.stored_call(session, call_id) if imported is not None else None
+            if imported is None or imported.session.source_session_id != event.session_id:
+                continue  # not answered yet, or the file the event names is another session's
+            stored = self.warm.stored_call(session, call_id)
             if stored is None or stored[1] != "started" or not imported.has_result:
                 continue
             operations = settled_operations(session, call_id, imported, now_ms())
