@@ -150,6 +150,7 @@ def test_real_cline_calls_are_archived_and_the_model_gets_the_view(world, cline_
     # Found and working (a `warn` only says it runs this test's wrapper of yarp, not yarp itself).
     assert doctor.returncode == 0, doctor.stdout
     assert re.search(r"^(ok|warn) +Cline hooks: \S+/\.cline/hooks ", doctor.stdout, re.MULTILINE)
+    assert re.search(r"^ok +tool results: cline: ", doctor.stdout, re.MULTILINE)
 
     check_import(yarp, env, archived, ids)
     _yarp(yarp, env, "hook", "uninstall", "cline")
