@@ -134,3 +134,59 @@ def test_a_zero_coverage_row_in_a_long_table_is_kept():
     text = view(("Name   Stmts   Miss  Cover\n" + "\n".join(rows) + "\nTOTAL  40000  7000   82%\n").encode())
     assert "src/pkg/legacy_export.py     88     88      0%" in lines_of(text)
     assert "TOTAL  40000  7000   82%" in lines_of(text)
+
+
+def test_a_frame_in_the_users_own_code_is_kept_among_a_frameworks_frames():
+    # Three tracebacks of 17 framework frames each, the user's own frame deep inside each: past the
+    # lines that follow a traceback's start, and more than the budget shows whole.
+    lib = "/home/u/.venv/lib/python3.11/site-packages/framework"
+    out = [f"  Applying app.{n:04d}_step... OK" for n in range(120)]
+    for attempt in range(3):
+        out += ["Traceback (most recent call last):"]
+        for n in range(17):
+            out += [f'  File "{lib}/layer{n}.py", line {100 + n}, in call_{n}', f"    return self.next_{n}(value)"]
+            if n == 12:
+                out += [f'  File "/home/u/shop/migrations/000{attempt}_backfill.py", line 9, in backfill',
+                        "    row.total = Decimal(row.raw_total)"]
+        out += ["decimal.InvalidOperation: [<class 'decimal.ConversionSyntax'>]", ""]
+    shown = lines_of(view(("\n".join(out) + "\n").encode()))
+    for attempt in range(3):
+        assert f'  File "/home/u/shop/migrations/000{attempt}_backfill.py", line 9, in backfill' in shown
+    assert "    row.total = Decimal(row.raw_total)" in shown
+
+
+def test_the_step_a_log_was_at_when_it_failed_is_kept():
+    out = [f"INFO  [migration] Running upgrade {n:04x} -> {n + 1:04x}, step {n}" for n in range(300)]
+    out += ["Traceback (most recent call last):", '  File "/srv/app/env.py", line 3, in <module>',
+            "    run()", "sqlalchemy.exc.OperationalError: no such table: invoices"]
+    out += [f"DEBUG cleanup {n}" for n in range(200)]
+    shown = lines_of(view(("\n".join(out) + "\n").encode()))
+    assert "INFO  [migration] Running upgrade 012b -> 012c, step 299" in shown
+    assert "sqlalchemy.exc.OperationalError: no such table: invoices" in shown
+
+
+def test_a_tally_of_counts_is_a_summary_wherever_it_stands():
+    # A package manager's plan: lists of packages, its tally, then a line per step.
+    out = ["Reading package lists...", "Building dependency tree...", "Reading state information..."]
+    for section in ("Suggested packages:", "Recommended packages:", "The following NEW packages will be installed:",
+                    "The following packages will be upgraded:"):
+        out.append(section)
+        out += ["  " + " ".join(f"lib{section[4:8].strip().lower()}{n * 6 + k}" for k in range(6)) for n in range(40)]
+    out += ["7 upgraded, 440 newly installed, 0 to remove and 133 not upgraded."]
+    for n in range(300):
+        out += [f"Inst libpkg{n} (1.{n} Debian:12/stable [amd64])", f"Conf libpkg{n} (1.{n} Debian:12/stable [amd64])"]
+    shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=0))
+    assert "7 upgraded, 440 newly installed, 0 to remove and 133 not upgraded." in shown
+
+
+def test_the_largest_entries_of_a_table_of_sizes_are_kept_and_ids_are_not_sizes():
+    # `du -ah`: sizes in K and M in the order of the tree, the largest anywhere.
+    units = ("K", "M")
+    sizes = [f"{(n * 37) % 90 + 4}{units[n % 2]}\tdata/part-{n:05d}.bin" for n in range(3000)]
+    sizes[1234] = "480M\tdata/core.dump"
+    shown = lines_of(view(("\n".join(sizes) + "\n").encode(), exit_code=0))
+    assert "480M\tdata/core.dump" in shown
+    # A query's rows start with their id: the largest ids are no finding, and the view stays small.
+    rows = [f"{n:<5} Kunde {n} — Köln  {n % 500}.5  2024-01-01" for n in range(3000)]
+    plain = view(("\n".join(rows) + "\n").encode(), exit_code=0)
+    assert "2999  Kunde 2999" not in plain.split("[yarp: omitted")[0] and len(plain.encode()) < 5120

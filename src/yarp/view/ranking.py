@@ -45,6 +45,14 @@ MIN_REPETITIVE = 40
 MAX_RARE_LINES = 12
 #: Bytes of a line a template reads.
 TEMPLATE_BYTES = 160
+#: A text is a table of values when `VALUE_SHARE` percent of a sample of its lines are a number and one
+#: name (`du`, `wc -l`, `sort -h`; not a profiler's rows of numbers, nor a query's rows after their id);
+#: then the lines of its `MAX_LARGEST` largest values are findings.
+VALUE_SHARE = 80
+MAX_LARGEST = 3
+#: What a size's unit multiplies (`48M`, `1.5G`, `900K`, `12KiB`).
+_UNITS = {b"": 1, b"K": 1 << 10, b"M": 1 << 20, b"G": 1 << 30, b"T": 1 << 40, b"P": 1 << 50}
+_value = None
 _DIGITS = bytes.maketrans(b"0123456789", b"##########")
 
 
@@ -228,3 +236,26 @@ def rare_lines(body: bytes, lines: list[bytes], classes: dict, first_word) -> li
         if counts[word] == 2:
             out.append(words.index(word, line + 1))
     return sorted(line for line in out if line not in classes)[:MAX_RARE_LINES]
+
+
+def largest_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
+    """In a table of values of no more than `RARE_BYTES` (most lines a number and one name, at least
+    `MIN_REPETITIVE` lines), the lines of its `MAX_LARGEST` largest values that are not classed
+    already, a size read with its unit (`48M` above `900K`): the entry a person lists sizes or
+    counts to find, wherever the table's order put it."""
+    global _value
+    if len(body) > RARE_BYTES or len(lines) < MIN_REPETITIVE:
+        return []
+    if _value is None:
+        import re
+
+        _value = re.compile(rb"(?m)^[ \t]*(\d{1,18}(?:\.\d{1,6})?)([KMGTP]?)(?:i?B)?[ \t]+[^ \t\d\n][^ \t\n]*[ \t\r]*$")
+    sample = lines[::max(1, len(lines) // 256)]
+    if sum(_value.match(line) is not None for line in sample) * 100 < len(sample) * VALUE_SHARE:
+        return []
+    import heapq
+
+    top = heapq.nlargest(MAX_LARGEST, ((float(m[1]) * _UNITS[m[2]], m.start()) for m in _value.finditer(body)))
+    numbers = sorted(body.count(b"\n", 0, offset) for _, offset in top)
+    return [number for number in numbers if number not in classes]
+

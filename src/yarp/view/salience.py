@@ -5,14 +5,15 @@ its bytes by the classes this module gives lines:
 
     failure, exit, traceback   errors, failures, exceptions, panics, assertion lines,
                                compiler diagnostics, exit lines, the start of a trace
-    summary, header            test and build summaries; diff file headers, commit
-                               lines, test section headers
+    summary, header            test and build summaries, a tally of counts anywhere; diff file
+                               headers, commit lines, test section headers
     location                   a ` --> file:line:col` line with the finding above it
                                (linters such as ruff print no severity word)
     finding                    a `file:line: KIND …` line of a kind rare among many such lines
                                (`yarp.view.ranking.rare_findings`): two `F821` among 300 `F401`;
                                a line whose first word is rare in repetitive output (`rare_lines`):
-                               `both modified:` among 220 `modified:` lines
+                               `both modified:` among 220 `modified:` lines; a line of one of the
+                               largest values of a table of sizes or counts (`largest_values`)
     warning                    warnings
     note                       a line labelled `note:` or `help:` (after its location), or a line
                                of quoted source behind its number (`5<tab>assert x`, `  10 |   f();`):

@@ -33,6 +33,14 @@ WHERE_REACH = 8
 MAX_ALIKE = 4
 #: The percent of the budget failure blocks may take whole beyond their cores and nearest lines.
 WHOLE_SHARE = 40
+#: How a stack frame line starts, indentation aside: Python's `File "…", line N`, and the `at …`
+#: of JavaScript, Java, C# and Rust.
+FRAME_STARTS = (b'File "', b"at ")
+#: Paths of code the user did not write: an installed package, a language's own library, a
+#: dependency cache, an interpreter's frozen module. A frame outside them is the user's.
+LIBRARY_PATHS = (b"site-packages", b"dist-packages", b"/lib/python", b"node_modules", b"<frozen ", b"node:internal",
+                 b"/usr/lib/", b"/usr/local/lib/", b"/rustc/", b".cargo/registry", b"/go/pkg/mod/", b"(internal/",
+                 b"(<anonymous>)", b"<string>")
 
 
 def spend_alike(view, units: list, sal: Classifier) -> None:
@@ -63,7 +71,8 @@ def spend_on_blocks(view, blocks: list, sal: Classifier) -> None:
 
     Each round (`_spend_on_parts`): every block's core first (its anchor line with its lead, or a
     location with its finding, and the heading it sits under), the first of each kind before a
-    second alike (`ranking.diverse`); then each block's message or last line, the lines naming
+    second alike (`ranking.diverse`); then each block's message or last line, its stack frames in
+    the user's own code (`_own_frames`), the lines naming
     where its frames were, up to `FOLLOWING_LINES` after each anchor, and the lead lines. Then the
     blocks whole, in the same order, with at most `WHOLE_SHARE` percent of the budget. The rest of
     a block is context the view leaves out."""
@@ -115,7 +124,7 @@ def _spend_on_parts(view, parts: list, location) -> None:
     # Then, each pass over every block: the line after an anchor when the block ends there (often its
     # message: `index out of bounds: …` after `panicked at`) and a block's last line (where it was
     # raised: `tests/t.py:85: AssertionError`); the lines following each anchor; the lead lines.
-    for pick in (_message_and_last, _following, _where, _lead):
+    for pick in (_message_and_last, _own_frames, _following, _where, _lead):
         misses = 0
         for number, start, head, anchor, end in parts:
             if misses >= MAX_MISSES or view.full():
@@ -124,11 +133,43 @@ def _spend_on_parts(view, parts: list, location) -> None:
                 if not view.add_one(number, index):
                     misses += 1
                     break
+    # Last, the step a stream's first failure broke off: the line just above its block
+    # (`Running upgrade a1b2 -> b7c8` before the `Traceback`), the first block of each stream only.
+    firsts: dict[int, int] = {}
+    for number, start, *_ in parts:
+        firsts[number] = min(start, firsts.get(number, start))
+    for number, start in firsts.items():
+        step = _step_before(streams[number].lines, start)
+        if step is not None and not view.full():
+            view.add_one(number, step)
 
 
 def _message_and_last(lines, start: int, head: int, anchor: int, end: int, location) -> list[int]:
     message = [anchor + 1] if anchor == end and anchor + 1 < len(lines) and not is_blank(lines[anchor + 1]) else []
     return message + ([end] if end > anchor + FOLLOWING_LINES and not is_blank(lines[end]) else [])
+
+
+def _own_frames(lines, start: int, head: int, anchor: int, end: int, location) -> list[int]:
+    """The frames of a stack in the user's own code (`LIBRARY_PATHS` aside), each with the source
+    line Python prints under it: among thirty frames of a framework, the one migration that failed."""
+    found = []
+    for i in range(anchor + 1, end + 1):
+        line = lines[i].lstrip()
+        if line.startswith(FRAME_STARTS) and not any(path in line for path in LIBRARY_PATHS):
+            found.append(i)
+            if line.startswith(b'File "') and i < end:
+                found.append(i + 1)
+    return found
+
+
+def _step_before(lines, start: int) -> int | None:
+    """The nearest line above `start`, a blank one aside, when it is not indented (a frame or a
+    continuation belongs to something else): the step a log was at when the failure began."""
+    for index in range(start - 1, max(-1, start - 3), -1):
+        line = lines[index]
+        if line.strip(b" \t\r\n"):
+            return index if line[:1] not in (b" ", b"\t") else None
+    return None
 
 
 def _following(lines, start: int, head: int, anchor: int, end: int, location) -> range:

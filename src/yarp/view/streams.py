@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 
 from yarp.view.markers import RecordMarkers, TextMarkers, cut_note, gap_marker_fixed_bytes
-from yarp.view.ranking import rare_findings, rare_lines
+from yarp.view.ranking import largest_values, rare_findings, rare_lines
 from yarp.view.salience import Classifier, classifier
 
 #: A stream larger than this is scanned in chunks and only its head, tail and
@@ -136,7 +136,8 @@ class Stream:
                 classes[number] = cls
             else:
                 noise[number] = cls == "noise"  # asked already: the context walk need not ask again
-        for number in rare_findings(body, lines, classes, sal.finding) + rare_lines(body, lines, classes, sal.first_word):
+        for number in (rare_findings(body, lines, classes, sal.finding) + rare_lines(body, lines, classes, sal.first_word)
+                       + largest_values(body, lines, classes)):
             if not is_marker(number, lines[number]):
                 classes[number] = "finding"
         if body.startswith(b"diff --git ") or b"\ndiff --git " in body:
