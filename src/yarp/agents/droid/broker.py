@@ -26,13 +26,11 @@ An archive failure is an error reply; the hook then leaves the tool untouched.
 
 from __future__ import annotations
 
-import asyncio
 import os
-from collections import OrderedDict
 
 from yarp.agents.droid import hooks as droid
 from yarp.broker.services.begin import begin_event, begun_state, finish_event
-from yarp.broker.services.shared import now_ms, prepare_composite
+from yarp.broker.services.shared import SessionLocks, now_ms, prepare_composite
 from yarp.wire import operations as ops
 from yarp.wire import protocol
 
@@ -46,17 +44,7 @@ class Service:
     def __init__(self, broker, warm) -> None:
         self.broker = broker
         self.warm = warm
-        self._locks: OrderedDict[str, asyncio.Lock] = OrderedDict()
-
-    def _lock(self, session_id: str) -> asyncio.Lock:
-        lock = self._locks.pop(session_id, None) or asyncio.Lock()
-        self._locks[session_id] = lock
-        while len(self._locks) > MAX_SESSION_LOCKS:
-            oldest, held = next(iter(self._locks.items()))
-            if held.locked():
-                break
-            del self._locks[oldest]
-        return lock
+        self._lock = SessionLocks(MAX_SESSION_LOCKS)
 
     async def serve(self, request, hook: protocol.HookRequest, event: droid.DroidEvent) -> bytes:
         """Answer one Droid event (`hooks.parse_event`'s)."""

@@ -25,16 +25,14 @@ An archive failure answers an error and the hook leaves Gemini's own result.
 
 from __future__ import annotations
 
-import asyncio
 import os
-from collections import OrderedDict
 
 import orjson
 
 from yarp import private_files
 from yarp.agents.gemini import hooks as gemini
 from yarp.broker.services.begin import begin_event
-from yarp.broker.services.shared import CallState, now_ms, prepare_composite, ran_recovery
+from yarp.broker.services.shared import CallState, SessionLocks, now_ms, prepare_composite, ran_recovery
 from yarp.hooks import capture
 from yarp.hooks.events import HookEvent, session_of
 from yarp.wire import operations as ops
@@ -54,17 +52,7 @@ class Service:
     def __init__(self, broker, warm) -> None:
         self.broker = broker
         self.warm = warm
-        self._locks: OrderedDict[str, asyncio.Lock] = OrderedDict()
-
-    def _lock(self, session_id: str) -> asyncio.Lock:
-        lock = self._locks.pop(session_id, None) or asyncio.Lock()
-        self._locks[session_id] = lock
-        while len(self._locks) > MAX_SESSION_LOCKS:
-            oldest, held = next(iter(self._locks.items()))
-            if held.locked():
-                break
-            del self._locks[oldest]
-        return lock
+        self._lock = SessionLocks(MAX_SESSION_LOCKS)
 
     async def serve(self, request, hook: protocol.HookRequest, event: gemini.GeminiEvent) -> bytes:
         """Answer one Gemini CLI event (`hooks.parse_event`'s)."""

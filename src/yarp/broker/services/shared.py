@@ -37,7 +37,7 @@ class CallState:
     not rewritten by a hook). `archive_ref`: the reference the begin returned.
     """
 
-    __slots__ = ("requires_streams", "wrapper_flags", "archive_ref")
+    __slots__ = ("archive_ref", "requires_streams", "wrapper_flags")
 
     def __init__(self, requires_streams: bool, wrapper_flags: str | None, archive_ref: str | None) -> None:
         self.requires_streams = requires_streams
@@ -226,3 +226,27 @@ def ran_recovery(event) -> bool:
     from yarp.view.plan import is_recovery_command
 
     return is_recovery_command(event.shell_command())
+
+
+class SessionLocks:
+    """One `asyncio.Lock` per session, the most recently used `most` kept: an agent whose call ids are
+    derived (a count per session) counts and begins one call of a session at a time. An idle lock
+    beyond the bound is dropped; a held one never is."""
+
+    def __init__(self, most: int = 512) -> None:
+        self.most = most
+        self._locks: collections.OrderedDict = collections.OrderedDict()
+
+    def __call__(self, session_id: str):
+        """The lock of `session_id`, made the most recently used."""
+        import asyncio
+
+        lock = self._locks.pop(session_id, None) or asyncio.Lock()
+        self._locks[session_id] = lock
+        while len(self._locks) > self.most:
+            oldest, held = next(iter(self._locks.items()))
+            if held.locked():
+                break
+            del self._locks[oldest]
+        return lock
+
