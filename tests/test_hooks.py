@@ -113,6 +113,13 @@ class HookWorld:
         return result.stdout.decode()
 
 
+def yarp_ok(yarp: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    """`yarp ARGS` run as an agent's hook finds it (the world's `yarp`, its environment); it must exit 0."""
+    result = subprocess.run([str(yarp), *args], env=env, capture_output=True, timeout=120, check=False)
+    assert result.returncode == 0, f"yarp {args[0]} exited {result.returncode}: {result.stderr[-800:]!r}"
+    return result
+
+
 @pytest.fixture
 def world(tmp_path):
     w = HookWorld(tmp_path)

@@ -39,6 +39,7 @@ from agent_packages import CLINE_ENV, CLINE_VERSION, cline_binary
 from netns import loopback_namespace
 from scripted_model import ScriptedModel, Text, ToolCall, tool_messages
 from test_hooks import HookWorld, as_json, calls
+from test_hooks import yarp_ok as _yarp
 
 pytestmark = pytest.mark.slow
 
@@ -63,12 +64,6 @@ def world(tmp_path):
     assert sorted(p.name for p in hooks.iterdir()) == ["PostToolUse", "PreToolUse"]
     yield w.work, w.env, w.yarp
     w.close()
-
-
-def _yarp(yarp: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
-    result = subprocess.run([str(yarp), *args], env=env, capture_output=True, timeout=120, check=False)
-    assert result.returncode == 0, f"yarp {args[0]} exited {result.returncode}: {result.stderr[-800:]!r}"
-    return result
 
 
 def run_cline(cline_cli: Path, work: Path, env: dict, steps: list) -> tuple[subprocess.CompletedProcess, dict]:

@@ -38,6 +38,7 @@ from agent_packages import DROID_VERSION, droid_binary, droid_settings
 from netns import loopback_namespace
 from scripted_model import ScriptedModel, Text, ToolCall, tool_messages
 from test_hooks import HookWorld, as_json, calls
+from test_hooks import yarp_ok as _yarp
 from yarp.agents.droid import hooks as droid
 
 pytestmark = pytest.mark.slow
@@ -60,12 +61,6 @@ def world(tmp_path):
     w.env.update(TERM="dumb", NO_COLOR="1")
     yield w
     w.close()
-
-
-def _yarp(yarp: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
-    result = subprocess.run([str(yarp), *args], env=env, capture_output=True, timeout=120, check=False)
-    assert result.returncode == 0, f"yarp {args[0]} exited {result.returncode}: {result.stderr[-800:]!r}"
-    return result
 
 
 def _run_droid(world, droid_cli: Path, steps: list) -> tuple[subprocess.CompletedProcess, dict, dict]:

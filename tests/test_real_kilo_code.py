@@ -40,6 +40,7 @@ from agent_packages import KILO_CODE_VERSION, kilo_code_binary, opencode_config,
 from netns import loopback_namespace
 from scripted_model import ScriptedModel, Text, ToolCall, tool_messages
 from test_hooks import HookWorld, as_json, calls
+from test_hooks import yarp_ok as _yarp
 
 pytestmark = pytest.mark.slow
 
@@ -65,12 +66,6 @@ def world(tmp_path):
     seed_kilo_config(config_dir)
     yield w.work, w.env, w.yarp
     w.close()
-
-
-def _yarp(yarp: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
-    result = subprocess.run([str(yarp), *args], env=env, capture_output=True, timeout=120, check=False)
-    assert result.returncode == 0, f"yarp {args[0]} exited {result.returncode}: {result.stderr[-800:]!r}"
-    return result
 
 
 def _found(yarp: Path, env: dict, ref: str, text: str, source: str) -> bool:
