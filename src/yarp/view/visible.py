@@ -102,14 +102,9 @@ def write_view(rule, status: int, cap: int, files: SpoolFiles, ref: str | None,
         out_size, err_size = os.path.getsize(out), os.path.getsize(err)
         if out_size + err_size > cap:
             from yarp.view.cap import cap_files
-            from yarp.view.markers import marker
 
-            # The marker names the stream holding the first omitted byte; both
-            # names have six letters, so the marker's length (and the cut) is
-            # the same whichever is named.
-            budget = cap - len(marker(out_size + err_size, cap, ref, "stdout", completeness).encode())
-            source = "stdout" if budget // 2 < out_size else "stderr"
-            capped = cap_files([out, err], cap=cap, archive_ref=ref, source=source, completeness=completeness,
+            # The view's marker names the stream holding the first omitted line itself.
+            capped = cap_files([out, err], cap=cap, archive_ref=ref, completeness=completeness,
                                exit_code=status, markers=(out_markers, err_markers))
             if capped is not None:
                 _write_after(files.stdout_after, capped[0])
