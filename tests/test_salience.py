@@ -174,3 +174,37 @@ def test_a_noise_pattern_that_reads_past_its_line_keeps_runs_line_by_line(patter
     assert sal.is_noise(line) and not sal.is_noise(b"plain words")
     plain = salience.Classifier(salience.build_bundle(data, (("noise", "^qq|rr$", ()),)))
     assert plain.noise_lines_start is not None and plain.is_noise(b"qq x") and plain.is_noise(b"x rr")
+
+
+#: Pieces of the lines entries are written for, so that generated lines match entries, often several.
+LINE_PIECE = st.sampled_from(["error", "Error", "ERROR", "error: ", "error[E0308]: ", "fatal error: ", "Fatal error: ",
+                              "panic: ", "panicked at", "FAILED", "FAIL ", "--- FAIL", "=== ", " ===", "1 failed",
+                              "2 passed", "warning: ", "Warning: ", " --> a.rs:3:4", "a.py:12: ", "a.c:3:4: ", "E1101: ",
+                              "  ", "\t", "5 | ", "x", ":", "npm ERR! code ", "exit status 2", "Traceback",
+                              "ValueError: ", "assert", "Found 3 errors", "not ok 3", "Caused by:", "0%", " PASSED"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(LINE_PIECE, FRAGMENT), min_size=1, max_size=8).map("".join))
+def test_a_line_gets_the_same_class_from_its_scanned_triggers_as_from_every_entry(line):
+    # `classify` with the triggers a scan saw tries the entries those reach in one alternation
+    # (leftmost match, ties to the earlier entry); without them it searches every entry in turn.
+    sal = classifier()
+    data = line.encode()
+    found = sal.salient_lines(data).get(0)
+    if found is not None:
+        assert sal.classify(data, found) == sal.classify(data)
+
+
+@pytest.mark.parametrize("extra", [("warning", "(?i)boom", ("boom",)), ("warning", "(?P<w>boom)", ("boom",)),
+                                   ("warning", "(o)\\1m", ("oom",)), ("warning", "^boom", ("boom",))])
+def test_a_pack_entry_that_cannot_join_an_alternation_is_searched_alone(extra):
+    with open(DATA_PATH, encoding="utf-8") as handle:
+        data = json.load(handle)
+    sal = salience.Classifier(salience.build_bundle(data, (extra,)))
+    # The pack's entry matches first on the first line, among a dozen entries `error` reaches.
+    assert sal.classify(b"boom error: x", sal.salient_lines(b"boom error: x")[0]) == "warning"
+    for line in (b"x error: boom", b"BOOM error", b"boobm error", b"boom"):
+        found = sal.salient_lines(line).get(0)
+        if found is not None:
+            assert sal.classify(line, found) == sal.classify(line), line

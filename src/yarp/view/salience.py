@@ -66,7 +66,7 @@ class Classifier:
 
     __slots__ = ("triggers", "entries", "noise_start", "noise_any", "noise_lines_start", "noise_lines_any",
                  "continuation", "lead", "caret", "header_continuation", "word", "location", "finding", "first_word", "quoted", "combined", "max_lines", "max_lead",
-                 "header_max_lines", "candidates", "failure_triggers")
+                 "header_max_lines", "candidates", "failure_triggers", "plans")
 
     def __init__(self, bundle: tuple) -> None:
         entries, regexes, limits = bundle
@@ -87,6 +87,8 @@ class Classifier:
         self.max_lines, self.max_lead, self.header_max_lines = limits
         #: Per set of triggers found on one line, the entries they reach (`classify`).
         self.combined: dict[tuple[bytes, ...], tuple] = {}
+        #: Per set of triggers found on one line, or of entries tried, how to class the line (`_plan`).
+        self.plans: dict[tuple, tuple] = {}
 
     def triggered(self, line: bytes) -> bool:
         """Whether the line holds any of the scanned triggers, case-insensitively."""
@@ -101,6 +103,17 @@ class Classifier:
         buffer scan saw on this line (`salient_lines`), narrows the entries
         looked at without changing the result.
         """
+        if found is not None:
+            plan = self.plans.get(found) or self._plan(found)
+            if plan[0] is not None:  # every entry reached is tried: no line.lower(), no trigger test
+                return self._settle(line, plan)
+            low, held = line.lower(), 0
+            for bit, triggers in plan[2]:
+                for trigger in triggers:
+                    if trigger in low:
+                        held |= bit
+                        break
+            return self._settle(line, self.plans.get((found, held)) or self._plan(found, held))
         low = line.lower()
         if found is None:
             entries = self.entries
@@ -122,6 +135,66 @@ class Classifier:
         if best_class is not None:
             # A line labelled a note or help (`file:3: note: … failed`) explains a finding: plain.
             return "plain" if best_class == "note" else best_class
+        return "noise" if self.is_noise(line) else "plain"
+
+    def _plan(self, found: tuple[bytes, ...], held: int | None = None) -> tuple:
+        """How to class a line whose scanned triggers are `found`: the plan of the entries they reach
+        (`_tried_plan`), all of which the line's triggers make tried; or, when some reached entry holds
+        none of them (only its own longer trigger, `fatal error` beside `error`, decides), (None,
+        None, (bit, that entry's triggers) per such entry), and with `held`, the bits of those whose
+        trigger the line holds, the plan of the entries tried."""
+        reached = self.candidates[found[0]] if len(found) == 1 else tuple(
+            e for e in self.entries if any(e in self.candidates[t] for t in found))
+        unsure = [e for e in reached if not any(t in found for t in e[1])]
+        if not unsure:
+            plan = self._tried_plan(reached)
+            self.plans[found] = plan
+        elif held is None:
+            plan = self.plans[found] = (None, None, tuple((1 << i, e[1]) for i, e in enumerate(unsure)))
+        else:
+            skipped = {id(e) for i, e in enumerate(unsure) if not held & (1 << i)}
+            plan = self.plans[found, held] = self._tried_plan(tuple(e for e in reached if id(e) not in skipped))
+        return plan
+
+    def _tried_plan(self, tried: tuple) -> tuple:
+        """The plan for the entries `tried` (data order): (entries, at_start, its classes by group,
+        anywhere, its classes by group).
+
+        With three entries or more, `at_start` is one alternation of them all, matched at the
+        line's start, and `anywhere` one of those that can match past it (not all `^`-anchored),
+        searched from position 1; each entry is a capturing group, so a match's `lastindex`
+        names its entry. An alternation tries its branches in order at each position, so this
+        is the entries' rule (leftmost match, ties to the earlier entry) in two calls. Entries
+        that do not fit an alternation (global flags, named groups, back references) keep the
+        entry-by-entry search (at_start None)."""
+        plan: tuple = (tried, None, None, None, None)
+        if len(tried) >= 3:
+            combined = _alternations([e[2].pattern for e in tried])
+            if combined is not None:
+                at_start, start_groups, anywhere, any_groups = combined
+                plan = (tried, at_start, {g: tried[b][0] for g, b in start_groups.items()}, anywhere,
+                        {g: tried[b][0] for g, b in any_groups.items()})
+        self.plans[tried] = plan
+        return plan
+
+    def _settle(self, line: bytes, plan: tuple) -> str:
+        """The class `plan` (`_tried_plan`) gives a line."""
+        tried, at_start, start_classes, anywhere, any_classes = plan
+        if at_start is not None:
+            match = at_start.match(line)
+            if match is not None:
+                cls = start_classes[match.lastindex]
+            else:
+                match = None if anywhere is None else anywhere.search(line, 1)
+                cls = None if match is None else any_classes[match.lastindex]
+        else:
+            cls, best_start = None, -1
+            for entry_class, _, pattern in tried:
+                match = pattern.search(line)
+                if match is not None and (cls is None or match.start() < best_start):
+                    cls, best_start = entry_class, match.start()
+        if cls is not None:
+            return "plain" if cls == "note" else cls
         return "noise" if self.is_noise(line) else "plain"
 
     def is_noise(self, line: bytes) -> bool:
@@ -157,6 +230,58 @@ def _sre_args(pattern: str) -> tuple:
     code = [int(op) for op in _compiler._code(parsed, 0)]  # named opcode ints are not plain data
     return (source, int(parsed.state.flags), code, parsed.state.groups - 1, groupindex,
             tuple(indexgroup))
+
+
+def _alternations(patterns: list[bytes]):
+    """(an alternation of `patterns` matched at a line's start, {its groups: branch}, an alternation of
+    those that can match past the start or None, {its groups: branch}), or None when a pattern cannot
+    stand in an alternation (global flags, named groups, back references).
+
+    Compiled with `re` when first needed: a classifier reaches a few sets of entries per output."""
+    import re
+    from re import _constants as c, _parser
+
+    start_groups: dict[int, int] = {}
+    later: list[int] = []
+    number = 1
+    for branch, source in enumerate(patterns):
+        tree = _parser.parse(source, 0)
+        if tree.state.flags or tree.state.groupdict or _refers_back(tree.data, c):
+            return None
+        start_groups[number] = branch
+        number += tree.state.groups  # its own groups and the one around it
+        first = tree.data[0] if len(tree.data) else None
+        if not (first is not None and first[0] is c.AT and first[1] in (c.AT_BEGINNING, c.AT_BEGINNING_STRING)):
+            later.append(branch)
+    any_groups: dict[int, int] = {}
+    number = 1
+    for branch in later:
+        any_groups[number] = branch
+        number += re.compile(patterns[branch]).groups + 1
+    try:
+        at_start = re.compile(b"|".join(b"(" + source + b")" for source in patterns))
+        anywhere = re.compile(b"|".join(b"(" + patterns[branch] + b")" for branch in later)) if later else None
+    except re.error:
+        return None
+    return at_start, start_groups, anywhere, any_groups
+
+
+def _refers_back(items, c) -> bool:
+    """Whether a parsed pattern holds a back reference (its numbers would move in an alternation)."""
+    for op, arg in items:
+        if op in (c.GROUPREF, c.GROUPREF_EXISTS):
+            return True
+        if op is c.BRANCH and any(_refers_back(branch, c) for branch in arg[1]):
+            return True
+        if op is c.SUBPATTERN and _refers_back(arg[3], c):
+            return True
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT) and _refers_back(arg[2], c):
+            return True
+        if op in (c.ASSERT, c.ASSERT_NOT) and _refers_back(arg[1], c):
+            return True
+        if op is c.ATOMIC_GROUP and _refers_back(arg, c):
+            return True
+    return False
 
 
 def _compile(args: tuple):
