@@ -104,16 +104,10 @@ class Classifier:
         looked at without changing the result.
         """
         if found is not None:
-            plan = self.plans.get(found) or self._plan(found)
-            if plan[0] is not None:  # every entry reached is tried: no line.lower(), no trigger test
-                return self._settle(line, plan)
-            low, held = line.lower(), 0
-            for bit, triggers in plan[2]:
-                for trigger in triggers:
-                    if trigger in low:
-                        held |= bit
-                        break
-            return self._settle(line, self.plans.get((found, held)) or self._plan(found, held))
+            cls = self.entry_class(line, found)
+            if cls is not None:
+                return "plain" if cls == "note" else cls
+            return "noise" if self.is_noise(line) else "plain"
         low = line.lower()
         if found is None:
             entries = self.entries
@@ -136,6 +130,32 @@ class Classifier:
             # A line labelled a note or help (`file:3: note: … failed`) explains a finding: plain.
             return "plain" if best_class == "note" else best_class
         return "noise" if self.is_noise(line) else "plain"
+
+    def entry_class(self, line: bytes, found: tuple[bytes, ...]) -> str | None:
+        """The class of the entry that matches a line first (`note` included), None when none does:
+        `classify` with the scanned triggers `found` on the line, short of asking about noise."""
+        plan = self.plans.get(found) or self._plan(found)
+        if plan[0] is None:  # an entry reached only by a longer trigger of its own: test it on the line
+            low, held = line.lower(), 0
+            for bit, triggers in plan[2]:
+                for trigger in triggers:
+                    if trigger in low:
+                        held |= bit
+                        break
+            plan = self.plans.get((found, held)) or self._plan(found, held)
+        tried, at_start, start_classes, anywhere, any_classes = plan
+        if at_start is not None:
+            match = at_start.match(line)
+            if match is not None:
+                return start_classes[match.lastindex]
+            match = None if anywhere is None else anywhere.search(line, 1)
+            return None if match is None else any_classes[match.lastindex]
+        cls, best_start = None, -1
+        for entry_class, _, pattern in tried:
+            match = pattern.search(line)
+            if match is not None and (cls is None or match.start() < best_start):
+                cls, best_start = entry_class, match.start()
+        return cls
 
     def _plan(self, found: tuple[bytes, ...], held: int | None = None) -> tuple:
         """How to class a line whose scanned triggers are `found`: the plan of the entries they reach
@@ -176,26 +196,6 @@ class Classifier:
                         {g: tried[b][0] for g, b in any_groups.items()})
         self.plans[tried] = plan
         return plan
-
-    def _settle(self, line: bytes, plan: tuple) -> str:
-        """The class `plan` (`_tried_plan`) gives a line."""
-        tried, at_start, start_classes, anywhere, any_classes = plan
-        if at_start is not None:
-            match = at_start.match(line)
-            if match is not None:
-                cls = start_classes[match.lastindex]
-            else:
-                match = None if anywhere is None else anywhere.search(line, 1)
-                cls = None if match is None else any_classes[match.lastindex]
-        else:
-            cls, best_start = None, -1
-            for entry_class, _, pattern in tried:
-                match = pattern.search(line)
-                if match is not None and (cls is None or match.start() < best_start):
-                    cls, best_start = entry_class, match.start()
-        if cls is not None:
-            return "plain" if cls == "note" else cls
-        return "noise" if self.is_noise(line) else "plain"
 
     def is_noise(self, line: bytes) -> bool:
         """Whether a noise pattern matches the line: those anchored at its start are tried

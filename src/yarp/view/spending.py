@@ -95,11 +95,21 @@ def spend_on_blocks(view, blocks: list, sal: Classifier) -> None:
     known = {(p[0], p[3]): key for p, key in zip(parts, keys) if p[2] == p[3]}
     blocks = _ends_of(blocks)
     anchors = [(u.stream, u.parts[0][2]) for u in blocks]
+    limit = view.limit
     for unit in diverse(blocks, [known.get(at) or kind(streams[at[0]], at[1], sal) for at in anchors]):
-        for index in range(unit.start, unit.end + 1):
+        lines, kept = streams[unit.stream].lines, view.kept[unit.stream]
+        index, end = unit.start, unit.end
+        while index <= end:
             if view.used - start > share or view.full():
                 return
-            view.add_one(unit.stream, index)
+            # A line kept already, or one whose bytes alone exceed what is left (a line within the line
+            # limit shows at least its bytes), leaves the view as it is: `add_one` is not asked.
+            remaining = view.budget - view.used
+            while index <= end and (index in kept or remaining < len(lines[index]) <= limit):
+                index += 1
+            if index <= end:
+                view.add_one(unit.stream, index)
+                index += 1
 
 
 def _ends_of(items: list) -> list:

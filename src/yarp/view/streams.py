@@ -124,6 +124,7 @@ class Stream:
         found = sal.salient_lines(body)
         is_marker = self.markers.is_marker
         lines, classes, noise = self.lines, self.classes, self.noise
+        entry_class = sal.entry_class
         previous, number = 0, 0
         for offset in sorted(found):
             number += body.count(b"\n", previous, offset)
@@ -131,11 +132,13 @@ class Stream:
             line = lines[number]
             if is_marker(number, line):
                 continue  # a reducer's own marker: kept or cut with its pair, never salient
-            cls = sal.classify(line, found[offset])
-            if cls not in ("plain", "noise"):
-                classes[number] = cls
+            cls = entry_class(line, found[offset])
+            if cls is None:
+                continue  # plain or noise: `is_noise` asks if a view ever needs to know
+            if cls == "note":
+                noise[number] = False  # a note is plain, whatever a noise pattern would say of it
             else:
-                noise[number] = cls == "noise"  # asked already: the context walk need not ask again
+                classes[number] = cls
         for number in (rare_findings(body, lines, classes, sal.finding) + rare_lines(body, lines, classes, sal.first_word)
                        + largest_values(body, lines, classes)):
             if not is_marker(number, lines[number]):
