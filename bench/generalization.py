@@ -1,10 +1,11 @@
 """Score YARP's output view on the generalization corpus: tools it was never tuned on.
 
-Run: python bench/generalization.py [--half tuning|held_out|all] [--case NAME] [--json] [--missed]
+Run: python bench/generalization.py [--half tuning|held_out|fresh|all] [--case NAME] [--json] [--missed]
 
 The corpus (bench/generalization, see its README) holds real outputs of scripting,
 web, native, system and VCS tools, each annotated with the lines a reader must see,
-and split by name into a tuning half and a held-out half. For every case this
+and split by name into a tuning half and a held-out half, plus a third, `fresh` half
+(manifest-fresh.json) recorded later that no view rule may be tuned on. For every case this
 computes three views of the same budget (the default cap, 5,120 bytes):
 
 - run route: what `yarp run` shows (the selected rule reduces each stream, then
@@ -17,7 +18,8 @@ A signal line is kept when that exact decoded line is a line of the view (the ru
 route's per stream). The exit status is visible when the view is the output
 unchanged or names `exit status N]` / `exit_status=N`. An output at or under the cap
 must come back unchanged. Totals are given per half and overall; `TARGETS` are the
-goals the held-out half is held to (bench/test_bench_generalization.py).
+goals the held-out half is held to (bench/test_bench_generalization.py); the fresh
+half is measured against the same goals and reported.
 """
 
 from __future__ import annotations
@@ -42,8 +44,8 @@ from yarp.limits import DEFAULT_CAP_BYTES  # noqa: E402
 from yarp.view.rules import load_rules  # noqa: E402
 
 CORPUS_DIR = os.path.join(HERE, "generalization")
-MANIFESTS = ("manifest-scripting.json", "manifest-native.json")
-HALVES = ("tuning", "held_out")
+MANIFESTS = ("manifest-scripting.json", "manifest-native.json", "manifest-fresh.json")
+HALVES = ("tuning", "held_out", "fresh")
 #: What the held-out half must reach: signal kept (both routes), view bytes against the
 #: naive cap's over the cases larger than the cap, and every exit status / small output.
 TARGETS = {"signal_kept": 0.98, "bytes_vs_naive": 0.60}
@@ -213,7 +215,7 @@ def show_case(case, cap: int = DEFAULT_CAP_BYTES) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Print the table (or one case's views, or the totals as JSON)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--half", choices=("tuning", "held_out", "all"), default="all")
+    parser.add_argument("--half", choices=(*HALVES, "all"), default="all")
     parser.add_argument("--case", help="print this case's views in full")
     parser.add_argument("--json", action="store_true", help="print the totals as JSON")
     parser.add_argument("--missed", action="store_true", help="list every missed signal line per case")
@@ -235,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         halves["all"] = totals(rows)
         print(json.dumps({"totals": halves, "notes": notes,
                           "held_out_problems": target_problems([r for r in rows if r.half == "held_out"]),
+                          "fresh_problems": target_problems([r for r in rows if r.half == "fresh"]),
                           **({"cases": [asdict(r) for r in rows]} if args.missed else {})}, indent=1))
         return 0
     print(table(rows))
