@@ -59,8 +59,9 @@ from yarp.view.markers import (
     search_pattern,
 )
 from yarp.view.ranking import ends
-from yarp.view.salience import Classifier, block_units, classifier
-from yarp.view.spending import spend_alike, spend_on_blocks
+from yarp.view.blocks import block_units
+from yarp.view.salience import Classifier, classifier
+from yarp.view.spending import MAX_CANDIDATES, spend_alike, spend_on_blocks
 from yarp.view.streams import SparseLines, Stream, gaps
 
 # typing costs `yarp run` milliseconds; annotations only need it.
@@ -325,8 +326,11 @@ def _select(view: _View, sal: Classifier) -> None:
         for index in ends(stream.lines, stream.final_newline, stream.markers.is_marker, view.budget):
             view.add(number, [index])
     units = []
+    # The view weighs the first and last blocks of a rank (`spending._ends_of`): with one stream
+    # holding salient lines, only those are built; across streams they are ordered stream by stream.
+    bound = MAX_CANDIDATES // 2 if sum(1 for stream in streams if stream.classes) == 1 else None
     for number, stream in enumerate(streams):
-        units.extend(block_units(stream.lines, stream.classes, number, sal))
+        units.extend(block_units(stream.lines, stream.classes, number, sal, bound))
     spend_on_blocks(view, [u for u in units if u.rank == 0], sal)
     spend_alike(view, [u for u in units if u.rank == 1], sal)
     spend_on_blocks(view, [u for u in units if u.rank == 2], sal)

@@ -31,11 +31,8 @@ buffer, so the regular expressions run on a few lines, never on every byte.
 Among the entries tried the match that starts leftmost wins, ties going to the
 earlier entry (the same rule in Python and JavaScript).
 
-Blocks keep a diagnostic together: a failure line takes up to `max_lead` lines
-before it that lead into it (its location, source and caret lines; the line
-above a caret line is always taken, being the source it points into) and the
-indented, caret, frame and `E ` lines after it, up to `max_lines`; a header
-takes its `index`/`---`/`+++` or `Author`/`Date` lines and a commit's subject.
+The blocks built around salient lines, with the data's block patterns and
+limits, are `yarp.view.blocks`.
 """
 
 from __future__ import annotations
@@ -445,112 +442,3 @@ def classifier(environ=os.environ) -> Classifier:
 def is_blank(line: bytes) -> bool:
     """Whether a line holds nothing but spaces, tabs and carriage returns."""
     return not line.strip(b" \t\r")
-
-
-class Unit:
-    """A run of lines [start, end] of one stream kept or dropped together, with its rank."""
-
-    __slots__ = ("stream", "start", "end", "rank", "parts")
-
-    def __init__(self, stream: int, start: int, end: int, rank: int, anchor: int, head: int | None = None) -> None:
-        self.stream, self.start, self.end, self.rank = stream, start, end, rank
-        #: The blocks merged into this unit, each as (start, first line of its core,
-        #: anchor line, end); the core (a location with the finding above it) is kept
-        #: whole even when the block is not.
-        self.parts = [(start, anchor if head is None else head, anchor, end)]
-
-    def __repr__(self) -> str:
-        return f"Unit({self.stream}, {self.start}, {self.end}, rank={self.rank})"
-
-
-def block_units(lines: list[bytes], classes: dict[int, str], stream: int, sal: Classifier) -> list[Unit]:
-    """The blocks of one stream: failure and warning blocks with their lead and
-    continuation lines, header blocks, single summary lines. Failure blocks that
-    touch are merged; a line belongs to the highest-ranked block that claims it."""
-    total = len(lines)
-    units: list[Unit] = []
-    for index in sorted(classes):
-        cls = classes[index]
-        if cls in FAILURE_CLASSES or cls in ("warning", "location", "finding"):
-            start = index
-            back = index - 1
-            below_caret = False  # the line above a caret line is the source it points into
-            while back >= 0 and index - back <= sal.max_lead:
-                line = lines[back]
-                if classes.get(back) in ("summary", "header"):
-                    break
-                if not (below_caret or is_blank(line) or sal.lead.search(line)):
-                    break
-                below_caret = bool(sal.caret.search(line))
-                start = back
-                back -= 1
-            while start < index and is_blank(lines[start]):
-                start += 1
-            head = index
-            if cls == "location" and index > 0 and not is_blank(lines[index - 1]):
-                head = min(start, index - 1)  # the finding the location belongs to
-                start = head
-            end = index
-            forward = index + 1
-            while forward < total and forward - index <= sal.max_lines:
-                line = lines[forward]
-                follows = classes.get(forward)
-                if follows in ("summary", "header"):
-                    break
-                if sal.continuation.search(line) or follows in FAILURE_CLASSES or (
-                        cls == "warning" and follows == "warning"):
-                    end = forward
-                    forward += 1
-                    continue
-                if ((is_blank(line) or line.rstrip().endswith(b":")) and forward + 1 < total
-                        and forward + 1 - index <= sal.max_lines
-                        and classes.get(forward + 1) not in ("summary", "header")
-                        and sal.continuation.search(lines[forward + 1])):
-                    # A blank line inside the block, or a line that introduces the indented lines
-                    # after it (`Read at 0x… by goroutine 9:` before its frames).
-                    if not is_blank(line):
-                        end = forward
-                    forward += 1
-                    continue
-                break
-            units.append(Unit(stream, start, end, RANK[cls], index, head))
-        elif cls == "header":
-            end = index
-            forward = index + 1
-            while forward < total and forward - index < sal.header_max_lines:
-                line = lines[forward]
-                if forward in classes:
-                    break
-                if sal.header_continuation.search(line):
-                    end = forward
-                elif is_blank(line):
-                    pass
-                else:
-                    if line[:1] in (b" ", b"\t") and lines[index].startswith(b"commit "):
-                        end = forward  # the commit's subject
-                    break
-                forward += 1
-            units.append(Unit(stream, index, end, RANK[cls], index))
-        elif cls == "summary":
-            units.append(Unit(stream, index, index, RANK[cls], index))
-    return _merge(units)
-
-
-def _merge(units: list[Unit]) -> list[Unit]:
-    """Merge touching or overlapping blocks of the same rank; trim lower blocks
-    where a higher one already holds their lines."""
-    by_rank: dict[int, list[Unit]] = {}
-    for unit in units:
-        by_rank.setdefault(unit.rank, []).append(unit)
-    merged: list[Unit] = []
-    for rank in sorted(by_rank):
-        group = sorted(by_rank[rank], key=lambda u: u.start)
-        out: list[Unit] = []
-        for unit in group:
-            if out and unit.start <= out[-1].end + (1 if rank == 0 else 0):
-                out[-1].end = max(out[-1].end, unit.end)
-                out[-1].parts.extend(unit.parts)
-            else:
-                out.append(unit)
-        merged.extend(out)
-    return merged

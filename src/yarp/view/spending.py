@@ -2,7 +2,7 @@
 
 `yarp.view.cap` decides the order of the classes (failures, summaries and
 headers, locations, context, warnings); this module spends the budget within
-one class. A block (`salience.Unit`) is a salient line, its anchor, with the
+one class. A block (`blocks.Unit`) is a salient line, its anchor, with the
 lines that lead into it and follow it. What matters in a block is its anchor,
 where it was (a location, the heading it sits under) and its message; the rest
 is context that is shown only while a share of the budget allows it. Kinds

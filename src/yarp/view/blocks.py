@@ -1,0 +1,194 @@
+"""Blocks: the runs of lines a view keeps or drops together around each salient line.
+
+Blocks keep a diagnostic together: a failure line takes up to `max_lead` lines
+before it that lead into it (its location, source and caret lines; the line
+above a caret line is always taken, being the source it points into) and the
+indented, caret, frame and `E ` lines after it, up to `max_lines`; a header
+takes its `index`/`---`/`+++` or `Author`/`Date` lines and a commit's subject.
+Blocks of one rank that touch are merged into one `Unit`.
+
+A view weighs at most the first and the last few hundred blocks of a rank
+(`yarp.view.spending`); given that bound, `block_units` builds only the blocks
+near a stream's ends and yields the same units the view would weigh had it
+built them all (`_ends`). The patterns and limits are the salience data's
+(`yarp.view.salience.Classifier`).
+"""
+
+from __future__ import annotations
+
+from yarp.view.salience import FAILURE_CLASSES, RANK, Classifier, is_blank
+
+#: The classes a block is built around, and those of lines that end a block before them.
+BLOCK_CLASSES = FAILURE_CLASSES | {"warning", "location", "finding"}
+STOPS = ("summary", "header")
+
+
+class Unit:
+    """A run of lines [start, end] of one stream kept or dropped together, with its rank."""
+
+    __slots__ = ("stream", "start", "end", "rank", "parts")
+
+    def __init__(self, stream: int, start: int, end: int, rank: int, anchor: int, head: int | None = None) -> None:
+        self.stream, self.start, self.end, self.rank = stream, start, end, rank
+        #: The blocks merged into this unit, each as (start, first line of its core,
+        #: anchor line, end); the core (a location with the finding above it) is kept
+        #: whole even when the block is not.
+        self.parts = [(start, anchor if head is None else head, anchor, end)]
+
+    def __repr__(self) -> str:
+        return f"Unit({self.stream}, {self.start}, {self.end}, rank={self.rank})"
+
+
+def block_units(lines: list[bytes], classes: dict[int, str], stream: int, sal: Classifier,
+                bound: int | None = None) -> list[Unit]:
+    """The blocks of one stream: failure and warning blocks with their lead and
+    continuation lines, header blocks, single summary lines. Failure blocks that
+    touch are merged; a line belongs to the highest-ranked block that claims it.
+
+    With `bound`, a rank of more than twice `bound` merged blocks yields only its first
+    and last `bound`, built from the salient lines near the stream's ends: what a view that
+    weighs no more than those of a rank (`spending._ends_of`) needs, exactly."""
+    by_rank: dict[int, list[int]] = {}
+    for index in sorted(classes):
+        cls = classes[index]
+        if cls in BLOCK_CLASSES or cls in STOPS:
+            by_rank.setdefault(RANK[cls], []).append(index)
+    units: list[Unit] = []
+    for rank in sorted(by_rank):
+        anchors = by_rank[rank]
+        ends = None if bound is None else _ends(lines, classes, anchors, rank, sal, bound)
+        groups = ends if ends is not None else _merged([_block(lines, classes, i, sal) for i in anchors], rank)
+        units.extend(_unit(stream, rank, group) for group in groups)
+    return units
+
+
+def _unit(stream: int, rank: int, group: list) -> Unit:
+    start, end, parts = group
+    unit = Unit(stream, start, end, rank, parts[0][2], parts[0][1])
+    unit.parts = parts
+    return unit
+
+
+def _merged(blocks: list[tuple], rank: int) -> list[list]:
+    """Blocks ((start, end, part) each, in anchor order) merged where they touch or overlap, in order
+    of their starts, as [start, end, parts]: failure blocks also when one ends the line above the next."""
+    reach = 1 if rank == 0 else 0
+    out: list[list] = []
+    for start, end, part in sorted(blocks, key=lambda block: block[0]):
+        if out and start <= out[-1][1] + reach:
+            last = out[-1]
+            last[1] = max(last[1], end)
+            last[2].append(part)
+        else:
+            out.append([start, end, [part]])
+    return out
+
+
+def _ends(lines, classes: dict, anchors: list[int], rank: int, sal: Classifier, bound: int) -> list[list] | None:
+    """The first and the last `bound` merged blocks of a rank, built from anchors near its ends only;
+    None when the rank may not hold more than twice `bound` (then all are built).
+
+    A block starts at most `max_lead + 1` lines above its anchor and ends at most `max_lines` (or
+    `header_max_lines`) below it. So the merged blocks that end well before where the first block
+    not built could start are those of the whole rank, and so are those that start well after where
+    the last block not built could end: their neighbours are all built."""
+    reach = max(sal.max_lines, sal.header_max_lines) + 1
+    front: list[tuple] = []  # the blocks of the first anchors, in order
+    back: list[tuple] = []  # the blocks of the last anchors, last first
+    count = bound + 64
+    while 2 * count < len(anchors):
+        front += [_block(lines, classes, i, sal) for i in anchors[len(front):count]]
+        back += [_block(lines, classes, anchors[-1 - k], sal) for k in range(len(back), count)]
+        first_out = anchors[count] - sal.max_lead - 1
+        head = [group for group in _merged(front, rank) if group[1] + 1 < first_out]
+        last_out = anchors[-count - 1] + reach
+        tail = [group for group in _merged(back[::-1], rank) if group[0] > last_out + 1]
+        if len(head) > bound and len(tail) > bound and head[-1][0] < tail[0][0]:
+            return head[:bound] + tail[-bound:]
+        # Blocks merge: build as many more anchors as the merged blocks so far say are needed.
+        fewest = max(1, min(len(head), len(tail)))
+        count = max(count + 64, count * (bound + 16) // fewest)
+    return None
+
+
+def _block(lines, classes: dict, index: int, sal: Classifier) -> tuple[int, int, tuple[int, int, int, int]]:
+    """The block of the salient line `index`, as (start, end, its part: (start, head, anchor, end))."""
+    cls = classes[index]
+    if cls in BLOCK_CLASSES:
+        start = _lead_start(lines, classes, index, sal)
+        head = index
+        if cls == "location" and index > 0 and not is_blank(lines[index - 1]):
+            head = min(start, index - 1)  # the finding the location belongs to
+            start = head
+        end = _block_end(lines, classes, index, cls, sal)
+        return start, end, (start, head, index, end)
+    end = _header_end(lines, classes, index, sal) if cls == "header" else index
+    return index, end, (index, index, index, end)
+
+
+def _lead_start(lines, classes: dict, index: int, sal: Classifier) -> int:
+    """The first line of what leads into line `index`: up to `max_lead` lines above it."""
+    start = index
+    back = index - 1
+    below_caret = False  # the line above a caret line is the source it points into
+    while back >= 0 and index - back <= sal.max_lead:
+        line = lines[back]
+        if classes.get(back) in STOPS:
+            break
+        if not (below_caret or is_blank(line) or sal.lead.search(line)):
+            break
+        below_caret = bool(sal.caret.search(line))
+        start = back
+        back -= 1
+    while start < index and is_blank(lines[start]):
+        start += 1
+    return start
+
+
+def _block_end(lines, classes: dict, index: int, cls: str, sal: Classifier) -> int:
+    """The last line of the block of line `index`: its continuation lines, up to `max_lines` below it."""
+    total = len(lines)
+    end = index
+    forward = index + 1
+    while forward < total and forward - index <= sal.max_lines:
+        line = lines[forward]
+        follows = classes.get(forward)
+        if follows in STOPS:
+            break
+        if sal.continuation.search(line) or follows in FAILURE_CLASSES or (
+                cls == "warning" and follows == "warning"):
+            end = forward
+            forward += 1
+            continue
+        if ((is_blank(line) or line.rstrip().endswith(b":")) and forward + 1 < total
+                and forward + 1 - index <= sal.max_lines
+                and classes.get(forward + 1) not in STOPS
+                and sal.continuation.search(lines[forward + 1])):
+            # A blank line inside the block, or a line that introduces the indented lines
+            # after it (`Read at 0x… by goroutine 9:` before its frames).
+            if not is_blank(line):
+                end = forward
+            forward += 1
+            continue
+        break
+    return end
+
+
+def _header_end(lines, classes: dict, index: int, sal: Classifier) -> int:
+    """The last line of a header's block: its `index`/`---`/`+++` or `Author`/`Date` lines, a commit's subject."""
+    end = index
+    forward = index + 1
+    while forward < len(lines) and forward - index < sal.header_max_lines:
+        line = lines[forward]
+        if forward in classes:
+            break
+        if sal.header_continuation.search(line):
+            end = forward
+        elif is_blank(line):
+            pass
+        else:
+            if line[:1] in (b" ", b"\t") and lines[index].startswith(b"commit "):
+                end = forward  # the commit's subject
+            break
+        forward += 1
+    return end
