@@ -196,3 +196,26 @@ def test_doctor_finds_this_installation_healthy(world: World):
     assert checks["kernels"]["detail"] == "compiled: frames, payloads, validation, trigger scan"
     assert checks["capture"]["status"] == "ok"
     assert checks["Pi extension"]["status"] == "ok" and "this yarp" in checks["Pi extension"]["detail"]
+
+
+def test_the_installed_broker_refreshes_a_large_archives_summaries(world: World):
+    # "Large" from the first byte: the broker starts the installed refresh module as its child.
+    world.env["YARP_BROKER_REFRESH_BYTES"] = "0"
+    refs = [REF.search(world.yarp("run", "--", "seq", "1", str(n)).stdout) for n in (3000, 4000)]
+    last = refs[-1].group(1).decode()
+    summaries = world.home / ".cache" / "yarp" / "stats"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = list(summaries.glob("*.json"))
+        if found and json.loads(found[0].read_bytes())["last_ref"] == last:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("no refreshed summary holds the last call")
+    assert list((world.home / ".cache" / "yarp" / "savings").glob("*.sqlite3"))
+    warm = world.yarp_json("archive", "stats", "--json")
+    cold = json.loads(subprocess.run(["yarp", "archive", "stats", "--json"], cwd=world.work, capture_output=True,
+                                     env=dict(world.env, XDG_CACHE_HOME=str(world.root / "other")),
+                                     timeout=120, check=True).stdout)
+    assert warm == cold and warm["calls"] == 2
+
