@@ -208,3 +208,29 @@ def test_a_pack_entry_that_cannot_join_an_alternation_is_searched_alone(extra):
         found = sal.salient_lines(line).get(0)
         if found is not None:
             assert sal.classify(line, found) == sal.classify(line), line
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(LINE_PIECE, FRAGMENT), min_size=1, max_size=8).map("".join))
+def test_an_entry_matches_only_lines_holding_one_of_the_literals_it_needs(line):
+    # The search past a line's start leaves out an entry whose literals the line lacks.
+    from re import _constants, _parser
+
+    data = line.encode()
+    for _, _, pattern in classifier().entries:
+        needs = salience._needs(_parser.parse(pattern.pattern, 0).data, _constants)
+        match = pattern.search(data)
+        if needs is not None and match is not None:
+            assert any(literal in match.group() for literal in needs), (pattern.pattern, data)
+
+
+def test_the_literals_an_entry_needs_come_from_every_branch_and_no_optional_part():
+    from re import _constants, _parser
+
+    def needs(pattern: str):
+        return salience._needs(_parser.parse(pattern.encode(), 0).data, _constants)
+
+    assert needs("\\berror( TS\\d+)?\\b") == {b"error"}
+    assert needs("^(FAIL|ERROR):? |^not ok \\d+") == {b"FAIL", b"ERROR", b"not ok "}
+    assert needs("(x)?y*z{0,3}") is None and needs("a|[bc]") is None and needs("(?i:abc)") is None
+    assert needs("(ab)+c") == {b"ab"}

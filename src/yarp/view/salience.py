@@ -140,13 +140,12 @@ class Classifier:
                         held |= bit
                         break
             plan = self.plans.get((found, held)) or self._plan(found, held)
-        tried, at_start, start_classes, anywhere, any_classes = plan
+        tried, at_start, start_classes, past = plan
         if at_start is not None:
             match = at_start.match(line)
             if match is not None:
                 return start_classes[match.lastindex]
-            match = None if anywhere is None else anywhere.search(line, 1)
-            return None if match is None else any_classes[match.lastindex]
+            return None if past is None else past.search(line)
         cls, best_start = None, -1
         for entry_class, _, pattern in tried:
             match = pattern.search(line)
@@ -175,22 +174,22 @@ class Classifier:
 
     def _tried_plan(self, tried: tuple) -> tuple:
         """The plan for the entries `tried` (data order): (entries, at_start, its classes by group,
-        anywhere, its classes by group).
+        the search past the start).
 
         With three entries or more, `at_start` is one alternation of them all, matched at the
-        line's start, and `anywhere` one of those that can match past it (not all `^`-anchored),
-        searched from position 1; each entry is a capturing group, so a match's `lastindex`
+        line's start, and the entries that can match past it (not all `^`-anchored) are searched
+        from position 1 (`_Past`); each entry is a capturing group, so a match's `lastindex`
         names its entry. An alternation tries its branches in order at each position, so this
-        is the entries' rule (leftmost match, ties to the earlier entry) in two calls. Entries
-        that do not fit an alternation (global flags, named groups, back references) keep the
+        is the entries' rule (leftmost match, ties to the earlier entry). Entries that do not
+        fit an alternation (global flags, named groups, back references) keep the
         entry-by-entry search (at_start None)."""
-        plan: tuple = (tried, None, None, None, None)
+        plan: tuple = (tried, None, None, None)
         if len(tried) >= 3:
             combined = _alternations([e[2].pattern for e in tried])
             if combined is not None:
-                at_start, start_groups, anywhere, any_groups = combined
-                plan = (tried, at_start, {g: tried[b][0] for g, b in start_groups.items()}, anywhere,
-                        {g: tried[b][0] for g, b in any_groups.items()})
+                at_start, start_groups, later, needs = combined
+                plan = (tried, at_start, {g: tried[b][0] for g, b in start_groups.items()},
+                        _Past([tried[b] for b in later], needs) if later else None)
         self.plans[tried] = plan
         return plan
 
@@ -230,9 +229,10 @@ def _sre_args(pattern: str) -> tuple:
 
 
 def _alternations(patterns: list[bytes]):
-    """(an alternation of `patterns` matched at a line's start, {its groups: branch}, an alternation of
-    those that can match past the start or None, {its groups: branch}), or None when a pattern cannot
-    stand in an alternation (global flags, named groups, back references).
+    """(an alternation of `patterns` matched at a line's start, {its groups: branch}, the branches
+    that can match past the start, the literals one of which each of those holds in any match or
+    None (`_needs`)), or None when a pattern cannot stand in an alternation (global flags, named
+    groups, back references).
 
     Compiled with `re` when first needed: a classifier reaches a few sets of entries per output."""
     import re
@@ -240,6 +240,7 @@ def _alternations(patterns: list[bytes]):
 
     start_groups: dict[int, int] = {}
     later: list[int] = []
+    needs: list[set[bytes] | None] = []
     number = 1
     for branch, source in enumerate(patterns):
         tree = _parser.parse(source, 0)
@@ -250,17 +251,107 @@ def _alternations(patterns: list[bytes]):
         first = tree.data[0] if len(tree.data) else None
         if not (first is not None and first[0] is c.AT and first[1] in (c.AT_BEGINNING, c.AT_BEGINNING_STRING)):
             later.append(branch)
-    any_groups: dict[int, int] = {}
-    number = 1
-    for branch in later:
-        any_groups[number] = branch
-        number += re.compile(patterns[branch]).groups + 1
+            needs.append(_needs(tree.data, c))
     try:
         at_start = re.compile(b"|".join(b"(" + source + b")" for source in patterns))
-        anywhere = re.compile(b"|".join(b"(" + patterns[branch] + b")" for branch in later)) if later else None
     except re.error:
         return None
-    return at_start, start_groups, anywhere, any_groups
+    return at_start, start_groups, later, needs
+
+
+class _Past:
+    """The search past a line's start for entries of a plan (`Classifier._tried_plan`): among those
+    whose literals (`_needs`) the line holds, the one whose match starts leftmost, ties to the
+    earlier entry. An entry whose literal the line lacks cannot match it, so leaving it out leaves
+    the answer as it was. The literals are found by one search for all of them (`finder`)."""
+
+    __slots__ = ("entries", "always", "finder", "closure", "searches")
+
+    def __init__(self, entries: list, needs: list) -> None:
+        import re
+
+        self.entries = entries
+        bits: dict[bytes, int] = {}
+        self.always = 0
+        for number, literals in enumerate(needs):
+            if literals is None:
+                self.always |= 1 << number
+            for literal in literals or ():
+                bits[literal] = bits.get(literal, 0) | 1 << number
+        #: Per literal found, the entries it shows held: those of every literal inside it too.
+        self.closure = {found: 0 for found in bits}
+        for found in bits:
+            for literal, entries_bits in bits.items():
+                if literal in found:
+                    self.closure[found] |= entries_bits
+        # Searched again from the byte after each place one starts, longest first at a place, it
+        # finds every literal a line holds: one starting at the same place is inside the one found.
+        self.finder = re.compile(b"|".join(re.escape(literal) for literal in sorted(bits, key=len, reverse=True))
+                                 ) if bits else None
+        #: Per set of entries held (bits): their alternation (None: none), and the entries.
+        self.searches: dict[int, tuple] = {}
+
+    def search(self, line: bytes) -> str | None:
+        """The class of the entry that matches `line` first past its first byte, None when none does."""
+        held = self.always
+        if self.finder is not None:
+            closure, search = self.closure, self.finder.search
+            found = search(line)
+            while found is not None:
+                held |= closure[found.group()]
+                found = search(line, found.start() + 1)
+        found = self.searches.get(held)
+        if found is None:
+            found = self.searches[held] = self._alternation(held)
+        pattern, chosen = found
+        if pattern is None:
+            return None
+        match = pattern.search(line, 1)
+        if match is None:
+            return None
+        if len(chosen) == 1:
+            return chosen[0][0]
+        start = match.start()  # the alternation took the first entry that matches here
+        return next(cls for cls, _, entry in chosen if entry.match(line, start) is not None)
+
+    def _alternation(self, held: int) -> tuple:
+        chosen = [entry for number, entry in enumerate(self.entries) if held >> number & 1]
+        if len(chosen) < 2:
+            return (chosen[0][2] if chosen else None), chosen
+        import re
+
+        return re.compile(b"|".join(b"(?:" + entry[2].pattern + b")" for entry in chosen)), chosen
+
+
+def _needs(items, c) -> set[bytes] | None:
+    """Literals one of which every match of a parsed pattern holds (the most telling such set: its
+    shortest literal longest), or None when none is known: runs of literal characters, a group's,
+    every branch's of an alternation, a repeat's taken at least once. Case-insensitive parts give none."""
+    best: set[bytes] | None = None
+
+    def consider(candidate: set[bytes] | None) -> None:
+        nonlocal best
+        if candidate and all(candidate) and (best is None or (min(map(len, candidate)), -len(candidate))
+                                             > (min(map(len, best)), -len(best))):
+            best = candidate
+
+    run = bytearray()
+    for op, arg in items:
+        if op is c.LITERAL:
+            run.append(arg)
+            continue
+        consider({bytes(run)} if run else None)
+        run = bytearray()
+        if op is c.SUBPATTERN and not arg[1] and not arg[2]:
+            consider(_needs(arg[3], c))
+        elif op is c.BRANCH:
+            branches = [_needs(branch, c) for branch in arg[1]]
+            if all(branches):
+                consider(set().union(*branches))
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT) and arg[0] >= 1:
+            consider(_needs(arg[2], c))
+    consider({bytes(run)} if run else None)
+    return best
 
 
 def _refers_back(items, c) -> bool:
