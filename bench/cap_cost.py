@@ -88,10 +88,26 @@ def _run(src: str, name: str, caps: int, program: str, callgrind: bool = False) 
 
 
 def _extract(revision: str, into: str) -> str:
-    """`src/yarp` of `revision`, written under `into`; returns the `src` directory."""
+    """`src/yarp` of `revision`, written under `into`; returns the `src` directory.
+
+    The compiled kernels are build products git does not hold: each one built in this tree is
+    copied beside that revision's source when its `.pyx` is the same, so both trees run the same
+    kernels (without them the other tree would scan with the pure-Python twins)."""
+    import glob
+
     archive = subprocess.run(["git", "-C", ROOT, "archive", revision, "src/yarp"], capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", into], input=archive.stdout, check=True)
+    for built in glob.glob(os.path.join(ROOT, "src", "yarp", "*.so")):
+        name = os.path.basename(built).split(".", 1)[0]
+        here, there = (os.path.join(base, "src", "yarp", f"{name}.pyx") for base in (ROOT, into))
+        if os.path.exists(there) and _same_bytes(here, there):
+            shutil.copy2(built, os.path.join(into, "src", "yarp"))
     return os.path.join(into, "src")
+
+
+def _same_bytes(first: str, second: str) -> bool:
+    with open(first, "rb") as one, open(second, "rb") as other:
+        return one.read() == other.read()
 
 
 def trees(tmp: str, against: str | None) -> dict[str, str]:
