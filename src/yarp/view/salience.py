@@ -158,9 +158,16 @@ class Classifier:
         (`_tried_plan`), all of which the line's triggers make tried; or, when some reached entry holds
         none of them (only its own longer trigger, `fatal error` beside `error`, decides), (None,
         None, (bit, that entry's triggers) per such entry), and with `held`, the bits of those whose
-        trigger the line holds, the plan of the entries tried."""
+        trigger the line holds, the plan of the entries tried.
+
+        A longer trigger can be on the line only if every scanned trigger inside it is: `fatal error` is
+        not where `fatal` is not, so an entry none of whose triggers can be there is not tried. Every
+        scan looks for the failure triggers at least (`salient_lines`; a big stream's later chunks
+        look for those only), so `found` lacking one of them says the line lacks it."""
         reached = self.candidates[found[0]] if len(found) == 1 else tuple(
             e for e in self.entries if any(e in self.candidates[t] for t in found))
+        scanned = self.failure_triggers
+        reached = tuple(e for e in reached if any(all(t in found for t in scanned if t in u) for u in e[1]))
         unsure = [e for e in reached if not any(t in found for t in e[1])]
         if not unsure:
             plan = self._tried_plan(reached)
