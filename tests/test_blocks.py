@@ -75,3 +75,21 @@ def test_a_long_run_of_failures_merged_into_one_block_at_either_end_is_built_who
         full = block_units(stream.lines, stream.classes, 0, classifier())
         bounded = block_units(stream.lines, stream.classes, 0, classifier(), bound)
         assert _ends(bounded, bound) == _ends(full, bound)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_walk_that_goes_on_where_the_last_one_stopped_ends_where_its_own_would(seed):
+    from yarp.view import blocks
+
+    rng = random.Random(seed)
+    pieces = [b"ERROR step failed", b"warning: unused x", b"  at run (a.js:3:4)", b"", b"Caused by: boom", b"x:",
+              b"=== 1 failed in 2s ===", b"src/a.rs:3:4: error: boom", b"   |", b"note: see above", b"plain words"]
+    lines = [rng.choice(pieces) for _ in range(400)] + b"\n".join(_texts()[:seed + 1]).split(b"\n")
+    rng.shuffle(lines)
+    stream = Stream("stdout", b"\n".join(lines), classifier())
+    sal = classifier()
+    walk = [-1, -1, -1]
+    for index in sorted(i for i, cls in stream.classes.items() if cls in blocks.BLOCK_CLASSES):
+        cls = stream.classes[index]
+        alone = blocks._block_end(stream.lines, stream.classes, index, cls, sal, [-1, -1, -1])
+        assert blocks._block_end(stream.lines, stream.classes, index, cls, sal, walk) == alone, index

@@ -57,7 +57,10 @@ def block_units(lines: list[bytes], classes: dict[int, str], stream: int, sal: C
     for rank in sorted(by_rank):
         anchors = by_rank[rank]
         ends = None if bound is None else _ends(lines, classes, anchors, rank, sal, bound)
-        groups = ends if ends is not None else _merged([_block(lines, classes, i, sal) for i in anchors], rank)
+        if ends is None:
+            walk = [-1, -1, -1]
+            ends = _merged([_block(lines, classes, i, sal, walk) for i in anchors], rank)
+        groups = ends
         units.extend(_unit(stream, rank, group) for group in groups)
     return units
 
@@ -94,15 +97,17 @@ def _ends(lines, classes: dict, anchors: list[int], rank: int, sal: Classifier, 
     the last block not built could end: their neighbours are all built."""
     reach = max(sal.max_lines, sal.header_max_lines) + 1
     front: list[tuple] = []  # the blocks of the first anchors, in order
-    back: list[tuple] = []  # the blocks of the last anchors, last first
+    back: list[tuple] = []  # the blocks of the last anchors, in order
     count = bound + 64
     while 2 * count < len(anchors):
-        front += [_block(lines, classes, i, sal) for i in anchors[len(front):count]]
-        back += [_block(lines, classes, anchors[-1 - k], sal) for k in range(len(back), count)]
+        walk = [-1, -1, -1]
+        front += [_block(lines, classes, i, sal, walk) for i in anchors[len(front):count]]
+        walk = [-1, -1, -1]
+        back[:0] = [_block(lines, classes, i, sal, walk) for i in anchors[len(anchors) - count:len(anchors) - len(back)]]
         first_out = anchors[count] - sal.max_lead - 1
         head = [group for group in _merged(front, rank) if group[1] + 1 < first_out]
         last_out = anchors[-count - 1] + reach
-        tail = [group for group in _merged(back[::-1], rank) if group[0] > last_out + 1]
+        tail = [group for group in _merged(back, rank) if group[0] > last_out + 1]
         if len(head) > bound and len(tail) > bound and head[-1][0] < tail[0][0]:
             return head[:bound] + tail[-bound:]
         # Blocks merge: build as many more anchors as the merged blocks so far say are needed.
@@ -111,8 +116,10 @@ def _ends(lines, classes: dict, anchors: list[int], rank: int, sal: Classifier, 
     return None
 
 
-def _block(lines, classes: dict, index: int, sal: Classifier) -> tuple[int, int, tuple[int, int, int, int]]:
-    """The block of the salient line `index`, as (start, end, its part: (start, head, anchor, end))."""
+def _block(lines, classes: dict, index: int, sal: Classifier, walk: list[int]
+           ) -> tuple[int, int, tuple[int, int, int, int]]:
+    """The block of the salient line `index`, as (start, end, its part: (start, head, anchor, end)).
+    Blocks are asked for in the order of their anchors; `walk` is the last forward walk (`_block_end`)."""
     cls = classes[index]
     if cls in BLOCK_CLASSES:
         start = _lead_start(lines, classes, index, sal)
@@ -120,7 +127,7 @@ def _block(lines, classes: dict, index: int, sal: Classifier) -> tuple[int, int,
         if cls == "location" and index > 0 and not is_blank(lines[index - 1]):
             head = min(start, index - 1)  # the finding the location belongs to
             start = head
-        end = _block_end(lines, classes, index, cls, sal)
+        end = _block_end(lines, classes, index, cls, sal, walk)
         return start, end, (start, head, index, end)
     end = _header_end(lines, classes, index, sal) if cls == "header" else index
     return index, end, (index, index, index, end)
@@ -145,11 +152,19 @@ def _lead_start(lines, classes: dict, index: int, sal: Classifier) -> int:
     return start
 
 
-def _block_end(lines, classes: dict, index: int, cls: str, sal: Classifier) -> int:
-    """The last line of the block of line `index`: its continuation lines, up to `max_lines` below it."""
+def _block_end(lines, classes: dict, index: int, cls: str, sal: Classifier, walk: list[int]) -> int:
+    """The last line of the block of line `index`: its continuation lines, up to `max_lines` below it.
+
+    `walk` is the previous walk of this rank, [its anchor, the line it stopped at, its end] (-1 when
+    none, or a warning's). A line it walked past is walked past from any later anchor too (a warning
+    aside): the tests read the line and its class, and the reach only widens. So a walk from an anchor
+    the previous one passed goes on where that one stopped, with its end: a run of touching
+    diagnostics is walked once, not once per anchor."""
     total = len(lines)
     end = index
     forward = index + 1
+    if cls != "warning" and walk[0] < index < walk[1]:
+        forward, end = walk[1], walk[2]
     while forward < total and forward - index <= sal.max_lines:
         line = lines[forward]
         follows = classes.get(forward)
@@ -171,6 +186,7 @@ def _block_end(lines, classes: dict, index: int, cls: str, sal: Classifier) -> i
             forward += 1
             continue
         break
+    walk[:] = (-1, -1, -1) if cls == "warning" else (index, forward, end)
     return end
 
 
