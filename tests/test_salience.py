@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yarp.view import salience
+from yarp.view import matching, salience
 from yarp.view.salience import DATA_PATH, classifier
 
 VECTORS = os.path.join(os.path.dirname(__file__), "vectors", "cap")
@@ -184,12 +184,41 @@ LINE_PIECE = st.sampled_from(["error", "Error", "ERROR", "error: ", "error[E0308
                               "ValueError: ", "assert", "Found 3 errors", "not ok 3", "Caused by:", "0%", " PASSED"])
 
 
+_COMBINING: list = []
+
+
+def _combining_classifier():
+    """A classifier of the shipped data whose sets of entries are matched as alternations from
+    their first line on (the shared one waits for `matching.COMBINE_AFTER` lines)."""
+    if not _COMBINING:
+        with open(DATA_PATH, encoding="utf-8") as handle:
+            sal = salience.Classifier(salience.build_bundle(json.load(handle)))
+        _COMBINING.append(sal)
+    return _COMBINING[0]
+
+
+@pytest.fixture
+def combine_at_once(monkeypatch):
+    monkeypatch.setattr(matching, "COMBINE_AFTER", 1)
+
+
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.one_of(LINE_PIECE, FRAGMENT), min_size=1, max_size=8).map("".join))
-def test_a_line_gets_the_same_class_from_its_scanned_triggers_as_from_every_entry(line):
-    # `classify` with the triggers a scan saw tries the entries those reach in one alternation
-    # (leftmost match, ties to the earlier entry); without them it searches every entry in turn.
-    sal = classifier()
+@given(st.lists(st.one_of(LINE_PIECE, FRAGMENT), min_size=1, max_size=8).map("".join), st.booleans())
+def test_a_line_gets_the_same_class_from_its_scanned_triggers_as_from_every_entry(line, at_once):
+    # `classify` with the triggers a scan saw tries the entries those reach one by one and, from
+    # `COMBINE_AFTER` lines on, in one alternation (leftmost match, ties to the earlier entry);
+    # without them it searches every entry in turn.
+    if at_once:
+        saved, matching.COMBINE_AFTER = matching.COMBINE_AFTER, 1
+        try:
+            sal = _combining_classifier()
+            found = sal.salient_lines(line.encode()).get(0)
+            if found is not None:
+                sal.classify(line.encode(), found)  # builds the plan with this setting
+        finally:
+            matching.COMBINE_AFTER = saved
+    else:
+        sal = classifier()
     data = line.encode()
     found = sal.salient_lines(data).get(0)
     if found is not None:
@@ -217,7 +246,7 @@ def _class_among_reached(sal, line: bytes, found) -> str:
 
 @pytest.mark.parametrize("extra", [("warning", "(?i)boom", ("boom",)), ("warning", "(?P<w>boom)", ("boom",)),
                                    ("warning", "(o)\\1m", ("oom",)), ("warning", "^boom", ("boom",))])
-def test_a_pack_entry_that_cannot_join_an_alternation_is_searched_alone(extra):
+def test_a_pack_entry_that_cannot_join_an_alternation_is_searched_alone(extra, combine_at_once):
     with open(DATA_PATH, encoding="utf-8") as handle:
         data = json.load(handle)
     sal = salience.Classifier(salience.build_bundle(data, (extra,)))
@@ -237,7 +266,7 @@ def test_an_entry_matches_only_lines_holding_one_of_the_literals_it_needs(line):
 
     data = line.encode()
     for _, _, pattern in classifier().entries:
-        needs = salience._needs(_parser.parse(pattern.pattern, 0).data, _constants)
+        needs = matching.needs(_parser.parse(pattern.pattern, 0).data, _constants)
         match = pattern.search(data)
         if needs is not None and match is not None:
             assert any(literal in match.group() for literal in needs), (pattern.pattern, data)
@@ -247,9 +276,19 @@ def test_the_literals_an_entry_needs_come_from_every_branch_and_no_optional_part
     from re import _constants, _parser
 
     def needs(pattern: str):
-        return salience._needs(_parser.parse(pattern.encode(), 0).data, _constants)
+        return matching.needs(_parser.parse(pattern.encode(), 0).data, _constants)
 
     assert needs("\\berror( TS\\d+)?\\b") == {b"error"}
     assert needs("^(FAIL|ERROR):? |^not ok \\d+") == {b"FAIL", b"ERROR", b"not ok "}
     assert needs("(x)?y*z{0,3}") is None and needs("a|[bc]") is None and needs("(?i:abc)") is None
     assert needs("(ab)+c") == {b"ab"}
+
+
+def test_entries_matching_at_the_same_place_past_the_start_go_to_the_earlier(combine_at_once):
+    # A pack's entry comes after the shipped ones: where both match first at the same place, the
+    # shipped `error:` entry wins, in the alternation past the start as entry by entry.
+    with open(DATA_PATH, encoding="utf-8") as handle:
+        sal = salience.Classifier(salience.build_bundle(json.load(handle), (("warning", "error: x", ("error",)),)))
+    for line in (b"a error: x", b"a error: x", b"the error: x here"):
+        assert sal.classify(line, sal.salient_lines(line)[0]) == "failure"
+    assert sal.classify(b"a error: y", sal.salient_lines(b"a error: y")[0]) == "failure"

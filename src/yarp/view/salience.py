@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import os
 
+from yarp.view.matching import Plan
 from yarp.view.scan import trigger_lines
 
 #: Classes in the order a view spends its budget on them (see `RANK`).
@@ -132,33 +133,22 @@ class Classifier:
         """The class of the entry that matches a line first (`note` included), None when none does:
         `classify` with the scanned triggers `found` on the line, short of asking about noise."""
         plan = self.plans.get(found) or self._plan(found)
-        if plan[0] is None:  # an entry reached only by a longer trigger of its own: test it on the line
+        if plan.__class__ is tuple:  # an entry reached only by a longer trigger of its own: test it on the line
             low, held = line.lower(), 0
-            for bit, triggers in plan[2]:
+            for bit, triggers in plan:
                 for trigger in triggers:
                     if trigger in low:
                         held |= bit
                         break
             plan = self.plans.get((found, held)) or self._plan(found, held)
-        tried, at_start, start_classes, past = plan
-        if at_start is not None:
-            match = at_start.match(line)
-            if match is not None:
-                return start_classes[match.lastindex]
-            return None if past is None else past.search(line)
-        cls, best_start = None, -1
-        for entry_class, _, pattern in tried:
-            match = pattern.search(line)
-            if match is not None and (cls is None or match.start() < best_start):
-                cls, best_start = entry_class, match.start()
-        return cls
+        return plan.entry_class(line)
 
     def _plan(self, found: tuple[bytes, ...], held: int | None = None) -> tuple:
         """How to class a line whose scanned triggers are `found`: the plan of the entries they reach
-        (`_tried_plan`), all of which the line's triggers make tried; or, when some reached entry holds
-        none of them (only its own longer trigger, `fatal error` beside `error`, decides), (None,
-        None, (bit, that entry's triggers) per such entry), and with `held`, the bits of those whose
-        trigger the line holds, the plan of the entries tried.
+        (a `yarp.view.matching.Plan`), all of which the line's triggers make tried; or, when some
+        reached entry holds none of them (only its own longer trigger, `fatal error` beside `error`,
+        decides), (bit, that entry's triggers) per such entry, and with `held`, the bits of those
+        whose trigger the line holds, the plan of the entries tried.
 
         A longer trigger can be on the line only if every scanned trigger inside it is: `fatal error` is
         not where `fatal` is not, so an entry none of whose triggers can be there is not tried. Every
@@ -169,35 +159,15 @@ class Classifier:
         scanned = self.failure_triggers
         reached = tuple(e for e in reached if any(all(t in found for t in scanned if t in u) for u in e[1]))
         unsure = [e for e in reached if not any(t in found for t in e[1])]
-        if not unsure:
-            plan = self._tried_plan(reached)
-            self.plans[found] = plan
-        elif held is None:
-            plan = self.plans[found] = (None, None, tuple((1 << i, e[1]) for i, e in enumerate(unsure)))
-        else:
-            skipped = {id(e) for i, e in enumerate(unsure) if not held & (1 << i)}
-            plan = self.plans[found, held] = self._tried_plan(tuple(e for e in reached if id(e) not in skipped))
-        return plan
-
-    def _tried_plan(self, tried: tuple) -> tuple:
-        """The plan for the entries `tried` (data order): (entries, at_start, its classes by group,
-        the search past the start).
-
-        With three entries or more, `at_start` is one alternation of them all, matched at the
-        line's start, and the entries that can match past it (not all `^`-anchored) are searched
-        from position 1 (`_Past`); each entry is a capturing group, so a match's `lastindex`
-        names its entry. An alternation tries its branches in order at each position, so this
-        is the entries' rule (leftmost match, ties to the earlier entry). Entries that do not
-        fit an alternation (global flags, named groups, back references) keep the
-        entry-by-entry search (at_start None)."""
-        plan: tuple = (tried, None, None, None)
-        if len(tried) >= 3:
-            combined = _alternations([e[2].pattern for e in tried])
-            if combined is not None:
-                at_start, start_groups, later, needs = combined
-                plan = (tried, at_start, {g: tried[b][0] for g, b in start_groups.items()},
-                        _Past([tried[b] for b in later], needs) if later else None)
-        self.plans[tried] = plan
+        if held is None and unsure:
+            plan = self.plans[found] = tuple((1 << i, e[1]) for i, e in enumerate(unsure))
+            return plan
+        skipped = {id(e) for i, e in enumerate(unsure) if not (held or 0) & (1 << i)}
+        tried = tuple(e for e in reached if id(e) not in skipped)
+        plan = self.plans.get(tried)
+        if plan is None:
+            plan = self.plans[tried] = Plan(tried)
+        self.plans[found if held is None else (found, held)] = plan
         return plan
 
     def is_noise(self, line: bytes) -> bool:
@@ -233,150 +203,6 @@ def _sre_args(pattern: str) -> tuple:
     code = [int(op) for op in _compiler._code(parsed, 0)]  # named opcode ints are not plain data
     return (source, int(parsed.state.flags), code, parsed.state.groups - 1, groupindex,
             tuple(indexgroup))
-
-
-def _alternations(patterns: list[bytes]):
-    """(an alternation of `patterns` matched at a line's start, {its groups: branch}, the branches
-    that can match past the start, the literals one of which each of those holds in any match or
-    None (`_needs`)), or None when a pattern cannot stand in an alternation (global flags, named
-    groups, back references).
-
-    Compiled with `re` when first needed: a classifier reaches a few sets of entries per output."""
-    import re
-    from re import _constants as c, _parser
-
-    start_groups: dict[int, int] = {}
-    later: list[int] = []
-    needs: list[set[bytes] | None] = []
-    number = 1
-    for branch, source in enumerate(patterns):
-        tree = _parser.parse(source, 0)
-        if tree.state.flags or tree.state.groupdict or _refers_back(tree.data, c):
-            return None
-        start_groups[number] = branch
-        number += tree.state.groups  # its own groups and the one around it
-        first = tree.data[0] if len(tree.data) else None
-        if not (first is not None and first[0] is c.AT and first[1] in (c.AT_BEGINNING, c.AT_BEGINNING_STRING)):
-            later.append(branch)
-            needs.append(_needs(tree.data, c))
-    try:
-        at_start = re.compile(b"|".join(b"(" + source + b")" for source in patterns))
-    except re.error:
-        return None
-    return at_start, start_groups, later, needs
-
-
-class _Past:
-    """The search past a line's start for entries of a plan (`Classifier._tried_plan`): among those
-    whose literals (`_needs`) the line holds, the one whose match starts leftmost, ties to the
-    earlier entry. An entry whose literal the line lacks cannot match it, so leaving it out leaves
-    the answer as it was. The literals are found by one search for all of them (`finder`)."""
-
-    __slots__ = ("entries", "always", "finder", "closure", "searches")
-
-    def __init__(self, entries: list, needs: list) -> None:
-        import re
-
-        self.entries = entries
-        bits: dict[bytes, int] = {}
-        self.always = 0
-        for number, literals in enumerate(needs):
-            if literals is None:
-                self.always |= 1 << number
-            for literal in literals or ():
-                bits[literal] = bits.get(literal, 0) | 1 << number
-        #: Per literal found, the entries it shows held: those of every literal inside it too.
-        self.closure = {found: 0 for found in bits}
-        for found in bits:
-            for literal, entries_bits in bits.items():
-                if literal in found:
-                    self.closure[found] |= entries_bits
-        # Searched again from the byte after each place one starts, longest first at a place, it
-        # finds every literal a line holds: one starting at the same place is inside the one found.
-        self.finder = re.compile(b"|".join(re.escape(literal) for literal in sorted(bits, key=len, reverse=True))
-                                 ) if bits else None
-        #: Per set of entries held (bits): their alternation (None: none), and the entries.
-        self.searches: dict[int, tuple] = {}
-
-    def search(self, line: bytes) -> str | None:
-        """The class of the entry that matches `line` first past its first byte, None when none does."""
-        held = self.always
-        if self.finder is not None:
-            closure, search = self.closure, self.finder.search
-            found = search(line)
-            while found is not None:
-                held |= closure[found.group()]
-                found = search(line, found.start() + 1)
-        found = self.searches.get(held)
-        if found is None:
-            found = self.searches[held] = self._alternation(held)
-        pattern, chosen = found
-        if pattern is None:
-            return None
-        match = pattern.search(line, 1)
-        if match is None:
-            return None
-        if len(chosen) == 1:
-            return chosen[0][0]
-        start = match.start()  # the alternation took the first entry that matches here
-        return next(cls for cls, _, entry in chosen if entry.match(line, start) is not None)
-
-    def _alternation(self, held: int) -> tuple:
-        chosen = [entry for number, entry in enumerate(self.entries) if held >> number & 1]
-        if len(chosen) < 2:
-            return (chosen[0][2] if chosen else None), chosen
-        import re
-
-        return re.compile(b"|".join(b"(?:" + entry[2].pattern + b")" for entry in chosen)), chosen
-
-
-def _needs(items, c) -> set[bytes] | None:
-    """Literals one of which every match of a parsed pattern holds (the most telling such set: its
-    shortest literal longest), or None when none is known: runs of literal characters, a group's,
-    every branch's of an alternation, a repeat's taken at least once. Case-insensitive parts give none."""
-    best: set[bytes] | None = None
-
-    def consider(candidate: set[bytes] | None) -> None:
-        nonlocal best
-        if candidate and all(candidate) and (best is None or (min(map(len, candidate)), -len(candidate))
-                                             > (min(map(len, best)), -len(best))):
-            best = candidate
-
-    run = bytearray()
-    for op, arg in items:
-        if op is c.LITERAL:
-            run.append(arg)
-            continue
-        consider({bytes(run)} if run else None)
-        run = bytearray()
-        if op is c.SUBPATTERN and not arg[1] and not arg[2]:
-            consider(_needs(arg[3], c))
-        elif op is c.BRANCH:
-            branches = [_needs(branch, c) for branch in arg[1]]
-            if all(branches):
-                consider(set().union(*branches))
-        elif op in (c.MAX_REPEAT, c.MIN_REPEAT) and arg[0] >= 1:
-            consider(_needs(arg[2], c))
-    consider({bytes(run)} if run else None)
-    return best
-
-
-def _refers_back(items, c) -> bool:
-    """Whether a parsed pattern holds a back reference (its numbers would move in an alternation)."""
-    for op, arg in items:
-        if op in (c.GROUPREF, c.GROUPREF_EXISTS):
-            return True
-        if op is c.BRANCH and any(_refers_back(branch, c) for branch in arg[1]):
-            return True
-        if op is c.SUBPATTERN and _refers_back(arg[3], c):
-            return True
-        if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT) and _refers_back(arg[2], c):
-            return True
-        if op in (c.ASSERT, c.ASSERT_NOT) and _refers_back(arg[1], c):
-            return True
-        if op is c.ATOMIC_GROUP and _refers_back(arg, c):
-            return True
-    return False
 
 
 def _compile(args: tuple):

@@ -1,0 +1,222 @@
+"""How a line is matched against the salience entries its triggers reach: the rule, fast.
+
+`yarp.view.salience.Classifier` tries on a line only the entries whose
+triggers it holds; of those, the match that starts leftmost wins, ties going
+to the earlier entry. A `Plan` applies that rule to one set of entries: entry
+by entry at first, and once the set has classed a few lines, as one
+alternation matched at the line's start and, past it, one alternation of only
+those entries whose literals the line holds (`needs`: the literals one of which
+every match of a pattern contains, read from its parsed form). Each form gives
+the same answer as searching the entries one by one.
+"""
+
+from __future__ import annotations
+
+#: Lines a set of entries classes one entry at a time before its alternation is compiled (with
+#: `re`, about a millisecond): the sets an output reaches only a few times never pay for one.
+COMBINE_AFTER = 16
+
+
+def _leftmost(entries, line: bytes, pos: int) -> str | None:
+    """The class of the entry whose match in `line` from `pos` starts leftmost, ties to the earlier."""
+    cls, best_start = None, -1
+    for entry_class, _, pattern in entries:
+        match = pattern.search(line, pos)
+        if match is not None and (cls is None or match.start() < best_start):
+            cls, best_start = entry_class, match.start()
+    return cls
+
+
+class Plan:
+    """How a line reaching the entries `tried` (data order) is classed.
+
+    Once it has classed `COMBINE_AFTER` lines, with three entries or more, `at_start` is one
+    alternation of them all, matched at the line's start, and the entries that can match past it
+    (not all `^`-anchored) are searched from position 1 (`past`, a `_Past`); each entry is a
+    capturing group, so a match's `lastindex` names its entry. An alternation tries its branches
+    in order at each position, so this is the entries' rule (leftmost match, ties to the earlier
+    entry). Entries that do not fit an alternation (global flags, named groups, back references)
+    keep the entry-by-entry search."""
+
+    __slots__ = ("tried", "at_start", "start_classes", "past", "pending")
+
+    def __init__(self, tried: tuple) -> None:
+        self.tried = tried
+        self.at_start = self.start_classes = self.past = None
+        self.pending = COMBINE_AFTER if len(tried) >= 3 else 0
+
+    def entry_class(self, line: bytes) -> str | None:
+        """The class of the entry that matches `line` first, None when none does."""
+        if self.at_start is None:
+            if not self.pending:
+                return _leftmost(self.tried, line, 0)
+            self.pending -= 1
+            if self.pending:
+                return _leftmost(self.tried, line, 0)
+            self._combine()
+            if self.at_start is None:
+                return _leftmost(self.tried, line, 0)
+        match = self.at_start.match(line)
+        if match is not None:
+            return self.start_classes[match.lastindex]
+        return None if self.past is None else self.past.search(line)
+
+    def _combine(self) -> None:
+        tried = self.tried
+        combined = _alternations([entry[2].pattern for entry in tried])
+        if combined is not None:
+            at_start, start_groups, later, required = combined
+            self.start_classes = {group: tried[branch][0] for group, branch in start_groups.items()}
+            self.past = _Past([tried[branch] for branch in later], required) if later else None
+            self.at_start = at_start
+
+
+class _Past:
+    """The search past a line's start for entries of a plan (`Plan`): among those
+    whose literals (`needs`) the line holds, the one whose match starts leftmost, ties to the
+    earlier entry. An entry whose literal the line lacks cannot match it, so leaving it out leaves
+    the answer as it was. The literals are found by one search for all of them (`finder`)."""
+
+    __slots__ = ("entries", "always", "finder", "closure", "searches")
+
+    def __init__(self, entries: list, required: list) -> None:
+        import re
+
+        self.entries = entries
+        bits: dict[bytes, int] = {}
+        self.always = 0
+        for number, literals in enumerate(required):
+            if literals is None:
+                self.always |= 1 << number
+            for literal in literals or ():
+                bits[literal] = bits.get(literal, 0) | 1 << number
+        #: Per literal found, the entries it shows held: those of every literal inside it too.
+        self.closure = {found: 0 for found in bits}
+        for found in bits:
+            for literal, entries_bits in bits.items():
+                if literal in found:
+                    self.closure[found] |= entries_bits
+        # Searched again from the byte after each place one starts, longest first at a place, it
+        # finds every literal a line holds: one starting at the same place is inside the one found.
+        self.finder = re.compile(b"|".join(re.escape(literal) for literal in sorted(bits, key=len, reverse=True))
+                                 ) if bits else None
+        #: Per set of entries held (bits): [lines left to class before their alternation is compiled,
+        #: the alternation (or the one entry's pattern) once it is, the entries].
+        self.searches: dict[int, list] = {}
+
+    def search(self, line: bytes) -> str | None:
+        """The class of the entry that matches `line` first past its first byte, None when none does."""
+        held = self.always
+        if self.finder is not None:
+            closure, search = self.closure, self.finder.search
+            found = search(line)
+            while found is not None:
+                held |= closure[found.group()]
+                found = search(line, found.start() + 1)
+        found = self.searches.get(held)
+        if found is None:
+            found = self.searches[held] = [COMBINE_AFTER, None,
+                                           [entry for number, entry in enumerate(self.entries) if held >> number & 1]]
+        pending, pattern, chosen = found
+        if pattern is None:
+            if len(chosen) > 1 and pending:
+                found[0] -= 1
+                return _leftmost(chosen, line, 1)
+            if not chosen:
+                return None
+            pattern = found[1] = self._alternation(chosen)
+        match = pattern.search(line, 1)
+        if match is None:
+            return None
+        if len(chosen) == 1:
+            return chosen[0][0]
+        start = match.start()  # the alternation took the first entry that matches here
+        return next(cls for cls, _, entry in chosen if entry.match(line, start) is not None)
+
+    @staticmethod
+    def _alternation(chosen: list):
+        if len(chosen) == 1:
+            return chosen[0][2]
+        import re
+
+        return re.compile(b"|".join(b"(?:" + entry[2].pattern + b")" for entry in chosen))
+
+
+def needs(items, c) -> set[bytes] | None:
+    """Literals one of which every match of a parsed pattern holds (the most telling such set: its
+    shortest literal longest), or None when none is known: runs of literal characters, a group's,
+    every branch's of an alternation, a repeat's taken at least once. Case-insensitive parts give none."""
+    best: set[bytes] | None = None
+
+    def consider(candidate: set[bytes] | None) -> None:
+        nonlocal best
+        if candidate and all(candidate) and (best is None or (min(map(len, candidate)), -len(candidate))
+                                             > (min(map(len, best)), -len(best))):
+            best = candidate
+
+    run = bytearray()
+    for op, arg in items:
+        if op is c.LITERAL:
+            run.append(arg)
+            continue
+        consider({bytes(run)} if run else None)
+        run = bytearray()
+        if op is c.SUBPATTERN and not arg[1] and not arg[2]:
+            consider(needs(arg[3], c))
+        elif op is c.BRANCH:
+            branches = [needs(branch, c) for branch in arg[1]]
+            if all(branches):
+                consider(set().union(*branches))
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT) and arg[0] >= 1:
+            consider(needs(arg[2], c))
+    consider({bytes(run)} if run else None)
+    return best
+
+
+def _refers_back(items, c) -> bool:
+    """Whether a parsed pattern holds a back reference (its numbers would move in an alternation)."""
+    for op, arg in items:
+        if op in (c.GROUPREF, c.GROUPREF_EXISTS):
+            return True
+        if op is c.BRANCH and any(_refers_back(branch, c) for branch in arg[1]):
+            return True
+        if op is c.SUBPATTERN and _refers_back(arg[3], c):
+            return True
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT) and _refers_back(arg[2], c):
+            return True
+        if op in (c.ASSERT, c.ASSERT_NOT) and _refers_back(arg[1], c):
+            return True
+        if op is c.ATOMIC_GROUP and _refers_back(arg, c):
+            return True
+    return False
+
+
+def _alternations(patterns: list[bytes]):
+    """(an alternation of `patterns` matched at a line's start, {its groups: branch}, the branches
+    that can match past the start, the literals one of which each of those holds in any match or
+    None (`needs`)), or None when a pattern cannot stand in an alternation (global flags, named
+    groups, back references).
+
+    Compiled with `re` when first needed: a classifier reaches a few sets of entries per output."""
+    import re
+    from re import _constants as c, _parser
+
+    start_groups: dict[int, int] = {}
+    later: list[int] = []
+    required: list[set[bytes] | None] = []
+    number = 1
+    for branch, source in enumerate(patterns):
+        tree = _parser.parse(source, 0)
+        if tree.state.flags or tree.state.groupdict or _refers_back(tree.data, c):
+            return None
+        start_groups[number] = branch
+        number += tree.state.groups  # its own groups and the one around it
+        first = tree.data[0] if len(tree.data) else None
+        if not (first is not None and first[0] is c.AT and first[1] in (c.AT_BEGINNING, c.AT_BEGINNING_STRING)):
+            later.append(branch)
+            required.append(needs(tree.data, c))
+    try:
+        at_start = re.compile(b"|".join(b"(" + source + b")" for source in patterns))
+    except re.error:
+        return None
+    return at_start, start_groups, later, required
