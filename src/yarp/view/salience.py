@@ -63,7 +63,7 @@ class Classifier:
     """The compiled salience data: triggers, one alternation of entries, noise and block patterns."""
 
     __slots__ = ("triggers", "entries", "noise_start", "noise_any", "noise_lines_start", "noise_lines_any",
-                 "continuation", "lead", "caret", "header_continuation", "word", "location", "finding", "first_word", "quoted", "combined", "max_lines", "max_lead",
+                 "continuation", "lead", "caret", "header_continuation", "word", "location", "finding", "first_word", "quoted", "max_lines", "max_lead",
                  "header_max_lines", "candidates", "failure_triggers", "plans")
 
     def __init__(self, bundle: tuple) -> None:
@@ -83,8 +83,6 @@ class Classifier:
         for name, args in regexes:
             setattr(self, name, None if args is None else _compile(args))
         self.max_lines, self.max_lead, self.header_max_lines = limits
-        #: Per set of triggers found on one line, the entries they reach (`classify`).
-        self.combined: dict[tuple[bytes, ...], tuple] = {}
         #: Per set of triggers found on one line, or of entries tried, how to class the line (`_plan`).
         self.plans: dict[tuple, tuple] = {}
 
@@ -102,28 +100,17 @@ class Classifier:
         looked at without changing the result.
         """
         if found is not None:
-            cls = self.entry_class(line, found)
-            if cls is not None:
-                return "plain" if cls == "note" else cls
-            return "noise" if self.is_noise(line) else "plain"
-        low = line.lower()
-        if found is None:
-            entries = self.entries
-        elif len(found) == 1:
-            entries = self.candidates[found[0]]
+            best_class = self.entry_class(line, found)
         else:
-            entries = self.combined.get(found)
-            if entries is None:  # the entries any of several triggers may reach, worked out once per set
-                entries = self.combined[found] = tuple(
-                    e for e in self.entries if any(e in self.candidates[t] for t in found))
-        best_class, best_start = None, -1
-        for cls, triggers, pattern in entries:
-            for trigger in triggers:
-                if trigger in low:
-                    match = pattern.search(line)
-                    if match is not None and (best_class is None or match.start() < best_start):
-                        best_class, best_start = cls, match.start()
-                    break
+            low = line.lower()
+            best_class, best_start = None, -1
+            for cls, triggers, pattern in self.entries:
+                for trigger in triggers:
+                    if trigger in low:
+                        match = pattern.search(line)
+                        if match is not None and (best_class is None or match.start() < best_start):
+                            best_class, best_start = cls, match.start()
+                        break
         if best_class is not None:
             # A line labelled a note or help (`file:3: note: … failed`) explains a finding: plain.
             return "plain" if best_class == "note" else best_class
