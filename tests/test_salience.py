@@ -266,10 +266,15 @@ def test_an_entry_matches_only_lines_holding_one_of_the_literals_it_needs(line):
 
     data = line.encode()
     for _, _, pattern in classifier().entries:
-        needs = matching.needs(_parser.parse(pattern.pattern, 0).data, _constants)
+        tree = _parser.parse(pattern.pattern, 0).data
+        needs = matching.needs(tree, _constants)
         match = pattern.search(data)
         if needs is not None and match is not None:
             assert any(literal in match.group() for literal in needs), (pattern.pattern, data)
+        past = matching.needs(matching._past_the_start(tree, _constants), _constants)
+        match = pattern.search(data, 1)
+        if past is not None and match is not None:
+            assert any(literal in match.group() for literal in past), (pattern.pattern, data)
 
 
 def test_the_literals_an_entry_needs_come_from_every_branch_and_no_optional_part():
@@ -292,3 +297,14 @@ def test_entries_matching_at_the_same_place_past_the_start_go_to_the_earlier(com
     for line in (b"a error: x", b"a error: x", b"the error: x here"):
         assert sal.classify(line, sal.salient_lines(line)[0]) == "failure"
     assert sal.classify(b"a error: y", sal.salient_lines(b"a error: y")[0]) == "failure"
+
+
+def test_past_a_line_start_an_entry_needs_only_what_its_unanchored_branches_need():
+    from re import _constants, _parser
+
+    tree = _parser.parse(b"^(FAIL|ERROR):? |^--- FAIL\\b|\\bFAILED\\b", 0).data
+    assert matching.needs(tree, _constants) == {b"FAIL", b"ERROR", b"--- FAIL", b"FAILED"}
+    assert matching.needs(matching._past_the_start(tree, _constants), _constants) == {b"FAILED"}
+    # `ERROR` at a line's start is matched there; past it, only `FAILED` can make the entry match.
+    line = b"x ERROR y"
+    assert classifier().classify(line, classifier().salient_lines(line)[0]) == classifier().classify(line)

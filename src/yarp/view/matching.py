@@ -173,6 +173,17 @@ def needs(items, c) -> set[bytes] | None:
     return best
 
 
+def _past_the_start(items, c):
+    """A parsed pattern less the branches of its top-level alternation that begin with `^`: what can
+    match past a line's start, where only `_Past` searches."""
+    if len(items) == 1 and items[0][0] is c.BRANCH:
+        branches = [branch for branch in items[0][1][1]
+                    if not (len(branch) and branch[0][0] is c.AT and branch[0][1] in (c.AT_BEGINNING,
+                                                                                    c.AT_BEGINNING_STRING))]
+        return [(c.BRANCH, (None, branches))]
+    return items
+
+
 def _refers_back(items, c) -> bool:
     """Whether a parsed pattern holds a back reference (its numbers would move in an alternation)."""
     for op, arg in items:
@@ -214,7 +225,7 @@ def _alternations(patterns: list[bytes]):
         first = tree.data[0] if len(tree.data) else None
         if not (first is not None and first[0] is c.AT and first[1] in (c.AT_BEGINNING, c.AT_BEGINNING_STRING)):
             later.append(branch)
-            required.append(needs(tree.data, c))
+            required.append(needs(_past_the_start(tree.data, c), c))
     try:
         at_start = re.compile(b"|".join(b"(" + source + b")" for source in patterns))
     except re.error:
