@@ -308,3 +308,21 @@ def test_past_a_line_start_an_entry_needs_only_what_its_unanchored_branches_need
     # `ERROR` at a line's start is matched there; past it, only `FAILED` can make the entry match.
     line = b"x ERROR y"
     assert classifier().classify(line, classifier().salient_lines(line)[0]) == classifier().classify(line)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(LINE_PIECE, FRAGMENT, st.sampled_from(["Pass", "# FAIL", "ing", "ERR", "OR"])),
+                max_size=8).map("".join), st.booleans())
+def test_one_search_finds_the_literals_a_line_holds_as_a_test_of_each_would(line, fold):
+    # Literals inside others and overlapping ones (`ERROR`/`ERR!`, `# fail`/`failing`) included.
+    literals = {b"error": 1, b"err!": 2, b"rror": 4, b"# fail": 8, b"failing": 16, b"fail": 32, b"ing": 64}
+    if not fold:
+        literals = {literal.upper(): bits for literal, bits in literals.items()}
+    finding = matching.Literals(literals, fold=fold)
+    finding.pending = 0  # search at once
+    testing = matching.Literals(literals, fold=fold)
+    testing.pending = 10 ** 9  # test each
+    data = line.encode()
+    assert finding.held(data) == testing.held(data)
+    text = data.lower() if fold else data
+    assert testing.held(data) == sum(bits for literal, bits in literals.items() if literal in text)

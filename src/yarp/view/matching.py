@@ -71,13 +71,55 @@ class Plan:
             self.at_start = at_start
 
 
+class Literals:
+    """Which of some literals a line holds, as the bits they stand for (`held`).
+
+    A literal stands for the bits given with it and those of every literal inside it. Once asked
+    about `COMBINE_AFTER` lines (before, `in` tests), one search for all of them, longest first at
+    a place and searched again from the byte after each place one starts, finds every literal a
+    line holds: one starting at the same place is inside the one found. With `fold`, the line is
+    lowercased first (the literals are lower case): ASCII letters match either case."""
+
+    __slots__ = ("bits", "closure", "fold", "pending", "finder")
+
+    def __init__(self, bits: dict[bytes, int], fold: bool = False) -> None:
+        self.bits, self.fold, self.pending, self.finder = tuple(bits.items()), fold, COMBINE_AFTER, None
+        self.closure = {found: 0 for found in bits}
+        for found in bits:
+            for literal, literal_bits in bits.items():
+                if literal in found:
+                    self.closure[found] |= literal_bits
+
+    def held(self, line: bytes) -> int:
+        """The bits of the literals `line` holds."""
+        held = 0
+        text = line.lower() if self.fold else line
+        if self.finder is None:
+            if self.pending or not self.bits:
+                self.pending = max(0, self.pending - 1)
+                for literal, bits in self.bits:
+                    if literal in text:
+                        held |= bits
+                return held
+            import re
+
+            self.finder = re.compile(b"|".join(re.escape(literal) for literal in sorted(self.closure, key=len,
+                                                                                              reverse=True)))
+        closure, search = self.closure, self.finder.search
+        found = search(text)
+        while found is not None:
+            held |= closure[found.group()]
+            found = search(text, found.start() + 1)
+        return held
+
+
 class _Past:
     """The search past a line's start for entries of a plan (`Plan`): among those
     whose literals (`needs`) the line holds, the one whose match starts leftmost, ties to the
     earlier entry. An entry whose literal the line lacks cannot match it, so leaving it out leaves
-    the answer as it was. The literals are found by one search for all of them (`finder`)."""
+    the answer as it was. The literals are found by one search for all of them (`Literals`)."""
 
-    __slots__ = ("entries", "always", "finder", "closure", "searches")
+    __slots__ = ("entries", "always", "literals", "searches")
 
     def __init__(self, entries: list, required: list) -> None:
         import re
@@ -90,29 +132,14 @@ class _Past:
                 self.always |= 1 << number
             for literal in literals or ():
                 bits[literal] = bits.get(literal, 0) | 1 << number
-        #: Per literal found, the entries it shows held: those of every literal inside it too.
-        self.closure = {found: 0 for found in bits}
-        for found in bits:
-            for literal, entries_bits in bits.items():
-                if literal in found:
-                    self.closure[found] |= entries_bits
-        # Searched again from the byte after each place one starts, longest first at a place, it
-        # finds every literal a line holds: one starting at the same place is inside the one found.
-        self.finder = re.compile(b"|".join(re.escape(literal) for literal in sorted(bits, key=len, reverse=True))
-                                 ) if bits else None
+        self.literals = Literals(bits)
         #: Per set of entries held (bits): [lines left to class before their alternation is compiled,
         #: the alternation (or the one entry's pattern) once it is, the entries].
         self.searches: dict[int, list] = {}
 
     def search(self, line: bytes) -> str | None:
         """The class of the entry that matches `line` first past its first byte, None when none does."""
-        held = self.always
-        if self.finder is not None:
-            closure, search = self.closure, self.finder.search
-            found = search(line)
-            while found is not None:
-                held |= closure[found.group()]
-                found = search(line, found.start() + 1)
+        held = self.always | self.literals.held(line)
         found = self.searches.get(held)
         if found is None:
             found = self.searches[held] = [COMBINE_AFTER, None,

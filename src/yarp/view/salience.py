@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import os
 
-from yarp.view.matching import Plan
+from yarp.view.matching import Literals, Plan
 from yarp.view.scan import trigger_lines
 
 #: Classes in the order a view spends its budget on them (see `RANK`).
@@ -120,13 +120,8 @@ class Classifier:
         """The class of the entry that matches a line first (`note` included), None when none does:
         `classify` with the scanned triggers `found` on the line, short of asking about noise."""
         plan = self.plans.get(found) or self._plan(found)
-        if plan.__class__ is tuple:  # an entry reached only by a longer trigger of its own: test it on the line
-            low, held = line.lower(), 0
-            for bit, triggers in plan:
-                for trigger in triggers:
-                    if trigger in low:
-                        held |= bit
-                        break
+        if plan.__class__ is Literals:  # an entry reached only by a longer trigger of its own: test it on the line
+            held = plan.held(line)
             plan = self.plans.get((found, held)) or self._plan(found, held)
         return plan.entry_class(line)
 
@@ -134,8 +129,8 @@ class Classifier:
         """How to class a line whose scanned triggers are `found`: the plan of the entries they reach
         (a `yarp.view.matching.Plan`), all of which the line's triggers make tried; or, when some
         reached entry holds none of them (only its own longer trigger, `fatal error` beside `error`,
-        decides), (bit, that entry's triggers) per such entry, and with `held`, the bits of those
-        whose trigger the line holds, the plan of the entries tried.
+        decides), the `Literals` of their triggers (one bit per such entry), and with `held`, the bits
+        of those whose trigger the line holds, the plan of the entries tried.
 
         A longer trigger can be on the line only if every scanned trigger inside it is: `fatal error` is
         not where `fatal` is not, so an entry none of whose triggers can be there is not tried. Every
@@ -147,7 +142,11 @@ class Classifier:
         reached = tuple(e for e in reached if any(all(t in found for t in scanned if t in u) for u in e[1]))
         unsure = [e for e in reached if not any(t in found for t in e[1])]
         if held is None and unsure:
-            plan = self.plans[found] = tuple((1 << i, e[1]) for i, e in enumerate(unsure))
+            bits: dict[bytes, int] = {}
+            for i, entry in enumerate(unsure):
+                for trigger in entry[1]:
+                    bits[trigger] = bits.get(trigger, 0) | 1 << i
+            plan = self.plans[found] = Literals(bits, fold=True)
             return plan
         skipped = {id(e) for i, e in enumerate(unsure) if not (held or 0) & (1 << i)}
         tried = tuple(e for e in reached if id(e) not in skipped)
