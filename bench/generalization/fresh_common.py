@@ -7,10 +7,8 @@ signal check) and adds its own registry, so that its cases land in `manifest-fre
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
 
-from generate_native import Run, S, Skip, exits, failing, sh, write  # noqa: F401 (re-exported)
+from generate_native import Recipe, Run, S, Skip, exits, failing, sh, write  # noqa: F401 (re-exported)
 
 FRESH = "/tmp/yarp-gen/fresh"
 WORK = os.path.join(FRESH, "work")
@@ -27,25 +25,13 @@ PY_PINS = ["pytest==9.2.0", "coverage==7.18.0", "Flask==3.1.3", "SQLAlchemy==2.1
 APT_PINS = {"rsync": "3.5.0+ds1-0+deb12u1", "cpplint": "1.6.1-2", "clang-tidy": "1:14.0-55.7~deb12u1"}
 
 
-@dataclass
-class Recipe:
-    """One fresh case: its name, tool, category, the tool's version command, what it needs, its setup."""
-
-    name: str
-    tool: str
-    category: str
-    version: list[str]
-    setup: Callable[[str], Run | None]
-    needs: tuple[str, ...] = ()
-
-
 RECIPES: list[Recipe] = []
 
 
 def recipe(name: str, tool: str, category: str, version: list[str], needs=()):
     """Register the decorated setup function as the fresh recipe `name`."""
     def register(setup):
-        RECIPES.append(Recipe(name, tool, category, list(version), setup, tuple(needs)))
+        RECIPES.append(Recipe(name, tool, category, list(version), setup, tuple(needs)))  # no apt packages
         return setup
     return register
 

@@ -148,21 +148,7 @@ def main(argv=None) -> int:
         return check(entries)
     if args.install:
         install()
-    failed = []
-    for rec in RECIPES:
-        if args.names and rec.name not in args.names:
-            continue
-        try:
-            entries[rec.name] = record(rec)
-        except Skip as why:
-            print(f"skip {rec.name}: {why}", file=sys.stderr)
-            continue
-        except (RuntimeError, subprocess.TimeoutExpired) as error:
-            print(f"FAILED {rec.name}: {error}", file=sys.stderr)
-            failed.append(rec.name)
-            continue
-        sizes = [len(native.load_stream(rec.name, s)) for s in STREAMS]
-        print(f"{rec.name:34} exit={entries[rec.name]['exit_code']:<4} stdout={sizes[0]:>9} stderr={sizes[1]:>9}")
+    failed = native.record_each(RECIPES, args.names, entries, record)
     save_manifest(entries)
     return 1 if failed else 0
 

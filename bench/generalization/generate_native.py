@@ -340,9 +340,17 @@ def main(argv=None) -> int:
         print("\n".join(problems) or f"{len(entries)} case(s): every signal matches")
         return 1 if problems else 0
     os.makedirs(WORK, exist_ok=True)
+    failed = record_each(RECIPES, args.names, entries, record)
+    save_manifest(entries)
+    return 1 if failed else 0
+
+
+def record_each(recipes, names, entries: dict[str, dict], record) -> list[str]:
+    """Run `record` on each recipe (those in `names`, when any), into `entries`; a line each on stdout,
+    a skip or failure on stderr. Returns the names that failed."""
     failed = []
-    for rec in RECIPES:
-        if args.names and rec.name not in args.names:
+    for rec in recipes:
+        if names and rec.name not in names:
             continue
         try:
             entries[rec.name] = record(rec)
@@ -354,10 +362,9 @@ def main(argv=None) -> int:
             failed.append(rec.name)
             continue
         sizes = [len(load_stream(rec.name, s)) for s in STREAMS]
-        print(f"{rec.name:32} exit={entries[rec.name]['exit_code']:<4} stdout={sizes[0]:>9} "
+        print(f"{rec.name:34} exit={entries[rec.name]['exit_code']:<4} stdout={sizes[0]:>9} "
               f"stderr={sizes[1]:>9} {entries[rec.name]['half']}")
-    save_manifest(entries)
-    return 1 if failed else 0
+    return failed
 
 
 # ---------------------------------------------------------------------------------------------
