@@ -30,13 +30,13 @@ import os
 import sqlite3
 import stat
 import time
-import urllib.parse
 
 from yarp import json_text, private_files
 from yarp.agents.cline.hooks import NAME, cline_dir, is_error
 from yarp.errors import YarpError
 from yarp.transcripts.parsing import TranscriptParser, drainer, iso_ms
 from yarp.transcripts.state import FileCheckpoint
+from yarp.transcripts.stores import open_store, store_stat
 from yarp.wire import operations as ops
 
 AGENT = NAME
@@ -44,8 +44,6 @@ AGENT = NAME
 STORE_NAME = "sessions.db"
 #: Largest messages file read.
 MAX_MESSAGES_BYTES = 256 * 1024 * 1024
-#: How long to wait for a lock Cline holds on its index.
-BUSY_TIMEOUT_MS = 5_000
 _COLUMNS = "session_id, cwd, started_at, is_subagent, parent_session_id, messages_path"
 
 
@@ -120,14 +118,8 @@ def import_store(path: str, cp: FileCheckpoint | None, sender, tally, options, a
                  ) -> FileCheckpoint | None:
     """Read the sessions of Cline's index at `path` whose messages changed since the checkpoint; return the
     new checkpoint, None when it stays. `sender`, `tally` and `options` are the importer's."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        tally.files_skipped += 1
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        tally.files_skipped += 1
-        tally.issue(path, 0, "session store is not a regular file")
+    st = store_stat(path, tally)
+    if st is None:
         return None
     if cp is not None and (cp.agent, cp.parser_version) != (AGENT, ClineParser.version):
         tally.files_reset += 1
@@ -155,10 +147,8 @@ def import_store(path: str, cp: FileCheckpoint | None, sender, tally, options, a
 
 def _sessions(path: str) -> list[tuple]:
     """Every session row of the index, read through one read-only connection."""
-    uri = f"file:{urllib.parse.quote(path)}?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    conn = open_store(path)
     try:
-        conn.execute("PRAGMA query_only = ON")
         return conn.execute(f"SELECT {_COLUMNS} FROM sessions ORDER BY started_at, session_id").fetchall()
     finally:
         conn.close()

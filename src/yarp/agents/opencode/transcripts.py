@@ -32,15 +32,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import stat
 import time
-import urllib.parse
 
 from yarp import json_text
 from yarp.errors import YarpError
 from yarp.limits import MAX_FRAME_BYTES
 from yarp.transcripts.parsing import TranscriptParser, drainer, iso_ms
 from yarp.transcripts.state import FileCheckpoint
+from yarp.transcripts.stores import open_store, store_stat
 from yarp.wire import operations as ops
 
 AGENT = "opencode"
@@ -49,8 +48,6 @@ STORE_NAME = "opencode.db"
 #: Parts updated this long before the newest update last read are read again: opencode stamps
 #: `time_updated` before its transaction commits, so a part can appear with an older time.
 REREAD_MARGIN_MS = 60_000
-#: How long to wait for a lock opencode holds while it checkpoints its WAL.
-BUSY_TIMEOUT_MS = 5_000
 #: Parts read again by id (those still running at the last read) per query.
 _ID_BATCH = 500
 #: Sessions whose call-id occurrences are kept while a store is read.
@@ -196,20 +193,6 @@ def _identity(path: str) -> list[int] | None:
     return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
 
 
-def open_store(path: str) -> sqlite3.Connection:
-    """A read-only connection to the store, in a read transaction (one snapshot for every query)."""
-    uri = f"file:{urllib.parse.quote(path)}?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
-    try:
-        conn.execute("PRAGMA query_only = ON")
-        conn.execute("BEGIN")
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # the snapshot starts here
-    except sqlite3.Error:
-        conn.close()
-        raise
-    return conn
-
-
 def _rows(conn: sqlite3.Connection, read_from_ms: int, waiting: set[str]):
     """Tool parts changed since `read_from_ms`, then the `waiting` parts not among them, as parser records."""
     left = set(waiting)
@@ -257,14 +240,8 @@ def import_store(path: str, cp: FileCheckpoint | None, sender, tally, options, a
     `sender`, `tally` and `options` are the importer's (`yarp.transcripts.importer`). A fork of
     opencode that keeps the same store passes its own `reader` (a subclass naming its agent).
     """
-    try:
-        st = os.lstat(path)
-    except OSError:
-        tally.files_skipped += 1
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        tally.files_skipped += 1
-        tally.issue(path, 0, "session store is not a regular file")
+    st = store_stat(path, tally)
+    if st is None:
         return None
     ident, wal = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns], _identity(path + "-wal")
     newest_ms = max(ident[3], wal[3] if wal else 0) // 1_000_000
