@@ -57,9 +57,7 @@ def world(tmp_path):
     """The hook world (test_hooks.HookWorld), Cline's hook files installed by `yarp hook install cline`."""
     w = HookWorld(tmp_path, drop=("CLINE",))
     w.env.update(CLINE_ENV)
-    installed = subprocess.run([str(w.yarp), "hook", "install", "cline"], env=w.env, capture_output=True,
-                               timeout=60, check=False)
-    assert installed.returncode == 0, installed.stderr
+    _yarp(w.yarp, w.env, "hook", "install", "cline")
     hooks = w.home / ".cline" / "hooks"
     assert sorted(p.name for p in hooks.iterdir()) == ["PostToolUse", "PreToolUse"]
     yield w.work, w.env, w.yarp

@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import os
 import pwd
-import re
 import subprocess
 from pathlib import Path
 
@@ -41,6 +40,7 @@ from netns import loopback_namespace
 from scripted_model import ScriptedModel, Text, ToolCall, tool_messages
 from test_hooks import HookWorld, as_json, calls
 from test_hooks import yarp_ok as _yarp
+from test_real_opencode import found, shown_text
 
 pytestmark = pytest.mark.slow
 
@@ -59,25 +59,11 @@ def world(tmp_path):
     """The hook world (test_hooks.HookWorld) with the plugin installed."""
     w = HookWorld(tmp_path, drop=("KILO", "OPENCODE"))
     config_dir = w.home / ".config" / "kilo"
-    installed = subprocess.run([str(w.yarp), "hook", "install", "kilo-code"], env=w.env, capture_output=True,
-                               timeout=60, check=False)
-    assert installed.returncode == 0, installed.stderr
+    _yarp(w.yarp, w.env, "hook", "install", "kilo-code")
     assert (config_dir / "plugin" / "yarp.ts").is_file() and (config_dir / "yarp" / "yarp-install.json").is_file()
     seed_kilo_config(config_dir)
     yield w.work, w.env, w.yarp
     w.close()
-
-
-def _found(yarp: Path, env: dict, ref: str, text: str, source: str) -> bool:
-    """Whether `yarp search REF -F TEXT` shows a line of `source` holding `text` as a match."""
-    out = _yarp(yarp, env, "search", "-F", ref, text).stdout.decode()
-    return re.search(rf"^{source}:\d+:.*{re.escape(text)}", out, re.MULTILINE) is not None
-
-
-def _shown(archived: dict) -> str:
-    """The text of a visible result: what Kilo Code hands the model for it."""
-    result = as_json(archived["snaps"]["result/after"])
-    return result["output"] if "output" in result else result["error"]
 
 
 def _run_kilo(kilo_cli: Path, work: Path, env: dict, steps: list) -> tuple[subprocess.CompletedProcess, dict]:
@@ -128,7 +114,7 @@ def test_real_kilo_code_calls_are_archived_capped_and_imported(world, kilo_cli):
                                                                               "scripted-model", str(work)), call_id
         assert call["status"] == "finished", call_id
         # The model got exactly the archived visible result, never more than the cap.
-        assert shown[call_id] == _shown(call), call_id
+        assert shown[call_id] == shown_text(call), call_id
         assert len(shown[call_id].encode()) <= CAP, call_id
 
     # 100,000 lines wrapped by `yarp run`: the model sees at most 6 KiB naming the call's reference,
@@ -142,7 +128,7 @@ def test_real_kilo_code_calls_are_archived_capped_and_imported(world, kilo_cli):
     expected = subprocess.run(["seq", "1", "100000"], capture_output=True, check=True).stdout
     assert len(shown["call_seq"].encode()) <= MAX_VIEW_BYTES and f"ref={seq['ref']}" in shown["call_seq"]
     assert _yarp(yarp, env, "restore", seq["ref"], "stdout").stdout == expected
-    assert "\n50000\n" not in shown["call_seq"] and _found(yarp, env, seq["ref"], "50000", "stdout")
+    assert "\n50000\n" not in shown["call_seq"] and found(yarp, env, seq["ref"], "50000", "stdout")
 
     # 100,000 lines Kilo Code cut to its tail and spilled to a file: the text the model would have got
     # is archived, the spill file as the source output, and the model got the capped view.
@@ -157,7 +143,7 @@ def test_real_kilo_code_calls_are_archived_capped_and_imported(world, kilo_cli):
     spilled = looped["snaps"].get("source_output/before")
     assert spilled is not None and spilled == Path(before["metadata"]["outputPath"]).read_bytes()
     assert _yarp(yarp, env, "restore", looped["ref"], "source_output").stdout == spilled
-    assert _found(yarp, env, looped["ref"], "line-50000", "source_output")
+    assert found(yarp, env, looped["ref"], "line-50000", "source_output")
 
     # A failing command: an error, with the exit status Kilo Code reported.
     fail = archived["call_fail"]
@@ -170,7 +156,7 @@ def test_real_kilo_code_calls_are_archived_capped_and_imported(world, kilo_cli):
     assert (read["tool"], read["executed"], read["is_error"]) == ("read", 1, 0)
     assert read["snaps"]["result_text/before"] == as_json(read["snaps"]["result/before"])["output"].encode()
     assert f"ref={read['ref']}; result_text complete" in shown["call_read"]
-    assert "row 0450" not in shown["call_read"] and _found(yarp, env, read["ref"], "row 0450", "result_text")
+    assert "row 0450" not in shown["call_read"] and found(yarp, env, read["ref"], "row 0450", "result_text")
 
     # Kilo Code ended this call in an error instead of a result: not executed, an error.
     missing = archived["call_missing"]

@@ -55,23 +55,21 @@ def world(tmp_path):
     """The hook world (test_hooks.HookWorld) with the plugin installed."""
     w = HookWorld(tmp_path, drop=("OPENCODE",))
     config_dir = w.home / ".config" / "opencode"
-    installed = subprocess.run([str(w.yarp), "hook", "install", "opencode"], env=w.env, capture_output=True,
-                               timeout=60, check=False)
-    assert installed.returncode == 0, installed.stderr
+    _yarp(w.yarp, w.env, "hook", "install", "opencode")
     assert (config_dir / "plugin" / "yarp.ts").is_file() and (config_dir / "yarp" / "yarp-install.json").is_file()
     seed_opencode_config(config_dir)
     yield w.work, w.env, w.yarp
     w.close()
 
 
-def _found(yarp: Path, env: dict, ref: str, text: str, source: str) -> bool:
+def found(yarp: Path, env: dict, ref: str, text: str, source: str) -> bool:
     """Whether `yarp search REF -F TEXT` shows a line of `source` holding `text` as a match."""
     out = _yarp(yarp, env, "search", "-F", ref, text).stdout.decode()
     return re.search(rf"^{source}:\d+:.*{re.escape(text)}", out, re.MULTILINE) is not None
 
 
-def _shown(archived: dict) -> str:
-    """The text of a visible result: what opencode hands the model for it."""
+def shown_text(archived: dict) -> str:
+    """The text of a visible result: what opencode (or a fork of it, Kilo Code) hands the model for it."""
     result = as_json(archived["snaps"]["result/after"])
     return result["output"] if "output" in result else result["error"]
 
@@ -130,7 +128,7 @@ def test_real_opencode_calls_are_archived_capped_and_imported(world, opencode_cl
                                                                               str(work)), call_id
         assert call["status"] == "finished", call_id
         # The model got exactly the archived visible result, never more than the cap.
-        assert shown[call_id] == _shown(call), call_id
+        assert shown[call_id] == shown_text(call), call_id
         assert len(shown[call_id].encode()) <= CAP, call_id
 
     # A large output opencode cut to its tail and spilled to a file: its exact text is archived,
@@ -147,7 +145,7 @@ def test_real_opencode_calls_are_archived_capped_and_imported(world, opencode_cl
     assert f"ref={seq['ref']}; result_text incomplete" in shown["call_seq"]
     lines = before["output"].splitlines()
     hidden = next(line for line in lines[len(lines) // 2:] if f"\n{line}\n" not in shown["call_seq"])
-    assert _found(yarp, env, seq["ref"], hidden, "result_text")
+    assert found(yarp, env, seq["ref"], hidden, "result_text")
     # The spill file is archived byte for byte as the source output. opencode 1.18.33 can lose pieces of a
     # fast command's output (its tail and its spill file then miss them, with exit 0), so it is exactly
     # what opencode wrote, not always the whole output.
@@ -166,7 +164,7 @@ def test_real_opencode_calls_are_archived_capped_and_imported(world, opencode_cl
     assert grep["snaps"]["stdout/before"] == expected.stdout and grep["snaps"]["stderr/before"] == b""
     assert len(expected.stdout) > CAP and grep["ref"] in shown["call_grep"]
     hidden = next(line for line in expected.stdout.decode().splitlines() if line not in shown["call_grep"])
-    assert _found(yarp, env, grep["ref"], hidden, "stdout")
+    assert found(yarp, env, grep["ref"], hidden, "stdout")
 
     # A failing command: an error, with the exit status opencode reported.
     fail = archived["call_fail"]
@@ -180,7 +178,7 @@ def test_real_opencode_calls_are_archived_capped_and_imported(world, opencode_cl
     read_text = as_json(read["snaps"]["result/before"])["output"]
     assert read["snaps"]["result_text/before"] == read_text.encode()
     assert shown["call_read"] == _python_view(read_text, read["ref"], "complete")
-    assert "row 0450" not in shown["call_read"] and _found(yarp, env, read["ref"], "row 0450", "result_text")
+    assert "row 0450" not in shown["call_read"] and found(yarp, env, read["ref"], "row 0450", "result_text")
 
     # opencode ended this call in an error instead of a result: not executed, an error.
     missing = archived["call_missing"]

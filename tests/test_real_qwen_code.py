@@ -63,9 +63,7 @@ def world(tmp_path):
     settings = w.home / ".qwen" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps(QWEN_CODE_SETTINGS))
-    installed = subprocess.run([str(w.yarp), "hook", "install", "qwen-code"], env=w.env, capture_output=True,
-                               timeout=60, check=False)
-    assert installed.returncode == 0, installed.stderr
+    _yarp(w.yarp, w.env, "hook", "install", "qwen-code")
     hooks = json.loads(settings.read_text())["hooks"]
     assert sorted(hooks) == ["PostToolUse", "PostToolUseFailure", "PreToolUse"]
     yield w.work, w.env, w.yarp
