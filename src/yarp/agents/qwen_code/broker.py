@@ -76,7 +76,7 @@ class Service:
                    and (saved is not None or len(text.encode("utf-8", "surrogatepass")) > cap))
         view = None
         if saved is not None or viewing:
-            rule = self._rule(hook, event) if viewing else None
+            rule = self.warm.rule_for(qwen.shell_command(event), hook.rule_packs) if viewing else None
             size = _size(saved) + (len(text) if text is not None else 0)
             try:
                 view = await self.broker.work(size, qwen_view, event, text, saved, rule, cap if viewing else 0,
@@ -105,22 +105,6 @@ class Service:
         prepared = await prepare_composite(self.broker, request, operations, sources=sources)
         await self.broker.submit_prepared(request, operations, prepared, hook.deadline_ms)
         self.warm.forget(key)
-
-    def _rule(self, hook: protocol.HookRequest, event: HookEvent):
-        """The reduce rule for the argv of the shell command whose output reaches the result, or None."""
-        command = qwen.shell_command(event)
-        if command is None:
-            return None
-        from yarp.view.plan import result_argv
-        from yarp.view.rules import select_rule
-
-        argv = result_argv(command)
-        if not argv:
-            return None
-        try:
-            return select_rule(argv, self.warm.rules(hook.rule_packs))
-        except YarpError:
-            return None  # a broken rule pack costs the pruning, never the archive
 
 
 def _size(path: str | None) -> int:

@@ -76,6 +76,23 @@ class Warm:
             self._rules_key = key
         return self._rules
 
+    def rule_for(self, command: str | None, packs: tuple[str, ...]):
+        """The reduce rule for the argv of the simple command whose output reaches a shell command's
+        result (`view.plan.result_argv`), or None; a broken rule pack costs the pruning, never the archive."""
+        if command is None:
+            return None
+        from yarp.errors import YarpError
+        from yarp.view.plan import result_argv
+        from yarp.view.rules import select_rule
+
+        argv = result_argv(command)
+        if not argv:
+            return None
+        try:
+            return select_rule(argv, self.rules(packs))
+        except YarpError:
+            return None
+
     # --- calls between requests ------------------------------------------------------
 
     def remember(self, key: str, state: CallState) -> None:

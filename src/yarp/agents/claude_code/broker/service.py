@@ -108,29 +108,14 @@ class Service:
                    and claude_code.takes_updated_output(self._version(event.transcript_path)))
         if persisted is None and not viewing:
             return None
-        rule = self._rule(hook, event) if viewing and not wrapped and event.tool_name == "Bash" else None
+        rule = (self.warm.rule_for(event.shell_command(), hook.rule_packs)
+                if viewing and not wrapped and event.tool_name == "Bash" else None)
         size = persisted[1] if persisted is not None else len(text.text) if text is not None else 0
         try:
             return await self.broker.work(size, claude_view, event, text if viewing else None, persisted, rule,
                                           cap, state.archive_ref)
         except (OSError, ValueError, YarpError):
             return None  # the result stands as Claude Code made it, archived as today
-
-    def _rule(self, hook: protocol.HookRequest, event):
-        """The reduce rule for the argv of the command whose output reaches the result, or None."""
-        command = event.shell_command()
-        if command is None:
-            return None
-        from yarp.view.plan import result_argv
-        from yarp.view.rules import select_rule
-
-        argv = result_argv(command)
-        if not argv:
-            return None
-        try:
-            return select_rule(argv, self.warm.rules(hook.rule_packs))
-        except YarpError:
-            return None  # a broken rule pack costs the pruning, never the archive
 
 
 #: Transcripts whose Claude Code version is remembered (the oldest forgotten first).
