@@ -128,3 +128,19 @@ def test_a_broker_that_serves_on_refreshes_every_so_many_requests():
     finally:
         broker.stop()
         close_run_env(benv, timeout=0)
+
+
+def test_the_refresh_thresholds_are_read_like_every_broker_setting():
+    from types import SimpleNamespace
+
+    from yarp.broker.lifecycle import refresher_from_env
+    from yarp.errors import ValidationError
+
+    broker = SimpleNamespace(location=SimpleNamespace(path="/nowhere/tool-calls.sqlite3"), log=None)
+    refresher = refresher_from_env(broker, {"YARP_BROKER_REFRESH_BYTES": "0", "YARP_BROKER_REFRESH_REQUESTS": "7"})
+    assert (refresher.min_bytes, refresher.every_requests) == (0, 7)
+    default = refresher_from_env(broker, {})
+    assert (default.min_bytes, default.every_requests) == (64 * 1024 * 1024, 10_000)
+    for name, value in (("YARP_BROKER_REFRESH_BYTES", "lots"), ("YARP_BROKER_REFRESH_REQUESTS", "-1")):
+        with pytest.raises(ValidationError, match=name):
+            refresher_from_env(broker, {name: value})

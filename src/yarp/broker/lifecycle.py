@@ -58,7 +58,7 @@ class Lifecycle:
         self._socket_inode: tuple[int, int] | None = None
         self._lifetime_fd: int | None = None
         self._startup_fd_at_exit: int | None = None
-        self._refresher = refresh.from_env(broker.location.path, log=broker.log)
+        self._refresher = refresher_from_env(broker)
 
     # start ----------------------------------------------------------------------------
 
@@ -255,6 +255,19 @@ def inline_bytes_from_env(environ=os.environ) -> int:
     Raises `ValidationError` unless a non-negative integer.
     """
     return _int_from_env(environ, INLINE_ENV, INLINE_PREPARE_BYTES, "bytes", 0, "not be negative")
+
+
+def refresher_from_env(broker: Broker, environ=os.environ) -> refresh.Refresher:
+    """The broker's refresher of its archive's read summaries, its thresholds from
+    `YARP_BROKER_REFRESH_BYTES` and `YARP_BROKER_REFRESH_REQUESTS`, else the defaults.
+
+    Raises `ValidationError` unless each is a non-negative integer.
+    """
+    return refresh.Refresher(
+        broker.location.path, log=broker.log,
+        min_bytes=_int_from_env(environ, refresh.BYTES_ENV, refresh.DEFAULT_BYTES, "bytes", 0, "not be negative"),
+        every_requests=_int_from_env(environ, refresh.REQUESTS_ENV, refresh.DEFAULT_REQUESTS, "requests", 0,
+                                     "not be negative"))
 
 
 def pool_kind_from_env(environ=os.environ) -> str:

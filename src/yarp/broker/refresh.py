@@ -79,16 +79,3 @@ class Refresher:
         self._at_requests = requests
         if self._log is not None:
             self._log("refresh_started", reason=reason, pid=self._child.pid)
-
-
-def from_env(archive_path: str, environ=os.environ, log=None) -> Refresher:
-    """The broker's refresher, its thresholds from the environment (a bad value keeps the default)."""
-    def number(name: str, default: int) -> int:
-        try:
-            value = int(environ.get(name) or default)
-        except ValueError:
-            return default
-        return value if value >= 0 else default
-
-    return Refresher(archive_path, min_bytes=number(BYTES_ENV, DEFAULT_BYTES),
-                     every_requests=number(REQUESTS_ENV, DEFAULT_REQUESTS), log=log)
