@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from broker_helpers import BrokerProcess, broker_pids, pid_alive
+from broker_helpers import BrokerProcess, broker_pids, cmdline, pid_alive
 from run_helpers import close_run_env, make_run_env, yarp, yrun
 from yarp.archive import stats_summary
 from yarp.archive.savings import projection
@@ -39,16 +39,7 @@ def _cache_files(renv) -> tuple[str, str]:
 
 
 def _refresh_pids() -> set[int]:
-    found = set()
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/cmdline", "rb") as handle:
-                    if b"yarp.archive.refresh" in handle.read():
-                        found.add(int(name))
-            except OSError:
-                continue
-    return found
+    return {int(name) for name in os.listdir("/proc") if name.isdigit() and b"yarp.archive.refresh" in cmdline(int(name))}
 
 
 def _settled(renv, timeout: float = 60.0) -> None:
