@@ -59,7 +59,6 @@ A second run on an existing archive (`extend`) adds calls after its newest one.
 from __future__ import annotations
 
 import argparse
-import heapq
 import math
 import os
 import random
@@ -631,6 +630,19 @@ def generate(path: str | os.PathLike, calls: int, *, seed: int = 7, plant: str |
     return {"calls": n, "path": str(path), "planted": planted,
             "planted_refs": refs}
 
+
+
+def cached(root: Path, calls: int) -> Path:
+    """The archive of `calls` calls under `root` (`calls-N/tool-calls.sqlite3`), generated once and kept
+    for later benchmark runs."""
+    import time
+
+    path = root / f"calls-{calls}" / "tool-calls.sqlite3"
+    if not path.exists():
+        started = time.perf_counter()
+        generate(path, calls)
+        print(f"\ngenerated {calls} calls in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return path
 
 def _ref_of(store: ArchiveStore, call: _Call) -> str:
     s = call.s.session

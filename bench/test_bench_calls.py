@@ -30,21 +30,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 sys.path.insert(0, os.path.dirname(__file__))
 
 from archive_factory import yarp_env  # noqa: E402
-from archive_gen import generate  # noqa: E402
+from archive_gen import cached  # noqa: E402
 
 SIZES = [int(n) for n in os.environ.get("YARP_BENCH_CALLS", "100000").split(",")]
 ROUNDS = 7
 #: The issue's target for the first screen of the list on 1,000,000 calls.
 TARGET_S = 0.3
-
-
-def _archive(root: Path, calls: int) -> Path:
-    path = root / f"calls-{calls}" / "tool-calls.sqlite3"
-    if not path.exists():
-        started = time.perf_counter()
-        generate(path, calls)
-        print(f"\ngenerated {calls} calls in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    return path
 
 
 def _run(argv: list[str], home: Path) -> tuple[float, float, bytes]:
@@ -74,7 +65,7 @@ def root(tmp_path_factory):
 
 @pytest.mark.parametrize("calls", SIZES)
 def test_first_screen(root, calls):
-    path = _archive(root, calls)
+    path = cached(root, calls)
     home = root / "home"
     home.mkdir(exist_ok=True)
     yarp = [sys.executable, "-m", "yarp"]

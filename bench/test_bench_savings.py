@@ -41,7 +41,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 sys.path.insert(0, os.path.dirname(__file__))
 
 from archive_factory import yarp_env  # noqa: E402
-from archive_gen import generate  # noqa: E402
+from archive_gen import cached  # noqa: E402
 
 CALLS = int(os.environ.get("YARP_BENCH_SAVINGS_CALLS", "100000"))
 MB = 1_000_000
@@ -74,21 +74,12 @@ sys.stdout.write(render_text(compute(conn)))
 """
 
 
-def _archive(root: Path, calls: int) -> Path:
-    path = root / f"calls-{calls}" / "tool-calls.sqlite3"
-    if not path.exists():
-        started = time.perf_counter()
-        generate(path, calls)
-        print(f"\ngenerated {calls} calls in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    return path
-
-
 @pytest.fixture(scope="module")
 def archives(tmp_path_factory):
     keep = os.environ.get("YARP_BENCH_SAVINGS_DIR")
     root = Path(keep) if keep else tmp_path_factory.mktemp("bench-savings")
     root.mkdir(parents=True, exist_ok=True)
-    return root, {CALLS // 5: _archive(root, CALLS // 5), CALLS: _archive(root, CALLS)}
+    return root, {CALLS // 5: cached(root, CALLS // 5), CALLS: cached(root, CALLS)}
 
 
 def _run(argv: list[str], home: Path) -> tuple[float, float, int, bytes]:
