@@ -1,0 +1,3 @@
+"""Blind recipes (js)."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""Blind recipes (native)."""
+
+from __future__ import annotations

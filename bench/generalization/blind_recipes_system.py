@@ -1,0 +1,3 @@
+"""Blind recipes (system)."""
+
+from __future__ import annotations
