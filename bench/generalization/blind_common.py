@@ -56,7 +56,7 @@ def blind_env() -> dict[str, str]:
             "HOME": HOME, "LANG": "C.UTF-8", "TZ": "UTC", "TERM": "dumb", "NO_COLOR": "1",
             "FORCE_COLOR": "0", "CLICOLOR": "0", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
             "COLUMNS": "100", "NPM_CONFIG_UPDATE_NOTIFIER": "false", "NPM_CONFIG_FUND": "false",
-            "PIP_CONFIG_FILE": "/dev/null", "CI": ""}
+            "PIP_CONFIG_FILE": "/dev/null"}
 
 
 def vbin(name: str) -> str:

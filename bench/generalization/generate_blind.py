@@ -84,6 +84,7 @@ def execute(rec, root: str):
     run = rec.setup(root)
     env = blind_env()
     env.update(run.env)
+    env = {k: v for k, v in env.items() if v is not None}  # a recipe unsets a variable with None
     command = run.command or run.argv
     done = subprocess.run(command, cwd=os.path.normpath(os.path.join(root, run.cwd)), env=env,
                           stdin=subprocess.DEVNULL, capture_output=True, check=False, timeout=run.timeout,
