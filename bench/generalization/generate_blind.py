@@ -14,8 +14,8 @@ the output are stable), runs one command there in one fixed environment (`blind_
 and stores its exact stdout, stderr and exit status beside this file (a stream over 200 KB as
 `NAME.STREAM.zst`), with the native generator's storage. The recipes, with their signals, are in
 `blind_recipes_py.py` (PyPI tools), `blind_recipes_js.py` (npm tools and node),
-`blind_recipes_native.py` (compilers, builds, other languages) and `blind_recipes_system.py` (VCS,
-services, listings, data, crashes). A pattern that matches no line of its new output, or more than
+`blind_recipes_native.py` (compilers, builds, other languages), `blind_recipes_system.py` (VCS,
+services, shell linting) and `blind_recipes_data.py` (data, listings, packaging, crashes). A pattern that matches no line of its new output, or more than
 15, stops the generator with the case's name; so does a case whose patterns match more than 15 lines.
 """
 
@@ -43,6 +43,7 @@ MOST_LINES = 15
 
 def load_recipes() -> None:
     """Import the recipe modules, which register themselves in `RECIPES` in this order."""
+    import blind_recipes_data  # noqa: F401
     import blind_recipes_js  # noqa: F401
     import blind_recipes_native  # noqa: F401
     import blind_recipes_py  # noqa: F401
