@@ -55,7 +55,7 @@ def _oxlint(root):
 @recipe("standard-style-errors", "standard", "linter", _ver("standard"))
 def _standard(root):
     write(root, "package.json", '{"name": "widgets", "version": "1.0.0"}\n')
-    for i in range(8):
+    for i in range(18):
         write(root, f"lib/w{i}.js", _js_module(i).replace("var ", "var  "))
     write(root, "lib/w5.js", _js_module(5).replace("return counter5\n}", "return counter5 + offset\n}"))
     return Run(["standard", "lib/"], [

@@ -170,7 +170,7 @@ def _rspec(root):
             expect(Temperature.to_f({c})).to eq({c} * 9.0 / 5 + 32)
           end
         ''' for c in range(30))}end
-        """ for g in range(8))
+        """ for g in range(14))
     write(root, "spec/temperature_spec.rb", f"""
         require_relative "../lib/temperature"
 
@@ -189,7 +189,7 @@ def _rspec(root):
         S("stdout", r"^  \d\) Temperature (rounds fahrenheit|handles absolute zero)", "each failure's heading"),
         S("stdout", r"^       expected: (37\.8|-273\.15)$", "what was expected"),
         S("stdout", r"^     # \./spec/temperature_spec\.rb:\d+:in", "the spec's line"),
-        S("stdout", r"^242 examples, 2 failures$", "the closing count"),
+        S("stdout", r"^422 examples, 2 failures$", "the closing count"),
         S("stdout", r"^rspec \./spec/temperature_spec\.rb:\d+ # Temperature ", "the rerun commands"),
     ], expect_exit=exits(1))
 
@@ -197,7 +197,7 @@ def _rspec(root):
 @recipe("rubocop-offenses", "rubocop", "linter", ["rubocop", "--version"], needs=("rubocop",))
 def _rubocop(root):
     write(root, ".rubocop.yml", "AllCops:\n  NewCops: disable\n  SuggestExtensions: false\n  TargetRubyVersion: 3.1\n")
-    for i in range(10):
+    for i in range(22):
         write(root, f"app/models/model{i}.rb", f"class Model{i}\n  def initialize(name)\n    @name=name\n  end\n\n"
               f"  def label\n    return \"model-#{{@name}}\"\n  end\nend\n")
     write(root, "app/models/order.rb", "class Order\n  def total(lines)\n    lines.sum { |l| l.qty * l.price\n  end\nend\n")
@@ -223,7 +223,7 @@ def _perlcritic(root):
 
 @recipe("luacheck-warnings-syntax-error", "luacheck", "linter", ["luacheck", "--version"], needs=("luacheck",))
 def _luacheck(root):
-    for i in range(12):
+    for i in range(40):
         write(root, f"src/mod{i:02d}.lua", f"local M = {{}}\nlocal unused_{i} = {i}\nfunction M.run(x)\n"
               f"  total = x + {i}\n  return total\nend\nreturn M\n")
     write(root, "src/parser.lua", "local M = {}\nfunction M.parse(s)\n  if s == nil then\n    return nil\n"
@@ -231,7 +231,7 @@ def _luacheck(root):
     return Run(["luacheck", "src"], [
         S("stdout", r"^    src/parser\.lua:5:3: \(E011\) expected 'end' \(to close 'if' on line 3\)", "the syntax error among the warnings"),
         S("stdout", r"^Checking src/parser\.lua +1 error$", "the file that failed"),
-        S("stdout", r"^Total: \d+ warnings / 1 error in 13 files$", "the closing count"),
+        S("stdout", r"^Total: \d+ warnings / 1 error in 41 files$", "the closing count"),
     ], command=["luacheck", "--no-color", "--codes", "src"], expect_exit=exits(2))
 
 
