@@ -1,5 +1,5 @@
 """Blind recipes for data, listings, packaging and crashes: xmllint, tidy, miller, awk over a log,
-apt-cache, ss, a Rust panic with its backtrace, dpkg-buildpackage.
+lsof, ss, a Rust panic with its backtrace, dpkg-buildpackage.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -92,11 +92,17 @@ def _awk(root):
     ], expect_exit=exits(0))
 
 
-@recipe("apt-cache-policy", "apt-cache", "package-manager", ["apt-cache", "--version"], needs=("apt-cache",))
-def _apt_cache(root):
-    return Run(["apt-cache", "policy", "tidy", "nasm", "ghc", "libxml2-utils"], [
-        S("stdout", r"^  Installed: \(none\)$", "the one package that is not installed"),
-    ], expect_exit=exits(0))
+@recipe("lsof-deleted-open-files", "lsof", "listing", ["lsof", "-v"], needs=("lsof",))
+def _lsof(root):
+    holder = ("import os, time; handles = [open(f'logs/app-{n}.log', 'w') for n in range(3)]; "
+              "[h.write('x' * 4096 * (n + 1)) or h.flush() for n, h in enumerate(handles)]; "
+              "os.remove('logs/app-1.log'); time.sleep(6)")
+    os.makedirs(os.path.join(root, "logs"))
+    command = (f"python3 -c \"{holder}\" & holder=$!; sleep 1.5; lsof -nP -a -p $holder -d 0-99; status=$?; "
+               "kill $holder; exit $status")
+    return Run(["lsof", "-nP", "-a", "-p", "PID", "-d", "0-99"], [
+        S("stdout", r"/logs/app-1\.log \(deleted\)$", "the one file deleted while still held open"),
+    ], command=command, expect_exit=exits(0))
 
 
 @recipe("ss-listening-sockets", "ss", "listing", ["ss", "--version"], needs=("ss",))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from blind_common import Run, S, exits, link_node_modules, nbin, recipe, write
+from blind_common import Run, S, exits, link_node_modules, nbin, recipe, sh, write
 
 
 def _ver(tool: str) -> list[str]:
@@ -59,7 +59,6 @@ def _standard(root):
         write(root, f"lib/w{i}.js", _js_module(i).replace("var ", "var  "))
     write(root, "lib/w5.js", _js_module(5).replace("return counter5\n}", "return counter5 + offset\n}"))
     return Run(["standard", "lib/"], [
-        S("stderr", r"^standard: Use JavaScript Standard Style", "the tool's heading before its findings"),
         S("stdout", r"lib/w5\.js:\d+:\d+: 'offset' is not defined\. \(no-undef\)$", "the one real bug among style findings"),
     ], command=[nbin("standard"), "lib/"], expect_exit=exits(1))
 
@@ -217,15 +216,18 @@ def _tsup(root):
     ], command=[nbin("tsup"), "src/index.ts", "--dts", "--format", "esm"], expect_exit=exits(1))
 
 
-@recipe("pnpm-install-no-matching-version", "pnpm", "package-manager", _ver("pnpm"))
+@recipe("pnpm-frozen-lockfile-outdated", "pnpm", "package-manager", _ver("pnpm"))
 def _pnpm(root):
+    env = {"npm_config_store_dir": "/tmp/yarp-gen/blind/pnpm-store"}
     write(root, "package.json", json.dumps({"name": "svc", "version": "1.0.0",
-                                            "dependencies": {"left-pad": "^99.0.0"}}, indent=2) + "\n")
-    return Run(["pnpm", "install"], [
-        S("stdout", r"ERR_PNPM_NO_MATCHING_VERSION", "the error"),
-        S("stdout", r"^This error happened while installing (the dependencies of|a direct dependency of)", "where"),
-    ], command=[nbin("pnpm"), "install", "--reporter=append-only"],
-        env={"npm_config_store_dir": "/tmp/yarp-gen/blind/pnpm-store"}, expect_exit=exits(1))
+                                            "dependencies": {"left-pad": "1.3.0"}}, indent=2) + "\n")
+    sh([nbin("pnpm"), "install", "--reporter=silent"], root, env=env)
+    write(root, "package.json", json.dumps({"name": "svc", "version": "1.0.0",
+                                            "dependencies": {"left-pad": "1.3.0", "is-odd": "3.0.1"}}, indent=2) + "\n")
+    return Run(["pnpm", "install", "--frozen-lockfile"], [
+        S("stdout", r"ERR_PNPM_OUTDATED_LOCKFILE", "the error"),
+        S("stdout", r"^  specifiers in the lockfile \(\{\"left-pad\":\"1\.3\.0\"\}\) don.t match specs in package\.json", "why the lockfile is out of date"),
+    ], command=[nbin("pnpm"), "install", "--frozen-lockfile", "--reporter=append-only"], env=env, expect_exit=exits(1))
 
 
 @recipe("yarn-install-no-version", "yarn", "package-manager", _ver("yarn"))
