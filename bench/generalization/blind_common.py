@@ -44,6 +44,7 @@ RECIPES: list[Recipe] = []
 def recipe(name: str, tool: str, category: str, version: list[str], needs=()):
     """Register the decorated setup function as the blind recipe `name`."""
     def register(setup):
+        """Add the recipe; hand the setup function back unchanged."""
         RECIPES.append(Recipe(name, tool, category, list(version), setup, tuple(needs)))
         return setup
     return register

@@ -24,6 +24,7 @@ DTD = """<!DOCTYPE catalog [
 
 @recipe("xmllint-valid-echoes-document", "xmllint", "data", ["xmllint", "--version"], needs=("xmllint",))
 def _xmllint(root):
+    """Write the `xmllint-valid-echoes-document` project under `root`; return its command and signals."""
     items = []
     for n in range(2600):
         if n == 1877:
@@ -40,6 +41,7 @@ def _xmllint(root):
 
 @recipe("tidy-page-warnings-error", "tidy", "linter", ["tidy", "-v"], needs=("tidy",))
 def _tidy(root):
+    """Write the `tidy-page-warnings-error` project under `root`; return its command and signals."""
     rows = "".join(f"<tr><td>{n}</td><td>Order {n}</td><td>{n * 3.5:.2f}</td></tr>\n" for n in range(400))
     write(root, "report.html", "<!DOCTYPE html>\n<html lang=\"en\">\n<head><title>Orders</title></head>\n<body>\n"
           "<h1>Orders</h1>\n<center>Summary</center>\n<p>Totals below<p>\n<img src=\"chart.png\">\n"
@@ -53,6 +55,7 @@ def _tidy(root):
 
 @recipe("miller-ragged-row", "mlr", "data", ["mlr", "--version"], needs=("mlr",))
 def _miller(root):
+    """Write the `miller-ragged-row` project under `root`; return its command and signals."""
     rng = random.Random(9)
     lines = ["order_id,customer,region,total,status"]
     for n in range(1, 3400):
@@ -86,6 +89,7 @@ def _app_log(count: int) -> str:
 
 @recipe("awk-filter-log-errors", "awk", "log", ["awk", "-W", "version"], needs=("awk",))
 def _awk(root):
+    """Write the `awk-filter-log-errors` project under `root`; return its command and signals."""
     write(root, "logs/api.log", _app_log(30_000))
     return Run(["awk", "$2 != \"DEBUG\"", "logs/api.log"], [
         S("stdout", r"^2024-05-02T\S+ ERROR api-\d payment capture failed", "the two errors among 15,000 INFO lines"),
@@ -94,6 +98,7 @@ def _awk(root):
 
 @recipe("lsof-deleted-open-files", "lsof", "listing", ["lsof", "-v"], needs=("lsof",))
 def _lsof(root):
+    """Write the `lsof-deleted-open-files` project under `root`; return its command and signals."""
     holder = ("import os, time; handles = [open(f'logs/app-{n}.log', 'w') for n in range(3)]; "
               "[h.write('x' * 4096 * (n + 1)) or h.flush() for n, h in enumerate(handles)]; "
               "os.remove('logs/app-1.log'); time.sleep(6)")
@@ -107,6 +112,7 @@ def _lsof(root):
 
 @recipe("ss-listening-sockets", "ss", "listing", ["ss", "--version"], needs=("ss",))
 def _ss(root):
+    """Write the `ss-listening-sockets` project under `root`; return its command and signals."""
     ports = (8741, 8742, 8743, 8744)
     servers = "; ".join(f"python3 -m http.server {p} --bind 127.0.0.1 >/dev/null 2>&1 & pids=\"$pids $!\"" for p in ports)
     command = (f"pids=''; {servers}; sleep 1.5; ss -tln 'sport >= :8741 and sport <= :8744'; status=$?; "
@@ -116,6 +122,7 @@ def _ss(root):
 
 @recipe("cargo-run-panic-backtrace", "cargo", "crash", ["cargo", "--version"], needs=("cargo",))
 def _cargo_panic(root):
+    """Write the `cargo-run-panic-backtrace` project under `root`; return its command and signals."""
     write(root, "Cargo.toml", '[package]\nname = "ledger"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n')
     write(root, "src/main.rs", """
         fn parse_line(line: &str) -> (String, u32) {
@@ -147,6 +154,7 @@ def _cargo_panic(root):
 @recipe("dpkg-buildpackage-compile-error", "dpkg-buildpackage", "build", ["dpkg-buildpackage", "--version"],
         needs=("dpkg-buildpackage", "gcc"))
 def _dpkg_build(root):
+    """Write the `dpkg-buildpackage-compile-error` project under `root`; return its command and signals."""
     write(root, "debian/control", "Source: meter\nSection: utils\nPriority: optional\nMaintainer: Dev One <dev@example.org>\n"
           "Standards-Version: 4.6.2\n\nPackage: meter\nArchitecture: any\nDescription: meter tools\n Tools.\n")
     write(root, "debian/changelog", "meter (1.2-1) unstable; urgency=medium\n\n  * Release.\n\n"

@@ -26,6 +26,7 @@ def _js_module(i: int) -> str:
 
 @recipe("biome-lint-diagnostics", "biome", "linter", _ver("biome"))
 def _biome(root):
+    """Write the `biome-lint-diagnostics` project under `root`; return its command and signals."""
     write(root, "biome.json", '{"linter": {"enabled": true, "rules": {"recommended": true}}}\n')
     for i in range(5):
         write(root, f"src/m{i}.js", _js_module(i))
@@ -40,6 +41,7 @@ def _biome(root):
 
 @recipe("oxlint-warnings-two-errors", "oxlint", "linter", _ver("oxlint"))
 def _oxlint(root):
+    """Write the `oxlint-warnings-two-errors` project under `root`; return its command and signals."""
     for i in range(30):
         write(root, f"src/m{i:02d}.js", _js_module(i) + ("debugger\n" if i == 17 else ""))
     write(root, "src/loop.js", "export function spin(list) {\n  for (let i = 0; i < list.length; i--) {\n"
@@ -54,6 +56,7 @@ def _oxlint(root):
 
 @recipe("standard-style-errors", "standard", "linter", _ver("standard"))
 def _standard(root):
+    """Write the `standard-style-errors` project under `root`; return its command and signals."""
     write(root, "package.json", '{"name": "widgets", "version": "1.0.0"}\n')
     for i in range(18):
         write(root, f"lib/w{i}.js", _js_module(i).replace("var ", "var  "))
@@ -65,6 +68,7 @@ def _standard(root):
 
 @recipe("jshint-undefined-unused", "jshint", "linter", _ver("jshint"))
 def _jshint(root):
+    """Write the `jshint-undefined-unused` project under `root`; return its command and signals."""
     write(root, ".jshintrc", '{"undef": true, "unused": true, "esversion": 6, "node": true}\n')
     for i in range(6):
         write(root, f"js/page{i}.js", f"const title{i} = 'Page {i}';\nmodule.exports = title{i};\n")
@@ -78,6 +82,7 @@ def _jshint(root):
 
 @recipe("htmlhint-site", "htmlhint", "linter", _ver("htmlhint"))
 def _htmlhint(root):
+    """Write the `htmlhint-site` project under `root`; return its command and signals."""
     for i in range(4):
         write(root, f"site/page{i}.html", f"<!DOCTYPE html>\n<html lang=\"en\"><head><title>Page {i}</title></head>\n"
               f"<body><p>Page {i}</p></body></html>\n")
@@ -92,6 +97,7 @@ def _htmlhint(root):
 
 @recipe("ava-verbose-one-failure", "ava", "test-runner", _ver("ava"))
 def _ava(root):
+    """Write the `ava-verbose-one-failure` project under `root`; return its command and signals."""
     write(root, "package.json", json.dumps({"name": "units", "type": "module", "ava": {"files": ["test/**/*.js"]}}))
     link_node_modules(root)
     write(root, "src/units.js", "export const toCm = (inches) => Math.round(inches * 2.54 * 100) / 100;\n"
@@ -111,6 +117,7 @@ def _ava(root):
 
 @recipe("node-test-tap-deep-failure", "node", "test-runner", ["node", "--version"], needs=("node",))
 def _node_test(root):
+    """Write the `node-test-tap-deep-failure` project under `root`; return its command and signals."""
     for f in range(25):
         body = "".join(f"test('slug {f}-{n} keeps ascii', () => {{\n  assert.equal(slug('Item {n}'), 'item-{n}');\n}});\n"
                        for n in range(100))
@@ -132,6 +139,7 @@ def _node_test(root):
 
 @recipe("sass-undefined-variable", "sass", "build", _ver("sass"))
 def _sass(root):
+    """Write the `sass-undefined-variable` project under `root`; return its command and signals."""
     write(root, "styles/_theme.scss", "$brand: #0a7;\n$radius: 4px;\n")
     write(root, "styles/main.scss", """
         @use "theme";
@@ -150,6 +158,7 @@ def _sass(root):
 
 @recipe("lessc-missing-mixin", "lessc", "build", _ver("lessc"))
 def _less(root):
+    """Write the `lessc-missing-mixin` project under `root`; return its command and signals."""
     write(root, "less/mixins.less", ".rounded(@r: 4px) { border-radius: @r; }\n")
     write(root, "less/site.less", "@import 'mixins';\n.card { .rounded(6px); }\n.panel { .shadowed(2px); color: red; }\n")
     return Run(["lessc", "less/site.less"], [
@@ -159,6 +168,7 @@ def _less(root):
 
 @recipe("babel-syntax-error", "babel", "build", _ver("babel"))
 def _babel(root):
+    """Write the `babel-syntax-error` project under `root`; return its command and signals."""
     write(root, "babel.config.json", '{"presets": []}\n')
     link_node_modules(root)
     for i in range(10):
@@ -173,6 +183,7 @@ def _babel(root):
 
 @recipe("swc-compile-error", "swc", "build", [nbin("swc"), "--version"])
 def _swc(root):
+    """Write the `swc-compile-error` project under `root`; return its command and signals."""
     link_node_modules(root)
     write(root, ".swcrc", '{"jsc": {"parser": {"syntax": "typescript"}}}\n')
     for i in range(6):
@@ -188,6 +199,7 @@ def _swc(root):
 
 @recipe("vite-build-unresolved-import", "vite", "build", _ver("vite"))
 def _vite(root):
+    """Write the `vite-build-unresolved-import` project under `root`; return its command and signals."""
     link_node_modules(root)
     write(root, "package.json", '{"name": "dash", "private": true, "type": "module"}\n')
     write(root, "index.html", '<!doctype html>\n<html><body><div id="app"></div>'
@@ -203,6 +215,7 @@ def _vite(root):
 
 @recipe("tsup-dts-type-error", "tsup", "build", _ver("tsup"))
 def _tsup(root):
+    """Write the `tsup-dts-type-error` project under `root`; return its command and signals."""
     link_node_modules(root)
     write(root, "package.json", '{"name": "kit", "version": "0.1.0", "type": "module"}\n')
     write(root, "tsconfig.json", '{"compilerOptions": {"strict": true, "target": "ES2022", "moduleResolution": "bundler", '
@@ -218,6 +231,7 @@ def _tsup(root):
 
 @recipe("pnpm-frozen-lockfile-outdated", "pnpm", "package-manager", _ver("pnpm"))
 def _pnpm(root):
+    """Write the `pnpm-frozen-lockfile-outdated` project under `root`; return its command and signals."""
     env = {"npm_config_store_dir": "/tmp/yarp-gen/blind/pnpm-store"}
     write(root, "package.json", json.dumps({"name": "svc", "version": "1.0.0",
                                             "dependencies": {"left-pad": "1.3.0"}}, indent=2) + "\n")
@@ -232,6 +246,7 @@ def _pnpm(root):
 
 @recipe("yarn-install-no-version", "yarn", "package-manager", _ver("yarn"))
 def _yarn(root):
+    """Write the `yarn-install-no-version` project under `root`; return its command and signals."""
     write(root, "package.json", json.dumps({"name": "web", "version": "1.0.0",
                                             "dependencies": {"left-pad": "1.3.0", "is-odd": "99.0.0"}}, indent=2) + "\n")
     return Run(["yarn", "install"], [

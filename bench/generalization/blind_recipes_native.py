@@ -11,6 +11,7 @@ from blind_common import Run, S, exits, recipe, write
 
 @recipe("gfortran-wall-one-error", "gfortran", "compiler", ["gfortran", "--version"], needs=("gfortran",))
 def _gfortran(root):
+    """Write the `gfortran-wall-one-error` project under `root`; return its command and signals."""
     subs = "".join(f"""
         subroutine step{k}(x, n)
           integer :: n, i, unused{k}
@@ -41,6 +42,7 @@ def _gfortran(root):
 
 @recipe("nasm-errors", "nasm", "compiler", ["nasm", "-v"], needs=("nasm",))
 def _nasm(root):
+    """Write the `nasm-errors` project under `root`; return its command and signals."""
     write(root, "boot.asm", """
         bits 64
         section .text
@@ -61,6 +63,7 @@ def _nasm(root):
 
 @recipe("ocaml-type-error", "ocamlc", "compiler", ["ocamlc", "-version"], needs=("ocamlc",))
 def _ocaml(root):
+    """Write the `ocaml-type-error` project under `root`; return its command and signals."""
     write(root, "inventory.ml", """
         type item = { name : string; qty : int; price : float }
 
@@ -80,6 +83,7 @@ def _ocaml(root):
 @recipe("erlc-errors-warnings", "erlc", "compiler", ["erl", "-noshell", "-eval",
         "io:format(\"OTP ~s~n\", [erlang:system_info(otp_release)]), halt()."], needs=("erlc",))
 def _erlc(root):
+    """Write the `erlc-errors-warnings` project under `root`; return its command and signals."""
     write(root, "src/billing.erl", """
         -module(billing).
         -export([invoice/2, total/1]).
@@ -106,6 +110,7 @@ def _c_file(i: int) -> str:
 
 @recipe("scons-k-one-failure", "scons", "build", ["scons", "--version"], needs=("scons", "gcc"))
 def _scons(root):
+    """Write the `scons-k-one-failure` project under `root`; return its command and signals."""
     for i in range(240):
         write(root, f"src/lib{i // 40}/unit_{i:03d}.c", _c_file(i))
     write(root, "SConstruct", "env = Environment(CCFLAGS='-O1 -Wall')\n"
@@ -119,6 +124,7 @@ def _scons(root):
 
 @recipe("ant-javac-build-failed", "ant", "build", ["ant", "-version"], needs=("ant", "javac"))
 def _ant(root):
+    """Write the `ant-javac-build-failed` project under `root`; return its command and signals."""
     write(root, "build.xml", """
         <project name="ledger" default="jar">
           <target name="clean"><delete dir="build"/></target>
@@ -158,6 +164,7 @@ def _ant(root):
 
 @recipe("rspec-documentation-failures", "rspec", "test-runner", ["rspec", "--version"], needs=("rspec",))
 def _rspec(root):
+    """Write the `rspec-documentation-failures` project under `root`; return its command and signals."""
     write(root, "lib/temperature.rb", """
         module Temperature
           def self.to_f(c) = c * 9.0 / 5 + 32
@@ -196,6 +203,7 @@ def _rspec(root):
 
 @recipe("rubocop-offenses", "rubocop", "linter", ["rubocop", "--version"], needs=("rubocop",))
 def _rubocop(root):
+    """Write the `rubocop-offenses` project under `root`; return its command and signals."""
     write(root, ".rubocop.yml", "AllCops:\n  NewCops: disable\n  SuggestExtensions: false\n  TargetRubyVersion: 3.1\n")
     for i in range(22):
         write(root, f"app/models/model{i}.rb", f"class Model{i}\n  def initialize(name)\n    @name=name\n  end\n\n"
@@ -209,6 +217,7 @@ def _rubocop(root):
 
 @recipe("perlcritic-severity-3", "perlcritic", "linter", ["perlcritic", "--version"], needs=("perlcritic",))
 def _perlcritic(root):
+    """Write the `perlcritic-severity-3` project under `root`; return its command and signals."""
     for i in range(6):
         write(root, f"lib/Report{i}.pm", f"package Report{i};\nsub new {{ my $class = shift; return bless {{}}, $class }}\n"
               f"sub rows {{\n    my @r = map {{ $_ * 2 }} (1..{i + 3});\n    return @r;\n}}\n1;\n")
@@ -223,6 +232,7 @@ def _perlcritic(root):
 
 @recipe("luacheck-warnings-syntax-error", "luacheck", "linter", ["luacheck", "--version"], needs=("luacheck",))
 def _luacheck(root):
+    """Write the `luacheck-warnings-syntax-error` project under `root`; return its command and signals."""
     for i in range(40):
         write(root, f"src/mod{i:02d}.lua", f"local M = {{}}\nlocal unused_{i} = {i}\nfunction M.run(x)\n"
               f"  total = x + {i}\n  return total\nend\nreturn M\n")
@@ -237,6 +247,7 @@ def _luacheck(root):
 
 @recipe("busted-one-failure", "busted", "test-runner", ["busted", "--version"], needs=("busted",))
 def _busted(root):
+    """Write the `busted-one-failure` project under `root`; return its command and signals."""
     write(root, "src/money.lua", "local M = {}\nfunction M.cents(x) return math.floor(x * 100) end\nreturn M\n")
     cases = "".join(f"  it('converts {n} units', function()\n    assert.are.equal({n * 100}, money.cents({n}))\n  end)\n"
                     for n in range(40))
@@ -253,6 +264,7 @@ def _busted(root):
 
 @recipe("php-uncaught-type-error", "php", "runtime", ["php", "--version"], needs=("php",))
 def _php(root):
+    """Write the `php-uncaught-type-error` project under `root`; return its command and signals."""
     write(root, "src/Cart.php", """
         <?php
         declare(strict_types=1);

@@ -21,6 +21,7 @@ def _dist_ver(dist: str) -> list[str]:
 
 @recipe("codespell-typos", "codespell", "linter", _ver("codespell"))
 def _codespell(root):
+    """Write the `codespell-typos` project under `root`; return its command and signals."""
     words = ["receive", "separate", "occurred", "definitely", "environment", "necessary"]
     typos = {3: ("recieve", 14), 11: ("seperate", 7), 19: ("occured", 22), 27: ("enviroment", 3)}
     for i in range(32):
@@ -37,6 +38,7 @@ def _codespell(root):
 
 @recipe("pyupgrade-rewrite", "pyupgrade", "formatter", _dist_ver("pyupgrade"))
 def _pyupgrade(root):
+    """Write the `pyupgrade-rewrite` project under `root`; return its command and signals."""
     old = """
         from typing import Dict, List, Optional
 
@@ -71,6 +73,7 @@ def _radon_module(i: int) -> str:
 
 @recipe("radon-cc-large-tree", "radon", "linter", _ver("radon"))
 def _radon(root):
+    """Write the `radon-cc-large-tree` project under `root`; return its command and signals."""
     for i in range(320):
         write(root, f"svc/pkg{i % 8}/mod_{i:03d}.py", _radon_module(i))
     return Run(["radon", "cc", "-s", "-a", "svc"], [
@@ -82,6 +85,7 @@ def _radon(root):
 
 @recipe("sqlfluff-lint-parse-error", "sqlfluff", "linter", _ver("sqlfluff"))
 def _sqlfluff(root):
+    """Write the `sqlfluff-lint-parse-error` project under `root`; return its command and signals."""
     write(root, ".sqlfluff", "[sqlfluff]\ndialect = postgres\n")
     for i in range(6):
         write(root, f"queries/report_{i}.sql", f"""
@@ -101,6 +105,7 @@ def _sqlfluff(root):
 
 @recipe("yapf-diff", "yapf", "formatter", _ver("yapf"))
 def _yapf(root):
+    """Write the `yapf-diff` project under `root`; return its command and signals."""
     write(root, "tools/report.py", """
         import sys
         def main( argv ):
@@ -118,6 +123,7 @@ def _yapf(root):
 
 @recipe("pyflakes-undefined-name", "pyflakes", "linter", _ver("pyflakes"))
 def _pyflakes(root):
+    """Write the `pyflakes-undefined-name` project under `root`; return its command and signals."""
     for i in range(60):
         extra = "\n\ndef total(rows):\n    return sum(r.amount for r in rowz)\n" if i == 23 else ""
         write(root, f"billing/m{i:02d}.py", "import os\nimport sys\nimport json\nfrom typing import Any\n\n"
@@ -129,6 +135,7 @@ def _pyflakes(root):
 
 @recipe("interrogate-docstring-coverage", "interrogate", "coverage", _ver("interrogate"))
 def _interrogate(root):
+    """Write the `interrogate-docstring-coverage` project under `root`; return its command and signals."""
     for i in range(14):
         documented = "" if i == 6 else '    """Do it."""\n'
         module_doc = "" if i == 6 else f'"""Module {i}."""\n'
@@ -142,6 +149,7 @@ def _interrogate(root):
 
 @recipe("nose2-verbose-failure-error", "nose2", "test-runner", _dist_ver("nose2"))
 def _nose2(root):
+    """Write the `nose2-verbose-failure-error` project under `root`; return its command and signals."""
     write(root, "ledger/__init__.py", "")
     write(root, "ledger/money.py", """
         def split(amount, parts):
@@ -182,6 +190,7 @@ def _nose2(root):
 
 @recipe("behave-failing-undefined-steps", "behave", "test-runner", _ver("behave"))
 def _behave(root):
+    """Write the `behave-failing-undefined-steps` project under `root`; return its command and signals."""
     write(root, "features/cart.feature", """
         Feature: Shopping cart
 
@@ -240,6 +249,7 @@ def _behave(root):
 
 @recipe("robot-suite-one-failure", "robot", "test-runner", _ver("robot"))
 def _robot(root):
+    """Write the `robot-suite-one-failure` project under `root`; return its command and signals."""
     for s in range(6):
         cases = []
         for t in range(70):
@@ -296,6 +306,7 @@ UVICORN_CLIENT = """
 
 @recipe("uvicorn-access-log-500", "uvicorn", "framework", _ver("uvicorn"))
 def _uvicorn(root):
+    """Write the `uvicorn-access-log-500` project under `root`; return its command and signals."""
     write(root, "shop.py", UVICORN_APP)
     write(root, "client.py", UVICORN_CLIENT)
     command = (f"{vbin('uvicorn')} shop:app --port 8731 --no-use-colors & server=$!; "
@@ -313,6 +324,7 @@ def _uvicorn(root):
 
 @recipe("gunicorn-worker-boot-failure", "gunicorn", "framework", _ver("gunicorn"))
 def _gunicorn(root):
+    """Write the `gunicorn-worker-boot-failure` project under `root`; return its command and signals."""
     write(root, "site/__init__.py", "")
     write(root, "site/wsgi.py", """
         from site.settings import DATABASE_URL
@@ -344,6 +356,7 @@ def _gunicorn(root):
 
 @recipe("poetry-check-invalid", "poetry", "package-manager", _ver("poetry"))
 def _poetry(root):
+    """Write the `poetry-check-invalid` project under `root`; return its command and signals."""
     write(root, "pyproject.toml", """
         [tool.poetry]
         name = "ledger"
@@ -374,6 +387,7 @@ def _poetry(root):
 
 @recipe("ansible-playbook-failed-task", "ansible-playbook", "automation", _ver("ansible-playbook"))
 def _ansible(root):
+    """Write the `ansible-playbook-failed-task` project under `root`; return its command and signals."""
     tasks = "".join(f"""
     - name: Make directory {d}
       ansible.builtin.file:
@@ -406,6 +420,7 @@ def _ansible(root):
 
 @recipe("python-faulthandler-segfault", "python", "crash", _ver("python"))
 def _faulthandler(root):
+    """Write the `python-faulthandler-segfault` project under `root`; return its command and signals."""
     write(root, "native_reader.py", """
         import ctypes
         import faulthandler

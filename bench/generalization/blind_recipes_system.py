@@ -18,7 +18,9 @@ HG_ENV = {"HGUSER": "Dev One <dev@example.org>", "HGPLAIN": "1", "HGRCPATH": "/d
 
 @recipe("hg-merge-conflict", "hg", "vcs", ["hg", "--version"], needs=("hg",))
 def _hg(root):
+    """Write the `hg-merge-conflict` project under `root`; return its command and signals."""
     def hg(*args):
+        """Run one setup `hg` command in the repository."""
         return sh(["hg", *args], root, env=HG_ENV)
     hg("init")
     write(root, "app/settings.py", "TIMEOUT = 30\nRETRIES = 3\n")
@@ -40,6 +42,7 @@ def _hg(root):
 
 @recipe("git-stash-pop-conflict", "git", "vcs", GIT, needs=("git",))
 def _git_stash(root):
+    """Write the `git-stash-pop-conflict` project under `root`; return its command and signals."""
     repo = Repo(root)
     repo.write("config/app.toml", "[server]\nport = 8080\nworkers = 4\n")
     repo.write("src/main.py", "print('hi')\n")
@@ -57,6 +60,7 @@ def _git_stash(root):
 
 @recipe("git-am-patch-does-not-apply", "git", "vcs", GIT, needs=("git",))
 def _git_am(root):
+    """Write the `git-am-patch-does-not-apply` project under `root`; return its command and signals."""
     repo = Repo(root)
     for i in range(4):
         repo.write(f"lib/part{i}.py", "".join(f"LIMIT_{k} = {k}\n" for k in range(20)))
@@ -80,6 +84,7 @@ def _git_am(root):
 
 @recipe("nginx-t-unknown-directive", "nginx", "service", ["nginx", "-v"], needs=("nginx",))
 def _nginx(root):
+    """Write the `nginx-t-unknown-directive` project under `root`; return its command and signals."""
     write(root, "conf/mime.types", "types { text/html html; }\n")
     write(root, "conf/nginx.conf", """
         worker_processes 1;
@@ -105,6 +110,7 @@ def _nginx(root):
 
 @recipe("sshd-t-bad-options", "sshd", "service", ["sshd", "-V"], needs=("sshd",))
 def _sshd(root):
+    """Write the `sshd-t-bad-options` project under `root`; return its command and signals."""
     sh(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", os.path.join(root, "host_ed25519")], root)
     write(root, "sshd_config", f"""
         Port 2222
@@ -122,6 +128,7 @@ def _sshd(root):
 
 @recipe("checkbashisms-scripts", "checkbashisms", "linter", ["checkbashisms", "--version"], needs=("checkbashisms",))
 def _checkbashisms(root):
+    """Write the `checkbashisms-scripts` project under `root`; return its command and signals."""
     write(root, "scripts/deploy.sh", """
         #!/bin/sh
         set -e

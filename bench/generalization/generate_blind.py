@@ -43,11 +43,11 @@ MOST_LINES = 15
 
 def load_recipes() -> None:
     """Import the recipe modules, which register themselves in `RECIPES` in this order."""
-    import blind_recipes_data  # noqa: F401
+    import blind_recipes_py  # noqa: F401, I001 (this order: Python, npm, native, system, data)
     import blind_recipes_js  # noqa: F401
     import blind_recipes_native  # noqa: F401
-    import blind_recipes_py  # noqa: F401
     import blind_recipes_system  # noqa: F401
+    import blind_recipes_data  # noqa: F401
 
 
 def install() -> None:
