@@ -10,7 +10,7 @@ computes three views of the same budget (the default cap, 5,120 bytes):
 
 - run route: what `yarp run` shows (the selected rule reduces each stream, then
   `cap_files` caps both together; `view_routes.run_view`);
-- host route: what a host post-view shows (`cap_text` over stdout + stderr, source
+- host route: what a host post-view shows (`cap_text` over stdout, then stderr from a line of its own, source
   `result_text`, the exit status given; `view_routes.host_view`);
 - naive: the first and last bytes (`view_routes.naive_cap`).
 
@@ -39,7 +39,7 @@ for _path in (HERE, os.path.join(ROOT, "src")):
         sys.path.insert(0, _path)
 
 import corpus_cases  # noqa: E402
-from view_routes import host_view, naive_cap, run_view  # noqa: E402
+from view_routes import host_text, host_view, naive_cap, run_view  # noqa: E402
 from yarp.limits import DEFAULT_CAP_BYTES  # noqa: E402
 from yarp.view.rules import load_rules  # noqa: E402
 
@@ -115,8 +115,8 @@ def score_case(case, rules, tmp: Path, cap: int = DEFAULT_CAP_BYTES) -> tuple[Ro
         run_kept=len(signals) - len(run_missed), host_kept=len(signals) - len(host_missed),
         naive_kept=sum(text in naive_shown for _, _, text in signals),
         run_bytes=len(run), host_bytes=len(host), naive_bytes=len(naive),
-        run_exit=exit_visible(run, raw, case.exit_code), host_exit=exit_visible(host, raw, case.exit_code),
-        small=small, run_unchanged=(out, err) == (case.stdout, case.stderr), host_unchanged=host == raw,
+        run_exit=exit_visible(run, raw, case.exit_code), host_exit=exit_visible(host, host_text(case), case.exit_code),
+        small=small, run_unchanged=(out, err) == (case.stdout, case.stderr), host_unchanged=host == host_text(case),
         run_missed=run_missed, host_missed=host_missed,
     )
     return row, {"run": run, "host": host, "naive": naive}

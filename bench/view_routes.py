@@ -3,7 +3,8 @@
 - `run_view`: what `yarp run` shows — the rule selected for the argv reduces each
   stream, then `cap_files` caps both together (the runner's route).
 - `host_view`: what a host post-view shows for a tool result — `cap_text` over
-  stdout and stderr joined, source `result_text`, the exit status given.
+  stdout and stderr joined (stderr from a line of its own), source `result_text`,
+  the exit status given.
 - `naive_cap`: the baseline, the first and last bytes of the same budget around a
   marker of the size a real one has.
 
@@ -69,7 +70,14 @@ def run_view(case, rules, tmp_path, cap: int = DEFAULT_CAP_BYTES) -> tuple[bytes
     return capped[0], capped[1]
 
 
+def host_text(case) -> bytes:
+    """A tool result as a host shows it: stdout, then stderr on a line of its own
+    (`yarp.agents.claude_code.broker.output.host_text`)."""
+    seam = b"\n" if case.stdout and case.stderr and not case.stdout.endswith(b"\n") else b""
+    return case.stdout + seam + case.stderr
+
+
 def host_view(case, cap: int = DEFAULT_CAP_BYTES) -> bytes:
-    """What a host post-view shows: the joined stdout and stderr capped as one tool result."""
-    return cap_text(case.stdout + case.stderr, cap=cap, archive_ref=REF, source="result_text",
+    """What a host post-view shows: the host's text of the result (`host_text`) capped as one tool result."""
+    return cap_text(host_text(case), cap=cap, archive_ref=REF, source="result_text",
                     exit_code=case.exit_code)
