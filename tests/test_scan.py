@@ -210,3 +210,18 @@ def test_threads_scanning_at_once_each_get_their_own_answer():
     for thread in threads:
         thread.join()
     assert all(results[i] == [expected[i]] * 3 for i in range(4))
+
+
+def test_a_line_s_shape_is_its_runs_of_word_characters_and_of_each_symbol(impl):
+    data = b" src/pkg5/mod_005.py  |  10 ----------\n\n assets/logo.bin | Bin 0 -> 76800 bytes\n\xc3\xa9t\xc3\xa9 ok"
+    assert impl.line_shapes(data) == [b" w/w/w.w | w -", b"", b" w/w.w | w w -> w w", b"\xc3\xa9w\xc3\xa9 w"]
+    assert impl.line_shapes(b"") == [b""] and impl.line_shapes(b"\n") == [b"", b""]
+    assert impl.line_shapes(b"a-" * 300) == [(b"w-" * 300)[:impl.SHAPE_BYTES]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"Z9_", b" ", b"\t", b"-", b"--", b"+", b"|", b"\n", b"\xc3\xa9", b"w", b"ww"]),
+                max_size=400).map(b"".join))
+def test_the_compiled_shapes_answer_as_the_twin(data):
+    twin, compiled = kernel_impls.both("_scan")
+    assert compiled.line_shapes(data) == twin.line_shapes(data)

@@ -12,15 +12,22 @@ find-then-skip-the-line walk, trigger by trigger. The tables are built once
 per tuple of triggers (the classifier passes the same two tuples every time)
 and the GIL is released for the scan of any buffer over `GIL_FREE_BYTES`.
 
+`line_shapes` gives each line's shape (`yarp._scan_py.line_shapes`) in one
+pass, a byte at a time.
+
 The twin stays the reference: tests/test_scan.py crosses the two.
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.string cimport memchr, memset
 
 IMPLEMENTATION = "c"
-__all__ = ["IMPLEMENTATION", "trigger_lines"]
+__all__ = ["IMPLEMENTATION", "SHAPE_BYTES", "line_shapes", "trigger_lines"]
+
+#: The most bytes of a line's shape kept (`line_shapes`).
+SHAPE_BYTES = 256
 
 #: Buffers at least this long are scanned without the GIL (shorter ones take less than its hand-over).
 cdef Py_ssize_t _GIL_FREE_BYTES = 8192
@@ -351,4 +358,43 @@ def trigger_lines(buf, triggers) -> dict:
     finally:
         free(s.hits)
         free(s.seen)
+        PyBuffer_Release(&view)
+
+
+
+cdef unsigned char WORD[256]
+for _byte in range(256):
+    WORD[_byte] = (48 <= _byte <= 57) or (65 <= _byte <= 90) or (97 <= _byte <= 122) or _byte == 95
+
+
+def line_shapes(data) -> list:
+    """Per line of `data` (split at b"\\n"), its shape, as `yarp._scan_py.line_shapes` gives it."""
+    cdef Py_buffer view
+    cdef const unsigned char *p
+    cdef Py_ssize_t i, n, k = 0
+    cdef unsigned int c, prev = 256
+    cdef unsigned char shape[256]
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    out = []
+    try:
+        p = <const unsigned char *>view.buf
+        n = view.len
+        for i in range(n):
+            c = p[i]
+            if c == 10:
+                out.append(PyBytes_FromStringAndSize(<char *>shape, k))
+                k = 0
+                prev = 256
+                continue
+            if WORD[c]:
+                c = 119  # b"w"
+            if c == prev:
+                continue
+            prev = c
+            if k < 256:
+                shape[k] = <unsigned char>c
+                k += 1
+        out.append(PyBytes_FromStringAndSize(<char *>shape, k))
+        return out
+    finally:
         PyBuffer_Release(&view)

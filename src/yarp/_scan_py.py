@@ -2,14 +2,19 @@
 
 `yarp.view.scan` selects between the two; the salience classifier asks it which
 lines of a buffer hold which of its trigger literals (ASCII case-insensitive).
-The compiled scan must return exactly what this module returns for every
-buffer and every tuple of triggers; tests/test_scan.py crosses the two.
+It also gives each line's shape (`line_shapes`), which `yarp.view.rarity`
+compares. The compiled scan must return exactly what this module returns for
+every buffer and every tuple of triggers; tests/test_scan.py crosses the two.
 """
 
 from __future__ import annotations
 
 IMPLEMENTATION = "py"
-__all__ = ["IMPLEMENTATION", "trigger_lines"]
+__all__ = ["IMPLEMENTATION", "SHAPE_BYTES", "line_shapes", "trigger_lines"]
+
+#: The most bytes of a line's shape kept (`line_shapes`).
+SHAPE_BYTES = 256
+_word_run = _symbol_run = None
 
 #: Per trigger scanned, its distinct bytes; emptied when it holds `_KEPT` (callers pass a few fixed tuples).
 _DISTINCT: dict[bytes, tuple[int, ...]] = {}
@@ -55,3 +60,15 @@ def trigger_lines(buf: bytes, triggers: tuple[bytes, ...]) -> dict[int, tuple[by
                     break
                 pos = find(trigger, end + 1) if end + 1 < size else -1
     return starts
+
+
+def line_shapes(data: bytes) -> list[bytes]:
+    """Per line of `data` (split at b"\\n"), its shape: each run of ASCII word characters (`[A-Za-z0-9_]`)
+    as one `w` and each run of one other byte as that byte once, its first `SHAPE_BYTES` bytes.
+    ` src/a.py  |  12 ++++--` is ` w/w.w | w +-`."""
+    global _word_run, _symbol_run
+    if _word_run is None:
+        import re
+
+        _word_run, _symbol_run = re.compile(rb"\w+"), re.compile(rb"([^\w\n])\1+")
+    return [shape[:SHAPE_BYTES] for shape in _symbol_run.sub(rb"\1", _word_run.sub(b"w", data)).split(b"\n")]
