@@ -326,3 +326,16 @@ def test_one_search_finds_the_literals_a_line_holds_as_a_test_of_each_would(line
     assert finding.held(data) == testing.held(data)
     text = data.lower() if fold else data
     assert testing.held(data) == sum(bits for literal, bits in literals.items() if literal in text)
+
+
+def test_the_cached_classifier_follows_a_change_of_the_hint_patterns(tmp_path, monkeypatch):
+    # The parse cache is keyed by what the bundle is built from: the data, the packs and the hint
+    # patterns in code; a tree whose patterns changed must not read the bundle of the old ones.
+    environ = {"XDG_CACHE_HOME": str(tmp_path)}
+    monkeypatch.setattr(salience, "_CLASSIFIER", None)
+    before = salience.classifier(environ).first_word.pattern
+    changed = dict(salience.HINT_PATTERNS, first_word="(?m)^(\\S{0,8})")
+    monkeypatch.setattr(salience, "HINT_PATTERNS", changed)
+    monkeypatch.setattr(salience, "_CLASSIFIER", None)
+    after = salience.classifier(environ).first_word.pattern
+    assert before != after == b"(?m)^(\\S{0,8})"

@@ -463,3 +463,24 @@ def test_search_output_without_locations_gives_head_and_tail_the_whole_budget(tm
     body = LINE_MARKER_RE.sub(b"", MARKER_RE.sub(b"", shown.split(b"\n", 1)[1]))
     assert len(body) > 6144 * 0.8, "no budget is held back for file starts that cannot occur"
     assert body.count(b"\n") <= 160
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["git", "diff", "--stat", "v2.0", "HEAD"], " src/pkg{n}/mod_{n:03d}.py  |  {w} {plus}{minus}"),
+    (["git", "log", "--oneline", "--graph", "--all"], "| * {n:07x} feature {n}: step {w} of the work"),
+])
+def test_a_reducer_that_recognises_none_of_its_records_leaves_the_stream_to_the_view(tmp_path, argv, line):
+    # `git diff --stat` holds no `diff --git` file and `git log --oneline` no `commit` record: the diff and
+    # log reducers would cut it by their own budget, blind to its rare rows; the view judges it instead.
+    data = "".join(line.format(n=n, w=20 + n % 5, plus="+" * (10 + n % 5), minus="-" * 10) + "\n"
+                   for n in range(400)).encode()
+    rule = select_rule(argv, load_rules())
+    assert rule is not None and rule.reducer in ("diff", "log")
+    src = tmp_path / "src"
+    src.write_bytes(data)
+    stats = reduce_stream(rule, 0, str(src), str(tmp_path / "dst"), ref=REF, stream_name="stdout")
+    assert not stats.reduced and (tmp_path / "dst").read_bytes() == data
+    with_record = (b"commit 0123456789abcdef0123456789abcdef01234567\n" if rule.reducer == "log"
+                   else b"diff --git a/x b/x\n") + data
+    src.write_bytes(with_record)
+    assert reduce_stream(rule, 0, str(src), str(tmp_path / "dst"), ref=REF, stream_name="stdout").reduced

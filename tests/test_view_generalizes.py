@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import re
 
+from yarp.view import ranking, rarity
 from yarp.view.cap import cap_text
+from yarp.view.salience import classifier
+from yarp.view.streams import Stream
 
 REF = "yr_" + "cd" * 16
 
@@ -190,3 +193,107 @@ def test_the_largest_entries_of_a_table_of_sizes_are_kept_and_ids_are_not_sizes(
     rows = [f"{n:<5} Kunde {n} — Köln  {n % 500}.5  2024-01-01" for n in range(3000)]
     plain = view(("\n".join(rows) + "\n").encode(), exit_code=0)
     assert "2999  Kunde 2999" not in plain.split("[yarp: omitted")[0] and len(plain.encode()) < 5120
+
+
+def test_a_checker_s_one_finding_of_its_kind_among_style_findings_is_kept():
+    # clang-tidy's shape: every finding a warning with its source and caret, twenty style checks in every
+    # module; the two findings of a kind seen once sit late, the second among touching findings.
+    checks = [f"{group}-{name}" for group in ("modernize", "readability", "performance", "cppcoreguidelines")
+              for name in ("braces", "naming", "magic", "trailing", "owning")]
+    out = []
+    for m in range(6):
+        for k, check in enumerate(checks):
+            out += [f"src/module{m}.cpp:{k + 5}:9: warning: this statement could be written in a more modern style [{check}]",
+                    f"    int value_{k} = compute_the_value({k}, {m});", "        ^"]
+    strcpy = "src/parser.cpp:6:5: warning: Call to function 'strcpy' is insecure [clang-analyzer-security.insecureAPI.strcpy]"
+    leak = "src/parser.cpp:14:25: warning: Potential leak of memory pointed to by 'table' [clang-analyzer-cplusplus.NewDeleteLeaks]"
+    middle = [strcpy, "    strcpy(buf, text);", "    ^~~~~~",
+              f"src/parser.cpp:13:5: warning: this statement could be written in a more modern style [{checks[3]}]",
+              "    int *table = new int[n];", "    ^", leak, "    if (n > 100) return -1;", "                 ^"]
+    out[len(out) // 2:len(out) // 2] = middle + [f"src/parser.cpp:13:18: note: step {k} of the path" for k in range(12)]
+    out += [f"src/parser.cpp:20:21: warning: this statement could be written in a more modern style [{checks[1]}]",
+            "    if (s[0] == '#') p = s + 1;", "                    ^", "Suppressed 114707 warnings (114707 in non-user code)."]
+    shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=0))
+    assert strcpy in shown and leak in shown
+
+
+def test_warnings_beside_a_failure_are_not_shown_a_hundred_alike():
+    out = []
+    for n in range(120):
+        out += [f"warning: unused variable: `x{n}`", f"  --> src/lib{n}.rs:{n + 1}:9", "   |", f"{n + 1:3} |     let x{n} = 1;",
+                "   |         ^^ help: if this is intentional, prefix it with an underscore", ""]
+    out[300:300] = ["error[E0308]: mismatched types", " --> src/main.rs:3:18", "  |", "3 |     let total: u32 = \"12\";",
+                    "  |                      ^^^^ expected `u32`, found `&str`", ""]
+    out.append("error: could not compile `demo` due to 1 previous error; 120 warnings emitted")
+    shown = view(("\n".join(out) + "\n").encode())
+    assert "error[E0308]: mismatched types" in shown and out[-1] in shown
+    # The first few of the kind and the view's head and tail; the header counts the rest.
+    assert len(re.findall(r"(?m)^warning: unused variable", shown)) <= 16
+    assert len(shown) < 3500
+
+
+def test_a_rare_line_behind_a_numbered_prefix_is_kept():
+    # ctest -V prefixes each test's lines with its number: the words after it say what a line is.
+    out = []
+    for t in range(1, 15):
+        out += [f"{t}: Test command: /work/build/t{t:02d}"] + [f"{t}: case {t}.{c} ok" for c in range(12)]
+        if t == 10:
+            out.insert(len(out) - 6, "10: checksum mismatch: expected 0x3fa2 got 0x3fa3")
+        out.append(f"{t:2d}/14 Test #{t}: codec_{t:02d} .......   {'***Failed' if t == 10 else '  Passed'}    0.00 sec")
+    out += ["", "93% tests passed, 1 tests failed out of 14"]
+    text = ("\n".join(out) + "\n").encode()
+    assert "10: checksum mismatch: expected 0x3fa2 got 0x3fa3" in lines_of(view(text, exit_code=8))
+    lines = text.split(b"\n")
+    rare = {lines[n] for n in rarity.rare_lines(text, lines, {}, classifier().first_word)}
+    assert b"10: checksum mismatch: expected 0x3fa2 got 0x3fa3" in rare
+
+
+def test_a_field_that_says_something_nowhere_else_is_kept_under_its_heading():
+    out = []
+    for n, name in enumerate(["order_id", "customer", "country", "amount", "status", "shipped", "note", "channel"], 1):
+        nulls = "True (excluded from calculations)" if name == "shipped" else "False"
+        out += [f'  {n}. "{name}"', "", "\tType of data:          Text", f"\tContains null values:  {nulls}",
+                "\tNon-null values:       1500", "\tUnique values:         297"]
+        out += [f"\tMost common values:    value{k} ({30 - k}x)" if k == 0 else f"\t                       value{k} ({30 - k}x)"
+                for k in range(5)] + [""]
+    out += ["Row count: 1500"]
+    text = ("\n".join(out) + "\n").encode()
+    shown = lines_of(view(text, exit_code=0))
+    assert "\tContains null values:  True (excluded from calculations)" in shown
+    assert '  6. "shipped"' in shown and "Row count: 1500" in shown
+    lines = text.split(b"\n")
+    rare = rarity.rare_values(text, lines, {})
+    assert [lines[n] for n in rare] == [b"\tContains null values:  True (excluded from calculations)"]
+    stream = Stream("stdout", text, classifier())
+    assert lines[ranking.heading(stream, rare[0])] == b'  6. "shipped"'  # the line indented less, not the margin
+
+
+def test_a_row_of_another_shape_in_a_table_stands_alone():
+    rows = [f" src/pkg{n % 9}/mod_{n:03d}.py  |  {20 + n % 5} {'+' * (10 + n % 5)}{'-' * 10}" for n in range(280)]
+    rows[0] = " assets/logo.bin      | Bin 0 -> 76800 bytes"
+    rows[170] = " src/pkg5/mod_170.py  |  10 ----------"
+    rows.append(" 280 files changed, 3350 insertions(+), 2800 deletions(-)")
+    shown = view(("\n".join(rows) + "\n").encode(), exit_code=0)
+    assert rows[170] in lines_of(shown)
+    # A rare row is shown by itself: its neighbours are the rows it stands out from.
+    assert rows[169] not in lines_of(shown) and rows[171] not in lines_of(shown)
+
+
+def test_a_rare_line_brings_the_lines_of_its_section_beside_it():
+    out = ["On branch main", "Unmerged paths:", "  (use \"git add <file>...\" to mark resolution)"]
+    out += [f"\tmodified:   src/pkg{n % 7}/module_{n:03d}.py" for n in range(400)]
+    out[60:60] = ["\tdeleted by them: docs/legacy-api.md", "\tboth modified:   src/pkg1/module_103.py",
+                  "\tboth modified:   src/pkg4/module_058.py", "\tboth modified:   src/pkg5/module_017.py"]
+    out += ["", "no changes added to commit (use \"git add\" and/or \"git commit -a\")"]
+    shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=0))
+    assert set(out[60:64]) <= shown
+
+
+def test_passing_subtests_under_a_failing_test_are_not_shown_as_its_context():
+    out = ["=== RUN   TestMake/double_space", '    slug_test.go:133: Make("New  Year") = "new--year", want "new-year"',
+           "--- FAIL: TestMake (0.00s)"]
+    out += [f"    --- PASS: TestMake/title_{n:03d} (0.00s)" for n in range(400)]
+    out += ["    --- FAIL: TestMake/double_space (0.00s)", "FAIL", "FAIL\texample.com/slug\t0.003s", "FAIL"]
+    shown = view(("\n".join(out) + "\n").encode())
+    assert "--- FAIL: TestMake (0.00s)" in shown
+    assert len(re.findall(r"--- PASS: ", shown)) <= 8

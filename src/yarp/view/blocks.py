@@ -21,6 +21,9 @@ from yarp.view.salience import FAILURE_CLASSES, RANK, Classifier, is_blank
 #: The classes a block is built around, and those of lines that end a block before them.
 BLOCK_CLASSES = FAILURE_CLASSES | {"warning", "location", "finding"}
 STOPS = ("summary", "header")
+#: The class of a line that stands alone, without lead or continuation: a rare line among alike ones
+#: (the one deleted file's row of a `diff --stat`), whose neighbours are the rows it stands out from.
+LINE_CLASSES = ("rare",)
 
 
 class Unit:
@@ -51,7 +54,7 @@ def block_units(lines: list[bytes], classes: dict[int, str], stream: int, sal: C
     by_rank: dict[int, list[int]] = {}
     for index in sorted(classes):
         cls = classes[index]
-        if cls in BLOCK_CLASSES or cls in STOPS:
+        if cls in BLOCK_CLASSES or cls in STOPS or cls in LINE_CLASSES:
             by_rank.setdefault(RANK[cls], []).append(index)
     units: list[Unit] = []
     for rank in sorted(by_rank):

@@ -11,7 +11,7 @@ order, chosen by the classes of `salience` and spent in this order:
        second alike, then their messages, locations, following and lead lines,
        then blocks whole within a share (`yarp.view.spending`)
     3. summaries and headers, at most a few of one kind
-    4. location blocks and rare findings (`ranking.rare_findings`), as failures
+    4. location blocks and lines that stand out (`yarp.view.rarity`), as failures
     5. a bounded head and tail of context (noise such as PASSED lines and
        progress bars skipped): `CONTEXT_SHARES` of the budget
     6. warning blocks, at most a few of one kind
@@ -75,6 +75,10 @@ CUT_NOTE_BYTES = 64
 #: The percent of the budget the head and the tail of context may take beyond what the signal
 #: needs; the rest of the budget stays unspent.
 CONTEXT_SHARES = (12, 20)
+#: The most warnings of one kind a view shows: beside failures, the first of each kind (what is wrong is
+#: shown; the header counts the rest), else a few.
+WARNINGS_BESIDE_FAILURES = 1
+MAX_WARNINGS = 2
 
 
 def max_line_bytes(cap: int) -> int:
@@ -331,12 +335,14 @@ def _select(view: _View, sal: Classifier) -> None:
     bound = MAX_CANDIDATES // 2 if sum(1 for stream in streams if stream.classes) == 1 else None
     for number, stream in enumerate(streams):
         units.extend(block_units(stream.lines, stream.classes, number, sal, bound))
-    spend_on_blocks(view, [u for u in units if u.rank == 0], sal)
+    failures = [u for u in units if u.rank == 0]
+    spend_on_blocks(view, failures, sal)
     spend_alike(view, [u for u in units if u.rank == 1], sal)
-    spend_on_blocks(view, [u for u in units if u.rank == 2], sal)
+    spend_on_blocks(view, [u for u in units if u.rank == 2], sal, others=not failures)
     head_share, tail_share = CONTEXT_SHARES
     _context(view, view.budget * head_share // 100, view.budget * tail_share // 100)
-    spend_alike(view, [u for u in units if u.rank == 3], sal)
+    # Warnings beside failures are each kind once: what is wrong is shown, the rest the header counts.
+    spend_alike(view, [u for u in units if u.rank == 3], sal, WARNINGS_BESIDE_FAILURES if failures else MAX_WARNINGS)
 
 
 def _context(view: _View, head_share: int, tail_share: int) -> None:

@@ -27,15 +27,20 @@ class Family(Record):
 
     __slots__ = ("name", "evidence", "search_hint", "counters", "count_lines_as", "secondary", "primary",
                  "secondary_share", "noise", "min_context", "section", "evidence_share", "locations", "file_starts",
-                 "fixable", "generic")
+                 "fixable", "generic", "records")
     _defaults = {"counters": (), "count_lines_as": None, "secondary": (), "primary": (), "secondary_share": 0,
                  "noise": (), "min_context": 0, "section": None, "evidence_share": 50, "locations": (),
-                 "file_starts": False, "fixable": (), "generic": False}
+                 "file_starts": False, "fixable": (), "generic": False,
+                 "records": False}
     name: str
     evidence: tuple[bytes, ...]
     search_hint: str
     #: (summary field, bytes) pairs counted with `bytes.count`, same newline convention.
     counters: tuple[tuple[str, bytes], ...]
+    #: Whether `counters` count the records of the family's format (a diff's files, a log's commits): with
+    #: none of them, the reducer recognised nothing of it (`git diff --stat`, `git log --oneline`) and
+    #: leaves the stream to the view.
+    records: bool
     #: Field name under which the summary reports the line count (search results, file lists).
     count_lines_as: str | None
     #: Evidence lines holding one of `secondary` and none of `primary` (warnings
@@ -114,6 +119,7 @@ FAMILIES: dict[str, Family] = {
         secondary_share=50,
         section=b"diff --git ",
         evidence_share=80,
+        records=True,
     ),
     "log": Family(
         "log",
@@ -122,6 +128,7 @@ FAMILIES: dict[str, Family] = {
         counters=(("commits", b"\ncommit "),),
         min_context=6,
         evidence_share=85,
+        records=True,
     ),
     "status": Family(
         "status",

@@ -121,6 +121,8 @@ def reduce_stream(
             source_bytes, final_newline = _feed(selector, _text_chunks(src))
     except _NotText:
         return _copy(src_path, dst_path)
+    if family.records and not any(selector.counters.values()):
+        return _copy(src_path, dst_path, lines=selector.lines)  # none of its records: the view judges it
     view = _ViewWriter(selector, ref=ref, stream=stream_name, hint=rule.search_hint or family.search_hint)
     omitted = view.write(total_lines=selector.lines, final_newline=final_newline, exit_code=exit_code)
     text = b"".join(view.pieces)

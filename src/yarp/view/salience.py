@@ -10,10 +10,12 @@ its bytes by the classes this module gives lines:
     location                   a ` --> file:line:col` line with the finding above it
                                (linters such as ruff print no severity word)
     finding                    a `file:line: KIND …` line of a kind rare among many such lines
-                               (`yarp.view.ranking.rare_findings`): two `F821` among 300 `F401`;
-                               a line whose first word is rare in repetitive output (`rare_lines`):
-                               `both modified:` among 220 `modified:` lines; a line of one of the
-                               largest values of a table of sizes or counts (`largest_values`)
+                               (`yarp.view.rarity.rare_findings`): two `F821` among 300 `F401`
+    rare                       a line that stands out from those around it, shown alone
+                               (`yarp.view.rarity`): a first word, a shape or a field's value
+                               rare in repetitive output (`deleted by them:` among 220
+                               `modified:` lines, the one deleted file of a `diff --stat`); a
+                               line of one of the largest values of a table of sizes or counts
     warning                    warnings
     note                       a line labelled `note:` or `help:` (after its location), or a line
                                of quoted source behind its number (`5<tab>assert x`, `  10 |   f();`):
@@ -43,9 +45,9 @@ from yarp.view.matching import Literals, Plan
 from yarp.view.scan import trigger_lines
 
 #: Classes in the order a view spends its budget on them (see `RANK`).
-CLASSES = ("failure", "exit", "traceback", "summary", "header", "location", "finding", "warning", "noise")
+CLASSES = ("failure", "exit", "traceback", "summary", "header", "location", "finding", "rare", "warning", "noise")
 FAILURE_CLASSES = frozenset({"failure", "exit", "traceback"})
-RANK = {"failure": 0, "exit": 0, "traceback": 0, "summary": 1, "header": 1, "location": 2, "finding": 2, "warning": 3,
+RANK = {"failure": 0, "exit": 0, "traceback": 0, "summary": 1, "header": 1, "location": 2, "finding": 2, "rare": 2, "warning": 3,
         "plain": 4, "noise": 5}
 
 DATA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules", "salience.json")
@@ -55,7 +57,7 @@ DATA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 BLOCK_PATTERNS = ("continuation", "lead", "caret", "header_continuation")
 HINT_PATTERNS = {"word": "[A-Za-z_][A-Za-z0-9_]{2,}", "location": "^[ \\t]*([^ \\t:]+:\\d+(:\\d+)?:?[ \\t]*)?",
                  "finding": "(?m)^[^ \\t:\\n]{1,256}:\\d+(?::\\d+)?:?[ \\t]*([^ \\t\\n]{1,40})",
-                 "first_word": "(?m)^[ \\t]*([^ \\t\\n]{0,32})",
+                 "first_word": "(?m)^[ \\t]*(?:[^\\sA-Za-z]{1,32}[ \\t]+)*([^ \\t\\n]{0,32})",
                  "quoted": "(?<=[ (\\[:=])(?:'[^']*'|\"[^\"]*\"|`[^`]*`)|^(?:'[^']*'|\"[^\"]*\"|`[^`]*`)"}
 
 
@@ -331,7 +333,7 @@ def classifier(environ=os.environ) -> Classifier:
 
         data = read_data()
         key = parse_cache.cache_key("salience", [("salience.json", data), ("packs", repr(_PACK_ENTRIES).encode()),
-                                                 ("bundle", BUNDLE_FORMAT)])
+                                                 ("hints", repr(HINT_PATTERNS).encode()), ("bundle", BUNDLE_FORMAT)])
         bundle = parse_cache.load("salience", key, environ)
         classifier_ = None
         if bundle is not None:

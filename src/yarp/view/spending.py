@@ -14,6 +14,7 @@ that repeat are shown once each before a second alike (`ranking.diverse`).
 
 from __future__ import annotations
 
+from yarp.view.blocks import LINE_CLASSES
 from yarp.view.ranking import diverse, heading, kind
 from yarp.view.salience import Classifier, is_blank
 
@@ -26,6 +27,9 @@ MAX_MISSES = 64
 #: Lines after an anchor a block that did not fit whole may still show (its source, caret and
 #: labels); a compiler's long chain of notes beyond them is left to `yarp read`.
 FOLLOWING_LINES = 6
+#: Lines after the anchor of a summary or warning too long to show whole that come with its own line
+#: when they fit (`spend_alike`): its source line and caret.
+CORE_FOLLOWING = 2
 #: How far above a failure block the lines naming where its frames were are looked for (`_where`).
 WHERE_REACH = 8
 #: The most summaries, headers or warnings of one kind a view shows (`spend_alike`); also the blocks of
@@ -43,31 +47,39 @@ LIBRARY_PATHS = (b"site-packages", b"dist-packages", b"/lib/python", b"node_modu
                  b"(<anonymous>)", b"<string>")
 
 
-def spend_alike(view, units: list, sal: Classifier) -> None:
+def spend_alike(view, units: list, sal: Classifier, most: int = MAX_ALIKE) -> None:
     """Summaries, headers or warnings whole, the first of each kind first (`ranking.diverse`), and at
-    most `MAX_ALIKE` of one kind: four hundred `___ test_case_N ___` headers say nothing the first
-    few do not."""
+    most `most` of one kind: four hundred `___ test_case_N ___` headers say nothing the first
+    few do not. Touching warnings merged into one unit are weighed one by one: a checker's one
+    `Potential leak` among style findings is its own kind, not the first finding's."""
     streams = view.streams
-    units = _ends_of(units)
-    keys = [kind(streams[u.stream], u.parts[0][2], sal) for u in units]
-    order = diverse(list(zip(units, keys)), keys)
+    parts = _ends_of([(u.stream, *part) for u in units for part in u.parts])
+    keys = [kind(streams[p[0]], p[3], sal) for p in parts]
     seen: dict[bytes, int] = {}
     chosen = []
-    for unit, (alike, _) in order:
+    for part, (alike, _) in diverse(list(zip(parts, keys)), keys):
         seen[alike] = seen.get(alike, 0) + 1
-        if seen[alike] <= MAX_ALIKE:
-            chosen.append(unit)
+        if seen[alike] <= most:
+            chosen.append(part)
     misses = 0
-    for unit in chosen:
+    for number, start, head, anchor, end in chosen:
         if misses >= MAX_MISSES or view.full():
             break
-        misses = 0 if view.add(unit.stream, range(unit.start, unit.end + 1)) else misses + 1
+        if view.add(number, range(start, end + 1)):
+            misses = 0
+        elif view.add(number, range(head, anchor + 1)):
+            # Too long whole (a checker's chain of notes): its own line, and its source and caret if they fit.
+            misses = 0
+            view.add(number, range(anchor + 1, min(end, anchor + CORE_FOLLOWING) + 1))
+        else:
+            misses += 1
 
 
-def spend_on_blocks(view, blocks: list, sal: Classifier) -> None:
+def spend_on_blocks(view, blocks: list, sal: Classifier, others: bool = True) -> None:
     """Spend on failure or location blocks in three rounds: the first `MAX_ALIKE` blocks of each
     kind, then the others of a kind already seen (forty `B101 assert_used` findings do not push out
-    the location of the one `High` finding), then the findings the tool fixes itself (`[*]`).
+    the location of the one `High` finding; none when not `others`: beside failures, the header
+    counts the hundredth `unused variable` instead), then the findings the tool fixes itself (`[*]`).
 
     Each round (`_spend_on_parts`): every block's core first (its anchor line with its lead, or a
     location with its finding, and the heading it sits under), the first of each kind before a
@@ -88,6 +100,10 @@ def spend_on_blocks(view, blocks: list, sal: Classifier) -> None:
         # A finding its tool repairs itself (ruff's `[*]`) waits for the ones left to the reader.
         fixable = FIXABLE in streams[part[0]].lines[part[2]]
         rounds[2 if fixable else int(seen[key[0]] > MAX_ALIKE)].append(part)
+    if not others:
+        shown = {(p[0], p[3]) for chosen in (rounds[0], rounds[2]) for p in chosen}
+        rounds[1].clear()
+        blocks = [u for u in blocks if any((u.stream, part[2]) in shown for part in u.parts)]
     for chosen in rounds:
         _spend_on_parts(view, chosen, location)
     start, share = view.used, view.budget * WHOLE_SHARE // 100
@@ -97,15 +113,17 @@ def spend_on_blocks(view, blocks: list, sal: Classifier) -> None:
     anchors = [(u.stream, u.parts[0][2]) for u in blocks]
     limit = view.limit
     for unit in diverse(blocks, [known.get(at) or kind(streams[at[0]], at[1], sal) for at in anchors]):
-        lines, kept = streams[unit.stream].lines, view.kept[unit.stream]
+        stream = streams[unit.stream]
+        lines, kept, skippable = stream.lines, view.kept[unit.stream], stream.skippable
         index, end = unit.start, unit.end
         while index <= end:
             if view.used - start > share or view.full():
                 return
-            # A line kept already, or one whose bytes alone exceed what is left (a line within the line
-            # limit shows at least its bytes), leaves the view as it is: `add_one` is not asked.
+            # A line kept already, one whose bytes alone exceed what is left (a line within the line
+            # limit shows at least its bytes), or a run of noise inside the block (forty `--- PASS`
+            # subtests under a `--- FAIL`) leaves the view as it is: `add_one` is not asked.
             remaining = view.budget - view.used
-            while index <= end and (index in kept or remaining < len(lines[index]) <= limit):
+            while index <= end and (index in kept or remaining < len(lines[index]) <= limit or skippable(index)):
                 index += 1
             if index <= end:
                 view.add_one(unit.stream, index)
@@ -139,7 +157,13 @@ def _spend_on_parts(view, parts: list, location) -> None:
         for number, start, head, anchor, end in parts:
             if misses >= MAX_MISSES or view.full():
                 break
-            for index in pick(streams[number].lines, start, head, anchor, end, location):
+            stream = streams[number]
+            if stream.classes.get(anchor) in LINE_CLASSES:
+                continue  # a rare line stands alone: its neighbours are what it stands out from
+            skippable = stream.skippable
+            for index in pick(stream.lines, start, head, anchor, end, location):
+                if skippable(index):
+                    continue  # noise in a run (`--- PASS` subtests under a `--- FAIL`) says nothing of the block
                 if not view.add_one(number, index):
                     misses += 1
                     break

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 
 from yarp.view.markers import RecordMarkers, TextMarkers, cut_note, gap_marker_fixed_bytes
-from yarp.view.ranking import largest_values, rare_findings, rare_lines
+from yarp.view.rarity import largest_values, rare_findings, rare_lines, rare_shapes, rare_values
 from yarp.view.salience import Classifier, classifier
 
 #: A stream larger than this is scanned in chunks and only its head, tail and
@@ -139,10 +139,13 @@ class Stream:
                 noise[number] = False  # a note is plain, whatever a noise pattern would say of it
             else:
                 classes[number] = cls
-        for number in (rare_findings(body, lines, classes, sal.finding) + rare_lines(body, lines, classes, sal.first_word)
-                       + largest_values(body, lines, classes)):
+        for number in rare_findings(body, lines, classes, sal.finding):
             if not is_marker(number, lines[number]):
                 classes[number] = "finding"
+        for number in (rare_lines(body, lines, classes, sal.first_word) + largest_values(body, lines, classes)
+                       + rare_values(body, lines, classes) + rare_shapes(body, lines, classes)):
+            if not is_marker(number, lines[number]):
+                classes[number] = "rare"
         if body.startswith(b"diff --git ") or b"\ndiff --git " in body:
             # In a diff, added, removed and context lines are the files' text: `except re.error:` is code.
             for number in [n for n, cls in classes.items() if lines[n][:1] in (b"+", b"-", b" ")

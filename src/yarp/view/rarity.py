@@ -1,0 +1,223 @@
+"""Which lines stand out from the text around them, whatever tool printed them.
+
+`yarp.view.streams` classes lines by the salience data (`yarp.view.salience`);
+a line that says nothing alarming can still be the one a reader needs because
+it is unlike the lines around it. This module finds those lines in a text of no
+more than `RARE_BYTES`, reading it in C-speed passes (one expression over the
+text, `_count_elements`) after a sample says the text has the shape at all:
+
+* **rare findings** — among many `path:line: KIND` lines, those of a rare kind:
+  two `F821` among 300 `F401` (`rare_findings`);
+* **rare lines** — in repetitive text, a line whose first word occurs at most
+  twice: `CONFLICT` among `Auto-merging`, `checksum mismatch` among `case 9.1
+  ok` behind ctest's `10:` (`rare_lines`);
+* **rare shapes** — in a table of rows of one shape, a row of another: the one
+  deleted file of a `diff --stat` (`rare_shapes`);
+* **rare values** — a field that recurs with one value but says another once:
+  `Contains null values: True` among fifteen `False` (`rare_values`);
+* **largest values** — in a table of sizes or counts, its largest entries
+  (`largest_values`).
+
+Rare lines, shapes and values are shown alone (class `rare`); rare findings
+keep their block. None of them is looked for past `RARE_BYTES`: a view's cost
+must not grow with the size of what it leaves out.
+"""
+
+from __future__ import annotations
+
+from _collections import _count_elements
+
+from yarp.view.scan import line_shapes
+
+#: Rare findings are looked for in texts up to this size (one expression over the text), among at
+#: least `MIN_FINDINGS` lines that start with a location; a kind is rare at `RARE_SHARE` percent or less.
+RARE_BYTES = 256 << 10
+MIN_FINDINGS = 8
+RARE_SHARE = 3
+#: Rare findings are looked for when at least this percent of a sample of lines start with a location.
+FINDING_SHARE = 10
+#: A text is repetitive when its most common first word starts `REPETITIVE_SHARE` percent of its lines
+#: (at least `MIN_REPETITIVE` lines); then at most `MAX_RARE_LINES` lines whose first word occurs at
+#: most twice are findings.
+REPETITIVE_SHARE = 40
+MIN_REPETITIVE = 40
+MAX_RARE_LINES = 12
+#: How far a rare line's neighbours of other kinds than the repeated one come with it, each way.
+RARE_REACH = 4
+#: Shapes are coarser than first words: at most this many lines of rare shapes are findings.
+MAX_RARE_SHAPES = 4
+#: A field (`Contains null values:  False`) whose name recurs at least `MIN_FIELDS` times with one value
+#: in at least `FIELD_SHARE` percent of them: its other values are rare lines. Looked for when at least
+#: `FIELDS_SHARE` percent of a sample of lines are fields.
+MIN_FIELDS = 5
+FIELD_SHARE = 80
+FIELDS_SHARE = 20
+#: A text is a table of values when `VALUE_SHARE` percent of a sample of its lines are a number and one
+#: name (`du`, `wc -l`, `sort -h`; not a profiler's rows of numbers, nor a query's rows after their id);
+#: then the lines of its `MAX_LARGEST` largest values are findings.
+VALUE_SHARE = 80
+MAX_LARGEST = 3
+#: What a size's unit multiplies (`48M`, `1.5G`, `900K`, `12KiB`).
+_UNITS = {b"": 1, b"K": 1 << 10, b"M": 1 << 20, b"G": 1 << 30, b"T": 1 << 40, b"P": 1 << 50}
+_value = None
+_field = None
+
+
+def rare_findings(body: bytes, lines: list[bytes], classes: dict, finding) -> list[int]:
+    """The lines of `body` (no more than `RARE_BYTES`) that start with a location (`path:line[:col]:`)
+    and whose kind (the word after the location: `F821`, `error`, `E1101:`) is rare among such lines,
+    not classed already: the findings a long list of one common kind would hide. `finding` is the
+    salience data's expression for such a line, its kind the first group; `lines` are `body`'s lines,
+    of which a sample says first whether enough of them start with a location to look further (an
+    expression anchored at every line start costs a step per byte)."""
+    if len(body) > RARE_BYTES or len(lines) < MIN_FINDINGS:
+        return []
+    sample = lines[::max(1, len(lines) // 256)]
+    if sum(1 for line in sample if finding.match(line)) * 100 < len(sample) * FINDING_SHARE:
+        return []
+    found = [(match.start(), match.group(1)) for match in finding.finditer(body)]
+    if len(found) < MIN_FINDINGS:
+        return []
+    counts: dict[bytes, int] = {}
+    for _, word in found:
+        counts[word] = counts.get(word, 0) + 1
+    if len(counts) < 2:
+        return []
+    rare = {word for word, count in counts.items() if count * 100 <= len(found) * RARE_SHARE or count <= 2}
+    if len(rare) == len(counts):
+        return []  # every kind is rare: nothing stands out
+    out, line, previous = [], 0, 0
+    for offset, word in found:
+        line += body.count(b"\n", previous, offset)
+        previous = offset
+        if word in rare and line not in classes:
+            out.append(line)
+    return out
+
+
+def rare_lines(body: bytes, lines: list[bytes], classes: dict, first_word) -> list[int]:
+    """In a repetitive text of no more than `RARE_BYTES` (most lines start alike: `Auto-merging`,
+    `modified:`, `PASSED`), the few lines whose first word, digits and words without a letter aside
+    (`10: checksum mismatch` among `10: case 9.1 ok`), occurs at most twice and that are not classed
+    already: what a long run of one kind of line would hide (`_rare_keys`). `lines` are `body`'s
+    lines; `first_word` is the salience data's expression for a line's first word, which matches
+    once on every line."""
+    if len(body) > RARE_BYTES or len(lines) < MIN_REPETITIVE:
+        return []
+    # A sample says cheaply whether the text repeats one kind of worded line at all.
+    sample = [first_word.match(line.translate(None, b"0123456789"))[1] for line in lines[::max(1, len(lines) // 256)]]
+    if not _repetitive(sample):
+        return []
+    return _rare_keys(first_word.findall(body.translate(None, b"0123456789")), classes)  # one per line, in order
+
+
+def rare_shapes(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
+    """In a text of no more than `RARE_BYTES` whose lines mostly have one shape (a run of word
+    characters as one `w`, a run of one symbol as one: ` src/a.py | 12 ++++--` is ` w/w.w | w +-`;
+    `yarp.view.scan.line_shapes`), the few lines of a shape that occurs at most twice, not classed
+    already: the one file deleted outright (` w/w.w | w -`) or the one binary file among three
+    hundred rows of a `diff --stat`."""
+    if len(body) > RARE_BYTES or len(lines) < MIN_REPETITIVE:
+        return []
+    if not _repetitive(line_shapes(b"\n".join(lines[::max(1, len(lines) // 256)]))):
+        return []
+    return _rare_keys(line_shapes(body), classes, MAX_RARE_SHAPES)
+
+
+def _repetitive(sample: list[bytes]) -> bool:
+    """Whether one non-empty key starts `REPETITIVE_SHARE` percent of a sample's lines."""
+    kinds: dict[bytes, int] = {}
+    _count_elements(kinds, sample)
+    top, share = max(kinds.items(), key=lambda item: item[1])
+    return bool(top) and share * 100 >= len(sample) * REPETITIVE_SHARE
+
+
+def _rare_keys(keys: list[bytes], classes: dict, most: int = MAX_RARE_LINES) -> list[int]:
+    """The lines (`keys` holds one key per line, in order) whose non-empty key occurs at most twice, when
+    one key holds `REPETITIVE_SHARE` percent of at least `MIN_REPETITIVE` lines, and not classed
+    already. None when there are more than `most` of them, even inside the repetition (the text is not
+    repetitive where they are)."""
+    if len(keys) < MIN_REPETITIVE:
+        return []
+    counts: dict[bytes, int] = {}
+    _count_elements(counts, keys)  # C speed: a Python loop over every line would cost the view its budget
+    top = max(counts, key=counts.__getitem__)
+    if counts[top] * 100 < len(keys) * REPETITIVE_SHARE:
+        return []
+    out = []
+    for key in [key for key, count in counts.items() if key and count <= 2]:
+        line = keys.index(key)
+        out += [line, keys.index(key, line + 1)] if counts[key] == 2 else [line]
+    if len(out) > most:
+        # Too many for the whole text: those inside the repetition, a preamble's and an epilogue's
+        # lines aside (rare too, and the view's head and tail show them).
+        first, last = keys.index(top), len(keys) - 1 - keys[::-1].index(top)
+        out = [line for line in out if first < line < last]
+    if not out or len(out) > most:
+        return []
+    # With the lines next to each that are not of the repeated kind either: the section a rare line
+    # starts (`both modified:` lines beside `deleted by them:` among three hundred `modified:`).
+    near = set(out)
+    for line in out:
+        for step in (-1, 1):
+            at = line + step
+            while 0 <= at < len(keys) and abs(at - line) <= RARE_REACH and keys[at] and keys[at] != top:
+                near.add(at)
+                at += step
+    return sorted(line for line in near if line not in classes)
+
+
+def largest_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
+    """In a table of values of no more than `RARE_BYTES` (most lines a number and one name, at least
+    `MIN_REPETITIVE` lines), the lines of its `MAX_LARGEST` largest values that are not classed
+    already, a size read with its unit (`48M` above `900K`): the entry a person lists sizes or
+    counts to find, wherever the table's order put it."""
+    global _value
+    if len(body) > RARE_BYTES or len(lines) < MIN_REPETITIVE:
+        return []
+    if _value is None:
+        import re
+
+        _value = re.compile(rb"(?m)^[ \t]*(\d{1,18}(?:\.\d{1,6})?)([KMGTP]?)(?:i?B)?[ \t]+[^ \t\d\n][^ \t\n]*[ \t\r]*$")
+    sample = lines[::max(1, len(lines) // 256)]
+    if sum(_value.match(line) is not None for line in sample) * 100 < len(sample) * VALUE_SHARE:
+        return []
+    import heapq
+
+    top = heapq.nlargest(MAX_LARGEST, ((float(m[1]) * _UNITS[m[2]], m.start()) for m in _value.finditer(body)))
+    numbers = sorted(body.count(b"\n", 0, offset) for _, offset in top)
+    return [number for number in numbers if number not in classes]
+
+
+
+def rare_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
+    """In a text of no more than `RARE_BYTES` made much of named fields (`Name:  value`, digits aside),
+    the lines where a field that recurs says what it says nowhere else: the one column whose
+    `Contains null values` is `True` among fifteen `False`, the one `Status: Failed` among `Running`.
+    At most `MAX_RARE_LINES`, none classed already."""
+    global _field
+    if len(body) > RARE_BYTES or len(lines) < MIN_FINDINGS:
+        return []
+    if _field is None:
+        import re
+
+        _field = re.compile(rb"(?m)^[ \t]*([A-Za-z][\w .()/-]{0,40}?):[ \t]+([^ \t\r\n][^\r\n]{0,80})")
+    sample = lines[::max(1, len(lines) // 256)]
+    if sum(_field.match(line) is not None for line in sample) * 100 < len(sample) * FIELDS_SHARE:
+        return []
+    text = body.translate(None, b"0123456789")  # a count or a size is not what a field says
+    fields: dict[bytes, dict[bytes, list[int]]] = {}
+    for match in _field.finditer(text):
+        fields.setdefault(match[1], {}).setdefault(match[2], []).append(match.start())
+    out: list[int] = []
+    for values in fields.values():
+        total = sum(len(offsets) for offsets in values.values())
+        if total < MIN_FIELDS or len(values) < 2 or any(b"/" in value for value in values):
+            continue  # a field naming a place (`Location: src/a.py:3`) says where, not what
+        top = max(values.values(), key=len)
+        if len(top) * 100 >= total * FIELD_SHARE:
+            out.extend(offset for offsets in values.values() if offsets is not top for offset in offsets)
+    if not out or len(out) > MAX_RARE_LINES:
+        return []
+    numbers = sorted(text.count(b"\n", 0, offset) for offset in out)
+    return [number for number in numbers if number not in classes]
