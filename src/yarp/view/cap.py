@@ -335,9 +335,14 @@ def _select(view: _View, sal: Classifier) -> None:
     bound = MAX_CANDIDATES // 2 if sum(1 for stream in streams if stream.classes) == 1 else None
     for number, stream in enumerate(streams):
         units.extend(block_units(stream.lines, stream.classes, number, sal, bound))
+    # Summaries (`Found 16 errors.`, a tally) are single lines that say how it all ended: before the
+    # failures' blocks, which could take the budget, wherever the summary stands (a tool that writes
+    # it to stdout and its diagnostics to stderr puts it first in a host's text).
+    summaries = [u for u in units if u.rank == 1 and streams[u.stream].classes.get(u.start) == "summary"]
+    spend_alike(view, summaries, sal)
     failures = [u for u in units if u.rank == 0]
     spend_on_blocks(view, failures, sal)
-    spend_alike(view, [u for u in units if u.rank == 1], sal)
+    spend_alike(view, [u for u in units if u.rank == 1 and u not in summaries], sal)
     spend_on_blocks(view, [u for u in units if u.rank == 2], sal, others=not failures)
     head_share, tail_share = CONTEXT_SHARES
     _context(view, view.budget * head_share // 100, view.budget * tail_share // 100)

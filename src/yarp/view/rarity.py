@@ -64,10 +64,11 @@ _field = None
 
 
 def rare_findings(body: bytes, lines: list[bytes], classes: dict, finding) -> list[int]:
-    """The lines of `body` (no more than `RARE_BYTES`) that start with a location (`path:line[:col]:`)
-    and whose kind (the word after the location: `F821`, `error`, `E1101:`) is rare among such lines,
+    """The lines of `body` (no more than `RARE_BYTES`) that start with a location (`path:line[:col]:`,
+    indented or not) and whose kind (the check named in brackets at the line's end, `(no-undef)`,
+    else the word after the location: `F821`, `error`, `E1101:`) is rare among such lines,
     not classed already: the findings a long list of one common kind would hide. `finding` is the
-    salience data's expression for such a line, its kind the first group; `lines` are `body`'s lines,
+    salience data's expression for such a line, its word the first group and its check the second; `lines` are `body`'s lines,
     of which a sample says first whether enough of them start with a location to look further (an
     expression anchored at every line start costs a step per byte)."""
     if len(body) > RARE_BYTES or len(lines) < MIN_FINDINGS:
@@ -75,7 +76,9 @@ def rare_findings(body: bytes, lines: list[bytes], classes: dict, finding) -> li
     sample = lines[::max(1, len(lines) // 256)]
     if sum(1 for line in sample if finding.match(line)) * 100 < len(sample) * FINDING_SHARE:
         return []
-    found = [(match.start(), match.group(1)) for match in finding.finditer(body)]
+    # A finding's kind is the check its line ends with (`(no-undef)`, `[arg-type]`), else the word after
+    # its location (`F821`, `error`).
+    found = [(match.start(), match[2] or match[1]) for match in finding.finditer(body)]
     if len(found) < MIN_FINDINGS:
         return []
     counts: dict[bytes, int] = {}
