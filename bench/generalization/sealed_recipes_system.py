@@ -1,0 +1,1 @@
+"""Sealed recipes (system)."""
