@@ -15,8 +15,8 @@ the output are stable), runs one command there in one fixed environment (`sealed
 the blind half's) and stores its exact stdout, stderr and exit status beside this file (a stream over
 200 KB as `NAME.STREAM.zst`), with the native generator's storage. The recipes, with their signals,
 are in `sealed_recipes_py.py` (PyPI tools and Python programs), `sealed_recipes_js.py` (npm tools and
-node), `sealed_recipes_native.py` (compilers, other languages, test runners) and
-`sealed_recipes_system.py` (VCS, services, data, listings, packaging). A pattern that matches no line
+node), `sealed_recipes_native.py` (compilers, other languages, test runners), `sealed_recipes_crash.py`
+(runtime crashes) and `sealed_recipes_system.py` (VCS, services, data, listings, packaging). A pattern that matches no line
 of its new output, or more than 15, stops the generator with the case's name; so does a case whose
 patterns match more than 15 lines in all.
 """
@@ -44,9 +44,10 @@ HALF = "sealed"
 
 def load_recipes() -> None:
     """Import the recipe modules, which register themselves in `RECIPES` in this order."""
-    import sealed_recipes_py  # noqa: F401, I001 (this order: Python, npm, native, system)
+    import sealed_recipes_py  # noqa: F401, I001 (this order: Python, npm, native, crash, system)
     import sealed_recipes_js  # noqa: F401
     import sealed_recipes_native  # noqa: F401
+    import sealed_recipes_crash  # noqa: F401
     import sealed_recipes_system  # noqa: F401
 
 
