@@ -1,4 +1,4 @@
-"""What one global cap costs: milliseconds and instructions per `cap_text`, on three outputs.
+"""What one global cap costs: milliseconds and instructions per `cap_text`, on six outputs.
 
     python bench/cap_cost.py                    # this tree
     python bench/cap_cost.py --against main     # side by side with another revision's cap
@@ -13,7 +13,9 @@ cap's cost is paid inside the hook's latency budget. The outputs:
   lines: noise the context walk skips);
 * log1m — 13,000 worded log lines (1 MB) with one ERROR line in the middle;
 * build1m — the recorded `cargo build` errors and warnings repeated to 1 MiB
-  (a salient line every few lines: the classifier's worst realistic case).
+  (a salient line every few lines: the classifier's worst realistic case);
+* cargo1m — the same, each copy naming its own file and missing value, so
+  that fewer lines repeat byte for byte than in `build1m`.
 
 Each revision runs in its own processes (`--against` extracts the other
 revision's `src/yarp` with `git archive`); wall time is the minimum over
@@ -54,9 +56,15 @@ log1m = "".join(f"2026-12-03 12:{{i // 60 % 60:02d}}:{{i % 60:02d}} INFO worker-
 build = read_stream("cargo-build-errors", "stderr")
 build1m = (build * (1 + (1 << 20) // max(1, len(build))))[:1 << 20]
 build1m = build1m[:build1m.rfind(b"\n") + 1]
+# The same errors, each copy naming its own file and value: fewer lines repeat byte for byte.
+copies = [build.replace(b"main.rs", b"m%d.rs" % k).replace(b"missing_name", b"missing_%d" % k)
+          for k in range(1 + (1 << 20) // max(1, len(build)))]
+cargo1m = b"".join(copies)[:1 << 20]
+cargo1m = cargo1m[:cargo1m.rfind(b"\n") + 1]
 inputs = {{"seq": (seq, "source_output"), "log": (log, "result_text"),
           "pytest": (read_stream("pytest-verbose", "stdout"), "result_text"),
-          "log1m": (log1m, "result_text"), "build1m": (build1m, "result_text")}}
+          "log1m": (log1m, "result_text"), "build1m": (build1m, "result_text"),
+          "cargo1m": (cargo1m, "result_text")}}
 name, caps = sys.argv[1], int(sys.argv[2])
 data, source = inputs[name]
 view = cap_text(data, cap=DEFAULT_CAP_BYTES, archive_ref=REF, source=source, completeness="complete")
@@ -69,7 +77,7 @@ for _ in range(caps):
 print(json.dumps({{"bytes": len(data), "times": times, "view": view.decode("utf-8", "replace")}}))
 """
 
-INPUTS = ("seq", "log", "pytest", "log1m", "build1m")
+INPUTS = ("seq", "log", "pytest", "log1m", "build1m", "cargo1m")
 
 
 def _run(src: str, name: str, caps: int, program: str, callgrind: bool = False) -> tuple[dict, int | None]:
@@ -128,6 +136,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per tree (default 5)")
     parser.add_argument("--caps", type=int, default=20, help="caps timed per round (default 20)")
     parser.add_argument("--instr-caps", type=int, default=5, help="caps counted under callgrind (0: skip)")
+    parser.add_argument("--inputs", nargs="+", choices=INPUTS, default=INPUTS, help="the inputs measured (default all)")
     args = parser.parse_args(argv)
     import compileall
 
@@ -143,7 +152,7 @@ def main(argv=None) -> int:
         if args.instr_caps > 0 and not counting:
             print("valgrind is not installed: instructions not counted")
         print(f"{'input':8s} {'tree':12s} {'bytes':>8s} {'min ms':>8s} {'median ms':>10s} {'M instr/cap':>12s}")
-        for name in INPUTS:
+        for name in args.inputs:
             best: dict[str, list[float]] = {label: [] for label in sources}
             views = {}
             for _ in range(args.rounds):
