@@ -79,13 +79,23 @@ def place(line: bytes, location) -> bytes:
 
 def kind(stream, index: int, sal) -> tuple[bytes, bytes]:
     """A finding's kind and place: the `template` of line `index` and the file it names or sits under
-    (`sal` is the classifier, whose patterns read them)."""
+    (`sal` is the classifier, whose patterns read them).
+
+    Kept per line of the stream (`stream.kinds`; a line's heading, once found, stays its heading), and
+    its template and named file per line's bytes (`stream.templates`): dense output repeats lines."""
+    found = stream.kinds.get(index)
+    if found is not None:
+        return found
     line = stream.lines[index]
-    where = place(line, sal.location)
+    read = stream.templates.get(line)
+    if read is None:
+        read = stream.templates[line] = (template(line, sal.location, sal.quoted), place(line, sal.location))
+    alike, where = read
     if not where:
         above = heading(stream, index)
         where = b"" if above is None else stream.lines[above]
-    return template(line, sal.location, sal.quoted), where
+    found = stream.kinds[index] = (alike, where)
+    return found
 
 
 def diverse(items: list, keys: list[tuple[bytes, bytes]]) -> list:
@@ -122,26 +132,47 @@ def heading(stream, index: int) -> int | None:
     """The heading a finding sits under, within `HEADING_REACH` lines above it: for an indented line, the
     nearest line indented less (`  6. "shipped"` above its tab-indented fields); for a line at the margin, the nearest banner (`*** Module x`,
     `=== file ===`) or bare file name (`src/a.js`) above it. None when there is none."""
-    known = stream.headings.get(index, -2)
+    memo = stream.headings
+    known = memo.get(index, -2)
     if known != -2:
         return known
     lines = stream.lines
+    is_marker = stream.markers.is_marker
     indent = _indent(lines[index])
     found = None
-    memo = stream.headings
+    # Blank lines and markers are passed over, so only a line that would end the walk is asked whether it
+    # is one. A line at the margin has indent 0 and any other an indent of one or more; a banner holds
+    # `.` or `: In `, or starts `In ` or with one of `_BANNER_FIRST` (`is_banner` needs one of them).
     for above in range(index - 1, max(-1, index - HEADING_REACH), -1):
         text = lines[above]
-        if not text.strip() or stream.markers.is_marker(above, text):
+        if indent:
+            if text[:1] not in _INDENTS:
+                hit = above  # indented less: at the margin
+            else:
+                level = _indent(text)
+                if level < indent:
+                    hit = above
+                elif level == indent and above in memo:
+                    hit = memo[above]  # a line of the same indent above, whose heading is known: the same one
+                else:
+                    continue
+        elif (text[:1] in _BANNER_FIRST or b"." in text or b": In " in text or text.startswith(b"In ")) and (
+                is_banner(text)):
+            hit = above
+        elif above in memo and text[:1] not in _INDENTS:
+            hit = memo[above]
+        else:
             continue
-        level = _indent(text)
-        if (indent and level < indent) or (not indent and is_banner(text)):
-            found = above
+        if text.strip() and not is_marker(above, text):
+            found = hit
             break
-        if above in memo and level == indent:
-            found = memo[above]  # a line of the same indent above, whose heading is known: the same one
-            break
-    stream.headings[index] = found
+    memo[index] = found
     return found
+
+
+_INDENTS = (b" ", b"\t")
+#: The first bytes of a banner that is a run of signs (`is_banner`).
+_BANNER_FIRST = (b"*", b"=", b"#", b"-", b">")
 
 
 def _indent(line: bytes) -> int:

@@ -90,7 +90,7 @@ class Stream:
     """
 
     __slots__ = ("name", "lines", "final_newline", "markers", "ranges", "marker_bytes", "classes", "shown",
-                 "extra_counts", "noise", "cut", "headings")
+                 "extra_counts", "noise", "cut", "headings", "kinds", "templates")
 
     def __init__(self, name: str, data: bytes, sal: Classifier, records=None) -> None:
         self.name = name
@@ -107,6 +107,9 @@ class Stream:
         self.cut = False
         #: The heading each line asked about sits under (`ranking.heading`), or None.
         self.headings: dict[int, int | None] = {}
+        #: Per line asked, its kind and place (`ranking.kind`); per line's bytes, its template and file.
+        self.kinds: dict[int, tuple[bytes, bytes]] = {}
+        self.templates: dict[bytes, tuple[bytes, bytes]] = {}
         self._know_markers(records)
         if data:
             self._classify(body, sal)
@@ -125,6 +128,9 @@ class Stream:
         is_marker = self.markers.is_marker
         lines, classes, noise = self.lines, self.classes, self.noise
         entry_class = sal.entry_class
+        # A line's triggers and class follow from its bytes alone: a line seen before in this output
+        # (dense diagnostics repeat `  |`, `error: aborting …`) takes the class it was given.
+        known: dict[bytes, str | None] = {}
         previous, number = 0, 0
         for offset in sorted(found):
             number += body.count(b"\n", previous, offset)
@@ -132,7 +138,9 @@ class Stream:
             line = lines[number]
             if is_marker(number, line):
                 continue  # a reducer's own marker: kept or cut with its pair, never salient
-            cls = entry_class(line, found[offset])
+            cls = known.get(line, 0)
+            if cls == 0:
+                cls = known[line] = entry_class(line, found[offset])
             if cls is None:
                 continue  # plain or noise: `is_noise` asks if a view ever needs to know
             if cls == "note":
