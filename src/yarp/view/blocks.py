@@ -26,6 +26,19 @@ STOPS = ("summary", "header")
 LINE_CLASSES = ("rare",)
 
 
+class _Tests:
+    """What the block patterns say of the lines asked so far, by the lines' bytes: dense output repeats
+    its lines (`  |`, a blank line, the same note), and a dictionary answers faster than a pattern.
+    `lead`: blank or a lead line; `caret`: a caret line; `continuation`: a continuation line."""
+
+    __slots__ = ("lead", "caret", "continuation")
+
+    def __init__(self) -> None:
+        self.lead: dict[bytes, bool] = {}
+        self.caret: dict[bytes, bool] = {}
+        self.continuation: dict[bytes, bool] = {}
+
+
 class Unit:
     """A run of lines [start, end] of one stream kept or dropped together, with its rank."""
 
@@ -57,12 +70,13 @@ def block_units(lines: list[bytes], classes: dict[int, str], stream: int, sal: C
         if cls in BLOCK_CLASSES or cls in STOPS or cls in LINE_CLASSES:
             by_rank.setdefault(RANK[cls], []).append(index)
     units: list[Unit] = []
+    tests = _Tests()
     for rank in sorted(by_rank):
         anchors = by_rank[rank]
-        ends = None if bound is None else _ends(lines, classes, anchors, rank, sal, bound)
+        ends = None if bound is None else _ends(lines, classes, anchors, rank, sal, bound, tests)
         if ends is None:
             walk = [-1, -1, -1]
-            ends = _merged([_block(lines, classes, i, sal, walk) for i in anchors], rank)
+            ends = _merged([_block(lines, classes, i, sal, walk, tests) for i in anchors], rank)
         groups = ends
         units.extend(_unit(stream, rank, group) for group in groups)
     return units
@@ -90,7 +104,8 @@ def _merged(blocks: list[tuple], rank: int) -> list[list]:
     return out
 
 
-def _ends(lines, classes: dict, anchors: list[int], rank: int, sal: Classifier, bound: int) -> list[list] | None:
+def _ends(lines, classes: dict, anchors: list[int], rank: int, sal: Classifier, bound: int,
+          tests: _Tests) -> list[list] | None:
     """The first and the last `bound` merged blocks of a rank, built from anchors near its ends only;
     None when the rank may not hold more than twice `bound` (then all are built).
 
@@ -104,9 +119,10 @@ def _ends(lines, classes: dict, anchors: list[int], rank: int, sal: Classifier, 
     count = bound + 64
     while 2 * count < len(anchors):
         walk = [-1, -1, -1]
-        front += [_block(lines, classes, i, sal, walk) for i in anchors[len(front):count]]
+        front += [_block(lines, classes, i, sal, walk, tests) for i in anchors[len(front):count]]
         walk = [-1, -1, -1]
-        back[:0] = [_block(lines, classes, i, sal, walk) for i in anchors[len(anchors) - count:len(anchors) - len(back)]]
+        back[:0] = [_block(lines, classes, i, sal, walk, tests)
+                    for i in anchors[len(anchors) - count:len(anchors) - len(back)]]
         first_out = anchors[count] - sal.max_lead - 1
         head = [group for group in _merged(front, rank) if group[1] + 1 < first_out]
         last_out = anchors[-count - 1] + reach
@@ -119,25 +135,26 @@ def _ends(lines, classes: dict, anchors: list[int], rank: int, sal: Classifier, 
     return None
 
 
-def _block(lines, classes: dict, index: int, sal: Classifier, walk: list[int]
+def _block(lines, classes: dict, index: int, sal: Classifier, walk: list[int], tests: _Tests
            ) -> tuple[int, int, tuple[int, int, int, int]]:
     """The block of the salient line `index`, as (start, end, its part: (start, head, anchor, end)).
     Blocks are asked for in the order of their anchors; `walk` is the last forward walk (`_block_end`)."""
     cls = classes[index]
     if cls in BLOCK_CLASSES:
-        start = _lead_start(lines, classes, index, sal)
+        start = _lead_start(lines, classes, index, sal, tests)
         head = index
         if cls == "location" and index > 0 and not is_blank(lines[index - 1]):
             head = min(start, index - 1)  # the finding the location belongs to
             start = head
-        end = _block_end(lines, classes, index, cls, sal, walk)
+        end = _block_end(lines, classes, index, cls, sal, walk, tests)
         return start, end, (start, head, index, end)
     end = _header_end(lines, classes, index, sal) if cls == "header" else index
     return index, end, (index, index, index, end)
 
 
-def _lead_start(lines, classes: dict, index: int, sal: Classifier) -> int:
+def _lead_start(lines, classes: dict, index: int, sal: Classifier, tests: _Tests | None = None) -> int:
     """The first line of what leads into line `index`: up to `max_lead` lines above it."""
+    tests = tests or _Tests()
     start = index
     back = index - 1
     below_caret = False  # the line above a caret line is the source it points into
@@ -145,9 +162,15 @@ def _lead_start(lines, classes: dict, index: int, sal: Classifier) -> int:
         line = lines[back]
         if classes.get(back) in STOPS:
             break
-        if not (below_caret or is_blank(line) or sal.lead.search(line)):
-            break
-        below_caret = bool(sal.caret.search(line))
+        if not below_caret:
+            leads = tests.lead.get(line)
+            if leads is None:
+                leads = tests.lead[line] = bool(is_blank(line) or sal.lead.search(line))
+            if not leads:
+                break
+        below_caret = tests.caret.get(line)
+        if below_caret is None:
+            below_caret = tests.caret[line] = bool(sal.caret.search(line))
         start = back
         back -= 1
     while start < index and is_blank(lines[start]):
@@ -155,7 +178,8 @@ def _lead_start(lines, classes: dict, index: int, sal: Classifier) -> int:
     return start
 
 
-def _block_end(lines, classes: dict, index: int, cls: str, sal: Classifier, walk: list[int]) -> int:
+def _block_end(lines, classes: dict, index: int, cls: str, sal: Classifier, walk: list[int],
+               tests: _Tests | None = None) -> int:
     """The last line of the block of line `index`: its continuation lines, up to `max_lines` below it.
 
     `walk` is the previous walk of this rank, [its anchor, the line it stopped at, its end] (-1 when
@@ -163,6 +187,7 @@ def _block_end(lines, classes: dict, index: int, cls: str, sal: Classifier, walk
     aside): the tests read the line and its class, and the reach only widens. So a walk from an anchor
     the previous one passed goes on where that one stopped, with its end: a run of touching
     diagnostics is walked once, not once per anchor."""
+    continues = (tests or _Tests()).continuation
     total = len(lines)
     end = index
     forward = index + 1
@@ -173,8 +198,10 @@ def _block_end(lines, classes: dict, index: int, cls: str, sal: Classifier, walk
         follows = classes.get(forward)
         if follows in STOPS:
             break
-        if sal.continuation.search(line) or follows in FAILURE_CLASSES or (
-                cls == "warning" and follows == "warning"):
+        goes_on = continues.get(line)
+        if goes_on is None:
+            goes_on = continues[line] = sal.continuation.search(line) is not None
+        if goes_on or follows in FAILURE_CLASSES or (cls == "warning" and follows == "warning"):
             end = forward
             forward += 1
             continue
