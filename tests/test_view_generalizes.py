@@ -297,3 +297,42 @@ def test_passing_subtests_under_a_failing_test_are_not_shown_as_its_context():
     shown = view(("\n".join(out) + "\n").encode())
     assert "--- FAIL: TestMake (0.00s)" in shown
     assert len(re.findall(r"--- PASS: ", shown)) <= 8
+
+
+def test_a_summary_before_the_diagnostics_it_counts_is_kept():
+    # biome writes 'Found 16 errors.' to stdout and its diagnostics to stderr: in a host's text the
+    # summary comes first, and sixteen failure blocks would take the budget before it.
+    diagnostics = []
+    for n in range(60):
+        diagnostics += [f"src/m{n}.js:{n + 3}:3 lint/style/{('noVar', 'noParameterAssign', 'useConst')[n % 3]}  "
+                        f"━━━━━━━━━━━━━━━━━━━━", "", f"  × Rule {n % 3} was broken here in module {n}.", ""]
+        diagnostics += [f"    {k} │   var unused{k} = compute({k}, {n})" for k in range(1, 13)] + [""]
+    text = "Found 60 errors.\nChecked 60 files in 8ms. No fixes applied.\n" + "\n".join(diagnostics) + "\n"
+    assert "Found 60 errors." in lines_of(view(text.encode()))
+
+
+def test_an_ascii_error_glyph_marks_a_failure_among_warnings():
+    out = []
+    for n in range(60):
+        out += [f"  ! eslint(no-unused-vars): Variable 'v{n}' is declared but never used.",
+                f"   ,-[src/w{n}.js:{n + 1}:7]", f" {n + 1} | let v{n} = {n};", "   `----"]
+    errors = []
+    for n in range(6):
+        errors += [f"  x eslint(for-direction): The update clause in loop {n} moves the variable the wrong way",
+                   f"   ,-[src/loop{n}.js:2:19]", " 2 | for (let i = 0; i < 10; i--) {}", "   `----"]
+    out[100:100] = errors
+    out += ["Found 60 warnings and 6 errors."]
+    shown = lines_of(view(("\n".join(out) + "\n").encode()))
+    assert set(errors[0::4]) <= shown and set(errors[1::4]) <= shown
+
+
+def test_an_indented_finding_of_a_rare_check_stands_out():
+    out = []
+    for n in range(20):  # every message starts with its own name: the check at the end is the kind
+        out += [f"  /work/lib/w{n}.js:1:1: 'counter{n}' is already declared. (no-redeclare)",
+                f"  /work/lib/w{n}.js:1:4: 'total{n}' is never reassigned, use const. (prefer-const)",
+                f"  /work/lib/w{n}.js:3:8: 'unused{n}' is assigned a value but never used. (no-unused-vars)"]
+    out[31:31] = ["  /work/lib/w10.js:6:21: 'offset' is not defined. (no-undef)"]
+    text = ("\n".join(out) + "\n").encode()
+    lines = text.split(b"\n")
+    assert [lines[n] for n in rarity.rare_findings(text, lines, {}, classifier().finding)] == [out[31].encode()]
