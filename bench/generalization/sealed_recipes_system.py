@@ -183,3 +183,69 @@ def _shfmt(root):
     return Run(["shfmt", "-d", "-i", "2", "scripts"], [
         S("stderr", r'^scripts/broken\.sh:2:1: if statement must end with "fi"$', "the parse error, worse than the 40 diffs"),
     ], expect_exit=exits(1))
+
+
+def _deb_tree(root: str) -> None:
+    """An unpacked binary package with the slips lintian reports: no copyright, a bare binary, bad fields."""
+    write(root, "pkg/DEBIAN/control", "Package: shop-tools\nVersion: 1.0\nArchitecture: all\n"
+          "Maintainer: Dev One <dev@example.org>\nDescription: shop tools\n")
+    write(root, "pkg/usr/bin/shop-report", "#!/bin/bash\necho report\n", mode=0o755)
+    write(root, "pkg/usr/share/doc/shop-tools/README", "Shop tools.\n")
+    write(root, "pkg/etc/shop/shop.conf", "port=8080\n")
+
+
+@recipe("lintian-deb-tags", "lintian", "package-manager", ["lintian", "--version"], needs=("lintian", "dpkg-deb"))
+def _lintian(root):
+    """Write the `lintian-deb-tags` project under `root`; return its command and signals."""
+    _deb_tree(root)
+    sh(["dpkg-deb", "--root-owner-group", "-Zgzip", "--build", "pkg", "shop-tools_1.0_all.deb"], root)
+    return Run(["lintian", "shop-tools_1.0_all.deb"], [
+        S("stdout", r"^E: shop-tools: ", "each error tag"),
+    ], expect_exit=exits(2))
+
+
+GEMSPEC = """Gem::Specification.new do |s|
+  s.name = "shop_report"
+  s.version = "1.0.0"
+  s.summary = "Shop reports"
+  s.authors = ["Dev One"]
+  s.files = ["lib/shop_report.rb"]
+  s.license = "MIT"
+  s.add_runtime_dependency "prawn-tables", "~> 0.9"
+end
+"""
+
+
+@recipe("gem-install-local-missing-dependency", "gem", "package-manager", ["gem", "--version"], needs=("gem",))
+def _gem(root):
+    """Write the `gem-install-local-missing-dependency` project under `root`; return its command and signals."""
+    write(root, "shop_report.gemspec", GEMSPEC)
+    write(root, "lib/shop_report.rb", "module ShopReport; end\n")
+    home = os.path.join(root, "gems")
+    sh(["gem", "build", "shop_report.gemspec"], root, env={"GEM_HOME": home})
+    return Run(["gem", "install", "--local", "shop_report-1.0.0.gem"], [
+        S("stderr", r"^ERROR:  Could not find a valid gem 'prawn-tables' \(~> 0\.9\)", "the error"),
+    ],
+               env={"GEM_HOME": home, "GEM_PATH": home}, expect_exit=exits(2))
+
+
+def _dune_modules(root: str) -> None:
+    """A dune project of 120 library modules; the 97th calls a function with the wrong argument type."""
+    write(root, "dune-project", "(lang dune 2.9)\n")
+    write(root, "lib/dune", "(library (name catalog))\n")
+    for n in range(120):
+        prev = f"let base = M{n - 1:03d}.value + 1\n" if n else "let base = 1\n"
+        body = prev + f"let value = base * 2\nlet label () = \"module {n}\"\n"
+        if n == 96:
+            body += "let broken = String.length value\n"
+        write(root, f"lib/m{n:03d}.ml", body)
+
+
+@recipe("dune-build-verbose-deep-error", "dune", "build", ["dune", "--version"], needs=("dune",))
+def _dune_verbose(root):
+    """Write the `dune-build-verbose-deep-error` project under `root`; return its command and signals."""
+    _dune_modules(root)
+    return Run(["dune", "build", "--display", "short", "-j", "1"], [
+        S("stderr", r'^File "lib/m096\.ml", line 4, characters 27-32:$', "the error's place after 300 build steps"),
+        S("stderr", r"^Error: This expression has type int but an expression was expected of type$", "the error"),
+    ], expect_exit=exits(1))
