@@ -93,3 +93,24 @@ def test_a_walk_that_goes_on_where_the_last_one_stopped_ends_where_its_own_would
         cls = stream.classes[index]
         alone = blocks._block_end(stream.lines, stream.classes, index, cls, sal, [-1, -1, -1])
         assert blocks._block_end(stream.lines, stream.classes, index, cls, sal, walk) == alone, index
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_answers_kept_by_a_lines_bytes_give_the_blocks_fresh_ones_give(seed):
+    from yarp.view import blocks
+
+    rng = random.Random(seed)
+    pieces = [b"ERROR step failed", b"warning: unused x", b"  at run (a.js:3:4)", b"", b"Read at 0x1 by goroutine 9:",
+              b"  |", b"   ^^^ here", b"src/a.rs:3:4: error: boom", b"5 |     x()", b"note: see above", b"plain words"]
+    lines = [rng.choice(pieces) for _ in range(600)]
+    stream = Stream("stdout", b"\n".join(lines), classifier())
+    sal = classifier()
+    shared = blocks._Tests()
+    walks = ([-1, -1, -1], [-1, -1, -1])
+    anchors = sorted(i for i, cls in stream.classes.items() if cls in blocks.BLOCK_CLASSES)
+    assert len(anchors) > 50
+    for index in anchors:
+        kept = blocks._block(stream.lines, stream.classes, index, sal, walks[0], shared)
+        fresh = blocks._block(stream.lines, stream.classes, index, sal, walks[1], blocks._Tests())
+        assert kept == fresh, index
+    assert shared.continuation and shared.lead  # the answers were kept and asked again

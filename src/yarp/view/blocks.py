@@ -26,17 +26,23 @@ STOPS = ("summary", "header")
 LINE_CLASSES = ("rare",)
 
 
+BLANK, OPENS = 1, 2
+
+
 class _Tests:
     """What the block patterns say of the lines asked so far, by the lines' bytes: dense output repeats
     its lines (`  |`, a blank line, the same note), and a dictionary answers faster than a pattern.
-    `lead`: blank or a lead line; `caret`: a caret line; `continuation`: a continuation line."""
+    `lead`: blank or a lead line; `caret`: a caret line; `continuation`: a continuation line; `opening`:
+    what a line that does not go on is when a continuation line follows it."""
 
-    __slots__ = ("lead", "caret", "continuation")
+    __slots__ = ("lead", "caret", "continuation", "opening")
 
     def __init__(self) -> None:
         self.lead: dict[bytes, bool] = {}
         self.caret: dict[bytes, bool] = {}
         self.continuation: dict[bytes, bool] = {}
+        #: `BLANK`, `OPENS` (ends with `:`, introducing what follows) or 0.
+        self.opening: dict[bytes, int] = {}
 
 
 class Unit:
@@ -155,22 +161,24 @@ def _block(lines, classes: dict, index: int, sal: Classifier, walk: list[int], t
 def _lead_start(lines, classes: dict, index: int, sal: Classifier, tests: _Tests | None = None) -> int:
     """The first line of what leads into line `index`: up to `max_lead` lines above it."""
     tests = tests or _Tests()
+    leading, carets = tests.lead, tests.caret
     start = index
     back = index - 1
+    lowest = max(0, index - sal.max_lead)
     below_caret = False  # the line above a caret line is the source it points into
-    while back >= 0 and index - back <= sal.max_lead:
+    while back >= lowest:
         line = lines[back]
         if classes.get(back) in STOPS:
             break
         if not below_caret:
-            leads = tests.lead.get(line)
+            leads = leading.get(line)
             if leads is None:
-                leads = tests.lead[line] = bool(is_blank(line) or sal.lead.search(line))
+                leads = leading[line] = bool(is_blank(line) or sal.lead.search(line))
             if not leads:
                 break
-        below_caret = tests.caret.get(line)
+        below_caret = carets.get(line)
         if below_caret is None:
-            below_caret = tests.caret[line] = bool(sal.caret.search(line))
+            below_caret = carets[line] = bool(sal.caret.search(line))
         start = back
         back -= 1
     while start < index and is_blank(lines[start]):
@@ -187,36 +195,48 @@ def _block_end(lines, classes: dict, index: int, cls: str, sal: Classifier, walk
     aside): the tests read the line and its class, and the reach only widens. So a walk from an anchor
     the previous one passed goes on where that one stopped, with its end: a run of touching
     diagnostics is walked once, not once per anchor."""
-    continues = (tests or _Tests()).continuation
-    total = len(lines)
+    tests = tests or _Tests()
+    continues, opening = tests.continuation, tests.opening
+    warning = cls == "warning"
     end = index
     forward = index + 1
-    if cls != "warning" and walk[0] < index < walk[1]:
+    if not warning and walk[0] < index < walk[1]:
         forward, end = walk[1], walk[2]
-    while forward < total and forward - index <= sal.max_lines:
+    last = min(len(lines), index + sal.max_lines + 1)  # the walk reads lines before it
+    while forward < last:
         line = lines[forward]
         follows = classes.get(forward)
-        if follows in STOPS:
-            break
+        if follows is not None:
+            if follows in STOPS:
+                break
+            if follows in FAILURE_CLASSES or (warning and follows == "warning"):
+                end = forward
+                forward += 1
+                continue
         goes_on = continues.get(line)
         if goes_on is None:
             goes_on = continues[line] = sal.continuation.search(line) is not None
-        if goes_on or follows in FAILURE_CLASSES or (cls == "warning" and follows == "warning"):
+        if goes_on:
             end = forward
             forward += 1
             continue
-        if ((is_blank(line) or line.rstrip().endswith(b":")) and forward + 1 < total
-                and forward + 1 - index <= sal.max_lines
-                and classes.get(forward + 1) not in STOPS
-                and sal.continuation.search(lines[forward + 1])):
-            # A blank line inside the block, or a line that introduces the indented lines
-            # after it (`Read at 0x… by goroutine 9:` before its frames).
-            if not is_blank(line):
-                end = forward
-            forward += 1
-            continue
-        break
-    walk[:] = (-1, -1, -1) if cls == "warning" else (index, forward, end)
+        # A blank line inside the block, or a line that introduces the indented lines after it
+        # (`Read at 0x… by goroutine 9:` before its frames), when a continuation line follows.
+        opens = opening.get(line)
+        if opens is None:
+            opens = opening[line] = BLANK if is_blank(line) else OPENS if line.rstrip().endswith(b":") else 0
+        if not opens or forward + 1 >= last or classes.get(forward + 1) in STOPS:
+            break
+        after = lines[forward + 1]
+        goes_on = continues.get(after)
+        if goes_on is None:
+            goes_on = continues[after] = sal.continuation.search(after) is not None
+        if not goes_on:
+            break
+        if opens == OPENS:
+            end = forward
+        forward += 1
+    walk[:] = (-1, -1, -1) if warning else (index, forward, end)
     return end
 
 
