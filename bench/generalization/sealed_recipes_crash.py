@@ -18,8 +18,8 @@ typedef struct { char *name; double amount; } Entry;
 static void release(Entry *e) { free(e->name); }
 
 int main(void) {
-    Entry entries[4];
-    for (int i = 0; i < 4; i++) {
+    Entry entries[400];
+    for (int i = 0; i < 400; i++) {
         entries[i].name = malloc(32);
         snprintf(entries[i].name, 32, "entry-%d", i);
         entries[i].amount = i * 10.5;
@@ -27,7 +27,7 @@ int main(void) {
     }
     fflush(stdout);
     release(&entries[2]);
-    for (int i = 0; i < 4; i++) release(&entries[i]);
+    for (int i = 0; i < 400; i++) release(&entries[i]);
     puts("done");
     return 0;
 }
@@ -42,7 +42,7 @@ def _c_abort(root):
     return Run(["./ledger"], [
         S("stderr", r"^free\(\): double free detected in tcache 2$", "glibc's reason for the abort"),
         S("stderr", r"Aborted +\./ledger$", "the shell's report of the abort"),
-        S("stdout", r"^loaded entry-3 31\.50$", "the last step before the crash"),
+        S("stdout", r"^loaded entry-399 4189\.50$", "the last step before the crash"),
     ], command="./ledger; exit $?", expect_exit=exits(134))
 
 
@@ -105,6 +105,7 @@ sub load_rows {
         chomp $line;
         $n++;
         push @rows, parse_row($line, $n);
+        print "row $n: $rows[-1]{sku} x $rows[-1]{qty} in $rows[-1]{warehouse}\\n";
     }
     return \\@rows;
 }
@@ -126,6 +127,7 @@ def _perl_confess(root):
     return Run(["perl", "import_stock.pl"], [
         S("stderr", r"^row 317: expected 4 fields, got 3 at import_stock\.pl line \d+, <\$fh> line 317\.$", "the error and its line"),
         S("stderr", r"^\tmain::parse_row\(\"SKU-317,4,9\.99\", 317\) called at import_stock\.pl line \d+$", "the caller"),
+        S("stdout", r"^row 316: ", "the last row imported before the error"),
     ], expect_exit=exits(25))
 
 
@@ -157,7 +159,7 @@ func first(o *Order) string {
 func main() {
 \tjobs := make(chan *Order)
 \tvar wg sync.WaitGroup
-\tfor i := 0; i < 6; i++ {
+\tfor i := 0; i < 60; i++ {
 \t\twg.Add(1)
 \t\tgo worker(i, jobs, &wg)
 \t}

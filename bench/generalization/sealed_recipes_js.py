@@ -21,12 +21,13 @@ def _npm_version(package: str) -> list[str]:
 def _cspell(root):
     """Write the `cspell-docs-typos` project under `root`; return its command and signals."""
     text = "The service reads orders from the queue and writes invoices to the database.\n"
-    for n in range(40):
-        write(root, f"docs/chapter{n:02d}.md", f"# Chapter {n}\n\n" + text * 5)
-    write(root, "docs/chapter23.md", "# Chapter 23\n\nThe servise reads orders and writes invoises.\n")
-    return Run(["cspell", "--no-progress", "--show-suggestions", "docs/**/*.md"], [
-        S("stdout", r"^docs/chapter23\.md:3:\d+ +- Unknown word \((servise|invoises)\)", "each typo with its line"),
-        S("stderr", r"^CSpell: Files checked: 40, Issues found: 2 in 1 file", "the count"),
+    for n in range(160):
+        write(root, f"docs/chapter{n:03d}.md", f"# Chapter {n}\n\n" + text * 5)
+    write(root, "docs/chapter123.md", "# Chapter 123\n\nThe servise reads orders and writes invoises.\n")
+    return Run(["cspell", "--show-suggestions", "docs/**/*.md"], [
+        S("stdout", r"^docs/chapter123\.md:3:\d+ +- Unknown word \((servise|invoises)\)", "each typo with its line"),
+        S("stderr", r"^124/160 docs/chapter123\.md [\d.]+ms X$", "the one file with issues in the progress list"),
+        S("stderr", r"^CSpell: Files checked: 160, Issues found: 2 in 1 file", "the count"),
     ], expect_exit=exits(1))
 
 
@@ -77,9 +78,13 @@ AJV_SCHEMA = {"type": "object", "required": ["id", "email", "plan"],
 def _ajv(root):
     """Write the `ajv-validate-errors` project under `root`; return its command and signals."""
     write(root, "account.schema.json", json.dumps(AJV_SCHEMA, indent=2))
-    write(root, "account.json", json.dumps({"id": "42", "email": "ops@example.org", "plan": "gold", "seats": 0}, indent=2))
-    return Run(["ajv", "validate", "-s", "account.schema.json", "-d", "account.json", "--all-errors"], [
-        S("stderr", r"^account\.json invalid$", "the verdict"),
+    for n in range(400):
+        doc = {"id": n + 1, "email": f"user{n}@example.org", "plan": ["free", "team"][n % 2], "seats": n % 7 + 1}
+        if n == 287:
+            doc = {"id": "288", "email": "ops@example.org", "plan": "gold", "seats": 0}
+        write(root, f"accounts/a{n:03d}.json", json.dumps(doc, indent=2))
+    return Run(["ajv", "validate", "-s", "account.schema.json", "-d", "accounts/*.json", "--all-errors"], [
+        S("stderr", r"^accounts/a287\.json invalid$", "the one invalid document among 400"),
         S("stderr", r"^ +message: '", "each validation error"),
     ], expect_exit=exits(1))
 
@@ -105,11 +110,12 @@ def _coffeelint(root):
           "    sum = 0\n    for item in @items\n      sum += item.price * item.qty\n    sum\n\n"
           "  describe: -> \"Cart with #{@items.length} items and a total that is far too long for a single line of coffee\"\n"
           "\tbroken: -> 1\n")
-    write(root, "src/util.coffee", "module.exports =\n  double: (x) -> x * 2\n")
+    for n in range(250):
+        write(root, f"src/util{n:03d}.coffee", f"module.exports =\n  scale{n}: (x) -> x * {n}\n")
     return Run(["coffeelint", "src"], [
         S("stdout", r"^  ✗ src/cart\.coffee$", "the file heading"),
         S("stdout", r"✗ #11: \[stdin\]:11:2: error: indentation mismatch$", "the error and its line"),
-        S("stdout", r"^✗ Lint! » 1 error and 0 warnings in 2 files$", "the count"),
+        S("stdout", r"^✗ Lint! » 1 error and 0 warnings in 251 files$", "the count"),
     ], expect_exit=exits(1))
 
 
@@ -156,6 +162,9 @@ def _uvu(root):
     write(root, "package.json", json.dumps({"name": "slug", "version": "1.0.0", "type": "module"}))
     write(root, "src/slug.js", "export const slug = (s) => s.toLowerCase().replace(/ /g, '-');\n")
     cases = "".join(f"test('word {n}', () => assert.is(slug('Word {n}'), 'word-{n}'));\n" for n in range(30))
+    for f in range(90):
+        write(root, f"tests/word{f:02d}.test.js", "import { test } from 'uvu';\nimport * as assert from 'uvu/assert';\n"
+              "import { slug } from '../src/slug.js';\n\n" + cases + "\ntest.run();\n")
     write(root, "tests/slug.test.js", "import { test } from 'uvu';\nimport * as assert from 'uvu/assert';\n"
           "import { slug } from '../src/slug.js';\n\n" + cases +
           "test('collapses spaces', () => assert.is(slug('Big  Sale'), 'big-sale'));\n\ntest.run();\n")
@@ -163,8 +172,8 @@ def _uvu(root):
         S("stdout", r"FAIL .*\"collapses spaces\"", "the failed test"),
         S("stdout", r"^ +Expected values to be strictly equal:", "the assertion"),
         S("stdout", r"tests/slug\.test\.js:\d+:\d+\)$", "the test's frame"),
-        S("stdout", r"^ +Total: +31$", "the total"),
-        S("stdout", r"^ +Passed: +30$", "how many passed"),
+        S("stdout", r"^ +Total: +2731$", "the total"),
+        S("stdout", r"^ +Passed: +2730$", "how many passed"),
     ], expect_exit=exits(1))
 
 

@@ -13,11 +13,14 @@ from sealed_common import Run, S, exits, recipe, sh, write
 @recipe("fpc-compile-errors", "fpc", "compiler", ["fpc", "-iV"], needs=("fpc",))
 def _fpc(root):
     """Write the `fpc-compile-errors` project under `root`; return its command and signals."""
-    write(root, "ledger.pas", "program Ledger;\nvar\n  total: Integer;\n  rate: Real;\n  unused: Integer;\n"
+    procs = "".join(f"procedure Post{n}(amount: Integer);\nvar\n  fee{n}: Integer;\n  memo{n}: string;\n"
+                    f"begin\n  WriteLn('posting ', amount);\nend;\n\n" for n in range(60))
+    write(root, "ledger.pas", "program Ledger;\n\n" + procs + "var\n  total: Integer;\n  rate: Real;\n"
           "begin\n  total := 0;\n  rate := 1.5;\n  total := total + rate;\n  WriteLn('Total: ', totl);\nend.\n")
-    return Run(["fpc", "ledger.pas"], [
+    return Run(["fpc", "-vewnh", "ledger.pas"], [
         S("stdout", r"^ledger\.pas\(\d+,\d+\) Error: ", "each error with its line"),
         S("stdout", r"^ledger\.pas\(\d+\) Fatal: There were 2 errors compiling module, stopping$", "the verdict"),
+        S("stdout", r"^Fatal: Compilation aborted$", "the end of the compilation"),
     ], expect_exit=exits(1))
 
 
@@ -67,7 +70,7 @@ def _sbcl(root):
           "(defun order-total (lines) (reduce #'+ (mapcar #'line-total lines)))\n"
           "(defun print-report (orders)\n  (dolist (o orders)\n    (format t \"order ~a: ~a~%\" (first o) (order-total (rest o))))\n"
           "  (format t \"tax: ~a~%\" (* tax-rate 100)))\n"
-          "(print-report '((1 (:price 3 :qty 2)) (2 (:price 5 :qty 1))))\n")
+          "(print-report (loop for n from 1 to 400 collect (list n (list :price n :qty (1+ (mod n 4))))))\n")
     return Run(["sbcl", "--script", "report.lisp"], [
         S("stderr", r"^Unhandled UNBOUND-VARIABLE in thread ", "the error"),
         S("stderr", r"^  The variable TAX-RATE is unbound\.$", "what was wrong"),
@@ -80,13 +83,15 @@ def _sbcl(root):
 def _guile(root):
     """Write the `guile-wrong-type-backtrace` project under `root`; return its command and signals."""
     write(root, "stats.scm", "(define (mean xs) (/ (apply + xs) (length xs)))\n"
-          "(define (report rows)\n  (for-each (lambda (r) (display (mean (cdr r))) (newline)) rows))\n"
-          "(report '((a 1 2 3) (b 4 5 6) (c 7 \"8\" 9)))\n")
+          "(define (report rows)\n  (for-each (lambda (r) (format #t \"sensor ~a mean ~a~%\" (car r) (mean (cdr r)))) rows))\n"
+          "(define rows (map (lambda (n) (list n n (+ n 1) (+ n 2))) (iota 400)))\n"
+          "(report (append rows '((400 7 \"8\" 9))))\n")
     return Run(["guile", "--no-auto-compile", "stats.scm"], [
         S("stderr", r"^Backtrace:$", "the trace's start"),
         S("stderr", r'\(primitive-load ".*/stats\.scm"\)$', "the script's frame"),
         S("stderr", r"^ERROR: In procedure \+:$", "the error"),
         S("stderr", r'^In procedure \+: Wrong type argument in position 2: "8"$', "what was wrong"),
+        S("stdout", r"^sensor 399 mean 400$", "the last row reported before the error"),
     ], expect_exit=exits(1))
 
 
@@ -96,11 +101,12 @@ def _tcl(root):
     write(root, "deploy.tcl", "proc read_hosts {path} {\n    set f [open $path r]\n    set data [read $f]\n"
           "    close $f\n    return [split [string trim $data] \\n]\n}\n"
           "proc deploy {env} {\n    foreach host [read_hosts hosts-$env.txt] {\n        puts \"deploying to $host\"\n    }\n}\n"
-          "puts \"starting deploy\"\ndeploy staging\n")
+          "puts \"starting deploy\"\ndeploy production\ndeploy staging\n")
+    write(root, "hosts-production.txt", "".join(f"app{n:03d}.prod.internal\n" for n in range(300)))
     return Run(["tclsh", "deploy.tcl"], [
         S("stderr", r'^couldn\'t open "hosts-staging\.txt": no such file or directory$', "the error"),
         S("stderr", r'^    \(procedure "read_hosts" line 2\)$', "the innermost procedure"),
-        S("stderr", r'^    \(file "deploy\.tcl" line 13\)$', "the script's line"),
+        S("stderr", r'^    \(file "deploy\.tcl" line 14\)$', "the script's line"),
     ], expect_exit=exits(1))
 
 
@@ -131,7 +137,7 @@ def _bats(root):
 def _shunit2(root):
     """Write the `shunit2-assert-failures` project under `root`; return its command and signals."""
     write(root, "lib/math.sh", "add() { echo $(( $1 + $2 )); }\npercent() { echo $(( $1 * 100 / $2 )); }\n")
-    tests = "".join(f"test_add_{n}() {{ assertEquals {2 * n} \"$(add {n} {n})\"; }}\n" for n in range(12))
+    tests = "".join(f"test_add_{n}() {{ assertEquals {2 * n} \"$(add {n} {n})\"; }}\n" for n in range(420))
     write(root, "test_math.sh", ". ./lib/math.sh\n" + tests +
           "test_percent_rounds() { assertEquals 'third' 33 \"$(percent 1 3)\"; assertEquals 'two thirds' 67 \"$(percent 2 3)\"; }\n"
           ". shunit2\n")
@@ -203,6 +209,7 @@ static void test_simple(void) { CU_ASSERT_EQUAL(word_count("a b c"), 3); }
 static void test_empty(void) { CU_ASSERT_EQUAL(word_count(""), 0); }
 static void test_tabs(void) { CU_ASSERT_EQUAL(word_count("a\tb"), 2); }
 static void test_spaces(void) { CU_ASSERT_EQUAL(word_count("  a  b "), 2); }
+#include "generated.h"
 
 int main(void) {
     CU_initialize_registry();
@@ -211,6 +218,7 @@ int main(void) {
     CU_add_test(s, "empty", test_empty);
     CU_add_test(s, "tabs", test_tabs);
     CU_add_test(s, "spaces", test_spaces);
+    add_generated(s);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     int failed = CU_get_number_of_failures();
@@ -225,11 +233,14 @@ int main(void) {
 def _cunit(root):
     """Write the `cunit-basic-failure` project under `root`; return its command and signals."""
     write(root, "test_words.c", CUNIT_SUITE)
+    cases = "".join(f"static void test_repeat_{n}(void) {{ CU_ASSERT_EQUAL(word_count(\"w x y\"), 3); }}\n" for n in range(300))
+    adds = "".join(f"    CU_add_test(s, \"repeat {n}\", test_repeat_{n});\n" for n in range(300))
+    write(root, "generated.h", cases + "static void add_generated(CU_pSuite s) {\n" + adds + "}\n")
     sh(["gcc", "-o", "test_words", "test_words.c", "-lcunit"], root)
     return Run(["./test_words"], [
         S("stdout", r"^  Test: tabs \.\.\.FAILED$", "the failed test"),
         S("stdout", r"^    1\. test_words\.c:11  - CU_ASSERT_EQUAL", "the assertion and its line"),
-        S("stdout", r"^ +tests +4 +4 +3 +1 +0$", "the tests' summary row"),
+        S("stdout", r"^ +tests +304 +304 +303 +1 +0$", "the tests' summary row"),
     ], expect_exit=exits(1))
 
 
@@ -272,8 +283,8 @@ class InvoiceBuilder
   end
 end
 
-orders = JSON.parse('[{"customer_id": 1, "total": 10}, {"customer_id": 7, "total": 25}]')
-builder = InvoiceBuilder.new({ 1 => { email: 'A@EXAMPLE.ORG' } })
+orders = (1..400).map { |n| { 'customer_id' => n == 311 ? 9999 : n, 'total' => n * 3 } }
+builder = InvoiceBuilder.new((1..400).to_h { |n| [n, { email: "CUSTOMER#{n}@EXAMPLE.ORG" }] })
 orders.each do |order|
   puts builder.build(order).to_json
 end
@@ -288,6 +299,7 @@ def _ruby_error(root):
         S("stderr", r"^invoices\.rb:10:in `build': undefined method `\[\]' for nil:NilClass \(NoMethodError\)$",
           "the exception and the project's frame"),
         S("stderr", r"^\tfrom invoices\.rb:17:in `block in <main>'$", "the caller"),
+        S("stdout", r'^\{"to":"customer310@example\.org","total":930\}$', "the last invoice built before the error"),
     ], expect_exit=exits(1))
 
 

@@ -40,14 +40,15 @@ def _mccabe(root):
     """Write the `mccabe-complex-functions` project under `root`; return its command and signals."""
     branches = "".join(f"    if kind == 'k{n}':\n        total += {n}\n    elif kind == 'j{n}' and total > {n}:\n"
                        f"        total -= {n}\n" for n in range(6))
-    write(root, "billing.py", "def price(kind, total):\n" + branches + "    return total\n\n\n"
+    helpers = "".join(f"def fee_{n}(amount):\n    return amount * {n} / 100\n\n\n" for n in range(400))
+    write(root, "billing.py", helpers + "def price(kind, total):\n" + branches + "    return total\n\n\n"
           "def simple(x):\n    return x + 1\n\n\nclass Ledger:\n    def settle(self, rows):\n"
           "        for row in rows:\n            if row and row[0]:\n                try:\n                    yield row\n"
           "                except ValueError:\n                    continue\n            elif row:\n"
           "                yield None\n")
-    return Run(["python", "-m", "mccabe", "--min", "5", "billing.py"], [
-        S("stdout", r"'price' 13$", "the most complex function"),
-        S("stdout", r"'Ledger\.settle' 6$", "the other function over the threshold"),
+    return Run(["python", "-m", "mccabe", "--min", "1", "billing.py"], [
+        S("stdout", r"'price' 13$", "the one complex function among 400 simple ones"),
+        S("stdout", r"'Ledger\.settle' 6$", "the other function over 1"),
     ], expect_exit=exits(0))
 
 
@@ -75,8 +76,8 @@ Title
 @recipe("rstcheck-docs", "rstcheck", "docs", [vbin("rstcheck"), "--version"], needs=("rstcheck",))
 def _rstcheck(root):
     """Write the `rstcheck-docs` project under `root`; return its command and signals."""
-    for n in range(6):
-        write(root, f"docs/page{n}.rst", f"Page {n}\n=======\n\nSome text about part {n}.\n")
+    for n in range(95):
+        write(root, f"docs/page{n:02d}.rst", f"Release notes for part {n}\n=====\n\nSome text about part {n}.\n")
     write(root, "docs/deploy.rst", RST_BAD)
     return Run(["rstcheck", "-r", "docs"], [
         S("stderr", r"^docs/deploy\.rst:\d+: \((ERROR|SEVERE)/\d\)", "each error with its line"),
@@ -88,11 +89,11 @@ def _rstcheck(root):
 def _doc8(root):
     """Write the `doc8-docs` project under `root`; return its command and signals."""
     long = "This sentence keeps going well past the seventy-nine character limit that doc8 enforces by default."
-    for n in range(8):
-        write(root, f"docs/guide{n}.rst", f"Guide {n}\n========\n\n{long if n % 3 == 0 else 'Short.'}\n\n")
+    for n in range(160):
+        write(root, f"docs/guide{n:03d}.rst", f"Guide {n}\n==========\n\n{long}\n")
     write(root, "docs/ops.rst", "Ops\n===\n\n\tTabbed line.\nTrailing space here.   \n\n\n")
     return Run(["doc8", "docs"], [
-        S("stdout", r"^docs/\S+\.rst:\d+: D\d{3} ", "each finding with its file and line"),
+        S("stdout", r"^docs/ops\.rst:\d+: D00[023] ", "the findings other than the long lines repeated on every page"),
         S("stdout", r"^Total accumulated errors = \d+$", "the count"),
     ], expect_exit=exits(1))
 
@@ -100,11 +101,13 @@ def _doc8(root):
 @recipe("proselint-readme", "proselint", "linter", [vbin("proselint"), "--version"], needs=("proselint",))
 def _proselint(root):
     """Write the `proselint-readme` project under `root`; return its command and signals."""
+    notes = "".join(f"- Release {n}: the import is very fast now and the export is very stable.\n" for n in range(120))
+    write(root, "CHANGELOG.md", "# Changes\n\n" + notes)
     write(root, "README.md", "# Shop\n\nThis is very unique software. It is a very  fast tool.\n\n"
           "In order to utilize it, you must first install it. At this point in time it works.\n\n"
           "The results are extremely unique and, needless to say, amazing!!\n")
-    return Run(["proselint", "README.md"], [
-        S("stdout", r"^README\.md:\d+:\d+: ", "each finding with its line"),
+    return Run(["proselint", "CHANGELOG.md", "README.md"], [
+        S("stdout", r"^README\.md:\d+:\d+: (?!weasel_words)", "the findings other than the weasel word repeated in every entry"),
     ], expect_exit=exits(1))
 
 
@@ -184,9 +187,10 @@ def _bashate(root):
     """Write the `bashate-scripts` project under `root`; return its command and signals."""
     write(root, "scripts/deploy.sh", "#!/bin/bash\nset -e\nfor host in a b c; do\n  echo $host\ndone\n"
           "if [ -f x ]; then\n\techo tab\nfi\nfunction  build {\n    echo build \n}\n")
-    write(root, "scripts/clean.sh", "#!/bin/bash\nrm -rf build\n")
-    return Run(["bashate", "scripts/deploy.sh", "scripts/clean.sh"], [
-        S("stdout", r"^scripts/deploy\.sh:\d+:\d+: E\d{3} ", "each finding with its line"),
+    for n in range(150):
+        write(root, f"scripts/job{n:03d}.sh", f"#!/bin/bash\nif [ -d build{n} ]; then\n  rm -rf build{n}\nfi\n")
+    return Run(["bashate", "scripts/deploy.sh", *[f"scripts/job{n:03d}.sh" for n in range(150)]], [
+        S("stdout", r"^scripts/deploy\.sh:\d+:\d+: E(00[12]|020) ", "the findings other than the indent width repeated in every script"),
         S("stdout", r"^\d+ bashate error\(s\) found$", "the count"),
     ], expect_exit=exits(1))
 

@@ -189,7 +189,8 @@ def _deb_tree(root: str) -> None:
     """An unpacked binary package with the slips lintian reports: no copyright, a bare binary, bad fields."""
     write(root, "pkg/DEBIAN/control", "Package: shop-tools\nVersion: 1.0\nArchitecture: all\n"
           "Maintainer: Dev One <dev@example.org>\nDescription: shop tools\n")
-    write(root, "pkg/usr/bin/shop-report", "#!/bin/bash\necho report\n", mode=0o755)
+    for n in range(90):
+        write(root, f"pkg/usr/bin/shop-report-{n:02d}", f"#!/bin/bash\necho report {n}\n", mode=0o755)
     write(root, "pkg/usr/share/doc/shop-tools/README", "Shop tools.\n")
     write(root, "pkg/etc/shop/shop.conf", "port=8080\n")
 
