@@ -131,18 +131,21 @@ class Stream:
         # A line's triggers and class follow from its bytes alone: a line seen before in this output
         # (dense diagnostics repeat `  |`, `error: aborting …`) takes the class it was given.
         known: dict[bytes, str | None] = {}
+        # Whether any line is a marker: line 0, or one of the others, each after a newline in `body`.
+        marked = bool(lines) and (is_marker(0, lines[0]) or self.markers.any_in(body, 1, len(lines) - 1))
         previous, number = 0, 0
+        count = body.count
         for offset in sorted(found):
-            number += body.count(b"\n", previous, offset)
+            number += count(b"\n", previous, offset)
             previous = offset
             line = lines[number]
-            if is_marker(number, line):
-                continue  # a reducer's own marker: kept or cut with its pair, never salient
             cls = known.get(line, 0)
             if cls == 0:
                 cls = known[line] = entry_class(line, found[offset])
             if cls is None:
                 continue  # plain or noise: `is_noise` asks if a view ever needs to know
+            if marked and is_marker(number, line):
+                continue  # a reducer's own marker: kept or cut with its pair, never salient
             if cls == "note":
                 noise[number] = False  # a note is plain, whatever a noise pattern would say of it
             else:
