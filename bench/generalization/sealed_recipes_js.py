@@ -130,9 +130,12 @@ def _tslint(root):
           "    total(): number {\n        var t = 0\n        for (let i = 0; i < this.items.length; i++) t += this.items[i]\n"
           "        return t\n    }\n}\n")
     write(root, "src/index.ts", "import { Orders } from './orders';\nexport const o = new Orders();\n")
+    for n in range(90):
+        write(root, f"src/handlers/h{n:02d}.ts", f"export function handle{n}(id: number): number {{\n"
+              f"    console.log('handling', id);\n    return id * {n};\n}}\n")
     return Run(["tslint", "-p", "."], [
-        S("stdout", r"src/orders\.ts:\d+:\d+$", "the file heading"),
-        S("stdout", r"^ERROR: \d+:\d+ ", "each finding with its line"),
+        S("stdout", r"src/orders\.ts:\d+:\d+$", "the heading of the file with findings other than console calls"),
+        S("stdout", r"^ERROR: \d+:\d+ +(array-type|no-var-keyword|prefer-for-of) ", "the findings other than the console call in every handler"),
     ], expect_exit=exits(2))
 
 
@@ -198,16 +201,16 @@ def _qunit(root):
 @recipe("html-validate-site", "html-validate", "linter", [nbin("html-validate"), "--version"], needs=("html-validate",))
 def _html_validate(root):
     """Write the `html-validate-site` project under `root`; return its command and signals."""
-    for n in range(6):
-        write(root, f"site/p{n}.html", f"<!doctype html>\n<html lang=\"en\">\n<head><title>P{n}</title></head>\n"
+    for n in range(150):
+        write(root, f"site/p{n:03d}.html", f"<!doctype html>\n<html lang=\"en\">\n<head><title>P{n}</title></head>\n"
               f"<body><main><h1>Page {n}</h1><p>Text.</p></main></body>\n</html>\n")
     write(root, "site/checkout.html", "<!doctype html>\n<html lang=\"en\">\n<head><title>Pay</title></head>\n<body>\n"
           "<main>\n<h1>Pay</h1>\n<img src=\"card.png\">\n<button>Pay</button>\n<div id=\"total\"></div>\n"
           "<div id=\"total\"></div>\n<p><div>nested</div></p>\n</main>\n</body>\n</html>\n")
     return Run(["html-validate", "site"], [
         S("stdout", r"site/checkout\.html$", "the file with the real findings"),
-        S("stdout", r"^ +\d+:\d+ +error +(?!DOCTYPE)", "each finding other than the doctype style repeated on every page"),
-        S("stdout", r"^✖ 12 problems \(12 errors, 0 warnings\)$", "the count"),
+        S("stdout", r"^ +\d+:\d+ +error +(?!DOCTYPE|\s)", "each finding other than the doctype style repeated on every page"),
+        S("stdout", r"^✖ 156 problems \(156 errors, 0 warnings\)$", "the count"),
     ], expect_exit=exits(1))
 
 
