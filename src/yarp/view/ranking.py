@@ -138,28 +138,28 @@ def heading(stream, index: int) -> int | None:
         return known
     lines = stream.lines
     is_marker = stream.markers.is_marker
+    facts = stream.heads
     indent = _indent(lines[index])
     found = None
     # Blank lines and markers are passed over, so only a line that would end the walk is asked whether it
-    # is one. A line at the margin has indent 0 and any other an indent of one or more; a banner holds
-    # `.` or `: In `, or starts `In ` or with one of `_BANNER_FIRST` (`is_banner` needs one of them).
+    # is one. What a line's bytes say (its indent, whether it is a banner) is kept per bytes: walks
+    # cross the same lines, and dense output repeats them.
     for above in range(index - 1, max(-1, index - HEADING_REACH), -1):
         text = lines[above]
+        known = facts.get(text)
+        if known is None:
+            known = facts[text] = (_indent(text), _maybe_banner(text) and is_banner(text))
+        level, banner = known
         if indent:
-            if text[:1] not in _INDENTS:
-                hit = above  # indented less: at the margin
+            if level < indent:
+                hit = above
+            elif level == indent and above in memo:
+                hit = memo[above]  # a line of the same indent above, whose heading is known: the same one
             else:
-                level = _indent(text)
-                if level < indent:
-                    hit = above
-                elif level == indent and above in memo:
-                    hit = memo[above]  # a line of the same indent above, whose heading is known: the same one
-                else:
-                    continue
-        elif (text[:1] in _BANNER_FIRST or b"." in text or b": In " in text or text.startswith(b"In ")) and (
-                is_banner(text)):
+                continue
+        elif banner:
             hit = above
-        elif above in memo and text[:1] not in _INDENTS:
+        elif not level and above in memo:
             hit = memo[above]
         else:
             continue
@@ -170,9 +170,14 @@ def heading(stream, index: int) -> int | None:
     return found
 
 
-_INDENTS = (b" ", b"\t")
 #: The first bytes of a banner that is a run of signs (`is_banner`).
 _BANNER_FIRST = (b"*", b"=", b"#", b"-", b">")
+
+
+def _maybe_banner(line: bytes) -> bool:
+    """What `is_banner` needs before it asks more: `.` or `: In `, or a line starting `In ` or with
+    one of `_BANNER_FIRST`."""
+    return line[:1] in _BANNER_FIRST or b"." in line or b": In " in line or line.startswith(b"In ")
 
 
 def _indent(line: bytes) -> int:

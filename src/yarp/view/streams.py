@@ -90,7 +90,7 @@ class Stream:
     """
 
     __slots__ = ("name", "lines", "final_newline", "markers", "ranges", "marker_bytes", "classes", "shown",
-                 "extra_counts", "noise", "cut", "headings", "kinds", "templates")
+                 "extra_counts", "noise", "cut", "headings", "kinds", "templates", "heads")
 
     def __init__(self, name: str, data: bytes, sal: Classifier, records=None) -> None:
         self.name = name
@@ -110,6 +110,8 @@ class Stream:
         #: Per line asked, its kind and place (`ranking.kind`); per line's bytes, its template and file.
         self.kinds: dict[int, tuple[bytes, bytes]] = {}
         self.templates: dict[bytes, tuple[bytes, bytes]] = {}
+        #: Per line's bytes a heading's walk read, its indent and whether it is a banner.
+        self.heads: dict[bytes, tuple[int, bool]] = {}
         self._know_markers(records)
         if data:
             self._classify(body, sal)
