@@ -24,6 +24,8 @@ STOPS = ("summary", "header")
 #: The class of a line that stands alone, without lead or continuation: a rare line among alike ones
 #: (the one deleted file's row of a `diff --stat`), whose neighbours are the rows it stands out from.
 LINE_CLASSES = ("rare",)
+#: The rank of each class a block or a line standing alone is built around (`block_units`).
+_RANKED = {cls: RANK[cls] for cls in RANK if cls in BLOCK_CLASSES or cls in STOPS or cls in LINE_CLASSES}
 
 
 BLANK, OPENS = 1, 2
@@ -71,10 +73,14 @@ def block_units(lines: list[bytes], classes: dict[int, str], stream: int, sal: C
     and last `bound`, built from the salient lines near the stream's ends: what a view that
     weighs no more than those of a rank (`spending._ends_of`) needs, exactly."""
     by_rank: dict[int, list[int]] = {}
+    ranked = _RANKED
     for index in sorted(classes):
-        cls = classes[index]
-        if cls in BLOCK_CLASSES or cls in STOPS or cls in LINE_CLASSES:
-            by_rank.setdefault(RANK[cls], []).append(index)
+        rank = ranked.get(classes[index])
+        if rank is not None:
+            anchors = by_rank.get(rank)
+            if anchors is None:
+                anchors = by_rank[rank] = []
+            anchors.append(index)
     units: list[Unit] = []
     tests = _Tests()
     for rank in sorted(by_rank):
