@@ -38,6 +38,10 @@ def cross(buf: bytes, triggers: tuple[bytes, ...]) -> dict[int, tuple[bytes, ...
     twin, compiled = kernel_impls.both("_scan")
     expected = twin.trigger_lines(buf, triggers)
     assert compiled.trigger_lines(buf, triggers) == expected, (buf[:200], triggers)
+    numbered = twin.trigger_line_numbers(buf, triggers)
+    assert compiled.trigger_line_numbers(buf, triggers) == numbered, (buf[:200], triggers)
+    # The same lines in the same order, each named by how many newlines come before its start.
+    assert numbered == [(buf.count(b"\n", 0, start), expected[start]) for start in sorted(expected)]
     return expected
 
 
@@ -225,3 +229,13 @@ def test_a_line_s_shape_is_its_runs_of_word_characters_and_of_each_symbol(impl):
 def test_the_compiled_shapes_answer_as_the_twin(data):
     twin, compiled = kernel_impls.both("_scan")
     assert compiled.line_shapes(data) == twin.line_shapes(data)
+
+
+def test_lines_are_numbered_from_zero_in_line_order(impl):
+    triggers = (b"error", b"fail", b"warn")
+    buf = b"ok\nERROR: fail\n\n\nwarn\nerror\n"
+    assert impl.trigger_line_numbers(buf, triggers) == [(1, (b"error", b"fail")), (4, (b"warn",)), (5, (b"error",))]
+    assert impl.trigger_line_numbers(b"", triggers) == [] and impl.trigger_line_numbers(b"\n\nfail", triggers) == [
+        (2, (b"fail",))]
+    odd = (b"", b"r\ne", b"error")  # the empty trigger and one holding a newline: the twin's walk, lines sorted
+    assert impl.trigger_line_numbers(b"x\nerror\nend", odd) == [(0, (b"",)), (1, (b"", b"r\ne", b"error")), (2, (b"",))]

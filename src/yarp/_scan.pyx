@@ -24,7 +24,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.string cimport memchr, memset
 
 IMPLEMENTATION = "c"
-__all__ = ["IMPLEMENTATION", "SHAPE_BYTES", "line_shapes", "trigger_lines"]
+__all__ = ["IMPLEMENTATION", "SHAPE_BYTES", "line_shapes", "trigger_line_numbers", "trigger_lines"]
 
 #: The most bytes of a line's shape kept (`line_shapes`).
 SHAPE_BYTES = 256
@@ -314,6 +314,20 @@ cdef int _run(Scan *s, bint odd) noexcept nogil:
     return 0
 
 
+cdef Py_ssize_t _newlines(const unsigned char *p, Py_ssize_t n) noexcept nogil:
+    """How many b"\\n" the `n` bytes at `p` hold."""
+    cdef Py_ssize_t count = 0
+    cdef const unsigned char *end = p + n
+    cdef const unsigned char *q
+    while p < end:
+        q = <const unsigned char *>memchr(p, 10, end - p)
+        if q == NULL:
+            break
+        count += 1
+        p = q + 1
+    return count
+
+
 def trigger_lines(buf, triggers) -> dict:
     """Per start offset of a line of `buf` holding a trigger, the triggers found on it.
 
@@ -321,9 +335,20 @@ def trigger_lines(buf, triggers) -> dict:
     ASCII letters (it is given in lower case; other bytes match exactly). The
     triggers of a line come in the order of `triggers`, each once.
     """
+    return _scan(buf, triggers, False)
+
+
+def trigger_line_numbers(buf, triggers) -> list:
+    """`trigger_lines` by line number: (the line's number, counted from 0, its triggers) per line
+    holding a trigger, in line order. The newlines are counted in the same pass over the hits."""
+    return _scan(buf, triggers, True)
+
+
+cdef object _scan(buf, triggers, bint numbers):
+    """The scan of `buf`: a dictionary by line start, or with `numbers` a list by line number."""
     cdef _Tables tables = _tables_for(triggers)
     cdef tuple found = tables.triggers
-    cdef Py_ssize_t i, j, m, failed
+    cdef Py_ssize_t i, j, m, failed, start, previous = 0, number = 0
     cdef Scan s
     cdef Py_buffer view
     PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)  # bytes, or any contiguous buffer of bytes
@@ -343,16 +368,23 @@ def trigger_lines(buf, triggers) -> dict:
             failed = _run(&s, tables.odd)
         if failed:
             raise MemoryError()
-        result = {}
+        result = [] if numbers else {}
         i = 0
-        while i < s.count:
+        while i < s.count:  # the hits come by line start, ascending
+            start = s.hits[i].start
             j = i + 1
-            while j < s.count and s.hits[j].start == s.hits[i].start:
+            while j < s.count and s.hits[j].start == start:
                 j += 1
             if j - i == 1:
-                result[s.hits[i].start] = (found[s.hits[i].index],)
+                held = (found[s.hits[i].index],)
             else:
-                result[s.hits[i].start] = tuple([found[s.hits[m].index] for m in range(i, j)])
+                held = tuple([found[s.hits[m].index] for m in range(i, j)])
+            if numbers:
+                number += _newlines(s.buf + previous, start - previous)
+                previous = start
+                result.append((number, held))
+            else:
+                result[start] = held
             i = j
         return result
     finally:

@@ -10,7 +10,7 @@ every buffer and every tuple of triggers; tests/test_scan.py crosses the two.
 from __future__ import annotations
 
 IMPLEMENTATION = "py"
-__all__ = ["IMPLEMENTATION", "SHAPE_BYTES", "line_shapes", "trigger_lines"]
+__all__ = ["IMPLEMENTATION", "SHAPE_BYTES", "line_shapes", "trigger_line_numbers", "trigger_lines"]
 
 #: The most bytes of a line's shape kept (`line_shapes`).
 SHAPE_BYTES = 256
@@ -60,6 +60,19 @@ def trigger_lines(buf: bytes, triggers: tuple[bytes, ...]) -> dict[int, tuple[by
                     break
                 pos = find(trigger, end + 1) if end + 1 < size else -1
     return starts
+
+
+def trigger_line_numbers(buf: bytes, triggers: tuple[bytes, ...]) -> list[tuple[int, tuple[bytes, ...]]]:
+    """`trigger_lines` by line number: (the line's number, counted from 0, its triggers) per line
+    holding a trigger, in line order."""
+    found = trigger_lines(buf, triggers)
+    out = []
+    previous, number = 0, 0
+    for offset in sorted(found):
+        number += buf.count(b"\n", previous, offset)
+        previous = offset
+        out.append((number, found[offset]))
+    return out
 
 
 def line_shapes(data: bytes) -> list[bytes]:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import os
 
 from yarp.view.matching import Literals, Plan
-from yarp.view.scan import trigger_lines
+from yarp.view.scan import trigger_line_numbers, trigger_lines
 
 #: Classes in the order a view spends its budget on them (see `RANK`).
 CLASSES = ("failure", "exit", "traceback", "summary", "header", "location", "finding", "rare", "warning", "noise")
@@ -176,6 +176,11 @@ class Classifier:
         per trigger over a lowercased copy).
         """
         return trigger_lines(buf, self.triggers if triggers is None else triggers)
+
+    def salient_line_numbers(self, buf: bytes) -> list[tuple[int, tuple[bytes, ...]]]:
+        """`salient_lines` by line number: (the line's number, its triggers) per line of `buf` holding a
+        trigger, in line order (`yarp.view.scan.trigger_line_numbers`)."""
+        return trigger_line_numbers(buf, self.triggers)
 
 
 def _sre_args(pattern: str) -> tuple:

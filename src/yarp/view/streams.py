@@ -129,7 +129,7 @@ class Stream:
 
     def _classify(self, body: bytes, sal: Classifier) -> None:
         """Class the salient lines: a buffer scan finds the lines holding a trigger, and only they are matched."""
-        found = sal.salient_lines(body)
+        found = sal.salient_line_numbers(body)
         is_marker = self.markers.is_marker
         lines, classes, noise = self.lines, self.classes, self.noise
         entry_class = sal.entry_class
@@ -141,15 +141,11 @@ class Stream:
         # in `body`); else each classed line is asked.
         marked = len(found) * MARKER_SEARCH_BYTES <= len(body) or (
             is_marker(0, lines[0]) or self.markers.any_in(body, 1, len(lines) - 1))
-        previous, number = 0, 0
-        count = body.count
-        for offset in sorted(found):
-            number += count(b"\n", previous, offset)
-            previous = offset
+        for number, triggers in found:
             line = lines[number]
             cls = known.get(line, 0)
             if cls == 0:
-                cls = known[line] = entry_class(line, found[offset])
+                cls = known[line] = entry_class(line, triggers)
             if cls is None:
                 continue  # plain or noise: `is_noise` asks if a view ever needs to know
             if marked and is_marker(number, line):
