@@ -99,8 +99,9 @@ def _extract(revision: str, into: str) -> str:
     """`src/yarp` of `revision`, written under `into`; returns the `src` directory.
 
     The compiled kernels are build products git does not hold: each one built in this tree is
-    copied beside that revision's source when its `.pyx` is the same, so both trees run the same
-    kernels (without them the other tree would scan with the pure-Python twins)."""
+    copied beside that revision's source when its `.pyx` is the same, and built from that revision's
+    `.pyx` (`cythonize -i`) when it differs, so both trees run compiled kernels (without them the
+    other tree would scan with the pure-Python twins and look slower than it is)."""
     import glob
 
     archive = subprocess.run(["git", "-C", ROOT, "archive", revision, "src/yarp"], capture_output=True, check=True)
@@ -110,6 +111,9 @@ def _extract(revision: str, into: str) -> str:
         here, there = (os.path.join(base, "src", "yarp", f"{name}.pyx") for base in (ROOT, into))
         if os.path.exists(there) and _same_bytes(here, there):
             shutil.copy2(built, os.path.join(into, "src", "yarp"))
+        elif os.path.exists(there):
+            cythonize = os.path.join(os.path.dirname(sys.executable), "cythonize")
+            subprocess.run([cythonize, "-i", "-q", there], cwd=into, capture_output=True, check=True)
     return os.path.join(into, "src")
 
 
