@@ -16,6 +16,8 @@ built them all (`_ends`). The patterns and limits are the salience data's
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 from yarp.view.salience import FAILURE_CLASSES, RANK, Classifier, is_blank
 
 #: The classes a block is built around, and those of lines that end a block before them.
@@ -29,6 +31,7 @@ _RANKED = {cls: RANK[cls] for cls in RANK if cls in BLOCK_CLASSES or cls in STOP
 
 
 BLANK, OPENS = 1, 2
+_START = itemgetter(0)  # a block's first line
 
 
 class _Tests:
@@ -106,7 +109,7 @@ def _merged(blocks: list[tuple], rank: int) -> list[list]:
     of their starts, as [start, end, parts]: failure blocks also when one ends the line above the next."""
     reach = 1 if rank == 0 else 0
     out: list[list] = []
-    for start, end, part in sorted(blocks, key=lambda block: block[0]):
+    for start, end, part in sorted(blocks, key=_START):
         if out and start <= out[-1][1] + reach:
             last = out[-1]
             last[1] = max(last[1], end)
