@@ -224,7 +224,7 @@ def test_a_line_s_shape_is_its_runs_of_word_characters_and_of_each_symbol(impl):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from([b"a", b"Z9_", b" ", b"\t", b"-", b"--", b"+", b"|", b"\n", b"\xc3\xa9", b"w", b"ww"]),
+@given(st.lists(st.sampled_from([b"a", b"Z9_", b" ", b"\t", b"-", b"--", b"+", b"|", b"\n", b"\xc3\xa9", b"w", b"ww", b"FAIL", b"F", b"ABCDEFGHI", b"A_B"]),
                 max_size=400).map(b"".join))
 def test_the_compiled_shapes_answer_as_the_twin(data):
     twin, compiled = kernel_impls.both("_scan")
@@ -239,3 +239,8 @@ def test_lines_are_numbered_from_zero_in_line_order(impl):
         (2, (b"fail",))]
     odd = (b"", b"r\ne", b"error")  # the empty trigger and one holding a newline: the twin's walk, lines sorted
     assert impl.trigger_line_numbers(b"x\nerror\nend", odd) == [(0, (b"",)), (1, (b"", b"r\ne", b"error")), (2, (b"",))]
+
+
+def test_a_short_word_of_capitals_keeps_its_letters_in_a_shape(impl):
+    data = b"Inventory Check 4-51   | FAIL |\n    F 73:0 dispatch_251 - F (67)\nOK_1 ABCDEFGHI Ab"
+    assert impl.line_shapes(data) == [b"w w w-w | FAIL |", b" F w:w w - F (w)", b"w w w"]

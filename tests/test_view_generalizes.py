@@ -336,3 +336,14 @@ def test_an_indented_finding_of_a_rare_check_stands_out():
     text = ("\n".join(out) + "\n").encode()
     lines = text.split(b"\n")
     assert [lines[n] for n in rarity.rare_findings(text, lines, {}, classifier().finding)] == [out[31].encode()]
+
+
+def test_a_row_whose_status_word_is_rare_stands_out():
+    # radon grades every function A to F and Robot Framework marks each test PASS or FAIL: the row's
+    # shape keeps its short word of capitals, so the two F rows are rare among 3,000 A rows.
+    rows = [f"    F {n % 90 + 1}:0 handler_{n} - A ({n % 3 + 1})" for n in range(3000)]
+    rows[700] = "    F 73:0 dispatch_251 - F (67)"
+    rows[2100] = "    F 73:0 dispatch_137 - F (67)"
+    rows += ["", "3000 blocks (classes, functions, methods) analyzed.", "Average complexity: A (2.03)"]
+    shown = lines_of(view(("\n".join(rows) + "\n").encode(), exit_code=0))
+    assert rows[700] in shown and rows[2100] in shown

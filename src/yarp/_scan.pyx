@@ -26,8 +26,9 @@ from libc.string cimport memchr, memset
 IMPLEMENTATION = "c"
 __all__ = ["IMPLEMENTATION", "SHAPE_BYTES", "line_shapes", "trigger_line_numbers", "trigger_lines"]
 
-#: The most bytes of a line's shape kept (`line_shapes`).
+#: The most bytes of a line's shape kept (`line_shapes`), and the longest word of capitals it keeps.
 SHAPE_BYTES = 256
+cdef Py_ssize_t CAPS_BYTES = 8
 
 #: Buffers at least this long are scanned without the GIL (shorter ones take less than its hand-over).
 cdef Py_ssize_t _GIL_FREE_BYTES = 8192
@@ -403,29 +404,49 @@ def line_shapes(data) -> list:
     """Per line of `data` (split at b"\\n"), its shape, as `yarp._scan_py.line_shapes` gives it."""
     cdef Py_buffer view
     cdef const unsigned char *p
-    cdef Py_ssize_t i, n, k = 0
+    cdef Py_ssize_t i, j, m, n, k = 0
     cdef unsigned int c, prev = 256
+    cdef bint caps
     cdef unsigned char shape[256]
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     out = []
     try:
         p = <const unsigned char *>view.buf
         n = view.len
-        for i in range(n):
+        i = 0
+        while i < n:
             c = p[i]
             if c == 10:
                 out.append(PyBytes_FromStringAndSize(<char *>shape, k))
                 k = 0
                 prev = 256
+                i += 1
                 continue
             if WORD[c]:
-                c = 119  # b"w"
-            if c == prev:
+                # A word run: itself when it is a short word of capitals (`FAIL`, a grade `F`), else `w`.
+                j = i
+                caps = True
+                while j < n and WORD[p[j]]:
+                    if p[j] < 65 or p[j] > 90:
+                        caps = False
+                    j += 1
+                if caps and j - i <= CAPS_BYTES:
+                    for m in range(i, j):
+                        if k < 256:
+                            shape[k] = p[m]
+                            k += 1
+                elif k < 256:
+                    shape[k] = 119  # b"w"
+                    k += 1
+                prev = 256
+                i = j
                 continue
-            prev = c
-            if k < 256:
-                shape[k] = <unsigned char>c
-                k += 1
+            if c != prev:
+                prev = c
+                if k < 256:
+                    shape[k] = <unsigned char>c
+                    k += 1
+            i += 1
         out.append(PyBytes_FromStringAndSize(<char *>shape, k))
         return out
     finally:

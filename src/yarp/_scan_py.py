@@ -12,8 +12,9 @@ from __future__ import annotations
 IMPLEMENTATION = "py"
 __all__ = ["IMPLEMENTATION", "SHAPE_BYTES", "line_shapes", "trigger_line_numbers", "trigger_lines"]
 
-#: The most bytes of a line's shape kept (`line_shapes`).
+#: The most bytes of a line's shape kept (`line_shapes`), and the longest word of capitals it keeps.
 SHAPE_BYTES = 256
+CAPS_BYTES = 8
 _word_run = _symbol_run = None
 
 #: Per trigger scanned, its distinct bytes; emptied when it holds `_KEPT` (callers pass a few fixed tuples).
@@ -77,11 +78,18 @@ def trigger_line_numbers(buf: bytes, triggers: tuple[bytes, ...]) -> list[tuple[
 
 def line_shapes(data: bytes) -> list[bytes]:
     """Per line of `data` (split at b"\\n"), its shape: each run of ASCII word characters (`[A-Za-z0-9_]`)
-    as one `w` and each run of one other byte as that byte once, its first `SHAPE_BYTES` bytes.
-    ` src/a.py  |  12 ++++--` is ` w/w.w | w +-`."""
+    as one `w`, unless it is a word of at most `CAPS_BYTES` capitals (`FAIL`, `PASS`, a grade `F`), kept
+    as it is, and each run of one other byte as that byte once; its first `SHAPE_BYTES` bytes.
+    ` src/a.py  |  12 ++++--` is ` w/w.w | w +-`; `Check 4-51   | FAIL |` is `w w-w | FAIL |`."""
     global _word_run, _symbol_run
     if _word_run is None:
         import re
 
         _word_run, _symbol_run = re.compile(rb"\w+"), re.compile(rb"([^\w\n])\1+")
-    return [shape[:SHAPE_BYTES] for shape in _symbol_run.sub(rb"\1", _word_run.sub(b"w", data)).split(b"\n")]
+    shapes = _symbol_run.sub(rb"\1", _word_run.sub(_word_shape, data))
+    return [shape[:SHAPE_BYTES] for shape in shapes.split(b"\n")]
+
+
+def _word_shape(match) -> bytes:
+    word = match[0]
+    return word if len(word) <= CAPS_BYTES and word.isalpha() and word.isupper() else b"w"
