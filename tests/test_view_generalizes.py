@@ -347,3 +347,40 @@ def test_a_row_whose_status_word_is_rare_stands_out():
     rows += ["", "3000 blocks (classes, functions, methods) analyzed.", "Average complexity: A (2.03)"]
     shown = lines_of(view(("\n".join(rows) + "\n").encode(), exit_code=0))
     assert rows[700] in shown and rows[2100] in shown
+
+
+def test_an_unhandled_condition_and_its_backtrace_are_a_failure():
+    out = ["; caught WARNING:", ";   undefined variable: COMMON-LISP-USER::TAX-RATE"]
+    words = "order item price total batch report line entry record count sum tax net rate row".split()
+    out += [f"{words[n % 15]} {n}: " + " ".join(["item"] * (n % 9)) for n in range(600)]  # no one shape or word
+    out += ['Unhandled UNBOUND-VARIABLE in thread #<SB-THREAD:THREAD "main thread" RUNNING', "    {1001348003}>:",
+            "  The variable TAX-RATE is unbound.", "", 'Backtrace for: #<SB-THREAD:THREAD "main thread" RUNNING>',
+            "0: (PRINT-REPORT ((1 (:PRICE 1 :QTY 2)) ...))"]
+    out += [f"{n}: (SB-INT:SIMPLE-EVAL-IN-LEXENV (FRAME {n}))" for n in range(1, 30)]
+    out += [f"{words[n % 15]} {n}: " + " ".join(["step"] * (n % 7)) for n in range(600)]  # the run goes on after it
+    shown = lines_of(view(("\n".join(out) + "\n").encode()))
+    assert {out[602], out[604], out[606], out[607]} <= shown
+
+
+def test_every_file_a_plain_unified_diff_changes_is_named():
+    out = []
+    for n in range(40):
+        out += [f"--- original/src/jobs/job{n:02d}.py", f"+++ fixed/src/jobs/job{n:02d}.py", "@@ -1,9 +1,9 @@"]
+        out += [f"-def run_{n}( x ):", f"+def run_{n}(x):"] + [f"     line {k} of the job" for k in range(12)]
+    shown = lines_of(view(("\n".join(out) + "\n").encode()))
+    assert {f"--- original/src/jobs/job{n:02d}.py" for n in range(40)} <= shown
+
+
+def test_the_few_lines_ending_in_another_status_are_kept_with_their_record():
+    out = [f"feeds/f{n:04d}.xml - valid" for n in range(3000)]
+    out[517] = "feeds/f0517.xml - invalid"
+    out[2214] = "feeds/f2214.xml - invalid"
+    shown = lines_of(view(("\n".join(out) + "\n").encode()))
+    assert out[517] in shown and out[2214] in shown
+    records = []
+    for n in range(600):
+        records += [f"# file: share/team{n // 40:02d}/doc{n % 40:02d}.txt", "# owner: root", "# group: root",
+                    "user::rw-", "group::r--", "other::r--", ""]
+    records[7 * 433 + 4:7 * 433 + 4] = ["user:nobody:rw-"]
+    shown = lines_of(view(("\n".join(records) + "\n").encode(), exit_code=0))
+    assert "user:nobody:rw-" in shown and records[7 * 433] in shown  # with the first line of its record

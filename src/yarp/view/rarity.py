@@ -14,7 +14,9 @@ text, `_count_elements`) after a sample says the text has the shape at all:
 * **rare shapes** — in a table of rows of one shape, a row of another: the one
   deleted file of a `diff --stat` (`rare_shapes`);
 * **rare values** — a field that recurs with one value but says another once:
-  `Contains null values: True` among fifteen `False` (`rare_values`);
+  `Contains null values: True` among fifteen `False`, or the word most lines end
+  with (a status) but a few: `f0517.xml - invalid` among 3,000 `- valid`
+  (`rare_values`);
 * **largest values** — in a table of sizes or counts, its largest entries
   (`largest_values`).
 
@@ -61,6 +63,7 @@ MAX_LARGEST = 3
 _UNITS = {b"": 1, b"K": 1 << 10, b"M": 1 << 20, b"G": 1 << 30, b"T": 1 << 40, b"P": 1 << 50}
 _value = None
 _field = None
+_ending = None
 
 
 def rare_findings(body: bytes, lines: list[bytes], classes: dict, finding) -> list[int]:
@@ -196,8 +199,9 @@ def largest_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
 def rare_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
     """In a text of no more than `RARE_BYTES` made much of named fields (`Name:  value`, digits aside),
     the lines where a field that recurs says what it says nowhere else: the one column whose
-    `Contains null values` is `True` among fifteen `False`, the one `Status: Failed` among `Running`.
-    At most `MAX_RARE_LINES`, none classed already."""
+    `Contains null values` is `True` among fifteen `False`, the one `Status: Failed` among `Running`
+    (at most `MAX_RARE_LINES`); and the lines ending in a rare word where most end in one
+    (`_rare_endings`). None classed already."""
     global _field
     if len(body) > RARE_BYTES or len(lines) < MIN_FINDINGS:
         return []
@@ -207,7 +211,7 @@ def rare_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
         _field = re.compile(rb"(?m)^[ \t]*([A-Za-z][\w .()/-]{0,40}?):[ \t]+([^ \t\r\n][^\r\n]{0,80})")
     sample = lines[::max(1, len(lines) // 256)]
     if sum(_field.match(line) is not None for line in sample) * 100 < len(sample) * FIELDS_SHARE:
-        return []
+        return _rare_endings(body, lines, classes)
     text = body.translate(None, b"0123456789")  # a count or a size is not what a field says
     fields: dict[bytes, dict[bytes, list[int]]] = {}
     for match in _field.finditer(text):
@@ -220,7 +224,32 @@ def rare_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
         top = max(values.values(), key=len)
         if len(top) * 100 >= total * FIELD_SHARE:
             out.extend(offset for offsets in values.values() if offsets is not top for offset in offsets)
-    if not out or len(out) > MAX_RARE_LINES:
+    numbers = [] if len(out) > MAX_RARE_LINES else [text.count(b"\n", 0, offset) for offset in out]
+    return sorted({number for number in numbers if number not in classes} | set(_rare_endings(body, lines, classes)))
+
+
+def _rare_endings(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
+    """In a text of no more than `RARE_BYTES` whose lines mostly end in one same word (a status: `valid`,
+    `ok`, `done`), the lines (at most `MAX_RARE_SHAPES`) that end in a word seen at most twice, not
+    classed already: the two `- invalid` documents among 3,000 `- valid`."""
+    global _ending
+    if len(body) > RARE_BYTES or len(lines) < MIN_REPETITIVE:
         return []
-    numbers = sorted(text.count(b"\n", 0, offset) for offset in out)
+    if _ending is None:
+        import re
+
+        _ending = re.compile(rb"(?m)[ \t]([A-Za-z][\w-]{0,23})[ \t\r]*$")
+    sample = [found[1] for found in map(_ending.search, lines[::max(1, len(lines) // 256)]) if found]
+    if not sample or not _repetitive(sample):
+        return []
+    found = [(match.start(), match[1]) for match in _ending.finditer(body)]
+    counts: dict[bytes, int] = {}
+    _count_elements(counts, [word for _, word in found])
+    top = max(counts.values())
+    if top * 100 < len(found) * FIELD_SHARE:
+        return []
+    rare = [offset for offset, word in found if counts[word] <= 2]
+    if not rare or len(rare) > MAX_RARE_SHAPES:
+        return []
+    numbers = [body.count(b"\n", 0, offset) for offset in rare]
     return [number for number in numbers if number not in classes]

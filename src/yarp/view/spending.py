@@ -30,6 +30,8 @@ FOLLOWING_LINES = 6
 #: Lines after the anchor of a summary or warning too long to show whole that come with its own line
 #: when they fit (`spend_alike`): its source line and caret.
 CORE_FOLLOWING = 2
+#: How far above a rare line without a heading the first line of its record is looked for (`_record_start`).
+RECORD_REACH = 8
 #: How far above a failure block the lines naming where its frames were are looked for (`_where`).
 WHERE_REACH = 8
 #: The most summaries, headers or warnings of one kind a view shows (`spend_alike`); also the blocks of
@@ -58,6 +60,9 @@ def spend_alike(view, units: list, sal: Classifier, most: int = MAX_ALIKE) -> No
     seen: dict[bytes, int] = {}
     chosen = []
     for part, (alike, _) in diverse(list(zip(parts, keys)), keys):
+        line = streams[part[0]].lines[part[3]]
+        if streams[part[0]].classes.get(part[3]) == "header" and b"/" in b"".join(line.split(None, 3)[1:3]):
+            alike = line  # a header naming a file (`--- a/src/x.py`) is news for each file, not one of a kind
         seen[alike] = seen.get(alike, 0) + 1
         if seen[alike] <= most:
             chosen.append(part)
@@ -146,7 +151,10 @@ def _spend_on_parts(view, parts: list, location) -> None:
     for number, start, head, anchor, _ in parts:
         if misses >= MAX_MISSES or view.full():
             break
-        above = heading(streams[number], anchor)
+        stream = streams[number]
+        above = heading(stream, anchor)
+        if above is None and stream.classes.get(anchor) in LINE_CLASSES:
+            above = _record_start(stream.lines, anchor)
         core = [*range(head, anchor + 1)] + ([] if above is None else [above])
         misses = 0 if view.add(number, core) else misses + 1
     # Then, each pass over every block: the line after an anchor when the block ends there (often its
@@ -194,6 +202,15 @@ def _own_frames(lines, start: int, head: int, anchor: int, end: int, location) -
             if line.startswith(b'File "') and i < end:
                 found.append(i + 1)
     return found
+
+
+def _record_start(lines, index: int) -> int | None:
+    """The first line of the record a rare line sits in, its lines between blank lines (`# file: x`
+    above its `user:nobody:rw-`), within `RECORD_REACH` lines above it; None when there is none."""
+    for above in range(index - 1, max(-1, index - RECORD_REACH - 1), -1):
+        if is_blank(lines[above]):
+            return above + 1 if above + 1 < index else None
+    return None
 
 
 def _step_before(lines, start: int) -> int | None:
