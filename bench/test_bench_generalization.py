@@ -22,10 +22,10 @@ import generalization
 #: Per half: signal lines kept by each route (at least), and each route's view bytes as a share of
 #: the naive cap's over the big cases, in percent (at most).
 REACHED = {
-    "held_out": {"run_kept": 189, "host_kept": 189, "run_bytes_pct": 54.5, "host_bytes_pct": 54.0},
+    "held_out": {"run_kept": 189, "host_kept": 189, "run_bytes_pct": 55.5, "host_bytes_pct": 55.0},
     "fresh": {"run_kept": 168, "host_kept": 168, "run_bytes_pct": 54.4, "host_bytes_pct": 56.4},
     "blind": {"run_kept": 187, "host_kept": 186, "run_bytes_pct": 58.8, "host_bytes_pct": 58.3},
-    "sealed": {"run_kept": 236, "host_kept": 236, "run_bytes_pct": 47.3, "host_bytes_pct": 47.2},
+    "sealed": {"run_kept": 257, "host_kept": 257, "run_bytes_pct": 48.5, "host_bytes_pct": 48.3},
 }
 
 
