@@ -93,7 +93,7 @@ class Stream:
     """
 
     __slots__ = ("name", "lines", "final_newline", "markers", "ranges", "marker_bytes", "classes", "shown",
-                 "extra_counts", "noise", "cut", "headings", "kinds", "templates", "heads")
+                 "extra_counts", "noise", "cut", "headings", "kinds", "templates", "heads", "noisy")
 
     def __init__(self, name: str, data: bytes, sal: Classifier, records=None) -> None:
         self.name = name
@@ -102,8 +102,9 @@ class Stream:
         self.lines = body.split(b"\n") if data else []
         self.classes: dict[int, str] = {}
         self.shown: dict[int, bytes] = {}
-        #: Whether a line is noise, for the lines asked so far.
+        #: Whether a line is noise, for the lines asked so far; and what the noise patterns say, per line's bytes.
         self.noise: dict[int, bool] = {}
+        self.noisy: dict[bytes, bool] = {}
         #: Salient lines of a big stream whose windows were not held, by class.
         self.extra_counts: dict[str, int] = {}
         #: Whether a line was shown cut short.
@@ -189,8 +190,13 @@ class Stream:
             return False
         known = self.noise.get(index)
         if known is None:
-            # Asked up to three times per line (as itself and as each neighbour's neighbour).
-            known = self.noise[index] = classifier().is_noise(self.lines[index])
+            # Asked up to three times per line (as itself and as each neighbour's neighbour); what the
+            # noise patterns say of a line follows from its bytes, and dense output repeats lines.
+            line = self.lines[index]
+            known = self.noisy.get(line)
+            if known is None:
+                known = self.noisy[line] = classifier().is_noise(line)
+            self.noise[index] = known
         return known
 
     def skippable(self, index: int) -> bool:
