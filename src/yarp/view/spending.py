@@ -120,15 +120,19 @@ def spend_on_blocks(view, blocks: list, sal: Classifier, others: bool = True) ->
     for unit in diverse(blocks, [known.get(at) or kind(streams[at[0]], at[1], sal) for at in anchors]):
         stream = streams[unit.stream]
         lines, kept, skippable = stream.lines, view.kept[unit.stream], stream.skippable
+        fixed, last = stream.marker_bytes, len(lines) - 1
         index, end = unit.start, unit.end
         while index <= end:
             if view.used - start > share or view.full():
                 return
             # A line kept already, one whose bytes alone exceed what is left (a line within the line
-            # limit shows at least its bytes), or a run of noise inside the block (forty `--- PASS`
-            # subtests under a `--- FAIL`) leaves the view as it is: `add_one` is not asked.
+            # limit shows at least its bytes), one inside an omitted run whose bytes and the marker it
+            # would split off exceed it, or a run of noise inside the block (forty `--- PASS` subtests
+            # under a `--- FAIL`) leaves the view as it is: `add_one` is not asked.
             remaining = view.budget - view.used
-            while index <= end and (index in kept or remaining < len(lines[index]) <= limit or skippable(index)):
+            while index <= end and (index in kept or remaining < len(lines[index]) <= limit or skippable(index) or (
+                    remaining < len(lines[index]) + fixed and len(lines[index]) <= limit and 0 < index < last
+                    and index - 1 not in kept and index + 1 not in kept)):
                 index += 1
             if index <= end:
                 view.add_one(unit.stream, index)
