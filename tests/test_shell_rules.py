@@ -205,18 +205,19 @@ def test_a_pack_adds_salience_entries_that_the_cap_uses(tmp_path, monkeypatch):
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     pack = tmp_path / "pack.toml"
-    pack.write_text('version = 1\n[[salience]]\nclass = "failure"\npattern = "^DEPLOY HALTED "\n'
+    pack.write_text('version = 1\n[[salience]]\nclass = "failure"\npattern = "^DEPLOY halted "\n'
                     'triggers = ["deploy halted"]\n')
-    # Every line starts alike, so the halted one is not rare: only its class can surface it.
-    data = ("".join(f"DEPLOY step {i} fine\n" for i in range(600)) + "DEPLOY HALTED at stage 3\n"
-            + "".join(f"DEPLOY after {i}\n" for i in range(600))).encode()
+    # Every line starts alike, has one shape and ends in a number, so the halted one is not rare:
+    # only its class can surface it.
+    data = ("".join(f"DEPLOY waited at stage {i}\n" for i in range(600)) + "DEPLOY halted at stage 3\n"
+            + "".join(f"DEPLOY resumed at stage {i}\n" for i in range(600))).encode()
     try:
         salience.use_pack_entries(())
-        assert b"DEPLOY HALTED at stage 3" not in cap_text(data, cap=1024, archive_ref="yr_" + "0" * 32)
+        assert b"DEPLOY halted at stage 3" not in cap_text(data, cap=1024, archive_ref="yr_" + "0" * 32)
         for _ in range(2):  # parsed, then from the parse cache
             salience.use_pack_entries(())
             load_rules([str(pack)], environ={"XDG_CACHE_HOME": str(tmp_path / "cache")})
-            assert b"DEPLOY HALTED at stage 3\n" in cap_text(data, cap=1024, archive_ref="yr_" + "0" * 32)
+            assert b"DEPLOY halted at stage 3\n" in cap_text(data, cap=1024, archive_ref="yr_" + "0" * 32)
     finally:
         salience.use_pack_entries(())
 
