@@ -5,16 +5,18 @@ disables the cap). Over it, the view keeps whole lines, in their original
 order, chosen by the classes of `salience` and spent in this order:
 
     1. each stream's end (its last lines: how the command ended) and a
-       reducer's summary line; a few long lines share the budget whole
+       reducer's summary line; a few long lines share the budget whole; then
+       every summary line (`Found 16 errors.`, a tally), a few of one kind
     2. failure blocks (errors, exceptions, tracebacks, diagnostics, exit
        lines): every block's core first, the first of each kind before a
        second alike, then their messages, locations, following and lead lines,
        then blocks whole within a share (`yarp.view.spending`)
-    3. summaries and headers, at most a few of one kind
-    4. location blocks and lines that stand out (`yarp.view.rarity`), as failures
+    3. headers, at most a few of one kind (a header naming a file is its own)
+    4. location blocks and lines that stand out (`yarp.view.rarity`), as
+       failures; beside failures, the first few of each kind only
     5. a bounded head and tail of context (noise such as PASSED lines and
        progress bars skipped): `CONTEXT_SHARES` of the budget
-    6. warning blocks, at most a few of one kind
+    6. warnings, one at a time: each kind once beside failures, else a few
 
 What is left of the budget stays unspent: a view is no larger than what it has
 to show. Every omitted run becomes one whole marker line naming its line range
@@ -316,9 +318,9 @@ def _gap_bytes(stream: Stream, first: int, outer: int, step: int) -> int:
 
 
 def _select(view: _View, sal: Classifier) -> None:
-    """Spend the budget: each stream's end, failure blocks, summaries and headers, location blocks, a
-    bounded head and tail of context, then warning blocks. What is left stays unspent: a view is no
-    larger than what it has to show (see `CONTEXT_SHARES`)."""
+    """Spend the budget: each stream's end and its summaries, failure blocks, headers, location blocks
+    and lines that stand out, a bounded head and tail of context, then warnings. What is left stays
+    unspent: a view is no larger than what it has to show (see `CONTEXT_SHARES`)."""
     streams = view.streams
     if view.few:  # long lines sharing the budget
         for number, stream in enumerate(streams):
@@ -338,11 +340,11 @@ def _select(view: _View, sal: Classifier) -> None:
     # Summaries (`Found 16 errors.`, a tally) are single lines that say how it all ended: before the
     # failures' blocks, which could take the budget, wherever the summary stands (a tool that writes
     # it to stdout and its diagnostics to stderr puts it first in a host's text).
-    summaries = [u for u in units if u.rank == 1 and streams[u.stream].classes.get(u.start) == "summary"]
-    spend_alike(view, summaries, sal)
+    alike = [u for u in units if u.rank == 1]
+    spend_alike(view, [u for u in alike if streams[u.stream].classes.get(u.start) == "summary"], sal)
     failures = [u for u in units if u.rank == 0]
     spend_on_blocks(view, failures, sal)
-    spend_alike(view, [u for u in units if u.rank == 1 and u not in summaries], sal)
+    spend_alike(view, [u for u in alike if streams[u.stream].classes.get(u.start) != "summary"], sal)
     spend_on_blocks(view, [u for u in units if u.rank == 2], sal, others=not failures)
     head_share, tail_share = CONTEXT_SHARES
     _context(view, view.budget * head_share // 100, view.budget * tail_share // 100)
