@@ -71,9 +71,9 @@ def rare_findings(body: bytes, lines: list[bytes], classes: dict, finding) -> li
     indented or not) and whose kind (the check named in brackets at the line's end, `(no-undef)`,
     else the word after the location: `F821`, `error`, `E1101:`) is rare among such lines,
     not classed already: the findings a long list of one common kind would hide. `finding` is the
-    salience data's expression for such a line, its word the first group and its check the second; `lines` are `body`'s lines,
-    of which a sample says first whether enough of them start with a location to look further (an
-    expression anchored at every line start costs a step per byte)."""
+    salience data's expression for such a line, its word the first group and its check the second;
+    `lines` are `body`'s lines, of which a sample says first whether enough of them start with a
+    location to look further (an expression anchored at every line start costs a step per byte)."""
     if len(body) > RARE_BYTES or len(lines) < MIN_FINDINGS:
         return []
     sample = lines[::max(1, len(lines) // 256)]
@@ -119,10 +119,10 @@ def rare_lines(body: bytes, lines: list[bytes], classes: dict, first_word) -> li
 
 def rare_shapes(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
     """In a text of no more than `RARE_BYTES` whose lines mostly have one shape (a run of word
-    characters as one `w`, a run of one symbol as one: ` src/a.py | 12 ++++--` is ` w/w.w | w +-`;
-    `yarp.view.scan.line_shapes`), the few lines of a shape that occurs at most twice, not classed
-    already: the one file deleted outright (` w/w.w | w -`) or the one binary file among three
-    hundred rows of a `diff --stat`."""
+    characters as one `w` unless a short word of capitals, a run of one symbol as one: ` src/a.py |
+    12 ++++--` is ` w/w.w | w +-`; `yarp.view.scan.line_shapes`), the few lines of a shape that
+    occurs at most twice, not classed already: the one file deleted outright (` w/w.w | w -`) or
+    the one binary file among three hundred rows of a `diff --stat`, the one `| FAIL |` test."""
     if len(body) > RARE_BYTES or len(lines) < MIN_REPETITIVE:
         return []
     if not _repetitive(line_shapes(b"\n".join(lines[::max(1, len(lines) // 256)]))):
