@@ -1,0 +1,1 @@
+"""Hidden recipes (py)."""
