@@ -28,7 +28,7 @@ NPM_PINS = ["@commitlint/cli@20.5.3", "@commitlint/config-conventional@20.5.3", 
             "tape@5.10.2", "terser@5.51.4", "uglify-js@3.19.3"]
 PY_PINS = ["autoflake==2.4.0", "cmakelang==0.6.13", "Cython==3.3.1", "docformatter==1.7.8", "doit==0.37.0",
            "gitlint==0.19.1", "import-linter==2.16", "invoke==3.0.3", "pipdeptree==4.2.16", "reuse==6.2.0",
-           "sphinx-lint==1.0.2", "supervisor==4.3.0", "toml-sort==0.26.0", "twine==7.0.0", "typos==1.52.2",
+           "sphinx-lint==1.0.2", "supervisor==4.3.0", "toml-sort==0.26.0", "typos==1.52.2",
            "validate-pyproject==0.27", "vermin==1.9.2"]
 APT_PINS = {"tcc": "0.9.27+git20200814.62c30a4a-1", "iverilog": "11.0-1.1+b1", "doxygen": "1.9.4-4",
             "graphviz": "2.42.2-7+deb12u1", "quilt": "0.67+really0.66-1", "haproxy": "2.6.12-1+deb12u4",
