@@ -92,18 +92,18 @@ def _m4(root):
 @recipe("patch-hunk-failed", "patch", "vcs", ["patch", "--version"], needs=("patch",))
 def _patch(root):
     """Write the `patch-hunk-failed` project under `root`; return its command and signals."""
-    for n in range(6):
+    for n in range(700):
         write(root, f"src/mod{n}.py", "".join(f"def f{k}():\n    return {k}\n\n" for k in range(20)))
     diff = ""
-    for n in range(6):
-        old = "    return 3\n" if n != 4 else "    return 33\n"
+    for n in range(700):
+        old = "    return 3\n" if n != 404 else "    return 33\n"
         diff += (f"--- a/src/mod{n}.py\n+++ b/src/mod{n}.py\n@@ -7,3 +7,3 @@\n def f2():\n-    return 2\n+    return 20\n \n"
                  f"@@ -10,3 +10,3 @@\n def f3():\n-{old}+    return 30\n \n")
     write(root, "fix.diff", diff)
     return Run(["patch", "-p1", "-i", "fix.diff"], [
         S("stdout", r"^Hunk #2 FAILED at 10\.$", "the failed hunk"),
-        S("stdout", r"^1 out of 2 hunks FAILED -- saving rejects to file src/mod4\.py\.rej$", "the failure summary"),
-        S("stdout", r"^patching file src/mod4\.py$", "the file it belongs to"),
+        S("stdout", r"^1 out of 2 hunks FAILED -- saving rejects to file src/mod404\.py\.rej$", "the failure summary"),
+        S("stdout", r"^patching file src/mod404\.py$", "the file it belongs to"),
     ], expect_exit=exits(1))
 
 
@@ -117,7 +117,12 @@ def _quilt(root):
         write(root, f"patches/{name}", f"--- a/app.conf\n+++ b/app.conf\n@@ -1,3 +1,3 @@\n"
               + "".join(f"-{old}\n+{new}\n" if line.startswith(old.split("=")[0]) else f" {line}\n"
                         for line in ("port=80", "workers=2", "log=info")))
-    write(root, "patches/series", "01-port.patch\n02-workers.patch\n03-log.patch\n")
+    extra = [f"02-{n:03d}-tune.patch" for n in range(200)]
+    for n, name in enumerate(extra):
+        write(root, f"files/f{n:03d}.conf", "value=1\n")
+        write(root, f"patches/{name}", f"--- a/files/f{n:03d}.conf\n+++ b/files/f{n:03d}.conf\n@@ -1 +1 @@\n"
+              "-value=1\n+value=2\n")
+    write(root, "patches/series", "\n".join(["01-port.patch", "02-workers.patch", *extra, "03-log.patch"]) + "\n")
     return Run(["quilt", "push", "-a"], [
         S("stdout", r"^Hunk #1 FAILED at 1\.$", "the failed hunk"),
         S("stdout", r"^Patch patches/03-log\.patch does not apply \(enforce with -f\)$", "the verdict"),
@@ -199,7 +204,7 @@ def _unzip(root):
 def _diff(root):
     """Write the `diff-ru-config-trees` project under `root`; return its command and signals."""
     for side in ("staging", "production"):
-        for n in range(120):
+        for n in range(700):
             lines = [f"key_{k} = value_{k}" for k in range(30)]
             if side == "production" and n % 9 == 0:
                 lines[n % 30] = f"key_{n % 30} = tuned_{n}"
@@ -216,9 +221,9 @@ def _diff(root):
 @recipe("iconv-invalid-sequence", "iconv", "data", ["iconv", "--version"], needs=("iconv",))
 def _iconv(root):
     """Write the `iconv-invalid-sequence` project under `root`; return its command and signals."""
-    rows = "".join(f"{n},Customer {n},Berlin\n" for n in range(400))
+    rows = "".join(f"{n},Customer {n},Berlin\n" for n in range(3000))
     with open(os.path.join(root, "customers.csv"), "wb") as handle:
-        handle.write(rows.encode() + b"400,M\xfcller GmbH,K\xf6ln\n" + b"401,Customer 401,Bonn\n")
+        handle.write(rows.encode() + b"3000,M\xfcller GmbH,K\xf6ln\n" + b"3001,Customer 3001,Bonn\n")
     return Run(["iconv", "-f", "UTF-8", "-t", "ASCII//TRANSLIT", "customers.csv"], [
         S("stderr", r"^iconv: illegal input sequence at position \d+$", "the error"),
     ], expect_exit=exits(1))

@@ -22,6 +22,11 @@ def _pyver(module: str) -> list[str]:
 def _pipdeptree(root):
     """Write the `pipdeptree-conflicting-deps` project under `root`; return its command and signals."""
     site = os.path.join(root, "site")
+    for n in range(150):
+        info = os.path.join(site, f"plugin{n:03d}-1.{n}.0.dist-info")
+        write(info, "METADATA", f"Metadata-Version: 2.1\nName: plugin{n:03d}\nVersion: 1.{n}.0\n"
+              f"Requires-Dist: shopcore>=1.0\nRequires-Dist: rich\n")
+        write(info, "RECORD", "")
     for name, version, requires in (("shopcore", "2.0.0", ["pricing>=3.0", "rich"]), ("pricing", "2.4.1", []),
                                     ("reports", "1.1.0", ["shopcore", "pricing<2.0"])):
         info = os.path.join(site, f"{name}-{version}.dist-info")
@@ -144,11 +149,11 @@ def _vermin(root):
 @recipe("autoflake-check-unused", "autoflake", "formatter", [vbin("autoflake"), "--version"], needs=("autoflake",))
 def _autoflake(root):
     """Write the `autoflake-check-unused` project under `root`; return its command and signals."""
-    for n in range(30):
-        write(root, f"app/v{n:02d}.py", f"import json\n\n\ndef view{n}(data):\n    return json.dumps(data)\n")
-    write(root, "app/v11.py", "import json\nimport os\nimport sys\n\n\ndef view11(data):\n    return json.dumps(data)\n")
+    for n in range(400):
+        write(root, f"app/v{n:03d}.py", f"import json\n\n\ndef view{n}(data):\n    return json.dumps(data)\n")
+    write(root, "app/v011.py", "import json\nimport os\nimport sys\n\n\ndef view11(data):\n    return json.dumps(data)\n")
     return Run(["autoflake", "--check", "-r", "app"], [
-        S("stdout", r"^.*app/v11\.py: Unused imports/variables detected$", "the one file with findings"),
+        S("stdout", r"^.*app/v011\.py: Unused imports/variables detected$", "the one file with findings"),
     ], expect_exit=exits(1))
 
 
@@ -232,10 +237,10 @@ def _invoke(root):
 @recipe("tabnanny-inconsistent-indent", "tabnanny", "linter", [vbin("python"), "--version"], needs=("python",))
 def _tabnanny(root):
     """Write the `tabnanny-inconsistent-indent` project under `root`; return its command and signals."""
-    for n in range(50):
-        write(root, f"legacy/m{n:02d}.py", f"def f{n}(x):\n    if x:\n        return {n}\n    return 0\n")
-    with open(os.path.join(root, "legacy/m31.py"), "w", encoding="utf-8") as handle:
+    for n in range(600):
+        write(root, f"legacy/m{n:03d}.py", f"def f{n}(x):\n    if x:\n        return {n}\n    return 0\n")
+    with open(os.path.join(root, "legacy/m031.py"), "w", encoding="utf-8") as handle:
         handle.write("def f31(x):\n    if x:\n\treturn 31\n    return 0\n")
     return Run(["python", "-m", "tabnanny", "-v", "legacy"], [
-        S("stdout", r"legacy/m31\.py", "the one file with ambiguous indentation among 50"),
+        S("stdout", r"legacy/m031\.py", "the one file with ambiguous indentation among 600"),
     ], expect_exit=exits(0, 1))

@@ -136,21 +136,21 @@ def _cvs(root):
     repo = os.path.join(root, "cvsroot")
     env = {"CVSROOT": repo}
     sh(["cvs", "-Q", "init"], root, env=env)
-    for n in range(80):
-        write(root, f"import/src/part{n:02d}.c", f"int part{n}(void) {{ return {n}; }}\n")
+    for n in range(900):
+        write(root, f"import/src/part{n:03d}.c", f"int part{n}(void) {{ return {n}; }}\n")
     write(root, "import/Makefile", "CFLAGS = -O2\n")
     sh(["cvs", "-Q", "import", "-m", "Import", "shop", "vendor", "start"], os.path.join(root, "import"), env=env)
     sh(["cvs", "-Q", "checkout", "-d", "wc", "shop"], root, env=env)
     sh(["cvs", "-Q", "checkout", "-d", "other", "shop"], root, env=env)
-    for n in range(80):
-        write(root, f"other/src/part{n:02d}.c", f"int part{n}(void) {{ return {n} + 1; }}\n")
+    for n in range(900):
+        write(root, f"other/src/part{n:03d}.c", f"int part{n}(void) {{ return {n} + 1; }}\n")
     write(root, "other/Makefile", "CFLAGS = -O3\n")
     sh(["cvs", "-Q", "commit", "-m", "Bump"], os.path.join(root, "other"), env=env)
     write(root, "wc/Makefile", "CFLAGS = -g\n")
     return Run(["cvs", "update"], [
         S("stderr", r"^rcsmerge: warning: conflicts during merge$", "the merge warning"),
         S("stderr", r"^cvs update: conflicts found in Makefile$", "the conflicted file"),
-        S("stdout", r"^C Makefile$", "its status line among 80 updates"),
+        S("stdout", r"^C Makefile$", "its status line among 900 updates"),
     ], cwd="wc", env=env, expect_exit=exits(0, 1))
 
 
