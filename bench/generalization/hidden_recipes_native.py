@@ -1,5 +1,6 @@
 """Hidden recipes for compilers, build steps, archives and crashes: tcc, iverilog, doxygen, dot, flex,
-m4, patch, quilt, a `bash -x` trace, a Lua error, sha256sum, unzip, diff, iconv, sort.
+m4, patch, quilt, a `bash -x` trace, a Lua error, sha256sum, unzip, diff, iconv, sort, a vvp simulation
+stopped by `$fatal`, a program run by `tcc -run` crashing.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -238,3 +239,33 @@ def _sort(root):
     return Run(["sort", "-c", "users.txt"], [
         S("stderr", r"^sort: users\.txt:3213: disorder: user03211$", "the first line out of order"),
     ], expect_exit=exits(1))
+
+
+@recipe("vvp-simulation-fatal", "vvp", "crash", ["vvp", "-V"], needs=("iverilog", "vvp"))
+def _vvp(root):
+    """Write the `vvp-simulation-fatal` project under `root`; return its command and signals."""
+    write(root, "fifo_tb.v", "module fifo_tb;\n  integer i;\n  reg [7:0] depth;\n  initial begin\n"
+          "    depth = 0;\n    for (i = 0; i < 3000; i = i + 1) begin\n"
+          "      if (i % 3 != 2) depth = depth + 1; else depth = depth - 1;\n"
+          "      $display(\"t=%0d push/pop ok depth=%0d\", i, depth);\n"
+          "      if (depth > 250) $fatal(1, \"FIFO overflow at t=%0d: depth %0d exceeds 250\", i, depth);\n"
+          "    end\n    $display(\"PASS\");\n    $finish;\n  end\nendmodule\n")
+    sh(["iverilog", "-g2012", "-o", "sim", "fifo_tb.v"], root)
+    return Run(["vvp", "-n", "sim"], [
+        S("stdout", r"^FATAL: fifo_tb\.v:\d+: FIFO overflow at t=\d+: depth 251 exceeds 250$", "the fatal error"),
+        S("stdout", r"^\s+Time: 0 Scope: fifo_tb$", "where it stopped"),
+    ], expect_exit=exits(1))
+
+
+@recipe("tcc-run-segfault", "tcc", "crash", ["tcc", "-v"], needs=("tcc",))
+def _tcc_run(root):
+    """Write the `tcc-run-segfault` project under `root`; return its command and signals."""
+    write(root, "parse.c", "#include <stdio.h>\n#include <string.h>\n\nstruct rec { char name[16]; int qty; };\n\n"
+          "static struct rec *find(struct rec *rows, int n, const char *name) {\n"
+          "    for (int i = 0; i < n; i++) if (!strcmp(rows[i].name, name)) return &rows[i];\n    return NULL;\n}\n\n"
+          "int main(void) {\n    struct rec rows[3] = {{\"bolt\", 4}, {\"nut\", 9}, {\"gear\", 1}};\n"
+          "    for (int i = 0; i < 3; i++) printf(\"%s: %d\\n\", rows[i].name, rows[i].qty);\n"
+          "    printf(\"washer: %d\\n\", find(rows, 3, \"washer\")->qty);\n    return 0;\n}\n")
+    return Run(["tcc", "-run", "parse.c"], [
+        S("stderr", r"Segmentation fault", "the crash"),
+    ], command="tcc -run parse.c; exit $?", expect_exit=exits(139))

@@ -1,6 +1,6 @@
 """Hidden recipes for PyPI tools and Python's own checkers: pipdeptree, Cython, doit, import-linter,
 gitlint, reuse, sphinx-lint, vermin, autoflake, validate-pyproject, typos, cmake-lint, docformatter,
-toml-sort, invoke, tabnanny.
+toml-sort, invoke, tabnanny, ty, xdoctest.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -244,3 +244,36 @@ def _tabnanny(root):
     return Run(["python", "-m", "tabnanny", "-v", "legacy"], [
         S("stdout", r"legacy/m031\.py", "the one file with ambiguous indentation among 600"),
     ], expect_exit=exits(0, 1))
+
+
+@recipe("ty-check-type-errors", "ty", "type-checker", [vbin("ty"), "--version"], needs=("ty",))
+def _ty(root):
+    """Write the `ty-check-type-errors` project under `root`; return its command and signals."""
+    write(root, "pyproject.toml", "[project]\nname = 'shop'\nversion = '0.1.0'\nrequires-python = '>=3.11'\n")
+    for n in range(20):
+        write(root, f"shop/m{n:02d}.py", f"def price_{n}(cents: int) -> float:\n    return cents / 100\n")
+    write(root, "shop/cart.py", "from shop.m01 import price_1\n\n\ndef total(items: list[int]) -> int:\n"
+          "    return sum(price_1(i) for i in items)\n\n\nlabel: str = total([1, 2])\nprice_1('12')\n")
+    return Run(["ty", "check", "--output-format", "concise", "shop"], [
+        S("stdout", r"^shop/cart\.py:\d+:\d+: error\[", "each error with its place"),
+        S("stdout", r"^Found \d+ diagnostics?$", "the count"),
+    ], expect_exit=exits(1))
+
+
+def _doc_function(n: int, wrong: bool) -> str:
+    """A function whose docstring example checks a computed discount."""
+    want = n * 9 // 10 + (1 if wrong else 0)
+    return (f"def discount_{n}(price):\n    \"\"\"Ten percent off.\n\n    >>> discount_{n}({n})\n    {want}\n"
+            f"    \"\"\"\n    return price * 9 // 10\n\n\n")
+
+
+@recipe("xdoctest-one-failure", "xdoctest", "test-runner", [vbin("xdoctest"), "--version"], needs=("xdoctest",))
+def _xdoctest(root):
+    """Write the `xdoctest-one-failure` project under `root`; return its command and signals."""
+    write(root, "pricing.py", "".join(_doc_function(n, n == 87) for n in range(10, 160)))
+    return Run(["xdoctest", "pricing.py", "all"], [
+        S("stdout", r"^\* FAILURE: pricing\.py::discount_87:0$|^\* REASON: GotWantException$", "the failure"),
+        S("stdout", r'^  File "pricing\.py", line 698, <- wrt source file$', "its place"),
+        S("stdout", r"^    got  = '78'$|^    want = '79'$", "what was wanted and what came"),
+        S("stdout", r"^=== 1 failed, 149 passed", "the summary"),
+    ], env={"PYTHONPATH": root}, expect_exit=exits(1))
