@@ -1,5 +1,5 @@
 """Hidden recipes for compilers, build steps, archives and crashes: tcc, iverilog, doxygen, dot, flex,
-m4, patch, quilt, a `bash -x` trace, a Lua error, sha256sum, unzip, diff, iconv, sort, a vvp simulation
+m4, patch, quilt, a `bash -x` trace, a Lua error, sha256sum, unzip, comm, iconv, sort, a vvp simulation
 stopped by `$fatal`, a program run by `tcc -run` crashing.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
@@ -201,22 +201,18 @@ def _unzip(root):
     ], expect_exit=exits(2))
 
 
-@recipe("diff-ru-config-trees", "diff", "vcs", ["diff", "--version"], needs=("diff",))
-def _diff(root):
-    """Write the `diff-ru-config-trees` project under `root`; return its command and signals."""
-    for side in ("staging", "production"):
-        for n in range(700):
-            lines = [f"key_{k} = value_{k}" for k in range(30)]
-            if side == "production" and n % 9 == 0:
-                lines[n % 30] = f"key_{n % 30} = tuned_{n}"
-            write(root, f"{side}/svc{n:03d}.conf", "\n".join(lines) + "\n")
-    write(root, "staging/only-here.conf", "debug = true\n")
-    os.remove(os.path.join(root, "production/svc077.conf"))
-    os.symlink("../shared/svc077.conf", os.path.join(root, "production/svc077.conf"))
-    return Run(["diff", "-ru", "staging", "production"], [
-        S("stdout", r"^Only in staging: only-here\.conf$", "the file missing on one side"),
-        S("stderr", r"^diff: production/svc077\.conf: No such file or directory$", "the error"),
-    ], expect_exit=exits(1, 2))
+@recipe("comm-unsorted-package-lists", "comm", "data", ["comm", "--version"], needs=("comm",))
+def _comm(root):
+    """Write the `comm-unsorted-package-lists` project under `root`; return its command and signals."""
+    before = [f"lib{n:04d}-dev 1.{n % 7}.0" for n in range(3000)]
+    after = [line.replace(".0", ".1") if n % 6 == 0 else line for n, line in enumerate(before)]
+    after[2400], after[2401] = after[2401], after[2400]
+    write(root, "before.txt", "\n".join(before) + "\n")
+    write(root, "after.txt", "\n".join(after) + "\n")
+    return Run(["comm", "-3", "before.txt", "after.txt"], [
+        S("stderr", r"^comm: file 2 is not in sorted order$", "the error"),
+        S("stderr", r"^comm: input is not in sorted order$", "the verdict"),
+    ], expect_exit=exits(1))
 
 
 @recipe("iconv-invalid-sequence", "iconv", "data", ["iconv", "--version"], needs=("iconv",))
