@@ -29,7 +29,8 @@ NPM_PINS = ["@commitlint/cli@20.5.3", "@commitlint/config-conventional@20.5.3", 
 PY_PINS = ["autoflake==2.4.0", "cmakelang==0.6.13", "Cython==3.3.1", "docformatter==1.7.8", "doit==0.37.0",
            "gitlint==0.19.1", "import-linter==2.16", "invoke==3.0.3", "pipdeptree==4.2.16", "reuse==6.2.0",
            "sphinx-lint==1.0.2", "supervisor==4.3.0", "toml-sort==0.26.0", "typos==1.52.2",
-           "validate-pyproject==0.27", "vermin==1.9.2", "ty==1.2.0", "xdoctest==1.3.2"]
+           "validate-pyproject==0.27", "vermin==1.9.2", "ty==1.2.0", "xdoctest==1.3.2",
+           "cram==0.7", "zope.testrunner==8.3"]
 APT_PINS = {"tcc": "0.9.27+git20200814.62c30a4a-1", "iverilog": "11.0-1.1+b1", "doxygen": "1.9.4-4",
             "graphviz": "2.42.2-7+deb12u1", "quilt": "0.67+really0.66-1", "haproxy": "2.6.12-1+deb12u4",
             "logrotate": "3.21.0-1", "sudo": "1.9.13p3-1+deb12u4", "cvs": "2:1.12.13+real-28+deb12u1",

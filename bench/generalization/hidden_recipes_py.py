@@ -1,6 +1,6 @@
 """Hidden recipes for PyPI tools and Python's own checkers: pipdeptree, Cython, doit, import-linter,
 gitlint, reuse, sphinx-lint, vermin, autoflake, validate-pyproject, typos, cmake-lint, docformatter,
-toml-sort, invoke, tabnanny, ty, xdoctest.
+toml-sort, invoke, tabnanny, ty, xdoctest, cram, zope.testrunner.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -61,6 +61,7 @@ def _doit(root):
           "            'file_dep': ['data.txt'], 'verbosity': 2}\n\n"
           "def task_report():\n    return {'actions': ['echo report'], 'task_dep': ['parse']}\n")
     return Run(["doit"], [
+        S("stderr", r"^Traceback \(most recent call last\):$", "the trace's start"),
         S("stderr", r"^json\.decoder\.JSONDecodeError: ", "the exception"),
         S("stdout", r"^TaskFailed - taskid:parse$", "the failed task"),
         S("stdout", r"^Command failed: ", "the command that failed"),
@@ -277,3 +278,43 @@ def _xdoctest(root):
         S("stdout", r"^    got  = '78'$|^    want = '79'$", "what was wanted and what came"),
         S("stdout", r"^=== 1 failed, 149 passed", "the summary"),
     ], env={"PYTHONPATH": root}, expect_exit=exits(1))
+
+
+@recipe("cram-shell-tests-one-failure", "cram", "test-runner", [vbin("cram"), "--version"], needs=("cram",))
+def _cram(root):
+    """Write the `cram-shell-tests-one-failure` project under `root`; return its command and signals."""
+    for n in range(30):
+        write(root, f"tests/t{n:02d}.t", f"Arithmetic and pipes:\n\n  $ echo $(( {n} * 2 ))\n  {n * 2}\n  $ printf 'a\\nb\\n' | wc -l\n  2\n")
+    write(root, "tests/t17.t", "Arithmetic and pipes:\n\n  $ echo $(( 17 * 2 ))\n  34\n  $ printf 'x,y\\n' | cut -d, -f2\n  x\n")
+    return Run(["cram", "-v", "tests"], [
+        S("stdout", r"^tests/t17\.t: failed$", "the failed test"),
+        S("stdout", r"^--- tests/t17\.t$", "the diff's heading"),
+        S("stdout", r"^-  x$|^\+  y$", "what was wanted and what came"),
+        S("stdout", r"^# Ran 30 tests, 0 skipped, 1 failed\.$", "the summary"),
+    ], expect_exit=exits(1))
+
+
+def _zope_tests(n: int) -> str:
+    """A unittest module of small cases; module 23's third case checks a wrong rounding."""
+    cases = "".join(f"    def test_case_{k}(self):\n        self.assertEqual(round({k} * 1.5), {round(k * 1.5)})\n\n"
+                    for k in range(12))
+    if n == 23:
+        cases += "    def test_rounding_half(self):\n        self.assertEqual(round(2.5), 3)\n\n"
+    return f"import unittest\n\n\nclass RoundingTests{n}(unittest.TestCase):\n{cases}"
+
+
+@recipe("zope-testrunner-one-failure", "zope-testrunner", "test-runner", _pyver("zope.testrunner"),
+        needs=("zope-testrunner",))
+def _zope_testrunner(root):
+    """Write the `zope-testrunner-one-failure` project under `root`; return its command and signals."""
+    write(root, "src/calc/__init__.py", "")
+    write(root, "src/calc/tests/__init__.py", "")
+    for n in range(40):
+        write(root, f"src/calc/tests/test_round{n:02d}.py", _zope_tests(n))
+    return Run(["zope-testrunner", "--test-path", "src", "-vv"], [
+        S("stdout", r"^Failure in test test_rounding_half \(calc\.tests\.test_round23\.RoundingTests23", "the failure"),
+        S("stdout", r"^Traceback \(most recent call last\):$", "the trace's start"),
+        S("stdout", r"^AssertionError: 2 != 3$", "the exception line"),
+        S("stdout", r'^  File ".*src/calc/tests/test_round23\.py", line \d+, in test_rounding_half$', "the test's frame"),
+        S("stdout", r"^  Ran 481 tests with 1 failures, 0 errors", "the summary"),
+    ], env={"PYTHONPATH": f"{root}/src"}, expect_exit=exits(1))
