@@ -21,24 +21,19 @@ services, shell linting) and `blind_recipes_data.py` (data, listings, packaging,
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import re
 import shutil
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import generate_native as native
+import half_cli
 from blind_common import APT_PINS, HOME, NPM, NPM_PINS, PY_PINS, RECIPES, VENV, WORK, Skip, blind_env
 
 MANIFEST = os.path.join(HERE, "manifest-blind.json")
-STREAMS = ("stdout", "stderr")
 HALF = "blind"
-MOST_LINES = 15
 
 
 def load_recipes() -> None:
@@ -52,133 +47,35 @@ def load_recipes() -> None:
 
 def install() -> None:
     """Install the pinned npm, PyPI and Debian tools outside the repository; failures only warn."""
-    os.makedirs(NPM, exist_ok=True)
-    steps = [["npm", "install", "--prefix", NPM, "--no-audit", "--no-fund", "--loglevel=error", *NPM_PINS]]
-    if not os.path.exists(os.path.join(VENV, "bin", "python")):
-        steps.append([sys.executable, "-m", "venv", VENV])
-    steps.append([os.path.join(VENV, "bin", "python"), "-m", "pip", "install", "-q", *PY_PINS])
-    steps.append(["apt-get", "install", "-y", "-qq", "--no-install-recommends",
-                  *(f"{p}={v}" for p, v in APT_PINS.items())])
-    for step in steps:
-        done = subprocess.run(step, capture_output=True, check=False,
-                              env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
-        if done.returncode:
-            print(f"warning: {' '.join(step[:3])} failed; its cases will be skipped", file=sys.stderr)
-
-
-def check_signals(name: str, signals: list[dict], streams: dict[str, bytes]) -> list[str]:
-    """Problems with a case's signals: a pattern matching no line or over 15, or over 15 lines in all."""
-    problems, total = [], 0
-    for signal in signals:
-        regex = re.compile(signal["pattern"])
-        hits = sum(1 for line in native.split_lines(streams[signal["stream"]]) if regex.search(line))
-        total += hits
-        if not hits or hits > MOST_LINES:
-            problems.append(f"{name}: {signal['stream']} pattern {signal['pattern']!r} matches {hits} lines")
-    if total > MOST_LINES:
-        problems.append(f"{name}: signals match {total} lines (at most {MOST_LINES})")
-    return problems
-
-
-def execute(rec, root: str):
-    """Set up the case's project in `root` and run its command; return the run and the finished process."""
-    run = rec.setup(root)
-    env = blind_env()
-    env.update(run.env)
-    env = {k: v for k, v in env.items() if v is not None}  # a recipe unsets a variable with None
-    command = run.command or run.argv
-    done = subprocess.run(command, cwd=os.path.normpath(os.path.join(root, run.cwd)), env=env,
-                          stdin=subprocess.DEVNULL, capture_output=True, check=False, timeout=run.timeout,
-                          shell=isinstance(command, str), executable="/bin/bash" if isinstance(command, str) else None)
-    return run, done
+    half_cli.install(NPM, NPM_PINS, VENV, PY_PINS, APT_PINS, apt_flags=())
 
 
 def record(rec) -> dict:
     """Set up, run and store one case; return its manifest entry (half `blind`)."""
-    path = blind_env()["PATH"]
-    missing = [b for b in rec.needs if not shutil.which(b, path=path)]
+    missing = [b for b in rec.needs if not shutil.which(b, path=blind_env()["PATH"])]
     if missing:
         raise Skip(f"{', '.join(missing)} not installed")
     version = native.tool_version(rec)
-    root = os.path.join(WORK, rec.name)
-    if os.path.isdir(root):
-        subprocess.run(["chmod", "-R", "u+rwx", root], check=False)
-        shutil.rmtree(root)
-    os.makedirs(root)
-    os.makedirs(HOME, exist_ok=True)
-    run, done = execute(rec, root)
+    run, done = half_cli.run_case(rec, half_cli.fresh_root(WORK, HOME, rec.name), blind_env())
     streams = {"stdout": done.stdout, "stderr": done.stderr}
     if run.expect_exit and not run.expect_exit(done.returncode):
         raise RuntimeError(f"{rec.name}: unexpected exit status {done.returncode}\n"
                            f"{(done.stdout + done.stderr).decode('utf-8', 'replace')[-3000:]}")
-    problems = check_signals(rec.name, run.signals, streams)
+    problems = half_cli.check_signals(rec.name, run.signals, streams)
     if problems:
-        last = os.path.join(WORK, ".last")
-        os.makedirs(last, exist_ok=True)
-        for stream, data in streams.items():
-            with open(os.path.join(last, f"{rec.name}.{stream}"), "wb") as handle:
-                handle.write(data)
+        last = half_cli.keep_last(WORK, rec.name, streams)
         raise RuntimeError("\n".join(problems + [f"(this run's output is in {last})"]))
     native.store(rec.name, streams)
     return {"name": rec.name, "tool": rec.tool, "argv": run.argv, "exit_code": done.returncode,
             "signals": run.signals, "category": rec.category, "version": version, "half": HALF}
 
 
-def load_manifest() -> dict[str, dict]:
-    """The stored entries by name, or none."""
-    if not os.path.exists(MANIFEST):
-        return {}
-    with open(MANIFEST, encoding="utf-8") as handle:
-        return {e["name"]: e for e in json.load(handle)}
-
-
-def save_manifest(entries: dict[str, dict]) -> None:
-    """Write the manifest in recipe order."""
-    ordered = [entries[r.name] for r in RECIPES if r.name in entries]
-    with open(MANIFEST, "w", encoding="utf-8") as handle:
-        json.dump(ordered, handle, indent=1, ensure_ascii=False)
-        handle.write("\n")
-
-
-def check(entries: dict[str, dict]) -> int:
-    """Re-check every stored case's signals against its stored streams."""
-    problems = []
-    for entry in entries.values():
-        streams = {s: native.load_stream(entry["name"], s) for s in STREAMS}
-        problems += check_signals(entry["name"], entry["signals"], streams)
-        if entry["half"] != HALF:
-            problems.append(f"{entry['name']}: half {entry['half']!r}, not {HALF!r}")
-    print("\n".join(problems) or f"{len(entries)} case(s): every signal matches")
-    return 1 if problems else 0
+HALF_SPEC = half_cli.Half(HALF, MANIFEST, RECIPES, load_recipes, record, install, half_cli.check_signals)
 
 
 def main(argv=None) -> int:
     """Record all or the named cases, or list them, check them, or print the README's table."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("names", nargs="*")
-    parser.add_argument("--list", action="store_true", help="print the recipes")
-    parser.add_argument("--check", action="store_true", help="check the stored cases' signals only")
-    parser.add_argument("--table", action="store_true", help="print the README's table of the recorded cases")
-    parser.add_argument("--install", action="store_true", help="install the pinned tools first")
-    args = parser.parse_args(argv)
-    load_recipes()
-    unknown = sorted(set(args.names) - {r.name for r in RECIPES})
-    if unknown:
-        parser.error(f"unknown case(s): {', '.join(unknown)}")
-    entries = load_manifest()
-    if args.list:
-        print("\n".join(f"{r.name:34} {r.tool:12} {r.category}" for r in RECIPES))
-        return 0
-    if args.table:
-        print(native.readme_table([entries[r.name] for r in RECIPES if r.name in entries]))
-        return 0
-    if args.check:
-        return check(entries)
-    if args.install:
-        install()
-    failed = native.record_each(RECIPES, args.names, entries, record)
-    save_manifest(entries)
-    return 1 if failed else 0
+    return half_cli.main(HALF_SPEC, argv, __doc__.split("\n\n")[0])
 
 
 if __name__ == "__main__":

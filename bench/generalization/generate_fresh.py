@@ -20,8 +20,6 @@ matches no line of its new output stops the generator with the case's name.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -31,10 +29,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import generate_native as native
+import half_cli
 from fresh_common import APT_PINS, NPM, NPM_PINS, PY_PINS, RECIPES, VENV, WORK, Skip
 
 MANIFEST = os.path.join(HERE, "manifest-fresh.json")
-STREAMS = ("stdout", "stderr")
 HALF = "fresh"
 
 
@@ -96,61 +94,12 @@ def record(rec) -> dict:
             "signals": run.signals, "category": rec.category, "version": version, "half": HALF}
 
 
-def load_manifest() -> dict[str, dict]:
-    """The stored entries by name, or none."""
-    if not os.path.exists(MANIFEST):
-        return {}
-    with open(MANIFEST, encoding="utf-8") as handle:
-        return {e["name"]: e for e in json.load(handle)}
-
-
-def save_manifest(entries: dict[str, dict]) -> None:
-    """Write the manifest in recipe order."""
-    ordered = [entries[r.name] for r in RECIPES if r.name in entries]
-    with open(MANIFEST, "w", encoding="utf-8") as handle:
-        json.dump(ordered, handle, indent=1, ensure_ascii=False)
-        handle.write("\n")
-
-
-def check(entries: dict[str, dict]) -> int:
-    """Re-check every stored case's signals against its stored streams."""
-    problems = []
-    for entry in entries.values():
-        streams = {s: native.load_stream(entry["name"], s) for s in STREAMS}
-        problems += native.check_signals(entry["name"], entry["signals"], streams)
-        if entry["half"] != HALF:
-            problems.append(f"{entry['name']}: half {entry['half']!r}, not {HALF!r}")
-    print("\n".join(problems) or f"{len(entries)} case(s): every signal matches")
-    return 1 if problems else 0
+HALF_SPEC = half_cli.Half(HALF, MANIFEST, RECIPES, load_recipes, record, install, native.check_signals)
 
 
 def main(argv=None) -> int:
     """Record all or the named cases, or list them, check them, or print the README's table."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("names", nargs="*")
-    parser.add_argument("--list", action="store_true", help="print the recipes")
-    parser.add_argument("--check", action="store_true", help="check the stored cases' signals only")
-    parser.add_argument("--table", action="store_true", help="print the README's table of the recorded cases")
-    parser.add_argument("--install", action="store_true", help="install the pinned tools first")
-    args = parser.parse_args(argv)
-    load_recipes()
-    unknown = sorted(set(args.names) - {r.name for r in RECIPES})
-    if unknown:
-        parser.error(f"unknown case(s): {', '.join(unknown)}")
-    entries = load_manifest()
-    if args.list:
-        print("\n".join(f"{r.name:34} {r.tool:12} {r.category}" for r in RECIPES))
-        return 0
-    if args.table:
-        print(native.readme_table([entries[r.name] for r in RECIPES if r.name in entries]))
-        return 0
-    if args.check:
-        return check(entries)
-    if args.install:
-        install()
-    failed = native.record_each(RECIPES, args.names, entries, record)
-    save_manifest(entries)
-    return 1 if failed else 0
+    return half_cli.main(HALF_SPEC, argv, __doc__.split("\n\n")[0])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,166 @@
+"""What every later half's generator shares: its manifest, the check of its stored cases, and its command line.
+
+A half's generator (`generate_fresh.py`, `generate_blind.py`, `generate_sealed.py`,
+`generate_hidden.py`) knows its tools, its environment and how to record one case; this
+module keeps the rest in one place: installing pinned tools, running a case in a fresh
+project directory, reading and writing `manifest-HALF.json` in recipe order, re-checking
+every stored case's signals against its stored streams, and the options `NAMES`,
+`--list`, `--check`, `--table` and `--install`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import Callable
+
+import generate_native as native
+
+STREAMS = ("stdout", "stderr")
+#: The most lines a case's signals may match, one pattern or all together.
+MOST_LINES = 15
+
+
+@dataclass(frozen=True)
+class Half:
+    """One half's generator: its name, manifest path, recipes (filled by `load_recipes`), how it records
+    one case and installs its tools, and its signal check (name, signals, streams -> problems)."""
+
+    name: str
+    manifest: str
+    recipes: list
+    load_recipes: Callable[[], None]
+    record: Callable[[object], dict]
+    install: Callable[[], None]
+    check_signals: Callable[[str, list, dict], list]
+
+
+def check_signals(name: str, signals: list[dict], streams: dict[str, bytes]) -> list[str]:
+    """Problems with a case's signals: a pattern matching no line or over `MOST_LINES`, or over
+    `MOST_LINES` lines in all."""
+    import re
+
+    problems, total = [], 0
+    for signal in signals:
+        regex = re.compile(signal["pattern"])
+        hits = sum(1 for line in native.split_lines(streams[signal["stream"]]) if regex.search(line))
+        total += hits
+        if not hits or hits > MOST_LINES:
+            problems.append(f"{name}: {signal['stream']} pattern {signal['pattern']!r} matches {hits} lines")
+    if total > MOST_LINES:
+        problems.append(f"{name}: signals match {total} lines (at most {MOST_LINES})")
+    return problems
+
+
+def load_manifest(half: Half) -> dict[str, dict]:
+    """The stored entries by name, or none."""
+    try:
+        with open(half.manifest, encoding="utf-8") as handle:
+            return {e["name"]: e for e in json.load(handle)}
+    except FileNotFoundError:
+        return {}
+
+
+def save_manifest(half: Half, entries: dict[str, dict]) -> None:
+    """Write the manifest in recipe order."""
+    ordered = [entries[r.name] for r in half.recipes if r.name in entries]
+    with open(half.manifest, "w", encoding="utf-8") as handle:
+        json.dump(ordered, handle, indent=1, ensure_ascii=False)
+        handle.write("\n")
+
+
+def check(half: Half, entries: dict[str, dict]) -> int:
+    """Re-check every stored case's signals against its stored streams, and its half."""
+    problems = []
+    for entry in entries.values():
+        streams = {s: native.load_stream(entry["name"], s) for s in STREAMS}
+        problems += half.check_signals(entry["name"], entry["signals"], streams)
+        if entry["half"] != half.name:
+            problems.append(f"{entry['name']}: half {entry['half']!r}, not {half.name!r}")
+    print("\n".join(problems) or f"{len(entries)} case(s): every signal matches")
+    return 1 if problems else 0
+
+
+def main(half: Half, argv, description: str) -> int:
+    """Record all or the named cases, or list them, check them, or print the README's table."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("names", nargs="*")
+    parser.add_argument("--list", action="store_true", help="print the recipes")
+    parser.add_argument("--check", action="store_true", help="check the stored cases' signals only")
+    parser.add_argument("--table", action="store_true", help="print the README's table of the recorded cases")
+    parser.add_argument("--install", action="store_true", help="install the pinned tools first")
+    args = parser.parse_args(argv)
+    half.load_recipes()
+    unknown = sorted(set(args.names) - {r.name for r in half.recipes})
+    if unknown:
+        parser.error(f"unknown case(s): {', '.join(unknown)}")
+    entries = load_manifest(half)
+    if args.list:
+        print("\n".join(f"{r.name:34} {r.tool:12} {r.category}" for r in half.recipes))
+        return 0
+    if args.table:
+        print(native.readme_table([entries[r.name] for r in half.recipes if r.name in entries]))
+        return 0
+    if args.check:
+        return check(half, entries)
+    if args.install:
+        half.install()
+    failed = native.record_each(half.recipes, args.names, entries, half.record)
+    save_manifest(half, entries)
+    return 1 if failed else 0
+
+
+def install(npm: str, npm_pins, venv: str, py_pins, apt_pins: dict, apt_flags=("--no-install-recommends",)) -> None:
+    """Install a half's pinned npm, PyPI and Debian tools outside the repository; failures only warn."""
+    os.makedirs(npm, exist_ok=True)
+    steps = [["npm", "install", "--prefix", npm, "--no-audit", "--no-fund", "--loglevel=error", *npm_pins]]
+    if not os.path.exists(os.path.join(venv, "bin", "python")):
+        steps.append([sys.executable, "-m", "venv", venv])
+    steps.append([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", *py_pins])
+    steps.append(["apt-get", "install", "-y", "-qq", *apt_flags, *(f"{p}={v}" for p, v in apt_pins.items())])
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, check=False, cwd="/tmp",
+                              env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+        if done.returncode:
+            print(f"warning: {' '.join(step[:3])} failed; its cases will be skipped", file=sys.stderr)
+
+
+def fresh_root(work: str, home: str, name: str) -> str:
+    """The case's project directory under `work`, emptied (its previous run's files removed, even
+    read-only ones), and the half's private `home`."""
+    root = os.path.join(work, name)
+    if os.path.isdir(root):
+        subprocess.run(["chmod", "-R", "u+rwx", root], check=False)
+        shutil.rmtree(root)
+    os.makedirs(root)
+    os.chmod(root, 0o755)
+    os.makedirs(home, exist_ok=True)
+    return root
+
+
+def run_case(rec, root: str, env: dict[str, str]):
+    """Set up the case's project in `root` and run its command in `env` (the half's, with the recipe's
+    own variables; one set to None is unset); return the run and the finished process."""
+    run = rec.setup(root)
+    env = {k: v for k, v in {**env, **run.env}.items() if v is not None}
+    command = run.command or run.argv
+    shell = isinstance(command, str)
+    done = subprocess.run(command, cwd=os.path.normpath(os.path.join(root, run.cwd)), env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, check=False, timeout=run.timeout,
+                          shell=shell, executable="/bin/bash" if shell else None)
+    return run, done
+
+
+def keep_last(work: str, name: str, streams: dict[str, bytes]) -> str:
+    """Write a failed run's streams under `work`, for reading; return the directory."""
+    last = os.path.join(work, ".last")
+    os.makedirs(last, exist_ok=True)
+    for stream, data in streams.items():
+        with open(os.path.join(last, f"{name}.{stream}"), "wb") as handle:
+            handle.write(data)
+    return last
