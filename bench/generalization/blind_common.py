@@ -1,24 +1,21 @@
 """What the blind half's recipes share: where its tools live, the recipe registry, the run environment.
 
-The blind half reuses the native generator's machinery (`Run`, `S`, `write`, `sh`, storage) and adds
-its own registry, so that its cases land in `manifest-blind.json` only. Every recorded command runs
-in one environment: the pinned tools first on PATH, a private HOME, `LANG=C.UTF-8`, `TZ=UTC`, no
-colours.
+The blind half reuses the native generator's machinery (`Run`, `S`, `write`, `sh`, storage) and the
+later halves' place (`half_cli.Place`: `/tmp/yarp-gen/blind`), so that its cases land in
+`manifest-blind.json` only. Every recorded command runs in one environment: the pinned tools first on
+PATH, a private HOME, `LANG=C.UTF-8`, `TZ=UTC`, no colours, no CI variable.
 """
 
 from __future__ import annotations
 
-import os
-
 from generate_native import Recipe, Run, S, Skip, exits, failing, sh, write  # noqa: F401 (re-exported)
+from half_cli import Place
 
-BLIND = "/tmp/yarp-gen/blind"
-WORK = os.path.join(BLIND, "work")
-HOME = os.path.join(BLIND, "home")
-NPM = os.path.join(BLIND, "npm")
-NPM_BIN = os.path.join(NPM, "node_modules", ".bin")
-VENV = os.path.join(BLIND, "venv")
-VENV_BIN = os.path.join(VENV, "bin")
+PLACE = Place("blind")
+WORK, HOME, NPM, VENV = PLACE.work, PLACE.home, PLACE.npm, PLACE.venv
+RECIPES: list[Recipe] = PLACE.recipes
+recipe, vbin, nbin, link_node_modules = PLACE.recipe, PLACE.vbin, PLACE.nbin, PLACE.link_node_modules
+blind_env = PLACE.env
 
 # The pinned tools, installed outside the repository (npm prefix and venv above, Debian packages).
 NPM_PINS = ["@biomejs/biome@1.9.4", "oxlint@0.16.6", "standard@17.1.2", "jshint@2.13.6", "htmlhint@1.1.4",
@@ -36,40 +33,3 @@ APT_PINS = {"gfortran": "4:12.2.0-3", "nasm": "2.16.01-1", "ocaml-nox": "4.13.1-
             "tidy": "2:5.6.0-11", "devscripts": "2.23.4+deb12u2", "php-cli": "2:8.2+93",
             "nginx-light": "1.22.1-9+deb12u12", "openssh-server": "1:9.2p1-2+deb12u10",
             "mercurial": "6.3.2-1+deb12u1", "miller": "6.6.0-2+b3"}
-
-
-RECIPES: list[Recipe] = []
-
-
-def recipe(name: str, tool: str, category: str, version: list[str], needs=()):
-    """Register the decorated setup function as the blind recipe `name`."""
-    def register(setup):
-        """Add the recipe; hand the setup function back unchanged."""
-        RECIPES.append(Recipe(name, tool, category, list(version), setup, tuple(needs)))
-        return setup
-    return register
-
-
-def blind_env() -> dict[str, str]:
-    """The environment of every recorded command: pinned tools first, private HOME, no colours."""
-    cargo = os.path.expanduser("~/.cargo/bin")
-    return {"PATH": f"{VENV_BIN}:{NPM_BIN}:{cargo}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
-            "HOME": HOME, "LANG": "C.UTF-8", "TZ": "UTC", "TERM": "dumb", "NO_COLOR": "1",
-            "FORCE_COLOR": "0", "CLICOLOR": "0", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
-            "COLUMNS": "100", "NPM_CONFIG_UPDATE_NOTIFIER": "false", "NPM_CONFIG_FUND": "false",
-            "PIP_CONFIG_FILE": "/dev/null"}
-
-
-def vbin(name: str) -> str:
-    """A pinned PyPI tool's path."""
-    return os.path.join(VENV_BIN, name)
-
-
-def nbin(name: str) -> str:
-    """A pinned npm tool's path."""
-    return os.path.join(NPM_BIN, name)
-
-
-def link_node_modules(root: str) -> None:
-    """Give a project the pinned npm tools as its own node_modules (a symlink)."""
-    os.symlink(os.path.join(NPM, "node_modules"), os.path.join(root, "node_modules"))

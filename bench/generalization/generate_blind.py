@@ -22,15 +22,13 @@ services, shell linting) and `blind_recipes_data.py` (data, listings, packaging,
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import generate_native as native
 import half_cli
-from blind_common import APT_PINS, HOME, NPM, NPM_PINS, PY_PINS, RECIPES, VENV, WORK, Skip, blind_env
+from blind_common import APT_PINS, HOME, NPM, NPM_PINS, PY_PINS, RECIPES, VENV, WORK, blind_env
 
 MANIFEST = os.path.join(HERE, "manifest-blind.json")
 HALF = "blind"
@@ -52,22 +50,7 @@ def install() -> None:
 
 def record(rec) -> dict:
     """Set up, run and store one case; return its manifest entry (half `blind`)."""
-    missing = [b for b in rec.needs if not shutil.which(b, path=blind_env()["PATH"])]
-    if missing:
-        raise Skip(f"{', '.join(missing)} not installed")
-    version = native.tool_version(rec)
-    run, done = half_cli.run_case(rec, half_cli.fresh_root(WORK, HOME, rec.name), blind_env())
-    streams = {"stdout": done.stdout, "stderr": done.stderr}
-    if run.expect_exit and not run.expect_exit(done.returncode):
-        raise RuntimeError(f"{rec.name}: unexpected exit status {done.returncode}\n"
-                           f"{(done.stdout + done.stderr).decode('utf-8', 'replace')[-3000:]}")
-    problems = half_cli.check_signals(rec.name, run.signals, streams)
-    if problems:
-        last = half_cli.keep_last(WORK, rec.name, streams)
-        raise RuntimeError("\n".join(problems + [f"(this run's output is in {last})"]))
-    native.store(rec.name, streams)
-    return {"name": rec.name, "tool": rec.tool, "argv": run.argv, "exit_code": done.returncode,
-            "signals": run.signals, "category": rec.category, "version": version, "half": HALF}
+    return half_cli.record_case(rec, HALF, WORK, blind_env(), home=HOME)
 
 
 HALF_SPEC = half_cli.Half(HALF, MANIFEST, RECIPES, load_recipes, record, install, half_cli.check_signals)

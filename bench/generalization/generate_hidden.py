@@ -22,15 +22,13 @@ the generator with the case's name; so does a case whose patterns match more tha
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import generate_native as native
 import half_cli
-from hidden_common import APT_PINS, HOME, NPM, NPM_PINS, PY_PINS, RECIPES, VENV, WORK, Skip, hidden_env
+from hidden_common import APT_PINS, HOME, NPM, NPM_PINS, PY_PINS, RECIPES, VENV, WORK, hidden_env
 
 MANIFEST = os.path.join(HERE, "manifest-hidden.json")
 HALF = "hidden"
@@ -51,21 +49,7 @@ def install() -> None:
 
 def record(rec) -> dict:
     """Set up, run and store one case; return its manifest entry (half `hidden`)."""
-    missing = [b for b in rec.needs if not shutil.which(b, path=hidden_env()["PATH"])]
-    if missing:
-        raise Skip(f"{', '.join(missing)} not installed")
-    version = native.tool_version(rec)
-    run, done = half_cli.run_case(rec, half_cli.fresh_root(WORK, HOME, rec.name), hidden_env())
-    streams = {"stdout": done.stdout, "stderr": done.stderr}
-    if run.expect_exit and not run.expect_exit(done.returncode):
-        last = half_cli.keep_last(WORK, rec.name, streams)
-        raise RuntimeError(f"{rec.name}: unexpected exit status {done.returncode} (output in {last})")
-    problems = half_cli.check_signals(rec.name, run.signals, streams)
-    if problems:
-        raise RuntimeError("\n".join(problems + [f"(this run's output is in {half_cli.keep_last(WORK, rec.name, streams)})"]))
-    native.store(rec.name, streams)
-    return {"name": rec.name, "tool": rec.tool, "argv": run.argv, "exit_code": done.returncode,
-            "signals": run.signals, "category": rec.category, "version": version, "half": HALF}
+    return half_cli.record_case(rec, HALF, WORK, hidden_env(), home=HOME)
 
 
 HALF_SPEC = half_cli.Half(HALF, MANIFEST, RECIPES, load_recipes, record, install, half_cli.check_signals)

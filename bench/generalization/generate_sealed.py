@@ -24,15 +24,13 @@ patterns match more than 15 lines in all.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import generate_native as native
 import half_cli
-from sealed_common import APT_PINS, HOME, NPM, NPM_PINS, PY_PINS, RECIPES, VENV, WORK, Skip, sealed_env
+from sealed_common import APT_PINS, HOME, NPM, NPM_PINS, PY_PINS, RECIPES, VENV, WORK, sealed_env
 
 MANIFEST = os.path.join(HERE, "manifest-sealed.json")
 HALF = "sealed"
@@ -54,26 +52,7 @@ def install() -> None:
 
 def record(rec) -> dict:
     """Set up, run and store one case; return its manifest entry (half `sealed`)."""
-    missing = [b for b in rec.needs if not shutil.which(b, path=sealed_env()["PATH"])]
-    if missing:
-        raise Skip(f"{', '.join(missing)} not installed")
-    version = native.tool_version(rec)
-    run, done = half_cli.run_case(rec, half_cli.fresh_root(WORK, HOME, rec.name), sealed_env())
-    streams = {"stdout": done.stdout, "stderr": done.stderr}
-    if run.expect_exit and not run.expect_exit(done.returncode):
-        raise RuntimeError(f"{rec.name}: unexpected exit status {done.returncode}\n"
-                           f"{(done.stdout + done.stderr).decode('utf-8', 'replace')[-3000:]}")
-    problems = half_cli.check_signals(rec.name, run.signals, streams)
-    if problems:
-        last = os.path.join(WORK, ".last")
-        os.makedirs(last, exist_ok=True)
-        for stream, data in streams.items():
-            with open(os.path.join(last, f"{rec.name}.{stream}"), "wb") as handle:
-                handle.write(data)
-        raise RuntimeError("\n".join(problems + [f"(this run's output is in {last})"]))
-    native.store(rec.name, streams)
-    return {"name": rec.name, "tool": rec.tool, "argv": run.argv, "exit_code": done.returncode,
-            "signals": run.signals, "category": rec.category, "version": version, "half": HALF}
+    return half_cli.record_case(rec, HALF, WORK, sealed_env(), home=HOME)
 
 
 HALF_SPEC = half_cli.Half(HALF, MANIFEST, RECIPES, load_recipes, record, install, half_cli.check_signals)

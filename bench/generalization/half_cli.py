@@ -5,7 +5,8 @@ A half's generator (`generate_fresh.py`, `generate_blind.py`, `generate_sealed.p
 module keeps the rest in one place: installing pinned tools, running a case in a fresh
 project directory, reading and writing `manifest-HALF.json` in recipe order, re-checking
 every stored case's signals against its stored streams, and the options `NAMES`,
-`--list`, `--check`, `--table` and `--install`.
+`--list`, `--check`, `--table` and `--install`. The blind, sealed and hidden halves also
+share where their tools live and the environment their commands run in (`Place`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,49 @@ import generate_native as native
 STREAMS = ("stdout", "stderr")
 #: The most lines a case's signals may match, one pattern or all together.
 MOST_LINES = 15
+
+
+class Place:
+    """Where a half's tools and projects live (`/tmp/yarp-gen/HALF`: `work`, `home`, `npm`, `venv`), its
+    recipe registry, and the one environment its commands run in: its pinned tools first on PATH, a
+    private HOME, `LANG=C.UTF-8`, `TZ=UTC`, no colours, no CI variable."""
+
+    def __init__(self, half: str) -> None:
+        root = os.path.join("/tmp/yarp-gen", half)
+        self.half = half
+        self.work, self.home = os.path.join(root, "work"), os.path.join(root, "home")
+        self.npm, self.venv = os.path.join(root, "npm"), os.path.join(root, "venv")
+        self.npm_bin, self.venv_bin = os.path.join(self.npm, "node_modules", ".bin"), os.path.join(self.venv, "bin")
+        self.recipes: list[native.Recipe] = []
+
+    def recipe(self, name: str, tool: str, category: str, version: list[str], needs=()):
+        """Register the decorated setup function as this half's recipe `name`."""
+        def register(setup):
+            """Add the recipe; hand the setup function back unchanged."""
+            self.recipes.append(native.Recipe(name, tool, category, list(version), setup, tuple(needs)))
+            return setup
+        return register
+
+    def env(self) -> dict[str, str]:
+        """The environment of every recorded command of this half."""
+        cargo = os.path.expanduser("~/.cargo/bin")
+        return {"PATH": f"{self.venv_bin}:{self.npm_bin}:{cargo}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+                "HOME": self.home, "LANG": "C.UTF-8", "TZ": "UTC", "TERM": "dumb", "NO_COLOR": "1",
+                "FORCE_COLOR": "0", "CLICOLOR": "0", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
+                "COLUMNS": "100", "NPM_CONFIG_UPDATE_NOTIFIER": "false", "NPM_CONFIG_FUND": "false",
+                "PIP_CONFIG_FILE": "/dev/null"}
+
+    def vbin(self, name: str) -> str:
+        """A pinned PyPI tool's path."""
+        return os.path.join(self.venv_bin, name)
+
+    def nbin(self, name: str) -> str:
+        """A pinned npm tool's path."""
+        return os.path.join(self.npm_bin, name)
+
+    def link_node_modules(self, root: str) -> None:
+        """Give a project the pinned npm tools as its own node_modules (a symlink)."""
+        os.symlink(os.path.join(self.npm, "node_modules"), os.path.join(root, "node_modules"))
 
 
 @dataclass(frozen=True)
@@ -130,16 +174,17 @@ def install(npm: str, npm_pins, venv: str, py_pins, apt_pins: dict, apt_flags=("
             print(f"warning: {' '.join(step[:3])} failed; its cases will be skipped", file=sys.stderr)
 
 
-def fresh_root(work: str, home: str, name: str) -> str:
+def fresh_root(work: str, home: str | None, name: str) -> str:
     """The case's project directory under `work`, emptied (its previous run's files removed, even
-    read-only ones), and the half's private `home`."""
+    read-only ones), and the half's private `home` when it has one."""
     root = os.path.join(work, name)
     if os.path.isdir(root):
         subprocess.run(["chmod", "-R", "u+rwx", root], check=False)
         shutil.rmtree(root)
     os.makedirs(root)
     os.chmod(root, 0o755)
-    os.makedirs(home, exist_ok=True)
+    if home:
+        os.makedirs(home, exist_ok=True)
     return root
 
 
@@ -164,3 +209,28 @@ def keep_last(work: str, name: str, streams: dict[str, bytes]) -> str:
         with open(os.path.join(last, f"{name}.{stream}"), "wb") as handle:
             handle.write(data)
     return last
+
+
+def record_case(rec, half: str, work: str, env: dict[str, str], check=check_signals, home: str | None = None,
+                path: str | None = None) -> dict:
+    """Set up, run and store one case of `half` (its project under `work`, its command in `env`, its
+    `home` made; `path`, else `env`'s PATH, is where its tools are looked for); return its manifest
+    entry. A case whose exit status or signals are not what its recipe says is not stored: its output
+    is kept under `work` and the run fails with why."""
+    missing = [b for b in rec.needs if not shutil.which(b, path=path or env["PATH"])]
+    if missing:
+        raise native.Skip(f"{', '.join(missing)} not installed")
+    version = native.tool_version(rec)
+    root = fresh_root(work, home, rec.name)
+    run, done = run_case(rec, root, env)
+    streams = {"stdout": done.stdout, "stderr": done.stderr}
+    if run.expect_exit and not run.expect_exit(done.returncode):
+        last = keep_last(work, rec.name, streams)
+        raise RuntimeError(f"{rec.name}: unexpected exit status {done.returncode} (output in {last})\n"
+                           f"{(done.stdout + done.stderr).decode('utf-8', 'replace')[-3000:]}")
+    problems = check(rec.name, run.signals, streams)
+    if problems:
+        raise RuntimeError("\n".join(problems + [f"(this run's output is in {keep_last(work, rec.name, streams)})"]))
+    native.store(rec.name, streams)
+    return {"name": rec.name, "tool": rec.tool, "argv": run.argv, "exit_code": done.returncode,
+            "signals": run.signals, "category": rec.category, "version": version, "half": half}

@@ -1,25 +1,21 @@
 """What the hidden half's recipes share: where its tools live, the recipe registry, the run environment.
 
 The hidden half reuses the native generator's machinery (`Run`, `S`, `write`, `sh`, storage) and the
-blind half's environment, with its own tool locations and registry, so that its cases land in
+later halves' place (`half_cli.Place`: `/tmp/yarp-gen/hidden`), so that its cases land in
 `manifest-hidden.json` only. Every recorded command runs in one environment: the pinned tools first on
 PATH, a private HOME, `LANG=C.UTF-8`, `TZ=UTC`, no colours, no CI variable.
 """
 
 from __future__ import annotations
 
-import os
-
-from blind_common import blind_env
 from generate_native import Recipe, Run, S, Skip, exits, failing, sh, write  # noqa: F401 (re-exported)
+from half_cli import Place
 
-HIDDEN = "/tmp/yarp-gen/hidden"
-WORK = os.path.join(HIDDEN, "work")
-HOME = os.path.join(HIDDEN, "home")
-NPM = os.path.join(HIDDEN, "npm")
-NPM_BIN = os.path.join(NPM, "node_modules", ".bin")
-VENV = os.path.join(HIDDEN, "venv")
-VENV_BIN = os.path.join(VENV, "bin")
+PLACE = Place("hidden")
+WORK, HOME, NPM, VENV = PLACE.work, PLACE.home, PLACE.npm, PLACE.venv
+RECIPES: list[Recipe] = PLACE.recipes
+recipe, vbin, nbin, link_node_modules = PLACE.recipe, PLACE.vbin, PLACE.nbin, PLACE.link_node_modules
+hidden_env = PLACE.env
 
 # The pinned tools, installed outside the repository (npm prefix and venv above, Debian packages).
 NPM_PINS = ["@commitlint/cli@20.5.3", "@commitlint/config-conventional@20.5.3", "alex@11.0.1",
@@ -36,37 +32,3 @@ APT_PINS = {"tcc": "0.9.27+git20200814.62c30a4a-1", "iverilog": "11.0-1.1+b1", "
             "logrotate": "3.21.0-1", "sudo": "1.9.13p3-1+deb12u4", "cvs": "2:1.12.13+real-28+deb12u1",
             "rcs": "5.10.1-1", "desktop-file-utils": "0.26-1", "chktex": "1.7.8-1",
             "bind9-utils": "1:9.18.49-1~deb12u3", "fossil": "1:2.21-1+deb12u1"}
-
-RECIPES: list[Recipe] = []
-
-
-def recipe(name: str, tool: str, category: str, version: list[str], needs=()):
-    """Register the decorated setup function as the hidden recipe `name`."""
-    def register(setup):
-        """Add the recipe; hand the setup function back unchanged."""
-        RECIPES.append(Recipe(name, tool, category, list(version), setup, tuple(needs)))
-        return setup
-    return register
-
-
-def hidden_env() -> dict[str, str]:
-    """The blind half's environment with the hidden tools first on PATH and the hidden HOME."""
-    env = blind_env()
-    env["PATH"] = f"{VENV_BIN}:{NPM_BIN}:" + env["PATH"].split(":", 2)[2]
-    env["HOME"] = HOME
-    return env
-
-
-def vbin(name: str) -> str:
-    """A pinned PyPI tool's path."""
-    return os.path.join(VENV_BIN, name)
-
-
-def nbin(name: str) -> str:
-    """A pinned npm tool's path."""
-    return os.path.join(NPM_BIN, name)
-
-
-def link_node_modules(root: str) -> None:
-    """Give a project the pinned npm tools as its own node_modules (a symlink)."""
-    os.symlink(os.path.join(NPM, "node_modules"), os.path.join(root, "node_modules"))

@@ -115,7 +115,7 @@ def _quilt(root):
     patches = {"01-port.patch": ("port=80", "port=8080"), "02-workers.patch": ("workers=2", "workers=8"),
                "03-log.patch": ("log=warn", "log=debug")}
     for name, (old, new) in patches.items():
-        write(root, f"patches/{name}", f"--- a/app.conf\n+++ b/app.conf\n@@ -1,3 +1,3 @@\n"
+        write(root, f"patches/{name}", "--- a/app.conf\n+++ b/app.conf\n@@ -1,3 +1,3 @@\n"
               + "".join(f"-{old}\n+{new}\n" if line.startswith(old.split("=")[0]) else f" {line}\n"
                         for line in ("port=80", "workers=2", "log=info")))
     extra = [f"02-{n:03d}-tune.patch" for n in range(200)]

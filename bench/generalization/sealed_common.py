@@ -1,25 +1,21 @@
 """What the sealed half's recipes share: where its tools live, the recipe registry, the run environment.
 
 The sealed half reuses the native generator's machinery (`Run`, `S`, `write`, `sh`, storage) and the
-blind half's environment, with its own tool locations and registry, so that its cases land in
+later halves' place (`half_cli.Place`: `/tmp/yarp-gen/sealed`), so that its cases land in
 `manifest-sealed.json` only. Every recorded command runs in one environment: the pinned tools first on
 PATH, a private HOME, `LANG=C.UTF-8`, `TZ=UTC`, no colours, no CI variable.
 """
 
 from __future__ import annotations
 
-import os
-
-from blind_common import blind_env
 from generate_native import Recipe, Run, S, Skip, exits, failing, sh, write  # noqa: F401 (re-exported)
+from half_cli import Place
 
-SEALED = "/tmp/yarp-gen/sealed"
-WORK = os.path.join(SEALED, "work")
-HOME = os.path.join(SEALED, "home")
-NPM = os.path.join(SEALED, "npm")
-NPM_BIN = os.path.join(NPM, "node_modules", ".bin")
-VENV = os.path.join(SEALED, "venv")
-VENV_BIN = os.path.join(VENV, "bin")
+PLACE = Place("sealed")
+WORK, HOME, NPM, VENV = PLACE.work, PLACE.home, PLACE.npm, PLACE.venv
+RECIPES: list[Recipe] = PLACE.recipes
+recipe, vbin, nbin, link_node_modules = PLACE.recipe, PLACE.vbin, PLACE.nbin, PLACE.link_node_modules
+sealed_env = PLACE.env
 
 # The pinned tools, installed outside the repository (npm prefix and venv above, Debian packages).
 NPM_PINS = ["cspell@8.18.1", "write-good@1.0.8", "textlint@14.5.0", "textlint-rule-no-todo@2.0.1",
@@ -35,40 +31,6 @@ APT_PINS = {"subversion": "1.14.2-4+deb12u1", "xmlstarlet": "1.6.1-3", "acl": "2
             "lintian": "2.116.3+deb12u1", "sbcl": "2:2.2.9-1", "guile-3.0": "3.0.8-2",
             "fp-compiler": "3.2.2+dfsg-20", "gdc": "4:12.2.0-3", "valac": "0.56.3-1", "ocaml-dune": "2.9.3-1",
             "shfmt": "3.6.0-1+b2", "erlang-eunit": "1:25.2.3+dfsg-1+deb12u4", "ruby-minitest": "5.17.0-1"}
-
-RECIPES: list[Recipe] = []
-
-
-def recipe(name: str, tool: str, category: str, version: list[str], needs=()):
-    """Register the decorated setup function as the sealed recipe `name`."""
-    def register(setup):
-        """Add the recipe; hand the setup function back unchanged."""
-        RECIPES.append(Recipe(name, tool, category, list(version), setup, tuple(needs)))
-        return setup
-    return register
-
-
-def sealed_env() -> dict[str, str]:
-    """The blind half's environment with the sealed tools first on PATH and the sealed HOME."""
-    env = blind_env()
-    env["PATH"] = f"{VENV_BIN}:{NPM_BIN}:" + env["PATH"].split(":", 2)[2]
-    env["HOME"] = HOME
-    return env
-
-
-def vbin(name: str) -> str:
-    """A pinned PyPI tool's path."""
-    return os.path.join(VENV_BIN, name)
-
-
-def nbin(name: str) -> str:
-    """A pinned npm tool's path."""
-    return os.path.join(NPM_BIN, name)
-
-
-def link_node_modules(root: str) -> None:
-    """Give a project the pinned npm tools as its own node_modules (a symlink)."""
-    os.symlink(os.path.join(NPM, "node_modules"), os.path.join(root, "node_modules"))
 
 
 def as_nobody(argv: list[str]) -> list[str]:
