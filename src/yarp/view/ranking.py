@@ -28,11 +28,15 @@ from __future__ import annotations
 
 from _collections import _count_elements
 
+from yarp.view.salience import is_blank
+
 #: Lines of each stream's end kept first, and the most bytes they may take.
 END_LINES = 6
 END_BYTES = 400
 #: How far above an indented finding its heading is looked for.
 HEADING_REACH = 200
+#: How far above a line standing alone the first line of its record is looked for (`record_start`).
+RECORD_REACH = 8
 #: Bytes of a line a template reads.
 TEMPLATE_BYTES = 160
 _DIGITS = bytes.maketrans(b"0123456789", b"##########")
@@ -178,6 +182,16 @@ def _maybe_banner(line: bytes) -> bool:
     """What `is_banner` needs before it asks more: `.` or `: In `, or a line starting `In ` or with
     one of `_BANNER_FIRST`."""
     return line[:1] in _BANNER_FIRST or b"." in line or b": In " in line or line.startswith(b"In ")
+
+
+def record_start(lines, index: int) -> int | None:
+    """The first line of the record line `index` sits in, its lines between blank lines (`# file: x`
+    above its `user:nobody:rw-`), within `RECORD_REACH` lines above it; None when there is none: the
+    heading of a line that stands alone (`yarp.view.rarity`) where `heading` finds none."""
+    for above in range(index - 1, max(-1, index - RECORD_REACH - 1), -1):
+        if is_blank(lines[above]):
+            return above + 1 if above + 1 < index else None
+    return None
 
 
 def _indent(line: bytes) -> int:

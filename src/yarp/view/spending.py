@@ -15,7 +15,7 @@ that repeat are shown once each before a second alike (`ranking.diverse`).
 from __future__ import annotations
 
 from yarp.view.blocks import LINE_CLASSES
-from yarp.view.ranking import diverse, heading, kind
+from yarp.view.ranking import diverse, heading, kind, record_start
 from yarp.view.salience import Classifier, is_blank
 
 #: The most blocks of one class a view weighs (`_ends_of`).
@@ -30,8 +30,6 @@ FOLLOWING_LINES = 6
 #: Lines after the anchor of a summary or warning too long to show whole that come with its own line
 #: when they fit (`spend_alike`): its source line and caret.
 CORE_FOLLOWING = 2
-#: How far above a rare line without a heading the first line of its record is looked for (`_record_start`).
-RECORD_REACH = 8
 #: How far above a failure block the lines naming where its frames were are looked for (`_where`).
 WHERE_REACH = 8
 #: The most summaries, headers or warnings of one kind a view shows (`spend_alike`); also the blocks of
@@ -158,7 +156,7 @@ def _spend_on_parts(view, parts: list, location) -> None:
         stream = streams[number]
         above = heading(stream, anchor)
         if above is None and stream.classes.get(anchor) in LINE_CLASSES:
-            above = _record_start(stream.lines, anchor)
+            above = record_start(stream.lines, anchor)
         core = [*range(head, anchor + 1)] + ([] if above is None else [above])
         misses = 0 if view.add(number, core) else misses + 1
     # Then, each pass over every block: the line after an anchor when the block ends there (often its
@@ -206,15 +204,6 @@ def _own_frames(lines, start: int, head: int, anchor: int, end: int, location) -
             if line.startswith(b'File "') and i < end:
                 found.append(i + 1)
     return found
-
-
-def _record_start(lines, index: int) -> int | None:
-    """The first line of the record a rare line sits in, its lines between blank lines (`# file: x`
-    above its `user:nobody:rw-`), within `RECORD_REACH` lines above it; None when there is none."""
-    for above in range(index - 1, max(-1, index - RECORD_REACH - 1), -1):
-        if is_blank(lines[above]):
-            return above + 1 if above + 1 < index else None
-    return None
 
 
 def _step_before(lines, start: int) -> int | None:
