@@ -118,6 +118,17 @@ def save_manifest(half: Half, entries: dict[str, dict]) -> None:
         handle.write("\n")
 
 
+def merge_manifest(half: Half, recorded: dict[str, dict]) -> None:
+    """Add the newly recorded entries to the manifest as it is on disk now, under a lock, so two
+    generators recording different cases of one half at once keep each other's entries."""
+    import fcntl
+
+    os.makedirs("/tmp/yarp-gen", exist_ok=True)
+    with open(os.path.join("/tmp/yarp-gen", os.path.basename(half.manifest) + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        save_manifest(half, {**load_manifest(half), **recorded})
+
+
 def check(half: Half, entries: dict[str, dict]) -> int:
     """Re-check every stored case's signals against its stored streams, and its half."""
     problems = []
@@ -154,8 +165,9 @@ def main(half: Half, argv, description: str) -> int:
         return check(half, entries)
     if args.install:
         half.install()
-    failed = native.record_each(half.recipes, args.names, entries, half.record)
-    save_manifest(half, entries)
+    recorded: dict[str, dict] = {}
+    failed = native.record_each(half.recipes, args.names, recorded, half.record)
+    merge_manifest(half, recorded)
     return 1 if failed else 0
 
 
