@@ -335,7 +335,7 @@ def test_an_indented_finding_of_a_rare_check_stands_out():
     out[31:31] = ["  /work/lib/w10.js:6:21: 'offset' is not defined. (no-undef)"]
     text = ("\n".join(out) + "\n").encode()
     lines = text.split(b"\n")
-    assert [lines[n] for n in rarity.rare_findings(text, lines, {}, classifier().finding)] == [out[31].encode()]
+    assert [lines[n] for n in rarity.rare_findings(text, lines, {}, classifier().finding)[0]] == [out[31].encode()]
 
 
 def test_a_row_whose_status_word_is_rare_stands_out():
@@ -384,3 +384,53 @@ def test_the_few_lines_ending_in_another_status_are_kept_with_their_record():
     records[7 * 433 + 4:7 * 433 + 4] = ["user:nobody:rw-"]
     shown = lines_of(view(("\n".join(records) + "\n").encode(), exit_code=0))
     assert "user:nobody:rw-" in shown and records[7 * 433] in shown  # with the first line of its record
+
+
+def test_a_status_word_and_a_raised_exception_name_mark_a_failure():
+    # A doctest runner reports its one failure as `* FAILURE: …` and `* REASON: GotWantException`
+    # among 150 records of `* SUCCESS: …`.
+    out = []
+    for n in range(150):
+        out += ["====== <exec> ======", f"* DOCTEST : pricing.py::discount_{n}:0, line {9 * n + 4}",
+                "DOCTEST SOURCE", f"1 >>> discount_{n}({n})", f"  {n * 9 // 10}", "DOCTEST RESULT"]
+        out += ([f"* FAILURE: pricing.py::discount_{n}:0", "* REASON: GotWantException", "DOCTEST DEBUG INFO",
+                 f'  File "pricing.py", line {9 * n + 5}', "DOCTEST PART BREAKDOWN", "Failed Part:",
+                 f"    1 >>> discount_{n}({n})", "DOCTEST TRACEBACK", "Expected:", "    79", "Got:", "    78",
+                 "Repr Difference:", "    got  = '78'", "    want = '79'"] if n == 87
+                else [f"* SUCCESS: pricing.py::discount_{n}:0"])
+        out.append("====== </exec> ======")
+    out += ["Finished doctests", "149 / 150 passed"]
+    shown = lines_of(view(("\n".join(out) + "\n").encode()))
+    assert {"* FAILURE: pricing.py::discount_87:0", "* REASON: GotWantException"} <= shown
+    sal = classifier()
+    assert sal.classify(b"* FAILURE: pricing.py::discount_87:0") == sal.classify(b"raised: KeyError") == "failure"
+    assert sal.classify(b"* SUCCESS: pricing.py::discount_86:0") == "plain"
+
+
+def test_a_program_s_own_report_of_a_failed_call_comes_with_the_traced_command():
+    # `bash -x build.sh`: 4,500 traced commands, one `cp` finding nothing to copy.
+    out = []
+    for n in range(1500):
+        source = f"'src/pkg{n}/*.txt'" if n == 613 else f"src/pkg{n}/data.txt"
+        out += [f"+ mkdir -p out/pkg{n}", f"+ cp {source} out/pkg{n}/"]
+        if n == 613:
+            out.append(f"cp: cannot stat {source}: No such file or directory")
+        out.append(f"+ sha1sum out/pkg{n}/data.txt")
+    shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=0))
+    assert {"+ cp 'src/pkg613/*.txt' out/pkg613/", "cp: cannot stat 'src/pkg613/*.txt': No such file or directory"} <= shown
+    sal = classifier()
+    assert sal.classify(b"bash: jq: command not found") == "failure"
+    # A system call's result in a trace names the error but is no program's report of its own.
+    assert sal.classify(b'openat(AT_FDCWD, "x", O_RDONLY) = -1 ENOENT (No such file or directory)') == "plain"
+
+
+def test_the_one_finding_that_says_something_no_other_does_is_kept():
+    # A spell checker: 360 findings of three misspellings, all of one kind (`error`), and one other.
+    # Files in the order a parallel walk finds them; the odd one out sits with its own file's findings.
+    out = [f"src/h{n * 37 % 120:03d}.py:{line}: error: {word}" for n in range(120) for line, word in
+           (("1:3", "`Recieve` should be `Receive`"), ("1:27", "`proccess` should be `process`"),
+            ("3:7", "`seperate` should be `separate`"))]
+    at = out.index("src/h042.py:3:7: error: `seperate` should be `separate`") + 1
+    out.insert(at, "src/h042.py:8:5: error: `teh` should be `the`")
+    shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=2))
+    assert out[at] in shown

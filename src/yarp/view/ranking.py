@@ -95,6 +95,8 @@ def kind(stream, index: int, sal) -> tuple[bytes, bytes]:
     if read is None:
         read = stream.templates[line] = (template(line, sal.location, sal.quoted), place(line, sal.location))
     alike, where = read
+    if index in stream.standouts:
+        alike = line  # its quoted names are what it says that no other finding does
     if not where:
         above = heading(stream, index)
         where = b"" if above is None else stream.lines[above]

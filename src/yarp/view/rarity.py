@@ -66,38 +66,62 @@ _field = None
 _ending = None
 
 
-def rare_findings(body: bytes, lines: list[bytes], classes: dict, finding) -> list[int]:
+def rare_findings(body: bytes, lines: list[bytes], classes: dict, finding) -> tuple[list[int], list[int]]:
     """The lines of `body` (no more than `RARE_BYTES`) that start with a location (`path:line[:col]:`,
     indented or not) and whose kind (the check named in brackets at the line's end, `(no-undef)`,
     else the word after the location: `F821`, `error`, `E1101:`) is rare among such lines,
-    not classed already: the findings a long list of one common kind would hide. `finding` is the
+    not classed already: the findings a long list of one common kind would hide; and, classed or not,
+    those whose whole message is rare among findings that repeat theirs (`_rare_messages`), the
+    standouts among findings of one kind. `finding` is the
     salience data's expression for such a line, its word the first group and its check the second;
     `lines` are `body`'s lines, of which a sample says first whether enough of them start with a
     location to look further (an expression anchored at every line start costs a step per byte)."""
     if len(body) > RARE_BYTES or len(lines) < MIN_FINDINGS:
-        return []
+        return [], []
     sample = lines[::max(1, len(lines) // 256)]
     if sum(1 for line in sample if finding.match(line)) * 100 < len(sample) * FINDING_SHARE:
-        return []
+        return [], []
     # A finding's kind is the check its line ends with (`(no-undef)`, `[arg-type]`), else the word after
     # its location (`F821`, `error`).
-    found = [(match.start(), match[2] or match[1]) for match in finding.finditer(body)]
+    found = [(match.start(), match[2] or match[1], match.start(1)) for match in finding.finditer(body)]
     if len(found) < MIN_FINDINGS:
-        return []
+        return [], []
     counts: dict[bytes, int] = {}
-    for _, word in found:
-        counts[word] = counts.get(word, 0) + 1
-    if len(counts) < 2:
-        return []
+    _count_elements(counts, [word for _, word, _ in found])
     rare = {word for word, count in counts.items() if count * 100 <= len(found) * RARE_SHARE or count <= 2}
     if len(rare) == len(counts):
-        return []  # every kind is rare: nothing stands out
-    out, line, previous = [], 0, 0
-    for offset, word in found:
+        rare = set()  # every kind is rare (or there is one kind): no kind stands out
+    messages = _rare_messages(body, found)
+    line_of = _line_numbers(body, sorted({offset for offset, word, _ in found if word in rare} | set(messages)))
+    findings = [line_of[offset] for offset, word, _ in found if word in rare and line_of[offset] not in classes]
+    return findings, [line_of[offset] for offset in messages]
+
+
+def _rare_messages(body: bytes, found: list[tuple[int, bytes, int]]) -> list[int]:
+    """The offsets of the few findings (at most `MAX_RARE_SHAPES`) whose message, all after the location,
+    is said at most twice where `FIELD_SHARE` percent of the findings of their kind repeat a message
+    more often: the one `` `teh` should be `the` `` among 360 findings of three misspellings, all of
+    one kind (`error`). Three errors among repeated warnings are told apart by their kind already."""
+    messages = [body[start:body.find(b"\n", start)] for _, _, start in found]
+    counts: dict[bytes, int] = {}
+    _count_elements(counts, messages)
+    rare = [(offset, word) for (offset, word, _), message in zip(found, messages) if counts[message] <= 2]
+    if not rare or len(rare) > MAX_RARE_SHAPES:
+        return []
+    kinds: dict[bytes, int] = {}
+    _count_elements(kinds, [word for _, word, _ in found])
+    rare_kinds: dict[bytes, int] = {}
+    _count_elements(rare_kinds, [word for _, word in rare])
+    return [offset for offset, word in rare if (kinds[word] - rare_kinds[word]) * 100 >= kinds[word] * FIELD_SHARE]
+
+
+def _line_numbers(body: bytes, offsets: list[int]) -> dict[int, int]:
+    """The number of the line each of the sorted `offsets` of `body` falls on."""
+    out, line, previous = {}, 0, 0
+    for offset in offsets:
         line += body.count(b"\n", previous, offset)
         previous = offset
-        if word in rare and line not in classes:
-            out.append(line)
+        out[offset] = line
     return out
 
 

@@ -93,7 +93,7 @@ class Stream:
     """
 
     __slots__ = ("name", "lines", "final_newline", "markers", "ranges", "marker_bytes", "classes", "shown",
-                 "extra_counts", "noise", "cut", "headings", "kinds", "templates", "heads", "noisy")
+                 "extra_counts", "noise", "cut", "headings", "kinds", "templates", "heads", "noisy", "standouts")
 
     def __init__(self, name: str, data: bytes, sal: Classifier, records=None) -> None:
         self.name = name
@@ -116,6 +116,8 @@ class Stream:
         self.templates: dict[bytes, tuple[bytes, bytes]] = {}
         #: Per line's bytes a heading's walk read, its indent and whether it is a banner.
         self.heads: dict[bytes, tuple[int, bool]] = {}
+        #: Findings whose message no other finding says, among many that repeat theirs: each its own kind.
+        self.standouts: set[int] = set()
         self._know_markers(records)
         if data:
             self._classify(body, sal)
@@ -155,9 +157,11 @@ class Stream:
                 noise[number] = False  # a note is plain, whatever a noise pattern would say of it
             else:
                 classes[number] = cls
-        for number in rare_findings(body, lines, classes, sal.finding):
+        findings, standouts = rare_findings(body, lines, classes, sal.finding)
+        for number in findings:
             if not is_marker(number, lines[number]):
                 classes[number] = "finding"
+        self.standouts.update(number for number in standouts if not is_marker(number, lines[number]))
         for number in (rare_lines(body, lines, classes, sal.first_word) + largest_values(body, lines, classes)
                        + rare_values(body, lines, classes) + rare_shapes(body, lines, classes)):
             if not is_marker(number, lines[number]):
