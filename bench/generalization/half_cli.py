@@ -111,8 +111,11 @@ def load_manifest(half: Half) -> dict[str, dict]:
 
 
 def save_manifest(half: Half, entries: dict[str, dict]) -> None:
-    """Write the manifest in recipe order."""
-    ordered = [entries[r.name] for r in half.recipes if r.name in entries]
+    """Write the manifest in recipe order, then any entry whose recipe this generator does not know
+    (added by a newer generator recording at the same time), so no write drops another's case."""
+    known = [r.name for r in half.recipes]
+    ordered = [entries[name] for name in known if name in entries]
+    ordered += [entry for name, entry in entries.items() if name not in set(known)]
     with open(half.manifest, "w", encoding="utf-8") as handle:
         json.dump(ordered, handle, indent=1, ensure_ascii=False)
         handle.write("\n")
