@@ -122,8 +122,6 @@ class _Past:
     __slots__ = ("entries", "always", "literals", "searches")
 
     def __init__(self, entries: list, required: list) -> None:
-        import re
-
         self.entries = entries
         bits: dict[bytes, int] = {}
         self.always = 0
