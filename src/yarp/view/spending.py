@@ -18,8 +18,10 @@ from yarp.view.blocks import LINE_CLASSES
 from yarp.view.ranking import diverse, heading, kind, record_start
 from yarp.view.salience import Classifier, is_blank
 
-#: The most blocks of one class a view weighs (`_ends_of`).
-MAX_CANDIDATES = 1000
+#: The blocks of one class a view weighs (`candidates`): one per `CANDIDATE_BYTES` of its budget (a
+#: core of one short line), at least `MIN_CANDIDATES`.
+CANDIDATE_BYTES = 25
+MIN_CANDIDATES = 64
 #: What marks a finding its tool fixes by itself (ruff, `[*]`).
 FIXABLE = b" [*] "
 #: Give up a phase after this many candidates in a row did not fit.
@@ -53,7 +55,7 @@ def spend_alike(view, units: list, sal: Classifier, most: int = MAX_ALIKE) -> No
     few do not. Touching warnings merged into one unit are weighed one by one: a checker's one
     `Potential leak` among style findings is its own kind, not the first finding's."""
     streams = view.streams
-    parts = _ends_of([(u.stream, *part) for u in units for part in u.parts])
+    parts = _ends_of([(u.stream, *part) for u in units for part in u.parts], candidates(view.budget), streams)
     keys = [kind(streams[p[0]], p[3], sal) for p in parts]
     seen: dict[bytes, int] = {}
     chosen = []
@@ -93,7 +95,8 @@ def spend_on_blocks(view, blocks: list, sal: Classifier, others: bool = True) ->
     a block is context the view leaves out."""
     streams = view.streams
     location = sal.location
-    parts = _ends_of([(u.stream, start, head, anchor, end) for u in blocks for start, head, anchor, end in u.parts])
+    parts = _ends_of([(u.stream, start, head, anchor, end) for u in blocks for start, head, anchor, end in u.parts],
+                     candidates(view.budget), streams)
     # A location block's kind is its finding's (`F841 Local variable …` above ` --> pkg/m.py:5:5`).
     keys = [kind(streams[p[0]], p[2], sal) for p in parts]
     seen: dict[bytes, int] = {}
@@ -112,7 +115,7 @@ def spend_on_blocks(view, blocks: list, sal: Classifier, others: bool = True) ->
     start, share = view.used, view.budget * WHOLE_SHARE // 100
     # A block is ordered by its anchor's kind: worked out above already where the anchor is its own head.
     known = {(p[0], p[3]): key for p, key in zip(parts, keys) if p[2] == p[3]}
-    blocks = _ends_of(blocks)
+    blocks = _ends_of(blocks, candidates(view.budget), streams, _block_anchors)
     anchors = [(u.stream, u.parts[0][2]) for u in blocks]
     limit = view.limit
     for unit in diverse(blocks, [known.get(at) or kind(streams[at[0]], at[1], sal) for at in anchors]):
@@ -137,12 +140,37 @@ def spend_on_blocks(view, blocks: list, sal: Classifier, others: bool = True) ->
                 index += 1
 
 
-def _ends_of(items: list) -> list:
-    """The first and the last `MAX_CANDIDATES // 2` of `items`: a view shows a hundred findings at
-    most, and weighing every one of twenty thousand would cost the view its time budget."""
-    if len(items) <= MAX_CANDIDATES:
+def candidates(budget: int) -> int:
+    """How many blocks of one class a view of `budget` bytes weighs: more than it could show, since a
+    block's core is a line at least; weighing every one of twenty thousand would cost the view its
+    time budget (on a 1 MiB stream of compiler errors, 1,000 blocks took half of a 40 ms view)."""
+    return max(MIN_CANDIDATES, budget // CANDIDATE_BYTES)
+
+
+def _ends_of(items: list, most: int, streams: list, where=lambda part: (part[0], (part[3],))) -> list:
+    """The first and the last `most // 2` of `items`, with those between whose anchor (`where` gives an
+    item's stream and anchors; a part's by default) is a stream's standout (`Stream.standouts`): the
+    one finding no other says, wherever it stands among a thousand alike."""
+    if len(items) <= most:
         return items
-    return items[:MAX_CANDIDATES // 2] + items[-(MAX_CANDIDATES // 2):]
+    half = most // 2
+    middle = items[half:-half]
+    if any(stream.standouts for stream in streams):
+        middle = [item for item in middle if _standout(streams, *where(item))]
+    else:
+        middle = []
+    return items[:half] + middle + items[-half:]
+
+
+def _block_anchors(unit) -> tuple[int, list[int]]:
+    """A unit's stream and the anchor lines of its blocks."""
+    return unit.stream, [part[2] for part in unit.parts]
+
+
+def _standout(streams: list, number: int, anchors) -> bool:
+    """Whether one of `anchors` is a standout of stream `number`."""
+    standouts = streams[number].standouts
+    return any(anchor in standouts for anchor in anchors)
 
 
 def _spend_on_parts(view, parts: list, location) -> None:
