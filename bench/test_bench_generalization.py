@@ -3,7 +3,7 @@
 Run: .venv/bin/python -m pytest bench/test_bench_generalization.py -q -s
 
 Scores every half with `bench/generalization.py` (run route, host route, naive cap),
-prints the table and how the held-out, fresh, blind, sealed and hidden halves miss `generalization.TARGETS`
+prints the table and how the held-out, fresh, blind, sealed, hidden and veiled halves miss `generalization.TARGETS`
 (98 % of signal lines kept by each route, view bytes at most 60 % of the naive cap's
 over the cases larger than the cap), and holds both halves to what the view has
 reached (`REACHED`): no fewer signal lines kept, no more bytes, every exit status
@@ -14,7 +14,9 @@ recorded after the held-out half's losses had been read, the blind half
 (manifest-blind.json) after the fresh half's, and the sealed half (manifest-sealed.json)
 after the blind half's; each was scored once before its own losses were read. The hidden
 half (manifest-hidden.json) was scored once with the rules those losses gave, then its losses
-were read to write rules: it is spent too.
+were read to write rules: it is spent too. The veiled half (manifest-veiled.json) was scored
+once with the rules those losses gave, and its losses are left unread: it judges the next
+change to the view.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ REACHED = {
     "blind": {"run_kept": 187, "host_kept": 186, "run_bytes_pct": 58.8, "host_bytes_pct": 58.3},
     "sealed": {"run_kept": 257, "host_kept": 257, "run_bytes_pct": 48.5, "host_bytes_pct": 48.3},
     "hidden": {"run_kept": 154, "host_kept": 154, "run_bytes_pct": 49.1, "host_bytes_pct": 48.5},
+    "veiled": {"run_kept": 221, "host_kept": 221, "run_bytes_pct": 49.9, "host_bytes_pct": 49.3},
 }
 
 
