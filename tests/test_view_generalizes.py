@@ -434,3 +434,43 @@ def test_the_one_finding_that_says_something_no_other_does_is_kept():
     out.insert(at, "src/h042.py:8:5: error: `teh` should be `the`")
     shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=2))
     assert out[at] in shown
+
+
+def test_an_indented_finding_s_block_ends_at_the_next_finding_beside_it():
+    # `standard` lists every finding indented under no heading; the one bug takes none of its
+    # neighbours from other files as its own lines.
+    out = []
+    for n in range(10):
+        path = f"  /work/app/lib/w{n}.js"
+        out += [f"{path}:1:1: Unexpected var, use let or const instead. (no-var) (warning)",
+                f"{path}:1:4: Multiple spaces found before 'counter{n}'. (no-multi-spaces)",
+                f"{path}:3:3: Unexpected var, use let or const instead. (no-var) (warning)",
+                f"{path}:3:8: 'unused' is assigned a value but never used. (no-unused-vars)"]
+        if n == 5:
+            out.append(f"{path}:6:21: 'offset' is not defined. (no-undef)")
+    out = out * 3 + ["standard: Use JavaScript Standard Style (https://standardjs.com)"]
+    text = view(("\n".join(out) + "\n").encode())
+    shown = lines_of(text)
+    assert "  /work/app/lib/w5.js:6:21: 'offset' is not defined. (no-undef)" in shown
+    assert "  /work/app/lib/w6.js:1:4: Multiple spaces found before 'counter6'. (no-multi-spaces)" not in shown
+    assert len(text) < 3000
+
+
+def test_a_standout_s_message_is_read_without_its_numbers_and_padding():
+    # solhint pads each file's columns to its longest message and names each contract by number: the
+    # two findings only one file has are standouts, though every message names its file's contract.
+    out = []
+    for n in range(30):
+        width = 100 if n == 21 else 60
+        rows = [("3:1", "warning", f"Missing @title tag in contract 'Vault{n}'", "use-natspec"),
+                ("4:5", "warning", "Explicitly mark visibility of state", "state-visibility"),
+                ("6:9", "warning", "Provide an error message for require", "reason-string")]
+        if n == 21:
+            rows.insert(1, ("3:1", "warning", "Import in contracts/Vault21.sol doesn't exist in: ./Missing.sol", "no-unresolved"))
+            rows.append(("9:12", "warning", "Avoid to use tx.origin", "avoid-tx-origin"))
+        out += [f"contracts/Vault{n}.sol"] + [f"  {at:<5} {sev:<8} {msg:<{width}} {rule}" for at, sev, msg, rule in rows] + [""]
+    out.append("✖ 92 problems (0 errors, 92 warnings)")
+    body = ("\n".join(out) + "\n").encode()
+    lines = body.split(b"\n")
+    standouts = rarity.rare_findings(body, lines, {}, classifier().finding)[1]
+    assert sorted(lines[n].split()[2] for n in standouts) == [b"Avoid", b"Import"]

@@ -175,9 +175,10 @@ def _lead_start(lines, classes: dict, index: int, sal: Classifier, tests: _Tests
     back = index - 1
     lowest = max(0, index - sal.max_lead)
     below_caret = False  # the line above a caret line is the source it points into
+    siblings = _sibling_indent(lines[index], sal)
     while back >= lowest:
         line = lines[back]
-        if classes.get(back) in STOPS:
+        if classes.get(back) in STOPS or (siblings is not None and _is_sibling(line, siblings, sal)):
             break
         if not below_caret:
             leads = leading.get(line)
@@ -207,13 +208,18 @@ def _block_end(lines, classes: dict, index: int, cls: str, sal: Classifier, walk
     tests = tests or _Tests()
     continues, opening = tests.continuation, tests.opening
     warning = cls == "warning"
+    # An indented finding's walk stops at its siblings: it is not one any other anchor's walk reuses.
+    siblings = _sibling_indent(lines[index], sal)
+    alone = warning or siblings is not None
     end = index
     forward = index + 1
-    if not warning and walk[0] < index < walk[1]:
+    if not alone and walk[0] < index < walk[1]:
         forward, end = walk[1], walk[2]
     last = min(len(lines), index + sal.max_lines + 1)  # the walk reads lines before it
     while forward < last:
         line = lines[forward]
+        if siblings is not None and _is_sibling(line, siblings, sal):
+            break
         follows = classes.get(forward)
         if follows is not None:
             if follows in STOPS:
@@ -245,8 +251,22 @@ def _block_end(lines, classes: dict, index: int, cls: str, sal: Classifier, walk
         if opens == OPENS:
             end = forward
         forward += 1
-    walk[:] = (-1, -1, -1) if warning else (index, forward, end)
+    walk[:] = (-1, -1, -1) if alone else (index, forward, end)
     return end
+
+
+def _sibling_indent(line: bytes, sal: Classifier) -> int | None:
+    """The indent of an indented line that starts with a location (`  lib/a.js:6:21: … (no-undef)`):
+    a finding in a list of such findings, whose block the next or previous one at its indent or less
+    ends, not continues; None for any other line."""
+    if line[:1] not in (b" ", b"\t") or sal.finding.match(line) is None:
+        return None
+    return len(line) - len(line.lstrip(b" \t"))
+
+
+def _is_sibling(line: bytes, indent: int, sal: Classifier) -> bool:
+    """Whether `line` starts with a location at `indent` or less: a finding beside the anchor's."""
+    return len(line) - len(line.lstrip(b" \t")) <= indent and sal.finding.match(line) is not None
 
 
 def _header_end(lines, classes: dict, index: int, sal: Classifier) -> int:

@@ -102,7 +102,10 @@ def _rare_messages(body: bytes, found: list[tuple[int, bytes, int]]) -> list[int
     is said at most twice where `FIELD_SHARE` percent of the findings of their kind repeat a message
     more often: the one `` `teh` should be `the` `` among 360 findings of three misspellings, all of
     one kind (`error`). Three errors among repeated warnings are told apart by their kind already."""
-    messages = [body[start:body.find(b"\n", start)] for _, _, start in found]
+    # A count or a name's number (`contract 'Vault29'`) is not what a message says, nor is the padding
+    # that aligns a file's columns.
+    messages = [b" ".join(body[start:body.find(b"\n", start)].translate(None, b"0123456789").split())
+                for _, _, start in found]
     counts: dict[bytes, int] = {}
     _count_elements(counts, messages)
     rare = [(offset, word) for (offset, word, _), message in zip(found, messages) if counts[message] <= 2]
