@@ -1,5 +1,5 @@
 """Cloaked recipes for VCS, services, data tools, filesystems and logs: journalctl, aureport, rclone, mr, FreeRADIUS,
-Nagios, fsck.fat, xfs_repair, StGit, dnsmasq, Kea, lighttpd, rsyslogd, recfix.
+Nagios, fsck.fat, xfs_repair, StGit, dnsmasq, Kea, lighttpd, rsyslogd, recfix, mdir, mcopy.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -388,3 +388,36 @@ def _recfix(root):
     return Run(["recfix", "inventory.rec"], [
         S("stderr", r"^inventory\.rec:\d+: error: ", "the four integrity errors"),
     ], expect_exit=exits(1))
+
+
+# --- mtools: listing a clean camera card image, and copying footage onto one too small -----------------
+
+_MTOOLS_ENV = {"MTOOLS_SKIP_CHECK": "1", "SOURCE_DATE_EPOCH": "1700000000"}
+
+
+@recipe("mdir-recursive-card-listing", "mdir", "listing", ["mdir", "--version"], needs=("mdir", "mkfs.fat", "mcopy"))
+def _mdir(root):
+    """Write the `mdir-recursive-card-listing` project under `root`; return its command and signals."""
+    for d in range(6):
+        for n in range(100):
+            write(root, f"card/dcim/{100 + d}cam/img_{n:04d}.jpg", f"frame {d}-{n}\n" * (40 + n % 30))
+    sh("mkfs.fat -C -i 5e6f7a8b -n CAMERA card.img 16384 >/dev/null && mcopy -s -i card.img card/dcim ::/", root,
+       env=_MTOOLS_ENV)
+    return Run(["mdir", "-/", "-i", "card.img", "::"], [
+        S("stdout", r"^Total files listed:$", "the summary's heading"),
+        S("stdout", r"^      621 files             350 430 bytes$", "the totals"),
+        S("stdout", r"^                         15 470 592 bytes free$", "the free space"),
+    ], env=_MTOOLS_ENV, expect_exit=exits(0))
+
+
+@recipe("mcopy-verbose-disk-full", "mcopy", "system", ["mcopy", "--version"], needs=("mcopy", "mkfs.fat"))
+def _mcopy(root):
+    """Write the `mcopy-verbose-disk-full` project under `root`; return its command and signals."""
+    for n in range(1400):
+        write(root, f"footage/day{n // 200}/clip_{n:04d}_take.raw", f"{n:08d}" * 375)
+    sh("mkfs.fat -C -i 0badcafe -n FOOTAGE stick.img 4096 >/dev/null", root, env=_MTOOLS_ENV)
+    return Run(["mcopy", "-s", "-v", "-i", "stick.img", "footage", "::/"], [
+        S("stderr", r"^Disk full$", "the failure"),
+        S("stderr", r"^No free cluster \d+ \d+$", "what ran out"),
+        S("stderr", r"^buffer_flush: write: No space left on device$", "the failed write"),
+    ], env=_MTOOLS_ENV, expect_exit=exits(1))
