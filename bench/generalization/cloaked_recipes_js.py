@@ -1,4 +1,5 @@
-"""Cloaked recipes for npm tools.
+"""Cloaked recipes for npm tools: node-tap, turbo, csslint, markdown-link-check, AssemblyScript's asc, Parcel,
+pino-pretty, Eleventy, JSDoc, svelte-check, nyc, grunt.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -11,7 +12,7 @@ from cloaked_common import Run, S, exits, link_node_modules, nbin, recipe, sh, w
 
 NPM_PINS = ["tap@21.8.0", "turbo@2.11.13", "csslint@1.0.5", "markdown-link-check@3.15.0", "assemblyscript@0.28.20",
             "parcel@2.16.4", "pino-pretty@13.2.0", "@11ty/eleventy@3.1.8", "jsdoc@4.0.5", "svelte-check@4.7.9",
-            "svelte@5.60.1", "typescript@5.9.3", "nyc@18.0.0"]
+            "svelte@5.60.1", "typescript@5.9.3", "nyc@18.0.0", "grunt@1.6.3", "grunt-cli@1.5.0"]
 PY_PINS: list[str] = []
 APT_PINS: dict[str, str] = {}
 
@@ -279,3 +280,34 @@ def _nyc(root):
         S("stdout", r"^ fees +\| ", "the directory heading of the unloaded file"),
         S("stdout", r"^  importLegacy\.js +\| +0 \| ", "the one file at 0 % among 151"),
     ], expect_exit=exits(1))
+
+
+@recipe("grunt-build-aborted-on-warning", "grunt", "build", [nbin("grunt"), "--version"], needs=("grunt",))
+def _grunt(root):
+    """Write the `grunt-build-aborted-on-warning` project under `root`; return its command and signals."""
+    link_node_modules(root)
+    _package(root, "shop-theme")
+    pages = ["home", "cart", "catalog", "search", "account", "orders", "wishlist", "help", "returns", "stores", "blog",
+             "faq", "contact", "legal", "checkout", "careers"]
+    for page in pages:
+        for k in range(30):
+            write(root, f"src/tpl/{page}/part{k:02d}.hbs", f"<section class=\"{page}-{k}\">{{{{#if items}}}}{{{{items.length}}}}"
+                  "{{/if}}</section>\n")
+    write(root, "src/tpl/checkout/part06.hbs", "<section class=\"checkout-6\">{{#if items}}{{items.length}}</section>\n")
+    write(root, "Gruntfile.js", "module.exports = function (grunt) {\n  const fs = require('fs');\n"
+          f"  const pages = {json.dumps(pages)};\n"
+          "  for (const page of pages) {\n    grunt.registerTask('templates:' + page, 'Check the ' + page + ' templates', function () {\n"
+          "      for (const file of fs.readdirSync('src/tpl/' + page).sort()) {\n"
+          "        const text = fs.readFileSync('src/tpl/' + page + '/' + file, 'utf8');\n"
+          "        const opened = (text.match(/{{#/g) || []).length;\n        const closed = (text.match(/{{\\//g) || []).length;\n"
+          "        if (opened !== closed) {\n          grunt.fail.warn('src/tpl/' + page + '/' + file + ': ' + opened + "
+          "' block(s) opened, ' + closed + ' closed');\n        }\n"
+          "        grunt.log.writeln('>> src/tpl/' + page + '/' + file + ' ok (' + text.length + ' bytes)');\n      }\n"
+          "      grunt.log.ok(page + ': templates checked');\n    });\n  }\n"
+          "  grunt.registerTask('default', pages.map((p) => 'templates:' + p));\n};\n")
+    return Run(["grunt"], [
+        S("stdout", r'^Running "templates:checkout" task$', "the heading of the task that failed"),
+        S("stdout", r"^Warning: src/tpl/checkout/part06\.hbs: 1 block\(s\) opened, 0 closed\x07? Use --force to continue\.$",
+          "the failure"),
+        S("stdout", r"^Aborted due to warnings\.$", "the verdict"),
+    ], expect_exit=exits(6))

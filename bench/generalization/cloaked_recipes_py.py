@@ -1,4 +1,5 @@
-"""Cloaked recipes for PyPI tools and Python programs.
+"""Cloaked recipes for PyPI tools and Python programs: stestr, Scrapy, huey, Snakemake, frictionless, nbconvert,
+pip-compile, yoyo, pydoclint, pytype, Hypercorn, docstr-coverage, check-manifest, cfn-lint.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -13,7 +14,8 @@ from cloaked_common import Run, S, exits, recipe, sh, vbin, write
 NPM_PINS: list[str] = []
 PY_PINS = ["stestr==4.2.1", "Scrapy==2.19.0", "huey==3.5.4", "snakemake==9.27.1", "frictionless==5.21.0",
            "nbconvert==7.17.2", "ipykernel==7.4.0", "pip-tools==7.7.0", "yoyo-migrations==9.0.0", "pydoclint==0.12.0",
-           "pytype==2024.10.11", "hypercorn==0.18.0", "docstr-coverage==2.3.2", "check-manifest==0.51"]
+           "pytype==2024.10.11", "hypercorn==0.18.0", "docstr-coverage==2.3.2", "check-manifest==0.51",
+           "cfn-lint==1.58.0"]
 APT_PINS: dict[str, str] = {}
 
 
@@ -359,3 +361,25 @@ def _check_manifest(root):
         S("stderr", r"^missing from sdist:$", "the list's heading"),
         S("stderr", r"^  (CHANGES\.rst|shipping/data/zones\.json|tests/test_rules\.py)$", "the files missing from the sdist"),
     ], expect_exit=exits(1))
+
+
+def _queue(n: int) -> str:
+    """One SQS queue of the orders stack, named with a `!Sub` that has no variable in it."""
+    return (f"  OrdersQueue{n:02d}:\n    Type: AWS::SQS::Queue\n    Properties:\n      QueueName: !Sub 'orders-{n:02d}'\n"
+            "      VisibilityTimeout: 30\n      MessageRetentionPeriod: 345600\n")
+
+
+@recipe("cfn-lint-template-two-errors", "cfn-lint", "linter", [vbin("cfn-lint"), "--version"], needs=("cfn-lint",))
+def _cfn_lint(root):
+    """Write the `cfn-lint-template-two-errors` project under `root`; return its command and signals."""
+    params = "".join(f"  Stage{n:02d}Name:\n    Type: String\n    Default: stage-{n:02d}\n" for n in range(60))
+    queues = [_queue(n) for n in range(80)]
+    queues[41] = queues[41].replace("VisibilityTimeout: 30", "VisibilityTimeout: thirty")
+    queues[67] = queues[67].replace("      MessageRetentionPeriod", "      DelaySecond: 5\n      MessageRetentionPeriod")
+    write(root, "orders-stack.yaml", "AWSTemplateFormatVersion: '2010-09-09'\nDescription: Order queues\nParameters:\n"
+          + params + "Resources:\n" + "".join(queues))
+    return Run(["cfn-lint", "orders-stack.yaml"], [
+        S("stdout", r"^E3012 'thirty' is not of type 'integer'$|^E3002 Additional properties are not allowed \('DelaySecond' ",
+          "the two errors among 140 warnings"),
+        S("stdout", r"^orders-stack\.yaml:(435|592):7$", "their places"),
+    ], expect_exit=exits(2, 4, 6, 8, 10, 12, 14))
