@@ -1,0 +1,69 @@
+"""Regenerate the shrouded half of the generalization corpus: tools and situations in no other half.
+
+Run from the repo root: `python bench/generalization/generate_shrouded.py [NAME ...]` records all or the
+named cases; `--list` prints the recipes, `--check` re-checks the stored cases' signals, `--table`
+prints the README's table, `--install` first installs the pinned tools (outside the repository).
+
+The shrouded half exists because the cloaked half was scored once and its losses were then read to
+write rules: this ninth half is one nobody has looked at through the view, mostly of outputs over the
+cap. Its cases were recorded
+and their signals annotated from the raw outputs, and committed, without any view of them being
+computed; it is to be scored once. Every entry of `manifest-shrouded.json` has `"half": "shrouded"`.
+
+Each recipe writes a small project under `/tmp/yarp-gen/shrouded/work/NAME` (a fixed place, so paths in
+the output are stable), runs one command there in one fixed environment (`shrouded_common.shrouded_env`)
+and stores its exact stdout, stderr and exit status beside this file (a stream over 200 KB as
+`NAME.STREAM.zst`), with the native generator's storage. The recipes, with their signals and pinned
+tools, are in `shrouded_recipes_py.py` (PyPI tools and Python programs), `shrouded_recipes_js.py` (npm
+tools), `shrouded_recipes_native.py` (compilers, build tools, crashes) and `shrouded_recipes_system.py`
+(VCS, services, data, listings). A pattern that matches no line of its new output, or more than 15,
+stops the generator with the case's name; so does a case whose patterns match more than 15 lines in all.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import half_cli
+from shrouded_common import HOME, NPM, RECIPES, VENV, WORK, shrouded_env
+
+MANIFEST = os.path.join(HERE, "manifest-shrouded.json")
+HALF = "shrouded"
+MODULES = ("shrouded_recipes_py", "shrouded_recipes_js", "shrouded_recipes_native", "shrouded_recipes_system")
+
+
+def load_recipes() -> list:
+    """Import the recipe modules, which register themselves in `RECIPES` in this order; return them."""
+    import importlib
+
+    return [importlib.import_module(name) for name in MODULES]
+
+
+def install() -> None:
+    """Install every recipe module's pinned npm, PyPI and Debian tools outside the repository."""
+    modules = load_recipes()
+    npm = [p for m in modules for p in getattr(m, "NPM_PINS", [])]
+    py = [p for m in modules for p in getattr(m, "PY_PINS", [])]
+    apt = {k: v for m in modules for k, v in getattr(m, "APT_PINS", {}).items()}
+    half_cli.install(NPM, npm, VENV, py, apt)
+
+
+def record(rec) -> dict:
+    """Set up, run and store one case; return its manifest entry (half `shrouded`)."""
+    return half_cli.record_case(rec, HALF, WORK, shrouded_env(), home=HOME)
+
+
+HALF_SPEC = half_cli.Half(HALF, MANIFEST, RECIPES, load_recipes, record, install, half_cli.check_signals)
+
+
+def main(argv=None) -> int:
+    """Record all or the named cases, or list them, check them, or print the README's table."""
+    return half_cli.main(HALF_SPEC, argv, __doc__.split("\n\n")[0])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
