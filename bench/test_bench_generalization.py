@@ -32,6 +32,7 @@ REACHED = {
     "sealed": {"run_kept": 257, "host_kept": 257, "run_bytes_pct": 48.5, "host_bytes_pct": 48.3},
     "hidden": {"run_kept": 154, "host_kept": 154, "run_bytes_pct": 49.6, "host_bytes_pct": 49.0},
     "veiled": {"run_kept": 221, "host_kept": 221, "run_bytes_pct": 49.3, "host_bytes_pct": 48.7},
+    "cloaked": {"run_kept": 199, "host_kept": 199, "run_bytes_pct": 53.9, "host_bytes_pct": 53.7},
 }
 
 

@@ -8,6 +8,7 @@ repetition, one kind seen before a second alike, and a view no larger than its s
 
 from __future__ import annotations
 
+import os
 import re
 
 from yarp.view import ranking, rarity
@@ -474,3 +475,10 @@ def test_a_standout_s_message_is_read_without_its_numbers_and_padding():
     lines = body.split(b"\n")
     standouts = rarity.rare_findings(body, lines, {}, classifier().finding)[1]
     assert sorted(lines[n].split()[2] for n in standouts) == [b"Avoid", b"Import"]
+
+    # In a view, a standout is weighed before the first of every other kind: solhint's recorded run
+    # over thirty contracts, 421 warnings of kinds many of which are seen once.
+    recorded = os.path.join(os.path.dirname(__file__), os.pardir, "bench", "generalization", "solhint-contracts.stdout")
+    with open(recorded, "rb") as handle:
+        shown = lines_of(view(handle.read()))
+    assert any("Avoid to use tx.origin" in line for line in shown)

@@ -63,7 +63,7 @@ from yarp.view.markers import (
 from yarp.view.ranking import ends
 from yarp.view.blocks import block_units
 from yarp.view.salience import Classifier, classifier
-from yarp.view.spending import candidates, spend_alike, spend_on_blocks
+from yarp.view.spending import MAX_CANDIDATES, spend_alike, spend_on_blocks
 from yarp.view.streams import SparseLines, Stream, gaps
 
 # typing costs `yarp run` milliseconds; annotations only need it.
@@ -336,7 +336,7 @@ def _select(view: _View, sal: Classifier) -> None:
     # holding salient lines, only those are built; across streams they are ordered stream by stream.
     # A standout (`Stream.standouts`) is weighed wherever it stands: its text is small, build every block.
     one = sum(1 for stream in streams if stream.classes) == 1 and not any(stream.standouts for stream in streams)
-    bound = candidates(view.budget) // 2 if one else None
+    bound = MAX_CANDIDATES // 2 if one else None
     for number, stream in enumerate(streams):
         units.extend(block_units(stream.lines, stream.classes, number, sal, bound))
     # Summaries (`Found 16 errors.`, a tally) are single lines that say how it all ended: before the

@@ -18,10 +18,10 @@ from yarp.view.blocks import LINE_CLASSES
 from yarp.view.ranking import diverse, heading, kind, record_start
 from yarp.view.salience import Classifier, is_blank
 
-#: The blocks of one class a view weighs (`candidates`): one per `CANDIDATE_BYTES` of its budget (a
-#: core of one short line), at least `MIN_CANDIDATES`.
-CANDIDATE_BYTES = 25
-MIN_CANDIDATES = 64
+#: The most blocks of one class a view weighs (`_ends_of`), half from each end: a view shows a hundred
+#: findings at most, but the rarest kinds first needs the kinds of many more (the bound of one block
+#: per 25 bytes of budget, 192, lost 4 of 234 signal lines on the cloaked half, where 1,000 lost none).
+MAX_CANDIDATES = 1000
 #: What marks a finding its tool fixes by itself (ruff, `[*]`).
 FIXABLE = b" [*] "
 #: Give up a phase after this many candidates in a row did not fit.
@@ -55,11 +55,11 @@ def spend_alike(view, units: list, sal: Classifier, most: int = MAX_ALIKE) -> No
     few do not. Touching warnings merged into one unit are weighed one by one: a checker's one
     `Potential leak` among style findings is its own kind, not the first finding's."""
     streams = view.streams
-    parts = _ends_of([(u.stream, *part) for u in units for part in u.parts], candidates(view.budget), streams)
+    parts = _ends_of([(u.stream, *part) for u in units for part in u.parts], MAX_CANDIDATES, streams)
     keys = [kind(streams[p[0]], p[3], sal) for p in parts]
     seen: dict[bytes, int] = {}
     chosen = []
-    for part, (alike, _) in diverse(list(zip(parts, keys)), keys):
+    for part, (alike, _) in _standouts_first(diverse(list(zip(parts, keys)), keys), streams):
         line = streams[part[0]].lines[part[3]]
         if streams[part[0]].classes.get(part[3]) == "header" and b"/" in b"".join(line.split(None, 3)[1:3]):
             alike = line  # a header naming a file (`--- a/src/x.py`) is news for each file, not one of a kind
@@ -96,12 +96,12 @@ def spend_on_blocks(view, blocks: list, sal: Classifier, others: bool = True) ->
     streams = view.streams
     location = sal.location
     parts = _ends_of([(u.stream, start, head, anchor, end) for u in blocks for start, head, anchor, end in u.parts],
-                     candidates(view.budget), streams)
+                     MAX_CANDIDATES, streams)
     # A location block's kind is its finding's (`F841 Local variable …` above ` --> pkg/m.py:5:5`).
     keys = [kind(streams[p[0]], p[2], sal) for p in parts]
     seen: dict[bytes, int] = {}
     rounds: tuple[list, list, list] = ([], [], [])
-    for part, key in diverse(list(zip(parts, keys)), keys):
+    for part, key in _standouts_first(diverse(list(zip(parts, keys)), keys), streams):
         seen[key[0]] = seen.get(key[0], 0) + 1
         # A finding its tool repairs itself (ruff's `[*]`) waits for the ones left to the reader.
         fixable = FIXABLE in streams[part[0]].lines[part[2]]
@@ -115,7 +115,7 @@ def spend_on_blocks(view, blocks: list, sal: Classifier, others: bool = True) ->
     start, share = view.used, view.budget * WHOLE_SHARE // 100
     # A block is ordered by its anchor's kind: worked out above already where the anchor is its own head.
     known = {(p[0], p[3]): key for p, key in zip(parts, keys) if p[2] == p[3]}
-    blocks = _ends_of(blocks, candidates(view.budget), streams, _block_anchors)
+    blocks = _ends_of(blocks, MAX_CANDIDATES, streams, _block_anchors)
     anchors = [(u.stream, u.parts[0][2]) for u in blocks]
     limit = view.limit
     for unit in diverse(blocks, [known.get(at) or kind(streams[at[0]], at[1], sal) for at in anchors]):
@@ -140,13 +140,6 @@ def spend_on_blocks(view, blocks: list, sal: Classifier, others: bool = True) ->
                 index += 1
 
 
-def candidates(budget: int) -> int:
-    """How many blocks of one class a view of `budget` bytes weighs: more than it could show, since a
-    block's core is a line at least; weighing every one of twenty thousand would cost the view its
-    time budget (on a 1 MiB stream of compiler errors, 1,000 blocks took half of a 40 ms view)."""
-    return max(MIN_CANDIDATES, budget // CANDIDATE_BYTES)
-
-
 def _ends_of(items: list, most: int, streams: list, where=lambda part: (part[0], (part[3],))) -> list:
     """The first and the last `most // 2` of `items`, with those between whose anchor (`where` gives an
     item's stream and anchors; a part's by default) is a stream's standout (`Stream.standouts`): the
@@ -160,6 +153,15 @@ def _ends_of(items: list, most: int, streams: list, where=lambda part: (part[0],
     else:
         middle = []
     return items[:half] + middle + items[-half:]
+
+
+def _standouts_first(ordered: list, streams: list) -> list:
+    """`ordered` ((part, key) each, in the order `ranking.diverse` gave) with the parts whose anchor is a
+    standout first: among many findings of kinds seen once, the one no other finding resembles."""
+    if not any(stream.standouts for stream in streams):
+        return ordered
+    first = [item for item in ordered if _standout(streams, item[0][0], (item[0][3],))]
+    return first + [item for item in ordered if not _standout(streams, item[0][0], (item[0][3],))]
 
 
 def _block_anchors(unit) -> tuple[int, list[int]]:
