@@ -482,3 +482,58 @@ def test_a_standout_s_message_is_read_without_its_numbers_and_padding():
     with open(recorded, "rb") as handle:
         shown = lines_of(view(handle.read()))
     assert any("Avoid to use tx.origin" in line for line in shown)
+
+
+def test_a_failed_subtest_indented_under_its_parent_is_a_failure():
+    # TAP 14 indents a subtest's lines under its parent: `    not ok 13 - …` among thousands of `ok`.
+    sal = classifier()
+    assert sal.classify(b"        not ok 5 - parcel 12 box 4") == "failure"
+    assert sal.classify(b"    not ok 13 - route 17 parcel 12 # time=17.663ms") == "failure"
+    assert sal.classify(b"    ok 12 - route 17 parcel 11 # time=1.2ms") != "failure"
+
+
+def test_a_zero_coverage_figure_after_a_colon_is_a_finding():
+    # gcov writes `Lines executed:0.00% of 8` where other tools put a space before the figure.
+    sal = classifier()
+    assert sal.classify(b"Lines executed:0.00% of 8") == "finding"
+    assert sal.classify(b"Lines executed:50.00% of 8") == "plain"
+
+
+def test_findings_under_a_file_heading_led_by_a_line_number_have_kinds():
+    # pydoclint prints a file's name, then `    40: DOC105: …` lines: three kinds seen once among
+    # 1,350 findings of five common kinds are findings, with the file they sit under.
+    out = []
+    for n in range(90):
+        out.append(f"fees/f{n:02d}.py")
+        for k in range(3):
+            out += [f"    {k * 9 + 1}: DOC{code}: Function `fee_{n}_{k}`: text of {code}" for code in (101, 103, 109)]
+        if n == 63:
+            out += ["    40: DOC105: Function `refund_63`: Argument names match, but type hints do not match: amount",
+                    "    40: DOC501: Function `refund_63` has raise statements, but no \"Raises\" section"]
+        out.append("")
+    lines = ("\n".join(out) + "\n").encode().split(b"\n")
+    found = rarity.rare_findings(b"\n".join(lines), lines, {}, classifier().finding)[0]
+    assert [lines[n].split()[1] for n in found] == [b"DOC105:", b"DOC501:"]
+    shown = lines_of(view(b"\n".join(lines)))
+    assert "fees/f63.py" in shown and out[out.index("fees/f63.py") + 10] in shown
+
+
+def test_blank_lines_between_records_do_not_hide_a_rare_kind_of_record():
+    # cfn-lint: 140 records of `W2001 …`, a location and a blank line each; two are errors.
+    out = []
+    for n in range(140):
+        out += [f"W2001 Parameter Stage{n:02d}Name not used.", f"orders-stack.yaml:{3 * n + 4}:{3 + n % 5}", ""]
+    out[3 * 100:3 * 100] = ["E3012 'thirty' is not of type 'integer'", "orders-stack.yaml:435:7", ""]
+    shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=2))
+    assert "E3012 'thirty' is not of type 'integer'" in shown
+
+
+def test_a_row_whose_ruled_column_says_otherwise_stands_out():
+    # An access log of 600 requests, one answered 500; a login report of 1,900 logins, three failed.
+    log = [f'[2026-12-06 23:44:{56 + n // 470} +0000] [31881] [INFO] 127.0.0.1:{48400 + n} - - "GET /stock/{n} 1.1" '
+           f'{500 if n == 388 else 200} - "-" "Python-urllib/3.11"' for n in range(600)]
+    assert log[388] in lines_of(view(("\n".join(log) + "\n").encode(), exit_code=0))
+    report = [f"{n}. 11/{n // 70 + 1:02d}/23 01:{n % 60:02d}:00 4001 198.51.100.{n % 250} ssh /usr/sbin/sshd "
+              f"{'no' if n in (734, 735, 1523) else 'yes'} {50000 + n}" for n in range(1, 1900)]
+    shown = lines_of(view(("\n".join(report) + "\n").encode(), exit_code=0))
+    assert {report[733], report[734], report[1522]} <= shown

@@ -17,6 +17,9 @@ text, `_count_elements`) after a sample says the text has the shape at all:
   `Contains null values: True` among fifteen `False`, or the word most lines end
   with (a status) but a few: `f0517.xml - invalid` among 3,000 `- valid`
   (`rare_values`);
+* **rare columns** — in a table of rows of one number of fields, a row whose
+  field that is one value on every other row says another: the one `500`
+  among 600 `200` statuses of an access log (`rare_columns`);
 * **largest values** — in a table of sizes or counts, its largest entries
   (`largest_values`).
 
@@ -28,6 +31,7 @@ must not grow with the size of what it leaves out.
 from __future__ import annotations
 
 from _collections import _count_elements
+from operator import itemgetter
 
 from yarp.view.scan import line_shapes
 
@@ -58,6 +62,14 @@ FIELDS_SHARE = 20
 #: name (`du`, `wc -l`, `sort -h`; not a profiler's rows of numbers, nor a query's rows after their id);
 #: then the lines of its `MAX_LARGEST` largest values are findings.
 VALUE_SHARE = 80
+#: A text is a table of fields when `TABLE_SHARE` percent of a sample of its lines have one number of
+#: whitespace-separated fields (`rare_columns`).
+TABLE_SHARE = 80
+#: A row has at least `MIN_FIELDS_A_ROW` fields: a name and its status (`test_x PASSED [ 5%]`) are
+#: not a table, and other rules read them.
+MIN_FIELDS_A_ROW = 4
+#: A field is the rule of its column when one value holds `COLUMN_SHARE` percent of its rows.
+COLUMN_SHARE = 95
 MAX_LARGEST = 3
 #: What a size's unit multiplies (`48M`, `1.5G`, `900K`, `12KiB`).
 _UNITS = {b"": 1, b"K": 1 << 10, b"M": 1 << 20, b"G": 1 << 30, b"T": 1 << 40, b"P": 1 << 50}
@@ -158,11 +170,15 @@ def rare_shapes(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
 
 
 def _repetitive(sample: list[bytes]) -> bool:
-    """Whether one non-empty key starts `REPETITIVE_SHARE` percent of a sample's lines."""
+    """Whether one non-empty key starts `REPETITIVE_SHARE` percent of a sample's lines that have a key
+    (blank lines between records are not lines of a kind)."""
     kinds: dict[bytes, int] = {}
     _count_elements(kinds, sample)
-    top, share = max(kinds.items(), key=lambda item: item[1])
-    return bool(top) and share * 100 >= len(sample) * REPETITIVE_SHARE
+    blank = kinds.pop(b"", 0)
+    if not kinds:
+        return False
+    share = max(kinds.values())
+    return share * 100 >= (len(sample) - blank) * REPETITIVE_SHARE
 
 
 def _rare_keys(keys: list[bytes], classes: dict, most: int = MAX_RARE_LINES) -> list[int]:
@@ -174,8 +190,8 @@ def _rare_keys(keys: list[bytes], classes: dict, most: int = MAX_RARE_LINES) -> 
         return []
     counts: dict[bytes, int] = {}
     _count_elements(counts, keys)  # C speed: a Python loop over every line would cost the view its budget
-    top = max(counts, key=counts.__getitem__)
-    if counts[top] * 100 < len(keys) * REPETITIVE_SHARE:
+    top = max((key for key in counts if key), key=counts.__getitem__, default=b"")
+    if not top or counts[top] * 100 < (len(keys) - counts.get(b"", 0)) * REPETITIVE_SHARE:
         return []
     out = []
     for key in [key for key, count in counts.items() if key and count <= 2]:
@@ -198,6 +214,47 @@ def _rare_keys(keys: list[bytes], classes: dict, most: int = MAX_RARE_LINES) -> 
                 near.add(at)
                 at += step
     return sorted(line for line in near if line not in classes)
+
+
+def rare_columns(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
+    """In a table of no more than `RARE_BYTES` (`TABLE_SHARE` percent of a sample of its lines split into
+    one same number of fields, at least `MIN_FIELDS_A_ROW`), the rows (at most `MAX_RARE_SHAPES`) where a field that
+    holds one value on `COLUMN_SHARE` percent of the rows holds one seen at most twice (or on one row
+    in a hundred), not classed already: the one `500` among 600 `200`
+    statuses of an access log, the three `no` among 1,900 `yes` of a login report."""
+    if len(body) > RARE_BYTES or len(lines) < MIN_REPETITIVE:
+        return []
+    sample = [line.split() for line in lines[::max(1, len(lines) // 256)]]
+    widths: dict[int, int] = {}
+    _count_elements(widths, map(len, sample))
+    width, count = max(widths.items(), key=lambda item: item[1])
+    if width < MIN_FIELDS_A_ROW or count * 100 < len(sample) * TABLE_SHARE:
+        return []
+    rows = [fields for fields in sample if len(fields) == width]
+    constant = [i for i in range(width) if _ruled(list(map(itemgetter(i), rows)))]
+    if not constant:
+        return []
+    every = list(map(bytes.split, lines))
+    numbers = [number for number, size in enumerate(map(len, every)) if size == width]
+    table = [every[number] for number in numbers]
+    seldom = max(2, len(table) // 100)  # a value is rare at most twice, or on one row in a hundred
+    rare: set[int] = set()
+    for position in constant:
+        column = list(map(itemgetter(position), table))
+        counts = _ruled(column)
+        if not counts:
+            continue  # a time or a count that the sample happened to see once: no value is the rule
+        rare.update(numbers[row] for row, value in enumerate(column) if counts[value] <= seldom)
+    if not rare or len(rare) > MAX_RARE_SHAPES:
+        return []
+    return sorted(number for number in rare if number not in classes)
+
+
+def _ruled(column: list[bytes]) -> dict[bytes, int] | None:
+    """The counts of a column's values when one of them holds `COLUMN_SHARE` percent of its rows."""
+    counts: dict[bytes, int] = {}
+    _count_elements(counts, column)
+    return counts if max(counts.values()) * 100 >= len(column) * COLUMN_SHARE else None
 
 
 def largest_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:

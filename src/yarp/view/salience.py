@@ -56,7 +56,7 @@ DATA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 #: The single patterns of the data's `block` table, plus the two the hint builder uses.
 BLOCK_PATTERNS = ("continuation", "lead", "caret", "header_continuation")
 HINT_PATTERNS = {"word": "[A-Za-z_][A-Za-z0-9_]{2,}", "location": "^[ \\t]*([^ \\t:]+:\\d+(:\\d+)?:?[ \\t]*)?",
-                 "finding": "(?m)^[ \\t]*[^ \\t:\\n]{1,256}:\\d+(?::\\d+)?:?[ \\t]*([^ \\t\\n]{1,40})(?:[^\\n]*[ \\t]([(\\[][\\w/@.:-]{1,60}[)\\]])[ \\t\\r]*$)?",
+                 "finding": "(?m)^[ \\t]*(?:[^ \\t:\\n]{1,256}:\\d+(?::\\d+)?:?|\\d{1,9}:(?=[ \\t]))[ \\t]*([^ \\t\\n]{1,40})(?:[^\\n]*[ \\t]([(\\[][\\w/@.:-]{1,60}[)\\]])[ \\t\\r]*$)?",
                  "first_word": "(?m)^[ \\t]*(?:[^\\sA-Za-z]{1,32}[ \\t]+)*([^ \\t\\n]{0,32})",
                  "quoted": "(?<=[ (\\[:=])(?:'[^']*'|\"[^\"]*\"|`[^`]*`)|^(?:'[^']*'|\"[^\"]*\"|`[^`]*`)"}
 

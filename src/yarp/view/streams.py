@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 
 from yarp.view.markers import RecordMarkers, TextMarkers, cut_note, gap_marker_fixed_bytes
-from yarp.view.rarity import largest_values, rare_findings, rare_lines, rare_shapes, rare_values
+from yarp.view.rarity import largest_values, rare_columns, rare_findings, rare_lines, rare_shapes, rare_values
 from yarp.view.salience import Classifier, classifier
 
 #: A stream larger than this is scanned in chunks and only its head, tail and
@@ -163,7 +163,8 @@ class Stream:
                 classes[number] = "finding"
         self.standouts.update(number for number in standouts if not is_marker(number, lines[number]))
         for number in (rare_lines(body, lines, classes, sal.first_word) + largest_values(body, lines, classes)
-                       + rare_values(body, lines, classes) + rare_shapes(body, lines, classes)):
+                       + rare_values(body, lines, classes) + rare_shapes(body, lines, classes)
+                       + rare_columns(body, lines, classes)):
             if not is_marker(number, lines[number]):
                 classes[number] = "rare"
         if body.startswith(b"diff --git ") or b"\ndiff --git " in body:
