@@ -29,10 +29,10 @@ REACHED = {
     "held_out": {"run_kept": 189, "host_kept": 189, "run_bytes_pct": 55.7, "host_bytes_pct": 55.2},
     "fresh": {"run_kept": 168, "host_kept": 168, "run_bytes_pct": 54.5, "host_bytes_pct": 56.4},
     "blind": {"run_kept": 187, "host_kept": 186, "run_bytes_pct": 56.7, "host_bytes_pct": 55.8},
-    "sealed": {"run_kept": 257, "host_kept": 257, "run_bytes_pct": 49.2, "host_bytes_pct": 48.7},
+    "sealed": {"run_kept": 257, "host_kept": 257, "run_bytes_pct": 49.2, "host_bytes_pct": 48.5},
     "hidden": {"run_kept": 154, "host_kept": 154, "run_bytes_pct": 49.8, "host_bytes_pct": 49.2},
-    "veiled": {"run_kept": 221, "host_kept": 221, "run_bytes_pct": 49.3, "host_bytes_pct": 48.7},
-    "cloaked": {"run_kept": 217, "host_kept": 217, "run_bytes_pct": 56.3, "host_bytes_pct": 56.0},
+    "veiled": {"run_kept": 221, "host_kept": 221, "run_bytes_pct": 49.3, "host_bytes_pct": 48.4},
+    "cloaked": {"run_kept": 222, "host_kept": 222, "run_bytes_pct": 56.5, "host_bytes_pct": 56.2},
 }
 
 

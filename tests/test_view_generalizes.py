@@ -537,3 +537,19 @@ def test_a_row_whose_ruled_column_says_otherwise_stands_out():
               f"{'no' if n in (734, 735, 1523) else 'yes'} {50000 + n}" for n in range(1, 1900)]
     shown = lines_of(view(("\n".join(report) + "\n").encode(), exit_code=0))
     assert {report[733], report[734], report[1522]} <= shown
+
+
+def test_rare_lines_inside_a_repetition_that_a_preamble_line_of_its_kind_precedes_are_kept():
+    # fsck.fat: a preamble of sizes (one `Checking we can access …` line among them), 600 `Checking
+    # file` lines, and two files that share clusters reported among them.
+    out = ["fsck.fat 4.2 (2021-01-31)", "Checking we can access the last sector of the filesystem",
+           "Boot sector contents:", 'System ID "mkfs.fat"', "Media byte 0xf8 (hard disk)"]
+    out += [f"{'reserved first root data hidden total track heads'.split()[n % 8]} {n} sectors {'abcdefghijklmnop'[n]}"
+            for n in range(14)]
+    out += [f"Checking file /DCIM/10{n % 7}CAM/IMG_{n:04d}.JPG" for n in range(600)]
+    out[300:300] = ["/DCIM/103CAM/IMG_0041.JPG  and", "/DCIM/103CAM/IMG_0042.JPG", "  share clusters.",
+                    "  Truncating second to 0 bytes.", "/DCIM/103CAM/IMG_0042.JPG",
+                    "  File size is 572 bytes, cluster chain length is 0 bytes.", "  Truncating file to 0 bytes."]
+    out += ["Checking for unused clusters.", "Leaving filesystem unchanged.", "disk.img: 608 files, 612/8167 clusters"]
+    shown = lines_of(view(("\n".join(out) + "\n").encode()))
+    assert {"/DCIM/103CAM/IMG_0041.JPG  and", "  share clusters."} <= shown

@@ -200,7 +200,7 @@ def _rare_keys(keys: list[bytes], classes: dict, most: int = MAX_RARE_LINES) -> 
     if len(out) > most:
         # Too many for the whole text: those inside the repetition, a preamble's and an epilogue's
         # lines aside (rare too, and the view's head and tail show them).
-        first, last = keys.index(top), len(keys) - 1 - keys[::-1].index(top)
+        first, last = _repetition(keys, top)
         out = [line for line in out if first < line < last]
     if not out or len(out) > most:
         return []
@@ -255,6 +255,17 @@ def _ruled(column: list[bytes]) -> dict[bytes, int] | None:
     counts: dict[bytes, int] = {}
     _count_elements(counts, column)
     return counts if max(counts.values()) * 100 >= len(column) * COLUMN_SHARE else None
+
+
+def _repetition(keys: list[bytes], top: bytes) -> tuple[int, int]:
+    """Where the repetition of `top` starts and ends: its first and last line with another of its kind
+    within `RARE_REACH` lines (a preamble's one `Checking we can access the last sector` is not where
+    600 `Checking file` lines begin; a test's line between separators is)."""
+    at = [number for number, key in enumerate(keys) if key == top]
+    close = [n for n, (a, b) in enumerate(zip(at, at[1:])) if b - a <= RARE_REACH]
+    if not close:
+        return at[0], at[-1]
+    return at[close[0]], at[close[-1] + 1]
 
 
 def largest_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
