@@ -553,3 +553,18 @@ def test_rare_lines_inside_a_repetition_that_a_preamble_line_of_its_kind_precede
     out += ["Checking for unused clusters.", "Leaving filesystem unchanged.", "disk.img: 608 files, 612/8167 clusters"]
     shown = lines_of(view(("\n".join(out) + "\n").encode()))
     assert {"/DCIM/103CAM/IMG_0041.JPG  and", "  share clusters."} <= shown
+
+
+def test_a_finding_without_a_heading_brings_the_first_line_of_its_record():
+    # gcov: 320 records of a file, its coverage and the report written; two files nothing ran.
+    out = []
+    for n in range(320):
+        covered = "0.00" if n in (88, 251) else "50.00"
+        out += [f"File 'src/mod{n:03d}.c'", f"Lines executed:{covered}% of 6", f"Creating 'mod{n:03d}.c.gcov'", ""]
+    shown = lines_of(view(("\n".join(out) + "\n").encode()))
+    assert {"File 'src/mod088.c'", "File 'src/mod251.c'"} <= shown
+
+
+def test_a_scope_line_in_parentheses_is_a_heading():
+    assert ranking.is_banner(b"src/item17.c: (in function item17_report)")
+    assert not ranking.is_banner(b"src/item17.c:20:1: Variable total used before definition")

@@ -207,12 +207,14 @@ def _indent(line: bytes) -> int:
 def is_banner(line: bytes) -> bool:
     """Whether a line at the margin heads what follows: a run of `*`, `=`, `#` or `-` with words
     (`************* Module inventory.pricing`), a scope line (`src/a.c: In function ‘f’:`,
-    `In script.sh line 3:`), or a lone file name (`src/widgets/a.js`)."""
+    `In script.sh line 3:`, `src/a.c: (in function f)`), or a lone file name (`src/widgets/a.js`)."""
     head = line[:3]
     if head in (b"***", b"===", b"###", b"---", b">>>") and line.strip(b"*=#-> \t"):
         return True
     if line.rstrip().endswith(b":") and (b": In " in line or line.startswith(b"In ")):
         return True  # `src/a.c: In function ‘f’:`, `In script.sh line 3:`
+    if b": (in " in line and line.rstrip().endswith(b")"):
+        return True  # splint's `src/item17.c: (in function item17_report)`
     words = line.split()
     return len(words) == 1 and b"." in words[0][-6:] and (b"/" in words[0] or line.endswith(b":")) and (
         not words[0][:1].isdigit())
