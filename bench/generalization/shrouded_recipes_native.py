@@ -1,4 +1,5 @@
-"""Shrouded recipes for compilers, build tools, runtimes and crashes.
+"""Shrouded recipes for compilers, build tools, test frameworks, static checkers, profilers and crashes: Criterion,
+Boost.Test, jam, uncrustify, yosys, groovy, gprof, Emacs ERT, raku, haxe, clisp, scan-build, ltrace, heaptrack_print.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from shrouded_common import Run, S, exits, recipe, sh, write  # noqa: F401 (used by the recipes)
+from shrouded_common import Run, S, exits, recipe, sh, write
 
 NPM_PINS: list[str] = []
 PY_PINS: list[str] = []
@@ -143,8 +144,10 @@ def _uncrustify(root):
     sh(["uncrustify", "-c", ".uncrustify.cfg", "--replace", "--no-backup", "-q", "-F", "files.txt"], root)
     for n in (244, 781):
         path = os.path.join(root, paths[n])
-        text = open(path).read().replace(f"    int r = v * {n + 2};", f"  int r=v*{n + 2};")
-        open(path, "w").write(text.replace("    if (r >", "    if(r >"))
+        with open(path) as handle:
+            text = handle.read().replace(f"    int r = v * {n + 2};", f"  int r=v*{n + 2};")
+        with open(path, "w") as handle:
+            handle.write(text.replace("    if (r >", "    if(r >"))
     return Run(["uncrustify", "-c", ".uncrustify.cfg", "--check", "-F", "files.txt"], [
         S("stderr", r"^FAIL: src/codecs/2/codec_244\.c", "the first unformatted file among 900"),
         S("stderr", r"^FAIL: src/codecs/7/codec_781\.c", "the second"),
@@ -425,4 +428,32 @@ def _ltrace(root):
         S("stderr", r'^fopen\("conf\.d/263\.conf", "r"\) += 0$', "the failing call among thousands"),
         S("stderr", r"loader: cannot open conf\.d/263\.conf", "the program's own report"),
         S("stderr", r"^\+\+\+ exited \(status 1\) \+\+\+$", "the program's exit status (ltrace itself exits 0)"),
+    ], expect_exit=exits(0))
+
+
+# --- heaptrack_print: the analysis of a recorded run of a log indexer; one allocation site leaks ---------
+
+def _heap_indexer_c() -> str:
+    """A log indexer with 40 allocation sites; `intern_tag` keeps one copy in 50 without freeing it."""
+    sites = "".join(f"static long stage_{k:02d}(int n)\n{{\n    char *p = malloc({32 + k * 8});\n"
+                    f"    snprintf(p, {32 + k * 8}, \"stage {k} record %d\", n);\n    long v = (long)strlen(p);\n"
+                    f"    free(p);\n    return v;\n}}\n\n" for k in range(40))
+    calls = "".join(f"        total += stage_{k:02d}(n);\n" for k in range(40))
+    return ("#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n" + sites
+            + "static char *intern_tag(int n)\n{\n    char *tag = malloc(24);\n    snprintf(tag, 24, \"tag-%d\", n % 97);\n"
+            "    return tag;\n}\n\nint main(void)\n{\n    long total = 0;\n    for (int n = 0; n < 5000; n++) {\n"
+            f"{calls}        char *tag = intern_tag(n);\n        total += tag[4];\n        if (n % 50 != 0)\n"
+            "            free(tag);\n    }\n    printf(\"%ld\\n\", total);\n    return 0;\n}\n")
+
+
+@recipe("heaptrack-print-one-leak", "heaptrack_print", "profiler", ["heaptrack_print", "--version"],
+        needs=("heaptrack", "heaptrack_print", "gcc"))
+def _heaptrack(root):
+    """Write the `heaptrack-print-one-leak` project under `root`; return its command and signals."""
+    write(root, "indexer.c", _heap_indexer_c())
+    sh("gcc -g -O0 -o indexer indexer.c && heaptrack -o heaptrack.indexer ./indexer", root)
+    return Run(["heaptrack_print", "--print-leaks", "1", "heaptrack.indexer.zst"], [
+        S("stdout", r"^MEMORY LEAKS$", "the section"),
+        S("stdout", r"^2\.40K leaked over 5000 calls from:?$", "the project's leaking site (intern_tag) and its caller"),
+        S("stdout", r"^total memory leaked: 6\.50K$", "the leak total"),
     ], expect_exit=exits(0))
