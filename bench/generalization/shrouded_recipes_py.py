@@ -1,5 +1,5 @@
 """Shrouded recipes for PyPI tools and Python programs: lizard, rq, Celery, ward, PyMarkdown, ansible-lint,
-xmlschema, Locust, Daphne, papermill, pyrefly, diff-cover, FawltyDeps, cookiecutter.
+xmlschema, Locust, Daphne, papermill, pyrefly, diff-cover, FawltyDeps, cookiecutter, Pelican.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -12,7 +12,8 @@ from shrouded_common import Run, S, exits, recipe, sh, vbin, write
 NPM_PINS: list[str] = []
 PY_PINS = ["lizard==1.24.3", "rq==3.0.0", "celery[redis]==5.7.0", "ward==0.68.0b0", "pymarkdownlnt==0.9.41",
            "ansible-lint==26.10.1", "xmlschema==4.3.2", "locust==2.47.0", "daphne==4.2.3", "papermill==2.7.0",
-           "ipykernel==7.4.0", "pyrefly==1.5.1", "diff-cover==11.0.4", "fawltydeps==0.20.0", "cookiecutter==2.7.1"]
+           "ipykernel==7.4.0", "pyrefly==1.5.1", "diff-cover==11.0.4", "fawltydeps==0.20.0", "cookiecutter==2.7.1",
+           "pelican==4.12.0"]
 APT_PINS: dict[str, str] = {}
 
 
@@ -247,7 +248,7 @@ make_server('127.0.0.1', PORT, app, handler_class=Quiet).serve_forever()
 """
 
 
-@recipe("locust-headless-checkout-errors", "locust", "profiler", [vbin("locust"), "--version"], needs=("locust",))
+@recipe("locust-headless-checkout-errors", "locust", "profiler", _pyver("locust"), needs=("locust",))
 def _locust(root):
     """Write the `locust-headless-checkout-errors` project under `root`; return its command and signals."""
     write(root, "server.py", _SHOP_WSGI.replace("PORT", "18961"))
@@ -308,7 +309,7 @@ def _cell(source: str, kind: str = "code", tags: tuple[str, ...] = ()) -> dict:
     return cell
 
 
-@recipe("papermill-report-cell-keyerror", "papermill", "docs", [vbin("papermill"), "--version"], needs=("papermill",))
+@recipe("papermill-report-cell-keyerror", "papermill", "docs", _pyver("papermill"), needs=("papermill",))
 def _papermill(root):
     """Write the `papermill-report-cell-keyerror` project under `root`; return its command and signals."""
     import json
@@ -421,7 +422,7 @@ def _fawltydeps(root):
     ], expect_exit=exits(3, 4))
 
 
-@recipe("cookiecutter-undefined-variable", "cookiecutter", "build", [vbin("cookiecutter"), "--version"],
+@recipe("cookiecutter-undefined-variable", "cookiecutter", "build", _pyver("cookiecutter"),
         needs=("cookiecutter",))
 def _cookiecutter(root):
     """Write the `cookiecutter-undefined-variable` project under `root`; return its command and signals."""
@@ -440,3 +441,18 @@ def _cookiecutter(root):
         S("stdout", r"^Unable to create file 'pyproject\.toml'$", "the error"),
         S("stdout", r"^Error message: .*has no attribute 'author_email'$", "why it failed"),
     ], expect_exit=exits(1))
+
+
+@recipe("pelican-verbose-build-succeeds", "pelican", "docs", [vbin("pelican"), "--version"], needs=("pelican",))
+def _pelican(root):
+    """Write the `pelican-verbose-build-succeeds` project under `root`; return its command and signals."""
+    write(root, "pelicanconf.py", "SITENAME = 'Shop Journal'\nSITEURL = 'https://journal.shop.example'\nPATH = 'content'\n"
+          "TIMEZONE = 'UTC'\nDEFAULT_LANG = 'en'\nRELATIVE_URLS = True\nDEFAULT_PAGINATION = 20\n")
+    for n in range(160):
+        write(root, f"content/post-{n:03d}.rst", f"Store note {n}\n{'#' * 20}\n\n:date: 2024-{n % 12 + 1:02d}-{n % 28 + 1:02d} 10:00\n"
+              f":category: {('News', 'Stores', 'Recipes')[n % 3]}\n:tags: shop, aisle{n % 9}\n\n"
+              f"Opening hours and stock news for store {n}.\n")
+    return Run(["pelican", "content", "-s", "pelicanconf.py", "-o", "output", "-v"], [
+        S("stdout", r"^Done: Processed 160 articles, 0 drafts, |^pages and 0 draft pages in [\d.]+ seconds\.$",
+          "the summary of a successful build (wrapped over two lines)"),
+    ], expect_exit=exits(0))
