@@ -3,7 +3,7 @@
 Run: .venv/bin/python -m pytest bench/test_bench_generalization.py -q -s
 
 Scores every half with `bench/generalization.py` (run route, host route, naive cap),
-prints the table and how the held-out, fresh, blind, sealed, hidden and veiled halves miss `generalization.TARGETS`
+prints the table and how the halves after the tuning half miss `generalization.TARGETS`
 (98 % of signal lines kept by each route, view bytes at most 60 % of the naive cap's
 over the cases larger than the cap), and holds both halves to what the view has
 reached (`REACHED`): no fewer signal lines kept, no more bytes, every exit status
@@ -16,7 +16,9 @@ after the blind half's; each was scored once before its own losses were read. Th
 half (manifest-hidden.json) was scored once with the rules those losses gave, then its losses
 were read to write rules: it is spent too. The veiled half (manifest-veiled.json) was scored
 once with the rules those losses gave (its losses left unread), and the cloaked half
-(manifest-cloaked.json) once with the rules after it; the cloaked half's losses were then read.
+(manifest-cloaked.json) once with the rules after it; the cloaked half's losses were then read,
+and the shrouded half (manifest-shrouded.json) was scored once with the rules they gave, its
+losses left unread: it judges the next change to the view.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ REACHED = {
     "hidden": {"run_kept": 154, "host_kept": 154, "run_bytes_pct": 49.8, "host_bytes_pct": 49.2},
     "veiled": {"run_kept": 221, "host_kept": 221, "run_bytes_pct": 49.3, "host_bytes_pct": 48.4},
     "cloaked": {"run_kept": 224, "host_kept": 224, "run_bytes_pct": 56.5, "host_bytes_pct": 56.3},
+    "shrouded": {"run_kept": 205, "host_kept": 205, "run_bytes_pct": 56.5, "host_bytes_pct": 56.2},
 }
 
 
