@@ -29,35 +29,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import half_cli
-from shrouded_common import HOME, NPM, RECIPES, VENV, WORK, shrouded_env
+from shrouded_common import PLACE
 
-MANIFEST = os.path.join(HERE, "manifest-shrouded.json")
-HALF = "shrouded"
-MODULES = ("shrouded_recipes_py", "shrouded_recipes_js", "shrouded_recipes_native", "shrouded_recipes_system")
-
-
-def load_recipes() -> list:
-    """Import the recipe modules, which register themselves in `RECIPES` in this order; return them."""
-    import importlib
-
-    return [importlib.import_module(name) for name in MODULES]
-
-
-def install() -> None:
-    """Install every recipe module's pinned npm, PyPI and Debian tools outside the repository."""
-    modules = load_recipes()
-    npm = [p for m in modules for p in getattr(m, "NPM_PINS", [])]
-    py = [p for m in modules for p in getattr(m, "PY_PINS", [])]
-    apt = {k: v for m in modules for k, v in getattr(m, "APT_PINS", {}).items()}
-    half_cli.install(NPM, npm, VENV, py, apt)
-
-
-def record(rec) -> dict:
-    """Set up, run and store one case; return its manifest entry (half `shrouded`)."""
-    return half_cli.record_case(rec, HALF, WORK, shrouded_env(), home=HOME)
-
-
-HALF_SPEC = half_cli.Half(HALF, MANIFEST, RECIPES, load_recipes, record, install, half_cli.check_signals)
+HALF_SPEC = half_cli.pinned_half("shrouded", PLACE, HERE)
 
 
 def main(argv=None) -> int:

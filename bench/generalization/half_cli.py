@@ -84,6 +84,33 @@ class Half:
     check_signals: Callable[[str, list, dict], list]
 
 
+def pinned_half(name: str, place: Place, here: str) -> Half:
+    """A half whose four recipe modules (`NAME_recipes_py`, `_js`, `_native`, `_system`, registering in
+    `place` in that order) each pin their own tools (`NPM_PINS`, `PY_PINS`, `APT_PINS`), recorded in
+    `place`'s environment into `manifest-NAME.json` beside the generator (`here`)."""
+    modules = tuple(f"{name}_recipes_{kind}" for kind in ("py", "js", "native", "system"))
+
+    def load_recipes() -> list:
+        """Import the recipe modules, which register themselves in the place's recipes; return them."""
+        import importlib
+
+        return [importlib.import_module(module) for module in modules]
+
+    def install_pins() -> None:
+        """Install every recipe module's pinned npm, PyPI and Debian tools outside the repository."""
+        loaded = load_recipes()
+        install(place.npm, [pin for m in loaded for pin in getattr(m, "NPM_PINS", [])], place.venv,
+                [pin for m in loaded for pin in getattr(m, "PY_PINS", [])],
+                {k: v for m in loaded for k, v in getattr(m, "APT_PINS", {}).items()})
+
+    def record(rec) -> dict:
+        """Set up, run and store one case; return its manifest entry."""
+        return record_case(rec, name, place.work, place.env(), home=place.home)
+
+    return Half(name, os.path.join(here, f"manifest-{name}.json"), place.recipes, load_recipes, record, install_pins,
+                check_signals)
+
+
 def check_signals(name: str, signals: list[dict], streams: dict[str, bytes]) -> list[str]:
     """Problems with a case's signals: a pattern matching no line or over `MOST_LINES`, or over
     `MOST_LINES` lines in all."""
