@@ -62,6 +62,7 @@ FIELDS_SHARE = 20
 #: name (`du`, `wc -l`, `sort -h`; not a profiler's rows of numbers, nor a query's rows after their id);
 #: then the lines of its `MAX_LARGEST` largest values are findings.
 VALUE_SHARE = 80
+MAX_LARGEST = 3
 #: A text is a table of fields when `TABLE_SHARE` percent of a sample of its lines have one number of
 #: whitespace-separated fields (`rare_columns`).
 TABLE_SHARE = 80
@@ -70,7 +71,6 @@ TABLE_SHARE = 80
 MIN_FIELDS_A_ROW = 4
 #: A field is the rule of its column when one value holds `COLUMN_SHARE` percent of its rows.
 COLUMN_SHARE = 95
-MAX_LARGEST = 3
 #: What a size's unit multiplies (`48M`, `1.5G`, `900K`, `12KiB`).
 _UNITS = {b"": 1, b"K": 1 << 10, b"M": 1 << 20, b"G": 1 << 30, b"T": 1 << 40, b"P": 1 << 50}
 _value = None
@@ -84,8 +84,8 @@ def rare_findings(body: bytes, lines: list[bytes], classes: dict, finding) -> tu
     else the word after the location: `F821`, `error`, `E1101:`) is rare among such lines,
     not classed already: the findings a long list of one common kind would hide; and, classed or not,
     those whose whole message is rare among findings that repeat theirs (`_rare_messages`), the
-    standouts among findings of one kind. `finding` is the
-    salience data's expression for such a line, its word the first group and its check the second;
+    standouts among findings of one kind. `finding` is the salience data's expression for such a
+    line, its word the first group and its check the second;
     `lines` are `body`'s lines, of which a sample says first whether enough of them start with a
     location to look further (an expression anchored at every line start costs a step per byte)."""
     if len(body) > RARE_BYTES or len(lines) < MIN_FINDINGS:
@@ -217,11 +217,11 @@ def _rare_keys(keys: list[bytes], classes: dict, most: int = MAX_RARE_LINES) -> 
 
 
 def rare_columns(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
-    """In a table of no more than `RARE_BYTES` (`TABLE_SHARE` percent of a sample of its lines split into
-    one same number of fields, at least `MIN_FIELDS_A_ROW`), the rows (at most `MAX_RARE_SHAPES`) where a field that
-    holds one value on `COLUMN_SHARE` percent of the rows holds one seen at most twice (or on one row
-    in a hundred), not classed already: the one `500` among 600 `200`
-    statuses of an access log, the three `no` among 1,900 `yes` of a login report."""
+    """In a table of no more than `RARE_BYTES` (`TABLE_SHARE` percent of a sample of its lines split
+    into one same number of fields, at least `MIN_FIELDS_A_ROW`), the rows (at most `MAX_RARE_SHAPES`)
+    where a field that holds one value on `COLUMN_SHARE` percent of the rows holds one seen at most
+    twice (or on one row in a hundred), not classed already: the one `500` among 600 `200` statuses
+    of an access log, the three `no` among 1,900 `yes` of a login report."""
     if len(body) > RARE_BYTES or len(lines) < MIN_REPETITIVE:
         return []
     sample = [line.split() for line in lines[::max(1, len(lines) // 256)]]
