@@ -568,3 +568,14 @@ def test_a_finding_without_a_heading_brings_the_first_line_of_its_record():
 def test_a_scope_line_in_parentheses_is_a_heading():
     assert ranking.is_banner(b"src/item17.c: (in function item17_report)")
     assert not ranking.is_banner(b"src/item17.c:20:1: Variable total used before definition")
+
+
+def test_where_one_kind_is_nearly_every_line_a_kind_seen_three_times_is_rare():
+    # astyle --dry-run: 397 `Unchanged` files and three `Formatted`, between its banner and its count.
+    out = ["Directory  /work/src/*.c", "-" * 60]
+    out += [f"Unchanged  mod{n // 40:02d}/handler_{n:03d}.c" for n in range(400)]
+    for at in (57, 212, 340):
+        out[2 + at] = out[2 + at].replace("Unchanged", "Formatted ")
+    out += ["-" * 60, " 3 formatted   397 unchanged   0.21 seconds   2,811 lines"]
+    shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=0))
+    assert {out[2 + at] for at in (57, 212, 340)} <= shown

@@ -48,6 +48,9 @@ FINDING_SHARE = 10
 REPETITIVE_SHARE = 40
 MIN_REPETITIVE = 40
 MAX_RARE_LINES = 12
+#: Where the most common first word starts `DOMINANT_SHARE` percent of the lines, a first word on one
+#: line in a hundred is rare too.
+DOMINANT_SHARE = 95
 #: How far a rare line's neighbours of other kinds than the repeated one come with it, each way.
 RARE_REACH = 4
 #: Shapes are coarser than first words: at most this many lines of rare shapes are findings.
@@ -193,16 +196,14 @@ def _rare_keys(keys: list[bytes], classes: dict, most: int = MAX_RARE_LINES) -> 
     top = max((key for key in counts if key), key=counts.__getitem__, default=b"")
     if not top or counts[top] * 100 < (len(keys) - counts.get(b"", 0)) * REPETITIVE_SHARE:
         return []
-    out = []
-    for key in [key for key, count in counts.items() if key and count <= 2]:
-        line = keys.index(key)
-        out += [line, keys.index(key, line + 1)] if counts[key] == 2 else [line]
-    if len(out) > most:
-        # Too many for the whole text: those inside the repetition, a preamble's and an epilogue's
-        # lines aside (rare too, and the view's head and tail show them).
-        first, last = _repetition(keys, top)
-        out = [line for line in out if first < line < last]
-    if not out or len(out) > most:
+    out = _within(_lines_seen(keys, counts, 1, 2), keys, top, most)
+    keyed = len(keys) - counts.get(b"", 0)
+    if out is not None and counts[top] * 100 >= keyed * DOMINANT_SHARE:
+        # Where one kind is nearly every line, a kind on one line in a hundred is rare too when the
+        # lines stay few (three `Formatted` among 397 `Unchanged`).
+        more = _within(out + _lines_seen(keys, counts, 3, keyed // 100), keys, top, most)
+        out = more if more is not None else out
+    if not out:
         return []
     # With the lines next to each that are not of the repeated kind either: the section a rare line
     # starts (`both modified:` lines beside `deleted by them:` among three hundred `modified:`).
@@ -214,6 +215,27 @@ def _rare_keys(keys: list[bytes], classes: dict, most: int = MAX_RARE_LINES) -> 
                 near.add(at)
                 at += step
     return sorted(line for line in near if line not in classes)
+
+
+def _lines_seen(keys: list[bytes], counts: dict[bytes, int], fewest: int, most: int) -> list[int]:
+    """The lines whose non-empty key occurs `fewest` to `most` times."""
+    out = []
+    for key in [key for key, count in counts.items() if key and fewest <= count <= most]:
+        line = -1
+        for _ in range(counts[key]):
+            line = keys.index(key, line + 1)
+            out.append(line)
+    return out
+
+
+def _within(out: list[int], keys: list[bytes], top: bytes, most: int) -> list[int] | None:
+    """`out` when it holds at most `most` lines, else those inside the repetition of `top` (a
+    preamble's and an epilogue's lines aside: rare too, and the view's head and tail show them);
+    None when those are still too many (the text is not repetitive where they are)."""
+    if len(out) > most:
+        first, last = _repetition(keys, top)
+        out = [line for line in out if first < line < last]
+    return None if len(out) > most else out
 
 
 def rare_columns(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
