@@ -38,9 +38,10 @@ class _Tests:
     """What the block patterns say of the lines asked so far, by the lines' bytes: dense output repeats
     its lines (`  |`, a blank line, the same note), and a dictionary answers faster than a pattern.
     `lead`: blank or a lead line; `caret`: a caret line; `continuation`: a continuation line; `opening`:
-    what a line that does not go on is when a continuation line follows it."""
+    what a line that does not go on is when a continuation line follows it; `located`: the indent of a
+    line that starts with a location (`_located_indent`), else None."""
 
-    __slots__ = ("lead", "caret", "continuation", "opening")
+    __slots__ = ("lead", "caret", "continuation", "opening", "located")
 
     def __init__(self) -> None:
         self.lead: dict[bytes, bool] = {}
@@ -48,6 +49,7 @@ class _Tests:
         self.continuation: dict[bytes, bool] = {}
         #: `BLANK`, `OPENS` (ends with `:`, introducing what follows) or 0.
         self.opening: dict[bytes, int] = {}
+        self.located: dict[bytes, int | None] = {}
 
 
 class Unit:
@@ -175,10 +177,10 @@ def _lead_start(lines, classes: dict, index: int, sal: Classifier, tests: _Tests
     back = index - 1
     lowest = max(0, index - sal.max_lead)
     below_caret = False  # the line above a caret line is the source it points into
-    siblings = _sibling_indent(lines[index], sal)
+    siblings = _sibling_indent(lines[index], sal, tests)
     while back >= lowest:
         line = lines[back]
-        if classes.get(back) in STOPS or (siblings is not None and _is_sibling(line, siblings, sal)):
+        if classes.get(back) in STOPS or (siblings is not None and _is_sibling(line, siblings, sal, tests)):
             break
         if not below_caret:
             leads = leading.get(line)
@@ -209,7 +211,7 @@ def _block_end(lines, classes: dict, index: int, cls: str, sal: Classifier, walk
     continues, opening = tests.continuation, tests.opening
     warning = cls == "warning"
     # An indented finding's walk stops at its siblings: it is not one any other anchor's walk reuses.
-    siblings = _sibling_indent(lines[index], sal)
+    siblings = _sibling_indent(lines[index], sal, tests)
     alone = warning or siblings is not None
     end = index
     forward = index + 1
@@ -218,7 +220,7 @@ def _block_end(lines, classes: dict, index: int, cls: str, sal: Classifier, walk
     last = min(len(lines), index + sal.max_lines + 1)  # the walk reads lines before it
     while forward < last:
         line = lines[forward]
-        if siblings is not None and _is_sibling(line, siblings, sal):
+        if siblings is not None and _is_sibling(line, siblings, sal, tests):
             break
         follows = classes.get(forward)
         if follows is not None:
@@ -255,18 +257,29 @@ def _block_end(lines, classes: dict, index: int, cls: str, sal: Classifier, walk
     return end
 
 
-def _sibling_indent(line: bytes, sal: Classifier) -> int | None:
+def _located_indent(line: bytes, sal: Classifier, tests: _Tests) -> int | None:
+    """The indent (blanks before it) of a line that starts with a location, a finding's line (`sal.finding`);
+    None for any other line. Kept per line's bytes: the anchors and the lines they walk repeat."""
+    known = tests.located.get(line, -1)
+    if known == -1:
+        known = tests.located[line] = (len(line) - len(line.lstrip(b" \t"))
+                                       if sal.finding.match(line) is not None else None)
+    return known
+
+
+def _sibling_indent(line: bytes, sal: Classifier, tests: _Tests) -> int | None:
     """The indent of an indented line that starts with a location (`  lib/a.js:6:21: … (no-undef)`):
     a finding in a list of such findings, whose block the next or previous one at its indent or less
     ends, not continues; None for any other line."""
-    if line[:1] not in (b" ", b"\t") or sal.finding.match(line) is None:
+    if line[:1] not in (b" ", b"\t"):
         return None
-    return len(line) - len(line.lstrip(b" \t"))
+    return _located_indent(line, sal, tests)
 
 
-def _is_sibling(line: bytes, indent: int, sal: Classifier) -> bool:
+def _is_sibling(line: bytes, indent: int, sal: Classifier, tests: _Tests) -> bool:
     """Whether `line` starts with a location at `indent` or less: a finding beside the anchor's."""
-    return len(line) - len(line.lstrip(b" \t")) <= indent and sal.finding.match(line) is not None
+    located = _located_indent(line, sal, tests)
+    return located is not None and located <= indent
 
 
 def _header_end(lines, classes: dict, index: int, sal: Classifier) -> int:

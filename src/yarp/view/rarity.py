@@ -31,6 +31,7 @@ must not grow with the size of what it leaves out.
 from __future__ import annotations
 
 from _collections import _count_elements
+from itertools import pairwise
 from operator import itemgetter
 
 from yarp.view.scan import line_shapes
@@ -106,17 +107,18 @@ def rare_findings(body: bytes, lines: list[bytes], classes: dict, finding) -> tu
     rare = {word for word, count in counts.items() if count * 100 <= len(found) * RARE_SHARE or count <= 2}
     if len(rare) == len(counts):
         rare = set()  # every kind is rare (or there is one kind): no kind stands out
-    messages = _rare_messages(body, found)
+    messages = _rare_messages(body, found, counts)
     line_of = _line_numbers(body, sorted({offset for offset, word, _ in found if word in rare} | set(messages)))
     findings = [line_of[offset] for offset, word, _ in found if word in rare and line_of[offset] not in classes]
     return findings, [line_of[offset] for offset in messages]
 
 
-def _rare_messages(body: bytes, found: list[tuple[int, bytes, int]]) -> list[int]:
+def _rare_messages(body: bytes, found: list[tuple[int, bytes, int]], kinds: dict[bytes, int]) -> list[int]:
     """The offsets of the few findings (at most `MAX_RARE_SHAPES`) whose message, all after the location,
     is said at most twice where `FIELD_SHARE` percent of the findings of their kind repeat a message
     more often: the one `` `teh` should be `the` `` among 360 findings of three misspellings, all of
-    one kind (`error`). Three errors among repeated warnings are told apart by their kind already."""
+    one kind (`error`). Three errors among repeated warnings are told apart by their kind already.
+    `kinds` counts the findings of each kind."""
     # A count or a name's number (`contract 'Vault29'`) is not what a message says, nor is the padding
     # that aligns a file's columns.
     messages = [b" ".join(body[start:body.find(b"\n", start)].translate(None, b"0123456789").split())
@@ -126,8 +128,6 @@ def _rare_messages(body: bytes, found: list[tuple[int, bytes, int]]) -> list[int
     rare = [(offset, word) for (offset, word, _), message in zip(found, messages) if counts[message] <= 2]
     if not rare or len(rare) > MAX_RARE_SHAPES:
         return []
-    kinds: dict[bytes, int] = {}
-    _count_elements(kinds, [word for _, word, _ in found])
     rare_kinds: dict[bytes, int] = {}
     _count_elements(rare_kinds, [word for _, word in rare])
     return [offset for offset, word in rare if (kinds[word] - rare_kinds[word]) * 100 >= kinds[word] * FIELD_SHARE]
@@ -284,7 +284,7 @@ def _repetition(keys: list[bytes], top: bytes) -> tuple[int, int]:
     within `RARE_REACH` lines (a preamble's one `Checking we can access the last sector` is not where
     600 `Checking file` lines begin; a test's line between separators is)."""
     at = [number for number, key in enumerate(keys) if key == top]
-    close = [n for n, (a, b) in enumerate(zip(at, at[1:])) if b - a <= RARE_REACH]
+    close = [n for n, (a, b) in enumerate(pairwise(at)) if b - a <= RARE_REACH]
     if not close:
         return at[0], at[-1]
     return at[close[0]], at[close[-1] + 1]

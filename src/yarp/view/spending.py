@@ -163,8 +163,11 @@ def _standouts_first(ordered: list, streams: list) -> list:
     standout first: among many findings of kinds seen once, the one no other finding resembles."""
     if not any(stream.standouts for stream in streams):
         return ordered
-    first = [item for item in ordered if _standout(streams, item[0][0], (item[0][3],))]
-    return first + [item for item in ordered if not _standout(streams, item[0][0], (item[0][3],))]
+    first: list = []
+    rest: list = []
+    for item in ordered:
+        (first if _standout(streams, item[0][0], (item[0][3],)) else rest).append(item)
+    return first + rest
 
 
 def _block_anchors(unit) -> tuple[int, list[int]]:
