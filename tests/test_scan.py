@@ -102,6 +102,14 @@ def test_a_trigger_cut_by_the_end_of_the_buffer_or_a_line_is_not_found(impl):
     assert impl.trigger_lines(b"x\nerro", (b"error", b"o")) == {2: (b"o",)}
 
 
+def test_a_trigger_is_found_whatever_its_third_byte_s_case_and_a_short_one_at_the_very_end(impl):
+    """The compiled scan compares only where the buffer's first three bytes may start a trigger: two blanks
+    start `  x ` but three do not; a two-byte trigger still matches in the buffer's last two bytes."""
+    triggers = (b"  x ", b"\xc3\x97", b"err")
+    buf = b"     a\n  X b\n  x\nfoo ERr\n\xc3\x97"
+    assert impl.trigger_lines(buf, triggers) == {7: (b"  x ",), 17: (b"err",), 25: (b"\xc3\x97",)}
+
+
 def test_an_upper_case_trigger_never_matches(impl):
     assert impl.trigger_lines(b"Error\nerror\nERROR", (b"Error", b"rror")) == {0: (b"rror",), 6: (b"rror",),
                                                                              12: (b"rror",)}

@@ -3,9 +3,11 @@
 
 Which lines of a buffer hold which trigger literals, ASCII case-insensitively,
 in one pass over the buffer and without a lowercased copy. A 64 KiB table
-marks every pair of bytes a trigger can start with (in either case); only
-where the buffer's pair is marked are the triggers starting with it compared,
-and a line's start is looked for backwards only on a match. Triggers holding
+marks every pair of bytes a trigger can start with (in either case), and a
+second one every hashed triple of folded bytes; only where the buffer's pair and
+triple are marked are the triggers starting with it compared (dense output is
+full of pairs such as two blanks, which one trigger, `  x `, starts with), and a
+line's start is looked for backwards only on a match. Triggers holding
 an upper-case ASCII letter never match (the twin searches a lowercased copy);
 the empty trigger and those holding b"\\n" follow the twin's
 find-then-skip-the-line walk, trigger by trigger. The tables are built once
@@ -68,6 +70,8 @@ cdef class _Tables:
     cdef int *second  # beside `cand`, each one's second byte (256: a one-byte trigger)
     cdef Py_ssize_t first[257]  # per first byte, where its group in `cand` begins
     cdef unsigned char *pairs  # [a << 8 | b]: a plain trigger starts with bytes a, b (either case), or is a alone
+    cdef unsigned char *triples  # [_triple(a, b, c)]: a plain trigger may start with folded bytes a, b, c
+    cdef bint by_triples  # whether `triples` filters: no plain trigger is one byte long
 
     def __cinit__(self, tuple triggers):
         cdef Py_ssize_t count = len(triggers)
@@ -78,8 +82,9 @@ cdef class _Tables:
         self.cand = <Py_ssize_t *>malloc((count + 1) * sizeof(Py_ssize_t))
         self.second = <int *>malloc((count + 1) * sizeof(int))
         self.pairs = <unsigned char *>malloc(65536)
+        self.triples = <unsigned char *>malloc(65536)
         if (self.text == NULL or self.length == NULL or self.kind == NULL or self.cand == NULL
-                or self.second == NULL or self.pairs == NULL):
+                or self.second == NULL or self.pairs == NULL or self.triples == NULL):
             raise MemoryError()
         self._fill()
 
@@ -90,16 +95,19 @@ cdef class _Tables:
         free(self.cand)
         free(self.second)
         free(self.pairs)
+        free(self.triples)
 
     cdef void _fill(self) except *:
-        """The per-trigger arrays, the candidate groups and the pair table."""
+        """The per-trigger arrays, the candidate groups and the pair and triple tables."""
         cdef Py_ssize_t k, j, length, head
         cdef const unsigned char *t
         cdef bint upper, newline
         cdef Py_ssize_t sizes[256]
         memset(sizes, 0, sizeof(sizes))
         memset(self.pairs, 0, 65536)
+        memset(self.triples, 0, 65536)
         self.odd = False
+        self.by_triples = True
         for k in range(self.count):
             trigger = self.triggers[k]
             if not isinstance(trigger, bytes):
@@ -131,13 +139,24 @@ cdef class _Tables:
 
     cdef void _mark(self, const unsigned char *t, Py_ssize_t length) noexcept:
         """Mark the pairs of bytes the trigger starts with, in either case (every pair of a one-byte one)."""
-        cdef unsigned int a = t[0], b = t[1] if length > 1 else 0
+        cdef unsigned int a = t[0], b = t[1] if length > 1 else 0, c
         if length == 1:
             memset(self.pairs + (a << 8), 1, 256)
             memset(self.pairs + (_upper(a) << 8), 1, 256)
+            self.by_triples = False  # any pair and triple may start it
         else:
+            if length == 2:
+                for c in range(256):
+                    self.triples[_triple(a, b, c)] = 1
+            else:
+                self.triples[_triple(a, b, t[2])] = 1
             self.pairs[(a << 8) | b] = self.pairs[(_upper(a) << 8) | b] = 1
             self.pairs[(a << 8) | _upper(b)] = self.pairs[(_upper(a) << 8) | _upper(b)] = 1
+
+
+cdef inline unsigned int _triple(unsigned int a, unsigned int b, unsigned int c) noexcept nogil:
+    """Where three folded bytes fall in a triple table."""
+    return (a * 63001 + b * 251 + c) & 0xFFFF
 
 
 cdef _Tables _tables_for(triggers):
@@ -166,6 +185,7 @@ cdef struct Scan:
     int *second
     Py_ssize_t *first
     const unsigned char *pairs
+    const unsigned char *triples  # NULL: pairs alone filter
     Py_ssize_t *seen  # per trigger, 1 + the start of the last line it was found on (0: none yet)
     Hit *hits
     Py_ssize_t count, capacity
@@ -250,6 +270,7 @@ cdef int _scan_plain(Scan *s) noexcept nogil:
     """One pass for every plain trigger (non-empty, no b"\\n"); -1 on no memory."""
     cdef const unsigned char *p = s.buf
     cdef const unsigned char *pairs = s.pairs
+    cdef const unsigned char *triples = s.triples
     cdef Py_ssize_t n = s.size, i
     cdef unsigned int prev, cur
     if n == 0:
@@ -257,7 +278,8 @@ cdef int _scan_plain(Scan *s) noexcept nogil:
     prev = p[0]
     for i in range(n - 1):
         cur = p[i + 1]
-        if pairs[(prev << 8) | cur] and _match_at(s, i) < 0:
+        if pairs[(prev << 8) | cur] and (triples == NULL or i + 2 >= n or triples[
+                _triple(FOLD[prev], FOLD[cur], FOLD[p[i + 2]])]) and _match_at(s, i) < 0:
             return -1
         prev = cur
     if pairs[prev << 8]:  # the last byte: only a one-byte trigger can start there
@@ -356,6 +378,7 @@ cdef object _scan(buf, triggers, bint numbers):
     s.buf, s.size = <const unsigned char *>view.buf, view.len
     s.count_triggers, s.text, s.length, s.kind = tables.count, tables.text, tables.length, tables.kind
     s.cand, s.second, s.first, s.pairs = tables.cand, tables.second, tables.first, tables.pairs
+    s.triples = tables.triples if tables.by_triples else NULL
     s.hits, s.count, s.capacity = NULL, 0, 0
     s.known, s.line, s.group = 0, 0, 0
     s.seen = <Py_ssize_t *>calloc(tables.count + 1, sizeof(Py_ssize_t))
