@@ -210,6 +210,7 @@ def _rake(root):
         S("stderr", r"^KeyError: key not found: \"LATAM\"$", "the exception"),
         S("stderr", r"/lib/pricing\.rb:5:in .(Pricing\.)?tax.$", "the project's frame that raised"),
         S("stderr", r"/Rakefile:\d+:in .block \(2 levels\) in <top \(required\)>.$", "the Rakefile's task"),
+        S("stderr", r"^Tasks: TOP => default => reports => report_130$", "the chain of tasks to the one that failed"),
     ], expect_exit=exits(1))
 
 
