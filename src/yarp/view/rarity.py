@@ -48,6 +48,10 @@ FINDING_SHARE = 10
 #: most twice are findings.
 REPETITIVE_SHARE = 40
 MIN_REPETITIVE = 40
+#: A text is repetitive too when its `FEW_KINDS` most common first words start `FEW_KINDS_SHARE` percent
+#: of its lines: records of a few alike lines each (a linter's `rule: message` over `path:line`).
+FEW_KINDS = 6
+FEW_KINDS_SHARE = 95
 MAX_RARE_LINES = 12
 #: Where the most common first word starts `DOMINANT_SHARE` percent of the lines, a first word on one
 #: line in a hundred is rare too.
@@ -159,62 +163,91 @@ def rare_lines(body: bytes, lines: list[bytes], classes: dict, first_word) -> li
     return _rare_keys(first_word.findall(body.translate(None, b"0123456789")), classes)  # one per line, in order
 
 
-def rare_shapes(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
+def rare_shapes(body: bytes, lines: list[bytes], classes: dict, known=()) -> list[int]:
     """In a text of no more than `RARE_BYTES` whose lines mostly have one shape (a run of word
     characters as one `w` unless a short word of capitals, a run of one symbol as one: ` src/a.py |
     12 ++++--` is ` w/w.w | w +-`; `yarp.view.scan.line_shapes`), the few lines of a shape that
     occurs at most twice, not classed already: the one file deleted outright (` w/w.w | w -`) or
-    the one binary file among three hundred rows of a `diff --stat`, the one `| FAIL |` test."""
+    the one binary file among three hundred rows of a `diff --stat`, the one `| FAIL |` test.
+
+    Lines in `known` (rare by their first word already, `rare_lines`) are neither counted nor given:
+    shapes are coarser, and pwck's one `user 'svc211': no group 4242` among 240 `user 'svcN':
+    directory … does not exist` stands out by its shape alone, beside rare first words that do by theirs."""
     if len(body) > RARE_BYTES or len(lines) < MIN_REPETITIVE:
         return []
     if not _repetitive(line_shapes(b"\n".join(lines[::max(1, len(lines) // 256)]))):
         return []
-    return _rare_keys(line_shapes(body), classes, MAX_RARE_SHAPES)
+    return _rare_keys(line_shapes(body), classes, MAX_RARE_SHAPES, set(known))
 
 
 def _repetitive(sample: list[bytes]) -> bool:
     """Whether one non-empty key starts `REPETITIVE_SHARE` percent of a sample's lines that have a key
-    (blank lines between records are not lines of a kind)."""
+    (blank lines between records are not lines of a kind), or its few commonest `FEW_KINDS_SHARE`."""
     kinds: dict[bytes, int] = {}
     _count_elements(kinds, sample)
     blank = kinds.pop(b"", 0)
-    if not kinds:
-        return False
-    share = max(kinds.values())
-    return share * 100 >= (len(sample) - blank) * REPETITIVE_SHARE
+    return bool(kinds) and _kinds_repeat(kinds, len(sample) - blank) is not None
 
 
-def _rare_keys(keys: list[bytes], classes: dict, most: int = MAX_RARE_LINES) -> list[int]:
+def _kinds_repeat(counts: dict[bytes, int], keyed: int) -> tuple[bytes, ...] | None:
+    """The kinds a text repeats (`counts` by non-empty key, of `keyed` lines with a key): its commonest key
+    when that one holds `REPETITIVE_SHARE` percent of them, else its `FEW_KINDS` commonest when they
+    hold `FEW_KINDS_SHARE` percent; None when it repeats no kind."""
+    ranked = sorted(counts.values(), reverse=True)[:FEW_KINDS]
+    top = max(counts, key=counts.__getitem__)
+    if ranked[0] * 100 >= keyed * REPETITIVE_SHARE:
+        return (top,)
+    if sum(ranked) * 100 >= keyed * FEW_KINDS_SHARE:
+        return tuple(key for key in counts if counts[key] >= ranked[-1])[:FEW_KINDS]
+    return None
+
+
+def _rare_keys(keys: list[bytes], classes: dict, most: int = MAX_RARE_LINES, known=frozenset()) -> list[int]:
     """The lines (`keys` holds one key per line, in order) whose non-empty key occurs at most twice, when
     one key holds `REPETITIVE_SHARE` percent of at least `MIN_REPETITIVE` lines, and not classed
-    already. None when there are more than `most` of them, even inside the repetition (the text is not
-    repetitive where they are)."""
+    already nor `known`. None when there are more than `most` of them, even inside the repetition (the
+    text is not repetitive where they are)."""
     if len(keys) < MIN_REPETITIVE:
         return []
     counts: dict[bytes, int] = {}
     _count_elements(counts, keys)  # C speed: a Python loop over every line would cost the view its budget
-    top = max((key for key in counts if key), key=counts.__getitem__, default=b"")
-    if not top or counts[top] * 100 < (len(keys) - counts.get(b"", 0)) * REPETITIVE_SHARE:
+    keyed = len(keys) - counts.pop(b"", 0)
+    common = _kinds_repeat(counts, keyed) if counts else None
+    if common is None:
         return []
-    out = _within(_lines_seen(keys, counts, 1, 2), keys, top, most)
-    keyed = len(keys) - counts.get(b"", 0)
+    top = common[0] if len(common) == 1 else max(common, key=counts.__getitem__)
+    out = _within([line for line in _lines_seen(keys, counts, 1, 2) if line not in known], keys, top, most)
     if out is not None and counts[top] * 100 >= keyed * DOMINANT_SHARE:
         # Where one kind is nearly every line, a kind on one line in a hundred is rare too when the
         # lines stay few (three `Formatted` among 397 `Unchanged`).
-        more = _within(out + _lines_seen(keys, counts, 3, keyed // 100), keys, top, most)
+        more = _within(out + [line for line in _lines_seen(keys, counts, 3, keyed // 100) if line not in known],
+                       keys, top, most)
         out = more if more is not None else out
     if not out:
         return []
     # With the lines next to each that are not of the repeated kind either: the section a rare line
-    # starts (`both modified:` lines beside `deleted by them:` among three hundred `modified:`).
+    # starts (`both modified:` lines beside `deleted by them:` among three hundred `modified:`); and
+    # the rest of the record a rare line starts, a blank line ending it within `RARE_REACH` lines
+    # (ansible-lint's `no-changed-when: …` over its `playbooks/deploy-17.yml:41 Task/Handler: …`).
     near = set(out)
     for line in out:
         for step in (-1, 1):
             at = line + step
-            while 0 <= at < len(keys) and abs(at - line) <= RARE_REACH and keys[at] and keys[at] != top:
+            while 0 <= at < len(keys) and abs(at - line) <= RARE_REACH and keys[at] and keys[at] not in common:
                 near.add(at)
                 at += step
+        if line == 0 or not keys[line - 1]:
+            near.update(_record_after(keys, line))
     return sorted(line for line in near if line not in classes)
+
+
+def _record_after(keys: list[bytes], line: int) -> range:
+    """The lines after `line` up to the blank line that ends its record, when one does within `RARE_REACH`
+    lines; else none."""
+    for at in range(line + 1, min(len(keys), line + RARE_REACH + 2)):
+        if not keys[at]:
+            return range(line + 1, at)
+    return range(0)
 
 
 def _lines_seen(keys: list[bytes], counts: dict[bytes, int], fewest: int, most: int) -> list[int]:

@@ -162,9 +162,9 @@ class Stream:
             if not is_marker(number, lines[number]):
                 classes[number] = "finding"
         self.standouts.update(number for number in standouts if not is_marker(number, lines[number]))
-        for number in (rare_lines(body, lines, classes, sal.first_word) + largest_values(body, lines, classes)
-                       + rare_values(body, lines, classes) + rare_shapes(body, lines, classes)
-                       + rare_columns(body, lines, classes)):
+        rare = rare_lines(body, lines, classes, sal.first_word)
+        for number in (rare + largest_values(body, lines, classes) + rare_values(body, lines, classes)
+                       + rare_shapes(body, lines, classes, rare) + rare_columns(body, lines, classes)):
             if not is_marker(number, lines[number]):
                 classes[number] = "rare"
         if body.startswith(b"diff --git ") or b"\ndiff --git " in body:
