@@ -352,6 +352,16 @@ def _select(view: _View, sal: Classifier) -> None:
     _context(view, view.budget * head_share // 100, view.budget * tail_share // 100)
     # Warnings beside failures are each kind once: what is wrong is shown, the rest the header counts.
     spend_alike(view, [u for u in units if u.rank == 3], sal, WARNINGS_BESIDE_FAILURES if failures else MAX_WARNINGS)
+    _fill_single_gaps(view)
+
+
+def _fill_single_gaps(view: _View) -> None:
+    """Show each omitted run of one line that is shorter than its marker (the blank line between a
+    failure and its reason): the marker would say less in more bytes."""
+    for number, stream in enumerate(view.streams):
+        for start, end in list(gaps(len(stream.lines), view.kept[number])):
+            if start == end and stream.held(start) and view.cost(number, start) < gap_marker_bytes(stream, start, end):
+                view.add_one(number, start)
 
 
 def _context(view: _View, head_share: int, tail_share: int) -> None:

@@ -225,7 +225,16 @@ def _spend_on_parts(view, parts: list, location) -> None:
 
 
 def _message_and_last(lines, start: int, head: int, anchor: int, end: int, location) -> list[int]:
-    message = [anchor + 1] if anchor == end and anchor + 1 < len(lines) and not is_blank(lines[anchor + 1]) else []
+    """The line after an anchor its block ends at (its message), past one blank line when the anchor ends
+    with a colon (`failed decoding '12,50' with …:`, a blank line, `Reason: invalid value …`); and a long
+    block's last line."""
+    message = []
+    if anchor == end:
+        after = anchor + 1
+        if after + 1 < len(lines) and is_blank(lines[after]) and lines[anchor].rstrip().endswith(b":"):
+            after += 1
+        if after < len(lines) and not is_blank(lines[after]):
+            message.append(after)
     return message + ([end] if end > anchor + FOLLOWING_LINES and not is_blank(lines[end]) else [])
 
 
