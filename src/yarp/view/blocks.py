@@ -16,6 +16,7 @@ built them all (`_ends`). The patterns and limits are the salience data's
 
 from __future__ import annotations
 
+import re
 from operator import itemgetter
 
 from yarp.view.salience import FAILURE_CLASSES, RANK, Classifier, is_blank
@@ -31,6 +32,10 @@ _RANKED = {cls: RANK[cls] for cls in RANK if cls in BLOCK_CLASSES or cls in STOP
 
 
 BLANK, OPENS = 1, 2
+#: What a runner of many tasks puts before each line of one task's output: a package and its task
+#: (`@shop/tax:build: `, `@shop/shipping: `, holding `@` or `/`), or a service's name and a bar
+#: (`web-1  | `). A block's lines are read without it (`_bare`).
+_TASK_PREFIX = re.compile(rb"(?:@?[A-Za-z][\w.-]*(?:/[\w.-]+)*(?::[A-Za-z][\w.-]*)?: |[A-Za-z][\w.-]* +\| )")
 _START = itemgetter(0)  # a block's first line
 
 
@@ -41,7 +46,7 @@ class _Tests:
     what a line that does not go on is when a continuation line follows it; `located`: the indent of a
     line that starts with a location (`_located_indent`), else None."""
 
-    __slots__ = ("lead", "caret", "continuation", "opening", "located")
+    __slots__ = ("lead", "caret", "continuation", "opening", "located", "prefix")
 
     def __init__(self) -> None:
         self.lead: dict[bytes, bool] = {}
@@ -50,6 +55,28 @@ class _Tests:
         #: `BLANK`, `OPENS` (ends with `:`, introducing what follows) or 0.
         self.opening: dict[bytes, int] = {}
         self.located: dict[bytes, int | None] = {}
+        #: A line's task prefix (`_TASK_PREFIX`), or b"".
+        self.prefix: dict[bytes, bytes] = {}
+
+
+class _Bare:
+    """The lines of one task's output read without its prefix (`_TASK_PREFIX`): another task's line reads
+    as `_OTHER`, which no block pattern takes, so a block's walk stops there."""
+
+    __slots__ = ("lines", "prefix")
+
+    def __init__(self, lines, prefix: bytes) -> None:
+        self.lines, self.prefix = lines, prefix
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __getitem__(self, index: int) -> bytes:
+        line = self.lines[index]
+        return line[len(self.prefix):] if line.startswith(self.prefix) else _OTHER
+
+
+_OTHER = b"\x00"
 
 
 class Unit:
@@ -158,15 +185,36 @@ def _block(lines, classes: dict, index: int, sal: Classifier, walk: list[int], t
     Blocks are asked for in the order of their anchors; `walk` is the last forward walk (`_block_end`)."""
     cls = classes[index]
     if cls in BLOCK_CLASSES:
-        start = _lead_start(lines, classes, index, sal, tests)
+        text = _bare(lines, index, tests)
+        if text is not lines:
+            walk[:] = (-1, -1, -1)  # a walk over one task's lines is not one over the stream's
+        start = _lead_start(text, classes, index, sal, tests)
         head = index
         if cls == "location" and index > 0 and not is_blank(lines[index - 1]):
             head = min(start, index - 1)  # the finding the location belongs to
             start = head
-        end = _block_end(lines, classes, index, cls, sal, walk, tests)
+        end = _block_end(text, classes, index, cls, sal, walk, tests)
+        if text is not lines:
+            walk[:] = (-1, -1, -1)
         return start, end, (start, head, index, end)
     end = _header_end(lines, classes, index, sal) if cls == "header" else index
     return index, end, (index, index, index, end)
+
+
+def _bare(lines, index: int, tests: _Tests):
+    """`lines` read without the task prefix of line `index` (`_Bare`) when a line next to it has the same
+    one: a runner's `@shop/shipping:   ^` is a caret line of that task's output. Else `lines` itself."""
+    line = lines[index]
+    prefix = tests.prefix.get(line)
+    if prefix is None:
+        found = _TASK_PREFIX.match(line) if line[:1].isalpha() or line[:1] == b"@" else None
+        prefix = found.group() if found is not None else b""
+        if not (b"@" in prefix or b"/" in prefix or prefix.endswith(b"| ")):
+            prefix = b""
+        tests.prefix[line] = prefix
+    if not prefix or not any(0 <= near < len(lines) and lines[near].startswith(prefix) for near in (index - 1, index + 1)):
+        return lines
+    return _Bare(lines, prefix)
 
 
 def _lead_start(lines, classes: dict, index: int, sal: Classifier, tests: _Tests | None = None) -> int:
