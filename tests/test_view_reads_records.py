@@ -1,0 +1,102 @@
+"""The view reads records, task prefixes and reports the way their lines are laid out, for any tool.
+
+Each test builds an output in the shape a real tool prints (the recorded runs are in
+`bench/generalization/`) and checks one rule: a record of a rare kind among a few kinds of
+records comes whole, a shape stands out beside rare first words, a failure that ends with a
+colon brings the reason below it, a runner's task prefix does not hide a block's caret and
+source, a leak report is a failure, and one omitted line shorter than its marker is shown.
+"""
+
+from __future__ import annotations
+
+from yarp.view.cap import cap_text
+from yarp.view.salience import classifier
+
+REF = "yr_" + "ef" * 16
+
+
+def view(data: bytes, cap: int = 5120, exit_code: int | None = 1) -> str:
+    return cap_text(data, cap=cap, archive_ref=REF, source="stdout", exit_code=exit_code).decode()
+
+
+def lines_of(text: str) -> set[str]:
+    return set(text.split("\n"))
+
+
+def test_a_record_of_a_rare_kind_among_a_few_kinds_of_records_comes_whole():
+    # ansible-lint: records of a rule and its place, of four kinds that each recur, none of them
+    # most of the lines; three records of two rare kinds, with no severity mark, are the failures.
+    out = []
+    for n in range(300):
+        place = f"playbooks/deploy-{n // 10:02d}.yml:{4 * (n % 10) + 6}"
+        out += [f"fqcn[action-core]: Use FQCN for builtin module actions (copy). (warning)", f"{place}:7 Use FQCN.", "",
+                "name[missing]: All tasks should be named. (warning)", f"{place} Task/Handler: copy src=f{n}", ""]
+        if n % 10 == 0:
+            out += ["yaml[truthy]: Truthy value should be one of [false, true] (warning)", f"{place[:-2]}4", ""]
+        if n in (170, 260):
+            out += ["no-changed-when: Commands should not change things if nothing needs doing.",
+                    f"{place} Task/Handler: copy src=g{n}", ""]
+    out += ["risky-shell-pipe: Shells that use pipes should set the pipefail option.",
+            "playbooks/deploy-29.yml:41 Task/Handler: copy src=h", ""]
+    shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=2))
+    assert {"playbooks/deploy-17.yml:6 Task/Handler: copy src=g170", "playbooks/deploy-26.yml:6 Task/Handler: copy src=g260",
+            "playbooks/deploy-29.yml:41 Task/Handler: copy src=h"} <= shown
+
+
+def test_a_line_of_a_rare_shape_stands_out_beside_lines_of_rare_first_words():
+    # pwck: 240 users whose home is missing, one whose group is missing; and, by their first words
+    # already, its duplicate and invalid entries, each with the deletion it offers.
+    out = [f"user 'svc{n:03d}': directory '/srv/svc{n:03d}' does not exist" for n in range(240)]
+    out[170:170] = ["user 'svc211': no group 4242"]
+    for at, entry in ((9, "duplicate password entry"), (120, "invalid password file entry"),
+                      (215, "no matching password file entry in /etc/shadow"), (238, "duplicate password entry")):
+        out[at:at] = [entry, f"delete line 'svc{at:03d}:x:{at}:{at}:Service:/srv/s:/usr/sbin/nologin'? No"]
+    out.append("pwck: no changes")
+    assert "user 'svc211': no group 4242" in lines_of(view(("\n".join(out) + "\n").encode(), exit_code=2))
+
+
+def test_a_failure_that_ends_with_a_colon_brings_the_reason_below_its_blank_line():
+    # xmlschema: each invalid document's failure, a blank line, its reason, then a long schema excerpt.
+    out = [f"invoices/inv-{n:04d}.xml is valid" for n in range(200)] + ["invoices/inv-0071.xml is not valid"]
+    for k in range(5):
+        out += [f"failed decoding '12,5{k}' with XsdAtomicBuiltin(name='xs:decimal'):", "",
+                f"Reason: invalid value '12,5{k}' for xs:decimal", "", "Schema component:", ""]
+        out += [f"  <hfp:hasFacet name=\"facet{m}\" />" for m in range(30)] + ["", f"Path: /invoice/line[{k}]/amount", ""]
+    shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=7))
+    assert {f"Reason: invalid value '12,5{k}' for xs:decimal" for k in range(5)} <= shown
+
+
+def test_a_runner_s_task_prefix_does_not_hide_the_lines_that_lead_into_a_failure():
+    # nx: each project's lines after its name; one project's script throws from node's loader.
+    out = []
+    for p in range(12):
+        out += [f"@shop/p{p}: > node build.js"] + [f"@shop/p{p}: bundled src/mod{m:02d}.js -> dist/mod{m:02d}.js"
+                                                  for m in range(40)]
+    out += ["@shop/shipping: node:internal/modules/cjs/loader:1210", "@shop/shipping:   throw err;",
+            "@shop/shipping:   ^", "@shop/shipping: Error: Cannot find module './zones.json'",
+            "@shop/shipping: Require stack:", "@shop/shipping: - /w/packages/shipping/src/mod09.js"]
+    out += [f"@shop/shipping:     at Module._load (node:internal/modules/cjs/loader:{1038 + k}:27)" for k in range(9)]
+    out += ["@shop/shipping: Node.js v20.20.2", "@shop/shipping: npm error Lifecycle script `build` failed with error:"]
+    out += [f"@shop/q{p}: bundled src/mod{m:02d}.js" for p in range(6) for m in range(40)]
+    shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=1))
+    assert {"@shop/shipping: node:internal/modules/cjs/loader:1210", "@shop/shipping:   throw err;"} <= shown
+
+
+def test_a_memory_leak_report_is_a_failure_and_a_zero_is_not():
+    sal = classifier()
+    for line in (b"2.40K leaked over 5000 calls from:", b"total memory leaked: 6.50K", b"MEMORY LEAKS",
+                 b"==7== ERROR: LeakSanitizer: detected memory leaks", b"==7==    definitely lost: 40 bytes in 1 blocks"):
+        assert sal.classify(line) == "failure", line
+    for line in (b"==7==    definitely lost: 0 bytes in 0 blocks", b"All heap blocks were freed -- no leaks are possible",
+                 b"total memory leaked: 0B"):
+        assert sal.classify(line) == "plain", line
+
+
+def test_one_omitted_line_shorter_than_its_marker_is_shown():
+    # A failure, a blank line and its reason, in a long output: a marker in place of the blank line
+    # would say less in more bytes.
+    out = [f"step {n} ok" for n in range(400)] + ["FAILED: could not write the report", "", "disk quota exceeded"]
+    out += [f"cleanup {n} ok" for n in range(400)]
+    text = view(("\n".join(out) + "\n").encode())
+    assert "FAILED: could not write the report\n\ndisk quota exceeded\n" in text
+    assert "omitted 1 line(s)" not in text
