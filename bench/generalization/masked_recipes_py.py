@@ -1,5 +1,5 @@
 """Masked recipes for PyPI tools and Python programs: Dramatiq, honcho, Sanic, Semgrep, dbt, prospector, Yamale,
-IPython, tryceratops, pyinfra, pypyr, pyroma, sqlite-utils.
+IPython, tryceratops, pyinfra, pypyr, pyroma, sqlite-utils, Copier, Docutils.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -11,7 +11,7 @@ from masked_common import Run, S, exits, recipe, sh, vbin, write  # noqa: F401
 NPM_PINS: list[str] = []
 PY_PINS = ["dramatiq[redis]==2.2.1", "honcho==2.0.0", "sanic==25.12.1", "semgrep==1.187.0", "dbt-core==1.11.16",
            "dbt-duckdb==1.11.1", "prospector==1.20.0", "yamale==6.1.0", "ipython==9.19.1", "tryceratops==2.4.1",
-           "pyinfra==3.10.0", "pypyr==5.9.1", "pyroma==5.0.1", "sqlite-utils==4.2.1"]
+           "pyinfra==3.10.0", "pypyr==5.9.1", "pyroma==5.0.1", "sqlite-utils==4.2.1", "copier==9.14.0", "docutils==0.23.1"]
 APT_PINS: dict[str, str] = {}
 
 
@@ -272,6 +272,7 @@ def _ipython(root):
     return Run(argv, [
         S("stdout", r"ZeroDivisionError +Traceback \(most recent call last\)", "the trace's start"),
         S("stdout", r"^File .*/etl/pricing\.py:\d+, in (unit_price|enrich)\(", "the project's own frames"),
+        S("stdout", r"^----> 2     return round\(total / units, 2\)$", "the line that raised"),
         S("stdout", r"^ZeroDivisionError: division by zero$", "the exception"),
     ], env={"PYTHONPATH": root, "IPYTHONDIR": f"{root}/.ipython"}, expect_exit=exits(0, 1))
 
@@ -389,3 +390,46 @@ def _sqlite_utils(root):
     return Run(["sqlite-utils", "insert", "shop.db", "customers", "customers.csv", "--csv"], [
         S("stderr", r"UNIQUE constraint failed: customers\.email", "the error"),
     ], expect_exit=exits(1))
+
+
+@recipe("copier-copy-post-task-fails", "copier", "scaffold", _pyver("copier"), needs=("copier",))
+def _copier(root):
+    """Write the `copier-copy-post-task-fails` project under `root`; return its command and signals."""
+    write(root, "template/copier.yml", "project_name:\n  type: str\n  default: shop-service\n"
+          "python_version:\n  type: str\n  default: '3.11'\n_subdirectory: project\n_tasks:\n"
+          "  - git init -q .\n  - python scripts/check_names.py\n  - echo scaffold ready\n")
+    for n in range(60):
+        for kind in ("handlers", "models", "schemas"):
+            write(root, f"template/project/src/{{{{ project_name }}}}/{kind}/part_{n:02d}.py.jinja",
+                  f"\"\"\"{{{{ project_name }}}} {kind} part {n}.\"\"\"\n\nPART = {n}\n")
+        write(root, f"template/project/tests/test_part_{n:02d}.py.jinja", f"def test_part_{n}():\n    assert {n} >= 0\n")
+    write(root, "template/project/scripts/check_names.py", "import pathlib\nimport sys\n\n"
+          "names = sorted(p.name for p in pathlib.Path('src').rglob('*.py'))\nif len(names) != len(set(names)):\n"
+          "    sys.exit('check_names: duplicate module names under src/ (part_00.py appears 3 times)')\n")
+    write(root, "template/project/README.md.jinja", "# {{ project_name }}\n\nPython {{ python_version }}.\n")
+    argv = ["copier", "copy", "--defaults", "--trust", "template", "out"]
+    return Run(argv, [
+        S("stderr", r"^ > Running task 2 of 3: python scripts/check_names\.py$", "the task that failed"),
+        S("stderr", r"^check_names: duplicate module names under src/ ", "the task's own error"),
+        S("stderr", r"^Task 'python scripts/check_names\.py' returned non-zero exit status 1\.$", "the failure"),
+    ], expect_exit=lambda code: code != 0)
+
+
+def _rst_section(n: int) -> str:
+    """One section of a long operations runbook, its title's underline a character short."""
+    title = f"Procedure {n}: restart the order queue worker"
+    return (f"{title}\n{'-' * (len(title) - 1)}\n\nDrain the queue, stop worker {n}, and start it again.\n\n"
+            f".. code-block:: text\n\n   systemctl restart orders@{n}\n\n")
+
+
+@recipe("rst2html-runbook-warnings-unknown-target", "rst2html", "docs", _pyver("docutils"), needs=("rst2html",))
+def _rst2html(root):
+    """Write the `rst2html-runbook-warnings-unknown-target` project under `root`; return its command and signals."""
+    sections = [_rst_section(n) for n in range(150)]
+    sections[61] += "See the refunds_ procedure before draining a queue with payments in flight.\n\n"
+    sections[118] += "Check the worker:\n\n  * the pid file exists\n    * and is not stale\n\n"
+    write(root, "runbook.rst", "=================\nOperations runbook\n=================\n\n" + "".join(sections))
+    return Run(["rst2html", "runbook.rst", "runbook.html"], [
+        S("stderr", r"^runbook\.rst:\d+: \(ERROR/3\) Unknown target name: \"refunds\"\.$",
+          "the one error among 151 warnings, reported twice"),
+    ], expect_exit=exits(0, 1))
