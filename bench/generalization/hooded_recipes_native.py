@@ -1,4 +1,5 @@
-"""Hooded recipes (native): filled in as the half is recorded.
+"""Hooded recipes for compilers, build tools, test frameworks, checkers, profilers and crashes: shelltest,
+vera++, LuaJIT, makepp, pdflatex, GNU Prolog, CHICKEN's csi, cg_annotate, GNU complexity, lcov, groff.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -13,6 +14,7 @@ APT_PINS: dict[str, str] = {
     "makepp": "2.0.98.5-2.1", "texlive-latex-base": "2022.20230122-3", "luajit": "2.1.0~beta3+git20220320+dfsg-4.1+deb12u1",
     "gprolog": "1.4.5.0-3", "chicken-bin": "5.3.0-1", "valgrind": "1:3.19.0-1", "indent": "2.2.12-4+deb12u3",
     "complexity": "1.13-1+b1", "vera++": "1.2.1-2+b7", "shelltestrunner": "1.9-2+b2", "lcov": "1.16-1",
+    "groff-base": "1.22.4-10",
 }
 
 
@@ -255,7 +257,7 @@ _INVENTORY_SCM = """\
 """
 
 
-@recipe("csi-inventory-bad-argument-type", "csi", "crash", ["csi", "-version"], needs=("csi",))
+@recipe("csi-inventory-bad-argument-type", "csi", "crash", ["csi", "-release"], needs=("csi",))
 def _csi(root):
     """Write the `csi-inventory-bad-argument-type` project under `root`; return its command and signals."""
     items = " ".join(f"'((name \"item-{n}\") (price {n % 13 + 2}))" if n != 17 else f"'((name \"item-{n}\"))"
@@ -375,3 +377,53 @@ def _complexity(root):
         S("stderr", r"^NOTE: proc handle_211 in file src/handlers_4\.c", "the note on its nesting"),
         S("stderr", r"seriously consider rewriting the procedure", "the advice that comes with it"),
     ], command="complexity --histogram --score --thresh=1 --horrid-threshold=40 src/*.c", expect_exit=exits(4))
+
+
+# --- lcov --capture: coverage of a 320-module library's tests; one module was rebuilt after the run ---------
+
+@recipe("lcov-capture-stamp-mismatch", "lcov", "coverage", ["lcov", "--version"], needs=("lcov", "gcc"))
+def _lcov(root):
+    """Write the `lcov-capture-stamp-mismatch` project under `root`; return its command and signals."""
+    for n in range(320):
+        write(root, f"src/mod_{n:03d}.c", f"int mod_{n:03d}(int a)\n{{\n    if (a > {n % 5})\n        return a * {n + 1};\n"
+              f"    return -{n};\n}}\n")
+    calls = "".join(f"    total += mod_{n:03d}({n % 7});\n" for n in range(320))
+    write(root, "tests/run_all.c", "".join(f"int mod_{n:03d}(int a);\n" for n in range(320))
+          + f"int main(void)\n{{\n    long total = 0;\n{calls}    return total == 0;\n}}\n")
+    sh("mkdir -p build && for f in src/*.c tests/run_all.c; do gcc --coverage -O0 -c -o build/$(basename $f .c).o $f; done "
+       "&& gcc --coverage -o build/run_all build/*.o && ./build/run_all", root)
+    write(root, "src/mod_251.c", "int mod_251(int a)\n{\n    if (a > 1)\n        return a * 252;\n    if (a < 0)\n"
+          "        return 0;\n    return -251;\n}\n")
+    sh("gcc --coverage -O0 -c -o build/mod_251.o src/mod_251.c", root)
+    return Run(["lcov", "--capture", "--directory", "build", "--output-file", "coverage.info"], [
+        S("stderr", r"mod_251\.gcda:stamp mismatch with notes file$", "why gcov failed: the module rebuilt after the run"),
+        S("stderr", r"^geninfo: ERROR: GCOV failed for .*build/mod_251\.gcda!$", "the error that stopped the capture"),
+    ], expect_exit=exits(5))
+
+
+# --- groff -ww: previewing a sync tool's 160-option manual page; two macros are mistyped -------------------
+
+def _manual() -> str:
+    """The manual: a synopsis, 160 options in 8 sections; option 77 uses `.Tp`, option 131 `.Ip`."""
+    out = [".TH FILESYNC 1 2026-01-05 \"filesync 3.2\" \"User Commands\"\n.SH NAME\nfilesync \\- mirror directory trees\n"
+           ".SH SYNOPSIS\n.B filesync\n[\\fIOPTION\\fR]... \\fISOURCE\\fR \\fIDEST\\fR\n.SH DESCRIPTION\n"
+           "Mirror \\fISOURCE\\fR to \\fIDEST\\fR, copying what changed and removing what is gone.\n"]
+    for n in range(160):
+        if n % 20 == 0:
+            out.append(f".SS \"Option group {n // 20 + 1}\"\n")
+        macro = ".Tp" if n == 77 else ".Ip" if n == 131 else ".TP"
+        out.append(f"{macro}\n.BR \\-\\-option\\-{n} \" \" \\fIVALUE\\fR\nSet the value of setting {n}. The default is {n * 3}; "
+                   f"a value of zero turns setting {n} off, and a negative value is an error. See also\n"
+                   f".BR \\-\\-option\\-{(n + 7) % 160} .\n")
+    out.append(".SH EXIT STATUS\n0 when every file was mirrored, 1 on a usage error, 2 when a file could not be copied.\n"
+               ".SH SEE ALSO\n.BR rsync (1)\n")
+    return "".join(out)
+
+
+@recipe("groff-man-preview-undefined-macros", "groff", "docs", ["groff", "--version"], needs=("groff",))
+def _groff(root):
+    """Write the `groff-man-preview-undefined-macros` project under `root`; return its command and signals."""
+    write(root, "doc/filesync.1", _manual())
+    return Run(["groff", "-man", "-Tutf8", "-ww", "-P-cbou", "doc/filesync.1"], [
+        S("stderr", r"warning: macro '(Tp|Ip)' not defined", "the two mistyped macros, with their lines"),
+    ], expect_exit=exits(0))

@@ -1,11 +1,12 @@
-"""Hooded recipes (system): filled in as the half is recorded.
+"""Hooded recipes for VCS, services, system, storage, network, data tools, listings and logs: last, dumpe2fs,
+wdiff, tshark, unsquashfs, hledger, varnishd, monit, ldns-verify-zone, bsdtar, ausearch.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
 
 from __future__ import annotations
 
-import os  # noqa: F401
+import os
 
 from hooded_common import Run, S, exits, recipe, sh, vbin, write  # noqa: F401
 
@@ -14,7 +15,8 @@ PY_PINS: list[str] = []
 APT_PINS: dict[str, str] = {
     "tshark": "4.0.17-0+deb12u3", "wireshark-common": "4.0.17-0+deb12u3", "hledger": "1.25-2+b5",
     "varnish": "7.1.1-2+deb12u1", "monit": "1:5.33.0-1", "ldnsutils": "1.8.3-1+b1", "wdiff": "1.2.2-5",
-    "patchutils": "0.4.2-1", "fdupes": "1:2.2.1-1", "squashfs-tools": "1:4.5.1-1", "xorriso": "1.5.4-4",
+    "util-linux": "2.38.1-5+deb12u3", "squashfs-tools": "1:4.5.1-1", "libarchive-tools": "3.6.2-1+deb12u5",
+    "auditd": "1:3.0.9-1",
 }
 
 
@@ -24,7 +26,7 @@ _USERS = ("deploy", "ana", "ben", "chen", "dana", "ci-runner", "ops")
 
 
 def _wtmp_text(days: int) -> str:
-    """utmpdump's text of a wtmp: a boot a day, 16 sessions a day, a shutdown each night but day 61's."""
+    """utmpdump's text of a wtmp: a boot a day, 16 sessions a day, a shutdown each night but day 61's, whose last session stays open."""
     rows, pid = [], 1000
 
     def row(kind, user, line, host, stamp, term="ts/0"):
@@ -40,11 +42,9 @@ def _wtmp_text(days: int) -> str:
             pid += 1
             user, tty = _USERS[(day + n) % len(_USERS)], f"pts/{n % 6}"
             host = f"10.20.{n % 4}.{10 + (day * 3 + n) % 200}"
-            start, end = f"{date}T{7 + n // 2:02d}:{(n * 7) % 60:02d}:11", f"{date}T{7 + n // 2:02d}:{(n * 7) % 60 + 0:02d}:59"
-            rows.append(row(7, user, tty, host, start, f"ts/{n % 6}"))
+            rows.append(row(7, user, tty, host, f"{date}T{7 + n // 2:02d}:{(n * 7) % 60:02d}:11", f"ts/{n % 6}"))
             if not (day == 61 and n == 15):
-                end = f"{date}T{8 + n // 2:02d}:{(n * 11) % 60:02d}:42"
-                rows.append(row(8, "", tty, "", end, f"ts/{n % 6}"))
+                rows.append(row(8, "", tty, "", f"{date}T{8 + n // 2:02d}:{(n * 11) % 60:02d}:42", f"ts/{n % 6}"))
         if day != 61:
             rows.append(row(1, "shutdown", "~~", "6.1.0-18-amd64", f"{date}T23:30:00", "~~"))
     return "".join(rows)
@@ -269,3 +269,64 @@ def _ldns(root):
         S("stderr", r"^Error: Bogus DNSSEC signature for host142\.example\.org\.", "the record edited after signing"),
         S("stderr", r"^There were errors in the zone$", "the outcome"),
     ], expect_exit=exits(35))
+
+
+# --- bsdtar -xv: restoring a 2,400-file backup whose archive was cut short in transfer ---------------------
+
+@recipe("bsdtar-extract-truncated-archive", "bsdtar", "system", ["bsdtar", "--version"], needs=("bsdtar",))
+def _bsdtar(root):
+    """Write the `bsdtar-extract-truncated-archive` project under `root`; return its command and signals."""
+    import gzip
+    import io
+    import tarfile
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+        for n in range(2400):
+            data = "".join(f"record {n}.{k}: {(n * 7919 + k * 104729) % 1000003:07d}\n" for k in range(30 + n % 40)).encode()
+            info = tarfile.TarInfo(f"home/{['ana', 'ben', 'chen'][n % 3]}/projects/p{n % 40:02d}/data_{n:04d}.txt")
+            info.size, info.mtime, info.mode, info.uname, info.gname = len(data), 1767600000 + n, 0o644, "backup", "backup"
+            archive.addfile(info, io.BytesIO(data))
+    packed = gzip.compress(buffer.getvalue(), mtime=0)
+    with open(os.path.join(root, "home-backup.tar.gz"), "wb") as handle:
+        handle.write(packed[: len(packed) * 83 // 100])
+    os.makedirs(os.path.join(root, "restore"))
+    return Run(["bsdtar", "-xvzf", "home-backup.tar.gz", "-C", "restore"], [
+        S("stderr", r"^x home/\S+: truncated gzip input", "where the archive ends early, among 2,400 extracted files"),
+        S("stderr", r"^bsdtar: Error exit delayed from previous errors\.$", "the outcome"),
+    ], expect_exit=exits(1))
+
+
+# --- ausearch -k: 420 audited writes under /etc over a week; one was denied ---------------------------------
+
+def _audit_log(events: int) -> str:
+    """A raw audit log of `events` watched opens of files under /etc; event 318 is denied to uid 1003."""
+    files = ["nginx/nginx.conf", "ssh/sshd_config", "hosts", "resolv.conf", "sudoers.d/deploy", "cron.d/backup"]
+    comms = [("vim", "/usr/bin/vim.basic"), ("ansible", "/usr/bin/python3.11"), ("sed", "/usr/bin/sed")]
+    out = []
+    for n in range(events):
+        serial, stamp = 20000 + n * 3, f"{1767600000 + n * 1437}.{n * 37 % 1000:03d}"
+        denied = n == 318
+        comm, exe = comms[n % 3]
+        uid = 1003 if denied else 0
+        result = "success=no exit=-13" if denied else "success=yes exit=3"
+        out.append(f"type=SYSCALL msg=audit({stamp}:{serial}): arch=c000003e syscall=257 {result} a0=ffffff9c "
+                   f"a1=55d0c2a1e2a0 a2=241 a3=1b6 items=2 ppid={1200 + n} pid={1300 + n} auid={1000 + n % 4} uid={uid} "
+                   f"gid={uid} euid={uid} suid={uid} fsuid={uid} egid={uid} sgid={uid} fsgid={uid} tty=pts{n % 3} "
+                   f"ses={n % 9 + 1} comm=\"{comm}\" exe=\"{exe}\" subj=unconfined key=\"etc_watch\"\n"
+                   f"type=CWD msg=audit({stamp}:{serial}): cwd=\"/root\"\n"
+                   f"type=PATH msg=audit({stamp}:{serial}): item=0 name=\"/etc/{files[n % 6]}\" inode={393000 + n % 6} "
+                   f"dev=08:01 mode=0100644 ouid=0 ogid=0 rdev=00:00 nametype=NORMAL cap_fp=0 cap_fi=0 cap_fe=0 cap_fver=0 "
+                   f"cap_frootid=0\n"
+                   f"type=PROCTITLE msg=audit({stamp}:{serial}): proctitle={comm.encode().hex().upper()}\n")
+    return "".join(out)
+
+
+@recipe("ausearch-key-one-denied-write", "ausearch", "log", ["ausearch", "--version"], needs=("ausearch",))
+def _ausearch(root):
+    """Write the `ausearch-key-one-denied-write` project under `root`; return its command and signals."""
+    write(root, "audit.log", _audit_log(420))
+    return Run(["ausearch", "-i", "-if", "audit.log", "-k", "etc_watch"], [
+        S("stdout", r"success=no exit=EACCES", "the one denied write among 420"),
+        S("stdout", r"^type=PATH msg=audit\(01/10/26 14:56:06\.766:20954\) : item=0 name=/etc/", "the file it was denied"),
+    ], expect_exit=exits(0))
