@@ -1,4 +1,5 @@
-"""Hooded recipes (js): filled in as the half is recorded.
+"""Hooded recipes for npm tools: japa, IBM OpenAPI Validator, graphql-schema-linter, npm-run-all (run-s), dpdm,
+vue-tsc, quick-lint-js, nodemon, ts-unused-exports, manypkg, clean-css, documentation.js.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -12,7 +13,8 @@ from hooded_common import NPM, Run, S, exits, link_node_modules, nbin, recipe, s
 NPM_PINS = ["@japa/runner@4.2.0", "@japa/assert@4.0.1", "vue-tsc@2.1.10", "vue@3.5.13", "typescript@5.6.3",
             "npm-run-all@4.1.5", "ibm-openapi-validator@1.38.4", "graphql-schema-linter@3.0.1", "graphql@16.11.0",
             "dpdm@4.3.0", "nodemon@3.1.14", "@microsoft/api-extractor@7.60.2", "ts-unused-exports@11.0.1",
-            "@manypkg/cli@0.25.1", "ejs@3.1.10", "quick-lint-js@3.2.0", "clean-css-cli@5.6.3"]
+            "@manypkg/cli@0.25.1", "ejs@3.1.10", "quick-lint-js@3.2.0", "clean-css-cli@5.6.3",
+            "documentation@14.0.3"]
 PY_PINS: list[str] = []
 APT_PINS: dict[str, str] = {}
 
@@ -363,3 +365,31 @@ def _cleancss(root):
         S("stderr", r"^File: theme/card40\.css$", "the file whose import is missing"),
         S("stderr", r'ERROR.*: Ignoring local @import of "theme/print\.css" as resource is missing\.$', "the error"),
     ], command="cleancss --batch --batch-suffix .min --debug theme/*.css", expect_exit=exits(1))
+
+
+def _documented_module(n: int) -> str:
+    """A geometry library module with JSDoc comments on each function."""
+    return "".join(f"/**\n * Scale a {shape} of module {n} by a factor.\n * @param {{number}} size the {shape}'s size\n"
+                   f" * @param {{number}} factor how much to scale\n * @returns {{number}} the scaled size\n */\n"
+                   f"export function scale{shape.capitalize()}{n}(size, factor) {{\n  return size * factor\n}}\n\n"
+                   for shape in ("circle", "square", "hexagon"))
+
+
+@recipe("documentation-lint-jsdoc-one-warning", "documentation", "docs", [nbin("documentation"), "--version"],
+        needs=("documentation",))
+def _documentation(root):
+    """Write the `documentation-lint-jsdoc-one-warning` project under `root`; return its command and signals."""
+    for n in range(80):
+        write(root, f"src/shapes/shape{n:02d}.js", _documented_module(n))
+    write(root, "src/shapes/shape29.js", _documented_module(29).replace(
+        "@param {number} factor how much to scale\n * @returns {number} the scaled size\n */\nexport function scaleSquare29",
+        "@param {Number} factor how much to scale\n * @returns {number} the scaled size\n */\nexport function scaleSquare29"))
+    write(root, "src/shapes/shape63.js", _documented_module(63).replace(
+        "@param {number} size the hexagon's size", "@param {numbr} size the hexagon's size").replace(
+        "@returns {number} the scaled size\n */\nexport function scaleCircle63", "@return {number} the scaled size\n"
+        " * @throws {RangeErr} when the factor is negative\n */\nexport function scaleCircle63"))
+    return Run(["documentation", "lint", "src/shapes/*.js"], [
+        S("stdout", r"^/.*/src/shapes/shape29\.js$", "the file of the warning"),
+        S("stdout", r"^  14:1  warning  type Number found, number is standard$", "the one warning, nothing worse"),
+        S("stdout", r"^⚠ 1 warning$", "the count"),
+    ], command="documentation lint src/shapes/*.js", expect_exit=exits(1))

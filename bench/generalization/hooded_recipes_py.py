@@ -1,4 +1,5 @@
-"""Hooded recipes (py): filled in as the half is recorded.
+"""Hooded recipes for PyPI tools and Python programs: radish, Tornado, APScheduler, loguru, Fixit, pycln, sqlfmt,
+pandera, pdoc, jupyter-execute (nbclient), rich, mamba.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -10,7 +11,7 @@ from hooded_common import Run, S, exits, recipe, sh, vbin, write  # noqa: F401
 NPM_PINS: list[str] = []
 PY_PINS = ["radish-bdd==0.18.4", "tornado==6.6.1", "APScheduler==3.11.3", "fixit==2.2.1", "pandera==0.35.0",
            "pandas==2.2.3", "shandy-sqlfmt==0.32.0", "loguru==0.7.3", "pdoc==16.0.0", "pycln==2.6.0", "nbclient==0.11.0",
-           "ipykernel==6.29.5", "rich==15.0.0"]
+           "ipykernel==6.29.5", "rich==15.0.0", "mamba==0.11.3", "expects==0.9.0"]
 APT_PINS: dict[str, str] = {}
 
 
@@ -461,3 +462,24 @@ def _rich(root):
         S("stderr", r'^│ ❱  7 │ +│ +│ +"memory": limits\["memory"\]', "the line that raised"),
         S("stderr", r"^KeyError: 'memory'$", "the exception"),
     ], env={"PYTHONPATH": root}, expect_exit=exits(1))
+
+
+def _mamba_spec(part: int) -> str:
+    """A mamba spec of tax calculations for one country, every example passing."""
+    examples = "".join(f"        with it('taxes {amount} cents at {rate}%'):\n"
+                       f"            expect(tax({amount}, {rate})).to(equal(round({amount} * {rate} / 100)))\n\n"
+                       for amount, rate in ((100 * k + part, (7, 19, 21, 23)[k % 4]) for k in range(36)))
+    return (f"from expects import equal, expect\nfrom mamba import context, description, it\n\nfrom ledger.tax import tax\n\n"
+            f"with description('VAT for country {part}'):\n    with context('standard rates'):\n{examples}")
+
+
+@recipe("mamba-specs-all-pass", "mamba", "test-runner", _pyver("mamba"), needs=("mamba",))
+def _mamba(root):
+    """Write the `mamba-specs-all-pass` project under `root`; return its command and signals."""
+    write(root, "ledger/__init__.py", "")
+    write(root, "ledger/tax.py", "def tax(amount_cents, rate_percent):\n    return round(amount_cents * rate_percent / 100)\n")
+    for part in range(25):
+        write(root, f"spec/vat_{part:02d}_spec.py", _mamba_spec(part))
+    return Run(["mamba", "--format", "documentation", "--no-color", "spec"], [
+        S("stdout", r"^900 examples ran in [\d.]+ seconds$", "the summary of a run where every example passed"),
+    ], env={"PYTHONPATH": root}, expect_exit=exits(0))
