@@ -48,8 +48,15 @@ FINDING_SHARE = 10
 #: most twice are findings.
 REPETITIVE_SHARE = 40
 MIN_REPETITIVE = 40
-#: A text is repetitive too when its `FEW_KINDS` most common first words start `FEW_KINDS_SHARE` percent
-#: of its lines: records of a few alike lines each (a linter's `rule: message` over `path:line`).
+#: A text is repetitive too when nearly every line's first word recurs: the lines whose first word occurs
+#: at most twice (those inside the run of the commonest word, when more) are `MAX_RARE_LINES` or fewer
+#: and `SELDOM_SHARE` percent of its lines or less (records of many alike lines: a linter's `rule:
+#: message` over `path:line`, a recursive diff of 400 files); a sample says so first when
+#: `SAMPLE_ONCE_SHARE` percent of its lines or less have a first word it holds once.
+SELDOM_SHARE = 1
+SAMPLE_ONCE_SHARE = 3
+#: So is a text whose `FEW_KINDS` commonest first words start `FEW_KINDS_SHARE` percent of its lines, however
+#: many of the rest are seldom: records of a few kinds of lines (djlint's `H006 …` per page under its name).
 FEW_KINDS = 6
 FEW_KINDS_SHARE = 95
 MAX_RARE_LINES = 12
@@ -82,6 +89,8 @@ COLUMN_SHARE = 95
 #: What a size's unit multiplies (`48M`, `1.5G`, `900K`, `12KiB`).
 _UNITS = {b"": 1, b"K": 1 << 10, b"M": 1 << 20, b"G": 1 << 30, b"T": 1 << 40, b"P": 1 << 50}
 _value = None
+#: Per first-word expression, the one that reads a line's first two words (`rare_lines`).
+_two_words: dict = {}
 _field = None
 _ending = None
 
@@ -160,7 +169,32 @@ def rare_lines(body: bytes, lines: list[bytes], classes: dict, first_word) -> li
     sample = [first_word.match(line.translate(None, b"0123456789"))[1] for line in lines[::max(1, len(lines) // 256)]]
     if not _repetitive(sample):
         return []
-    return _rare_keys(first_word.findall(body.translate(None, b"0123456789")), classes)  # one per line, in order
+    text = body.translate(None, b"0123456789")
+    keys = first_word.findall(text)  # one per line, in order
+    found = _rare_keys(keys, classes)
+    if _inside(found, keys):
+        return found
+    # None by first words inside the repetition: a line's first two words may say it (prospector's two
+    # `pylint: undefined-variable` among 330 `pylint: unused-import` and `pylint: bare-except`).
+    two_words = _two_words.get(first_word.pattern)
+    if two_words is None:
+        import re
+
+        # The data's first-word expression (its one group last), the group widened to the word after it.
+        two_words = _two_words[first_word.pattern] = re.compile(first_word.pattern[:-1] + rb"(?:[ \t]+[^ \t\n]{0,32})?)")
+    return sorted(set(found) | set(_rare_keys(two_words.findall(text), classes)))
+
+
+def _inside(found: list[int], keys: list[bytes]) -> bool:
+    """Whether one of the lines `found` is inside the repetition of the commonest key (`_repetition`), not
+    in a preamble or an epilogue."""
+    if not found:
+        return False
+    counts: dict[bytes, int] = {}
+    _count_elements(counts, keys)
+    counts.pop(b"", None)
+    first, last = _repetition(keys, max(counts, key=counts.__getitem__))
+    return any(first < line < last for line in found)
 
 
 def rare_shapes(body: bytes, lines: list[bytes], classes: dict, known=()) -> list[int]:
@@ -182,41 +216,46 @@ def rare_shapes(body: bytes, lines: list[bytes], classes: dict, known=()) -> lis
 
 def _repetitive(sample: list[bytes]) -> bool:
     """Whether one non-empty key starts `REPETITIVE_SHARE` percent of a sample's lines that have a key
-    (blank lines between records are not lines of a kind), or its few commonest `FEW_KINDS_SHARE`."""
+    (blank lines between records are not lines of a kind), `SAMPLE_ONCE_SHARE` percent of them or
+    fewer have a key the sample holds once, or its few commonest keys start nearly all (`_few_kinds`)."""
     kinds: dict[bytes, int] = {}
     _count_elements(kinds, sample)
-    blank = kinds.pop(b"", 0)
-    return bool(kinds) and _kinds_repeat(kinds, len(sample) - blank) is not None
+    keyed = len(sample) - kinds.pop(b"", 0)
+    if not kinds:
+        return False
+    once = sum(1 for count in kinds.values() if count == 1)
+    return (max(kinds.values()) * 100 >= keyed * REPETITIVE_SHARE or once * 100 <= keyed * SAMPLE_ONCE_SHARE
+            or _few_kinds(kinds, keyed))
 
 
-def _kinds_repeat(counts: dict[bytes, int], keyed: int) -> tuple[bytes, ...] | None:
-    """The kinds a text repeats (`counts` by non-empty key, of `keyed` lines with a key): its commonest key
-    when that one holds `REPETITIVE_SHARE` percent of them, else its `FEW_KINDS` commonest when they
-    hold `FEW_KINDS_SHARE` percent; None when it repeats no kind."""
-    ranked = sorted(counts.values(), reverse=True)[:FEW_KINDS]
-    top = max(counts, key=counts.__getitem__)
-    if ranked[0] * 100 >= keyed * REPETITIVE_SHARE:
-        return (top,)
-    if sum(ranked) * 100 >= keyed * FEW_KINDS_SHARE:
-        return tuple(key for key in counts if counts[key] >= ranked[-1])[:FEW_KINDS]
-    return None
+def _few_kinds(counts: dict[bytes, int], keyed: int) -> bool:
+    """Whether the `FEW_KINDS` commonest keys of `counts` start `FEW_KINDS_SHARE` percent of `keyed` lines."""
+    return sum(sorted(counts.values(), reverse=True)[:FEW_KINDS]) * 100 >= keyed * FEW_KINDS_SHARE
 
 
 def _rare_keys(keys: list[bytes], classes: dict, most: int = MAX_RARE_LINES, known=frozenset()) -> list[int]:
     """The lines (`keys` holds one key per line, in order) whose non-empty key occurs at most twice, when
-    one key holds `REPETITIVE_SHARE` percent of at least `MIN_REPETITIVE` lines, and not classed
-    already nor `known`. None when there are more than `most` of them, even inside the repetition (the
-    text is not repetitive where they are)."""
+    one key holds `REPETITIVE_SHARE` percent of at least `MIN_REPETITIVE` lines, or nearly every key
+    recurs (`SELDOM_SHARE`), and not classed already nor `known`. None when there are more than `most`
+    of them, even inside the repetition (the text is not repetitive where they are)."""
     if len(keys) < MIN_REPETITIVE:
         return []
     counts: dict[bytes, int] = {}
     _count_elements(counts, keys)  # C speed: a Python loop over every line would cost the view its budget
     keyed = len(keys) - counts.pop(b"", 0)
-    common = _kinds_repeat(counts, keyed) if counts else None
-    if common is None:
+    if not counts:
         return []
-    top = common[0] if len(common) == 1 else max(common, key=counts.__getitem__)
-    out = _within([line for line in _lines_seen(keys, counts, 1, 2) if line not in known], keys, top, most)
+    top = max(counts, key=counts.__getitem__)
+    seldom = [line for line in _lines_seen(keys, counts, 1, 2) if line not in known]
+    if counts[top] * 100 >= keyed * REPETITIVE_SHARE:
+        out = _within(seldom, keys, top, most)
+        common = {top}
+    else:
+        # Every kind but theirs recurs, or a few kinds make nearly every line: the seldom lines inside the
+        # run of the commonest kind, a preamble's and an epilogue's aside, are rare when they are few.
+        out, common = _within(seldom, keys, top, most), {key for key, count in counts.items() if count > 2}
+        if out is None or len(out) * 100 > keyed * SELDOM_SHARE and not _few_kinds(counts, keyed):
+            return []
     if out is not None and counts[top] * 100 >= keyed * DOMINANT_SHARE:
         # Where one kind is nearly every line, a kind on one line in a hundred is rare too when the
         # lines stay few (three `Formatted` among 397 `Unchanged`).
@@ -380,8 +419,9 @@ def rare_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
 
 def _rare_endings(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
     """In a text of no more than `RARE_BYTES` whose lines mostly end in one same word (a status: `valid`,
-    `ok`, `done`), the lines (at most `MAX_RARE_SHAPES`) that end in a word seen at most twice, not
-    classed already: the two `- invalid` documents among 3,000 `- valid`."""
+    `ok`, `done`), the lines (at most `MAX_RARE_SHAPES`, inside the run of that word when there are
+    more) that end in a word seen at most twice, not classed already: the two `- invalid` documents
+    among 3,000 `- valid`, the one `- missing` file among 299 `- found` before the verdicts."""
     global _ending
     if len(body) > RARE_BYTES or len(lines) < MIN_REPETITIVE:
         return []
@@ -399,6 +439,15 @@ def _rare_endings(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
     if top * 100 < len(found) * FIELD_SHARE:
         return []
     rare = [offset for offset, word in found if counts[word] <= 2]
+    if len(rare) > MAX_RARE_SHAPES:
+        # Too many to be rare: those inside the run of the common ending, the verdicts after it aside.
+        word = max(counts, key=counts.__getitem__)
+        spots = [offset for offset, ending in found if ending == word]
+        # Where the run starts and ends: a spot with another within `RARE_REACH` lines (a progress line
+        # ending `No new packets found` above the run is not its start).
+        first = next((a for a, b in pairwise(spots) if body.count(b"\n", a, b) <= RARE_REACH), spots[0])
+        last = next((b for b, a in pairwise(spots[::-1]) if body.count(b"\n", a, b) <= RARE_REACH), spots[-1])
+        rare = [offset for offset in rare if first < offset < last]
     if not rare or len(rare) > MAX_RARE_SHAPES:
         return []
     numbers = [body.count(b"\n", 0, offset) for offset in rare]
