@@ -61,7 +61,7 @@ from yarp.view.markers import (
     search_pattern,
 )
 from yarp.view.ranking import ends
-from yarp.view.blocks import block_units
+from yarp.view.blocks import LINE_CLASSES, block_units
 from yarp.view.salience import Classifier, classifier
 from yarp.view.spending import MAX_CANDIDATES, spend_alike, spend_on_blocks
 from yarp.view.streams import SparseLines, Stream, gaps
@@ -346,8 +346,12 @@ def _select(view: _View, sal: Classifier) -> None:
     spend_alike(view, [u for u in alike if streams[u.stream].classes.get(u.start) == "summary"], sal)
     failures = [u for u in units if u.rank == 0]
     spend_on_blocks(view, failures, sal)
+    # Lines that stand out (`rare`, a dozen at most a stream) before headers, which may be one per file
+    # of four hundred: the one real change of a recursive diff is not behind every file's name.
+    rare = [u for u in units if u.rank == 2 and all(streams[u.stream].classes.get(p[2]) in LINE_CLASSES for p in u.parts)]
+    spend_on_blocks(view, rare, sal, others=not failures)
     spend_alike(view, [u for u in alike if streams[u.stream].classes.get(u.start) != "summary"], sal)
-    spend_on_blocks(view, [u for u in units if u.rank == 2], sal, others=not failures)
+    spend_on_blocks(view, [u for u in units if u.rank == 2 and id(u) not in set(map(id, rare))], sal, others=not failures)
     head_share, tail_share = CONTEXT_SHARES
     _context(view, view.budget * head_share // 100, view.budget * tail_share // 100)
     # Warnings beside failures are each kind once: what is wrong is shown, the rest the header counts.

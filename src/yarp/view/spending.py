@@ -32,6 +32,8 @@ FOLLOWING_LINES = 6
 #: Lines after the anchor of a summary or warning too long to show whole that come with its own line
 #: when they fit (`spend_alike`): its source line and caret.
 CORE_FOLLOWING = 2
+#: How many headings above one another a block's core brings, the nearest first (`_headings`).
+HEADING_LEVELS = 3
 #: How far above a failure block the lines naming where its frames were are looked for (`_where`).
 WHERE_REACH = 8
 #: The classes of lines that, without a heading, bring the first line of their record: a line standing
@@ -190,11 +192,11 @@ def _spend_on_parts(view, parts: list, location) -> None:
         if misses >= MAX_MISSES or view.full():
             break
         stream = streams[number]
-        above = heading(stream, anchor)
-        if above is None and stream.classes.get(anchor) in RECORD_HEADED:
-            above = record_start(stream.lines, anchor)
-        core = [*range(head, anchor + 1)] + ([] if above is None else [above])
-        misses = 0 if view.add(number, core) else misses + 1
+        above = _headings(stream, anchor)
+        if not above and stream.classes.get(anchor) in RECORD_HEADED:
+            start = record_start(stream.lines, anchor)
+            above = [] if start is None else [start]
+        misses = 0 if view.add(number, [*range(head, anchor + 1), *above]) else misses + 1
     # Then, each pass over every block: the line after an anchor when the block ends there (often its
     # message: `index out of bounds: …` after `panicked at`) and a block's last line (where it was
     # raised: `tests/t.py:85: AssertionError`); the lines following each anchor; the lead lines.
@@ -222,6 +224,21 @@ def _spend_on_parts(view, parts: list, location) -> None:
         step = _step_before(streams[number].lines, start)
         if step is not None and not view.full():
             view.add_one(number, step)
+
+
+def _headings(stream, anchor: int) -> list[int]:
+    """The heading line `anchor` sits under (`ranking.heading`) and, while that one is indented, the one it
+    sits under, `HEADING_LEVELS` at most: prospector's `inventory/stock08.py` over `  Line: 38` over
+    `    pylint: undefined-variable …`."""
+    found: list[int] = []
+    above = heading(stream, anchor)
+    while above is not None and len(found) < HEADING_LEVELS:
+        found.append(above)
+        line = stream.lines[above]
+        if line[:1] not in (b" ", b"\t"):
+            break
+        above = heading(stream, above)
+    return found
 
 
 def _message_and_last(lines, start: int, head: int, anchor: int, end: int, location) -> list[int]:
