@@ -207,10 +207,13 @@ def test_a_pack_adds_salience_entries_that_the_cap_uses(tmp_path, monkeypatch):
     pack = tmp_path / "pack.toml"
     pack.write_text('version = 1\n[[salience]]\nclass = "failure"\npattern = "^DEPLOY halted "\n'
                     'triggers = ["deploy halted"]\n')
-    # Every line starts alike, has one shape and ends in a number, so the halted one is not rare:
-    # only its class can surface it.
-    data = ("".join(f"DEPLOY waited at stage {i}\n" for i in range(600)) + "DEPLOY halted at stage 3\n"
-            + "".join(f"DEPLOY resumed at stage {i}\n" for i in range(600))).encode()
+    # Every line starts alike, its second word is seldom anywhere, it has one shape and ends in a number,
+    # so the halted one is not rare: only its class can surface it.
+    def word(i: int) -> str:
+        return "w" + chr(97 + i % 26) + chr(97 + i // 26 % 26)
+
+    data = ("".join(f"DEPLOY {word(i)} at stage {i}\n" for i in range(600)) + "DEPLOY halted at stage 3\n"
+            + "".join(f"DEPLOY {word(i + 600)}x at stage {i}\n" for i in range(600))).encode()
     try:
         salience.use_pack_entries(())
         assert b"DEPLOY halted at stage 3" not in cap_text(data, cap=1024, archive_ref="yr_" + "0" * 32)

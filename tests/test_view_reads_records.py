@@ -100,3 +100,60 @@ def test_one_omitted_line_shorter_than_its_marker_is_shown():
     text = view(("\n".join(out) + "\n").encode())
     assert "FAILED: could not write the report\n\ndisk quota exceeded\n" in text
     assert "omitted 1 line(s)" not in text
+
+
+def test_where_nearly_every_line_s_kind_recurs_the_few_that_do_not_come_before_file_headers():
+    # diff -ru of 400 reports whose timestamp changed: one total changed too, one report is gone.
+    out = []
+    for n in range(400):
+        out += [f"diff -ru golden/r/report_{n:03d}.txt out/r/report_{n:03d}.txt",
+                f"--- golden/r/report_{n:03d}.txt\t2026-12-07 02:04:01.{n:06d} +0000",
+                f"+++ out/r/report_{n:03d}.txt\t2026-12-07 02:04:01.{n:06d} +0000", "@@ -1,3 +1,3 @@",
+                f" Report {n}", "-Generated: 2026-01-05 09:00:00", "+Generated: 2026-03-02 14:32:07", " Region: north"]
+        if n == 212:
+            out += ["@@ -33,2 +33,2 @@", "   item 29  qty 31  price 90.50", "-Total: 8844.50", "+Total: 8880.50"]
+    out.insert(8 * 377 + 4, "Only in golden/r: report_377.txt")
+    shown = lines_of(view(("\n".join(out) + "\n").encode()))
+    assert {"-Total: 8844.50", "+Total: 8880.50", "Only in golden/r: report_377.txt"} <= shown
+
+
+def test_a_rare_second_word_stands_out_where_every_line_has_the_same_first_word_and_brings_its_headings():
+    # prospector: per file, per line, `pylint: CHECK / message`; two undefined names among 330 findings.
+    out = ["Messages", "========", ""]
+    for f in range(30):
+        out.append(f"inventory/stock{f:02d}.py")
+        for k, check in enumerate(("unused-import", "unused-argument", "bare-except", "unused-argument", "bare-except",
+                                   "unused-argument", "bare-except", "unused-argument", "bare-except", "trailing-newlines")):
+            out += [f"  Line: {4 * k + 1}", f"    pylint: {check} / Unused name 'note{k}' (col {k})"]
+        if f in (8, 19):
+            out += ["  Line: 38", f"    pylint: undefined-variable / Undefined variable 'NAME{f}' (col 11)"]
+        out.append("")
+    out += ["Check Information", "=================", "  Messages Found: 302"]
+    shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=1))
+    assert {"    pylint: undefined-variable / Undefined variable 'NAME8' (col 11)", "inventory/stock08.py",
+            "    pylint: undefined-variable / Undefined variable 'NAME19' (col 11)", "inventory/stock19.py"} <= shown
+
+
+def test_the_one_line_ending_in_another_status_inside_a_run_of_one_status_is_kept():
+    # A verifier: 300 files found, one missing, then counts and verdicts whose last words are rare too.
+    out = ["Loading: 99.8%\rNo new packets found", "", "There are 300 recoverable files and 0 other files.",
+           "The block size used was 16384 bytes.", "There are a total of 300 data blocks.", "", "Verifying source files:", ""]
+    for n in range(300):
+        out += [f'Opening: "data/chunk_{n:03d}.csv"',
+                f'Target: "data/chunk_{n:03d}.csv" - {"missing" if n == 244 else "found"}']
+        if n % 7 == 0:
+            out.append(f'Scanning: "data/chunk_{n:03d}.csv"')
+    out += ["", "1 file(s) are missing", "1 file(s) exist but are damaged", "Repair is required", "Repair is possible"]
+    assert 'Target: "data/chunk_244.csv" - missing' in lines_of(view(("\n".join(out) + "\n").encode(), exit_code=1))
+
+
+def test_seldom_lines_among_a_few_kinds_of_lines_stand_out_though_they_are_more_than_one_in_a_hundred():
+    # A service's log of three kinds of lines, none most of them, and ten lines of kinds seen once each.
+    out = []
+    for n in range(300):
+        out += [f"GET /items/{n} 12ms", f"POST /orders/{n} 31ms", f"cache hit items:{n} 0ms"]
+    for k, word in enumerate(("rebalancing", "quorum", "snapshot", "compacting", "electing", "fencing", "draining",
+                              "resharding", "vacuuming", "rotating")):
+        out.insert(80 * k + 40, f"{word} shard {k} of 8" if word != "quorum" else "quorum lost on node c")
+    shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=0))
+    assert {"quorum lost on node c", "snapshot shard 2 of 8", "rotating shard 9 of 8"} <= shown
