@@ -24,8 +24,9 @@ text, `_count_elements`) after a sample says the text has the shape at all:
   (`largest_values`).
 
 Rare lines, shapes and values are shown alone (class `rare`); rare findings
-keep their block. None of them is looked for past `RARE_BYTES`: a view's cost
-must not grow with the size of what it leaves out.
+keep their block. None of them is looked for past `RARE_BYTES` (rare shapes and
+values, past `LONG_BYTES`): a view's cost must not grow with the size of what it
+leaves out.
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ from yarp.view.scan import line_shapes
 #: Rare findings are looked for in texts up to this size (one expression over the text), among at
 #: least `MIN_FINDINGS` lines that start with a location; a kind is rare at `RARE_SHARE` percent or less.
 RARE_BYTES = 256 << 10
+#: Rare shapes and rare field values are looked for in texts up to this size, past `RARE_BYTES`: a long
+#: log's or capture's one odd line is seldom anything else's. The compiled kernel reads a line's shape a
+#: byte at a time (about 2.7 ms a MiB with the counting); fields are read only where a sample holds
+#: them (3.6 ms for 288 KB of a validator's records). A MiB would cost a 1 MiB log 5.2 ms, not 2.5.
+LONG_BYTES = 512 << 10
 MIN_FINDINGS = 8
 RARE_SHARE = 3
 #: Rare findings are looked for when at least this percent of a sample of lines start with a location.
@@ -166,8 +172,8 @@ def rare_lines(body: bytes, lines: list[bytes], classes: dict, first_word) -> li
     if len(body) > RARE_BYTES or len(lines) < MIN_REPETITIVE:
         return []
     # A sample says cheaply whether the text repeats one kind of worded line at all.
-    sample = [first_word.match(line.translate(None, b"0123456789"))[1] for line in lines[::max(1, len(lines) // 256)]]
-    if not _repetitive(sample):
+    picked = [line.translate(None, b"0123456789") for line in lines[::max(1, len(lines) // 256)]]
+    if not _repetitive([first_word.match(line)[1] for line in picked]):
         return []
     text = body.translate(None, b"0123456789")
     keys = first_word.findall(text)  # one per line, in order
@@ -182,6 +188,8 @@ def rare_lines(body: bytes, lines: list[bytes], classes: dict, first_word) -> li
 
         # The data's first-word expression (its one group last), the group widened to the word after it.
         two_words = _two_words[first_word.pattern] = re.compile(first_word.pattern[:-1] + rb"(?:[ \t]+[^ \t\n]{0,32})?)")
+    if not _repetitive([two_words.match(line)[1] for line in picked]):
+        return found  # the sample's first two words do not repeat (`pytest -v`'s test names): no pass over them all
     return sorted(set(found) | set(_rare_keys(two_words.findall(text), classes)))
 
 
@@ -198,7 +206,7 @@ def _inside(found: list[int], keys: list[bytes]) -> bool:
 
 
 def rare_shapes(body: bytes, lines: list[bytes], classes: dict, known=()) -> list[int]:
-    """In a text of no more than `RARE_BYTES` whose lines mostly have one shape (a run of word
+    """In a text of no more than `LONG_BYTES` whose lines mostly have one shape (a run of word
     characters as one `w` unless a short word of capitals, a run of one symbol as one: ` src/a.py |
     12 ++++--` is ` w/w.w | w +-`; `yarp.view.scan.line_shapes`), the few lines of a shape that
     occurs at most twice, not classed already: the one file deleted outright (` w/w.w | w -`) or
@@ -207,7 +215,7 @@ def rare_shapes(body: bytes, lines: list[bytes], classes: dict, known=()) -> lis
     Lines in `known` (rare by their first word already, `rare_lines`) are neither counted nor given:
     shapes are coarser, and pwck's one `user 'svc211': no group 4242` among 240 `user 'svcN':
     directory … does not exist` stands out by its shape alone, beside rare first words that do by theirs."""
-    if len(body) > RARE_BYTES or len(lines) < MIN_REPETITIVE:
+    if len(body) > LONG_BYTES or len(lines) < MIN_REPETITIVE:
         return []
     if not _repetitive(line_shapes(b"\n".join(lines[::max(1, len(lines) // 256)]))):
         return []
@@ -386,13 +394,14 @@ def largest_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
 
 
 def rare_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
-    """In a text of no more than `RARE_BYTES` made much of named fields (`Name:  value`, digits aside),
+    """In a text of no more than `LONG_BYTES` made much of named fields (`Name:  value`, digits aside),
     the lines where a field that recurs says what it says nowhere else: the one column whose
-    `Contains null values` is `True` among fifteen `False`, the one `Status: Failed` among `Running`
-    (at most `MAX_RARE_LINES`); and the lines ending in a rare word where most end in one
-    (`_rare_endings`). None classed already."""
+    `Contains null values` is `True` among fifteen `False`, the one `Status: Failed` among `Running`,
+    or the few values said once or twice where the others recur (`SELDOM_SHARE`; at most
+    `MAX_RARE_LINES` in all); and the lines ending in a rare word where most end in one (`_rare_endings`). None
+    classed already."""
     global _field
-    if len(body) > RARE_BYTES or len(lines) < MIN_FINDINGS:
+    if len(body) > LONG_BYTES or len(lines) < MIN_FINDINGS:
         return []
     if _field is None:
         import re
@@ -413,7 +422,20 @@ def rare_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
         top = max(values.values(), key=len)
         if len(top) * 100 >= total * FIELD_SHARE:
             out.extend(offset for offsets in values.values() if offsets is not top for offset in offsets)
+            continue
+        # Values that each recur, and a few said once or twice: lint-openapi's `Rule : invalid-ref` among
+        # 1,500 findings of twenty rules, fifteen of which repeat.
+        seldom = [offset for offsets in values.values() if len(offsets) <= 2 for offset in offsets]
+        if len(seldom) * 100 <= total * SELDOM_SHARE:
+            out.extend(seldom)
     numbers = [] if len(out) > MAX_RARE_LINES else [text.count(b"\n", 0, offset) for offset in out]
+    for number in list(numbers):
+        # With the rest of its record, a blank line ending it within `RARE_REACH` lines: the finding's
+        # `Path :` under its rare `Rule :`.
+        for at in range(number + 1, min(len(lines), number + RARE_REACH + 2)):
+            if not lines[at].strip():
+                numbers.extend(range(number + 1, at))
+                break
     return sorted({number for number in numbers if number not in classes} | set(_rare_endings(body, lines, classes)))
 
 
@@ -430,7 +452,9 @@ def _rare_endings(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
 
         _ending = re.compile(rb"(?m)[ \t]([A-Za-z][\w-]{0,23})[ \t\r]*$")
     sample = [found[1] for found in map(_ending.search, lines[::max(1, len(lines) // 256)]) if found]
-    if not sample or not _repetitive(sample):
+    # One word ends most of a sample's lines (the whole text's share is asked below): a dearer pass
+    # over every line ending is not run on texts whose endings vary.
+    if not sample or max(sample.count(word) for word in set(sample)) * 100 < len(sample) * REPETITIVE_SHARE:
         return []
     found = [(match.start(), match[1]) for match in _ending.finditer(body)]
     counts: dict[bytes, int] = {}
