@@ -145,7 +145,7 @@ def heading(stream, index: int) -> int | None:
     lines = stream.lines
     is_marker = stream.markers.is_marker
     facts = stream.heads
-    indent = _indent(lines[index])
+    own = indent(lines[index])
     found = None
     # Blank lines and markers are passed over, so only a line that would end the walk is asked whether it
     # is one. What a line's bytes say (its indent, whether it is a banner) is kept per bytes: walks
@@ -154,12 +154,12 @@ def heading(stream, index: int) -> int | None:
         text = lines[above]
         known = facts.get(text)
         if known is None:
-            known = facts[text] = (_indent(text), _maybe_banner(text) and is_banner(text))
+            known = facts[text] = (indent(text), _maybe_banner(text) and is_banner(text))
         level, banner = known
-        if indent:
-            if level < indent:
+        if own:
+            if level < own:
                 hit = above
-            elif level == indent and above in memo:
+            elif level == own and above in memo:
                 hit = memo[above]  # a line of the same indent above, whose heading is known: the same one
             else:
                 continue
@@ -196,8 +196,11 @@ def record_start(lines, index: int) -> int | None:
     return None
 
 
-def _indent(line: bytes) -> int:
-    """The columns a line is indented by, a tab to the next multiple of eight."""
+def indent(line: bytes) -> int:
+    """The columns a line is indented by, a tab to the next multiple of eight; a line a carriage return
+    starts (a step printed again over itself) as a terminal shows it."""
+    if line[:1] == b"\r":
+        line = line.lstrip(b"\r")
     if line[:1] not in (b" ", b"\t"):
         return 0
     body = line.lstrip(b" \t")

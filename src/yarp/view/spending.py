@@ -15,7 +15,7 @@ that repeat are shown once each before a second alike (`ranking.diverse`).
 from __future__ import annotations
 
 from yarp.view.blocks import LINE_CLASSES
-from yarp.view.ranking import diverse, heading, kind, record_start
+from yarp.view.ranking import diverse, heading, indent, kind, record_start
 from yarp.view.salience import Classifier, is_blank
 
 #: The most blocks of one class a view weighs (`_ends_of`), half from each end: a view shows a hundred
@@ -234,8 +234,7 @@ def _headings(stream, anchor: int) -> list[int]:
     above = heading(stream, anchor)
     while above is not None and len(found) < HEADING_LEVELS:
         found.append(above)
-        line = stream.lines[above]
-        if line[:1] not in (b" ", b"\t"):
+        if not indent(stream.lines[above]):
             break
         above = heading(stream, above)
     return found
