@@ -19,8 +19,8 @@ once with the rules those losses gave (its losses left unread), and the cloaked 
 (manifest-cloaked.json) once with the rules after it; the cloaked half's losses were then read,
 and the shrouded half (manifest-shrouded.json) was scored once with the rules they gave. Its
 losses were read in turn, the masked half (manifest-masked.json) was scored once with the rules
-they gave, and its losses were read too; the hooded half (manifest-hooded.json) judges the rules
-written from them.
+they gave, and its losses were read too; the hooded half (manifest-hooded.json) was scored once
+with the rules written from them, and then read. The veiled half's losses are still unread.
 """
 
 from __future__ import annotations
@@ -30,15 +30,16 @@ import generalization
 #: Per half: signal lines kept by each route (at least), and each route's view bytes as a share of
 #: the naive cap's over the big cases, in percent (at most).
 REACHED = {
-    "held_out": {"run_kept": 189, "host_kept": 189, "run_bytes_pct": 56.4, "host_bytes_pct": 55.8},
+    "held_out": {"run_kept": 189, "host_kept": 189, "run_bytes_pct": 55.8, "host_bytes_pct": 55.3},
     "fresh": {"run_kept": 168, "host_kept": 168, "run_bytes_pct": 54.2, "host_bytes_pct": 56.8},
     "blind": {"run_kept": 187, "host_kept": 186, "run_bytes_pct": 56.7, "host_bytes_pct": 56.0},
     "sealed": {"run_kept": 257, "host_kept": 257, "run_bytes_pct": 49.5, "host_bytes_pct": 48.9},
     "hidden": {"run_kept": 154, "host_kept": 154, "run_bytes_pct": 50.1, "host_bytes_pct": 49.7},
-    "veiled": {"run_kept": 221, "host_kept": 221, "run_bytes_pct": 49.9, "host_bytes_pct": 48.8},
+    "veiled": {"run_kept": 223, "host_kept": 223, "run_bytes_pct": 50.1, "host_bytes_pct": 49.0},
     "cloaked": {"run_kept": 228, "host_kept": 228, "run_bytes_pct": 57.9, "host_bytes_pct": 57.8},
-    "shrouded": {"run_kept": 227, "host_kept": 227, "run_bytes_pct": 59.3, "host_bytes_pct": 59.0},
-    "masked": {"run_kept": 215, "host_kept": 215, "run_bytes_pct": 60.1, "host_bytes_pct": 59.6},
+    "shrouded": {"run_kept": 230, "host_kept": 230, "run_bytes_pct": 59.8, "host_bytes_pct": 59.5},
+    "masked": {"run_kept": 216, "host_kept": 216, "run_bytes_pct": 60.1, "host_bytes_pct": 59.6},
+    "hooded": {"run_kept": 166, "host_kept": 165, "run_bytes_pct": 58.2, "host_bytes_pct": 57.5},
 }
 
 

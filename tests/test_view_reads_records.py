@@ -157,3 +157,56 @@ def test_seldom_lines_among_a_few_kinds_of_lines_stand_out_though_they_are_more_
         out.insert(80 * k + 40, f"{word} shard {k} of 8" if word != "quorum" else "quorum lost on node c")
     shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=0))
     assert {"quorum lost on node c", "snapshot shard 2 of 8", "rotating shard 9 of 8"} <= shown
+
+
+def test_an_odd_line_of_a_capture_larger_than_the_rare_line_search_stands_out_by_its_shape():
+    # tcpdump of 3,600 packets (over 256 KiB): one reset among ordinary flags, one ICMP unreachable.
+    out = []
+    for n in range(3600):
+        flags = "R." if n == 2329 else "SFP."[n % 4] + "."
+        out.append(f"12:00:{n // 1000:02d}.{n % 1000:06d} IP 10.0.{n % 7}.{n % 200}.{40000 + n} > 10.0.1.5.443: "
+                   f"Flags [{flags}], seq {n}:{n + 120}, ack {n + 1}, win 64240, length 120")
+    out[2715] = "12:00:02.715000 IP 10.0.0.53 > 10.0.1.5: ICMP 10.0.0.53 udp port 53 unreachable, length 36"
+    data = ("\n".join(out) + "\n").encode()
+    assert len(data) > 256 << 10
+    assert out[2715] in lines_of(view(data, exit_code=0))
+
+
+def test_a_field_value_said_once_where_the_field_s_other_values_recur_comes_with_its_record():
+    # A validator's findings: Message, Rule, Path and Line per record, twenty rules that each recur,
+    # and one broken reference.
+    rules = [f"style-rule-{chr(97 + k)}" for k in range(20)]
+    out = ["Validation Results for openapi.json:", "", "Errors:", ""]
+    for n in range(400):
+        rule = "invalid-ref" if n == 211 else rules[n % 20]
+        out += [f"  Message :   Finding number {n % 20} of this kind", f"  Rule    :   {rule}",
+                f"  Path    :   paths.fleet{n}.get.responses", f"  Line    :   {10 + n}", ""]
+    shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=1))
+    assert {"  Rule    :   invalid-ref", "  Path    :   paths.fleet211.get.responses"} <= shown
+
+
+def test_a_step_printed_again_over_itself_keeps_its_indentation_for_headings():
+    # radish: each step printed, then printed again after a carriage return; a failed step's scenario
+    # and feature head it.
+    out = []
+    for f in range(12):
+        out += [f"Feature: Shipping rates for zone {f}  # features/zone{f:02d}.feature", ""]
+        for s in range(20):
+            out += [f"    Scenario: zone {f} parcel {s}", f"        Given a parcel of {s} kg to zone {f}",
+                    f"\r        Given a parcel of {s} kg to zone {f}", "        Then the price is 20.0 EUR",
+                    "\r        Then the price is 20.0 EUR"]
+            if (f, s) == (7, 16):
+                out.append("          AssertionError: quoted 24.8, expected 25.4")
+            out.append("")
+    shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=1))
+    assert {"    Scenario: zone 7 parcel 16", "Feature: Shipping rates for zone 7  # features/zone07.feature"} <= shown
+
+
+def test_a_boxed_traceback_and_totals_in_words_are_read_as_what_they_say():
+    sal = classifier()
+    title = "╭───────── Traceback (most recent call last) ─────────╮".encode()
+    assert sal.classify(title) == "traceback"
+    for line in (b"  Total number of errors   : 322", b"154,284,073 (100.0%)  PROGRAM TOTALS",
+                 b"Found and reported 8 problems."):
+        assert sal.classify(line) == "summary", line
+    assert sal.classify(b"Total: 8844.50") == "plain"
