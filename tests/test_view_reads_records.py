@@ -210,3 +210,11 @@ def test_a_boxed_traceback_and_totals_in_words_are_read_as_what_they_say():
                  b"Found and reported 8 problems."):
         assert sal.classify(line) == "summary", line
     assert sal.classify(b"Total: 8844.50") == "plain"
+
+
+def test_source_quoted_behind_a_line_number_and_a_box_rule_is_not_a_failure():
+    # semgrep quotes the matched code as `  9┆ print('charge failed for', account)`.
+    sal = classifier()
+    for line in ("            9┆ print('charge failed for', account)", "  12 │ raise ValueError('bad')"):
+        assert sal.classify(line.encode()) != "failure", line
+    assert sal.classify(b"charge failed for account 12") == "failure"
