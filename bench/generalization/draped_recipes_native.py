@@ -1,5 +1,6 @@
 """Draped recipes for compilers, build tools, test frameworks, checkers, profilers and crashes: Checkstyle,
-PHP_CodeSniffer, rpmbuild, rebar3 EUnit, abidiff, include-what-you-use, uftrace, Chez Scheme, mtrace.
+PHP_CodeSniffer, rpmbuild, rebar3 EUnit, abidiff, include-what-you-use, uftrace, Chez Scheme, mtrace, Clang's
+CFI sanitizer, llvm-cov.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -13,7 +14,7 @@ PY_PINS: list[str] = []
 APT_PINS: dict[str, str] = {
     "checkstyle": "8.36.1-1", "php-codesniffer": "3.7.1-2", "rpm": "4.18.0+dfsg-1+deb12u1", "abigail-tools": "2.2-2",
     "rebar3": "3.19.0-1", "iwyu": "8.18-2", "uftrace": "0.13-1", "chezscheme": "9.5.8+dfsg-1",
-    "libc-devtools": "2.36-9+deb12u14",
+    "libc-devtools": "2.36-9+deb12u14", "llvm": "1:14.0-55.7~deb12u1",
 }
 
 
@@ -397,3 +398,91 @@ def _mtrace(root):
         S("stdout", r"Free \d+ was never alloc'd .*/tokenize\.c:\d+$", "the free of a block the trace never saw allocated"),
         S("stdout", r"^Memory not freed:$", "the start of the leaks"),
     ], expect_exit=exits(1))
+
+
+# --- clang -fsanitize=cfi: an export pipeline logs 9,000 records; a legacy record's stage is cast to the wrong kind ---
+
+_PIPELINE_CC = """\
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct Stage {
+    virtual ~Stage() {}
+    virtual std::string name() const = 0;
+};
+
+struct CsvExport : Stage {
+    std::string name() const override { return "csv-export"; }
+    virtual int write_row(int id) const { return id % 97; }
+};
+
+struct LegacyImport : Stage {
+    std::string name() const override { return "legacy-import"; }
+    virtual int read_row(int id) const { return id % 89; }
+};
+
+static int export_record(const Stage &stage, int id)
+{
+    const CsvExport &exporter = static_cast<const CsvExport &>(stage);
+    return exporter.write_row(id);
+}
+
+int main()
+{
+    std::vector<std::unique_ptr<Stage>> stages;
+    stages.emplace_back(new CsvExport);
+    stages.emplace_back(new LegacyImport);
+    long total = 0;
+    for (int id = 1; id <= 9000; id++) {
+        const Stage &stage = *stages[id == 8571 ? 1 : 0];
+        std::fprintf(stderr, "export: record %d via %s\\n", id, stage.name().c_str());
+        total += export_record(stage, id);
+    }
+    std::printf("exported 9000 records, checksum %ld\\n", total);
+    return 0;
+}
+"""
+
+
+@recipe("cfi-export-pipeline-bad-cast", "cfi", "sanitizer", ["clang++", "--version"], needs=("clang++",))
+def _cfi(root):
+    """Write the `cfi-export-pipeline-bad-cast` project under `root`; return its command and signals."""
+    write(root, "pipeline.cc", _PIPELINE_CC)
+    sh(["clang++", "-O1", "-g", "-flto", "-fvisibility=hidden", "-fsanitize=cfi", "-fno-sanitize-trap=cfi", "-o", "pipeline",
+        "pipeline.cc"], root)
+    return Run(["./pipeline"], [
+        S("stderr", r"^export: record 8571 via legacy-import$", "the one record of the other kind, the last before the failure"),
+        S("stderr", r"^pipeline\.cc:\d+:\d+: runtime error: control flow integrity check", "the failure and where"),
+        S("stderr", r": note: vtable is of type 'LegacyImport'$", "what the object really was"),
+        S("stderr", r"^SUMMARY: UndefinedBehaviorSanitizer: ", "the summary"),
+    ], expect_exit=exits(1))
+
+
+# --- llvm-cov report: a text library's 150 modules under its test program; one module is never exercised -------------
+
+def _text_module(n: int) -> str:
+    """One text transform with a branch the tests do not take; module 104 (hyphenation) has no test at all."""
+    return (f"int text_{n:03d}_apply(const char *s, int width)\n{{\n    int count = 0;\n    if (width <= 0)\n        return -1;\n"
+            f"    for (; *s; s++) {{\n        if (*s == ' ')\n            count += {n % 4 + 1};\n        else if (*s == '\\t')\n"
+            f"            count += width;\n        else\n            count++;\n    }}\n    return count % width;\n}}\n")
+
+
+@recipe("llvm-cov-report-one-module-untested", "llvm-cov", "coverage", ["llvm-cov", "--version"], needs=("llvm-cov", "clang"))
+def _llvm_cov(root):
+    """Write the `llvm-cov-report-one-module-untested` project under `root`; return its command and signals."""
+    calls = []
+    for n in range(150):
+        write(root, f"src/text_{n:03d}.c", _text_module(n))
+        if n != 104:
+            calls.append(f"    int text_{n:03d}_apply(const char *, int);\n    failures += text_{n:03d}_apply(\"ab cd\", 8) < 0;\n")
+    write(root, "tests/run_tests.c", "#include <stdio.h>\n\nint main(void)\n{\n    int failures = 0;\n" + "".join(calls) +
+          "    printf(\"%d failures\\n\", failures);\n    return failures != 0;\n}\n")
+    flags = ["-fprofile-instr-generate", "-fcoverage-mapping", "-O0"]
+    sh("clang " + " ".join(flags) + " -o run_tests tests/run_tests.c src/*.c", root)
+    sh("LLVM_PROFILE_FILE=tests.profraw ./run_tests && llvm-profdata merge -o tests.profdata tests.profraw", root)
+    return Run(["llvm-cov", "report", "./run_tests", "-instr-profile=tests.profdata"], [
+        S("stdout", r"^src/text_104\.c\s.*\s0\.00%", "the one module at 0 % among 150"),
+        S("stdout", r"^TOTAL\s", "the totals"),
+    ], expect_exit=exits(0))

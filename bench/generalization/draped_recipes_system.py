@@ -1,5 +1,6 @@
 """Draped recipes for VCS, services, storage, network configuration, data, listings and logs: SpamAssassin's
-lint, qemu-img check, RHash, licensecheck, SCCS (CSSC), ferm, qpdf, Borg, syslog-ng, Tor, amtool, findmnt.
+lint, qemu-img check, RHash, licensecheck, SCCS (CSSC), ferm, qpdf, Borg, tai64nlocal, syslog-ng, Tor, amtool,
+findmnt, wiggle.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -14,7 +15,8 @@ APT_PINS: dict[str, str] = {
     "spamassassin": "4.0.1-1~deb12u1", "qemu-utils": "1:7.2+dfsg-7+deb12u18+b3", "rhash": "1.4.3-3",
     "licensecheck": "3.3.5-1", "cssc": "1.4.1-1", "ferm": "2.5.1-1.1", "qpdf": "11.3.0-1+deb12u1",
     "borgbackup": "1.2.4-1", "syslog-ng-core": "3.38.1-5+deb12u1", "tor": "0.4.9.11-0+deb12u1",
-    "prometheus-alertmanager": "0.25.0-1+b4", "util-linux": "2.38.1-5+deb12u3",
+    "prometheus-alertmanager": "0.25.0-1+b4", "util-linux": "2.38.1-5+deb12u3", "daemontools": "1:0.76-8.1",
+    "wiggle": "1.1-1",
 }
 
 
@@ -251,3 +253,173 @@ def _borg(root):
         S("stderr", r"^(committed|rebuilt) index:\s+\d+ objects$", "how many objects the index lost"),
         S("stderr", r"^Finished full repository check, errors found\.$", "the verdict"),
     ], env=env, expect_exit=exits(1))
+
+
+# --- tai64nlocal: reading a supervised payment worker's log; 5,000 jobs, three of them fail ----------------------
+
+def _worker_log() -> str:
+    """The worker's `current` log as multilog writes it: a TAI64N label, then the line; jobs 1718, 3090 and 4741
+    fail (a declined card, a gateway timeout, a duplicate charge refused)."""
+    failures = {1718: "ERROR job 1718 charge failed: card declined by issuer (code 05) order=ORD-101718",
+                3090: "ERROR job 3090 charge failed: gateway timeout after 30s order=ORD-103090, will retry",
+                4741: "ERROR job 4741 refused: duplicate charge for order=ORD-104741 (idempotency key reused)"}
+    lines, start = [], 1_765_000_000
+    for n in range(5000):
+        when = start + n * 3
+        label = f"@{(1 << 62) + when + 10:016x}{(n * 7919) % 1_000_000_000:08x}"
+        lines.append(f"{label} INFO job {n} picked up queue=payments attempt=1\n")
+        message = failures.get(n, f"INFO job {n} charged {((n * 37) % 5000) / 100:.2f} EUR order=ORD-{100000 + n}")
+        lines.append(f"{label} {message}\n")
+    return "".join(lines)
+
+
+@recipe("tai64nlocal-worker-log-three-errors", "tai64nlocal", "log", ["sh", "-c", "dpkg-query -W daemontools"],
+        needs=("tai64nlocal",))
+def _tai64nlocal(root):
+    """Write the `tai64nlocal-worker-log-three-errors` project under `root`; return its command and signals."""
+    write(root, "log/payments/current", _worker_log())
+    return Run(["tai64nlocal"], [
+        S("stdout", r" ERROR job \d+ ", "the three failed jobs among 10,000 lines"),
+    ], command="tai64nlocal < log/payments/current", expect_exit=exits(0))
+
+
+# --- syslog-ng --syntax-only: a central log host's config with a destination per team; one driver name is misspelt --
+
+def _syslog_ng_conf() -> str:
+    """The log host's config: one network source, a filter and a file destination per team; team 14's says flie."""
+    parts = ["@version: 3.38\n\noptions { chain_hostnames(off); flush_lines(0); use_dns(no); create_dirs(yes); };\n\n",
+             "source s_net { network(transport(\"udp\") port(5514)); network(transport(\"tcp\") port(5514)); };\n\n"]
+    for n in range(24):
+        driver = "flie" if n == 14 else "file"
+        parts.append(f"filter f_team{n:02d} {{ program(\"team{n:02d}-.*\") or host(\"team{n:02d}-.*\"); }};\n"
+                     f"destination d_team{n:02d} {{ {driver}(\"/var/log/teams/team{n:02d}/${{YEAR}}-${{MONTH}}-${{DAY}}.log\""
+                     f" template(\"${{ISODATE}} ${{HOST}} ${{PROGRAM}}: ${{MSG}}\\n\")); }};\n"
+                     f"log {{ source(s_net); filter(f_team{n:02d}); destination(d_team{n:02d}); }};\n\n")
+    return "".join(parts)
+
+
+@recipe("syslog-ng-syntax-only-unknown-driver", "syslog-ng", "config-check", ["syslog-ng", "--version"], needs=("syslog-ng",))
+def _syslog_ng(root):
+    """Write the `syslog-ng-syntax-only-unknown-driver` project under `root`; return its command and signals."""
+    write(root, "syslog-ng.conf", _syslog_ng_conf())
+    return Run(["syslog-ng", "--syntax-only", "--cfgfile=syslog-ng.conf"], [
+        S("stderr", r"^Error parsing config, ", "the error and where it is"),
+        S("stderr", r"^64---->", "the line it points at"),
+    ], expect_exit=exits(1))
+
+
+# --- tor --verify-config: an onion host for twelve internal services; one section misspells HiddenServicePort -------
+
+def _torrc(root: str) -> str:
+    """The host's torrc: a data directory, then a hidden service per internal app; app 9's port line is misspelt."""
+    parts = [f"DataDirectory {root}/data\nSocksPort 0\nLog notice stdout\n\n"]
+    for n in range(12):
+        key = "HiddenServicePrt" if n == 9 else "HiddenServicePort"
+        parts.append(f"HiddenServiceDir {root}/data/app{n:02d}\nHiddenServiceVersion 3\n{key} 80 127.0.0.1:{8100 + n}\n\n")
+    return "".join(parts)
+
+
+@recipe("tor-verify-config-unknown-option", "tor", "config-check", ["tor", "--version"], needs=("tor",))
+def _tor(root):
+    """Write the `tor-verify-config-unknown-option` project under `root`; return its command and signals."""
+    import os
+
+    os.makedirs(f"{root}/data", mode=0o700)
+    write(root, "torrc", _torrc(root))
+    return Run(["tor", "--verify-config", "-f", "torrc"], [
+        S("stdout", r"\[warn\] Failed to parse/validate config: Unknown option 'HiddenServicePrt'", "the error"),
+        S("stdout", r"\[err\] Reading config failed", "tor's verdict"),
+    ], expect_exit=exits(1))
+
+
+# --- amtool check-config: three environments' Alertmanager configs; production routes to a receiver it lacks -------
+
+def _alertmanager_yml(env: str, teams: int, missing: int | None) -> str:
+    """One environment's config: a receiver and a route per team; team `missing` routes to an undefined pager."""
+    receivers = "".join(f"  - name: team{n:02d}-{env}\n    email_configs:\n      - to: team{n:02d}-alerts@example.org\n"
+                        for n in range(teams))
+    routes = "".join(f"    - matchers: ['team=\"team{n:02d}\"']\n      receiver: "
+                     f"{'pager-oncall' if n == missing else f'team{n:02d}-{env}'}\n" for n in range(teams))
+    return (f"global:\n  smtp_smarthost: mail.example.org:587\n  smtp_from: alertmanager-{env}@example.org\n\n"
+            f"route:\n  receiver: team00-{env}\n  group_by: [alertname, cluster]\n  routes:\n{routes}\n"
+            f"receivers:\n{receivers}")
+
+
+@recipe("amtool-check-config-undefined-receiver", "amtool", "config-check", ["amtool", "--version"], needs=("amtool",))
+def _amtool(root):
+    """Write the `amtool-check-config-undefined-receiver` project under `root`; return its command and signals."""
+    for env, missing in (("staging", None), ("production", 17), ("dr", None)):
+        write(root, f"alertmanager/{env}.yml", _alertmanager_yml(env, 30, missing))
+    return Run(["amtool", "check-config", "alertmanager/staging.yml", "alertmanager/production.yml", "alertmanager/dr.yml"], [
+        S("stdout", r"^Checking 'alertmanager/production\.yml'\s+FAILED: undefined receiver", "the failing file and why"),
+        S("stderr", r"^amtool: error: failed to validate 1 file\(s\)$", "the verdict"),
+    ], expect_exit=exits(1))
+
+
+# --- findmnt --verify --verbose: a build host's fstab of 48 bind mounts and scratch tmpfs; one target dir is gone ----
+
+def _fstab(root: str) -> str:
+    """Bind mounts of each runner's workspace and a tmpfs per runner; runner 31's scratch mount point was deleted."""
+    lines = ["# build host: per-runner workspaces and scratch space\n"]
+    for n in range(24):
+        lines.append(f"{root}/srv/runners/r{n:02d} {root}/mnt/workspace/r{n:02d} none bind,nodev 0 0\n")
+        lines.append(f"tmpfs {root}/mnt/scratch/r{n + 20:02d} tmpfs rw,nosuid,size=2g,mode=1777 0 0\n")
+    return "".join(lines)
+
+
+@recipe("findmnt-verify-fstab-missing-target", "findmnt", "system", ["findmnt", "--version"], needs=("findmnt",))
+def _findmnt(root):
+    """Write the `findmnt-verify-fstab-missing-target` project under `root`; return its command and signals."""
+    import os
+
+    for n in range(24):
+        os.makedirs(f"{root}/srv/runners/r{n:02d}")
+        os.makedirs(f"{root}/mnt/workspace/r{n:02d}")
+        if n + 20 != 31:
+            os.makedirs(f"{root}/mnt/scratch/r{n + 20:02d}")
+    write(root, "etc/fstab", _fstab(root))
+    return Run(["findmnt", "--verify", "--verbose", "--tab-file", "etc/fstab"], [
+        S("stdout", r"^/.*/mnt/scratch/r31$", "the entry with the error"),
+        S("stdout", r"^\s+\[E\] ", "the error: its mount point does not exist"),
+        S("stderr", r"^0 parse errors, 1 error, 0 warnings$", "the counts"),
+    ], expect_exit=exits(1))
+
+
+# --- wiggle --merge: a downstream patch to a scheduler, carried to upstream's next release; two hunks conflict -------
+
+def _scheduler_c(release: int, patched: bool) -> str:
+    """The scheduler's 160 queue handlers; the downstream patch raises every eighth handler's retry limit, and the
+    next release changed two of those lines its own way and made one of the same changes itself."""
+    parts = ["#include \"sched.h\"\n\n"]
+    for n in range(160):
+        limit = 3
+        if patched and n % 8 == 0:
+            limit = 5
+        if release == 2 and n in (40, 96):
+            limit = 4
+        if release == 2 and n == 128:
+            limit = 5
+        parts.append(f"int queue_{n:03d}_handle(struct job *job)\n{{\n    if (job->attempts > {limit})\n"
+                     f"        return sched_fail(job, \"queue {n}: too many attempts\");\n"
+                     f"    job->attempts++;\n    return sched_run(job, {n % 12});\n}}\n\n")
+    return "".join(parts)
+
+
+@recipe("wiggle-merge-scheduler-two-conflicts", "wiggle", "vcs", ["wiggle", "--version"], needs=("wiggle",))
+def _wiggle(root):
+    """Write the `wiggle-merge-scheduler-two-conflicts` project under `root`; return its command and signals."""
+    import os
+
+    write(root, "a/src/scheduler.c", _scheduler_c(1, False))
+    write(root, "b/src/scheduler.c", _scheduler_c(1, True))
+    patch = sh(["diff", "-u", "--label", "a/src/scheduler.c", "--label", "b/src/scheduler.c", "a/src/scheduler.c",
+                "b/src/scheduler.c"], root, check=False).stdout
+    os.makedirs(f"{root}/patches")
+    with open(f"{root}/patches/retry-limits.patch", "wb") as handle:
+        handle.write(patch)
+    write(root, "src/scheduler.c", _scheduler_c(2, False))
+    sh(["rm", "-r", "a", "b"], root)
+    return Run(["wiggle", "--merge", "src/scheduler.c", "patches/retry-limits.patch"], [
+        S("stdout", r"^(<<<<<<< found|>>>>>>> replacement)$", "where each of the two conflicts starts and ends in the merged file"),
+        S("stderr", r"^2 unresolved conflicts found$", "the count"),
+    ], expect_exit=exits(1))
