@@ -185,7 +185,7 @@ def _block(lines, classes: dict, index: int, sal: Classifier, walk: list[int], t
     Blocks are asked for in the order of their anchors; `walk` is the last forward walk (`_block_end`)."""
     cls = classes[index]
     if cls in BLOCK_CLASSES:
-        text = _bare(lines, index, tests)
+        text = lines if tests.prefix.get(lines[index]) == b"" else _bare(lines, index, tests)
         if text is not lines:
             walk[:] = (-1, -1, -1)  # a walk over one task's lines is not one over the stream's
         start = _lead_start(text, classes, index, sal, tests)

@@ -348,10 +348,11 @@ def _select(view: _View, sal: Classifier) -> None:
     spend_on_blocks(view, failures, sal)
     # Lines that stand out (`rare`, a dozen at most a stream) before headers, which may be one per file
     # of four hundred: the one real change of a recursive diff is not behind every file's name.
-    rare = [u for u in units if u.rank == 2 and all(streams[u.stream].classes.get(p[2]) in LINE_CLASSES for p in u.parts)]
+    located = [u for u in units if u.rank == 2]
+    rare = [u for u in located if all(streams[u.stream].classes.get(p[2]) in LINE_CLASSES for p in u.parts)]
     spend_on_blocks(view, rare, sal, others=not failures)
     spend_alike(view, [u for u in alike if streams[u.stream].classes.get(u.start) != "summary"], sal)
-    spend_on_blocks(view, [u for u in units if u.rank == 2 and id(u) not in set(map(id, rare))], sal, others=not failures)
+    spend_on_blocks(view, [u for u in located if u not in rare], sal, others=not failures)  # a dozen rare at most
     head_share, tail_share = CONTEXT_SHARES
     _context(view, view.budget * head_share // 100, view.budget * tail_share // 100)
     # Warnings beside failures are each kind once: what is wrong is shown, the rest the header counts.
