@@ -1,4 +1,5 @@
-"""Draped recipes (js): filled in as the half is recorded.
+"""Draped recipes for npm tools: Playwright Test, Hexo, fastify-cli, broken-link-checker, TSTyche, XO, TypeORM,
+check-dependency-version-consistency, Nunjucks (nunjucks-precompile), zx, lage.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -7,18 +8,15 @@ from __future__ import annotations
 
 import json
 
-from draped_common import NPM, Run, S, exits, link_node_modules, nbin, recipe, sh, write  # noqa: F401
+from draped_common import NPM, Run, S, exits, link_node_modules, nbin, recipe, sh, write
 
 NPM_PINS = ["@playwright/test@1.49.1", "hexo@7.3.0", "hexo-cli@4.3.2", "fastify-cli@7.4.0", "fastify@5.2.1",
             "broken-link-checker@0.7.8", "tstyche@3.5.0", "typescript@5.6.3", "xo@0.59.3", "typeorm@0.3.25",
             "sql.js@1.12.0", "reflect-metadata@0.2.2", "check-dependency-version-consistency@5.0.0", "nunjucks@3.2.4",
             "hexo-renderer-marked@6.3.0", "hexo-renderer-ejs@2.0.0", "hexo-generator-index@4.0.0",
-            "hexo-generator-archive@2.0.0", "hexo-generator-tag@2.0.0"]
+            "hexo-generator-archive@2.0.0", "hexo-generator-tag@2.0.0", "zx@8.4.2", "lage@2.17.0"]
 PY_PINS: list[str] = []
 APT_PINS: dict[str, str] = {}
-
-PENDING = r"^\x00pending$"  # a pattern no line matches: the case's signals are annotated from its first raw output
-
 
 def _npmver(package: str) -> list[str]:
     """A version command that reads an installed npm package's version."""
@@ -287,12 +285,12 @@ def _typeorm_migration(n: int) -> str:
         name, up = "AddParcelBin", ['ALTER TABLE "parcel" ADD COLUMN "bin_id" integer',
                                     'CREATE INDEX "IDX_parcel_bin" ON "parcel" ("bin_id")']
     elif n == 14:
-        name, up = "CreateParcel", ['CREATE TABLE "parcel" ("id" integer PRIMARY KEY AUTOINCREMENT NOT NULL, '
-                                    '"sku_code" varchar NOT NULL, "weight" real NOT NULL, "bin_id" integer)']
+        name, up = "CreateParcel", [('CREATE TABLE "parcel" ("id" integer PRIMARY KEY AUTOINCREMENT NOT NULL, '
+                                     '"sku_code" varchar NOT NULL, "weight" real NOT NULL, "bin_id" integer)')]
     else:
         name = f"CreateBinLevel{n:02d}"
-        up = [f'CREATE TABLE "bin_level_{n:02d}" ("id" integer PRIMARY KEY AUTOINCREMENT NOT NULL, "aisle" varchar NOT NULL, '
-              f'"capacity" integer NOT NULL DEFAULT ({n * 10}))',
+        up = [(f'CREATE TABLE "bin_level_{n:02d}" ("id" integer PRIMARY KEY AUTOINCREMENT NOT NULL, '
+               f'"aisle" varchar NOT NULL, "capacity" integer NOT NULL DEFAULT ({n * 10}))'),
               f'CREATE INDEX "IDX_bin_level_{n:02d}_aisle" ON "bin_level_{n:02d}" ("aisle")']
     body = "".join(f"    await queryRunner.query(`{sql}`)\n" for sql in up)
     return (f"module.exports = class {name}{stamp} {{\n  name = '{name}{stamp}'\n\n  async up (queryRunner) {{\n{body}  }}\n\n"
@@ -362,3 +360,92 @@ def _nunjucks(root):
         S("stderr", r"^Template render error: \(order-33\.html\) \[Line 7, Column 4\]$", "the template and where"),
         S("stderr", r"^  unknown block tag: endif$", "the error"),
     ], expect_exit=exits(0, 1))
+
+
+_ZX_SCRIPT = """\
+#!/usr/bin/env zx
+$.verbose = true
+
+const files = (await fs.readdir('locales')).filter((f) => f.endsWith('.json')).sort()
+echo(`checking ${files.length} locale files`)
+for (const file of files) {
+  await $`node scripts/check-locale.js locales/${file}`
+}
+echo('all locales complete')
+"""
+
+_ZX_CHECK = """\
+const fs = require('fs')
+const base = JSON.parse(fs.readFileSync('locales/en-GB.json', 'utf8'))
+const file = process.argv[2]
+const data = JSON.parse(fs.readFileSync(file, 'utf8'))
+const missing = Object.keys(base).filter((key) => !(key in data))
+if (missing.length) {
+  console.error(`${file}: missing ${missing.length} key(s): ${missing.join(', ')}`)
+  process.exit(1)
+}
+console.log(`${file}: ${Object.keys(data).length} keys ok`)
+"""
+
+
+@recipe("zx-locale-check-script-fails", "zx", "script", [nbin("zx"), "--version"], needs=("node",))
+def _zx(root):
+    """Write the `zx-locale-check-script-fails` project under `root`; return its command and signals."""
+    _package(root, "webshop-i18n", {"private": True})
+    link_node_modules(root)
+    write(root, "scripts/check-locales.mjs", _ZX_SCRIPT)
+    write(root, "scripts/check-locale.js", _ZX_CHECK)
+    keys = [f"{area}.{item}" for area in ("cart", "checkout", "account", "search", "orders", "help")
+            for item in ("title", "empty", "total", "submit", "cancel", "back", "next", "error", "retry", "done")]
+    languages = ["en", "de", "fr", "es", "it", "pt", "nl", "pl", "sv", "da", "fi", "cs", "sk", "hu", "ro", "el"]
+    regions = ["GB", "DE", "FR", "ES", "IT", "PT", "NL", "PL", "SE", "DK", "FI", "CZ", "AT", "BE", "CH", "IE", "LU",
+               "GR", "RO", "HU"]
+    for lang in languages:
+        for region in regions:
+            tag = f"{lang}-{region}"
+            own = [k for k in keys if not (tag == "pt-CH" and k in ("checkout.total", "checkout.retry"))]
+            write(root, f"locales/{tag}.json", json.dumps({k: f"{tag} {k}" for k in own}, indent=1) + "\n")
+    return Run(["zx", "scripts/check-locales.mjs"], [
+        S("stderr", r"^\$ node scripts/check-locale\.js locales/pt-CH\.json$", "the command that failed among 320"),
+        S("stderr", r"^(Error: )?locales/pt-CH\.json: missing 2 key\(s\): checkout\.total, checkout\.retry$",
+          "its report and the error it raised"),
+        S("stderr", r"^    exit code: 1$", "its exit status"),
+    ], expect_exit=exits(1), timeout=600)
+
+
+def _lage_package(n: int) -> dict[str, str]:
+    """The files of one workspace package: a TypeScript module built with tsc; package 17 returns a string where
+    its declared return type is a number."""
+    ret = "String(cents / 100)" if n == 17 else "cents / 100"
+    deps = {f"@shop/pkg-{n - 1:02d}": "*"} if n % 5 else {}
+    return {
+        "package.json": json.dumps({"name": f"@shop/pkg-{n:02d}", "version": "1.0.0", "private": True,
+                                    "scripts": {"build": "tsc -p ."}, "dependencies": deps}, indent=2) + "\n",
+        "tsconfig.json": json.dumps({"compilerOptions": {"strict": True, "outDir": "dist", "declaration": True,
+                                                         "target": "es2022", "module": "commonjs"},
+                                     "include": ["src"]}) + "\n",
+        "src/index.ts": (f"export function toEuros{n}(cents: number): number {{\n  return {ret};\n}}\n\n"
+                         f"export const CURRENCY_{n} = 'EUR';\n"),
+    }
+
+
+@recipe("lage-build-one-package-fails", "lage", "build", _npmver("lage"), needs=("node", "git"))
+def _lage(root):
+    """Write the `lage-build-one-package-fails` project under `root`; return its command and signals."""
+    _package(root, "shop-monorepo", {"private": True, "workspaces": ["packages/*"]})
+    link_node_modules(root)
+    write(root, "lage.config.js", "module.exports = { pipeline: { build: ['^build'] }, npmClient: 'npm' }\n")
+    for n in range(30):
+        for rel, text in _lage_package(n).items():
+            write(root, f"packages/pkg-{n:02d}/{rel}", text)
+    write(root, "package-lock.json", json.dumps({"name": "shop-monorepo", "version": "1.0.0", "lockfileVersion": 3,
+                                                 "requires": True, "packages": {}}, indent=2) + "\n")
+    sh("git init -q && git add -A && git -c user.name=dev -c user.email=dev@example.com commit -qm init", root)
+    return Run(["lage", "build", "--concurrency", "2", "--no-cache"], [
+        S("stdout", r"^@shop/pkg-17 build (✖ fail|failed, took [\d.]+s, queued for [\d.]+s)$", "the one package that failed"),
+        S("stdout", r"^\[@shop/pkg-17 build\] ERROR DETECTED$", "its log's heading"),
+        S("stdout", r"^src/index\.ts\(2,3\): error TS2322: Type 'string' is not assignable to type 'number'\.$",
+          "the compiler error"),
+        S("stdout", r"^npm error Lifecycle script `build` failed with error:$", "the script's failure"),
+        S("stdout", r"^success: \d+, skipped: \d+, pending: \d+, aborted: \d+, failed: 1$", "the counts"),
+    ], expect_exit=exits(1), timeout=900)

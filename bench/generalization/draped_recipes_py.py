@@ -1,4 +1,5 @@
-"""Draped recipes (py): filled in as the half is recorded.
+"""Draped recipes for PyPI tools and Python programs: SQLAlchemy, CherryPy, TestSlide, pydoctor, Schemathesis,
+pykwalify, cx_Freeze, pylama, nbdime (nbmerge), mutmut, arq.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -9,12 +10,9 @@ from draped_common import Run, S, exits, recipe, sh, vbin, write  # noqa: F401
 
 NPM_PINS: list[str] = []
 PY_PINS = ["SQLAlchemy==2.0.36", "CherryPy==18.10.0", "testslide==2.7.1", "pydoctor==24.11.2", "schemathesis==3.39.7",
-           "pykwalify==1.8.0", "cx_Freeze==7.2.7", "pylama==8.4.1", "pyinstrument==5.0.0", "nbdime==4.0.2",
-           "hypothesis==6.115.0"]
+           "hypothesis==6.115.0", "pykwalify==1.8.0", "cx_Freeze==7.2.7", "pylama==8.4.1", "nbdime==4.0.2",
+           "mutmut==2.5.1", "pytest==8.4.2", "arq==0.26.1", "redis==5.3.1"]
 APT_PINS: dict[str, str] = {}
-
-
-PENDING = r"^\x00pending$"  # a pattern no line matches: the case's signals are annotated from its first raw output
 
 
 def _pyver(dist: str) -> list[str]:
@@ -418,7 +416,7 @@ def _pylama(root):
     write(root, "reports/__init__.py", "")
     return Run(["pylama", "reports"], [
         S("stdout", r"^reports/report0(23|88)\.py:\d+:\d+ E0602 undefined name 'region' \[pyflakes\]$",
-          "the two real bugs among 10,000 style findings"),
+          "the two real bugs among 10,444 style findings"),
     ], expect_exit=exits(1))
 
 
@@ -449,3 +447,128 @@ def _nbmerge(root):
         S("stdout", r'^   "id": "cell-12",$', "the conflicting cell"),
         S("stdout", r'^    "(<<<<<<< local\\n|=======\\n|>>>>>>> remote)"', "its conflict markers"),
     ], expect_exit=exits(0, 1))
+
+
+_DISCOUNTS = """\
+def bulk_discount(quantity):
+    if quantity >= 100:
+        return 0.15
+    if quantity >= 50:
+        return 0.10
+    if quantity >= 10:
+        return 0.05
+    return 0.0
+
+
+def loyalty_discount(years):
+    return min(years * 0.01, 0.08)
+
+
+def shipping(weight, express=False):
+    cost = 4.5 + weight * 1.2
+    if express:
+        cost = cost * 1.8
+    return round(cost, 2)
+
+
+def total(unit_price, quantity, years=0, weight=0.0, express=False):
+    rate = bulk_discount(quantity) + loyalty_discount(years)
+    subtotal = unit_price * quantity * (1 - rate)
+    return round(subtotal + shipping(weight, express), 2)
+"""
+
+_DISCOUNT_TESTS = """\
+from pricing.discounts import bulk_discount, loyalty_discount, shipping, total
+
+
+def test_bulk_tiers():
+    assert bulk_discount(5) == 0.0
+    assert bulk_discount(20) == 0.05
+    assert bulk_discount(70) == 0.10
+    assert bulk_discount(500) == 0.15
+
+
+def test_loyalty_is_capped():
+    assert loyalty_discount(3) == 0.03
+    assert loyalty_discount(20) == 0.08
+
+
+def test_shipping():
+    assert shipping(2.0) == 6.9
+    assert shipping(2.0, express=True) == 12.42
+
+
+def test_total():
+    assert total(10.0, 20, years=2, weight=1.0) == 191.7
+"""
+
+
+@recipe("mutmut-pricing-survivors", "mutmut", "test-runner", [vbin("mutmut"), "version"], needs=("mutmut",))
+def _mutmut(root):
+    """Write the `mutmut-pricing-survivors` project under `root`; return its command and signals."""
+    write(root, "pricing/__init__.py", "")
+    write(root, "pricing/discounts.py", _DISCOUNTS)
+    write(root, "tests/__init__.py", "")
+    write(root, "tests/test_discounts.py", _DISCOUNT_TESTS)
+    return Run(["mutmut", "run", "--paths-to-mutate", "pricing/", "--runner", "python -m pytest -x -q tests"], [
+        S("stdout", r"35/35  🎉 25  ⏰ 0  🤔 0  🙁 10  🔇 0$", "the final tally: ten mutants survived"),
+    ], env={"PYTHONPATH": root}, expect_exit=exits(0, 2, 4, 6, 10, 14), timeout=600)
+
+
+_ARQ_TASKS = """\
+import asyncio
+
+from arq.connections import RedisSettings
+
+ACCOUNTS = {n: {"email": f"billing+{n}@example.org", "plan": ("basic", "team", "scale")[n % 3]} for n in range(1600)}
+PRICES = {"basic": 9, "team": 29}
+
+
+async def send_invoice(ctx, account_id):
+    account = ACCOUNTS[account_id]
+    await asyncio.sleep(0)
+    return f"{account['email']}: {PRICES[account['plan']]} EUR"
+
+
+class WorkerSettings:
+    functions = [send_invoice]
+    redis_settings = RedisSettings(host="127.0.0.1", port=18871)
+    max_jobs = 20
+"""
+
+_ARQ_ENQUEUE = """\
+import asyncio
+
+from arq import create_pool
+from arq.connections import RedisSettings
+
+
+async def main():
+    redis = await create_pool(RedisSettings(host="127.0.0.1", port=18871))
+    for account_id in range(0, 1600, 3):
+        await redis.enqueue_job("send_invoice", account_id, _job_id=f"invoice-{account_id:04d}")
+    await redis.enqueue_job("send_invoice", 1202, _job_id="invoice-1202")
+    for account_id in range(1, 1600, 3):
+        await redis.enqueue_job("send_invoice", account_id, _job_id=f"invoice-{account_id:04d}")
+
+
+asyncio.run(main())
+"""
+
+
+@recipe("arq-worker-burst-one-job-failed", "arq", "log", _pyver("arq"), needs=("arq", "redis-server"))
+def _arq(root):
+    """Write the `arq-worker-burst-one-job-failed` project under `root`; return its command and signals."""
+    write(root, "billing/__init__.py", "")
+    write(root, "billing/worker.py", _ARQ_TASKS)
+    write(root, "enqueue.py", _ARQ_ENQUEUE)
+    command = ("redis-server --port 18871 --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 & redis=$!; " +
+               _wait_port(18871) + "python enqueue.py && arq billing.worker.WorkerSettings --burst; status=$?; "
+               "kill $redis; wait $redis; exit $status")
+    return Run(["arq", "billing.worker.WorkerSettings", "--burst"], [
+        S("stderr", r"→ invoice-1202:send_invoice\(1202\)", "the failing job's start"),
+        S("stderr", r"! invoice-1202:send_invoice failed, KeyError: 'scale'$", "the one job that failed among 1,068"),
+        S("stderr", r"^Traceback \(most recent call last\):$", "the trace's start"),
+        S("stderr", r'^  File ".*/billing/worker\.py", line 12, in send_invoice$', "the task's own frame"),
+        S("stderr", r"^KeyError: 'scale'$", "the exception"),
+    ], command=command, env={"PYTHONPATH": root}, expect_exit=exits(0, 1), timeout=600)
