@@ -20,7 +20,9 @@ once with the rules those losses gave (its losses left unread), and the cloaked 
 and the shrouded half (manifest-shrouded.json) was scored once with the rules they gave. Its
 losses were read in turn, the masked half (manifest-masked.json) was scored once with the rules
 they gave, and its losses were read too; the hooded half (manifest-hooded.json) was scored once
-with the rules written from them, and then read. The veiled half's losses are still unread.
+with the rules written from them, and then read. The draped half (manifest-draped.json) was scored
+once with the rules written from the hooded half's losses; its losses, and the veiled half's, are
+left unread.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ REACHED = {
     "shrouded": {"run_kept": 230, "host_kept": 230, "run_bytes_pct": 59.8, "host_bytes_pct": 59.5},
     "masked": {"run_kept": 218, "host_kept": 218, "run_bytes_pct": 59.3, "host_bytes_pct": 58.4},
     "hooded": {"run_kept": 166, "host_kept": 165, "run_bytes_pct": 58.2, "host_bytes_pct": 57.5},
+    "draped": {"run_kept": 173, "host_kept": 172, "run_bytes_pct": 60.0, "host_bytes_pct": 59.0},
 }
 
 
