@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import zipfile
 
-from cloaked_common import Run, S, exits, recipe, sh, vbin, write
+from cloaked_common import Run, S, exits, pyver, recipe, sh, vbin, write
 
 NPM_PINS: list[str] = []
 PY_PINS = ["stestr==4.2.1", "Scrapy==2.19.0", "huey==3.5.4", "snakemake==9.27.1", "frictionless==5.21.0",
@@ -17,12 +17,6 @@ PY_PINS = ["stestr==4.2.1", "Scrapy==2.19.0", "huey==3.5.4", "snakemake==9.27.1"
            "pytype==2024.10.11", "hypercorn==0.18.0", "docstr-coverage==2.3.2", "check-manifest==0.51",
            "cfn-lint==1.58.0"]
 APT_PINS: dict[str, str] = {}
-
-
-def _pyver(dist: str) -> list[str]:
-    """A version command that asks the cloaked venv's Python for an installed distribution's version."""
-    return [vbin("python"), "-c", f"import importlib.metadata as m; print(m.version('{dist}'))"]
-
 
 def _stestr_module(part: int, broken: tuple[int, int, int]) -> str:
     """A unittest module of eight classes of 50 rate tests; `broken` (part, class, test) expects a wrong rate."""
@@ -82,7 +76,7 @@ def _scrapy(root):
     ], expect_exit=exits(0))
 
 
-@recipe("huey-consumer-task-exception", "huey_consumer", "log", _pyver("huey"), needs=("huey_consumer",))
+@recipe("huey-consumer-task-exception", "huey_consumer", "log", pyver("huey"), needs=("huey_consumer",))
 def _huey(root):
     """Write the `huey-consumer-task-exception` project under `root`; return its command and signals."""
     write(root, "billing/__init__.py", "")
@@ -232,7 +226,7 @@ def _pip_compile(root):
     ], expect_exit=exits(1, 2))
 
 
-@recipe("yoyo-apply-migration-fails", "yoyo", "database", _pyver("yoyo-migrations"), needs=("yoyo",))
+@recipe("yoyo-apply-migration-fails", "yoyo", "database", pyver("yoyo-migrations"), needs=("yoyo",))
 def _yoyo(root):
     """Write the `yoyo-apply-migration-fails` project under `root`; return its command and signals."""
     write(root, "migrations/0001_customers.sql", "CREATE TABLE customers (id INTEGER PRIMARY KEY, email TEXT NOT NULL);\n")
@@ -297,7 +291,7 @@ def _pytype(root):
     ], expect_exit=exits(1))
 
 
-@recipe("hypercorn-access-log-one-500", "hypercorn", "log", _pyver("hypercorn"), needs=("hypercorn",))
+@recipe("hypercorn-access-log-one-500", "hypercorn", "log", pyver("hypercorn"), needs=("hypercorn",))
 def _hypercorn(root):
     """Write the `hypercorn-access-log-one-500` project under `root`; return its command and signals."""
     write(root, "stockapi/__init__.py", "")
@@ -325,7 +319,7 @@ def _hypercorn(root):
     ], command=command, env={"PYTHONPATH": root}, expect_exit=exits(0))
 
 
-@recipe("docstr-coverage-under-threshold", "docstr-coverage", "coverage", _pyver("docstr-coverage"),
+@recipe("docstr-coverage-under-threshold", "docstr-coverage", "coverage", pyver("docstr-coverage"),
         needs=("docstr-coverage",))
 def _docstr_coverage(root):
     """Write the `docstr-coverage-under-threshold` project under `root`; return its command and signals."""

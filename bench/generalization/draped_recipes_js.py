@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from draped_common import NPM, Run, S, exits, link_node_modules, nbin, recipe, sh, write
+from draped_common import Run, S, exits, link_node_modules, nbin, npmver, recipe, sh, wait_port, write
 
 NPM_PINS = ["@playwright/test@1.49.1", "hexo@7.3.0", "hexo-cli@4.3.2", "fastify-cli@7.4.0", "fastify@5.2.1",
             "broken-link-checker@0.7.8", "tstyche@3.5.0", "typescript@5.6.3", "xo@0.59.3", "typeorm@0.3.25",
@@ -17,22 +17,9 @@ NPM_PINS = ["@playwright/test@1.49.1", "hexo@7.3.0", "hexo-cli@4.3.2", "fastify-
             "hexo-generator-archive@2.0.0", "hexo-generator-tag@2.0.0", "zx@8.4.2", "lage@2.17.0"]
 PY_PINS: list[str] = []
 APT_PINS: dict[str, str] = {}
-
-def _npmver(package: str) -> list[str]:
-    """A version command that reads an installed npm package's version."""
-    return ["node", "-p", f"require('{NPM}/node_modules/{package}/package.json').version"]
-
-
 def _package(root: str, name: str, extra: dict | None = None, rel: str = "package.json") -> None:
     """Write a package.json called `name` (with `extra` keys) at `root/rel`."""
     write(root, rel, json.dumps({"name": name, "version": "1.0.0", **(extra or {})}, indent=2) + "\n")
-
-
-def _wait_port(port: int) -> str:
-    """Shell that waits until something listens on 127.0.0.1:`port`."""
-    return (f"for i in $(seq 200); do node -e 'require(\"net\").connect({port}, \"127.0.0.1\").on(\"connect\", "
-            f"() => process.exit(0)).on(\"error\", () => process.exit(1))' 2>/dev/null && break; sleep 0.1; done; ")
-
 
 def _pw_spec(part: int) -> str:
     """A Playwright test file of 80 currency-conversion tests for one market; one expects a stale rate."""
@@ -90,7 +77,7 @@ def _hexo_post(n: int) -> str:
             f"## Details\n\n- first item {n}\n- second item {n}\n")
 
 
-@recipe("hexo-generate-one-bad-front-matter", "hexo", "build", _npmver("hexo"), needs=("node",))
+@recipe("hexo-generate-one-bad-front-matter", "hexo", "build", npmver("hexo"), needs=("node",))
 def _hexo(root):
     """Write the `hexo-generate-one-bad-front-matter` project under `root`; return its command and signals."""
     plugins = ["hexo-renderer-marked", "hexo-renderer-ejs", "hexo-generator-index", "hexo-generator-archive",
@@ -143,14 +130,14 @@ main()
 """
 
 
-@recipe("fastify-start-log-one-500", "fastify", "log", _npmver("fastify-cli"), needs=("node",))
+@recipe("fastify-start-log-one-500", "fastify", "log", npmver("fastify-cli"), needs=("node",))
 def _fastify(root):
     """Write the `fastify-start-log-one-500` project under `root`; return its command and signals."""
     _package(root, "hotel-quotes", {"private": True})
     link_node_modules(root)
     write(root, "app.js", _FASTIFY_APP)
     write(root, "check.js", _FASTIFY_CLIENT)
-    command = ("fastify start -l info -a 127.0.0.1 -p 18861 app.js & server=$!; " + _wait_port(18861) +
+    command = ("fastify start -l info -a 127.0.0.1 -p 18861 app.js & server=$!; " + wait_port(18861) +
                "node check.js; kill -TERM $server; wait $server; exit 0")
     return Run(["fastify", "start", "-l", "info", "-a", "127.0.0.1", "-p", "18861", "app.js"], [
         S("stdout", r'^\{"level":50,.*"url":"/rooms/1187/quote\?nights=3"', "the one request that raised among 1,500"),
@@ -172,7 +159,7 @@ def _docs_page(n: int, pages: int) -> str:
             f'<p><a href="/index.html">Home</a></p></body></html>\n')
 
 
-@recipe("blc-manual-site-two-broken", "blc", "linter", _npmver("broken-link-checker"), needs=("node", "python3"))
+@recipe("blc-manual-site-two-broken", "blc", "linter", npmver("broken-link-checker"), needs=("node", "python3"))
 def _blc(root):
     """Write the `blc-manual-site-two-broken` project under `root`; return its command and signals."""
     pages = 240
@@ -182,7 +169,7 @@ def _blc(root):
     for n in range(pages):
         write(root, f"site/guide/page-{n:03d}.html", _docs_page(n, pages))
     command = ("python3 -m http.server 18862 --bind 127.0.0.1 --directory site >/dev/null 2>&1 & server=$!; " +
-               _wait_port(18862) + "blc http://127.0.0.1:18862/ -ro; status=$?; kill $server; exit $status")
+               wait_port(18862) + "blc http://127.0.0.1:18862/ -ro; status=$?; kill $server; exit $status")
     return Run(["blc", "http://127.0.0.1:18862/", "-ro"], [
         S("stdout", r"BROKEN.*http://127\.0\.0\.1:18862/(assets/diagram-v2\.svg|guide/installing-on-windows\.html)"
           r".* \(HTTP_404\)", "the two broken links among 4,610"),
@@ -297,7 +284,7 @@ def _typeorm_migration(n: int) -> str:
             f"  async down (queryRunner) {{\n  }}\n}}\n")
 
 
-@recipe("typeorm-migration-run-one-failed", "typeorm", "migration", _npmver("typeorm"), needs=("node",))
+@recipe("typeorm-migration-run-one-failed", "typeorm", "migration", npmver("typeorm"), needs=("node",))
 def _typeorm(root):
     """Write the `typeorm-migration-run-one-failed` project under `root`; return its command and signals."""
     _package(root, "warehouse", {"private": True})
@@ -348,7 +335,7 @@ def _email_template(n: int) -> str:
             f"{{% if order.notes %}}<p>{{{{ order.notes | escape }}}}</p>{{% endif %}}\n{{% endblock %}}\n")
 
 
-@recipe("nunjucks-precompile-wrong-end-tag", "nunjucks-precompile", "build", _npmver("nunjucks"), needs=("node",))
+@recipe("nunjucks-precompile-wrong-end-tag", "nunjucks-precompile", "build", npmver("nunjucks"), needs=("node",))
 def _nunjucks(root):
     """Write the `nunjucks-precompile-wrong-end-tag` project under `root`; return its command and signals."""
     _package(root, "order-emails", {"private": True})
@@ -429,7 +416,7 @@ def _lage_package(n: int) -> dict[str, str]:
     }
 
 
-@recipe("lage-build-one-package-fails", "lage", "build", _npmver("lage"), needs=("node", "git"))
+@recipe("lage-build-one-package-fails", "lage", "build", npmver("lage"), needs=("node", "git"))
 def _lage(root):
     """Write the `lage-build-one-package-fails` project under `root`; return its command and signals."""
     _package(root, "shop-monorepo", {"private": True, "workspaces": ["packages/*"]})

@@ -6,26 +6,13 @@ Each signal is written from the raw output's meaning, without any view of it bei
 
 from __future__ import annotations
 
-from draped_common import Run, S, exits, recipe, sh, vbin, write  # noqa: F401
+from draped_common import Run, S, exits, pyver, recipe, sh, vbin, wait_port, write  # noqa: F401
 
 NPM_PINS: list[str] = []
 PY_PINS = ["SQLAlchemy==2.0.36", "CherryPy==18.10.0", "testslide==2.7.1", "pydoctor==24.11.2", "schemathesis==3.39.7",
            "hypothesis==6.115.0", "pykwalify==1.8.0", "cx_Freeze==7.2.7", "pylama==8.4.1", "nbdime==4.0.2",
            "mutmut==2.5.1", "pytest==8.4.2", "arq==0.26.1", "redis==5.3.1"]
 APT_PINS: dict[str, str] = {}
-
-
-def _pyver(dist: str) -> list[str]:
-    """A version command that asks the draped venv's Python for an installed distribution's version."""
-    return [vbin("python"), "-c", f"import importlib.metadata as m; print(m.version('{dist}'))"]
-
-
-def _wait_port(port: int) -> str:
-    """Shell that waits until something listens on 127.0.0.1:`port`."""
-    return (f"for i in $(seq 150); do python -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}))' "
-            f"2>/dev/null && break; sleep 0.1; done; ")
-
-
 _SA_LOAD = """\
 import csv
 
@@ -72,7 +59,7 @@ if __name__ == "__main__":
 """
 
 
-@recipe("sqlalchemy-echo-import-unique-violation", "sqlalchemy", "crash", _pyver("SQLAlchemy"), needs=("python",))
+@recipe("sqlalchemy-echo-import-unique-violation", "sqlalchemy", "crash", pyver("SQLAlchemy"), needs=("python",))
 def _sqlalchemy(root):
     """Write the `sqlalchemy-echo-import-unique-violation` project under `root`; return its command and signals."""
     write(root, "crm/__init__.py", "")
@@ -128,13 +115,13 @@ print(f"price sync: 3000 requests, {failed} failed", flush=True)
 """
 
 
-@recipe("cherrypy-price-api-one-500", "cherrypy", "log", _pyver("CherryPy"), needs=("python",))
+@recipe("cherrypy-price-api-one-500", "cherrypy", "log", pyver("CherryPy"), needs=("python",))
 def _cherrypy(root):
     """Write the `cherrypy-price-api-one-500` project under `root`; return its command and signals."""
     write(root, "shop/__init__.py", "")
     write(root, "shop/catalogue.py", _CHERRY_APP)
     write(root, "sync.py", _CHERRY_CLIENT)
-    command = ("python -m shop.catalogue & server=$!; " + _wait_port(18851) +
+    command = ("python -m shop.catalogue & server=$!; " + wait_port(18851) +
                "python sync.py; kill -TERM $server; wait $server; exit 0")
     return Run(["python", "-m", "shop.catalogue"], [
         S("stdout", r'"GET /price\?sku=2288 HTTP/1\.1" 500 ', "the one request that failed among 3,000"),
@@ -159,7 +146,7 @@ def _testslide_module(area: str, n: int) -> str:
             f"class {area}TariffTest(testslide.TestCase):\n" + "".join(tests))
 
 
-@recipe("testslide-tariff-one-failure", "testslide", "test-runner", _pyver("testslide"), needs=("testslide",))
+@recipe("testslide-tariff-one-failure", "testslide", "test-runner", pyver("testslide"), needs=("testslide",))
 def _testslide(root):
     """Write the `testslide-tariff-one-failure` project under `root`; return its command and signals."""
     write(root, "energy/__init__.py", "")
@@ -322,7 +309,7 @@ mapping:
 """
 
 
-@recipe("pykwalify-worker-config-errors", "pykwalify", "linter", _pyver("pykwalify"), needs=("pykwalify",))
+@recipe("pykwalify-worker-config-errors", "pykwalify", "linter", pyver("pykwalify"), needs=("pykwalify",))
 def _pykwalify(root):
     """Write the `pykwalify-worker-config-errors` project under `root`; return its command and signals."""
     write(root, "schema.yaml", _KWALIFY_SCHEMA)
@@ -429,7 +416,7 @@ def _notebook(cells: list[str]) -> str:
          "source": source} for n, source in enumerate(cells)]}, indent=1) + "\n"
 
 
-@recipe("nbmerge-forecast-notebook-conflict", "nbmerge", "vcs", _pyver("nbdime"), needs=("nbmerge",))
+@recipe("nbmerge-forecast-notebook-conflict", "nbmerge", "vcs", pyver("nbdime"), needs=("nbmerge",))
 def _nbmerge(root):
     """Write the `nbmerge-forecast-notebook-conflict` project under `root`; return its command and signals."""
     base = [f"demand_{n} = load_series('region-{n}')\nmodel_{n} = fit(demand_{n}, order=(2, 1, 1))\n" for n in range(30)]
@@ -556,14 +543,14 @@ asyncio.run(main())
 """
 
 
-@recipe("arq-worker-burst-one-job-failed", "arq", "log", _pyver("arq"), needs=("arq", "redis-server"))
+@recipe("arq-worker-burst-one-job-failed", "arq", "log", pyver("arq"), needs=("arq", "redis-server"))
 def _arq(root):
     """Write the `arq-worker-burst-one-job-failed` project under `root`; return its command and signals."""
     write(root, "billing/__init__.py", "")
     write(root, "billing/worker.py", _ARQ_TASKS)
     write(root, "enqueue.py", _ARQ_ENQUEUE)
     command = ("redis-server --port 18871 --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 & redis=$!; " +
-               _wait_port(18871) + "python enqueue.py && arq billing.worker.WorkerSettings --burst; status=$?; "
+               wait_port(18871) + "python enqueue.py && arq billing.worker.WorkerSettings --burst; status=$?; "
                "kill $redis; wait $redis; exit $status")
     return Run(["arq", "billing.worker.WorkerSettings", "--burst"], [
         S("stderr", r"→ invoice-1202:send_invoice\(1202\)", "the failing job's start"),

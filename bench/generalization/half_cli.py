@@ -61,6 +61,15 @@ class Place:
         """A pinned PyPI tool's path."""
         return os.path.join(self.venv_bin, name)
 
+    def pyver(self, dist: str) -> list[str]:
+        """A version command that asks the half's venv Python for an installed distribution's version."""
+        return [self.vbin("python"), "-c", f"import importlib.metadata as m; print(m.version('{dist}'))"]
+
+    def npmver(self, package: str) -> list[str]:
+        """A version command that reads an installed npm package's version (for tools whose --version
+        prints none)."""
+        return ["node", "-p", f"require('{self.npm}/node_modules/{package}/package.json').version"]
+
     def nbin(self, name: str) -> str:
         """A pinned npm tool's path."""
         return os.path.join(self.npm_bin, name)
@@ -68,6 +77,19 @@ class Place:
     def link_node_modules(self, root: str) -> None:
         """Give a project the pinned npm tools as its own node_modules (a symlink)."""
         os.symlink(os.path.join(self.npm, "node_modules"), os.path.join(root, "node_modules"))
+
+
+def wait_port(port: int) -> str:
+    """Shell that waits until something listens on 127.0.0.1:`port` (a recipe's server started in the
+    background)."""
+    return (f"for i in $(seq 200); do python -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}))' "
+            f"2>/dev/null && break; sleep 0.1; done; ")
+
+
+def redis_server(sock: str) -> str:
+    """Shell that starts a private redis-server on the Unix socket `sock` (no TCP, no persistence) as `$redis`."""
+    return (f"redis-server --port 0 --unixsocket {sock} --save '' --appendonly no --loglevel warning >/dev/null & "
+            f"redis=$!; for i in $(seq 100); do [ -S {sock} ] && break; sleep 0.05; done; ")
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from hooded_common import NPM, Run, S, exits, link_node_modules, nbin, recipe, sh, vbin, write  # noqa: F401
+from hooded_common import NPM, Run, S, exits, link_node_modules, nbin, npmver, recipe, sh, vbin, write  # noqa: F401
 
 NPM_PINS = ["@japa/runner@4.2.0", "@japa/assert@4.0.1", "vue-tsc@2.1.10", "vue@3.5.13", "typescript@5.6.3",
             "npm-run-all@4.1.5", "ibm-openapi-validator@1.38.4", "graphql-schema-linter@3.0.1", "graphql@16.11.0",
@@ -17,12 +17,6 @@ NPM_PINS = ["@japa/runner@4.2.0", "@japa/assert@4.0.1", "vue-tsc@2.1.10", "vue@3
             "documentation@14.0.3"]
 PY_PINS: list[str] = []
 APT_PINS: dict[str, str] = {}
-
-
-def _npmver(package: str) -> list[str]:
-    """A version command that reads an installed npm package's version (for tools whose --version prints none)."""
-    return ["node", "-p", f"require('{NPM}/node_modules/{package}/package.json').version"]
-
 
 def _package(root: str, name: str, extra: dict | None = None, rel: str = "package.json") -> None:
     """Write a package.json called `name` (with `extra` keys) at `root/rel`."""
@@ -60,7 +54,7 @@ def _japa_spec(part: int) -> str:
             f"test.group('catalogue section {part}', () => {{\n" + "\n".join(tests) + "})\n")
 
 
-@recipe("japa-spec-one-failure-among-passes", "japa", "test-runner", _npmver("@japa/runner"), needs=("node",))
+@recipe("japa-spec-one-failure-among-passes", "japa", "test-runner", npmver("@japa/runner"), needs=("node",))
 def _japa(root):
     """Write the `japa-spec-one-failure-among-passes` project under `root`; return its command and signals."""
     _package(root, "catalogue", {"private": True, "type": "module"})
@@ -129,7 +123,7 @@ def _graphql_type(n: int) -> str:
 
 
 @recipe("graphql-schema-linter-catalogue-unknown-type", "graphql-schema-linter", "linter",
-        _npmver("graphql-schema-linter"), needs=("graphql-schema-linter",))
+        npmver("graphql-schema-linter"), needs=("graphql-schema-linter",))
 def _graphql_schema_linter(root):
     """Write the `graphql-schema-linter-catalogue-unknown-type` project under `root`; return its command and signals."""
     types = "".join(_graphql_type(n) for n in range(60))
@@ -161,7 +155,7 @@ console.log(`[${kind}] ${files.length} files done`)
 """
 
 
-@recipe("run-s-build-steps-one-fails", "run-s", "build", _npmver("npm-run-all"), needs=("run-s",))
+@recipe("run-s-build-steps-one-fails", "run-s", "build", npmver("npm-run-all"), needs=("run-s",))
 def _run_s(root):
     """Write the `run-s-build-steps-one-fails` project under `root`; return its command and signals."""
     steps = {"styles": ("css", 180), "scripts": ("js", 260), "icons": ("svg", 150), "fonts": ("woff2", 40)}
@@ -190,7 +184,7 @@ def _ts_module(layer: str, n: int, imports: list[str]) -> str:
     return f"{lines}\nexport function {layer}_{n}(input: number): number {{\n  return input + {n}\n}}\n"
 
 
-@recipe("dpdm-tree-two-circular-chains", "dpdm", "linter", _npmver("dpdm"), needs=("dpdm",))
+@recipe("dpdm-tree-two-circular-chains", "dpdm", "linter", npmver("dpdm"), needs=("dpdm",))
 def _dpdm(root):
     """Write the `dpdm-tree-two-circular-chains` project under `root`; return its command and signals."""
     for n in range(70):
@@ -312,7 +306,7 @@ def _ts_exports(n: int) -> str:
                    for k in range(4))
 
 
-@recipe("ts-unused-exports-helpers-and-dead-file", "ts-unused-exports", "linter", _npmver("ts-unused-exports"),
+@recipe("ts-unused-exports-helpers-and-dead-file", "ts-unused-exports", "linter", npmver("ts-unused-exports"),
         needs=("ts-unused-exports",))
 def _ts_unused_exports(root):
     """Write the `ts-unused-exports-helpers-and-dead-file` project under `root`; return its command and signals."""
@@ -330,7 +324,7 @@ def _ts_unused_exports(root):
     ], expect_exit=exits(1))
 
 
-@recipe("manypkg-check-monorepo-mismatches", "manypkg", "linter", _npmver("@manypkg/cli"), needs=("manypkg",))
+@recipe("manypkg-check-monorepo-mismatches", "manypkg", "linter", npmver("@manypkg/cli"), needs=("manypkg",))
 def _manypkg(root):
     """Write the `manypkg-check-monorepo-mismatches` project under `root`; return its command and signals."""
     _package(root, "shop-monorepo", {"private": True, "workspaces": ["packages/*"]})

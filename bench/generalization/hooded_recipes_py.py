@@ -6,26 +6,13 @@ Each signal is written from the raw output's meaning, without any view of it bei
 
 from __future__ import annotations
 
-from hooded_common import Run, S, exits, recipe, sh, vbin, write  # noqa: F401
+from hooded_common import Run, S, exits, pyver, recipe, sh, vbin, wait_port, write  # noqa: F401
 
 NPM_PINS: list[str] = []
 PY_PINS = ["radish-bdd==0.18.4", "tornado==6.6.1", "APScheduler==3.11.3", "fixit==2.2.1", "pandera==0.35.0",
            "pandas==2.2.3", "shandy-sqlfmt==0.32.0", "loguru==0.7.3", "pdoc==16.0.0", "pycln==2.6.0", "nbclient==0.11.0",
            "ipykernel==6.29.5", "rich==15.0.0", "mamba==0.11.3", "expects==0.9.0"]
 APT_PINS: dict[str, str] = {}
-
-
-def _pyver(dist: str) -> list[str]:
-    """A version command that asks the hooded venv's Python for an installed distribution's version."""
-    return [vbin("python"), "-c", f"import importlib.metadata as m; print(m.version('{dist}'))"]
-
-
-def _wait_port(port: int) -> str:
-    """Shell that waits until something listens on 127.0.0.1:`port`."""
-    return (f"for i in $(seq 150); do python -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}))' "
-            f"2>/dev/null && break; sleep 0.1; done; ")
-
-
 _RADISH_STEPS = """\
 from radish import given, when, then
 
@@ -59,7 +46,7 @@ def _radish_feature(zone: int, wrong: tuple[int, int]) -> str:
     return f"Feature: Shipping rates for zone {zone}\n  Quotes follow the published table.\n\n" + "".join(rows)
 
 
-@recipe("radish-bdd-one-stale-rate", "radish", "test-runner", _pyver("radish-bdd"), needs=("radish",))
+@recipe("radish-bdd-one-stale-rate", "radish", "test-runner", pyver("radish-bdd"), needs=("radish",))
 def _radish(root):
     """Write the `radish-bdd-one-stale-rate` project under `root`; return its command and signals."""
     write(root, "shipping/__init__.py", "")
@@ -114,13 +101,13 @@ print(f"stock sync: 2400 requests, {failed} failed", flush=True)
 """
 
 
-@recipe("tornado-access-log-one-500", "tornado", "log", _pyver("tornado"), needs=("python",))
+@recipe("tornado-access-log-one-500", "tornado", "log", pyver("tornado"), needs=("python",))
 def _tornado(root):
     """Write the `tornado-access-log-one-500` project under `root`; return its command and signals."""
     write(root, "inventory/__init__.py", "")
     write(root, "inventory/server.py", _TORNADO_APP)
     write(root, "sync.py", _TORNADO_CLIENT)
-    command = ("python -m inventory.server & server=$!; " + _wait_port(18817) +
+    command = ("python -m inventory.server & server=$!; " + wait_port(18817) +
                "python sync.py; kill -TERM $server; wait $server; exit 0")
     return Run(["python", "-m", "inventory.server"], [
         S("stderr", r"^\[E \d+ [\d:]+ web:\d+\] Uncaught exception GET /stock/1733 \(127\.0\.0\.1\)$",
@@ -169,7 +156,7 @@ def build_report(n):
 """
 
 
-@recipe("apscheduler-one-job-raised", "apscheduler", "log", _pyver("APScheduler"), needs=("python",))
+@recipe("apscheduler-one-job-raised", "apscheduler", "log", pyver("APScheduler"), needs=("python",))
 def _apscheduler(root):
     """Write the `apscheduler-one-job-raised` project under `root`; return its command and signals."""
     write(root, "reports/__init__.py", "")
@@ -224,7 +211,7 @@ def normalize(row):
 """
 
 
-@recipe("loguru-import-one-record-raised", "loguru", "log", _pyver("loguru"), needs=("python",))
+@recipe("loguru-import-one-record-raised", "loguru", "log", pyver("loguru"), needs=("python",))
 def _loguru(root):
     """Write the `loguru-import-one-record-raised` project under `root`; return its command and signals."""
     write(root, "crm/__init__.py", "")
@@ -335,7 +322,7 @@ print(f"{len(validated)} orders valid")
 """
 
 
-@recipe("pandera-validate-orders-lazy-errors", "pandera", "data", _pyver("pandera"), needs=("python",))
+@recipe("pandera-validate-orders-lazy-errors", "pandera", "data", pyver("pandera"), needs=("python",))
 def _pandera(root):
     """Write the `pandera-validate-orders-lazy-errors` project under `root`; return its command and signals."""
     write(root, "validate_orders.py", _PANDERA_SCRIPT)
@@ -386,7 +373,7 @@ def _notebook(cells: list[str]) -> str:
                        "nbformat": 4, "nbformat_minor": 5}, indent=1)
 
 
-@recipe("jupyter-execute-notebook-cell-error", "jupyter-execute", "notebook", _pyver("nbclient"), needs=("jupyter-execute",))
+@recipe("jupyter-execute-notebook-cell-error", "jupyter-execute", "notebook", pyver("nbclient"), needs=("jupyter-execute",))
 def _jupyter_execute(root):
     """Write the `jupyter-execute-notebook-cell-error` project under `root`; return its command and signals."""
     cells = ["import csv\nimport statistics\n", "with open('sensors.csv') as handle:\n    rows = list(csv.DictReader(handle))\nlen(rows)\n"]
@@ -444,7 +431,7 @@ def render_all(services):
 """
 
 
-@recipe("rich-traceback-locals-deploy-render", "rich", "crash", _pyver("rich"), needs=("python",))
+@recipe("rich-traceback-locals-deploy-render", "rich", "crash", pyver("rich"), needs=("python",))
 def _rich(root):
     """Write the `rich-traceback-locals-deploy-render` project under `root`; return its command and signals."""
     import json
@@ -473,7 +460,7 @@ def _mamba_spec(part: int) -> str:
             f"with description('VAT for country {part}'):\n    with context('standard rates'):\n{examples}")
 
 
-@recipe("mamba-specs-all-pass", "mamba", "test-runner", _pyver("mamba"), needs=("mamba",))
+@recipe("mamba-specs-all-pass", "mamba", "test-runner", pyver("mamba"), needs=("mamba",))
 def _mamba(root):
     """Write the `mamba-specs-all-pass` project under `root`; return its command and signals."""
     write(root, "ledger/__init__.py", "")

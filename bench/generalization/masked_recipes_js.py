@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from masked_common import NPM, Run, S, exits, link_node_modules, recipe, sh, vbin, write  # noqa: F401
+from masked_common import NPM, Run, S, exits, link_node_modules, npmver, recipe, sh, vbin, write  # noqa: F401
 
 NPM_PINS = ["linkinator@6.3.0", "jscodeshift@17.4.0", "bunyan@2.0.5", "brittle@4.1.0", "ember-template-lint@7.9.3",
             "pug-cli@1.0.0-alpha6", "rescript@12.3.1", "vitepress@1.6.4", "@graphql-inspector/cli@7.0.0",
@@ -17,12 +17,6 @@ NPM_PINS = ["linkinator@6.3.0", "jscodeshift@17.4.0", "bunyan@2.0.5", "brittle@4
             "lerna@9.0.7"]
 PY_PINS: list[str] = []
 APT_PINS: dict[str, str] = {}
-
-
-def _npmver(package: str) -> list[str]:
-    """A version command that reads an installed npm package's version (for tools whose --version prints none)."""
-    return ["node", "-p", f"require('{NPM}/node_modules/{package}/package.json').version"]
-
 
 def _package(root: str, name: str, extra: dict | None = None, rel: str = "package.json") -> None:
     """Write a package.json called `name` (with `extra` keys) at `root/rel`."""
@@ -35,7 +29,7 @@ def _page(n: int, links: list[str]) -> str:
     return f"<!doctype html>\n<html><head><title>Page {n}</title></head><body>\n<h1>Page {n}</h1>\n<ul>\n{items}</ul>\n</body></html>\n"
 
 
-@recipe("linkinator-local-site-two-broken", "linkinator", "docs", _npmver("linkinator"), needs=("linkinator",))
+@recipe("linkinator-local-site-two-broken", "linkinator", "docs", npmver("linkinator"), needs=("linkinator",))
 def _linkinator(root):
     """Write the `linkinator-local-site-two-broken` project under `root`; return its command and signals."""
     pages = 320
@@ -69,7 +63,7 @@ module.exports = function transform(file, api) {
 """
 
 
-@recipe("jscodeshift-codemod-one-parse-error", "jscodeshift", "build", _npmver("jscodeshift"), needs=("jscodeshift",))
+@recipe("jscodeshift-codemod-one-parse-error", "jscodeshift", "build", npmver("jscodeshift"), needs=("jscodeshift",))
 def _jscodeshift(root):
     """Write the `jscodeshift-codemod-one-parse-error` project under `root`; return its command and signals."""
     write(root, "transforms/get-json.js", _TRANSFORM)
@@ -109,7 +103,7 @@ def _bunyan_record(n: int) -> dict:
     return record
 
 
-@recipe("bunyan-request-log-two-errors", "bunyan", "log", _npmver("bunyan"), needs=("bunyan",))
+@recipe("bunyan-request-log-two-errors", "bunyan", "log", npmver("bunyan"), needs=("bunyan",))
 def _bunyan(root):
     """Write the `bunyan-request-log-two-errors` project under `root`; return its command and signals."""
     write(root, "logs/checkout.log", "".join(json.dumps(_bunyan_record(n)) + "\n" for n in range(4000)))
@@ -129,7 +123,7 @@ def _brittle_file(part: int, broken: tuple[int, int]) -> str:
     return "const test = require('brittle')\nconst { total } = require('../lib/cart')\n\n" + tests
 
 
-@recipe("brittle-tap-one-failure-among-passes", "brittle", "test-runner", _npmver("brittle"), needs=("brittle-node",))
+@recipe("brittle-tap-one-failure-among-passes", "brittle", "test-runner", npmver("brittle"), needs=("brittle-node",))
 def _brittle(root):
     """Write the `brittle-tap-one-failure-among-passes` project under `root`; return its command and signals."""
     _package(root, "shop-cart", {"private": True})
@@ -154,7 +148,7 @@ def _template(n: int, extra: str = "") -> str:
             f"  <button type=\"button\" {{{{on \"click\" @checkout}}}}>Checkout</button>\n{extra}</section>\n")
 
 
-@recipe("ember-template-lint-warnings-two-errors", "ember-template-lint", "linter", _npmver("ember-template-lint"),
+@recipe("ember-template-lint-warnings-two-errors", "ember-template-lint", "linter", npmver("ember-template-lint"),
         needs=("ember-template-lint",))
 def _ember_template_lint(root):
     """Write the `ember-template-lint-warnings-two-errors` project under `root`; return its command and signals."""
@@ -184,7 +178,7 @@ def _schema(fields: int, old: bool) -> str:
             f"  status: OrderStatus!\n}}\n\n{status}\n{types}")
 
 
-@recipe("graphql-inspector-diff-two-breaking", "graphql-inspector", "api", _npmver("@graphql-inspector/cli"),
+@recipe("graphql-inspector-diff-two-breaking", "graphql-inspector", "api", npmver("@graphql-inspector/cli"),
         needs=("graphql-inspector",))
 def _graphql_inspector(root):
     """Write the `graphql-inspector-diff-two-breaking` project under `root`; return its command and signals."""
@@ -198,7 +192,7 @@ def _graphql_inspector(root):
     ], expect_exit=exits(1))
 
 
-@recipe("npm-package-json-lint-monorepo-two-errors", "npmPkgJsonLint", "linter", _npmver("npm-package-json-lint"),
+@recipe("npm-package-json-lint-monorepo-two-errors", "npmPkgJsonLint", "linter", npmver("npm-package-json-lint"),
         needs=("npmPkgJsonLint",))
 def _npm_package_json_lint(root):
     """Write the `npm-package-json-lint-monorepo-two-errors` project under `root`; return its command and signals."""
@@ -220,7 +214,7 @@ def _npm_package_json_lint(root):
     ], expect_exit=exits(2))
 
 
-@recipe("lerna-run-build-one-package-fails", "lerna", "build", _npmver("lerna"), needs=("lerna",))
+@recipe("lerna-run-build-one-package-fails", "lerna", "build", npmver("lerna"), needs=("lerna",))
 def _lerna(root):
     """Write the `lerna-run-build-one-package-fails` project under `root`; return its command and signals."""
     parts = ["api", "auth", "billing", "cart", "catalog", "checkout", "emails", "inventory", "ledger", "orders",
@@ -252,7 +246,7 @@ def _lerna(root):
                expect_exit=exits(1, 130))
 
 
-@recipe("pug-render-views-one-syntax-error", "pug", "template", _npmver("pug-cli"), needs=("pug",))
+@recipe("pug-render-views-one-syntax-error", "pug", "template", npmver("pug-cli"), needs=("pug",))
 def _pug(root):
     """Write the `pug-render-views-one-syntax-error` project under `root`; return its command and signals."""
     for n in range(140):
@@ -269,7 +263,7 @@ def _pug(root):
     ], expect_exit=exits(1))
 
 
-@recipe("rescript-build-type-error", "rescript", "compiler", _npmver("rescript"), needs=("rescript",))
+@recipe("rescript-build-type-error", "rescript", "compiler", npmver("rescript"), needs=("rescript",))
 def _rescript(root):
     """Write the `rescript-build-type-error` project under `root`; return its command and signals."""
     _package(root, "shop-pricing", {"private": True})
@@ -291,7 +285,7 @@ def _rescript(root):
     ], expect_exit=exits(1))
 
 
-@recipe("vitepress-build-two-dead-links", "vitepress", "docs", _npmver("vitepress"), needs=("vitepress",))
+@recipe("vitepress-build-two-dead-links", "vitepress", "docs", npmver("vitepress"), needs=("vitepress",))
 def _vitepress(root):
     """Write the `vitepress-build-two-dead-links` project under `root`; return its command and signals."""
     _package(root, "shop-docs", {"private": True, "type": "module"})
@@ -314,7 +308,7 @@ def _vitepress(root):
     ], expect_exit=exits(1))
 
 
-@recipe("secretlint-two-leaked-keys", "secretlint", "linter", _npmver("secretlint"), needs=("secretlint",))
+@recipe("secretlint-two-leaked-keys", "secretlint", "linter", npmver("secretlint"), needs=("secretlint",))
 def _secretlint(root):
     """Write the `secretlint-two-leaked-keys` project under `root`; return its command and signals."""
     _package(root, "shop-config", {"private": True})
@@ -373,7 +367,7 @@ def _solcjs(root):
     ], expect_exit=exits(1))
 
 
-@recipe("attw-pack-types-problems", "attw", "packaging", _npmver("@arethetypeswrong/cli"), needs=("attw",))
+@recipe("attw-pack-types-problems", "attw", "packaging", npmver("@arethetypeswrong/cli"), needs=("attw",))
 def _attw(root):
     """Write the `attw-pack-types-problems` project under `root`; return its command and signals."""
     _package(root, "shop-money", {"type": "module", "main": "./dist/index.cjs", "types": "./dist/index.d.ts",

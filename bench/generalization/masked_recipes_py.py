@@ -6,7 +6,7 @@ Each signal is written from the raw output's meaning, without any view of it bei
 
 from __future__ import annotations
 
-from masked_common import Run, S, exits, recipe, sh, vbin, write  # noqa: F401
+from masked_common import Run, S, exits, pyver, recipe, redis_server, sh, vbin, wait_port, write
 
 NPM_PINS: list[str] = []
 PY_PINS = ["dramatiq[redis]==2.2.1", "honcho==2.0.0", "sanic==25.12.1", "semgrep==1.187.0", "dbt-core==1.11.16",
@@ -15,24 +15,7 @@ PY_PINS = ["dramatiq[redis]==2.2.1", "honcho==2.0.0", "sanic==25.12.1", "semgrep
 APT_PINS: dict[str, str] = {}
 
 
-def _pyver(dist: str) -> list[str]:
-    """A version command that asks the masked venv's Python for an installed distribution's version."""
-    return [vbin("python"), "-c", f"import importlib.metadata as m; print(m.version('{dist}'))"]
-
-
-def _redis(sock: str) -> str:
-    """Shell that starts a private redis-server on the Unix socket `sock` (no TCP, no persistence) as `$redis`."""
-    return (f"redis-server --port 0 --unixsocket {sock} --save '' --appendonly no --loglevel warning >/dev/null & "
-            f"redis=$!; for i in $(seq 100); do [ -S {sock} ] && break; sleep 0.05; done; ")
-
-
-def _wait_port(port: int) -> str:
-    """Shell that waits until something listens on 127.0.0.1:`port`."""
-    return (f"for i in $(seq 150); do python -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}))' "
-            f"2>/dev/null && break; sleep 0.1; done; ")
-
-
-@recipe("dramatiq-worker-one-actor-raised", "dramatiq", "log", _pyver("dramatiq"), needs=("dramatiq", "redis-server"))
+@recipe("dramatiq-worker-one-actor-raised", "dramatiq", "log", pyver("dramatiq"), needs=("dramatiq", "redis-server"))
 def _dramatiq(root):
     """Write the `dramatiq-worker-one-actor-raised` project under `root`; return its command and signals."""
     sock = f"{root}/redis.sock"
@@ -47,7 +30,7 @@ def _dramatiq(root):
     write(root, "wait.py", "import time\n\nfor _ in range(1200):\n    try:\n"
           f"        if len(open('{root}/done.txt').read().split()) >= 900:\n            break\n"
           "    except FileNotFoundError:\n        pass\n    time.sleep(0.1)\n")
-    command = (_redis(sock) + "python enqueue.py && { dramatiq media.tasks --processes 1 --threads 2 & worker=$!; } "
+    command = (redis_server(sock) + "python enqueue.py && { dramatiq media.tasks --processes 1 --threads 2 & worker=$!; } "
                "&& python wait.py; kill -TERM $worker; wait $worker; kill $redis; wait $redis; exit 0")
     return Run(["dramatiq", "media.tasks", "--processes", "1", "--threads", "2"], [
         S("stderr", r"\[ERROR\] Failed to process message transcode\(614\) with unhandled exception\.$",
@@ -69,7 +52,7 @@ _PROCS = {
 }
 
 
-@recipe("honcho-start-indexer-crashes", "honcho", "log", _pyver("honcho"), needs=("honcho",))
+@recipe("honcho-start-indexer-crashes", "honcho", "log", pyver("honcho"), needs=("honcho",))
 def _honcho(root):
     """Write the `honcho-start-indexer-crashes` project under `root`; return its command and signals."""
     for name, text in _PROCS.items():
@@ -87,7 +70,7 @@ def _honcho(root):
     ], env={"PYTHONPATH": root}, expect_exit=exits(1), timeout=180)
 
 
-@recipe("sanic-server-one-500-among-requests", "sanic", "log", _pyver("sanic"), needs=("sanic",))
+@recipe("sanic-server-one-500-among-requests", "sanic", "log", pyver("sanic"), needs=("sanic",))
 def _sanic(root):
     """Write the `sanic-server-one-500-among-requests` project under `root`; return its command and signals."""
     write(root, "shop/__init__.py", "")
@@ -99,7 +82,7 @@ def _sanic(root):
           "    except urllib.error.HTTPError:\n        failed += 1\nprint(f'smoke: 600 requests, {failed} failed', flush=True)\n")
     argv = ["sanic", "shop.app:app", "--host", "127.0.0.1", "--port", "18791", "--single-process", "--access-logs",
             "--no-motd"]
-    command = (" ".join(argv) + " & server=$!; " + _wait_port(18791) +
+    command = (" ".join(argv) + " & server=$!; " + wait_port(18791) +
                "python smoke.py; kill -INT $server; wait $server; exit 0")
     return Run(argv, [
         S("stderr", r"ERROR: Exception occurred while handling uri: 'http://127\.0\.0\.1:18791/price/377'$",
@@ -174,7 +157,7 @@ def _dbt_models(root: str) -> None:
           "from {{ ref('raw_orders') }}\nwhere order_id % 40 = 17\n")
 
 
-@recipe("dbt-build-one-model-binder-error", "dbt", "build", _pyver("dbt-core"), needs=("dbt",))
+@recipe("dbt-build-one-model-binder-error", "dbt", "build", pyver("dbt-core"), needs=("dbt",))
 def _dbt(root):
     """Write the `dbt-build-one-model-binder-error` project under `root`; return its command and signals."""
     write(root, "dbt_project.yml", "name: shop\nversion: '1.0.0'\nprofile: shop\nmodel-paths: ['models']\n"
@@ -203,7 +186,7 @@ def _prospector_module(n: int, extra: str = "") -> str:
     return f"import os\nimport sys\n\n\n{funcs}{extra}"
 
 
-@recipe("prospector-two-undefined-names", "prospector", "linter", _pyver("prospector"), needs=("prospector",))
+@recipe("prospector-two-undefined-names", "prospector", "linter", pyver("prospector"), needs=("prospector",))
 def _prospector(root):
     """Write the `prospector-two-undefined-names` project under `root`; return its command and signals."""
     write(root, "inventory/__init__.py", "")
@@ -242,7 +225,7 @@ def _service(n: int, port: str = "", region: str = "") -> str:
             f"env:\n  LOG_LEVEL: info\n  POOL_SIZE: '{n % 9 + 2}'\nhealthcheck:\n  path: /healthz\n  interval_seconds: 10\n")
 
 
-@recipe("yamale-two-invalid-service-configs", "yamale", "data", _pyver("yamale"), needs=("yamale",))
+@recipe("yamale-two-invalid-service-configs", "yamale", "data", pyver("yamale"), needs=("yamale",))
 def _yamale(root):
     """Write the `yamale-two-invalid-service-configs` project under `root`; return its command and signals."""
     write(root, "schema.yaml", _YAMALE_SCHEMA)
@@ -257,7 +240,7 @@ def _yamale(root):
     ], expect_exit=exits(1))
 
 
-@recipe("ipython-etl-script-zero-division", "ipython", "crash", _pyver("ipython"), needs=("ipython",))
+@recipe("ipython-etl-script-zero-division", "ipython", "crash", pyver("ipython"), needs=("ipython",))
 def _ipython(root):
     """Write the `ipython-etl-script-zero-division` project under `root`; return its command and signals."""
     write(root, "etl/__init__.py", "")
@@ -277,7 +260,7 @@ def _ipython(root):
     ], env={"PYTHONPATH": root, "IPYTHONDIR": f"{root}/.ipython"}, expect_exit=exits(0, 1))
 
 
-@recipe("tryceratops-exception-antipatterns", "tryceratops", "linter", _pyver("tryceratops"), needs=("tryceratops",))
+@recipe("tryceratops-exception-antipatterns", "tryceratops", "linter", pyver("tryceratops"), needs=("tryceratops",))
 def _tryceratops(root):
     """Write the `tryceratops-exception-antipatterns` project under `root`; return its command and signals."""
     write(root, "payments/gateway.py", """\
@@ -313,7 +296,7 @@ def _tryceratops(root):
     ], expect_exit=exits(0, 1))
 
 
-@recipe("pyinfra-local-deploy-one-op-fails", "pyinfra", "deploy", _pyver("pyinfra"), needs=("pyinfra",))
+@recipe("pyinfra-local-deploy-one-op-fails", "pyinfra", "deploy", pyver("pyinfra"), needs=("pyinfra",))
 def _pyinfra(root):
     """Write the `pyinfra-local-deploy-one-op-fails` project under `root`; return its command and signals."""
     ops = "".join(f"files.directory(name='Create release dir {n}', path='{root}/srv/shop/releases/r{n:02d}')\n"
@@ -332,7 +315,7 @@ def _pyinfra(root):
     ], expect_exit=exits(1))
 
 
-@recipe("pypyr-pipeline-step-name-error", "pypyr", "build", _pyver("pypyr"), needs=("pypyr",))
+@recipe("pypyr-pipeline-step-name-error", "pypyr", "build", pyver("pypyr"), needs=("pypyr",))
 def _pypyr(root):
     """Write the `pypyr-pipeline-step-name-error` project under `root`; return its command and signals."""
     write(root, "release.yaml", """\
@@ -360,7 +343,7 @@ def _pypyr(root):
     ], expect_exit=lambda code: code != 0)
 
 
-@recipe("pyroma-package-rating", "pyroma", "packaging", _pyver("pyroma"), needs=("pyroma",))
+@recipe("pyroma-package-rating", "pyroma", "packaging", pyver("pyroma"), needs=("pyroma",))
 def _pyroma(root):
     """Write the `pyroma-package-rating` project under `root`; return its command and signals."""
     write(root, "pyproject.toml", """\
@@ -380,7 +363,7 @@ def _pyroma(root):
     ], expect_exit=exits(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10))
 
 
-@recipe("sqlite-utils-insert-unique-constraint", "sqlite-utils", "data", _pyver("sqlite-utils"), needs=("sqlite-utils",))
+@recipe("sqlite-utils-insert-unique-constraint", "sqlite-utils", "data", pyver("sqlite-utils"), needs=("sqlite-utils",))
 def _sqlite_utils(root):
     """Write the `sqlite-utils-insert-unique-constraint` project under `root`; return its command and signals."""
     write(root, "customers.csv", "id,email,city\n" + "".join(f"{n},c{n}@example.test,city{n % 17}\n" for n in range(1, 41))
@@ -392,7 +375,7 @@ def _sqlite_utils(root):
     ], expect_exit=exits(1))
 
 
-@recipe("copier-copy-post-task-fails", "copier", "scaffold", _pyver("copier"), needs=("copier",))
+@recipe("copier-copy-post-task-fails", "copier", "scaffold", pyver("copier"), needs=("copier",))
 def _copier(root):
     """Write the `copier-copy-post-task-fails` project under `root`; return its command and signals."""
     write(root, "template/copier.yml", "project_name:\n  type: str\n  default: shop-service\n"
@@ -422,7 +405,7 @@ def _rst_section(n: int) -> str:
             f".. code-block:: text\n\n   systemctl restart orders@{n}\n\n")
 
 
-@recipe("rst2html-runbook-warnings-unknown-target", "rst2html", "docs", _pyver("docutils"), needs=("rst2html",))
+@recipe("rst2html-runbook-warnings-unknown-target", "rst2html", "docs", pyver("docutils"), needs=("rst2html",))
 def _rst2html(root):
     """Write the `rst2html-runbook-warnings-unknown-target` project under `root`; return its command and signals."""
     sections = [_rst_section(n) for n in range(150)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from shrouded_common import NPM, Run, S, exits, link_node_modules, nbin, recipe, sh, write
+from shrouded_common import Run, S, exits, link_node_modules, nbin, npmver, recipe, sh, wait_port, write
 
 NPM_PINS = ["nx@24.0.7", "gulp@5.0.1", "newman@6.2.2", "pm2@7.0.4", "http-server@14.1.1", "vnu-jar@26.9.27",
             "doiuse@6.0.6", "type-coverage@2.30.3", "typescript@5.9.3", "@redocly/cli@2.77.0", "tsd@0.33.0",
@@ -17,28 +17,15 @@ NPM_PINS = ["nx@24.0.7", "gulp@5.0.1", "newman@6.2.2", "pm2@7.0.4", "http-server
 PY_PINS: list[str] = []
 APT_PINS: dict[str, str] = {}
 
-
-def _npmver(package: str) -> list[str]:
-    """A version command that reads an installed npm package's version (for tools whose --version prints none)."""
-    return ["node", "-p", f"require('{NPM}/node_modules/{package}/package.json').version"]
-
-
 def _package(root: str, name: str, extra: dict | None = None, rel: str = "package.json") -> None:
     """Write a private package.json called `name` (with `extra` keys) at `root/rel`."""
     write(root, rel, json.dumps({"name": name, "version": "1.0.0", "private": True, **(extra or {})}, indent=2) + "\n")
-
-
-def _wait_port(port: int) -> str:
-    """Shell that waits until something listens on 127.0.0.1:`port`."""
-    return (f"for i in $(seq 100); do node -e 'require(\"net\").connect({port}, \"127.0.0.1\").on(\"connect\", () => "
-            f"process.exit(0)).on(\"error\", () => process.exit(1))' && break; sleep 0.1; done; ")
-
 
 _NX_PARTS = ("cart", "catalog", "pricing", "search", "users", "orders", "billing", "tax", "shipping", "returns", "reviews",
              "coupons", "stock", "mail", "reports", "auth", "media", "ledger")
 
 
-@recipe("nx-run-many-build-one-fails", "nx", "build", _npmver("nx"), needs=("nx",))
+@recipe("nx-run-many-build-one-fails", "nx", "build", npmver("nx"), needs=("nx",))
 def _nx(root):
     """Write the `nx-run-many-build-one-fails` project under `root`; return its command and signals."""
     _package(root, "shop-workspace", {"workspaces": ["packages/*"]})
@@ -72,7 +59,7 @@ def _gulp_task(name: str, files: int) -> str:
             f"    console.log(`{name}: wrote dist/{name}/part-${{String(i).padStart(3, '0')}}.out`)\n  }}\n  done()\n}}\n\n")
 
 
-@recipe("gulp-series-one-task-errors", "gulp", "build", _npmver("gulp"), needs=("gulp",))
+@recipe("gulp-series-one-task-errors", "gulp", "build", npmver("gulp"), needs=("gulp",))
 def _gulp(root):
     """Write the `gulp-series-one-task-errors` project under `root`; return its command and signals."""
     _package(root, "shop-assets")
@@ -125,7 +112,7 @@ def _newman(root):
                   "item": [{"name": "Orders", "item": [_newman_item(n) for n in range(100, 400)]}]}
     write(root, "orders.postman_collection.json", json.dumps(collection, indent=1) + "\n")
     argv = ["newman", "run", "orders.postman_collection.json", "--disable-unicode"]
-    command = (f"node server.js & server=$!; {_wait_port(18973)}" + " ".join(argv)
+    command = (f"node server.js & server=$!; {wait_port(18973)}" + " ".join(argv)
                + "; status=$?; kill $server; wait $server 2>/dev/null; exit $status")
     return Run(argv, [
         S("stdout", r"^  GET http://127\.0\.0\.1:18973/orders/212 \[404 Not Found, ", "the one request that failed"),
@@ -156,7 +143,7 @@ def _http_server(root):
           ";(async () => {\n  let missing = 0\n  for (const p of paths) if ((await get(p)) === 404) missing++\n"
           "  console.log(`crawl: ${paths.length} requests, ${missing} not found`)\n})()\n")
     argv = ["http-server", "site", "-a", "127.0.0.1", "-p", "18979", "-c-1"]
-    command = (" ".join(argv) + f" & server=$!; {_wait_port(18979)}node crawl.js; kill $server; wait $server 2>/dev/null; exit 0")
+    command = (" ".join(argv) + f" & server=$!; {wait_port(18979)}node crawl.js; kill $server; wait $server 2>/dev/null; exit 0")
     return Run(argv, [
         S("stdout", r'"GET /(img/p060\.png|products/p120\.html|css/print\.css)" Error \(404\): "Not found"$',
           "the three missing files among 2,163 requests"),
@@ -191,7 +178,7 @@ def _styles(n: int) -> str:
                    for k in range(5))
 
 
-@recipe("doiuse-browser-support-one-has-selector", "doiuse", "linter", _npmver("doiuse"), needs=("doiuse",))
+@recipe("doiuse-browser-support-one-has-selector", "doiuse", "linter", npmver("doiuse"), needs=("doiuse",))
 def _doiuse(root):
     """Write the `doiuse-browser-support-one-has-selector` project under `root`; return its command and signals."""
     for n in range(40):
@@ -258,7 +245,7 @@ def _fees_module(n: int) -> str:
     return funcs + f"module.exports = {{ {', '.join(f'fee{k}' for k in range(6))} }}\n"
 
 
-@recipe("stryker-mutation-score-below-break", "stryker", "test-runner", _npmver("@stryker-mutator/core"), needs=("stryker",))
+@recipe("stryker-mutation-score-below-break", "stryker", "test-runner", npmver("@stryker-mutator/core"), needs=("stryker",))
 def _stryker(root):
     """Write the `stryker-mutation-score-below-break` project under `root`; return its command and signals."""
     _package(root, "shop-fees", {"scripts": {"test": "node --test"}})
@@ -281,7 +268,7 @@ def _stryker(root):
     ], expect_exit=exits(1))
 
 
-@recipe("tsd-type-assertion-errors", "tsd", "type-checker", _npmver("tsd"), needs=("tsd",))
+@recipe("tsd-type-assertion-errors", "tsd", "type-checker", npmver("tsd"), needs=("tsd",))
 def _tsd(root):
     """Write the `tsd-type-assertion-errors` project under `root`; return its command and signals."""
     _package(root, "shop-money", {"types": "index.d.ts"})
@@ -300,7 +287,7 @@ def _tsd(root):
     ], expect_exit=exits(1))
 
 
-@recipe("es-check-one-file-too-new", "es-check", "linter", _npmver("es-check"), needs=("es-check",))
+@recipe("es-check-one-file-too-new", "es-check", "linter", npmver("es-check"), needs=("es-check",))
 def _es_check(root):
     """Write the `es-check-one-file-too-new` project under `root`; return its command and signals."""
     for n in range(150):
@@ -328,7 +315,7 @@ def _markuplint(root):
     ], command="markuplint 'site/**/*.html'", expect_exit=exits(1))
 
 
-@recipe("pm2-logs-crash-loop", "pm2", "log", _npmver("pm2"), needs=("pm2",))
+@recipe("pm2-logs-crash-loop", "pm2", "log", npmver("pm2"), needs=("pm2",))
 def _pm2(root):
     """Write the `pm2-logs-crash-loop` project under `root`; return its command and signals."""
     write(root, "config/default.json", '{\n  "port": 18983,\n  "queue": { "batch": 25 }\n}\n')
@@ -346,7 +333,7 @@ def _pm2(root):
     ], command=" ".join(argv) + "; status=$?; pm2 kill >/dev/null; exit $status", env=env, expect_exit=exits(0))
 
 
-@recipe("poku-suite-all-pass", "poku", "test-runner", _npmver("poku"), needs=("poku",))
+@recipe("poku-suite-all-pass", "poku", "test-runner", npmver("poku"), needs=("poku",))
 def _poku(root):
     """Write the `poku-suite-all-pass` project under `root`; return its command and signals."""
     _package(root, "shop-units", {"scripts": {"test": "poku test"}})

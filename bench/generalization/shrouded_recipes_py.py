@@ -7,7 +7,7 @@ Each signal is written from the raw output's meaning, without any view of it bei
 from __future__ import annotations
 
 from generate_native import Repo
-from shrouded_common import Run, S, exits, recipe, sh, vbin, write
+from shrouded_common import Run, S, exits, pyver, recipe, redis_server, sh, vbin, write
 
 NPM_PINS: list[str] = []
 PY_PINS = ["lizard==1.24.3", "rq==3.0.0", "celery[redis]==5.7.0", "ward==0.68.0b0", "pymarkdownlnt==0.9.41",
@@ -15,19 +15,6 @@ PY_PINS = ["lizard==1.24.3", "rq==3.0.0", "celery[redis]==5.7.0", "ward==0.68.0b
            "ipykernel==7.4.0", "pyrefly==1.5.1", "diff-cover==11.0.4", "fawltydeps==0.20.0", "cookiecutter==2.7.1",
            "pelican==4.12.0"]
 APT_PINS: dict[str, str] = {}
-
-
-def _pyver(dist: str) -> list[str]:
-    """A version command that asks the shrouded venv's Python for an installed distribution's version."""
-    return [vbin("python"), "-c", f"import importlib.metadata as m; print(m.version('{dist}'))"]
-
-
-def _redis(sock: str) -> str:
-    """Shell that starts a private redis-server on the Unix socket `sock` (no TCP, no persistence) as `$redis`."""
-    return (f"redis-server --port 0 --unixsocket {sock} --save '' --appendonly no --loglevel warning >/dev/null & "
-            f"redis=$!; for i in $(seq 100); do [ -S {sock} ] && break; sleep 0.05; done; ")
-
-
 def _lizard_module(n: int) -> str:
     """A C module of twelve small functions on stock levels."""
     return "".join(f"int stock_{n}_{k}(int level, int reserved)\n{{\n    if (level < reserved)\n        return 0;\n"
@@ -41,7 +28,7 @@ def _dispatch(name: str, cases: int) -> str:
     return f"int {name}(int code, int qty)\n{{\n    int rate = 0;\n    switch (code) {{\n{body}    }}\n    return rate;\n}}\n"
 
 
-@recipe("lizard-complexity-three-over-threshold", "lizard", "linter", _pyver("lizard"), needs=("lizard",))
+@recipe("lizard-complexity-three-over-threshold", "lizard", "linter", pyver("lizard"), needs=("lizard",))
 def _lizard(root):
     """Write the `lizard-complexity-three-over-threshold` project under `root`; return its command and signals."""
     for n in range(130):
@@ -67,7 +54,7 @@ def _rq(root):
           "queue = Queue('thumbnails', connection=Redis(unix_socket_path=sys.argv[1]))\nfor n in range(700):\n"
           "    queue.enqueue('shop.jobs.thumbnail', n, job_id=f'thumb-{n:04d}')\n")
     sock = f"{root}/redis.sock"
-    command = (_redis(sock) + f"python enqueue.py {sock} && rq worker --burst --url unix://{sock} thumbnails; "
+    command = (redis_server(sock) + f"python enqueue.py {sock} && rq worker --burst --url unix://{sock} thumbnails; "
                "status=$?; kill $redis; wait $redis; exit $status")
     return Run(["rq", "worker", "--burst", "--url", f"unix://{sock}", "thumbnails"], [
         S("stdout", r"thumbnails: shop\.jobs\.thumbnail\(433\) \(thumb-0433\)$", "the one job that failed, started, among 700"),
@@ -95,7 +82,7 @@ def _celery(root):
           "failed = 0\nfor zone in range(500):\n    result = AsyncResult(f'quote-{zone:04d}', app=app)\n"
           "    result.get(timeout=120, propagate=False)\n    failed += result.failed()\n"
           "print(f'wait: 500 quotes, {failed} failed', flush=True)\n")
-    command = (_redis(sock) + "python enqueue.py && "
+    command = (redis_server(sock) + "python enqueue.py && "
                "{ celery -A shop.tasks worker --pool=solo --loglevel=INFO --without-gossip --without-mingle "
                "--without-heartbeat -n quotes@shop & worker=$!; } && python wait.py; "
                "kill -TERM $worker; wait $worker; kill $redis; wait $redis; exit 0")
@@ -117,7 +104,7 @@ def _ward_module(part: int, broken: tuple[int, int]) -> str:
     return "from ward import test\n\nfrom parcels.volume import volume\n\n\n" + tests
 
 
-@recipe("ward-one-failure-among-passes", "ward", "test-runner", _pyver("ward"), needs=("ward",))
+@recipe("ward-one-failure-among-passes", "ward", "test-runner", pyver("ward"), needs=("ward",))
 def _ward(root):
     """Write the `ward-one-failure-among-passes` project under `root`; return its command and signals."""
     write(root, "parcels/__init__.py", "")
@@ -141,7 +128,7 @@ def _markdown_page(n: int) -> str:
     return f"# Guide {n}\n\n## Before you start\n\n{body}## Next steps\n\nSee the [index](index.md).\n"
 
 
-@recipe("pymarkdown-scan-long-lines-one-heading", "pymarkdown", "linter", _pyver("pymarkdownlnt"), needs=("pymarkdown",))
+@recipe("pymarkdown-scan-long-lines-one-heading", "pymarkdown", "linter", pyver("pymarkdownlnt"), needs=("pymarkdown",))
 def _pymarkdown(root):
     """Write the `pymarkdown-scan-long-lines-one-heading` project under `root`; return its command and signals."""
     for n in range(80):
@@ -160,7 +147,7 @@ def _playbook(n: int, extra: str = "") -> str:
             f"    - apt:\n        name: nginx\n        state: present\n{tasks}{extra}")
 
 
-@recipe("ansible-lint-warnings-two-errors", "ansible-lint", "linter", _pyver("ansible-lint"), needs=("ansible-lint",))
+@recipe("ansible-lint-warnings-two-errors", "ansible-lint", "linter", pyver("ansible-lint"), needs=("ansible-lint",))
 def _ansible_lint(root):
     """Write the `ansible-lint-warnings-two-errors` project under `root`; return its command and signals."""
     write(root, ".ansible-lint", "---\noffline: true\nwarn_list:\n  - fqcn[action-core]\n  - name[missing]\n"
@@ -187,7 +174,7 @@ def _invoice(n: int, amount: str = "", currency: str = "EUR") -> str:
             f"  <customer>C{n % 50:03d}</customer>\n  <issued>2024-03-{n % 28 + 1:02d}</issued>\n{lines}</invoice>\n")
 
 
-@recipe("xmlschema-validate-two-invalid-invoices", "xmlschema-validate", "data", _pyver("xmlschema"),
+@recipe("xmlschema-validate-two-invalid-invoices", "xmlschema-validate", "data", pyver("xmlschema"),
         needs=("xmlschema-validate",))
 def _xmlschema(root):
     """Write the `xmlschema-validate-two-invalid-invoices` project under `root`; return its command and signals."""
@@ -248,7 +235,7 @@ make_server('127.0.0.1', PORT, app, handler_class=Quiet).serve_forever()
 """
 
 
-@recipe("locust-headless-checkout-errors", "locust", "profiler", _pyver("locust"), needs=("locust",))
+@recipe("locust-headless-checkout-errors", "locust", "profiler", pyver("locust"), needs=("locust",))
 def _locust(root):
     """Write the `locust-headless-checkout-errors` project under `root`; return its command and signals."""
     write(root, "server.py", _SHOP_WSGI.replace("PORT", "18961"))
@@ -271,7 +258,7 @@ def _locust(root):
     ], command=command, expect_exit=exits(1))
 
 
-@recipe("daphne-asgi-one-request-exception", "daphne", "log", _pyver("daphne"), needs=("daphne",))
+@recipe("daphne-asgi-one-request-exception", "daphne", "log", pyver("daphne"), needs=("daphne",))
 def _daphne(root):
     """Write the `daphne-asgi-one-request-exception` project under `root`; return its command and signals."""
     write(root, "shop/__init__.py", "")
@@ -309,7 +296,7 @@ def _cell(source: str, kind: str = "code", tags: tuple[str, ...] = ()) -> dict:
     return cell
 
 
-@recipe("papermill-report-cell-keyerror", "papermill", "docs", _pyver("papermill"), needs=("papermill",))
+@recipe("papermill-report-cell-keyerror", "papermill", "docs", pyver("papermill"), needs=("papermill",))
 def _papermill(root):
     """Write the `papermill-report-cell-keyerror` project under `root`; return its command and signals."""
     import json
@@ -378,7 +365,7 @@ def _fees(n: int, count: int) -> str:
     return "".join(f"def fee_{n}_{j}(amount):\n    return amount * {j + 1}\n\n\n" for j in range(count))
 
 
-@recipe("diff-cover-below-threshold", "diff-cover", "coverage", _pyver("diff-cover"), needs=("diff-cover", "git"))
+@recipe("diff-cover-below-threshold", "diff-cover", "coverage", pyver("diff-cover"), needs=("diff-cover", "git"))
 def _diff_cover(root):
     """Write the `diff-cover-below-threshold` project under `root`; return its command and signals."""
     repo = Repo(root)
@@ -422,7 +409,7 @@ def _fawltydeps(root):
     ], expect_exit=exits(3, 4))
 
 
-@recipe("cookiecutter-undefined-variable", "cookiecutter", "build", _pyver("cookiecutter"),
+@recipe("cookiecutter-undefined-variable", "cookiecutter", "build", pyver("cookiecutter"),
         needs=("cookiecutter",))
 def _cookiecutter(root):
     """Write the `cookiecutter-undefined-variable` project under `root`; return its command and signals."""

@@ -10,10 +10,11 @@ own tools (`NPM_PINS`, `PY_PINS`, `APT_PINS`); `generate_veiled.install` install
 from __future__ import annotations
 
 from generate_native import Recipe, Run, S, Skip, exits, failing, sh, write  # noqa: F401 (re-exported)
-from half_cli import Place
+from half_cli import Place, redis_server, wait_port  # noqa: F401 (re-exported)
 
 PLACE = Place("veiled")
 WORK, HOME, NPM, VENV = PLACE.work, PLACE.home, PLACE.npm, PLACE.venv
 RECIPES: list[Recipe] = PLACE.recipes
 recipe, vbin, nbin, link_node_modules = PLACE.recipe, PLACE.vbin, PLACE.nbin, PLACE.link_node_modules
+pyver, npmver = PLACE.pyver, PLACE.npmver
 veiled_env = PLACE.env

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import zipfile
 
-from veiled_common import Run, S, exits, recipe, sh, vbin, write
+from veiled_common import Run, S, exits, pyver, recipe, sh, vbin, write
 
 NPM_PINS: list[str] = []
 PY_PINS = ["Twisted==26.10.0", "luigi==3.8.1", "pyinstaller==6.22.3", "build==1.6.1", "setuptools==84.2.1",
@@ -18,12 +18,6 @@ PY_PINS = ["Twisted==26.10.0", "luigi==3.8.1", "pyinstaller==6.22.3", "build==1.
            "openapi-spec-validator==0.9.0", "darglint==1.8.1", "waitress==3.0.2", "check-wheel-contents==0.6.3",
            "slotscheck==0.21.0"]
 APT_PINS: dict[str, str] = {}
-
-
-def _pyver(dist: str) -> list[str]:
-    """A version command that asks the veiled venv's Python for an installed distribution's version."""
-    return [vbin("python"), "-c", f"import importlib.metadata as m; print(m.version('{dist}'))"]
-
 
 def _trial_class(k: int, broken: tuple[int, int]) -> str:
     """One trial TestCase of 60 small tests over a price table; `broken` (class, test) expects a wrong total."""
@@ -72,7 +66,7 @@ def _luigi_pipeline(broken: int) -> str:
             "        with self.output().open('w') as handle:\n            handle.write('ok')\n")
 
 
-@recipe("luigi-pipeline-task-failed", "luigi", "build", _pyver("luigi"), needs=("luigi",))
+@recipe("luigi-pipeline-task-failed", "luigi", "build", pyver("luigi"), needs=("luigi",))
 def _luigi(root):
     """Write the `luigi-pipeline-task-failed` project under `root`; return its command and signals."""
     write(root, "pipeline.py", _luigi_pipeline(77).replace("(row['orders'] if", "(row['orders'] or 1 if"))
@@ -157,7 +151,7 @@ def _twine(root):
     ], command="twine check dist/*", expect_exit=exits(1))
 
 
-@recipe("xenon-complexity-thresholds", "xenon", "linter", _pyver("xenon"), needs=("xenon",))
+@recipe("xenon-complexity-thresholds", "xenon", "linter", pyver("xenon"), needs=("xenon",))
 def _xenon(root):
     """Write the `xenon-complexity-thresholds` project under `root`; return its command and signals."""
     for n in range(60):
@@ -249,7 +243,7 @@ def _pybabel(root):
     ], expect_exit=exits(1))
 
 
-@recipe("openapi-spec-validator-invalid", "openapi-spec-validator", "linter", _pyver("openapi-spec-validator"),
+@recipe("openapi-spec-validator-invalid", "openapi-spec-validator", "linter", pyver("openapi-spec-validator"),
         needs=("openapi-spec-validator",))
 def _openapi(root):
     """Write the `openapi-spec-validator-invalid` project under `root`; return its command and signals."""
@@ -285,7 +279,7 @@ def _darglint(root):
     ], command="darglint -v 2 fees/*.py", expect_exit=exits(1))
 
 
-@recipe("waitress-request-exception-log", "waitress-serve", "log", _pyver("waitress"), needs=("waitress-serve",))
+@recipe("waitress-request-exception-log", "waitress-serve", "log", pyver("waitress"), needs=("waitress-serve",))
 def _waitress(root):
     """Write the `waitress-request-exception-log` project under `root`; return its command and signals."""
     write(root, "shop/__init__.py", "")
