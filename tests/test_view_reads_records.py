@@ -29,7 +29,7 @@ def test_a_record_of_a_rare_kind_among_a_few_kinds_of_records_comes_whole():
     out = []
     for n in range(300):
         place = f"playbooks/deploy-{n // 10:02d}.yml:{4 * (n % 10) + 6}"
-        out += [f"fqcn[action-core]: Use FQCN for builtin module actions (copy). (warning)", f"{place}:7 Use FQCN.", "",
+        out += ["fqcn[action-core]: Use FQCN for builtin module actions (copy). (warning)", f"{place}:7 Use FQCN.", "",
                 "name[missing]: All tasks should be named. (warning)", f"{place} Task/Handler: copy src=f{n}", ""]
         if n % 10 == 0:
             out += ["yaml[truthy]: Truthy value should be one of [false, true] (warning)", f"{place[:-2]}4", ""]
@@ -39,7 +39,8 @@ def test_a_record_of_a_rare_kind_among_a_few_kinds_of_records_comes_whole():
     out += ["risky-shell-pipe: Shells that use pipes should set the pipefail option.",
             "playbooks/deploy-29.yml:41 Task/Handler: copy src=h", ""]
     shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=2))
-    assert {"playbooks/deploy-17.yml:6 Task/Handler: copy src=g170", "playbooks/deploy-26.yml:6 Task/Handler: copy src=g260",
+    assert {"playbooks/deploy-17.yml:6 Task/Handler: copy src=g170",
+            "playbooks/deploy-26.yml:6 Task/Handler: copy src=g260",
             "playbooks/deploy-29.yml:41 Task/Handler: copy src=h"} <= shown
 
 
@@ -61,7 +62,8 @@ def test_a_failure_that_ends_with_a_colon_brings_the_reason_below_its_blank_line
     for k in range(5):
         out += [f"failed decoding '12,5{k}' with XsdAtomicBuiltin(name='xs:decimal'):", "",
                 f"Reason: invalid value '12,5{k}' for xs:decimal", "", "Schema component:", ""]
-        out += [f"  <hfp:hasFacet name=\"facet{m}\" />" for m in range(30)] + ["", f"Path: /invoice/line[{k}]/amount", ""]
+        out += [f"  <hfp:hasFacet name=\"facet{m}\" />" for m in range(30)]
+        out += ["", f"Path: /invoice/line[{k}]/amount", ""]
     shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=7))
     assert {f"Reason: invalid value '12,5{k}' for xs:decimal" for k in range(5)} <= shown
 
@@ -85,9 +87,11 @@ def test_a_runner_s_task_prefix_does_not_hide_the_lines_that_lead_into_a_failure
 def test_a_memory_leak_report_is_a_failure_and_a_zero_is_not():
     sal = classifier()
     for line in (b"2.40K leaked over 5000 calls from:", b"total memory leaked: 6.50K", b"MEMORY LEAKS",
-                 b"==7== ERROR: LeakSanitizer: detected memory leaks", b"==7==    definitely lost: 40 bytes in 1 blocks"):
+                 b"==7== ERROR: LeakSanitizer: detected memory leaks",
+                 b"==7==    definitely lost: 40 bytes in 1 blocks"):
         assert sal.classify(line) == "failure", line
-    for line in (b"==7==    definitely lost: 0 bytes in 0 blocks", b"All heap blocks were freed -- no leaks are possible",
+    for line in (b"==7==    definitely lost: 0 bytes in 0 blocks",
+                 b"All heap blocks were freed -- no leaks are possible",
                  b"total memory leaked: 0B"):
         assert sal.classify(line) == "plain", line
 
@@ -122,8 +126,9 @@ def test_a_rare_second_word_stands_out_where_every_line_has_the_same_first_word_
     out = ["Messages", "========", ""]
     for f in range(30):
         out.append(f"inventory/stock{f:02d}.py")
-        for k, check in enumerate(("unused-import", "unused-argument", "bare-except", "unused-argument", "bare-except",
-                                   "unused-argument", "bare-except", "unused-argument", "bare-except", "trailing-newlines")):
+        checks = ("unused-import", "unused-argument", "bare-except", "unused-argument", "bare-except",
+                  "unused-argument", "bare-except", "unused-argument", "bare-except", "trailing-newlines")
+        for k, check in enumerate(checks):
             out += [f"  Line: {4 * k + 1}", f"    pylint: {check} / Unused name 'note{k}' (col {k})"]
         if f in (8, 19):
             out += ["  Line: 38", f"    pylint: undefined-variable / Undefined variable 'NAME{f}' (col 11)"]
@@ -137,7 +142,8 @@ def test_a_rare_second_word_stands_out_where_every_line_has_the_same_first_word_
 def test_the_one_line_ending_in_another_status_inside_a_run_of_one_status_is_kept():
     # A verifier: 300 files found, one missing, then counts and verdicts whose last words are rare too.
     out = ["Loading: 99.8%\rNo new packets found", "", "There are 300 recoverable files and 0 other files.",
-           "The block size used was 16384 bytes.", "There are a total of 300 data blocks.", "", "Verifying source files:", ""]
+           "The block size used was 16384 bytes.", "There are a total of 300 data blocks.", "",
+           "Verifying source files:", ""]
     for n in range(300):
         out += [f'Opening: "data/chunk_{n:03d}.csv"',
                 f'Target: "data/chunk_{n:03d}.csv" - {"missing" if n == 244 else "found"}']

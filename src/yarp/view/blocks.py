@@ -212,7 +212,8 @@ def _bare(lines, index: int, tests: _Tests):
         if not (b"@" in prefix or b"/" in prefix or prefix.endswith(b"| ")):
             prefix = b""
         tests.prefix[line] = prefix
-    if not prefix or not any(0 <= near < len(lines) and lines[near].startswith(prefix) for near in (index - 1, index + 1)):
+    if not prefix or not any(0 <= near < len(lines) and lines[near].startswith(prefix)
+                             for near in (index - 1, index + 1)):
         return lines
     return _Bare(lines, prefix)
 

@@ -40,13 +40,13 @@ from yarp.view.scan import line_shapes
 #: Rare findings are looked for in texts up to this size (one expression over the text), among at
 #: least `MIN_FINDINGS` lines that start with a location; a kind is rare at `RARE_SHARE` percent or less.
 RARE_BYTES = 256 << 10
+MIN_FINDINGS = 8
+RARE_SHARE = 3
 #: Rare shapes and rare field values are looked for in texts up to this size, past `RARE_BYTES`: a long
 #: log's or capture's one odd line is seldom anything else's. The compiled kernel reads a line's shape a
 #: byte at a time (about 2.7 ms a MiB with the counting); fields are read only where a sample holds
 #: them (3.6 ms for 288 KB of a validator's records). A MiB would cost a 1 MiB log 5.2 ms, not 2.5.
 LONG_BYTES = 512 << 10
-MIN_FINDINGS = 8
-RARE_SHARE = 3
 #: Rare findings are looked for when at least this percent of a sample of lines start with a location.
 FINDING_SHARE = 10
 #: A text is repetitive when its most common first word starts `REPETITIVE_SHARE` percent of its lines
@@ -187,7 +187,8 @@ def rare_lines(body: bytes, lines: list[bytes], classes: dict, first_word) -> li
         import re
 
         # The data's first-word expression (its one group last), the group widened to the word after it.
-        two_words = _two_words[first_word.pattern] = re.compile(first_word.pattern[:-1] + rb"(?:[ \t]+[^ \t\n]{0,32})?)")
+        two_words = re.compile(first_word.pattern[:-1] + rb"(?:[ \t]+[^ \t\n]{0,32})?)")
+        _two_words[first_word.pattern] = two_words
     if not _repetitive([two_words.match(line)[1] for line in picked]):
         return found  # the sample's first two words do not repeat (`pytest -v`'s test names): no pass over them all
     return sorted(set(found) | set(_rare_keys(two_words.findall(text), classes)))
@@ -398,8 +399,8 @@ def rare_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
     the lines where a field that recurs says what it says nowhere else: the one column whose
     `Contains null values` is `True` among fifteen `False`, the one `Status: Failed` among `Running`,
     or the few values said once or twice where the others recur (`SELDOM_SHARE`; at most
-    `MAX_RARE_LINES` in all); and the lines ending in a rare word where most end in one (`_rare_endings`). None
-    classed already."""
+    `MAX_RARE_LINES` in all), each with the rest of its record; and the lines ending in a rare word
+    where most end in one (`_rare_endings`). None classed already."""
     global _field
     if len(body) > LONG_BYTES or len(lines) < MIN_FINDINGS:
         return []
