@@ -255,7 +255,7 @@ def _rare_keys(keys: list[bytes], classes: dict, most: int = MAX_RARE_LINES, kno
     if not counts:
         return []
     top = max(counts, key=counts.__getitem__)
-    seldom = [line for line in _lines_seen(keys, counts, 1, 2) if line not in known]
+    seldom = _lines_seen(keys, counts, 1, 2, known)
     if counts[top] * 100 >= keyed * REPETITIVE_SHARE:
         out = _within(seldom, keys, top, most)
         common = {top}
@@ -268,8 +268,7 @@ def _rare_keys(keys: list[bytes], classes: dict, most: int = MAX_RARE_LINES, kno
     if out is not None and counts[top] * 100 >= keyed * DOMINANT_SHARE:
         # Where one kind is nearly every line, a kind on one line in a hundred is rare too when the
         # lines stay few (three `Formatted` among 397 `Unchanged`).
-        more = _within(out + [line for line in _lines_seen(keys, counts, 3, keyed // 100) if line not in known],
-                       keys, top, most)
+        more = _within(out + _lines_seen(keys, counts, 3, keyed // 100, known), keys, top, most)
         out = more if more is not None else out
     if not out:
         return []
@@ -285,27 +284,28 @@ def _rare_keys(keys: list[bytes], classes: dict, most: int = MAX_RARE_LINES, kno
                 near.add(at)
                 at += step
         if line == 0 or not keys[line - 1]:
-            near.update(_record_after(keys, line))
+            near.update(_record_after(lambda at: not keys[at], line, len(keys)))
     return sorted(line for line in near if line not in classes)
 
 
-def _record_after(keys: list[bytes], line: int) -> range:
-    """The lines after `line` up to the blank line that ends its record, when one does within `RARE_REACH`
-    lines; else none."""
-    for at in range(line + 1, min(len(keys), line + RARE_REACH + 2)):
-        if not keys[at]:
+def _record_after(blank, line: int, count: int) -> range:
+    """The lines after `line` up to the blank line (`blank(index)`, of `count` lines) that ends its record,
+    when one does within `RARE_REACH` lines; else none."""
+    for at in range(line + 1, min(count, line + RARE_REACH + 2)):
+        if blank(at):
             return range(line + 1, at)
     return range(0)
 
 
-def _lines_seen(keys: list[bytes], counts: dict[bytes, int], fewest: int, most: int) -> list[int]:
-    """The lines whose non-empty key occurs `fewest` to `most` times."""
+def _lines_seen(keys: list[bytes], counts: dict[bytes, int], fewest: int, most: int, known=frozenset()) -> list[int]:
+    """The lines whose non-empty key occurs `fewest` to `most` times, those in `known` aside."""
     out = []
     for key in [key for key, count in counts.items() if key and fewest <= count <= most]:
         line = -1
         for _ in range(counts[key]):
             line = keys.index(key, line + 1)
-            out.append(line)
+            if line not in known:
+                out.append(line)
     return out
 
 
@@ -364,11 +364,16 @@ def _repetition(keys: list[bytes], top: bytes) -> tuple[int, int]:
     """Where the repetition of `top` starts and ends: its first and last line with another of its kind
     within `RARE_REACH` lines (a preamble's one `Checking we can access the last sector` is not where
     600 `Checking file` lines begin; a test's line between separators is)."""
-    at = [number for number, key in enumerate(keys) if key == top]
-    close = [n for n, (a, b) in enumerate(pairwise(at)) if b - a <= RARE_REACH]
-    if not close:
-        return at[0], at[-1]
-    return at[close[0]], at[close[-1] + 1]
+    return _run_bounds([number for number, key in enumerate(keys) if key == top], lambda a, b: b - a <= RARE_REACH)
+
+
+def _run_bounds(spots: list[int], near) -> tuple[int, int]:
+    """The first and the last of the ascending `spots` that have another next to them (`near(a, b)` for
+    neighbours a < b); the first and the last spot when none does."""
+    first = next((a for a, b in pairwise(spots) if near(a, b)), None)
+    if first is None:
+        return spots[0], spots[-1]
+    return first, next(b for b, a in pairwise(spots[::-1]) if near(a, b))
 
 
 def largest_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
@@ -431,12 +436,8 @@ def rare_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
             out.extend(seldom)
     numbers = [] if len(out) > MAX_RARE_LINES else [text.count(b"\n", 0, offset) for offset in out]
     for number in list(numbers):
-        # With the rest of its record, a blank line ending it within `RARE_REACH` lines: the finding's
-        # `Path :` under its rare `Rule :`.
-        for at in range(number + 1, min(len(lines), number + RARE_REACH + 2)):
-            if not lines[at].strip():
-                numbers.extend(range(number + 1, at))
-                break
+        # With the rest of its record: the finding's `Path :` under its rare `Rule :`.
+        numbers.extend(_record_after(lambda at: not lines[at].strip(), number, len(lines)))
     return sorted({number for number in numbers if number not in classes} | set(_rare_endings(body, lines, classes)))
 
 
@@ -470,8 +471,7 @@ def _rare_endings(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
         spots = [offset for offset, ending in found if ending == word]
         # Where the run starts and ends: a spot with another within `RARE_REACH` lines (a progress line
         # ending `No new packets found` above the run is not its start).
-        first = next((a for a, b in pairwise(spots) if body.count(b"\n", a, b) <= RARE_REACH), spots[0])
-        last = next((b for b, a in pairwise(spots[::-1]) if body.count(b"\n", a, b) <= RARE_REACH), spots[-1])
+        first, last = _run_bounds(spots, lambda a, b: body.count(b"\n", a, b) <= RARE_REACH)
         rare = [offset for offset in rare if first < offset < last]
     if not rare or len(rare) > MAX_RARE_SHAPES:
         return []
