@@ -1,4 +1,5 @@
-"""Cowled recipes (native): filled in as the half is recorded.
+"""Cowled recipes for compilers, test suites, crashes and profilers: autotest, PyPy, dtc, lacheck, protoc,
+ECL, _FORTIFY_SOURCE, google-pprof, iasl, re2c.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
