@@ -1,5 +1,5 @@
 """Cowled recipes for compilers, test suites, crashes and profilers: autotest, PyPy, dtc, lacheck, protoc,
-ECL, _FORTIFY_SOURCE, google-pprof, iasl, re2c.
+ECL, _FORTIFY_SOURCE, google-pprof, iasl, re2c, puppet-lint.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -15,7 +15,7 @@ PY_PINS: list[str] = []
 APT_PINS: dict[str, str] = {
     "pypy3": "7.3.11+dfsg-2+deb12u3", "ecl": "21.2.1+ds-4", "device-tree-compiler": "1.6.1-4+b1",
     "acpica-tools": "20200925-8", "lacheck": "1.26-17", "protobuf-compiler": "3.21.12-3+deb12u1", "re2c": "3.0-2",
-    "google-perftools": "2.10-1", "libgoogle-perftools-dev": "2.10-1", "autoconf": "2.71-3",
+    "google-perftools": "2.10-1", "libgoogle-perftools-dev": "2.10-1", "autoconf": "2.71-3", "puppet-lint": "3.0.1-1",
 }
 
 
@@ -471,3 +471,28 @@ def _re2c(root):
     return Run(["re2c", "-W", "-o", "src/lexer.c", "src/lexer.re"], [
         S("stderr", r"^src/lexer\.re:\d+:\d+: error: ", "the error: a rule uses an undefined name"),
     ], expect_exit=exits(1))
+
+
+# --- puppet-lint: a control repository's 140 profile classes in the usual style; two have layout errors ----
+
+def _profile_pp(n: int) -> str:
+    """One profile class: undocumented, double quotes everywhere; 57 indents with a tab, 112 ends a line in blanks."""
+    indent = "\t" if n == 57 else "  "
+    tail = "   " if n == 112 else ""
+    return (f"class profile::service_{n:03d} (\n  String $version = \"1.{n}.0\",\n  Integer $port = {8000 + n},\n) {{\n"
+            f"  package {{ \"service-{n:03d}\":\n    ensure => $version,\n  }}\n\n"
+            f"  file {{ \"/etc/service-{n:03d}/config.yaml\":\n    ensure  => \"file\",\n    owner => \"root\",\n"
+            f"    mode    => \"0644\",\n    content => template(\"profile/service_{n:03d}.yaml.erb\"),\n"
+            f"{indent}  notify  => Service[\"service-{n:03d}\"],{tail}\n  }}\n\n"
+            f"  service {{ \"service-{n:03d}\":\n    ensure => \"running\",\n    enable => true,\n  }}\n}}\n")
+
+
+@recipe("puppet-lint-profiles-warnings-two-errors", "puppet-lint", "linter", ["puppet-lint", "--version"],
+        needs=("puppet-lint",))
+def _puppet_lint(root):
+    """Write the `puppet-lint-profiles-warnings-two-errors` project under `root`; return its command and signals."""
+    for n in range(140):
+        write(root, f"site/profile/manifests/service_{n:03d}.pp", _profile_pp(n))
+    return Run(["puppet-lint", "site/profile/manifests"], [
+        S("stdout", r"ERROR", "the two layout errors among the style warnings"),
+    ], expect_exit=exits(0, 1))

@@ -1,5 +1,5 @@
 """Cowled recipes for network, logs, services, data, VCS, system, storage and listings: wget, zcat, caddy,
-icinga2, bean-check, radvd, git-imerge, git-filter-repo, aide, restic, sloccount.
+icinga2, bean-check, radvd, git-imerge, git-filter-repo, aide, restic, sloccount, exiftool.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -17,7 +17,7 @@ APT_PINS: dict[str, str] = {
     "wget": "1.21.3-1+deb12u1", "apache2-utils": "2.4.71-1~deb12u1", "icinga2": "2.13.6-2+deb12u2", "caddy": "2.6.2-5",
     "aide": "0.18.3-1+deb12u5", "restic": "0.14.0-1+b5", "beancount": "2.3.5-2", "knot": "3.2.6-1",
     "xorriso": "1.5.4-4", "sloccount": "2.26-5.2", "radvd": "1:2.19-1+b1", "gzip": "1.12-1",
-    "git-imerge": "1.2.0-3", "git-filter-repo": "2.38.0-1",
+    "git-imerge": "1.2.0-3", "git-filter-repo": "2.38.0-1", "libimage-exiftool-perl": "12.57+dfsg-1",
 }
 
 
@@ -364,4 +364,36 @@ def _sloccount(root):
     return Run(["sloccount", "."], [
         S("stdout", r"^Total Physical Source Lines of Code \(SLOC\)\s+= ", "the total"),
         S("stdout", r"^Totals grouped by language", "the per-language totals' heading"),
+    ], expect_exit=exits(0))
+
+
+# --- exiftool -r: listing a design team's 3,600 exported PNG assets; one export was cut short -------------
+
+def _png(width: int, height: int, seed: int) -> bytes:
+    """A small valid greyscale PNG with a text chunk naming its exporter."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        """One PNG chunk with its CRC."""
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    rows = b"".join(b"\x00" + bytes((x * 7 + y * 3 + seed) % 256 for x in range(width)) for y in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+            + chunk(b"tEXt", b"Software\x00AssetExporter 4.2") + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+@recipe("exiftool-assets-listing-one-truncated", "exiftool", "listing", ["exiftool", "-ver"], needs=("exiftool",))
+def _exiftool(root):
+    """Write the `exiftool-assets-listing-one-truncated` project under `root`; return its command and signals."""
+    for n in range(3600):
+        data = _png(16 + n % 48, 16 + n % 32, n)
+        path = os.path.join(root, f"assets/{('icons', 'banners', 'avatars', 'badges')[n % 4]}/set_{n // 200:02d}/asset_{n:04d}.png")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as handle:
+            handle.write(data[:20] if n == 2941 else data)
+    return Run(["exiftool", "-r", "-ImageSize", "-BitDepth", "-Software", "assets"], [
+        S("stderr", r"^Warning: .*asset_2941\.png$", "the one corrupted file among 3,600"),
+        S("stdout", r"^\s+\d+ directories scanned$", "the totals"),
+        S("stdout", r"^\s+\d+ image files read$", "the totals"),
     ], expect_exit=exits(0))
