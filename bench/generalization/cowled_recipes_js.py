@@ -368,3 +368,108 @@ def _ejs(root):
         S("stderr", r"^formatMoney is not defined$", "why"),
         S("stderr", r'^    at eval \("/.*/templates/invoice\.ejs":25:7\)$', "the template's own frame"),
     ], expect_exit=exits(1))
+
+
+def _geo_declarations() -> str:
+    """The hand-maintained declarations of a geometry kit: many exports, TSDoc written loosely."""
+    shapes = ["Point", "Line", "Polygon", "Circle", "Box", "Ring", "Path", "Grid", "Tile", "Mesh", "Arc", "Spline"]
+    parts = ["interface Options {\n    precision: number;\n    units: 'm' | 'km';\n}\n\n"]
+    for shape in shapes:
+        low = shape.lower()
+        parts.append(f"/**\n * A {low} in projected coordinates.\n */\nexport declare class {shape} {{\n"
+                     f"    constructor(coords: number[], options?: Options);\n    area(): number;\n"
+                     f"    length(): number;\n}}\n\n")
+        for verb in ("buffer", "simplify", "project", "clip", "rotate", "scale", "translate", "snap"):
+            parts.append(f"/**\n * {verb.capitalize()} a {low}.\n * @param {low} the {low} to change\n"
+                         f" * @param amount how much\n */\nexport declare function {verb}{shape}({low}: {shape}, "
+                         f"amount: number): {shape};\n\n")
+    return "".join(parts)
+
+
+@recipe("api-extractor-changed-signature-warnings", "api-extractor", "docs", [nbin("api-extractor"), "--version"],
+        needs=("api-extractor",))
+def _api_extractor(root):
+    """Write the `api-extractor-changed-signature-warnings` project under `root`; return its command and signals."""
+    write(root, "package.json", json.dumps({"name": "geo-kit", "version": "3.2.0", "types": "lib/index.d.ts"}) + "\n")
+    write(root, "tsconfig.json", json.dumps({"compilerOptions": {"strict": True, "declaration": True,
+                                                                 "module": "commonjs", "target": "es2020"},
+                                             "include": ["lib"]}, indent=2) + "\n")
+    write(root, "api-extractor.json", json.dumps({
+        "mainEntryPointFilePath": "<projectFolder>/lib/index.d.ts",
+        "apiReport": {"enabled": True, "reportFolder": "<projectFolder>/etc/"},
+        "docModel": {"enabled": False}, "dtsRollup": {"enabled": False}, "tsdocMetadata": {"enabled": False}},
+        indent=2) + "\n")
+    write(root, "lib/index.d.ts", _geo_declarations())
+    write(root, "etc/geo-kit.api.md", "## API Report File for \"geo-kit\"\n\n```ts\n\n"
+          "// @public\nexport function bufferPoint(point: Point, amount: number): Point;\n\n```\n")
+    return Run(["api-extractor", "run"], [
+        S("stderr", r"Warning: You have changed the API signature for this project\. ", "the one finding of its kind among 300 warnings: why the run fails"),
+        S("stdout", r"API Extractor completed with warnings", "the verdict"),
+    ], expect_exit=exits(1))
+
+
+def _patched_package(root: str, name: str, version: str, body: str) -> None:
+    """An installed package in the project's node_modules: its manifest and its one module."""
+    write(root, f"node_modules/{name}/package.json", json.dumps({"name": name, "version": version, "main": "index.js"}))
+    write(root, f"node_modules/{name}/index.js", body)
+
+
+def _patch(name: str, version: str, old: str, new: str, line: int) -> str:
+    """A patch-package patch file changing one line of a package's index.js."""
+    return (f"diff --git a/node_modules/{name}/index.js b/node_modules/{name}/index.js\n"
+            f"index 1111111..2222222 100644\n--- a/node_modules/{name}/index.js\n+++ b/node_modules/{name}/index.js\n"
+            f"@@ -{line},1 +{line},1 @@\n-{old}\n+{new}\n")
+
+
+@recipe("patch-package-one-patch-fails", "patch-package", "package-manager", npmver("patch-package"),
+        needs=("patch-package",))
+def _patch_package(root):
+    """Write the `patch-package-one-patch-fails` project under `root`; return its command and signals."""
+    packages = {"csv-lite": ("2.1.0", "const SEP = ',';", "const SEP = ';';"),
+                "retry-lite": ("0.9.3", "const TRIES = 3;", "const TRIES = 5;"),
+                "slug-lite": ("1.4.1", "const MAX = 60;", "const MAX = 80;"),
+                "money-lite": ("3.0.2", "const DIGITS = 2;", "const DIGITS = 4;")}
+    deps = {}
+    for name, (version, old, new) in packages.items():
+        installed = old if name != "money-lite" else "const DIGITS = 2; // rounding moved to format()"
+        _patched_package(root, name, version, f"'use strict';\n{installed}\nmodule.exports = {{}};\n")
+        write(root, f"patches/{name}+{version}.patch", _patch(name, version, old, new, 2))
+        deps[name] = version
+    write(root, "package.json", json.dumps({"name": "ledger-app", "version": "1.0.0", "dependencies": deps,
+                                            "scripts": {"postinstall": "patch-package"}}, indent=2) + "\n")
+    write(root, "package-lock.json", json.dumps({"name": "ledger-app", "lockfileVersion": 3, "packages": {
+        "": {"dependencies": deps}, **{f"node_modules/{n}": {"version": v[0]} for n, v in packages.items()}}}, indent=2))
+    return Run(["patch-package"], [
+        S("stdout", r"^\*\*ERROR\*\* Failed to apply patch for package money-lite at path$", "the one patch that failed among four"),
+        S("stdout", r"^    patches/money-lite\+3\.0\.2\.patch$", "the patch file"),
+        S("stdout", r"^patch-package finished with 1 error\(s\)\.$", "the summary"),
+    ], expect_exit=exits(0))
+
+
+def _lock_entries(count: int) -> dict:
+    """A package-lock v3 `packages` map of `count` resolved dependencies from the public registry."""
+    words = ["alpha", "beta", "delta", "gamma", "kappa", "lambda", "sigma", "omega", "theta", "zeta"]
+    entries = {}
+    for n in range(count):
+        name = f"{words[n % 10]}-{words[(n // 10) % 10]}-{n}"
+        host = "https://registry.npmjs.org"
+        if n == 517:
+            host = "http://npm.internal-mirror.example:4873"
+        entries[f"node_modules/{name}"] = {"version": f"{n % 7}.{n % 11}.{n % 5}",
+                                           "resolved": f"{host}/{name}/-/{name}-{n % 7}.{n % 11}.{n % 5}.tgz",
+                                           "integrity": f"sha512-{'A' * 20}{n:06d}=="}
+    return entries
+
+
+@recipe("lockfile-lint-one-foreign-host", "lockfile-lint", "linter", npmver("lockfile-lint"), needs=("lockfile-lint",))
+def _lockfile_lint(root):
+    """Write the `lockfile-lint-one-foreign-host` project under `root`; return its command and signals."""
+    write(root, "package-lock.json", json.dumps({"name": "storefront", "version": "4.0.0", "lockfileVersion": 3,
+                                                 "requires": True, "packages": {"": {"name": "storefront"},
+                                                                                **_lock_entries(900)}}, indent=2))
+    return Run(["lockfile-lint", "--path", "package-lock.json", "--type", "npm", "--allowed-hosts", "npm",
+                "--validate-https"], [
+        S("stderr", r"^detected invalid host\(s\) for package: omega-beta-517@", "the one package from a foreign host among 900"),
+        S("stderr", r"^detected invalid protocol for package: omega-beta-517@", "and over plain http"),
+        S("stderr", r"✖ Error: security issues detected!", "the verdict"),
+    ], expect_exit=exits(1))
