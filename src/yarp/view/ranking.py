@@ -136,8 +136,10 @@ def diverse(items: list, keys: list[tuple[bytes, bytes]]) -> list:
 
 def heading(stream, index: int) -> int | None:
     """The heading a finding sits under, within `HEADING_REACH` lines above it: for an indented line, the
-    nearest line indented less (`  6. "shipped"` above its tab-indented fields); for a line at the margin, the nearest banner (`*** Module x`,
-    `=== file ===`) or bare file name (`src/a.js`) above it. None when there is none."""
+    nearest line indented less (`  6. "shipped"` above its tab-indented fields), or the first line of its
+    paragraph when that is a path alone (`  src/rates19.js:1:17` above `  ✖  38:41  totl is not defined.`);
+    for a line at the margin, the nearest banner (`*** Module x`, `=== file ===`) or bare file name
+    (`src/a.js`) above it. None when there is none."""
     memo = stream.headings
     known = memo.get(index, -2)
     if known != -2:
@@ -156,6 +158,9 @@ def heading(stream, index: int) -> int | None:
         if known is None:
             known = facts[text] = (indent(text), _maybe_banner(text) and is_banner(text))
         level, banner = known
+        if own and not level and above + 1 < index and not text.strip() and _lone_place(lines[above + 1], own):
+            found = above + 1  # the paragraph's first line names the file its findings are in
+            break
         if own:
             if level < own:
                 hit = above
@@ -184,6 +189,16 @@ def _maybe_banner(line: bytes) -> bool:
     """What `is_banner` needs before it asks more: `.` or `: In `, or a line starting `In ` or with
     one of `_BANNER_FIRST`."""
     return line[:1] in _BANNER_FIRST or b"." in line or b": In " in line or line.startswith(b"In ")
+
+
+def _lone_place(line: bytes, own: int) -> bool:
+    """Whether `line`, indented no more than `own` columns, is one path alone, with or without a line and
+    column (`  src/rates19.js:1:17` heading a style checker's findings in that file)."""
+    words = line.split()
+    if len(words) != 1 or indent(line) > own:
+        return False
+    place = words[0].rstrip(b":0123456789")
+    return b"/" in place and b"." in place[-6:]
 
 
 def record_start(lines, index: int) -> int | None:

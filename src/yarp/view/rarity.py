@@ -24,9 +24,9 @@ text, `_count_elements`) after a sample says the text has the shape at all:
   (`largest_values`).
 
 Rare lines, shapes and values are shown alone (class `rare`); rare findings
-keep their block. None of them is looked for past `RARE_BYTES` (rare shapes and
-values, past `LONG_BYTES`): a view's cost must not grow with the size of what it
-leaves out.
+keep their block, and so do rare shapes among salient lines, as standouts. None of
+them is looked for past `RARE_BYTES` (rare values, past `LONG_BYTES`; rare shapes,
+past `SHAPE_BYTES`): a view's cost must not grow with the size of what it leaves out.
 """
 
 from __future__ import annotations
@@ -42,11 +42,15 @@ from yarp.view.scan import line_shapes
 RARE_BYTES = 256 << 10
 MIN_FINDINGS = 8
 RARE_SHARE = 3
-#: Rare shapes and rare field values are looked for in texts up to this size, past `RARE_BYTES`: a long
-#: log's or capture's one odd line is seldom anything else's. The compiled kernel reads a line's shape a
-#: byte at a time (about 2.7 ms a MiB with the counting); fields are read only where a sample holds
-#: them (3.6 ms for 288 KB of a validator's records). A MiB would cost a 1 MiB log 5.2 ms, not 2.5.
+#: Rare field values are looked for in texts up to this size, past `RARE_BYTES`: a long log's or
+#: capture's one odd line is seldom anything else's. Fields are read only where a sample holds them
+#: (3.6 ms for 288 KB of a validator's records; 18 ms for 900 KB of a linter's).
 LONG_BYTES = 512 << 10
+#: Rare shapes are looked for in texts up to this size: the compiled kernel reads a line's shape a byte
+#: at a time, about 2 ms a MiB with the counting, within what a view of a MiB may cost (5 ms; a 1 MB log's
+#: view takes 2 ms without them). Past 512 KiB they find a linter's two `undefined name` among 10,000
+#: style findings and an editor's two `no-undef` among 8,000, where nothing else looks.
+SHAPE_BYTES = 1 << 20
 #: Rare findings are looked for when at least this percent of a sample of lines start with a location.
 FINDING_SHARE = 10
 #: A text is repetitive when its most common first word starts `REPETITIVE_SHARE` percent of its lines
@@ -206,21 +210,22 @@ def _inside(found: list[int], keys: list[bytes]) -> bool:
     return any(first < line < last for line in found)
 
 
-def rare_shapes(body: bytes, lines: list[bytes], classes: dict, known=()) -> list[int]:
-    """In a text of no more than `LONG_BYTES` whose lines mostly have one shape (a run of word
+def rare_shapes(body: bytes, lines: list[bytes], known=()) -> list[int]:
+    """In a text of no more than `SHAPE_BYTES` whose lines mostly have one shape (a run of word
     characters as one `w` unless a short word of capitals, a run of one symbol as one: ` src/a.py |
     12 ++++--` is ` w/w.w | w +-`; `yarp.view.scan.line_shapes`), the few lines of a shape that
-    occurs at most twice, not classed already: the one file deleted outright (` w/w.w | w -`) or
-    the one binary file among three hundred rows of a `diff --stat`, the one `| FAIL |` test.
+    occurs at most twice, classed or not: the one file deleted outright (` w/w.w | w -`) or
+    the one binary file among three hundred rows of a `diff --stat`, the one `| FAIL |` test, the
+    two `totl is not defined.  no-undef` among 8,000 errors of a style checker.
 
     Lines in `known` (rare by their first word already, `rare_lines`) are neither counted nor given:
     shapes are coarser, and pwck's one `user 'svc211': no group 4242` among 240 `user 'svcN':
     directory … does not exist` stands out by its shape alone, beside rare first words that do by theirs."""
-    if len(body) > LONG_BYTES or len(lines) < MIN_REPETITIVE:
+    if len(body) > SHAPE_BYTES or len(lines) < MIN_REPETITIVE:
         return []
     if not _repetitive(line_shapes(b"\n".join(lines[::max(1, len(lines) // 256)]))):
         return []
-    return _rare_keys(line_shapes(body), classes, MAX_RARE_SHAPES, set(known))
+    return _rare_keys(line_shapes(body), {}, MAX_RARE_SHAPES, set(known))
 
 
 def _repetitive(sample: list[bytes]) -> bool:

@@ -58,15 +58,27 @@ BLOCK_PATTERNS = ("continuation", "lead", "caret", "header_continuation")
 HINT_PATTERNS = {"word": "[A-Za-z_][A-Za-z0-9_]{2,}", "location": "^[ \\t]*([^ \\t:]+:\\d+(:\\d+)?:?[ \\t]*)?",
                  "finding": "(?m)^[ \\t]*(?:[^ \\t:\\n]{1,256}:\\d+(?::\\d+)?:?|\\d{1,9}:(?=[ \\t]))[ \\t]*([^ \\t\\n]{1,40})(?:[^\\n]*[ \\t]([(\\[][\\w/@.:-]{1,60}[)\\]])[ \\t\\r]*$)?",
                  "first_word": "(?m)^[ \\t]*(?:[^\\sA-Za-z]{1,32}[ \\t]+)*([^ \\t\\n]{0,32})",
-                 "quoted": "(?<=[ (\\[:=])(?:'[^']*'|\"[^\"]*\"|`[^`]*`)|^(?:'[^']*'|\"[^\"]*\"|`[^`]*`)"}
+                 "quoted": "(?<=[ (\\[:=])(?:'[^']*'|\"[^\"]*\"|`[^`]*`)|^(?:'[^']*'|\"[^\"]*\"|`[^`]*`)",
+                 # A word holding a `/` (a path, a URL), the first group up to its file's extension and line
+                 # numbers, which stay as they are (`src/pkg/a.go:3:1:`).
+                 "path": "([^ \\t\"'()\\[\\]<>,;]*/[^ \\t\"'()\\[\\]<>,;]*?)(\\.[A-Za-z0-9]{1,8}(?::\\d+)*:?)?"
+                         "(?=[ \\t\"'()\\[\\]<>,;]|$)",
+                 # A log record at debug level: its level among the first words, bracketed or followed by `:`.
+                 "debug_level": "^(?:[^ \\t]+[ \\t]+){0,4}?(?:\\[(?:dbg|debug|DEBUG|Debug)\\]|(?:dbg|debug|DEBUG|Debug):"
+                                "|DEBUG[ \\t])"}
+#: Letters as `x`: a path's words (`/work/one-error-among-warnings/`) say where, not what happened.
+_LETTERS = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", b"x" * 52)
+#: The classes a word inside a path does not give a line.
+PATH_BLIND = FAILURE_CLASSES | {"warning"}
 
 
 class Classifier:
     """The compiled salience data: triggers, one alternation of entries, noise and block patterns."""
 
     __slots__ = ("triggers", "entries", "noise_start", "noise_any", "noise_lines_start", "noise_lines_any",
-                 "continuation", "lead", "caret", "header_continuation", "word", "location", "finding", "first_word", "quoted", "max_lines", "max_lead",
-                 "header_max_lines", "candidates", "failure_triggers", "plans")
+                 "continuation", "lead", "caret", "header_continuation", "word", "location", "finding", "first_word",
+                 "quoted", "path", "debug_level", "max_lines", "max_lead", "header_max_lines", "candidates",
+                 "failure_triggers", "plans")
 
     def __init__(self, bundle: tuple) -> None:
         entries, regexes, limits = bundle
@@ -104,19 +116,24 @@ class Classifier:
         if found is not None:
             best_class = self.entry_class(line, found)
         else:
-            low = line.lower()
-            best_class, best_start = None, -1
-            for cls, triggers, pattern in self.entries:
-                for trigger in triggers:
-                    if trigger in low:
-                        match = pattern.search(line)
-                        if match is not None and (best_class is None or match.start() < best_start):
-                            best_class, best_start = cls, match.start()
-                        break
+            best_class = self.read_past(line, self._leftmost(line), self._leftmost)
         if best_class is not None:
             # A line labelled a note or help (`file:3: note: … failed`) explains a finding: plain.
             return "plain" if best_class == "note" else best_class
         return "noise" if self.is_noise(line) else "plain"
+
+    def _leftmost(self, line: bytes) -> str | None:
+        """The class of the entry whose match starts leftmost among those whose triggers `line` holds."""
+        low = line.lower()
+        best_class, best_start = None, -1
+        for cls, triggers, pattern in self.entries:
+            for trigger in triggers:
+                if trigger in low:
+                    match = pattern.search(line)
+                    if match is not None and (best_class is None or match.start() < best_start):
+                        best_class, best_start = cls, match.start()
+                    break
+        return best_class
 
     def entry_class(self, line: bytes, found: tuple[bytes, ...]) -> str | None:
         """The class of the entry that matches a line first (`note` included), None when none does:
@@ -125,7 +142,24 @@ class Classifier:
         if plan.__class__ is Literals:  # an entry reached only by a longer trigger of its own: test it on the line
             held = plan.held(line)
             plan = self.plans.get((found, held)) or self._plan(found, held)
-        return plan.entry_class(line)
+        cls = plan.entry_class(line)
+        return cls if cls not in PATH_BLIND else self.read_past(line, cls, plan.entry_class)
+
+    def read_past(self, line: bytes, cls: str | None, again) -> str | None:
+        """`cls`, the class the entries give `line`, unless what gave it is not what the line reports: a
+        failure in a log record at debug level (`[15353] dbg: diag: … ('require' failed)`) is a
+        detail the program logs, not a failure; and a failure or warning word inside a path or a URL
+        (`FILE: /work/one-error-among-warnings/src/Rule.php`) says where, so the line is classed by
+        `again` (the entries' rule) with its paths' words masked."""
+        if cls not in PATH_BLIND:
+            return cls
+        if cls in FAILURE_CLASSES and self.debug_level.match(line) is not None:
+            return None
+        if b"/" in line:
+            masked = self.path.sub(_masked_path, line)
+            if masked != line:
+                return again(masked)
+        return cls
 
     def _plan(self, found: tuple[bytes, ...], held: int | None = None) -> tuple:
         """How to class a line whose scanned triggers are `found`: the plan of the entries they reach
@@ -181,6 +215,13 @@ class Classifier:
         """`salient_lines` by line number: (the line's number, its triggers) per line of `buf` holding a
         trigger, in line order (`yarp.view.scan.trigger_line_numbers`)."""
         return trigger_line_numbers(buf, self.triggers)
+
+
+def _masked_path(found) -> bytes:
+    """A path's words after its first `/` masked (`_LETTERS`), its file's extension and line numbers kept:
+    `src/xxx/x.go:3:1:`. What comes before the first `/` may name something else (`WARNING/MainProcess`)."""
+    head, _, rest = found[1].partition(b"/")
+    return head + b"/" + rest.translate(_LETTERS) + (found[2] or b"")
 
 
 def _sre_args(pattern: str) -> tuple:

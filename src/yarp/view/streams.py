@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections import deque
 
+from yarp.view.blocks import BLOCK_CLASSES
 from yarp.view.markers import RecordMarkers, TextMarkers, cut_note, gap_marker_fixed_bytes
 from yarp.view.rarity import largest_values, rare_columns, rare_findings, rare_lines, rare_shapes, rare_values
-from yarp.view.salience import Classifier, classifier
+from yarp.view.salience import FAILURE_CLASSES, Classifier, classifier
 
 #: A stream larger than this is scanned in chunks and only its head, tail and
 #: the windows around its first and last salient lines are held.
@@ -28,6 +29,9 @@ MAX_WINDOWS = 256
 #: Bytes of output per trigger line under which the class scan searches the whole buffer for markers
 #: once rather than asking each classed line (a search costs about 3 instructions a byte, asking a line 750).
 MARKER_SEARCH_BYTES = 256
+#: A failure line is shown whole up to this many times the line limit: a JSON log's one error record
+#: of 1,451 bytes carries its message in the middle, which a cut to 1,024 bytes leaves out.
+FAILURE_LINE_TIMES = 2
 #: What a line not held in memory reads as: never blank, never a lead or continuation line.
 UNAVAILABLE = b"\x00"
 
@@ -163,8 +167,13 @@ class Stream:
                 classes[number] = "finding"
         self.standouts.update(number for number in standouts if not is_marker(number, lines[number]))
         rare = rare_lines(body, lines, classes, sal.first_word)
+        shaped = rare_shapes(body, lines, rare)
+        # A salient line of a shape seen at most twice stands out among the many of its class: the two
+        # `totl is not defined` among 8,000 style errors.
+        self.standouts.update(number for number in shaped if classes.get(number) in BLOCK_CLASSES
+                              and not is_marker(number, lines[number]))
         for number in (rare + largest_values(body, lines, classes) + rare_values(body, lines, classes)
-                       + rare_shapes(body, lines, classes, rare) + rare_columns(body, lines, classes)):
+                       + [number for number in shaped if number not in classes] + rare_columns(body, lines, classes)):
             if not is_marker(number, lines[number]):
                 classes[number] = "rare"
         if body.startswith(b"diff --git ") or b"\ndiff --git " in body:
@@ -262,9 +271,12 @@ class Stream:
 
     def line_bytes(self, index: int, limit: int) -> bytes:
         """What the view prints for line `index`, newline and any cut marker included: a line over
-        `limit` shows its head, a note naming the bytes left out, and its tail on a line of its own."""
+        `limit` (a failure line, `FAILURE_LINE_TIMES` that) shows its head, a note naming the bytes left
+        out, and its tail on a line of its own."""
         line = _displayable(self.lines[index])
         last = index == len(self.lines) - 1 and not self.final_newline
+        if len(line) > limit and self.classes.get(index) in FAILURE_CLASSES:
+            limit *= FAILURE_LINE_TIMES  # what went wrong is what a view exists to show
         if len(line) > limit:
             head = utf8_floor(line, limit * 3 // 5)
             tail = len(line) - (limit - head)

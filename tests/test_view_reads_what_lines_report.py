@@ -1,0 +1,151 @@
+"""The view reads what a line reports, not the words it happens to hold, for any tool.
+
+Each test builds an output in the shape a real tool prints (the recorded runs are in
+`bench/generalization/`) and checks one rule: a word inside a path says where, not what
+happened; a log record at debug level is no failure and one at warning level is a warning; a
+conflict marker quoted in a data file is a conflict; a failure line a little over the line
+limit is shown whole; a line of a rare shape stands out in a text of up to a MiB, a failure
+among thousands of its class too; and a paragraph's first line naming a file heads the
+indented findings under it.
+"""
+
+from __future__ import annotations
+
+from yarp.view import rarity
+from yarp.view.cap import cap_text
+from yarp.view.salience import classifier
+
+REF = "yr_" + "cd" * 16
+
+
+def view(data: bytes, cap: int = 5120, exit_code: int | None = 1) -> str:
+    return cap_text(data, cap=cap, archive_ref=REF, source="stdout", exit_code=exit_code).decode()
+
+
+def lines_of(text: str) -> set[str]:
+    return set(text.split("\n"))
+
+
+def test_a_failure_word_inside_a_path_says_where_not_what_happened():
+    sal = classifier()
+    # A project directory named after what it tests is no failure; the file and line a failure names stay.
+    assert sal.classify(b"FILE: /work/one-error-among-warnings/src/Rules/InvoiceRule147.php") == "plain"
+    assert sal.classify(b"GET /api/errors/4 HTTP/1.1 200") == "plain"
+    assert sal.classify(b"src/pkg/a.go:3:1: undefined: total") == "failure"
+    assert sal.classify(b"src/error.c:3:1: error: 'x' undeclared") == "failure"
+    assert sal.classify(b"ERROR: /srv/app/config.yml is missing") == "failure"
+    # What comes before a relative path's first `/` is not masked: a level and its process.
+    assert sal.classify(b"[2023-11-14 22:13:20,567: WARNING/MainProcess] Task t[1] retry: Retry in 30s") == "warning"
+
+
+def test_a_checker_s_one_error_among_warnings_is_not_buried_under_file_names_holding_error():
+    # phpcs: 150 files' reports in a directory named after the run; each file's name, a count line and
+    # its warnings. One file has one ERROR row; before, every `FILE:` line was a failure.
+    out = []
+    for n in range(150):
+        out += ["", "", f"FILE: /tmp/work/phpcs-billing-one-error-among-warnings/src/Rules/InvoiceRule{n:03d}.php",
+                "-" * 99]
+        errors = 1 if n == 97 else 0
+        out += [f"FOUND {errors} ERROR{'S' if errors != 1 else ''} AND 4 WARNINGS AFFECTING {4 + errors} LINES", "-" * 99]
+        for line in (13, 22, 31, 43):
+            out.append(f" {line} | WARNING | Line exceeds 120 characters; contains 204 characters")
+            if errors and line == 31:
+                out.append(' 33 | ERROR   | [x] TRUE, FALSE and NULL must be lowercase; expected "true" but found "TRUE"')
+        out.append("-" * 99)
+    out += ["", "Time: 884ms; Memory: 10MB"]
+    shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=2))
+    assert ' 33 | ERROR   | [x] TRUE, FALSE and NULL must be lowercase; expected "true" but found "TRUE"' in shown
+
+
+def test_a_debug_record_is_no_failure_and_a_warn_record_is_a_warning():
+    sal = classifier()
+    assert sal.classify(b"Dec  7 02:57:24.916 [15353] dbg: diag: [...] module not installed: Geo::IP ('require' failed)") \
+        == "plain"
+    assert sal.classify(b"DEBUG:urllib3.connectionpool:Retrying after connection failed") == "plain"
+    assert sal.classify(b"2026-12-07 12:00:01 DEBUG worker retry 3 failed") == "plain"
+    assert sal.classify(b"Dec  7 02:57:25.149 [15353] warn: config: invalid 'rewrite_header' value") == "warning"
+    assert sal.classify(b"[warn] upstream timed out") == "warning"
+    # A word `debug` in what a line says is not its level.
+    assert sal.classify(b"Building debug target failed") == "failure"
+    assert sal.classify(b"Stack trace: Error: boom") == "failure"
+    # spamassassin's lint at debug level: twenty optional modules whose `require` failed, and two
+    # invalid settings logged at warning level among 800 debug records.
+    out = [f"Dec  7 02:57:24.916 [15353] dbg: diag: [...] optional module not installed: Mod{n}::X ('require' failed)"
+           for n in range(20)]
+    out += [f"Dec  7 02:57:25.{n % 1000:03d} [15353] dbg: config: parsing rule LOCAL_{n:04d}" for n in range(800)]
+    out[500:500] = ["Dec  7 02:57:25.149 [15353] warn: config: invalid 'rewrite_header' value in site/local.cf (line 5)"]
+    out[650:650] = ["Dec  7 02:57:25.153 [15353] warn: config: invalid regexp for LOCAL_INVOICE_097: Unmatched ( in regex"]
+    shown = lines_of(view(("\n".join(out) + "\n").encode()))
+    assert {out[500], out[650]} <= shown
+
+
+def test_a_conflict_marker_quoted_in_a_notebook_is_a_conflict():
+    sal = classifier()
+    for line in (b'    "<<<<<<< local\\n",', b'    ">>>>>>> remote"', b"<<<<<<< HEAD", b"++>>>>>>> feature"):
+        assert sal.classify(line) == "failure", line
+    assert sal.classify(b"cat <<<<<<< x") == "plain"
+    # nbmerge: a notebook of 30 cells, one holding the merge's conflict in its source strings.
+    cells = []
+    for n in range(30):
+        source = [f'    "demand_{n} = load_series(\'region-{n}\')\\n",', f'    "model_{n} = fit(demand_{n})\\n"']
+        if n == 12:
+            source = ['    "<<<<<<< local\\n",', '    "horizon = 14\\n",', '    "=======\\n",', '    "horizon = 28\\n",',
+                      '    ">>>>>>> remote"']
+        cells.append("\n".join(["  {", '   "cell_type": "code",', '   "execution_count": null,', f'   "id": "cell-{n:02d}",',
+                                '   "metadata": {},', '   "outputs": [],', '   "source": [', *source, "   ]", "  }"]))
+    text = '{\n "cells": [\n' + ",\n".join(cells) + '\n ],\n "nbformat": 4\n}\n[W nbmergeapp:56] Conflicts occurred.\n'
+    shown = lines_of(view(text.encode()))
+    assert {'    "<<<<<<< local\\n",', '    "=======\\n",', '    ">>>>>>> remote"'} <= shown
+
+
+def test_a_failure_line_a_little_over_the_line_limit_is_shown_whole():
+    # fastify: 3,000 request records of a JSON log and one error record of 1,451 bytes, whose message
+    # stands in its middle.
+    out = []
+    for n in range(3000):
+        out.append(f'{{"level":30,"time":{1796612935424 + n},"reqId":"req-{n}","req":{{"method":"GET",'
+                   f'"url":"/rooms/{n}/quote?nights=3"}},"msg":"incoming request"}}')
+    stack = "\\n".join(f"    at handler{k} (/srv/app/node_modules/fastify/lib/route{k}.js:{k}:5)" for k in range(14))
+    error = ('{"level":50,"time":1796612936761,"reqId":"req-x0","res":{"statusCode":500},"err":{"type":"TypeError",'
+             f'"message":"Cannot read properties of undefined (reading \'rate\')","stack":"TypeError: {stack}"}},'
+             '"msg":"Cannot read properties of undefined (reading \'rate\')"}')
+    assert 1024 < len(error) < 2048
+    out.insert(2376, error)
+    shown = lines_of(view(("\n".join(out) + "\nquote check: 1500 requests, 1 failed\n").encode()))
+    assert error in shown
+
+
+def test_a_line_of_a_rare_shape_stands_out_in_a_text_of_up_to_a_mebibyte():
+    # pylama over a legacy tree: 10,000 style findings of a few kinds and two undefined names, 800 KB.
+    kinds = ("E501 line too long (103 > 79 characters) [pycodestyle]", "W291 trailing whitespace [pycodestyle]",
+             "E231 missing whitespace after ',' [pycodestyle]", "C901 'build' is too complex (12) [mccabe]")
+    out = [f"reports/report{n // 100:03d}.py:{n % 100 + 1}:80 {kinds[n % 4]}" for n in range(10000)]
+    out[6123] = "reports/report061.py:23:103 E0602 undefined name 'region' [pyflakes]"
+    out[6951] = "reports/report069.py:56:103 E0602 undefined name 'region' [pyflakes]"
+    data = ("\n".join(out) + "\n").encode()
+    assert rarity.LONG_BYTES < len(data) <= rarity.SHAPE_BYTES
+    shown = lines_of(view(data))
+    assert {out[6123], out[6951]} <= shown
+
+
+def test_a_failure_of_a_rare_shape_stands_out_among_thousands_and_its_file_heads_it():
+    # xo: 7,200 errors of a style checker in 100 files, each file's findings under its name, indented
+    # as they are; two `no-undef` in the middle, each its own kind among errors of recurring kinds.
+    kinds = ("Expected indentation of 1 tab but found 2 spaces.                    indent",
+             "Unexpected var, use let or const instead.                            no-var",
+             "Strings must use singlequote.                                        quotes")
+    out = []
+    for f in range(100):
+        out += ["", f"  src/rates{f:02d}.js:1:17"]
+        for n in range(72):
+            message = kinds[n % 3]
+            if (f, n) in ((19, 40), (71, 8)):
+                message = "totl is not defined.                                                 no-undef"
+            out.append(f"  \u2716  {n + 1:>2}:{(n * 7) % 60 + 1:<3} {message}")
+    out += ["", "  7200 errors"]
+    data = ("\n".join(out) + "\n").encode()
+    assert len(data) <= rarity.SHAPE_BYTES
+    shown = lines_of(view(data))
+    undefined = [line for line in out if "no-undef" in line]
+    assert len(undefined) == 2 and set(undefined) <= shown
+    assert {"  src/rates19.js:1:17", "  src/rates71.js:1:17"} <= shown
