@@ -5,8 +5,8 @@ Each test builds an output in the shape a real tool prints (the recorded runs ar
 happened; a log record at debug level is no failure and one at warning level is a warning; a
 conflict marker quoted in a data file is a conflict; a failure line a little over the line
 limit is shown whole; a line of a rare shape stands out in a text of up to a MiB, a failure
-among thousands of its class too; and a paragraph's first line naming a file heads the
-indented findings under it.
+among thousands of its class too; a paragraph's first line naming a file heads the indented
+findings under it.
 """
 
 from __future__ import annotations
@@ -149,3 +149,4 @@ def test_a_failure_of_a_rare_shape_stands_out_among_thousands_and_its_file_heads
     undefined = [line for line in out if "no-undef" in line]
     assert len(undefined) == 2 and set(undefined) <= shown
     assert {"  src/rates19.js:1:17", "  src/rates71.js:1:17"} <= shown
+
