@@ -21,8 +21,9 @@ and the shrouded half (manifest-shrouded.json) was scored once with the rules th
 losses were read in turn, the masked half (manifest-masked.json) was scored once with the rules
 they gave, and its losses were read too; the hooded half (manifest-hooded.json) was scored once
 with the rules written from them, and then read. The draped half (manifest-draped.json) was scored
-once with the rules written from the hooded half's losses; its losses, and the veiled half's, are
-left unread.
+once with the rules written from the hooded half's losses, and then read; the cowled half
+(manifest-cowled.json) was scored once with the rules written from them. The veiled half's losses,
+and the cowled half's but one case's, are left unread.
 """
 
 from __future__ import annotations
@@ -32,17 +33,18 @@ import generalization
 #: Per half: signal lines kept by each route (at least), and each route's view bytes as a share of
 #: the naive cap's over the big cases, in percent (at most).
 REACHED = {
-    "held_out": {"run_kept": 189, "host_kept": 189, "run_bytes_pct": 55.8, "host_bytes_pct": 55.3},
-    "fresh": {"run_kept": 168, "host_kept": 168, "run_bytes_pct": 54.2, "host_bytes_pct": 56.8},
-    "blind": {"run_kept": 187, "host_kept": 186, "run_bytes_pct": 56.7, "host_bytes_pct": 56.0},
+    "held_out": {"run_kept": 189, "host_kept": 189, "run_bytes_pct": 55.7, "host_bytes_pct": 55.2},
+    "fresh": {"run_kept": 168, "host_kept": 168, "run_bytes_pct": 54.0, "host_bytes_pct": 56.6},
+    "blind": {"run_kept": 187, "host_kept": 186, "run_bytes_pct": 57.0, "host_bytes_pct": 56.2},
     "sealed": {"run_kept": 257, "host_kept": 257, "run_bytes_pct": 49.5, "host_bytes_pct": 48.9},
     "hidden": {"run_kept": 154, "host_kept": 154, "run_bytes_pct": 50.1, "host_bytes_pct": 49.7},
-    "veiled": {"run_kept": 223, "host_kept": 223, "run_bytes_pct": 50.1, "host_bytes_pct": 49.0},
-    "cloaked": {"run_kept": 228, "host_kept": 228, "run_bytes_pct": 57.9, "host_bytes_pct": 57.8},
-    "shrouded": {"run_kept": 230, "host_kept": 230, "run_bytes_pct": 59.8, "host_bytes_pct": 59.5},
-    "masked": {"run_kept": 218, "host_kept": 218, "run_bytes_pct": 59.3, "host_bytes_pct": 58.4},
-    "hooded": {"run_kept": 166, "host_kept": 165, "run_bytes_pct": 58.2, "host_bytes_pct": 57.5},
-    "draped": {"run_kept": 173, "host_kept": 172, "run_bytes_pct": 60.0, "host_bytes_pct": 59.0},
+    "veiled": {"run_kept": 223, "host_kept": 223, "run_bytes_pct": 50.3, "host_bytes_pct": 49.2},
+    "cloaked": {"run_kept": 229, "host_kept": 229, "run_bytes_pct": 57.5, "host_bytes_pct": 57.4},
+    "shrouded": {"run_kept": 230, "host_kept": 230, "run_bytes_pct": 59.9, "host_bytes_pct": 59.7},
+    "masked": {"run_kept": 218, "host_kept": 218, "run_bytes_pct": 58.5, "host_bytes_pct": 57.5},
+    "hooded": {"run_kept": 166, "host_kept": 165, "run_bytes_pct": 58.3, "host_bytes_pct": 57.5},
+    "draped": {"run_kept": 188, "host_kept": 187, "run_bytes_pct": 58.8, "host_bytes_pct": 57.6},
+    "cowled": {"run_kept": 142, "host_kept": 142, "run_bytes_pct": 57.7, "host_bytes_pct": 56.5},
 }
 
 
