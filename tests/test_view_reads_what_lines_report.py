@@ -6,7 +6,8 @@ happened; a log record at debug level is no failure and one at warning level is 
 conflict marker quoted in a data file is a conflict; a failure line a little over the line
 limit is shown whole; a line of a rare shape stands out in a text of up to a MiB, a failure
 among thousands of its class too; a paragraph's first line naming a file heads the indented
-findings under it.
+findings under it; past a heading every record repeats, the record's first line does; and a
+finding's numbers aligned right do not make its neighbours its heading.
 """
 
 from __future__ import annotations
@@ -150,3 +151,22 @@ def test_a_failure_of_a_rare_shape_stands_out_among_thousands_and_its_file_heads
     assert len(undefined) == 2 and set(undefined) <= shown
     assert {"  src/rates19.js:1:17", "  src/rates71.js:1:17"} <= shown
 
+
+
+def test_past_a_heading_every_record_repeats_the_record_s_first_line_is_shown():
+    # linthtml: each page's report names the page, then the same config file, then its findings; two
+    # errors among 3,000 warnings need their pages, not the config file every report names.
+    rules = (("warning", 'The attribute "class" is not double quoted', "attr-quote-style"),
+             ("warning", "Elements cannot have inline styles", "no-inline-style"),
+             ("warning", 'The "alt" attribute must be set for <img> tag', "img-req-alt"))
+    out = []
+    for page in range(120):
+        out += ["", f"File: manual/page{page:03d}.html", "Config file: /work/site/.linthtmlrc.json"]
+        for n in range(25):
+            severity, message, rule = rules[n % 3]
+            if (page, n) in ((43, 12), (97, 5)):
+                severity, message, rule = "error", "Tag is not closed", "tag-close"
+            out.append(f"{f'{n + 8}:{(n * 5) % 60}':>6}  {severity:<7}  {message:<50}  {rule}")
+    out += ["", "\u2716 3000 problems (2 errors, 2998 warnings)"]
+    shown = lines_of(view(("\n".join(out) + "\n").encode()))
+    assert {"File: manual/page043.html", "File: manual/page097.html"} <= shown

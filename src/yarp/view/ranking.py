@@ -37,6 +37,8 @@ END_BYTES = 400
 HEADING_REACH = 200
 #: How far above a line standing alone the first line of its record is looked for (`record_start`).
 RECORD_REACH = 8
+#: How many times a line is said word for word for it to be one every record repeats (`repeated`).
+REPEATED_LINES = 3
 #: Bytes of a line a template reads.
 TEMPLATE_BYTES = 160
 _DIGITS = bytes.maketrans(b"0123456789", b"##########")
@@ -136,7 +138,8 @@ def diverse(items: list, keys: list[tuple[bytes, bytes]]) -> list:
 
 def heading(stream, index: int) -> int | None:
     """The heading a finding sits under, within `HEADING_REACH` lines above it: for an indented line, the
-    nearest line indented less (`  6. "shipped"` above its tab-indented fields), or the first line of its
+    nearest line indented less (`  6. "shipped"` above its tab-indented fields; for a line that starts with a
+    line and column, one that does not: `  8:16` and ` 10:7` are one list aligned right), or the first line of its
     paragraph when that is a path alone (`  src/rates19.js:1:17` above `  ✖  38:41  totl is not defined.`);
     for a line at the margin, the nearest banner (`*** Module x`, `=== file ===`) or bare file name
     (`src/a.js`) above it. None when there is none."""
@@ -148,6 +151,7 @@ def heading(stream, index: int) -> int | None:
     is_marker = stream.markers.is_marker
     facts = stream.heads
     own = indent(lines[index])
+    numbered = _numbered(lines[index])
     found = None
     # Blank lines and markers are passed over, so only a line that would end the walk is asked whether it
     # is one. What a line's bytes say (its indent, whether it is a banner) is kept per bytes: walks
@@ -156,13 +160,13 @@ def heading(stream, index: int) -> int | None:
         text = lines[above]
         known = facts.get(text)
         if known is None:
-            known = facts[text] = (indent(text), _maybe_banner(text) and is_banner(text))
-        level, banner = known
+            known = facts[text] = (indent(text), _maybe_banner(text) and is_banner(text), _numbered(text))
+        level, banner, sibling = known
         if own and not level and above + 1 < index and not text.strip() and _lone_place(lines[above + 1], own):
             found = above + 1  # the paragraph's first line names the file its findings are in
             break
         if own:
-            if level < own:
+            if level < own and not (numbered and sibling):
                 hit = above
             elif level == own and above in memo:
                 hit = memo[above]  # a line of the same indent above, whose heading is known: the same one
@@ -191,6 +195,13 @@ def _maybe_banner(line: bytes) -> bool:
     return line[:1] in _BANNER_FIRST or b"." in line or b": In " in line or line.startswith(b"In ")
 
 
+def _numbered(line: bytes) -> bool:
+    """Whether a line starts, past its indent, with a line and column (`19:55  warning …`): a finding of a
+    list whose numbers are aligned to the right, so that its indent says nothing of where it sits."""
+    first = line.split(None, 1)[:1]
+    return bool(first) and first[0][:1].isdigit() and b":" in first[0] and first[0].replace(b":", b"").isdigit()
+
+
 def _lone_place(line: bytes, own: int) -> bool:
     """Whether `line`, indented no more than `own` columns, is one path alone, with or without a line and
     column (`  src/rates19.js:1:17` heading a style checker's findings in that file)."""
@@ -199,6 +210,17 @@ def _lone_place(line: bytes, own: int) -> bool:
         return False
     place = words[0].rstrip(b":0123456789")
     return b"/" in place and b"." in place[-6:]
+
+
+def repeated(stream, index: int) -> bool:
+    """Whether line `index` is said word for word on at least `REPEATED_LINES` lines of its stream (one held
+    whole): a heading every record repeats. Kept per line's bytes (`stream.repeats`)."""
+    text = stream.lines[index]
+    known = stream.repeats.get(text)
+    if known is None:
+        lines = stream.lines
+        known = stream.repeats[text] = isinstance(lines, list) and lines.count(text) >= REPEATED_LINES
+    return known
 
 
 def record_start(lines, index: int) -> int | None:

@@ -15,7 +15,7 @@ that repeat are shown once each before a second alike (`ranking.diverse`).
 from __future__ import annotations
 
 from yarp.view.blocks import LINE_CLASSES
-from yarp.view.ranking import diverse, heading, indent, kind, record_start
+from yarp.view.ranking import diverse, heading, indent, kind, record_start, repeated
 from yarp.view.salience import Classifier, is_blank
 
 #: The most blocks of one class a view weighs (`_ends_of`), half from each end: a view shows a hundred
@@ -229,11 +229,17 @@ def _spend_on_parts(view, parts: list, location) -> None:
 def _headings(stream, anchor: int) -> list[int]:
     """The heading line `anchor` sits under (`ranking.heading`) and, while that one is indented, the one it
     sits under, `HEADING_LEVELS` at most: prospector's `inventory/stock08.py` over `  Line: 38` over
-    `    pylint: undefined-variable …`."""
+    `    pylint: undefined-variable …`; past a heading every record repeats, its record's first line."""
     found: list[int] = []
     above = heading(stream, anchor)
     while above is not None and len(found) < HEADING_LEVELS:
         found.append(above)
+        if repeated(stream, above):
+            # Every record says it word for word (`Config file: …/.linthtmlrc.json` under each `File: …`): it
+            # does not say which record this is, the first line of its record does.
+            first = record_start(stream.lines, above)
+            found += [] if first is None else [first]
+            break
         if not indent(stream.lines[above]):
             break
         above = heading(stream, above)
