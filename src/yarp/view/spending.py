@@ -234,12 +234,12 @@ def _headings(stream, anchor: int) -> list[int]:
     above = heading(stream, anchor)
     while above is not None and len(found) < HEADING_LEVELS:
         found.append(above)
-        if repeated(stream, above):
+        first = record_start(stream.lines, above) if repeated(stream, above) else None
+        if first is not None and first not in found and len(found) < HEADING_LEVELS:
             # Every record says it word for word (`Config file: …/.linthtmlrc.json` under each `File: …`): it
             # does not say which record this is, the first line of its record does.
-            first = record_start(stream.lines, above)
-            found += [] if first is None else [first]
-            break
+            found.append(first)
+            above = first
         if not indent(stream.lines[above]):
             break
         above = heading(stream, above)
