@@ -252,3 +252,26 @@ def test_lines_are_numbered_from_zero_in_line_order(impl):
 def test_a_short_word_of_capitals_keeps_its_letters_in_a_shape(impl):
     data = b"Inventory Check 4-51   | FAIL |\n    F 73:0 dispatch_251 - F (67)\nOK_1 ABCDEFGHI Ab"
     assert impl.line_shapes(data) == [b"w w w-w | FAIL |", b" F w:w w - F (w)", b"w w w"]
+
+
+def test_a_table_s_rows_that_break_its_columns_rule_are_numbered_and_the_others_counted(impl):
+    data = (b'127.0.0.1 - - "GET /a HTTP/1.1" 200 17\n127.0.0.1 - - "GET /b HTTP/1.1" 500 20\n\n'
+            b"a line of another width\n  127.0.0.1\t- -  \"GET /c HTTP/1.1\" 200 9  \r\n10.0.0.9 - - \"GET /d HTTP/1.1\" 200 3")
+    rule = ((0, b"127.0.0.1"), (3, b'"GET'), (5, b'HTTP/1.1"'), (6, b"200"))
+    # Rows of 8 fields: lines 0, 1, 4 and 5; line 1 has another status, line 5 another address.
+    assert impl.rows_breaking(data, 8, rule) == (2, [1, 5])
+    assert impl.rows_breaking(data, 8, ()) == (4, [])
+    assert impl.rows_breaking(b"", 1, ((0, b"x"),)) == (0, []) and impl.rows_breaking(b"x\n", 1, ((0, b"x"),)) == (1, [])
+    # One position asked for two values: no row holds both.
+    assert impl.rows_breaking(b"a b\na c", 2, ((0, b"a"), (0, b"b"))) == (0, [0, 1])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"b", b"ab", b" ", b"  ", b"\t", b"\n", b"\r", b"\x0b", b"\x0c", b"\xc3\xa9"]),
+                max_size=200).map(b"".join),
+       st.integers(min_value=0, max_value=5),
+       st.lists(st.tuples(st.integers(min_value=-1, max_value=5), st.sampled_from([b"a", b"b", b"ab", b"\xc3\xa9"])),
+                max_size=4).map(tuple))
+def test_the_compiled_breaking_rows_answer_as_the_twin(data, width, rule):
+    twin, compiled = kernel_impls.both("_scan")
+    assert compiled.rows_breaking(data, width, rule) == twin.rows_breaking(data, width, rule)

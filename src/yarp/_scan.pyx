@@ -15,7 +15,8 @@ per tuple of triggers (the classifier passes the same two tuples every time)
 and the GIL is released for the scan of any buffer over `GIL_FREE_BYTES`.
 
 `line_shapes` gives each line's shape (`yarp._scan_py.line_shapes`) in one
-pass, a byte at a time.
+pass, a byte at a time; `rows_breaking` the rows of a table that break its
+columns' rule, in one pass that splits no line.
 
 The twin stays the reference: tests/test_scan.py crosses the two.
 """
@@ -23,10 +24,10 @@ The twin stays the reference: tests/test_scan.py crosses the two.
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from libc.string cimport memchr, memset
+from libc.string cimport memchr, memcmp, memset
 
 IMPLEMENTATION = "c"
-__all__ = ["IMPLEMENTATION", "SHAPE_BYTES", "line_shapes", "trigger_line_numbers", "trigger_lines"]
+__all__ = ["IMPLEMENTATION", "SHAPE_BYTES", "line_shapes", "rows_breaking", "trigger_line_numbers", "trigger_lines"]
 
 #: The most bytes of a line's shape kept (`line_shapes`), and the longest word of capitals it keeps.
 SHAPE_BYTES = 256
@@ -474,3 +475,80 @@ def line_shapes(data) -> list:
         return out
     finally:
         PyBuffer_Release(&view)
+
+
+cdef unsigned char BLANK[256]
+for _byte in range(256):
+    BLANK[_byte] = _byte in (9, 11, 12, 13, 32)  # what `bytes.split()` splits at, the newline aside
+
+
+def rows_breaking(data, Py_ssize_t width, tuple rule) -> tuple:
+    """How many lines of `data` (split at b"\\n") are rows of `width` fields (split as `bytes.split()`
+    splits) holding every `rule` value ((position, value) pairs) at its position, and the numbers of
+    the other rows of `width` fields, ascending, as `yarp._scan_py.rows_breaking` gives them."""
+    cdef Py_buffer view
+    cdef const unsigned char *p
+    cdef Py_ssize_t i, j, k, n, end, line = 0, fields = 0, ruled = 0, r, count = len(rule)
+    cdef const unsigned char *found
+    cdef bint breaks = False
+    cdef Py_ssize_t *wanted = <Py_ssize_t *>malloc(max(1, width) * sizeof(Py_ssize_t))
+    cdef const char **values = <const char **>malloc(max(1, count) * sizeof(char *))
+    cdef Py_ssize_t *sizes = <Py_ssize_t *>malloc(max(1, count) * sizeof(Py_ssize_t))
+    if wanted == NULL or values == NULL or sizes == NULL:
+        free(wanted)
+        free(values)
+        free(sizes)
+        raise MemoryError()
+    kept = [bytes(value) for _, value in rule]  # holds the values' bytes while they are compared
+    out = []
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        for i in range(width):
+            wanted[i] = -1
+        for r in range(count):
+            position = rule[r][0]
+            if 0 <= position < width:
+                # One position asked for two values: no row holds both.
+                if wanted[position] == -1:
+                    wanted[position] = r
+                elif wanted[position] >= 0 and kept[wanted[position]] != kept[r]:
+                    wanted[position] = -2
+            values[r] = kept[r]
+            sizes[r] = len(kept[r])
+        p = <const unsigned char *>view.buf
+        n = view.len
+        i = 0
+        while i <= n:
+            # One line, [i, end): its fields, until there are more than `width`.
+            found = <const unsigned char *>memchr(p + i, 10, n - i) if i < n else NULL
+            end = n if found == NULL else found - p
+            fields = 0
+            breaks = False
+            j = i
+            while fields <= width:
+                while j < end and BLANK[p[j]]:
+                    j += 1
+                if j >= end:
+                    break
+                k = j
+                while k < end and not BLANK[p[k]]:
+                    k += 1
+                if not breaks and fields < width:
+                    r = wanted[fields]
+                    if r == -2 or r >= 0 and (k - j != sizes[r] or memcmp(p + j, values[r], k - j) != 0):
+                        breaks = True
+                fields += 1
+                j = k
+            if fields == width:
+                if breaks:
+                    out.append(line)
+                else:
+                    ruled += 1
+            line += 1
+            i = end + 1
+        return ruled, out
+    finally:
+        PyBuffer_Release(&view)
+        free(wanted)
+        free(values)
+        free(sizes)

@@ -10,7 +10,7 @@ every buffer and every tuple of triggers; tests/test_scan.py crosses the two.
 from __future__ import annotations
 
 IMPLEMENTATION = "py"
-__all__ = ["IMPLEMENTATION", "SHAPE_BYTES", "line_shapes", "trigger_line_numbers", "trigger_lines"]
+__all__ = ["IMPLEMENTATION", "SHAPE_BYTES", "line_shapes", "rows_breaking", "trigger_line_numbers", "trigger_lines"]
 
 #: The most bytes of a line's shape kept (`line_shapes`), and the longest word of capitals it keeps.
 SHAPE_BYTES = 256
@@ -93,3 +93,19 @@ def line_shapes(data: bytes) -> list[bytes]:
 def _word_shape(match) -> bytes:
     word = match[0]
     return word if len(word) <= CAPS_BYTES and word.isalpha() and word.isupper() else b"w"
+
+
+def rows_breaking(data: bytes, width: int, rule: tuple) -> tuple[int, list[int]]:
+    """How many lines of `data` (split at b"\\n") are rows of `width` fields (`bytes.split()`) holding every
+    `rule` value ((position, value) pairs) at its position, and the numbers of the other rows of `width`
+    fields, ascending: the rows of a table that break its columns' rule."""
+    ruled, out = 0, []
+    for number, line in enumerate(data.split(b"\n")):
+        fields = line.split()
+        if len(fields) != width:
+            continue
+        if all(fields[position] == value for position, value in rule if 0 <= position < width):
+            ruled += 1
+        else:
+            out.append(number)
+    return ruled, out

@@ -19,14 +19,14 @@ text, `_count_elements`) after a sample says the text has the shape at all:
   (`rare_values`);
 * **rare columns** — in a table of rows of one number of fields, a row whose
   field that is one value on every other row says another: the one `500`
-  among 600 `200` statuses of an access log (`rare_columns`);
+  among 600 `200` statuses of an access log (`rare_columns`, up to `SHAPE_BYTES`);
 * **largest values** — in a table of sizes or counts, its largest entries
   (`largest_values`).
 
 Rare lines, shapes and values are shown alone (class `rare`); rare findings
 keep their block, and so do rare shapes among salient lines, as standouts. None of
-them is looked for past `RARE_BYTES` (rare values, past `LONG_BYTES`; rare shapes,
-past `SHAPE_BYTES`): a view's cost must not grow with the size of what it leaves out.
+them is looked for past `RARE_BYTES` (rare values, past `LONG_BYTES`; rare shapes and
+columns, past `SHAPE_BYTES`): a view's cost must not grow with the size of what it leaves out.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from _collections import _count_elements
 from itertools import pairwise
 from operator import itemgetter
 
-from yarp.view.scan import line_shapes
+from yarp.view.scan import line_shapes, rows_breaking
 
 #: Rare findings are looked for in texts up to this size (one expression over the text), among at
 #: least `MIN_FINDINGS` lines that start with a location; a kind is rare at `RARE_SHARE` percent or less.
@@ -325,12 +325,16 @@ def _within(out: list[int], keys: list[bytes], top: bytes, most: int) -> list[in
 
 
 def rare_columns(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
-    """In a table of no more than `RARE_BYTES` (`TABLE_SHARE` percent of a sample of its lines split
+    """In a table of no more than `SHAPE_BYTES` (`TABLE_SHARE` percent of a sample of its lines split
     into one same number of fields, at least `MIN_FIELDS_A_ROW`), the rows (at most `MAX_RARE_SHAPES`)
     where a field that holds one value on `COLUMN_SHARE` percent of the rows holds one seen at most
     twice (or on one row in a hundred), not classed already: the one `500` among 600 `200` statuses
-    of an access log, the three `no` among 1,900 `yes` of a login report."""
-    if len(body) > RARE_BYTES or len(lines) < MIN_REPETITIVE:
+    of an access log, the three `no` among 1,900 `yes` of a login report.
+
+    The sample says which columns have a rule and its value; one compiled pass (`rows_breaking`) counts
+    the rows that keep every rule and gives the others, which alone are split: a value other than its
+    column's rule is counted among them as among all rows."""
+    if len(body) > SHAPE_BYTES or len(lines) < MIN_REPETITIVE:
         return []
     sample = [line.split() for line in lines[::max(1, len(lines) // 256)]]
     widths: dict[int, int] = {}
@@ -339,20 +343,25 @@ def rare_columns(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
     if width < MIN_FIELDS_A_ROW or count * 100 < len(sample) * TABLE_SHARE:
         return []
     rows = [fields for fields in sample if len(fields) == width]
-    constant = [i for i in range(width) if _ruled(list(map(itemgetter(i), rows)))]
-    if not constant:
+    rule = []
+    for position in range(width):
+        counts = _ruled(list(map(itemgetter(position), rows)))
+        if counts:
+            rule.append((position, max(counts, key=counts.__getitem__)))
+    if not rule:
         return []
-    every = list(map(bytes.split, lines))
-    numbers = [number for number, size in enumerate(map(len, every)) if size == width]
-    table = [every[number] for number in numbers]
-    seldom = max(2, len(table) // 100)  # a value is rare at most twice, or on one row in a hundred
+    kept, numbers = rows_breaking(body, width, tuple(rule))
+    table = kept + len(numbers)  # the rows of `width` fields
+    breaking = [lines[number].split() for number in numbers]
+    seldom = max(2, table // 100)  # a value is rare at most twice, or on one row in a hundred
     rare: set[int] = set()
-    for position in constant:
-        column = list(map(itemgetter(position), table))
-        counts = _ruled(column)
-        if not counts:
+    for position, value in rule:
+        column = list(map(itemgetter(position), breaking))
+        counts: dict[bytes, int] = {}
+        _count_elements(counts, column)
+        if (table - len(column) + counts.get(value, 0)) * 100 < table * COLUMN_SHARE:
             continue  # a time or a count that the sample happened to see once: no value is the rule
-        rare.update(numbers[row] for row, value in enumerate(column) if counts[value] <= seldom)
+        rare.update(numbers[row] for row, found in enumerate(column) if found != value and counts[found] <= seldom)
     if not rare or len(rare) > MAX_RARE_SHAPES:
         return []
     return sorted(number for number in rare if number not in classes)

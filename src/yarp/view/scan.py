@@ -2,7 +2,7 @@
 
 The salience classifier asks `trigger_lines` which lines of a buffer hold
 which of its trigger literals (by line start; `trigger_line_numbers` by line
-number), and `yarp.view.rarity` asks `line_shapes` for each line's shape; the rest of YARP imports it from here and never
+number), and `yarp.view.rarity` asks `line_shapes` for each line's shape and `rows_breaking` for a table's odd rows; the rest of YARP imports it from here and never
 from `_scan` or `_scan_py` directly. `YARP_NO_EXTENSIONS=1` (read once, in
 `yarp._compat`) selects the twin; otherwise the extension is required to load
 when it was built, and a missing build falls back to the twin (a guard test
@@ -23,5 +23,6 @@ IMPLEMENTATION = _impl.IMPLEMENTATION
 trigger_lines = _impl.trigger_lines
 trigger_line_numbers = _impl.trigger_line_numbers
 line_shapes = _impl.line_shapes
+rows_breaking = _impl.rows_breaking
 
-__all__ = ["IMPLEMENTATION", "line_shapes", "trigger_line_numbers", "trigger_lines"]
+__all__ = ["IMPLEMENTATION", "line_shapes", "rows_breaking", "trigger_line_numbers", "trigger_lines"]
