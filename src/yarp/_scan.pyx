@@ -23,7 +23,8 @@ The twin stays the reference: tests/test_scan.py crosses the two.
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.object cimport PyObject
 from libc.string cimport memchr, memcmp, memset
 
 IMPLEMENTATION = "c"
@@ -424,6 +425,33 @@ for _byte in range(256):
     WORD[_byte] = (48 <= _byte <= 57) or (65 <= _byte <= 90) or (97 <= _byte <= 122) or _byte == 95
 
 
+#: Slots of the table of shapes made so far in one call (`line_shapes`): a power of two.
+cdef Py_ssize_t _SHAPE_SLOTS = 1024
+
+
+cdef struct ShapeSlot:
+    PyObject *made  # a shape made in this call (its reference held by the call's `made` list), or NULL
+    Py_ssize_t size
+
+
+cdef inline object _shape_object(const unsigned char *shape, Py_ssize_t k, list made, ShapeSlot *slots):
+    """The bytes of `shape[:k]`: one made before in this call when its slot holds the same bytes (lines of a
+    kind share their shape, so most lines allocate nothing and are counted by one cached hash), else new."""
+    cdef unsigned int h = 2166136261
+    cdef Py_ssize_t m
+    cdef ShapeSlot *slot
+    for m in range(k):
+        h = (h ^ shape[m]) * 16777619
+    slot = &slots[h & (_SHAPE_SLOTS - 1)]
+    if slot.made != NULL and slot.size == k and memcmp(PyBytes_AS_STRING(<object>slot.made), shape, k) == 0:
+        return <object>slot.made
+    found = PyBytes_FromStringAndSize(<char *>shape, k)
+    made.append(found)
+    slot.made = <PyObject *>found
+    slot.size = k
+    return found
+
+
 def line_shapes(data) -> list:
     """Per line of `data` (split at b"\\n"), its shape, as `yarp._scan_py.line_shapes` gives it."""
     cdef Py_buffer view
@@ -432,6 +460,9 @@ def line_shapes(data) -> list:
     cdef unsigned int c, prev = 256
     cdef bint caps
     cdef unsigned char shape[256]
+    cdef ShapeSlot slots[1024]
+    cdef list made = []
+    memset(slots, 0, sizeof(slots))
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     out = []
     try:
@@ -441,7 +472,7 @@ def line_shapes(data) -> list:
         while i < n:
             c = p[i]
             if c == 10:
-                out.append(PyBytes_FromStringAndSize(<char *>shape, k))
+                out.append(_shape_object(shape, k, made, slots))
                 k = 0
                 prev = 256
                 i += 1
@@ -471,7 +502,7 @@ def line_shapes(data) -> list:
                     shape[k] = <unsigned char>c
                     k += 1
             i += 1
-        out.append(PyBytes_FromStringAndSize(<char *>shape, k))
+        out.append(_shape_object(shape, k, made, slots))
         return out
     finally:
         PyBuffer_Release(&view)
