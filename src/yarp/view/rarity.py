@@ -46,10 +46,10 @@ RARE_SHARE = 3
 #: capture's one odd line is seldom anything else's. Fields are read only where a sample holds them
 #: (3.6 ms for 288 KB of a validator's records; 18 ms for 900 KB of a linter's).
 LONG_BYTES = 512 << 10
-#: Rare shapes are looked for in texts up to this size: the compiled kernel reads a line's shape a byte
-#: at a time, about 2 ms a MiB with the counting, within what a view of a MiB may cost (5 ms; a 1 MB log's
-#: view takes 2 ms without them). Past 512 KiB they find a linter's two `undefined name` among 10,000
-#: style findings and an editor's two `no-undef` among 8,000, where nothing else looks.
+#: Rare shapes and rare columns are looked for in texts up to this size: compiled kernels read a line's
+#: shape a byte at a time (about 2 ms a MiB with the counting) and a table's rows that break a column's
+#: rule (about 1 ms a MiB). Past 512 KiB they find a linter's two `undefined name` among 10,000 style
+#: findings, an editor's two `no-undef` among 8,000 and an access log's one `500`, where nothing else looks.
 SHAPE_BYTES = 1 << 20
 #: Rare findings are looked for when at least this percent of a sample of lines start with a location.
 FINDING_SHARE = 10
