@@ -37,8 +37,10 @@ END_BYTES = 400
 HEADING_REACH = 200
 #: How far above a line standing alone the first line of its record is looked for (`record_start`).
 RECORD_REACH = 8
-#: How many times a line is said word for word for it to be one every record repeats (`repeated`).
+#: How many times a line is said word for word, within how many lines of it each way, for it to be one
+#: every record repeats (`repeated`).
 REPEATED_LINES = 3
+REPEAT_REACH = 1000
 #: Bytes of a line a template reads.
 TEMPLATE_BYTES = 160
 _DIGITS = bytes.maketrans(b"0123456789", b"##########")
@@ -213,13 +215,16 @@ def _lone_place(line: bytes, own: int) -> bool:
 
 
 def repeated(stream, index: int) -> bool:
-    """Whether line `index` is said word for word on at least `REPEATED_LINES` lines of its stream (one held
-    whole): a heading every record repeats. Kept per line's bytes (`stream.repeats`)."""
+    """Whether line `index` is said word for word on at least `REPEATED_LINES` lines within `REPEAT_REACH`
+    lines of it (its stream held whole): a heading every record repeats. Kept per line's bytes
+    (`stream.repeats`); a window, not the whole stream, is counted, so that asking about many headings
+    of a long output stays cheap."""
     text = stream.lines[index]
     known = stream.repeats.get(text)
     if known is None:
         lines = stream.lines
-        known = stream.repeats[text] = isinstance(lines, list) and lines.count(text) >= REPEATED_LINES
+        known = stream.repeats[text] = isinstance(lines, list) and lines[
+            max(0, index - REPEAT_REACH):index + REPEAT_REACH].count(text) >= REPEATED_LINES
     return known
 
 
