@@ -6,7 +6,7 @@ Each signal is written from the raw output's meaning, without any view of it bei
 
 from __future__ import annotations
 
-from swathed_common import Run, S, exits, pyver, recipe, sh, vbin, wait_port, write  # noqa: F401
+from swathed_common import Run, S, exits, pyver, recipe, sh, vbin, wait_port, write
 
 NPM_PINS: list[str] = []
 PY_PINS = ["gevent==24.11.1", "structlog==25.1.0", "peewee==3.17.9", "pynose==1.5.4", "tqdm==4.67.1",
@@ -154,8 +154,8 @@ db.create_tables([Customer, Order])
 for n in range(1800):
     customer = Customer.create(email=f"customer{n}@example.org", name=f"Customer {n}")
     Order.create(customer=customer, number=100000 + n, total=12.5 + n % 70)
-# the legacy export repeats an order number that was renumbered in 2019
-legacy = [(f"legacy{n}@example.org", 101000 + n if n != 233 else 100417) for n in range(400)]
+# the legacy shop numbered its orders from 101000
+legacy = [(f"legacy{n}@example.org", 101000 + n) for n in range(400)]
 for email, number in legacy:
     customer = Customer.create(email=email, name=email.split("@")[0])
     Order.create(customer=customer, number=number, total=30)
@@ -302,10 +302,10 @@ def _tqdm(root):
 
 
 def _analyze_module(k: int) -> str:
-    """One module of the billing package; three of them hold real mistakes a type checker finds."""
-    body = [f"from billing.money import Money\n\n\ndef fee_{k}(amount: Money) -> Money:\n"
+    """One module of the billing package; three of them hold a mistake (pyanalyze reports two of the three)."""
+    body = [(f"from billing.money import Money\n\n\ndef fee_{k}(amount: Money) -> Money:\n"
             f"    return amount.scaled({k + 1})\n\n\n"
-            f"def label_{k}(amount: Money) -> str:\n    return f\"fee {k}: {{amount.cents}}\"\n"]
+            f"def label_{k}(amount: Money) -> str:\n    return f\"fee {k}: {{amount.cents}}\"\n")]
     if k == 9:
         body.append("\n\ndef refund_9(amount: Money) -> Money:\n    return amount.negated()\n")
     if k == 23:
@@ -332,9 +332,9 @@ class Money:
 """
 
 
-@recipe("pyanalyze-billing-three-errors", "pyanalyze", "type-checker", pyver("pyanalyze"), needs=("python",))
+@recipe("pyanalyze-billing-two-findings", "pyanalyze", "type-checker", pyver("pyanalyze"), needs=("python",))
 def _pyanalyze(root):
-    """Write the `pyanalyze-billing-three-errors` project under `root`; return its command and signals."""
+    """Write the `pyanalyze-billing-two-findings` project under `root`; return its command and signals."""
     write(root, "billing/__init__.py", "")
     write(root, "billing/money.py", _MONEY)
     for k in range(40):
