@@ -12,7 +12,7 @@ finding's numbers aligned right do not make its neighbours its heading.
 
 from __future__ import annotations
 
-from yarp.view import rarity
+from yarp.view import rarity, salience
 from yarp.view.cap import cap_text
 from yarp.view.salience import classifier
 
@@ -37,6 +37,11 @@ def test_a_failure_word_inside_a_path_says_where_not_what_happened():
     assert sal.classify(b"ERROR: /srv/app/config.yml is missing") == "failure"
     # What comes before a relative path's first `/` is not masked: a level and its process.
     assert sal.classify(b"[2023-11-14 22:13:20,567: WARNING/MainProcess] Task t[1] retry: Retry in 30s") == "warning"
+    # Paths are masked word by word from each word's start: a minified line of long words is one pass (tried at
+    # every byte, this line took seconds), and a line over `MASKED_BYTES` keeps the class its words give it.
+    words = b"error: " + b"a" * 200_000 + b" " + b"b" * 200_000 + b" /srv/one-error/x.js:3"
+    assert sal.path.sub(salience._masked_path, words) == words[:-21] + b"/xxx/xxx-xxxxx/x.js:3"
+    assert len(words) > salience.MASKED_BYTES and sal.classify(b"FILE: /w/one-error/" + b"a" * 5000) == "failure"
 
 
 def test_a_checker_s_one_error_among_warnings_is_not_buried_under_file_names_holding_error():

@@ -61,15 +61,19 @@ HINT_PATTERNS = {"word": "[A-Za-z_][A-Za-z0-9_]{2,}", "location": "^[ \\t]*([^ \
                  "quoted": "(?<=[ (\\[:=])(?:'[^']*'|\"[^\"]*\"|`[^`]*`)|^(?:'[^']*'|\"[^\"]*\"|`[^`]*`)",
                  # A word holding a `/` (a path, a URL), the first group up to its file's extension and line
                  # numbers, which stay as they are (`src/pkg/a.go:3:1:`).
-                 "path": "([^ \\t\"'()\\[\\]<>,;]*/[^ \\t\"'()\\[\\]<>,;]*?)(\\.[A-Za-z0-9]{1,8}(?::\\d+)*:?)?"
-                         "(?=[ \\t\"'()\\[\\]<>,;]|$)",
+                 # Tried at a word's start only, and its part before the first `/` never given back, so that a
+                 # long line costs one pass.
+                 "path": "(?<![^ \\t\"'()\\[\\]<>,;])([^ \\t\"'()\\[\\]<>,;/]*+/[^ \\t\"'()\\[\\]<>,;]*?)"
+                         "(\\.[A-Za-z0-9]{1,8}(?::\\d+)*:?)?(?=[ \\t\"'()\\[\\]<>,;]|$)",
                  # A log record at debug level: its level among the first words, bracketed or followed by `:`.
                  "debug_level": "^(?:[^ \\t]+[ \\t]+){0,4}?(?:\\[(?:dbg|debug|DEBUG|Debug)\\]|(?:dbg|debug|DEBUG|Debug):"
                                 "|DEBUG[ \\t])"}
 #: Letters as `x`: a path's words (`/work/one-error-among-warnings/`) say where, not what happened.
 _LETTERS = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", b"x" * 52)
-#: The classes a word inside a path does not give a line.
+#: The classes a word inside a path does not give a line, and the longest line classed again with its paths
+#: masked (the entries are tried twice on it; a longer line keeps its class).
 PATH_BLIND = FAILURE_CLASSES | {"warning"}
+MASKED_BYTES = 4096
 
 
 class Classifier:
@@ -149,13 +153,13 @@ class Classifier:
         """`cls`, the class the entries give `line`, unless what gave it is not what the line reports: a
         failure in a log record at debug level (`[15353] dbg: diag: … ('require' failed)`) is a
         detail the program logs, not a failure; and a failure or warning word inside a path or a URL
-        (`FILE: /work/one-error-among-warnings/src/Rule.php`) says where, so the line is classed by
-        `again` (the entries' rule) with its paths' words masked."""
+        (`FILE: /work/one-error-among-warnings/src/Rule.php`) says where, so the line (up to
+        `MASKED_BYTES`) is classed by `again` (the entries' rule) with its paths' words masked."""
         if cls not in PATH_BLIND:
             return cls
         if cls in FAILURE_CLASSES and self.debug_level.match(line) is not None:
             return None
-        if b"/" in line:
+        if b"/" in line and len(line) <= MASKED_BYTES:
             masked = self.path.sub(_masked_path, line)
             if masked != line:
                 return again(masked)
