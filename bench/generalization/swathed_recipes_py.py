@@ -204,6 +204,18 @@ def _nose(root):
     ], expect_exit=exits(1), timeout=300)
 
 
+@recipe("nosetests-verbose-all-pass", "nosetests", "test-runner", pyver("pynose"), needs=("nosetests",))
+def _nose_pass(root):
+    """Write the `nosetests-verbose-all-pass` project under `root` (the suite, fixed); return its command, signals."""
+    write(root, "units.py", "def to_cm(inches):\n    return inches * 2.54\n")
+    for k in range(16):
+        write(root, f"tests/test_conversions_{k:02d}.py", _nose_module(k, -1))
+    return Run(["nosetests", "-v", "tests"], [
+        S("stderr", r"^Ran 640 tests in ", "the count"),
+        S("stderr", r"^OK$", "the verdict of a clean run"),
+    ], expect_exit=exits(0), timeout=300)
+
+
 def _profile_module(k: int) -> str:
     """One pricing rule module of 24 small functions, each called per order line."""
     funcs = "".join(f"def rule_{k}_{j}(line):\n    return line['qty'] * {j + 1} + line['sku'] % {k + 3}\n\n\n"
