@@ -1,6 +1,6 @@
 """Swathed recipes for compilers, build tools, test frameworks, checkers, profilers and crashes: mandoc's
 lint, LLVM's lit, hlint, Google Benchmark, Helgrind, libstdc++'s debug mode, Pike, the stack protector,
-gnuplot and debhelper's dh.
+gnuplot, debhelper's dh and Regina REXX.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -14,7 +14,7 @@ PY_PINS: list[str] = []
 APT_PINS: dict[str, str] = {
     "mandoc": "1.14.6-1+b1", "libbenchmark-dev": "1.7.1-1", "hlint": "3.3.6-1+b4", "pike8.0": "8.0.1738-1",
     "gnuplot-nox": "5.4.4+dfsg1-2+b2", "debhelper": "13.11.4", "llvm-14-tools": "1:14.0.6-12",
-    "valgrind": "1:3.19.0-1",
+    "valgrind": "1:3.19.0-1", "regina-rexx": "3.6-2.4",
 }
 
 LIT = "/usr/lib/llvm-14/build/utils/lit/lit.py"
@@ -88,7 +88,6 @@ def _lit(root):
     write(root, "tests/lit.cfg.py", "import os\n\nimport lit.formats\n\nconfig.name = 'convert'\nconfig.test_format = "
           "lit.formats.ShTest(True)\nconfig.suffixes = ['.test']\nconfig.substitutions.append(('%convert', "
           "'python3 ' + os.path.join(os.path.dirname(__file__), '..', 'tools', 'convert.py')))\n")
-    count = 0
     for source in _UNITS:
         for target in _UNITS:
             if source == target:
@@ -102,7 +101,6 @@ def _lit(root):
                     want = f"{float(want) + 0.001:.3f}"  # the test expects rounding up; the tool truncates
                 write(root, f"tests/{source}_to_{target}/case_{k:02d}.test",
                       f"# RUN: %convert {value} {source} {target} | grep -x '{want}'\n")
-                count += 1
     return Run(["lit", "-v", "tests"], [
         S("stdout", r"^FAIL: convert :: ft_to_mi/case_07\.test", "the failed test among 420"),
         S("stdout", r"^\*+ TEST 'convert :: ft_to_mi/case_07\.test' FAILED \*+$", "the start of its report"),
@@ -120,7 +118,7 @@ def _haskell_module(n: int) -> str:
     for k in range(4):
         lines.append(f"isBig{k} :: Int -> Bool\nisBig{k} x = if x > {n + k} then True else False\n\n")
         lines.append(f"shout{k} :: [String] -> String\nshout{k} xs = concat (map (\\w -> map toUpper w) xs)\n\n")
-    lines.append(f"differs :: Int -> Int -> Bool\ndiffers a b = not (a == b)\n\n")
+    lines.append("differs :: Int -> Int -> Bool\ndiffers a b = not (a == b)\n\n")
     if n == 173:
         lines.append("handle :: Int -> IO ()\nhandle x = do\n  let y = x +\n  print y\n  return ()\n")
     else:
@@ -515,4 +513,38 @@ def _dh(root):
         S("stderr", r"^dh_install: error: missing files, aborting", "the error"),
         S("stderr", r"Cannot find \(any matches for\) \"usr/share/man/man1/statsd-lite\.1\"", "the file it could not find"),
         S("stderr", r"^make: \*\*\* \[debian/rules:\d+: binary\] Error", "the build's failure"),
+    ], expect_exit=lambda code: code != 0)
+
+
+# --- rexx: a payroll batch over 1,800 timesheet rows; one row's hours hold a stray unit ---------------
+
+_PAYROLL_REX = """\
+/* payroll.rex: total the pay of each timesheet row */
+parse arg file
+total = 0
+count = 0
+do while lines(file) > 0
+  line = linein(file)
+  parse var line employee ',' week ',' hours ',' rate
+  if employee = 'employee' then iterate
+  pay = hours * rate
+  total = total + pay
+  count = count + 1
+  say 'week' week 'employee' employee':' hours 'h at' rate '=' format(pay, , 2) '(running total' format(total, , 2)')'
+end
+say count 'rows, total' format(total, , 2)
+exit 0
+"""
+
+
+@recipe("rexx-payroll-bad-arithmetic", "rexx", "crash", ["rexx", "-v"], needs=("rexx",))
+def _rexx(root):
+    """Write the `rexx-payroll-bad-arithmetic` project under `root`; return its command and signals."""
+    rows = [f"E{n % 140:04d},2024-W{n // 140 + 1:02d},{n % 9 + 32},{(n % 13) + 18}.50\n" for n in range(1800)]
+    rows[1333] = "E0073,2024-W10,38h,21.50\n"
+    write(root, "timesheets.csv", "employee,week,hours,rate\n" + "".join(rows))
+    write(root, "payroll.rex", _PAYROLL_REX)
+    return Run(["rexx", "./payroll.rex", "timesheets.csv"], [
+        S("stderr", r"^Error \d+ running .*payroll\.rex\", line 9: ", "the error and its line"),
+        S("stderr", r"^\s+9 \+\+\+ +pay = hours \* rate", "the failing statement"),
     ], expect_exit=lambda code: code != 0)

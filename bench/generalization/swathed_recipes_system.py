@@ -1,5 +1,5 @@
 """Swathed recipes for VCS, service config checks, system, storage, network-config and data tools, listings and
-logs: git-annex, bzip2, GNU parallel, zip, knotc, doveconf, nft, ifup, logwatch, genisoimage.
+logs: git-annex, bzip2, GNU parallel, zip, knotc, doveconf, nft, ifup, logwatch, genisoimage, hashdeep, git-lfs.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -17,6 +17,7 @@ APT_PINS: dict[str, str] = {
     "git-annex": "10.20230126-3", "bzip2": "1.0.8-5+b1", "parallel": "20221122+ds-2", "zip": "3.0-13+deb12u1",
     "knot": "3.2.6-1", "dovecot-core": "1:2.3.19.1+dfsg1-2.1+deb12u7", "nftables": "1.0.6-2+deb12u2",
     "ifupdown": "0.8.41", "logwatch": "7.7-1", "genisoimage": "9:1.1.11-3.4",
+    "hashdeep": "4.4-7.1+b1", "git-lfs": "3.3.0-1+deb12u2",
 }
 
 
@@ -240,4 +241,35 @@ def _genisoimage(root):
     return Run(["genisoimage", "-v", "-J", "-r", "-V", "DOCS", "-o", "docs.iso", "site"], [
         S("stderr", r"have the same Joliet name", "the collision"),
         S("stderr", r"Joliet tree sort failed", "why the image was not written"),
+    ], expect_exit=lambda code: code != 0)
+
+
+# --- hashdeep -a: auditing a photo archive of 2,400 files against last month's manifest; all match ---
+
+@recipe("hashdeep-audit-photo-archive-passed", "hashdeep", "storage", ["hashdeep", "-V"], needs=("hashdeep",))
+def _hashdeep(root):
+    """Write the `hashdeep-audit-photo-archive-passed` project under `root`; return its command and signals."""
+    for n in range(2400):
+        write(root, f"photos/{2015 + n // 300}/IMG_{n:05d}.txt", f"frame {n} exposure {n % 60}\n" * (n % 50 + 1))
+    sh("hashdeep -r -l photos > known.txt", root)
+    return Run(["hashdeep", "-r", "-l", "-a", "-vv", "-k", "known.txt", "photos"], [
+        S("stdout", r"^hashdeep: Audit passed", "the verdict"),
+        S("stdout", r"^\s*Files matched: 2400$", "how many files it covered"),
+    ], expect_exit=exits(0))
+
+
+# --- git lfs fsck: a model repository of 300 LFS files; one stored object was overwritten --------------
+
+@recipe("git-lfs-fsck-corrupt-object", "git-lfs", "vcs", ["git-lfs", "version"], needs=("git-lfs",))
+def _git_lfs(root):
+    """Write the `git-lfs-fsck-corrupt-object` project under `root`; return its command and signals."""
+    for n in range(300):
+        write(root, f"models/layer-{n:03d}.bin", f"weights {n} " * (200 + n))
+    sh("git init -q && git config user.name 'Mo Del' && git config user.email mo@example.org && "
+       "git lfs install --local >/dev/null && git lfs track '*.bin' >/dev/null && git add -A && "
+       "git commit -q -m 'Add the model layers'", root)
+    oid = sh("git lfs ls-files -l | grep 'layer-211.bin' | cut -d' ' -f1", root).stdout.decode().strip()
+    write(root, f".git/lfs/objects/{oid[:2]}/{oid[2:4]}/{oid}", "truncated during copy\n")
+    return Run(["git", "lfs", "fsck"], [
+        S("stdout", r"layer-211\.bin", "the corrupt object's file"),
     ], expect_exit=lambda code: code != 0)
