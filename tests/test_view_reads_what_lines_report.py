@@ -186,3 +186,25 @@ def test_a_row_of_a_rare_column_value_stands_out_in_a_table_of_up_to_a_mebibyte(
     data = ("\n".join(out) + "\nrates check: 4000 requests, 1 failed\n").encode()
     assert rarity.RARE_BYTES < len(data) <= rarity.SHAPE_BYTES
     assert out[2290] in lines_of(view(data, exit_code=0))
+
+
+def test_a_cross_mark_and_a_possible_data_race_are_failures():
+    sal = classifier()
+    assert sal.classify("    01:29 \u274c invalid newline: crlf, expected: lf".encode()) == "failure"
+    assert sal.classify("\u274c src/pages/index.ts".encode()) == "failure"
+    assert sal.classify(b"==5368== Possible data race during read of size 8 at 0x10C068 by thread #2") == "failure"
+    # eclint: 240 files, each with its findings under its name; two files hold the only findings of
+    # other kinds, which come with their file's name.
+    out = []
+    for n in range(240):
+        out.append(f"src/components/card{n:03d}.js")
+        kinds = [("01:29", "unexpected trailing whitespace"), ("04:41", "unexpected trailing whitespace")]
+        if n == 88:
+            kinds = [("01:29", "invalid newline: crlf, expected: lf")]
+        if n == 141:
+            kinds = [(f"{k:02d}:01", "invalid indent style: tab, expected: space") for k in range(4, 7)]
+        for at, message in kinds:
+            out += [f"    {at} \u274c {message}", " " * 37 + "(EditorConfig trim_trailing_whitespace https://x.y/z)"]
+    shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=255))
+    assert {"src/components/card088.js", "    01:29 \u274c invalid newline: crlf, expected: lf",
+            "src/components/card141.js", "    04:01 \u274c invalid indent style: tab, expected: space"} <= shown
