@@ -177,14 +177,14 @@ def test_past_a_heading_every_record_repeats_the_record_s_first_line_is_shown():
     assert {"File: manual/page043.html", "File: manual/page097.html"} <= shown
 
 
-def test_a_row_of_a_rare_column_value_stands_out_in_a_table_of_up_to_a_mebibyte():
+def test_a_row_of_a_rare_column_value_stands_out_in_a_table_of_up_to_half_a_mebibyte():
     # express with morgan: 4,000 requests logged, one answered 500; 350 KB, past where rare first words
     # are read, and nothing in the line is alarming but its status.
     out = [f'127.0.0.1 - - [07/Dec/2026:04:{n // 60 % 60:02d}:{n % 60:02d} +0000] "GET /rates/{n} HTTP/1.1" 200 '
            f'{20 + n % 7} "-" "curl/7.88.1" {n % 13}.{n % 1000:03d} ms' for n in range(4000)]
     out[2290] = out[2290].replace('HTTP/1.1" 200', 'HTTP/1.1" 500')
     data = ("\n".join(out) + "\nrates check: 4000 requests, 1 failed\n").encode()
-    assert rarity.RARE_BYTES < len(data) <= rarity.SHAPE_BYTES
+    assert rarity.RARE_BYTES < len(data) <= rarity.LONG_BYTES
     assert out[2290] in lines_of(view(data, exit_code=0))
 
 

@@ -420,9 +420,11 @@ cdef object _scan(buf, triggers, bint numbers):
 
 
 
+#: Per byte: 0 outside a word, `CAPITAL` for a capital letter, 1 for any other word character.
 cdef unsigned char WORD[256]
+cdef unsigned char CAPITAL = 2
 for _byte in range(256):
-    WORD[_byte] = (48 <= _byte <= 57) or (65 <= _byte <= 90) or (97 <= _byte <= 122) or _byte == 95
+    WORD[_byte] = CAPITAL if 65 <= _byte <= 90 else (48 <= _byte <= 57) or (97 <= _byte <= 122) or _byte == 95
 
 
 #: Slots of the table of shapes made so far in one call (`line_shapes`): a power of two.
@@ -456,9 +458,10 @@ def line_shapes(data) -> list:
     """Per line of `data` (split at b"\\n"), its shape, as `yarp._scan_py.line_shapes` gives it."""
     cdef Py_buffer view
     cdef const unsigned char *p
-    cdef Py_ssize_t i, j, m, n, k = 0
+    cdef Py_ssize_t i, j, m, n, end, k = 0
     cdef unsigned int c, prev = 256
     cdef bint caps
+    cdef const unsigned char *found
     cdef unsigned char shape[256]
     cdef ShapeSlot slots[1024]
     cdef list made = []
@@ -469,39 +472,42 @@ def line_shapes(data) -> list:
         p = <const unsigned char *>view.buf
         n = view.len
         i = 0
-        while i < n:
-            c = p[i]
-            if c == 10:
-                out.append(_shape_object(shape, k, made, slots))
-                k = 0
-                prev = 256
-                i += 1
-                continue
-            if WORD[c]:
-                # A word run: itself when it is a short word of capitals (`FAIL`, a grade `F`), else `w`.
-                j = i
-                caps = True
-                while j < n and WORD[p[j]]:
-                    if p[j] < 65 or p[j] > 90:
-                        caps = False
-                    j += 1
-                if caps and j - i <= CAPS_BYTES:
-                    for m in range(i, j):
-                        if k < 256:
-                            shape[k] = p[m]
-                            k += 1
-                elif k < 256:
-                    shape[k] = 119  # b"w"
-                    k += 1
-                prev = 256
-                i = j
-                continue
-            if c != prev:
-                prev = c
-                if k < 256:
+        while True:
+            # One line, [i, end): its runs, a shape byte each (the first `SHAPE_BYTES`).
+            found = <const unsigned char *>memchr(p + i, 10, n - i) if i < n else NULL
+            end = n if found == NULL else found - p
+            k = 0
+            prev = 256
+            while i < end and k < 256:
+                c = p[i]
+                if WORD[c]:
+                    # A word run: itself when it is a short word of capitals (`FAIL`, a grade `F`), else `w`.
+                    j = i + 1
+                    caps = WORD[c] == CAPITAL
+                    while j < end and WORD[p[j]]:
+                        caps = caps and WORD[p[j]] == CAPITAL
+                        j += 1
+                    if caps and j - i <= CAPS_BYTES:
+                        for m in range(i, j):
+                            if k < 256:
+                                shape[k] = p[m]
+                                k += 1
+                    else:
+                        shape[k] = 119  # b"w"
+                        k += 1
+                    prev = 256
+                    i = j
+                elif c != prev:
+                    prev = c
                     shape[k] = <unsigned char>c
                     k += 1
-            i += 1
+                    i += 1
+                else:
+                    i += 1
+            if found == NULL:
+                break
+            out.append(_shape_object(shape, k, made, slots))
+            i = end + 1
         out.append(_shape_object(shape, k, made, slots))
         return out
     finally:

@@ -19,14 +19,14 @@ text, `_count_elements`) after a sample says the text has the shape at all:
   (`rare_values`);
 * **rare columns** — in a table of rows of one number of fields, a row whose
   field that is one value on every other row says another: the one `500`
-  among 600 `200` statuses of an access log (`rare_columns`, up to `SHAPE_BYTES`);
+  among 600 `200` statuses of an access log (`rare_columns`, up to `LONG_BYTES`);
 * **largest values** — in a table of sizes or counts, its largest entries
   (`largest_values`).
 
 Rare lines, shapes and values are shown alone (class `rare`); rare findings
 keep their block, and so do rare shapes among salient lines, as standouts. None of
-them is looked for past `RARE_BYTES` (rare values, past `LONG_BYTES`; rare shapes and
-columns, past `SHAPE_BYTES`): a view's cost must not grow with the size of what it leaves out.
+them is looked for past `RARE_BYTES` (rare values and columns, past `LONG_BYTES`; rare
+shapes, past `SHAPE_BYTES`): a view's cost must not grow with the size of what it leaves out.
 """
 
 from __future__ import annotations
@@ -42,14 +42,15 @@ from yarp.view.scan import line_shapes, rows_breaking
 RARE_BYTES = 256 << 10
 MIN_FINDINGS = 8
 RARE_SHARE = 3
-#: Rare field values are looked for in texts up to this size, past `RARE_BYTES`: a long log's or
-#: capture's one odd line is seldom anything else's. Fields are read only where a sample holds them
-#: (3.6 ms for 288 KB of a validator's records; 18 ms for 900 KB of a linter's).
+#: Rare field values and rare columns are looked for in texts up to this size, past `RARE_BYTES`: a long
+#: log's or capture's one odd line is seldom anything else's. Fields are read only where a sample holds
+#: them (3.6 ms for 288 KB of a validator's records; 18 ms for 900 KB of a linter's); a compiled pass
+#: reads a table's rows that break a column's rule (about 1 ms a MiB: an access log's one `500` in 300 KB).
 LONG_BYTES = 512 << 10
-#: Rare shapes and rare columns are looked for in texts up to this size: compiled kernels read a line's
-#: shape a byte at a time (about 2 ms a MiB with the counting) and a table's rows that break a column's
-#: rule (about 1 ms a MiB). Past 512 KiB they find a linter's two `undefined name` among 10,000 style
-#: findings, an editor's two `no-undef` among 8,000 and an access log's one `500`, where nothing else looks.
+#: Rare shapes are looked for in texts up to this size: the compiled kernel reads a line's shape a byte at
+#: a time (about 2 ms a MiB with the counting). Past 512 KiB they find a linter's two `undefined name`
+#: among 10,000 style findings and an editor's two `no-undef` among 8,000, where nothing else looks;
+#: columns too would take a 1 MB log's view past 5 ms.
 SHAPE_BYTES = 1 << 20
 #: Rare findings are looked for when at least this percent of a sample of lines start with a location.
 FINDING_SHARE = 10
@@ -325,7 +326,7 @@ def _within(out: list[int], keys: list[bytes], top: bytes, most: int) -> list[in
 
 
 def rare_columns(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
-    """In a table of no more than `SHAPE_BYTES` (`TABLE_SHARE` percent of a sample of its lines split
+    """In a table of no more than `LONG_BYTES` (`TABLE_SHARE` percent of a sample of its lines split
     into one same number of fields, at least `MIN_FIELDS_A_ROW`), the rows (at most `MAX_RARE_SHAPES`)
     where a field that holds one value on `COLUMN_SHARE` percent of the rows holds one seen at most
     twice (or on one row in a hundred), not classed already: the one `500` among 600 `200` statuses
@@ -334,7 +335,7 @@ def rare_columns(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
     The sample says which columns have a rule and its value; one compiled pass (`rows_breaking`) counts
     the rows that keep every rule and gives the others, which alone are split: a value other than its
     column's rule is counted among them as among all rows."""
-    if len(body) > SHAPE_BYTES or len(lines) < MIN_REPETITIVE:
+    if len(body) > LONG_BYTES or len(lines) < MIN_REPETITIVE:
         return []
     sample = [line.split() for line in lines[::max(1, len(lines) // 256)]]
     widths: dict[int, int] = {}
