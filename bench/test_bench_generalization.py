@@ -22,8 +22,9 @@ losses were read in turn, the masked half (manifest-masked.json) was scored once
 they gave, and its losses were read too; the hooded half (manifest-hooded.json) was scored once
 with the rules written from them, and then read. The draped half (manifest-draped.json) was scored
 once with the rules written from the hooded half's losses, and then read; the cowled half
-(manifest-cowled.json) was scored once with the rules written from them. The veiled half's losses,
-and the cowled half's but one case's, are left unread.
+(manifest-cowled.json) was scored once with the rules written from them, and read in turn; the
+swathed half (manifest-swathed.json) was scored once with the rules the cowled half gave, and then
+read. The veiled half's losses are left unread.
 """
 
 from __future__ import annotations
@@ -35,16 +36,17 @@ import generalization
 REACHED = {
     "held_out": {"run_kept": 189, "host_kept": 189, "run_bytes_pct": 55.7, "host_bytes_pct": 55.2},
     "fresh": {"run_kept": 168, "host_kept": 168, "run_bytes_pct": 54.0, "host_bytes_pct": 56.6},
-    "blind": {"run_kept": 187, "host_kept": 186, "run_bytes_pct": 57.0, "host_bytes_pct": 56.2},
+    "blind": {"run_kept": 187, "host_kept": 186, "run_bytes_pct": 57.2, "host_bytes_pct": 56.5},
     "sealed": {"run_kept": 257, "host_kept": 257, "run_bytes_pct": 49.5, "host_bytes_pct": 48.9},
     "hidden": {"run_kept": 154, "host_kept": 154, "run_bytes_pct": 50.1, "host_bytes_pct": 49.7},
-    "veiled": {"run_kept": 223, "host_kept": 223, "run_bytes_pct": 50.3, "host_bytes_pct": 49.2},
+    "veiled": {"run_kept": 224, "host_kept": 224, "run_bytes_pct": 50.6, "host_bytes_pct": 49.6},
     "cloaked": {"run_kept": 229, "host_kept": 229, "run_bytes_pct": 57.5, "host_bytes_pct": 57.4},
-    "shrouded": {"run_kept": 230, "host_kept": 230, "run_bytes_pct": 59.9, "host_bytes_pct": 59.7},
+    "shrouded": {"run_kept": 230, "host_kept": 230, "run_bytes_pct": 60.0, "host_bytes_pct": 59.8},
     "masked": {"run_kept": 218, "host_kept": 218, "run_bytes_pct": 58.5, "host_bytes_pct": 57.5},
     "hooded": {"run_kept": 166, "host_kept": 165, "run_bytes_pct": 58.3, "host_bytes_pct": 57.5},
-    "draped": {"run_kept": 188, "host_kept": 187, "run_bytes_pct": 58.8, "host_bytes_pct": 57.6},
-    "cowled": {"run_kept": 142, "host_kept": 142, "run_bytes_pct": 57.7, "host_bytes_pct": 56.5},
+    "draped": {"run_kept": 189, "host_kept": 188, "run_bytes_pct": 59.0, "host_bytes_pct": 57.9},
+    "cowled": {"run_kept": 145, "host_kept": 145, "run_bytes_pct": 58.0, "host_bytes_pct": 56.8},
+    "swathed": {"run_kept": 171, "host_kept": 170, "run_bytes_pct": 56.6, "host_bytes_pct": 55.0},
 }
 
 
