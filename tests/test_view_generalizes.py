@@ -11,20 +11,10 @@ from __future__ import annotations
 import os
 import re
 
+from view_of import REF, lines_of, view
 from yarp.view import ranking, rarity
-from yarp.view.cap import cap_text
 from yarp.view.salience import classifier
 from yarp.view.streams import Stream
-
-REF = "yr_" + "cd" * 16
-
-
-def view(data: bytes, cap: int = 5120, exit_code: int | None = 1) -> str:
-    return cap_text(data, cap=cap, archive_ref=REF, source="stdout", exit_code=exit_code).decode()
-
-
-def lines_of(text: str) -> set[str]:
-    return set(text.split("\n"))
 
 
 def test_two_rare_errors_among_hundreds_of_style_findings_are_kept():

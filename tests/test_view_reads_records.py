@@ -9,18 +9,8 @@ source, a leak report is a failure, and one omitted line shorter than its marker
 
 from __future__ import annotations
 
-from yarp.view.cap import cap_text
+from view_of import lines_of, view
 from yarp.view.salience import classifier
-
-REF = "yr_" + "ef" * 16
-
-
-def view(data: bytes, cap: int = 5120, exit_code: int | None = 1) -> str:
-    return cap_text(data, cap=cap, archive_ref=REF, source="stdout", exit_code=exit_code).decode()
-
-
-def lines_of(text: str) -> set[str]:
-    return set(text.split("\n"))
 
 
 def test_a_record_of_a_rare_kind_among_a_few_kinds_of_records_comes_whole():

@@ -12,19 +12,9 @@ finding's numbers aligned right do not make its neighbours its heading.
 
 from __future__ import annotations
 
+from view_of import lines_of, view
 from yarp.view import rarity, salience
-from yarp.view.cap import cap_text
 from yarp.view.salience import classifier
-
-REF = "yr_" + "cd" * 16
-
-
-def view(data: bytes, cap: int = 5120, exit_code: int | None = 1) -> str:
-    return cap_text(data, cap=cap, archive_ref=REF, source="stdout", exit_code=exit_code).decode()
-
-
-def lines_of(text: str) -> set[str]:
-    return set(text.split("\n"))
 
 
 def test_a_failure_word_inside_a_path_says_where_not_what_happened():
@@ -155,7 +145,6 @@ def test_a_failure_of_a_rare_shape_stands_out_among_thousands_and_its_file_heads
     undefined = [line for line in out if "no-undef" in line]
     assert len(undefined) == 2 and set(undefined) <= shown
     assert {"  src/rates19.js:1:17", "  src/rates71.js:1:17"} <= shown
-
 
 
 def test_past_a_heading_every_record_repeats_the_record_s_first_line_is_shown():
