@@ -60,9 +60,8 @@ HINT_PATTERNS = {"word": "[A-Za-z_][A-Za-z0-9_]{2,}", "location": "^[ \\t]*([^ \
                  "first_word": "(?m)^[ \\t]*(?:[^\\sA-Za-z]{1,32}[ \\t]+)*([^ \\t\\n]{0,32})",
                  "quoted": "(?<=[ (\\[:=])(?:'[^']*'|\"[^\"]*\"|`[^`]*`)|^(?:'[^']*'|\"[^\"]*\"|`[^`]*`)",
                  # A word holding a `/` (a path, a URL), the first group up to its file's extension and line
-                 # numbers, which stay as they are (`src/pkg/a.go:3:1:`).
-                 # Tried at a word's start only, and its part before the first `/` never given back, so that a
-                 # long line costs one pass.
+                 # numbers, which stay as they are (`src/pkg/a.go:3:1:`). It is tried at a word's start only and
+                 # never gives back what precedes the first `/`, so that a line of long words costs one pass.
                  "path": "(?<![^ \\t\"'()\\[\\]<>,;])([^ \\t\"'()\\[\\]<>,;/]*+/[^ \\t\"'()\\[\\]<>,;]*?)"
                          "(\\.[A-Za-z0-9]{1,8}(?::\\d+)*:?)?(?=[ \\t\"'()\\[\\]<>,;]|$)",
                  # A log record at debug level: its level among the first words, bracketed or followed by `:`.

@@ -2,8 +2,9 @@
 
 The salience classifier asks `trigger_lines` which lines of a buffer hold
 which of its trigger literals (by line start; `trigger_line_numbers` by line
-number), and `yarp.view.rarity` asks `line_shapes` for each line's shape and `rows_breaking` for a table's odd rows; the rest of YARP imports it from here and never
-from `_scan` or `_scan_py` directly. `YARP_NO_EXTENSIONS=1` (read once, in
+number), and `yarp.view.rarity` asks `line_shapes` for each line's shape and
+`rows_breaking` for the rows of a table that break its columns' rule; the rest
+of YARP imports it from here and never from `_scan` or `_scan_py` directly. `YARP_NO_EXTENSIONS=1` (read once, in
 `yarp._compat`) selects the twin; otherwise the extension is required to load
 when it was built, and a missing build falls back to the twin (a guard test
 fails then).
