@@ -61,8 +61,9 @@ def test_a_debug_record_is_no_failure_and_a_warn_record_is_a_warning():
     assert sal.classify(b"2026-12-07 12:00:01 DEBUG worker retry 3 failed") == "plain"
     assert sal.classify(b"Dec  7 02:57:25.149 [15353] warn: config: invalid 'rewrite_header' value") == "warning"
     assert sal.classify(b"[warn] upstream timed out") == "warning"
-    # A word `debug` in what a line says is not its level.
+    # A word `debug` in what a line says is not its level, nor is one after a failure word.
     assert sal.classify(b"Building debug target failed") == "failure"
+    assert sal.classify(b"Error: DEBUG build failed to link") == "failure"
     assert sal.classify(b"Stack trace: Error: boom") == "failure"
     # spamassassin's lint at debug level: twenty optional modules whose `require` failed, and two
     # invalid settings logged at warning level among 800 debug records.

@@ -156,8 +156,9 @@ class Classifier:
         `MASKED_BYTES`) is classed by `again` (the entries' rule) with its paths' words masked."""
         if cls not in PATH_BLIND:
             return cls
-        if cls in FAILURE_CLASSES and self.debug_level.match(line) is not None:
-            return None
+        level = self.debug_level.match(line) if cls in FAILURE_CLASSES else None
+        if level is not None and again(line[:level.end()]) not in FAILURE_CLASSES:
+            return None  # the failure is said after the level (`Error: DEBUG build failed` stays one)
         if b"/" in line and len(line) <= MASKED_BYTES:
             masked = self.path.sub(_masked_path, line)
             if masked != line:
