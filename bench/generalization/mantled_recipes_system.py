@@ -113,24 +113,24 @@ def _vtysh(root):
     ], expect_exit=exits(2))
 
 
-# --- apparmor_parser -Q -K: a fleet's 40 service profiles compiled before shipping; one rule lacks a comma --
+# --- apparmor_parser -Q -K: a fleet's 160 service profiles compiled before shipping; one rule lacks a comma --
 
 def _profile(n: int) -> str:
     """One service profile; profile 27's network rule is missing its trailing comma."""
     comma = "" if n == 27 else ","
-    return (f"#include <tunables/global>\n\nprofile svc{n:02d} /usr/local/bin/svc{n:02d} {{\n  #include <abstractions/base>\n"
-            f"  /usr/local/bin/svc{n:02d} mr,\n  /etc/svc{n:02d}/** r,\n  /var/lib/svc{n:02d}/** rw,\n"
-            f"  /var/log/svc{n:02d}.log w,\n  network inet stream{comma}\n  capability net_bind_service,\n}}\n")
+    return (f"#include <tunables/global>\n\nprofile svc{n:03d} /usr/local/bin/svc{n:03d} {{\n  #include <abstractions/base>\n"
+            f"  /usr/local/bin/svc{n:03d} mr,\n  /etc/svc{n:03d}/** r,\n  /var/lib/svc{n:03d}/** rw,\n"
+            f"  /var/log/svc{n:03d}.log w,\n  network inet stream{comma}\n  capability net_bind_service,\n}}\n")
 
 
 @recipe("apparmor-parser-profiles-missing-comma", "apparmor_parser", "config-check", ["apparmor_parser", "--version"],
         needs=("apparmor_parser",))
 def _apparmor(root):
     """Write the `apparmor-parser-profiles-missing-comma` project under `root`; return its command and signals."""
-    for n in range(40):
-        write(root, f"profiles/usr.local.bin.svc{n:02d}", _profile(n))
+    for n in range(160):
+        write(root, f"profiles/usr.local.bin.svc{n:03d}", _profile(n))
     return Run(["apparmor_parser", "-Q", "-K", "profiles/*"], [
-        S("stderr", r"^AppArmor parser error for profiles/usr\.local\.bin\.svc27 in profile .* at line 10: syntax error",
+        S("stderr", r"^AppArmor parser error for profiles/usr\.local\.bin\.svc027 in profile .* at line 10: syntax error",
           "the error, its profile and line"),
     ], expect_exit=exits(1),
                command="rc=0; for p in profiles/*; do apparmor_parser -Q -K -I /etc/apparmor.d $p || rc=$?; done; exit $rc")
@@ -293,3 +293,46 @@ def _goaccess(root):
         S("stdout", r"\"5xx Server Errors\"\r?$", "the rare failed requests"),
         S("stdout", r"\"500 - Internal Server Error\"\r?$", "their status"),
     ], expect_exit=exits(0))
+
+
+# --- tg update: a release topic over 24 TopGit topic branches; upstream rewrote a function one topic changes
+
+def _module(n: int, body: str) -> str:
+    """One module of the codebase with a body line that topics and upstream change."""
+    return f"/* module {n} */\n#include \"mod.h\"\n\nint mod_{n:02d}_limit(void)\n{{\n    {body}\n}}\n"
+
+
+@recipe("tg-update-release-topic-conflict", "tg", "vcs", ["dpkg-query", "-W", "-f=${Version}", "topgit"], needs=("tg", "git"))
+def _topgit(root):
+    """Write the `tg-update-release-topic-conflict` project under `root`; return its command and signals."""
+    _git(root, "init", "-q", "-b", "master")
+    _git(root, "config", "user.name", "Dev")
+    _git(root, "config", "user.email", "dev@example.org")
+    for n in range(24):
+        write(root, f"src/mod_{n:02d}.c", _module(n, f"return {n * 10};"))
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "Upstream 1.0")
+    for n in range(24):
+        sh(["tg", "create", f"t/feature-{n:02d}", "master"], root)
+        write(root, ".topmsg", f"From: Dev <dev@example.org>\nSubject: [PATCH] raise the limit of module {n}\n")
+        write(root, f"src/mod_{n:02d}.c", _module(n, f"return {n * 10 + 5}; /* raised for the 2.0 load */"))
+        _git(root, "add", ".")
+        _git(root, "commit", "-q", "-m", f"Raise the limit of module {n}")
+    sh(["tg", "create", "t/release", *[f"t/feature-{n:02d}" for n in range(24)]], root)
+    write(root, ".topmsg", "From: Dev <dev@example.org>\nSubject: [PATCH] release 2.0\n")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "Release 2.0 topic")
+    _git(root, "checkout", "-q", "master")
+    for n in (3, 17):
+        write(root, f"src/mod_{n:02d}.c", _module(n, f"return limit_from_config({n});" if n == 17 else f"return {n * 10};"))
+    write(root, "src/config.c", "int limit_from_config(int module) { return module * 12; }\n")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "Upstream 1.1: limits come from the configuration")
+    _git(root, "checkout", "-q", "t/release")
+    return Run(["tg", "update"], [
+        S("stdout", r"^tg: Updating base with t/feature-00 changes\.\.\.$", "the step that conflicted"),
+        S("stdout", r"^CONFLICT \(content\): Merge conflict in src/mod_17\.c$", "the conflict"),
+        S("stdout", r"^Automatic merge failed; fix conflicts and then commit the result\.$", "the merge's outcome"),
+        S("stdout", r"^tg: Please commit merge resolution and call .git checkout t/release && tg update. again\.$",
+          "what to do next"),
+    ])
