@@ -548,4 +548,4 @@ def _dialyzer(root):
         S("stdout", r"^\s+'yes' can never match the type\s*$", "what is wrong there"),
         S("stdout", r"^orders_63\.erl:14:40: Call to missing or unexported function orders_12:total/2$", "the second warning"),
         S("stdout", r"^done \(warnings were emitted\)$", "the outcome"),
-    ])
+    ], expect_exit=exits(2))

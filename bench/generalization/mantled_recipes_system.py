@@ -1,6 +1,6 @@
 """Mantled recipes for VCS operations, service config checks, system, storage, network-config and data tools,
 listings and logs: git-revise, pdnsutil, vtysh, apparmor_parser, cupsd, fsck.exfat, jsonnet, pngcheck,
-mtree, PSPP, GoAccess.
+mtree, PSPP, GoAccess, TopGit's tg.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -90,7 +90,7 @@ def _pdnsutil(root):
 
 # --- vtysh --dryrun: an edge router's FRR config, 300 BGP neighbours and prefix lists; one line is mistyped -
 
-@recipe("vtysh-dryrun-bgp-config-unknown-command", "vtysh", "config-check", ["dpkg-query", "-W", "-f=${Version}", "frr"], needs=("vtysh",))
+@recipe("vtysh-dryrun-bgp-config-unknown-command", "vtysh", "network-config", ["dpkg-query", "-W", "-f=${Version}", "frr"], needs=("vtysh",))
 def _vtysh(root):
     """Write the `vtysh-dryrun-bgp-config-unknown-command` project under `root`; return its command and signals."""
     lines = ["frr version 8.4.4\nfrr defaults traditional\nhostname edge1\nlog syslog informational\n!\n"]
@@ -278,7 +278,7 @@ def _pspp(root):
 
 # --- goaccess -o csv: a day of an API's access log summarised; three requests failed with a 500 ------------
 
-@recipe("goaccess-access-log-csv-three-500s", "goaccess", "logs", ["goaccess", "--version"], needs=("goaccess",))
+@recipe("goaccess-access-log-csv-three-500s", "goaccess", "log", ["goaccess", "--version"], needs=("goaccess",))
 def _goaccess(root):
     """Write the `goaccess-access-log-csv-three-500s` project under `root`; return its command and signals."""
     lines = []
@@ -335,4 +335,32 @@ def _topgit(root):
         S("stdout", r"^Automatic merge failed; fix conflicts and then commit the result\.$", "the merge's outcome"),
         S("stdout", r"^tg: Please commit merge resolution and call .git checkout t/release && tg update. again\.$",
           "what to do next"),
-    ])
+    ], expect_exit=exits(2))
+
+
+# --- cupsd -f: a print server started in the foreground with debug logging; one printer lost its device URI
+
+@recipe("cupsd-foreground-debug-log-printers-syntax-error", "cupsd", "log",
+        ["dpkg-query", "-W", "-f=${Version}", "cups-daemon"], needs=("cupsd", "timeout"))
+def _cupsd_log(root):
+    """Write the `cupsd-foreground-debug-log-printers-syntax-error` project under `root`; return its command and signals."""
+    for sub in ("ppd", "cache", "run", "spool"):
+        sh(["mkdir", "-p", sub], root)
+    write(root, "cupsd.conf", "LogLevel debug\nListen 127.0.0.1:18937\nBrowsing Off\n<Location />\n  Order allow,deny\n"
+          "  Allow localhost\n</Location>\n")
+    write(root, "cups-files.conf", f"ServerRoot {root}\nErrorLog stderr\nAccessLog stderr\nPageLog stderr\n"
+          f"CacheDir {root}/cache\nStateDir {root}/run\nRequestRoot {root}/spool\nTempDir {root}/spool\n"
+          "User nobody\nGroup nogroup\n")
+    printers = []
+    for n in range(150):
+        uri = "DeviceURI" if n == 97 else f"DeviceURI socket://10.20.0.{n + 1}:9100"
+        printers.append(f"<Printer floor{n // 10}-p{n:03d}>\nInfo Printer {n} on floor {n // 10}\n{uri}\nState Idle\n"
+                        f"Accepting Yes\nShared No\n</Printer>\n")
+    write(root, "printers.conf", "".join(printers))
+    sh(["chmod", "-R", "a+rwX", "."], root)
+    return Run(["timeout", "-s", "TERM", "5", "cupsd", "-f", "-c", f"{root}/cupsd.conf", "-s", f"{root}/cups-files.conf"],
+               [S("stderr", r"^E \[[^]]+\] Syntax error on line 682 of printers\.conf\.$", "the error and its line"),
+                S("stderr", r"^D \[[^]]+\] Loading printer floor9-p097\.\.\.$", "the printer it was loading"),
+                S("stderr", r"^E \[[^]]+\] cupsdLoadBanners: Unable to open banner directory", "the other error"),
+                S("stderr", r"^I \[[^]]+\] Scheduler shutting down normally\.$", "how the run ended")],
+               expect_exit=exits(124), timeout=60)
