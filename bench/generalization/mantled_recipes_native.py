@@ -16,7 +16,7 @@ PY_PINS: list[str] = []
 APT_PINS: dict[str, str] = {
     "erlang-common-test": "1:25.2.3+dfsg-1+deb12u4", "erlang-dialyzer": "1:25.2.3+dfsg-1+deb12u4",
     "octave": "7.3.0-2", "frama-c-base": "20220511-manganese-3+b4", "elpa-buttercup": "1.26-4",
-    "icont": "9.4.3-7", "duma": "2.5.21-6", "libc-devtools": "2.36-9+deb12u14", "texinfo": "6.8-6+b1",
+    "icont": "9.4.3-7", "iconx": "9.4.3-7", "duma": "2.5.21-6", "libc-devtools": "2.36-9+deb12u14", "texinfo": "6.8-6+b1",
     "spin": "6.5.2+dfsg-1", "glslang-tools": "12.0.0-2",
 }
 
