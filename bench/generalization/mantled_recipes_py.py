@@ -1,5 +1,5 @@
 """Mantled recipes for PyPI tools and Python programs: Granian, zizmor, subunit2pyunit, eliot-tree, pyang,
-restructuredtext-lint, Jinja2, PDM.
+restructuredtext-lint, Jinja2, PDM, j2lint, taskiq.
 
 Each signal is written from the raw output's meaning, without any view of it being computed.
 """
@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 
-from mantled_common import Run, S, exits, pyver, recipe, sh, vbin, wait_port, write  # noqa: F401
+from mantled_common import Run, S, exits, pyver, recipe, redis_server, sh, vbin, wait_port, write
 
 NPM_PINS: list[str] = []
 PY_PINS = ["granian==2.8.9", "zizmor==1.33.1", "eliot==1.18.0", "eliot-tree==24.0.0", "pyang==2.7.1",
            "restructuredtext-lint==2.0.2", "python-subunit==1.4.6", "testtools==2.9.1",
-           "Jinja2==3.1.6", "pdm==2.29.4", "hishel[httpx2]==1.4.0"]
+           "Jinja2==3.1.6", "pdm==2.29.4", "hishel[httpx2]==1.4.0", "j2lint==1.3.0", "taskiq==0.13.0",
+           "taskiq-redis==1.2.4"]
 APT_PINS: dict[str, str] = {}
 
 _ASGI_APP = """\
@@ -115,6 +116,27 @@ def _zizmor(root):
         S("stdout", r"^296 findings \(113 suppressed, 38 unsafe fixes\): 0 informational, 0 low, 73 medium, 110 high$",
           "the totals"),
     ], expect_exit=exits(14))
+
+
+def _hardened_workflow(n: int) -> str:
+    """The same workflow after hardening: actions pinned by commit, no persisted credentials, read-only token."""
+    pins = {"checkout": "11bd71901bbe5b1630ceea73d27597364c9af683", "setup-python": "0b93645e9fea7318ecaed2b359559ac225c90a2b",
+            "cache": "1bd1e32a3bdc45362d1e726936510720a7c30a57"}
+    return _workflow(n).replace("    runs-on: ubuntu-latest\n", "    runs-on: ubuntu-latest\n    permissions:\n      contents: read\n").replace(
+        "      - uses: actions/checkout@v4\n", f"      - uses: actions/checkout@{pins['checkout']}  # v4.2.2\n        with:\n"
+        "          persist-credentials: false\n").replace(
+        "actions/setup-python@v5", f"actions/setup-python@{pins['setup-python']}  # v5.3.0").replace(
+        "actions/cache@v4", f"actions/cache@{pins['cache']}  # v4.2.0")
+
+
+@recipe("zizmor-offline-hardened-workflows-clean", "zizmor", "linter", [vbin("zizmor"), "--version"], needs=("zizmor",))
+def _zizmor_clean(root):
+    """Write the `zizmor-offline-hardened-workflows-clean` project under `root`; return its command and signals."""
+    for n in range(36):
+        write(root, f".github/workflows/svc{n:02d}.yml", _hardened_workflow(n))
+    return Run(["zizmor", "--offline", "."], [
+        S("stdout", r"^No findings to report\. Good job! \(108 suppressed\)$", "the verdict"),
+    ], expect_exit=exits(0))
 
 
 def _subunit_module(part: int) -> str:
@@ -367,3 +389,92 @@ def _pdm(root):
         S("stdout", r"Lock failed\.", "the verdict"),
     ], env={"PDM_CHECK_UPDATE": "false", "PDM_IGNORE_ACTIVE_VENV": "1"},
                expect_exit=exits(1), timeout=300)
+
+
+def _switch_template(n: int) -> str:
+    """A switch configuration template of the network team, in the house style (tight delimiters)."""
+    body = (f"hostname {{{{hostname}}}}\n!\n{{% for vlan in vlans %}}\nvlan {{{{ vlan.id }}}}\n"
+            f"   name {{{{vlan.name}}}}\n{{%endfor%}}\n!\n"
+            f"{{% for port in ports %}}\ninterface Ethernet{{{{ port.index }}}}\n   description {{{{ port.peer }}}}\n"
+            f"   switchport access vlan {{{{ port.vlan|default({100 + n}) }}}}\n{{% endfor %}}\n")
+    if n == 58:
+        body = body.replace("{%endfor%}", "{% endfor %\n")
+    return body
+
+
+@recipe("j2lint-switch-templates-one-syntax-error", "j2lint", "linter", pyver("j2lint"), needs=("j2lint",))
+def _j2lint(root):
+    """Write the `j2lint-switch-templates-one-syntax-error` project under `root`; return its command and signals."""
+    for n in range(90):
+        write(root, f"templates/leaf{n:02d}.j2", _switch_template(n))
+    return Run(["j2lint", "templates"], [
+        S("stdout", r"^templates/leaf58\.j2$", "the heading of the one template that does not parse, among 90"),
+        S("stdout", r"templates/leaf58\.j2:6 expected token 'end of statement block', got '%' *$", "its syntax error"),
+        S("stdout", r"^│   \(jinja-syntax-error\)$", "the error's rule"),
+        S("stdout", r"^Jinja2 linting finished with 538 error\(s\) and 0 warning\(s\)$", "the totals"),
+    ], expect_exit=exits(2))
+
+
+_TASKIQ_BROKER = """\
+from taskiq_redis import RedisAsyncResultBackend, RedisStreamBroker
+
+URL = "unix://{sock}"
+broker = RedisStreamBroker(URL).with_result_backend(RedisAsyncResultBackend(URL))
+"""
+
+_TASKIQ_TASKS = """\
+import logging
+
+from thumbs.broker import broker
+
+log = logging.getLogger("thumbs.tasks")
+SIZES = {{n: (64 + n % 5 * 32, 48 + n % 4 * 24) for n in range(1800)}}
+SIZES[1266] = (0, 48)
+
+
+@broker.task
+async def make_thumbnail(image_id: int) -> str:
+    width, height = SIZES[image_id]
+    ratio = height / width
+    log.info("thumbnail %d: %dx%d (ratio %.3f)", image_id, width, height, ratio)
+    return f"thumbs/{{image_id}}.webp"
+"""
+
+_TASKIQ_ENQUEUE = """\
+import asyncio
+
+from thumbs.broker import broker
+from thumbs.tasks import make_thumbnail
+
+
+async def main():
+    await broker.startup()
+    tasks = [await make_thumbnail.kiq(n) for n in range(1800)]
+    results = [await task.wait_result(timeout=60) for task in tasks]
+    failed = sum(1 for r in results if r.is_err)
+    print(f"thumbnails: {len(results)} tasks, {failed} failed", flush=True)
+    await broker.shutdown()
+
+
+asyncio.run(main())
+"""
+
+
+@recipe("taskiq-worker-one-task-raised", "taskiq", "log", pyver("taskiq"), needs=("taskiq", "redis-server"))
+def _taskiq(root):
+    """Write the `taskiq-worker-one-task-raised` project under `root`; return its command and signals."""
+    sock = f"{root}/redis.sock"
+    write(root, "thumbs/__init__.py", "")
+    write(root, "thumbs/broker.py", _TASKIQ_BROKER.format(sock=sock))
+    write(root, "thumbs/tasks.py", _TASKIQ_TASKS.format())
+    write(root, "enqueue.py", _TASKIQ_ENQUEUE)
+    worker = "taskiq worker thumbs.broker:broker thumbs.tasks --workers 1 --log-level INFO"
+    command = (redis_server(sock) + f"setsid {worker} & worker=$!; sleep 3; python enqueue.py; "
+               "kill -TERM -- -$worker; sleep 2; kill -KILL -- -$worker 2>/dev/null; wait $worker; kill $redis; exit 0")
+    return Run(worker.split(), [
+        S("stderr", r"\]\[ERROR  \]\[worker-0\] Exception found while executing function\.$", "the one task that raised among 1,800"),
+        S("stderr", r"^Traceback \(most recent call last\):$", "the trace's start"),
+        S("stderr", r'^  File ".*/thumbs/tasks\.py", line 13, in make_thumbnail$', "the task's own frame"),
+        S("stderr", r"^ZeroDivisionError: division by zero$", "the exception"),
+        S("stdout", r"^thumbnails: 1800 tasks, 1 failed$", "the producer's summary"),
+    ], command=command, env={"PYTHONPATH": root}, expect_exit=exits(0), timeout=300)
