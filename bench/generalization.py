@@ -1,6 +1,6 @@
 """Score YARP's output view on the generalization corpus: tools it was never tuned on.
 
-Run: python bench/generalization.py [--half tuning|held_out|fresh|blind|sealed|hidden|veiled|cloaked|shrouded|masked|hooded|draped|cowled|swathed|all] [--case NAME] [--json] [--missed]
+Run: python bench/generalization.py [--half tuning|held_out|fresh|blind|sealed|hidden|veiled|cloaked|shrouded|masked|hooded|draped|cowled|swathed|mantled|all] [--case NAME] [--json] [--missed]
 
 The corpus (bench/generalization, see its README) holds real outputs of scripting,
 web, native, system and VCS tools, each annotated with the lines a reader must see,
@@ -12,7 +12,8 @@ recorded and read the same way, a seventh, `veiled` half (manifest-veiled.json),
 (manifest-cloaked.json) and a ninth, `shrouded` half (manifest-shrouded.json), read in turn, a tenth,
 `masked` half (manifest-masked.json), read in turn, an eleventh, `hooded` half (manifest-hooded.json), read in turn, a twelfth,
 `draped` half (manifest-draped.json), read in turn, a thirteenth, `cowled` half (manifest-cowled.json), read in turn,
-and a fourteenth, `swathed` half (manifest-swathed.json), that no view rule may be tuned on. For every case this
+a fourteenth, `swathed` half (manifest-swathed.json), read in turn, and a fifteenth, `mantled` half
+(manifest-mantled.json), that no view rule may be tuned on. For every case this
 computes three views of the same budget (the default cap, 5,120 bytes):
 
 - run route: what `yarp run` shows (the selected rule reduces each stream, then
@@ -26,7 +27,7 @@ route's per stream). The exit status is visible when the view is the output
 unchanged or names `exit status N]` / `exit_status=N`. An output at or under the cap
 must come back unchanged. Totals are given per half and overall; `TARGETS` are the
 goals the held-out half is held to (bench/test_bench_generalization.py); the fresh
-blind, sealed, hidden, veiled, cloaked, shrouded, masked, hooded, draped, cowled and swathed halves are measured against the same goals and reported.
+blind, sealed, hidden, veiled, cloaked, shrouded, masked, hooded, draped, cowled, swathed and mantled halves are measured against the same goals and reported.
 """
 
 from __future__ import annotations
@@ -55,9 +56,9 @@ MANIFESTS = ("manifest-scripting.json", "manifest-native.json", "manifest-fresh.
              "manifest-sealed.json", "manifest-hidden.json", "manifest-veiled.json",
              "manifest-cloaked.json", "manifest-shrouded.json", "manifest-masked.json",
              "manifest-hooded.json", "manifest-draped.json", "manifest-cowled.json",
-             "manifest-swathed.json")
+             "manifest-swathed.json", "manifest-mantled.json")
 HALVES = ("tuning", "held_out", "fresh", "blind", "sealed", "hidden", "veiled", "cloaked", "shrouded", "masked", "hooded", "draped", "cowled",
-          "swathed")
+          "swathed", "mantled")
 #: What the held-out half must reach: signal kept (both routes), view bytes against the
 #: naive cap's over the cases larger than the cap, and every exit status / small output.
 TARGETS = {"signal_kept": 0.98, "bytes_vs_naive": 0.60}
