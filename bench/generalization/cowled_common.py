@@ -10,7 +10,7 @@ own tools (`NPM_PINS`, `PY_PINS`, `APT_PINS`); `generate_cowled.install` install
 from __future__ import annotations
 
 from generate_native import Recipe, Run, S, Skip, exits, failing, sh, write  # noqa: F401 (re-exported)
-from half_cli import Place, redis_server, wait_port  # noqa: F401 (re-exported)
+from half_cli import Place, redis_server, served, wait_port  # noqa: F401 (re-exported)
 
 PLACE = Place("cowled")
 WORK, HOME, NPM, VENV = PLACE.work, PLACE.home, PLACE.npm, PLACE.venv

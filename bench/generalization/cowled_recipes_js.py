@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from cowled_common import Run, S, exits, link_node_modules, nbin, npmver, recipe, sh, wait_port, write  # noqa: F401
+from cowled_common import Run, S, exits, link_node_modules, nbin, npmver, recipe, served, sh, write  # noqa: F401
 
 NPM_PINS = ["astro@5.18.2", "express@4.22.3", "morgan@1.12.1", "wsrun@5.2.4", "ospec@4.2.1", "pta@1.2.0", "zora@5.2.0",
             "@linthtml/linthtml@0.10.2", "@apidevtools/swagger-cli@4.0.4", "@vercel/ncc@0.38.4",
@@ -129,8 +129,7 @@ def _express(root):
     write(root, "server.js", _EXPRESS_APP)
     write(root, "rates.js", _EXPRESS_RATES)
     write(root, "sync.js", _EXPRESS_CLIENT)
-    command = ("node server.js & server=$!; " + wait_port(19131) +
-               "node sync.js; kill -TERM $server; wait $server; exit 0")
+    command = served("node server.js", 19131, "node sync.js")
     return Run(["node", "server.js"], [
         S("stderr", r"^TypeError: Cannot read properties of undefined \(reading 'zone'\)$", "the one request that threw"),
         S("stderr", r"^    at lookupRate \(/.*/rates\.js:\d+:\d+\)$", "the project's frame that threw"),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from draped_common import Run, S, exits, link_node_modules, nbin, npmver, recipe, sh, wait_port, write
+from draped_common import Run, S, exits, link_node_modules, nbin, npmver, recipe, served, sh, wait_port, write
 
 NPM_PINS = ["@playwright/test@1.49.1", "hexo@7.3.0", "hexo-cli@4.3.2", "fastify-cli@7.4.0", "fastify@5.2.1",
             "broken-link-checker@0.7.8", "tstyche@3.5.0", "typescript@5.6.3", "xo@0.59.3", "typeorm@0.3.25",
@@ -137,8 +137,7 @@ def _fastify(root):
     link_node_modules(root)
     write(root, "app.js", _FASTIFY_APP)
     write(root, "check.js", _FASTIFY_CLIENT)
-    command = ("fastify start -l info -a 127.0.0.1 -p 18861 app.js & server=$!; " + wait_port(18861) +
-               "node check.js; kill -TERM $server; wait $server; exit 0")
+    command = served("fastify start -l info -a 127.0.0.1 -p 18861 app.js", 18861, "node check.js")
     return Run(["fastify", "start", "-l", "info", "-a", "127.0.0.1", "-p", "18861", "app.js"], [
         S("stdout", r'^\{"level":50,.*"url":"/rooms/1187/quote\?nights=3"', "the one request that raised among 1,500"),
         S("stdout", r'"res":\{"statusCode":500\},"responseTime"', "its completion with a 500"),

@@ -6,7 +6,7 @@ Each signal is written from the raw output's meaning, without any view of it bei
 
 from __future__ import annotations
 
-from draped_common import Run, S, exits, pyver, recipe, sh, vbin, wait_port, write  # noqa: F401
+from draped_common import Run, S, exits, pyver, recipe, served, sh, vbin, wait_port, write  # noqa: F401
 
 NPM_PINS: list[str] = []
 PY_PINS = ["SQLAlchemy==2.0.36", "CherryPy==18.10.0", "testslide==2.7.1", "pydoctor==24.11.2", "schemathesis==3.39.7",
@@ -121,8 +121,7 @@ def _cherrypy(root):
     write(root, "shop/__init__.py", "")
     write(root, "shop/catalogue.py", _CHERRY_APP)
     write(root, "sync.py", _CHERRY_CLIENT)
-    command = ("python -m shop.catalogue & server=$!; " + wait_port(18851) +
-               "python sync.py; kill -TERM $server; wait $server; exit 0")
+    command = served("python -m shop.catalogue", 18851, "python sync.py")
     return Run(["python", "-m", "shop.catalogue"], [
         S("stdout", r'"GET /price\?sku=2288 HTTP/1\.1" 500 ', "the one request that failed among 3,000"),
         S("stdout", r"^price sync: 3000 requests, 1 failed$", "the client's summary"),

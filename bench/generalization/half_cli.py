@@ -86,6 +86,12 @@ def wait_port(port: int) -> str:
             f"2>/dev/null && break; sleep 0.1; done; ")
 
 
+def served(server: str, port: int, client: str) -> str:
+    """Shell that starts a recipe's `server` in the background, waits until it listens on 127.0.0.1:`port`,
+    runs `client` against it, then stops the server and exits 0: the server's log is the case's output."""
+    return f"{server} & server=$!; " + wait_port(port) + f"{client}; kill -TERM $server; wait $server; exit 0"
+
+
 def redis_server(sock: str) -> str:
     """Shell that starts a private redis-server on the Unix socket `sock` (no TCP, no persistence) as `$redis`."""
     return (f"redis-server --port 0 --unixsocket {sock} --save '' --appendonly no --loglevel warning >/dev/null & "

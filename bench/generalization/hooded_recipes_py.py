@@ -6,7 +6,7 @@ Each signal is written from the raw output's meaning, without any view of it bei
 
 from __future__ import annotations
 
-from hooded_common import Run, S, exits, pyver, recipe, sh, vbin, wait_port, write  # noqa: F401
+from hooded_common import Run, S, exits, pyver, recipe, served, sh, vbin, write  # noqa: F401
 
 NPM_PINS: list[str] = []
 PY_PINS = ["radish-bdd==0.18.4", "tornado==6.6.1", "APScheduler==3.11.3", "fixit==2.2.1", "pandera==0.35.0",
@@ -107,8 +107,7 @@ def _tornado(root):
     write(root, "inventory/__init__.py", "")
     write(root, "inventory/server.py", _TORNADO_APP)
     write(root, "sync.py", _TORNADO_CLIENT)
-    command = ("python -m inventory.server & server=$!; " + wait_port(18817) +
-               "python sync.py; kill -TERM $server; wait $server; exit 0")
+    command = served("python -m inventory.server", 18817, "python sync.py")
     return Run(["python", "-m", "inventory.server"], [
         S("stderr", r"^\[E \d+ [\d:]+ web:\d+\] Uncaught exception GET /stock/1733 \(127\.0\.0\.1\)$",
           "the one request that raised among 2,400"),

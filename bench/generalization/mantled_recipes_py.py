@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from mantled_common import Run, S, exits, pyver, recipe, redis_server, sh, vbin, wait_port, write
+from mantled_common import Run, S, exits, pyver, recipe, redis_server, served, sh, vbin, write
 
 NPM_PINS: list[str] = []
 PY_PINS = ["granian==2.8.9", "zizmor==1.33.1", "eliot==1.18.0", "eliot-tree==24.0.0", "pyang==2.7.1",
@@ -54,7 +54,7 @@ def _granian(root):
     write(root, "pricing/asgi.py", _ASGI_APP)
     write(root, "sync.py", _PRICE_CLIENT)
     serve = "granian --interface asgi --host 127.0.0.1 --port 18934 --workers 1 --access-log pricing.asgi:app"
-    command = (f"{serve} & server=$!; " + wait_port(18934) + "python sync.py; kill -TERM $server; wait $server; exit 0")
+    command = served(serve, 18934, "python sync.py")
     return Run(serve.split(), [
         S("stdout", r'^\[[-\d :+]+\] 127\.0\.0\.1 - "GET /prices/2741 HTTP/1\.1" 500 ', "the one request that failed among 3,600"),
         S("stdout", r"^\[ERROR\] Application callable raised an exception$", "the server's error"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 
-from swathed_common import Run, S, exits, link_node_modules, npmver, recipe, redis_server, wait_port, write
+from swathed_common import Run, S, exits, link_node_modules, npmver, recipe, redis_server, served, write
 
 NPM_PINS = ["koa@2.15.3", "koa-logger@3.2.1", "koa-router@12.0.1", "winston@3.17.0", "bullmq@5.34.0", "eclint@2.8.1",
             "csstree-validator@4.0.1", "@graphql-codegen/cli@5.0.3", "@graphql-codegen/typescript@4.1.2",
@@ -77,8 +77,7 @@ def _koa(root):
     write(root, "server.js", _KOA_APP)
     write(root, "seats.js", _KOA_SEATS)
     write(root, "refresh.js", _KOA_CLIENT)
-    command = ("node server.js & server=$!; " + wait_port(18863) +
-               "node refresh.js; kill -TERM $server; wait $server; exit 0")
+    command = served("node server.js", 18863, "node refresh.js")
     return Run(["node", "server.js"], [
         S("stdout", r"^  xxx GET /flights/2204/seats 500 ", "the one failed request among 4,000 in the access log"),
         S("stdout", r"^seat refresh: 4000 requests, 1 failed$", "the client's summary"),

@@ -6,7 +6,7 @@ Each signal is written from the raw output's meaning, without any view of it bei
 
 from __future__ import annotations
 
-from swathed_common import Run, S, exits, pyver, recipe, sh, vbin, wait_port, write
+from swathed_common import Run, S, exits, pyver, recipe, served, sh, vbin, write
 
 NPM_PINS: list[str] = []
 PY_PINS = ["gevent==24.11.1", "structlog==25.1.0", "peewee==3.17.9", "pynose==1.5.4", "tqdm==4.67.1",
@@ -53,8 +53,7 @@ def _gevent(root):
     write(root, "pricing/__init__.py", "")
     write(root, "pricing/server.py", _GEVENT_APP)
     write(root, "refresh.py", _GEVENT_CLIENT)
-    command = ("python -m pricing.server & server=$!; " + wait_port(18851) +
-               "python refresh.py; kill -TERM $server; wait $server; exit 0")
+    command = served("python -m pricing.server", 18851, "python refresh.py")
     return Run(["python", "-m", "pricing.server"], [
         S("stderr", r"^Traceback \(most recent call last\):$", "the trace's start"),
         S("stderr", r'^  File ".*/pricing/server\.py", line \d+, in app$', "the application's own frame"),
