@@ -239,8 +239,12 @@ def _repetitive(sample: list[bytes]) -> bool:
     if not kinds:
         return False
     once = sum(1 for count in kinds.values() if count == 1)
-    return (max(kinds.values()) * 100 >= keyed * REPETITIVE_SHARE or once * 100 <= keyed * SAMPLE_ONCE_SHARE
-            or _few_kinds(kinds, keyed))
+    return _one_kind(kinds, keyed) or once * 100 <= keyed * SAMPLE_ONCE_SHARE or _few_kinds(kinds, keyed)
+
+
+def _one_kind(counts: dict[bytes, int], keyed: int) -> bool:
+    """Whether the commonest key of `counts` starts `REPETITIVE_SHARE` percent of `keyed` lines."""
+    return max(counts.values()) * 100 >= keyed * REPETITIVE_SHARE
 
 
 def _few_kinds(counts: dict[bytes, int], keyed: int) -> bool:
@@ -262,7 +266,7 @@ def _rare_keys(keys: list[bytes], classes: dict, most: int = MAX_RARE_LINES, kno
         return []
     top = max(counts, key=counts.__getitem__)
     seldom = _lines_seen(keys, counts, 1, 2, known)
-    if counts[top] * 100 >= keyed * REPETITIVE_SHARE:
+    if _one_kind(counts, keyed):
         out = _within(seldom, keys, top, most)
         common = {top}
     else:
@@ -471,7 +475,9 @@ def _rare_endings(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
     sample = [found[1] for found in map(_ending.search, lines[::max(1, len(lines) // 256)]) if found]
     # One word ends most of a sample's lines (the whole text's share is asked below): a dearer pass
     # over every line ending is not run on texts whose endings vary.
-    if not sample or max(sample.count(word) for word in set(sample)) * 100 < len(sample) * REPETITIVE_SHARE:
+    endings: dict[bytes, int] = {}
+    _count_elements(endings, sample)
+    if not sample or not _one_kind(endings, len(sample)):
         return []
     found = [(match.start(), match[1]) for match in _ending.finditer(body)]
     counts: dict[bytes, int] = {}
