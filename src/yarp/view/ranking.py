@@ -153,7 +153,7 @@ def heading(stream, index: int) -> int | None:
     is_marker = stream.markers.is_marker
     facts = stream.heads
     own = indent(lines[index])
-    numbered = _numbered(lines[index])
+    numbered = bool(own) and _numbered(lines[index])  # asked of an indented finding only
     found = None
     # Blank lines and markers are passed over, so only a line that would end the walk is asked whether it
     # is one. What a line's bytes say (its indent, whether it is a banner) is kept per bytes: walks
@@ -162,13 +162,13 @@ def heading(stream, index: int) -> int | None:
         text = lines[above]
         known = facts.get(text)
         if known is None:
-            known = facts[text] = (indent(text), _maybe_banner(text) and is_banner(text), _numbered(text))
-        level, banner, sibling = known
+            known = facts[text] = (indent(text), _maybe_banner(text) and is_banner(text))
+        level, banner = known
         if own and not level and above + 1 < index and not text.strip() and _lone_place(lines[above + 1], own):
             found = above + 1  # the paragraph's first line names the file its findings are in
             break
         if own:
-            if level < own and not (numbered and sibling):
+            if level < own and not (numbered and _numbered(text)):
                 hit = above
             elif level == own and above in memo:
                 hit = memo[above]  # a line of the same indent above, whose heading is known: the same one

@@ -119,9 +119,8 @@ class Stream:
         #: Per line asked, its kind and place (`ranking.kind`); per line's bytes, its template and file.
         self.kinds: dict[int, tuple[bytes, bytes]] = {}
         self.templates: dict[bytes, tuple[bytes, bytes]] = {}
-        #: Per line's bytes a heading's walk read, its indent, whether it is a banner and whether it starts
-        #: with a line and column (`ranking.heading`).
-        self.heads: dict[bytes, tuple[int, bool, bool]] = {}
+        #: Per line's bytes a heading's walk read, its indent and whether it is a banner.
+        self.heads: dict[bytes, tuple[int, bool]] = {}
         #: Findings whose message no other finding says, among many that repeat theirs: each its own kind.
         self.standouts: set[int] = set()
         #: Per line's bytes asked, whether several lines say it word for word (`ranking.repeated`).
