@@ -13,8 +13,9 @@ finding's numbers aligned right do not make its neighbours its heading.
 from __future__ import annotations
 
 from view_of import lines_of, view
-from yarp.view import rarity, salience
+from yarp.view import ranking, rarity, salience
 from yarp.view.salience import classifier
+from yarp.view.streams import Stream
 
 
 def test_a_failure_word_inside_a_path_says_where_not_what_happened():
@@ -165,6 +166,16 @@ def test_past_a_heading_every_record_repeats_the_record_s_first_line_is_shown():
     out += ["", "\u2716 3000 problems (2 errors, 2998 warnings)"]
     shown = lines_of(view(("\n".join(out) + "\n").encode()))
     assert {"File: manual/page043.html", "File: manual/page097.html"} <= shown
+
+
+def test_a_finding_s_right_aligned_numbers_do_not_make_its_neighbour_its_heading():
+    # linthtml aligns `line:column` to the right, so ` 19:55` is indented less than `  20:0` below it: the
+    # finding above is its neighbour in one list, and the page's name is its heading.
+    text = (b"File: manual/page043.html\n  9:14  warning  The attribute is not double quoted  attr-quote-style\n"
+            b" 19:55  warning  The alt attribute must be set         img-req-alt\n"
+            b"  20:0  error    Tag is not closed                      tag-close\n")
+    stream = Stream("stdout", text, classifier())
+    assert ranking.heading(stream, 3) == 0
 
 
 def test_a_row_of_a_rare_column_value_stands_out_in_a_table_of_up_to_half_a_mebibyte():
