@@ -137,7 +137,8 @@ def check_kernels(environ: Mapping[str, str]) -> list[Check]:
     names = {"frames": ("yarp.wire.frames", "yarp._fastframe"),
              "payloads": ("yarp.archive.payload_kernel", "yarp._payload_kernel"),
              "validation": ("yarp.wire.validation", "yarp._validate"),
-             "trigger scan": ("yarp.view.scan", "yarp._scan")}
+             "trigger scan": ("yarp.view.scan", "yarp._scan"),
+             "line templates": ("yarp.view.templates", "yarp._templates")}
     compiled, twins = [], []
     for label, (selector, kernel) in names.items():
         if importlib.import_module(selector).IMPLEMENTATION == "c":

@@ -8,12 +8,12 @@ tuned on:
 * **the output's own end** — the last lines of each stream usually say how the
   command ended (`1 file would fail to reformat`, `Found 3 errors`), so they
   are kept before anything else (`ends`);
-* **diversity** — of many findings, the first of each kind (its `template`:
-  the line with its location, quoted names and numbers masked) comes before
-  the second of any, the rarest kinds first, and a kind's findings in other
-  files before more in the same file: two `F821 Undefined name` errors among
-  300 `F401` findings, or ten findings in ten files, are seen before the
-  eleventh alike (`diverse`);
+* **diversity** — of many findings, the first of each kind (its template,
+  `yarp.view.templates.template`: the line with its location, quoted names and
+  numbers masked) comes before the second of any, the rarest kinds first, and
+  a kind's findings in other files before more in the same file: two `F821
+  Undefined name` errors among 300 `F401` findings, or ten findings in ten
+  files, are seen before the eleventh alike (`diverse`);
 * **where a finding is** — an indented finding (`  3:10  error  …`) is shown
   with the heading it sits under (the nearest line above it indented less),
   found by `heading`.
@@ -29,6 +29,7 @@ from __future__ import annotations
 from _collections import _count_elements
 
 from yarp.view.salience import is_blank
+from yarp.view.templates import template
 
 #: Lines of each stream's end kept first, and the most bytes they may take.
 END_LINES = 6
@@ -41,9 +42,6 @@ RECORD_REACH = 8
 #: every record repeats (`repeated`).
 REPEATED_LINES = 3
 REPEAT_REACH = 1000
-#: Bytes of a line a template reads.
-TEMPLATE_BYTES = 160
-_DIGITS = bytes.maketrans(b"0123456789", b"##########")
 
 
 def ends(lines, final_newline: bool, is_marker, budget: int) -> list[int]:
@@ -64,20 +62,6 @@ def ends(lines, final_newline: bool, is_marker, budget: int) -> list[int]:
     return out
 
 
-def template(line: bytes, location, quoted) -> bytes:
-    """What kind of line this is: its words with the leading location, quoted names and numbers masked.
-
-    `location` is the salience data's location pattern (`path:line:col:` at
-    the start), `quoted` its pattern for a quoted name. Two findings of one
-    check in different places have the same template; an error and a warning,
-    or two different checks, do not."""
-    start = location.match(line).end()
-    text = quoted.sub(b"Q", line[start:start + TEMPLATE_BYTES].translate(_DIGITS))
-    words = text.split()
-    # The first words say what it is; the last often names the check (`no-undef`, `(no-member)`).
-    return b" ".join(words[:3] + words[-1:]) if len(words) > 4 else b" ".join(words)
-
-
 def place(line: bytes, location) -> bytes:
     """The file a line names at its start (`src/a.py:3:1: …`), or b"" when it names none."""
     found = location.match(line)
@@ -86,8 +70,8 @@ def place(line: bytes, location) -> bytes:
 
 
 def kind(stream, index: int, sal) -> tuple[bytes, bytes]:
-    """A finding's kind and place: the `template` of line `index` and the file it names or sits under
-    (`sal` is the classifier, whose patterns read them).
+    """A finding's kind and place: the template of line `index` (`yarp.view.templates.template`) and the file it
+    names or sits under (`sal` is the classifier, whose location pattern reads it).
 
     Kept per line of the stream (`stream.kinds`; a line's heading, once found, stays its heading), and
     its template and named file per line's bytes (`stream.templates`): dense output repeats lines."""
@@ -97,7 +81,7 @@ def kind(stream, index: int, sal) -> tuple[bytes, bytes]:
     line = stream.lines[index]
     read = stream.templates.get(line)
     if read is None:
-        read = stream.templates[line] = (template(line, sal.location, sal.quoted), place(line, sal.location))
+        read = stream.templates[line] = (template(line), place(line, sal.location))
     alike, where = read
     if index in stream.standouts:
         alike = line  # its quoted names are what it says that no other finding does

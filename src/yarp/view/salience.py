@@ -58,7 +58,6 @@ BLOCK_PATTERNS = ("continuation", "lead", "caret", "header_continuation")
 HINT_PATTERNS = {"word": "[A-Za-z_][A-Za-z0-9_]{2,}", "location": "^[ \\t]*([^ \\t:]+:\\d+(:\\d+)?:?[ \\t]*)?",
                  "finding": "(?m)^[ \\t]*(?:[^ \\t:\\n]{1,256}:\\d+(?::\\d+)?:?|\\d{1,9}:(?=[ \\t]))[ \\t]*([^ \\t\\n]{1,40})(?:[^\\n]*[ \\t]([(\\[][\\w/@.:-]{1,60}[)\\]])[ \\t\\r]*$)?",
                  "first_word": "(?m)^[ \\t]*(?:[^\\sA-Za-z]{1,32}[ \\t]+)*([^ \\t\\n]{0,32})",
-                 "quoted": "(?<=[ (\\[:=])(?:'[^']*'|\"[^\"]*\"|`[^`]*`)|^(?:'[^']*'|\"[^\"]*\"|`[^`]*`)",
                  # A word holding a `/` (a path, a URL), the first group up to its file's extension and line
                  # numbers, which stay as they are (`src/pkg/a.go:3:1:`). It is tried at a word's start only and
                  # never gives back what precedes the first `/`, so that a line of long words costs one pass.
@@ -80,7 +79,7 @@ class Classifier:
 
     __slots__ = ("triggers", "entries", "noise_start", "noise_any", "noise_lines_start", "noise_lines_any",
                  "continuation", "lead", "caret", "header_continuation", "word", "location", "finding", "first_word",
-                 "quoted", "path", "debug_level", "max_lines", "max_lead", "header_max_lines", "candidates",
+                 "path", "debug_level", "max_lines", "max_lead", "header_max_lines", "candidates",
                  "failure_triggers", "plans")
 
     def __init__(self, bundle: tuple) -> None:

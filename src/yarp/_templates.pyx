@@ -1,0 +1,119 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, binding=False
+"""Compiled line templates: the typed twin of `yarp._templates_py`.
+
+One pass over a line's first bytes past its location, with no regular
+expression and no copy but the template itself: a view weighs the kinds of
+thousands of findings of a dense output (`yarp.view.spending.weighed`), and the
+expressions cost about two microseconds a line. The twin stays the reference:
+tests/test_templates.py crosses the two.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+
+IMPLEMENTATION = "c"
+__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "template", "templates"]
+
+#: Bytes of a line a template reads, past its location.
+TEMPLATE_BYTES = 160
+DEF _WINDOW = 160
+
+cdef unsigned char SPACE[256]  # what `bytes.split()` splits at
+cdef unsigned char BEFORE_QUOTE[256]  # what a quoted name may follow
+for _byte in range(256):
+    SPACE[_byte] = _byte in (9, 10, 11, 12, 13, 32)
+    BEFORE_QUOTE[_byte] = _byte in b" ([:="
+
+
+cdef inline bint _digit(unsigned char c) noexcept nogil:
+    return 48 <= c <= 57
+
+
+cdef Py_ssize_t _location_end(const unsigned char *p, Py_ssize_t n) noexcept nogil:
+    """Where `LOCATION` (`^[ \\t]*([^ \\t:]+:\\d+(:\\d+)?:?[ \\t]*)?`) ends its match."""
+    cdef Py_ssize_t i = 0, j, k
+    while i < n and (p[i] == 32 or p[i] == 9):
+        i += 1
+    j = i
+    while j < n and p[j] != 32 and p[j] != 9 and p[j] != 58:
+        j += 1
+    if j == i or j + 1 >= n or p[j] != 58 or not _digit(p[j + 1]):
+        return i
+    k = j + 1
+    while k < n and _digit(p[k]):
+        k += 1
+    if k + 1 < n and p[k] == 58 and _digit(p[k + 1]):
+        k += 1
+        while k < n and _digit(p[k]):
+            k += 1
+    if k < n and p[k] == 58:
+        k += 1
+    while k < n and (p[k] == 32 or p[k] == 9):
+        k += 1
+    return k
+
+
+cdef object _template(bytes line):
+    cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(line)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(line)
+    cdef Py_ssize_t start = _location_end(p, n)
+    cdef Py_ssize_t size = n - start if n - start < _WINDOW else _WINDOW
+    cdef const unsigned char *w = p + start
+    cdef unsigned char text[_WINDOW]
+    cdef unsigned char out[_WINDOW + 4]
+    cdef Py_ssize_t word_start[4]
+    cdef Py_ssize_t word_end[4]
+    cdef Py_ssize_t i = 0, k = 0, e, words = 0, m, o = 0, a
+    cdef unsigned char c, q
+    # Digits as `#`, quoted names as `Q` (a quote after a blank, `(`, `[`, `:`, `=` or at the start, closed
+    # by the same quote: the first such wins, as `re.sub` tries each place left to right).
+    while i < size:
+        c = w[i]
+        if (c == 39 or c == 34 or c == 96) and (i == 0 or BEFORE_QUOTE[w[i - 1]]):
+            q = c
+            e = i + 1
+            while e < size and w[e] != q:
+                e += 1
+            if e < size:
+                text[k] = 81  # b"Q"
+                k += 1
+                i = e + 1
+                continue
+        text[k] = 35 if _digit(c) else c
+        k += 1
+        i += 1
+    # Its words, the first three and the last of more than four.
+    i = 0
+    while i < k:
+        while i < k and SPACE[text[i]]:
+            i += 1
+        if i >= k:
+            break
+        e = i
+        while e < k and not SPACE[text[e]]:
+            e += 1
+        if words < 3:
+            word_start[words], word_end[words] = i, e
+        else:
+            word_start[3], word_end[3] = i, e
+        words += 1
+        i = e
+    if words == 0:
+        return b""
+    for m in range(4 if words > 4 else words):
+        if o:
+            out[o] = 32
+            o += 1
+        for a in range(word_start[m], word_end[m]):
+            out[o] = text[a]
+            o += 1
+    return PyBytes_FromStringAndSize(<char *>out, o)
+
+
+def template(bytes line) -> bytes:
+    """The template of `line`, as `yarp._templates_py.template` gives it."""
+    return _template(line)
+
+
+def templates(lines, indices) -> list:
+    """The template of `lines[i]` for each `i` of `indices`, in order."""
+    return [_template(lines[i]) for i in indices]

@@ -1,0 +1,42 @@
+"""A line's template in pure Python: the reference twin of the compiled `yarp._templates`.
+
+A line's template says what kind of line it is (`yarp.view.ranking.kind`): its
+words past a leading location (`src/a.py:3:1:`), within its first
+`TEMPLATE_BYTES`, with its digits as `#` and each quoted name (`'x'`, `"x"`,
+`` `x` `` at the start or after a blank, `(`, `[`, `:` or `=`) as `Q`; of more
+than four words, the first three and the last (the last often names the
+check: `no-undef`, `(no-member)`). Two findings of one check in two places
+have one template; an error and a warning, or two checks, do not.
+
+`yarp.view.templates` selects between the two; tests/test_templates.py crosses them
+and holds `LOCATION` to the salience data's own location pattern.
+"""
+
+from __future__ import annotations
+
+import re
+
+IMPLEMENTATION = "py"
+__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "template", "templates"]
+
+#: Bytes of a line a template reads, past its location.
+TEMPLATE_BYTES = 160
+#: A line's leading location: the salience data's `location` pattern (`yarp.view.salience.HINT_PATTERNS`).
+LOCATION = rb"^[ \t]*([^ \t:]+:\d+(:\d+)?:?[ \t]*)?"
+#: A quoted name: after a blank, `(`, `[`, `:` or `=`, or at the start of what the template reads.
+QUOTED = rb"(?<=[ (\[:=])(?:'[^']*'|\"[^\"]*\"|`[^`]*`)|^(?:'[^']*'|\"[^\"]*\"|`[^`]*`)"
+_location = re.compile(LOCATION)
+_quoted = re.compile(QUOTED)
+_DIGITS = bytes.maketrans(b"0123456789", b"##########")
+
+
+def template(line: bytes) -> bytes:
+    """The template of `line` (a line without its newline)."""
+    start = _location.match(line).end()
+    words = _quoted.sub(b"Q", line[start:start + TEMPLATE_BYTES].translate(_DIGITS)).split()
+    return b" ".join(words[:3] + words[-1:]) if len(words) > 4 else b" ".join(words)
+
+
+def templates(lines, indices) -> list[bytes]:
+    """The template of `lines[i]` for each `i` of `indices`, in order."""
+    return [template(lines[i]) for i in indices]

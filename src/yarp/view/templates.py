@@ -1,0 +1,26 @@
+"""Selector for the line templates: the compiled extension or its pure-Python twin.
+
+`yarp.view.ranking.kind` asks `template` what kind of line a finding is, and
+`yarp.view.spending.weighed` asks `templates` the kinds of every finding of a
+dense class; the rest of YARP imports them from here and never from
+`_templates` or `_templates_py` directly. `YARP_NO_EXTENSIONS=1` (read once, in
+`yarp._compat`) selects the twin; otherwise the extension is required to load
+when it was built, and a missing build falls back to the twin (a guard test
+fails then).
+"""
+
+from yarp._compat import NO_EXTENSIONS
+
+if NO_EXTENSIONS:
+    from yarp import _templates_py as _impl
+else:
+    try:
+        from yarp import _templates as _impl
+    except ImportError:
+        from yarp import _templates_py as _impl
+
+IMPLEMENTATION = _impl.IMPLEMENTATION
+template = _impl.template
+templates = _impl.templates
+
+__all__ = ["IMPLEMENTATION", "template", "templates"]

@@ -1,0 +1,97 @@
+"""Line templates: what they say of a finding on both implementations, the compiled kernel crossed with its twin.
+
+`yarp._templates_py` holds the template the view always read (its location
+pattern, the salience data's, and a quoted-name pattern); `yarp._templates`
+must give the same bytes for every line, the odd ones too (quotes left open,
+a location without a line number, non-ASCII and invalid bytes, over-long lines).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+import kernel_impls
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from yarp.view import salience, templates
+
+VECTORS = os.path.join(os.path.dirname(__file__), "vectors", "cap")
+
+
+@pytest.fixture(params=["c", "py"], scope="module")
+def impl(request):
+    """The compiled kernel (`c`) and its pure-Python twin (`py`), one after the other."""
+    return kernel_impls.load("_templates", request.param)
+
+
+def test_two_findings_of_one_check_share_a_template_and_two_checks_do_not(impl):
+    ruff = impl.template(b"pkg/m03.py:5:5: F841 Local variable `unused` is assigned to but never used")
+    assert ruff == impl.template(b"src/other.py:41:12: F841 Local variable `total` is assigned to but never used")
+    assert ruff == b"F### Local variable used"
+    assert impl.template(b"src/a.py:3:1: E501 line too long (91 > 88)") == b"E### line too ##)"
+    assert impl.template(b"a.js:3:4: error 'x' is not defined  no-undef") == b"error Q is no-undef"
+    assert impl.template(b"error: x") != impl.template(b"warning: x")
+
+
+def test_a_location_is_read_past_only_when_it_has_a_line_number(impl):
+    assert impl.template(b"  lib/a.rb:12:  warning: x") == b"warning: x"
+    assert impl.template(b"lib/a.rb:12:7 warning: x") == b"warning: x"
+    assert impl.template(b"lib/a.rb:x warning: y") == b"lib/a.rb:x warning: y"
+    assert impl.template(b"note: 12 things") == b"note: ## things"  # a word and a colon, then a blank
+
+
+def test_a_quote_masks_a_name_only_where_one_may_start_and_only_when_closed(impl):
+    assert impl.template(b"'a b' said (\"c\") [`d`] x:'e' y='f'") == b"Q said (Q) y=Q"
+    assert impl.template(b"it's 'open") == b"it's 'open"
+    assert impl.template(b"don't 'x'") == b"don't Q"
+    assert impl.template(b"") == b""
+    assert impl.template(b" \t ") == b""
+
+
+def test_the_many_templates_are_each_lines_template(impl):
+    lines = [b"a.py:1:1: E1 one", b"x", b"", b"b.py:2:2: E2 'two'"]
+    assert impl.templates(lines, [3, 0, 0]) == [impl.template(lines[3]), impl.template(lines[0]),
+                                                impl.template(lines[0])]
+
+
+def test_the_twins_location_is_the_salience_datas():
+    twin = kernel_impls.both("_templates")[0]
+    assert twin.LOCATION.decode() == salience.HINT_PATTERNS["location"]
+
+
+def _cross(line: bytes) -> None:
+    twin, compiled = kernel_impls.both("_templates")
+    assert compiled.template(line) == twin.template(line), line
+
+
+_PIECES = [b" ", b"\t", b":", b"'", b'"', b"`", b"(", b"[", b"=", b"a", b"Zz", b"7", b"42", b"src/a.py", b"\xe2\x80\x98",
+           b"\xff", b"\r", b"\x0b", b"error", b"-->", b"/"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=60), st.binary(max_size=40))
+def test_the_compiled_template_is_the_twins(pieces, tail):
+    _cross(b"".join(pieces) + tail)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(min_size=150, max_size=400))
+def test_the_compiled_template_is_the_twins_past_its_window(data):
+    _cross(data.replace(b"\n", b" "))
+
+
+def test_the_compiled_template_is_the_twins_on_every_recorded_line():
+    for path in sorted(glob.glob(os.path.join(VECTORS, "*.json"))):
+        with open(path, encoding="utf-8") as handle:
+            for line in json.load(handle)["input"].encode().split(b"\n"):
+                _cross(line)
+
+
+def test_the_selector_takes_the_compiled_kernel_unless_told_not_to():
+    from yarp import _compat
+
+    assert templates.IMPLEMENTATION == ("py" if _compat.NO_EXTENSIONS else "c")
