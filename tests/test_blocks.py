@@ -1,9 +1,11 @@
-"""Blocks built near a stream's ends only are the blocks a view weighs had every block been built.
+"""Blocks built only for the salient lines a view weighs are those every block's build gives them, and a
+view weighs a dense class's ends and its rare kinds wherever they stand.
 
-The view weighs the first and the last `bound` blocks of a rank (`spending._ends_of`);
-`block_units(..., bound)` builds only the blocks near the ends when a rank holds more. These
-tests cross the two on the recorded tool outputs of the shared vectors, mixed and shuffled so
-that blocks of every rank merge, touch and interleave, at bounds small enough to cut every rank.
+`block_units(..., weighed)` builds the blocks of the anchors `weighed` keeps (`spending.weighed`, which
+keeps a dense class's first and last findings, its standouts and its rare kinds). These tests cross
+a build of chosen anchors with a build of every block on the recorded tool outputs of the shared
+vectors, mixed and shuffled so that blocks of every rank merge, touch and interleave, and hold what
+`weighed` keeps, builds and shows of dense outputs.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import random
 
 import pytest
 
+from view_of import view
+from yarp.view import spending
 from yarp.view.blocks import block_units
 from yarp.view.salience import classifier
 from yarp.view.streams import Stream
@@ -30,51 +34,86 @@ def _texts() -> list[bytes]:
     return texts
 
 
-def _ends(units: list, bound: int) -> list[tuple]:
-    """Per rank, the first and last `bound` units as the view weighs them, as plain data."""
-    out = []
-    for rank in range(4):
-        group = [u for u in units if u.rank == rank]
-        if len(group) > 2 * bound:
-            group = group[:bound] + group[-bound:]
-        out.append([(u.stream, u.start, u.end, u.parts) for u in group])
-    return out
+def _parts(units: list) -> dict[int, tuple]:
+    """Every block built, by its anchor, with its rank."""
+    return {part[2]: (unit.rank, part) for unit in units for part in unit.parts}
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_blocks_built_near_the_ends_are_those_of_every_block(seed):
+def test_a_block_built_alone_is_the_block_every_blocks_build_gives_its_anchor(seed):
     rng = random.Random(seed)
     texts = _texts()
     lines = b"".join(rng.choice(texts) + b"\n" for _ in range(rng.randint(20, 80))).split(b"\n")
     if seed % 3 == 0:
         rng.shuffle(lines)  # blocks broken apart and run together
     stream = Stream("stdout", b"\n".join(lines), classifier())
-    full = block_units(stream.lines, stream.classes, 0, classifier())
-    bound = rng.choice([2, 5, 20])
-    bounded = block_units(stream.lines, stream.classes, 0, classifier(), bound)
-    assert _ends(bounded, bound) == _ends(full, bound)
+    full = _parts(block_units(stream.lines, stream.classes, 0, classifier()))
+    share = rng.choice([0.05, 0.3, 0.7])
+    chosen = block_units(stream.lines, stream.classes, 0, classifier(),
+                         lambda anchors: [a for a in anchors if rng.random() < share])
+    built = _parts(chosen)
+    assert built and len(built) < len(full)
+    assert built == {anchor: full[anchor] for anchor in built}
+    # Units merge only the blocks built, in order: each unit spans its own parts.
+    for unit in chosen:
+        assert unit.start == min(p[0] for p in unit.parts) and unit.end == max(p[3] for p in unit.parts)
 
 
-def test_a_dense_rank_is_built_only_near_its_ends():
-    dense = b"".join(b"src/m%d.rs:%d:5: error: expected one\n  |\n  = note: here\nbuilding part %d\n" % (i, i, i)
-                     for i in range(3000))
-    stream = Stream("stdout", dense, classifier())
-    full = block_units(stream.lines, stream.classes, 0, classifier())
-    bounded = block_units(stream.lines, stream.classes, 0, classifier(), 500)
-    assert len(full) == 3000 and len(bounded) == 1000
-    assert _ends(bounded, 500) == _ends(full, 500)
+def _dense(count: int, rare: dict[int, bytes], standout: int | None = None) -> bytes:
+    """`count` findings of one check, with the findings of `rare` at their positions."""
+    out = []
+    for i in range(count):
+        message = rare.get(i, b"error: line too long (%d > 88)  [E501]" % (90 + i % 40))
+        if i == standout:
+            message = b"error: invalid escape sequence '\\d'  [W605]"
+        out.append(b"pkg/m%d.py:%d:1: %s" % (i % 97, i, message))
+    return b"\n".join(out) + b"\n"
 
 
-@pytest.mark.parametrize("bound", [1, 3, 50])
-def test_a_long_run_of_failures_merged_into_one_block_at_either_end_is_built_whole(bound):
-    chain = b"".join(b"ERROR step %d failed\n" % i for i in range(700))  # touching failure blocks: one unit
-    apart = b"".join(b"src/a.c:%d:1: error: one\nbuilding part %d\n" % (i, i) for i in range(300))
-    few = apart[:apart.index(b"src/a.c:2:")]  # two blocks apart, then the run
-    for text in (chain + apart, apart + chain, chain + apart + chain, few + chain + apart * 4 + chain + few):
-        stream = Stream("stdout", text, classifier())
-        full = block_units(stream.lines, stream.classes, 0, classifier())
-        bounded = block_units(stream.lines, stream.classes, 0, classifier(), bound)
-        assert _ends(bounded, bound) == _ends(full, bound)
+def test_a_dense_class_weighs_its_ends_its_rare_kinds_and_the_first_of_each_new_kind():
+    rare = {1500 + i: b"error: undefined name `total_%d`  [F821]" % i for i in range(8)}  # eight of a rare kind
+    rare.update({2000 + 3 * i: b"error: `f%d` is too complex (%d > 10)  [C901]" % (i, i + 11)
+                 for i in range(40)})  # common, new
+    stream = Stream("stdout", _dense(4000, rare), classifier())
+    anchors = sorted(stream.classes)
+    assert len(anchors) == 4000
+    end = 5120 // spending.BYTES_PER_END_BLOCK
+    kept = spending.weighed(stream, 5120, anchors)
+    assert kept == sorted(kept) and len(kept) <= 4 * end
+    assert anchors[:end] == kept[:end] and anchors[-end:] == kept[-end:]
+    assert set(rare) - {2000 + 3 * i for i in range(1, 40)} <= set(kept)  # every F821, the first C901
+    assert not {2000 + 3 * i for i in range(1, 40)} & set(kept)
+    assert not set(range(end, 1500)) & set(kept)  # the alike findings between are not weighed
+    # Built: only the weighed blocks.
+    units = block_units(stream.lines, stream.classes, 0, classifier(), lambda a: spending.weighed(stream, 5120, a))
+    assert set(_parts(units)) == set(kept)
+
+
+def test_a_class_of_few_findings_is_weighed_whole():
+    stream = Stream("stdout", _dense(250, {}), classifier())
+    anchors = sorted(stream.classes)
+    assert spending.weighed(stream, 5120, anchors) == anchors
+
+
+def test_a_standout_is_weighed_beside_as_many_rare_kinds_as_the_ends_hold():
+    rare = {300 + i: b"error: kind %s of its own  [X%03d]" % (bytes([97 + i // 26 % 26, 97 + i % 26]), i)
+            for i in range(400)}  # each kind once
+    stream = Stream("stdout", _dense(3000, rare, standout=2500), classifier())
+    anchors = sorted(stream.classes)
+    end = 5120 // spending.BYTES_PER_END_BLOCK
+    kept = spending.weighed(stream, 5120, anchors)
+    assert 2500 in stream.standouts and 2500 in kept
+    middle = [anchor for anchor in kept[end:-end] if anchor != 2500]
+    assert middle == list(range(300, 300 + 2 * end))  # the rarest first, by their place
+
+
+def test_a_dense_outputs_rare_errors_are_shown_wherever_they_stand():
+    # Eight of one message in eight files, between 6,000 findings of another: no line of theirs is rare in
+    # its shape or message, so only the census of kinds finds them (the first and last 500 did not).
+    rare = {1500 + 300 * i: b'error: undefined name "total"  [F821]' for i in range(8)}
+    whole = {"pkg/m%d.py:%d:1: %s" % (position % 97, position, message.decode()) for position, message in rare.items()}
+    shown = [line for line in view(_dense(6000, rare)).split("\n") if "F821" in line]
+    assert len(shown) >= spending.MAX_ALIKE and set(shown) <= whole
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -7,10 +7,9 @@ indented, caret, frame and `E ` lines after it, up to `max_lines`; a header
 takes its `index`/`---`/`+++` or `Author`/`Date` lines and a commit's subject.
 Blocks of one rank that touch are merged into one `Unit`.
 
-A view weighs at most the first and the last few hundred blocks of a rank
-(`yarp.view.spending`); given that bound, `block_units` builds only the blocks
-near a stream's ends and yields the same units the view would weigh had it
-built them all (`_ends`). The patterns and limits are the salience data's
+A view weighs, of a dense class, the blocks near a stream's ends and those of
+its rare kinds (`yarp.view.spending.weighed`); `block_units` builds only
+those. The patterns and limits are the salience data's
 (`yarp.view.salience.Classifier`).
 """
 
@@ -96,14 +95,13 @@ class Unit:
 
 
 def block_units(lines: list[bytes], classes: dict[int, str], stream: int, sal: Classifier,
-                bound: int | None = None) -> list[Unit]:
+                weighed=None) -> list[Unit]:
     """The blocks of one stream: failure and warning blocks with their lead and
     continuation lines, header blocks, single summary lines. Failure blocks that
     touch are merged; a line belongs to the highest-ranked block that claims it.
 
-    With `bound`, a rank of more than twice `bound` merged blocks yields only its first
-    and last `bound`, built from the salient lines near the stream's ends: what a view that
-    weighs no more than those of a rank (`spending._ends_of`) needs, exactly."""
+    With `weighed`, only the blocks of the salient lines `weighed(lines of a rank)` gives are
+    built: those a view weighs (`spending.weighed`)."""
     by_rank: dict[int, list[int]] = {}
     ranked = _RANKED
     for index in sorted(classes):
@@ -116,12 +114,9 @@ def block_units(lines: list[bytes], classes: dict[int, str], stream: int, sal: C
     units: list[Unit] = []
     tests = _Tests()
     for rank in sorted(by_rank):
-        anchors = by_rank[rank]
-        ends = None if bound is None else _ends(lines, classes, anchors, rank, sal, bound, tests)
-        if ends is None:
-            walk = [-1, -1, -1]
-            ends = _merged([_block(lines, classes, i, sal, walk, tests) for i in anchors], rank)
-        groups = ends
+        anchors = by_rank[rank] if weighed is None else weighed(by_rank[rank])
+        walk = [-1, -1, -1]
+        groups = _merged([_block(lines, classes, i, sal, walk, tests) for i in anchors], rank)
         units.extend(_unit(stream, rank, group) for group in groups)
     return units
 
@@ -146,37 +141,6 @@ def _merged(blocks: list[tuple], rank: int) -> list[list]:
         else:
             out.append([start, end, [part]])
     return out
-
-
-def _ends(lines, classes: dict, anchors: list[int], rank: int, sal: Classifier, bound: int,
-          tests: _Tests) -> list[list] | None:
-    """The first and the last `bound` merged blocks of a rank, built from anchors near its ends only;
-    None when the rank may not hold more than twice `bound` (then all are built).
-
-    A block starts at most `max_lead + 1` lines above its anchor and ends at most `max_lines` (or
-    `header_max_lines`) below it. So the merged blocks that end well before where the first block
-    not built could start are those of the whole rank, and so are those that start well after where
-    the last block not built could end: their neighbours are all built."""
-    reach = max(sal.max_lines, sal.header_max_lines) + 1
-    front: list[tuple] = []  # the blocks of the first anchors, in order
-    back: list[tuple] = []  # the blocks of the last anchors, in order
-    count = bound + 64
-    while 2 * count < len(anchors):
-        walk = [-1, -1, -1]
-        front += [_block(lines, classes, i, sal, walk, tests) for i in anchors[len(front):count]]
-        walk = [-1, -1, -1]
-        back[:0] = [_block(lines, classes, i, sal, walk, tests)
-                    for i in anchors[len(anchors) - count:len(anchors) - len(back)]]
-        first_out = anchors[count] - sal.max_lead - 1
-        head = [group for group in _merged(front, rank) if group[1] + 1 < first_out]
-        last_out = anchors[-count - 1] + reach
-        tail = [group for group in _merged(back, rank) if group[0] > last_out + 1]
-        if len(head) > bound and len(tail) > bound and head[-1][0] < tail[0][0]:
-            return head[:bound] + tail[-bound:]
-        # Blocks merge: build as many more anchors as the merged blocks so far say are needed.
-        fewest = max(1, min(len(head), len(tail)))
-        count = max(count + 64, count * (bound + 16) // fewest)
-    return None
 
 
 def _block(lines, classes: dict, index: int, sal: Classifier, walk: list[int], tests: _Tests

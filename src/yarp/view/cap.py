@@ -44,6 +44,7 @@ it shows the capped form.
 from __future__ import annotations
 
 import bisect
+from functools import partial
 from itertools import accumulate
 
 from yarp.limits import DEFAULT_CAP_BYTES
@@ -63,7 +64,7 @@ from yarp.view.markers import (
 from yarp.view.ranking import ends
 from yarp.view.blocks import LINE_CLASSES, block_units
 from yarp.view.salience import Classifier, classifier
-from yarp.view.spending import MAX_CANDIDATES, spend_alike, spend_on_blocks
+from yarp.view.spending import spend_alike, spend_on_blocks, weighed
 from yarp.view.streams import SparseLines, Stream, gaps
 
 # typing costs `yarp run` milliseconds; annotations only need it.
@@ -332,13 +333,9 @@ def _select(view: _View, sal: Classifier) -> None:
         for index in ends(stream.lines, stream.final_newline, stream.markers.is_marker, view.budget):
             view.add(number, [index])
     units = []
-    # The view weighs the first and last blocks of a rank (`spending._ends_of`): with one stream
-    # holding salient lines, only those are built; across streams they are ordered stream by stream.
-    # A standout (`Stream.standouts`) is weighed wherever it stands: its text is small, build every block.
-    one = sum(1 for stream in streams if stream.classes) == 1 and not any(stream.standouts for stream in streams)
-    bound = MAX_CANDIDATES // 2 if one else None
+    # Only the blocks a view weighs are built: a dense stream's first and last of a class and its rare kinds.
     for number, stream in enumerate(streams):
-        units.extend(block_units(stream.lines, stream.classes, number, sal, bound))
+        units.extend(block_units(stream.lines, stream.classes, number, sal, partial(weighed, stream, view.budget)))
     # Summaries (`Found 16 errors.`, a tally) are single lines that say how it all ended: before the
     # failures' blocks, which could take the budget, wherever the summary stands (a tool that writes
     # it to stdout and its diagnostics to stderr puts it first in a host's text).
