@@ -9,6 +9,8 @@ tests/test_templates.py crosses the two.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.object cimport PyObject
+from libc.string cimport memcmp, memset
 
 IMPLEMENTATION = "c"
 __all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "template", "templates"]
@@ -52,7 +54,18 @@ cdef Py_ssize_t _location_end(const unsigned char *p, Py_ssize_t n) noexcept nog
     return k
 
 
-cdef object _template(bytes line):
+#: Slots of the table of templates made so far in one `templates` call: a power of two.
+DEF _SLOTS = 512
+
+
+cdef struct Slot:
+    PyObject *made  # a template made in this call (its reference held by the call's list), or NULL
+    Py_ssize_t size
+
+
+cdef object _template(bytes line, Slot *slots):
+    """The template of `line`; with `slots`, one made before in this call when its slot holds the same
+    bytes (findings of a kind share their template: most allocate nothing, and count by one cached hash)."""
     cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(line)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(line)
     cdef Py_ssize_t start = _location_end(p, n)
@@ -97,8 +110,6 @@ cdef object _template(bytes line):
             word_start[3], word_end[3] = i, e
         words += 1
         i = e
-    if words == 0:
-        return b""
     for m in range(4 if words > 4 else words):
         if o:
             out[o] = 32
@@ -106,14 +117,28 @@ cdef object _template(bytes line):
         for a in range(word_start[m], word_end[m]):
             out[o] = text[a]
             o += 1
-    return PyBytes_FromStringAndSize(<char *>out, o)
+    if slots == NULL:
+        return PyBytes_FromStringAndSize(<char *>out, o)
+    cdef unsigned int h = 2166136261
+    for m in range(o):
+        h = (h ^ out[m]) * 16777619
+    cdef Slot *slot = &slots[h & (_SLOTS - 1)]
+    if slot.made != NULL and slot.size == o and memcmp(PyBytes_AS_STRING(<object>slot.made), out, o) == 0:
+        return <object>slot.made
+    made = PyBytes_FromStringAndSize(<char *>out, o)
+    slot.made = <PyObject *>made
+    slot.size = o
+    return made
 
 
 def template(bytes line) -> bytes:
     """The template of `line`, as `yarp._templates_py.template` gives it."""
-    return _template(line)
+    return _template(line, NULL)
 
 
 def templates(lines, indices) -> list:
     """The template of `lines[i]` for each `i` of `indices`, in order."""
-    return [_template(lines[i]) for i in indices]
+    cdef Slot slots[_SLOTS]
+    memset(slots, 0, sizeof(slots))
+    # Each template is held by the list until the call returns, so a slot never points at a freed one.
+    return [_template(lines[i], slots) for i in indices]

@@ -30,6 +30,7 @@ This module never decides what a view keeps; it only says how the markers read.
 from __future__ import annotations
 
 import bisect
+from _collections import _count_elements
 
 from yarp._record import Record
 from yarp.view.salience import FAILURE_CLASSES, classifier
@@ -348,12 +349,13 @@ def search_pattern(streams, kept: list[set[int]]) -> str:
     reading; plain lines never give a hint (a word like `src` or `.` finds everything and nothing)."""
     sal = classifier()
     word, location = sal.word, sal.location
+    order = [sorted(stream.classes) for stream in streams]
     for _, group in COUNT_GROUPS:
         words: list[str] = []
         budget = MAX_HINT_LINES
         for number, stream in enumerate(streams):
             lines, classes, shown = stream.lines, stream.classes, kept[number]
-            for index in sorted(classes):
+            for index in order[number]:
                 if index in shown or classes[index] not in group or lines[index].startswith(b"[yarp"):
                     continue
                 line = lines[index]
@@ -379,12 +381,15 @@ def omitted_counts(streams, kept: list[set[int]]) -> str:
     omitted = 0
     for number, stream in enumerate(streams):
         omitted += len(stream.lines) - len(kept[number])
-        for index, cls in stream.classes.items():
-            if index not in kept[number]:
-                for name, group in COUNT_GROUPS:
-                    if cls in group:
-                        counts[name] += 1
-        for cls, count in stream.extra_counts.items():
+        # Every salient line's class counted at once, then the few kept taken back.
+        by_class: dict[str, int] = dict(stream.extra_counts)
+        _count_elements(by_class, stream.classes.values())
+        classes = stream.classes
+        for index in kept[number]:
+            cls = classes.get(index)
+            if cls is not None:
+                by_class[cls] -= 1
+        for cls, count in by_class.items():
             for name, group in COUNT_GROUPS:
                 if cls in group:
                     counts[name] += count

@@ -15,6 +15,7 @@ that repeat are shown once each before a second alike (`ranking.diverse`).
 from __future__ import annotations
 
 from _collections import _count_elements
+from bisect import bisect_left
 
 from yarp.view.blocks import LINE_CLASSES
 from yarp.view.ranking import diverse, heading, indent, kind, record_start, repeated
@@ -81,16 +82,22 @@ def weighed(stream, budget: int, anchors: list[int]) -> list[int]:
     counts: dict[bytes, int] = {}
     _count_elements(counts, keys)
     _count_elements(counts, seen)
-    seen = set(seen)
-    chosen, standing_out = [], []
-    for anchor, key in zip(middle, keys):
-        if anchor in standouts:
-            standing_out.append(anchor)
-        elif counts[key] <= RARE_KIND or key not in seen:
-            seen.add(key)
-            chosen.append((counts[key], anchor))
-    chosen.sort()
-    return sorted(anchors[:end] + anchors[-end:] + standing_out + [anchor for _, anchor in chosen[:2 * end]])
+    # Each kind's first anchor between the ends (the pairs read backwards: the first one read last wins).
+    firsts = dict(zip(reversed(keys), reversed(middle)))
+    for key in seen:
+        firsts.pop(key, None)
+    rare = {key for key, count in counts.items() if count <= RARE_KIND}
+    chosen = dict.fromkeys([anchor for anchor, key in zip(middle, keys) if key in rare] if rare else ())
+    chosen.update(dict.fromkeys(firsts.values()))
+    inside = [anchor for anchor in standouts if middle[0] <= anchor <= middle[-1]]
+    if inside:
+        between = set(middle)
+        inside = [anchor for anchor in inside if anchor in between]
+        for anchor in inside:
+            chosen.pop(anchor, None)  # weighed as a standout, beside the kinds
+    # The rarest kinds first, each kind's in line order.
+    ordered = sorted(chosen, key=lambda anchor: (counts[keys[bisect_left(middle, anchor)]], anchor))
+    return sorted({*anchors[:end], *anchors[-end:], *inside, *ordered[:2 * end]})
 
 
 def spend_alike(view, units: list, sal: Classifier, most: int = MAX_ALIKE) -> None:
