@@ -68,8 +68,8 @@ def _cross(line: bytes) -> None:
     assert compiled.template(line) == twin.template(line), line
 
 
-_PIECES = [b" ", b"\t", b":", b"'", b'"', b"`", b"(", b"[", b"=", b"a", b"Zz", b"7", b"42", b"src/a.py", b"\xe2\x80\x98",
-           b"\xff", b"\r", b"\x0b", b"error", b"-->", b"/"]
+_PIECES = [b" ", b"\t", b":", b"'", b'"', b"`", b"(", b"[", b"=", b"a", b"Zz", b"7", b"42", b"src/a.py",
+           b"\xe2\x80\x98", b"\xff", b"\r", b"\x0b", b"error", b"-->", b"/"]
 
 
 @settings(max_examples=3000, deadline=None)

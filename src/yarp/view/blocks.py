@@ -100,8 +100,8 @@ def block_units(lines: list[bytes], classes: dict[int, str], stream: int, sal: C
     continuation lines, header blocks, single summary lines. Failure blocks that
     touch are merged; a line belongs to the highest-ranked block that claims it.
 
-    With `weighed`, only the blocks of the salient lines `weighed(lines of a rank)` gives are
-    built: those a view weighs (`spending.weighed`)."""
+    With `weighed`, only the blocks of the salient lines `weighed(a rank's salient lines)` keeps
+    are built: those a view weighs (`spending.weighed`)."""
     by_rank: dict[int, list[int]] = {}
     ranked = _RANKED
     for index in sorted(classes):
