@@ -350,6 +350,8 @@ def search_pattern(streams, kept: list[set[int]]) -> str:
     sal = classifier()
     word, location = sal.word, sal.location
     order = [sorted(stream.classes) for stream in streams]
+    # The word a line gives, per line's bytes: dense output repeats its lines.
+    said: dict[bytes, str | None] = {}
     for _, group in COUNT_GROUPS:
         words: list[str] = []
         budget = MAX_HINT_LINES
@@ -359,10 +361,12 @@ def search_pattern(streams, kept: list[set[int]]) -> str:
                 if index in shown or classes[index] not in group or lines[index].startswith(b"[yarp"):
                     continue
                 line = lines[index]
-                found = word.search(line, location.match(line).end())
-                if found is None:
+                text = said.get(line, 0)
+                if text == 0:
+                    found = word.search(line, location.match(line).end())
+                    text = said[line] = None if found is None else found.group().decode()
+                if text is None:
                     continue
-                text = found.group().decode()
                 if text not in words and len("|".join(words + [text])) <= MAX_HINT_CHARS:
                     words.append(text)
                 budget -= 1
