@@ -7,7 +7,8 @@ conflict marker quoted in a data file is a conflict; a failure line a little ove
 limit is shown whole; a line of a rare shape stands out in a text of up to a MiB, a failure
 among thousands of its class too; a paragraph's first line naming a file heads the indented
 findings under it; past a heading every record repeats, the record's first line does; and a
-finding's numbers aligned right do not make its neighbours its heading.
+finding's numbers aligned right do not make its neighbours its heading; a tool naming itself an error
+detector reports none, and its tally of errors is a summary.
 """
 
 from __future__ import annotations
@@ -209,3 +210,22 @@ def test_a_cross_mark_and_a_possible_data_race_are_failures():
     shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=255))
     assert {"src/components/card088.js", "    01:29 \u274c invalid newline: crlf, expected: lf",
             "src/components/card141.js", "    04:01 \u274c invalid indent style: tab, expected: space"} <= shown
+
+
+def test_a_tool_naming_itself_an_error_detector_is_no_failure_and_its_error_tally_is_a_summary():
+    sal = classifier()
+    assert sal.classify(b"==5368== Helgrind, a thread error detector") == "plain"
+    assert sal.classify(b"==77== Memcheck, a memory error detector") == "plain"
+    assert sal.classify(b"an error checker crashed: error: boom") == "failure"  # it reports one
+    assert sal.classify(b"==5368== ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)") == "summary"
+    assert sal.classify(b"==5368== ERROR SUMMARY: 2 errors from 2 contexts (suppressed: 38 from 21)") == "summary"
+    # Helgrind's run: its banner is the first line, its tally the last; the race stands between 3,000 lines.
+    out = ["==5368== Helgrind, a thread error detector", "==5368== Copyright (C) 2007-2017, and GNU GPL'd"]
+    out += [f"worker {n % 8}: job {n} done" for n in range(3000)]
+    out[1500:1500] = ["==5368== Possible data race during read of size 8 at 0x10C068 by thread #2",
+                      "==5368==    at 0x109A7B: take_job (pool.c:41)"]
+    out.append("==5368== ERROR SUMMARY: 1 errors from 1 contexts (suppressed: 0 from 0)")
+    data = ("\n".join(out) + "\n").encode()
+    assert {out[1500], out[1501], out[-1]} <= lines_of(view(data))
+    stream = Stream("stderr", data, sal)
+    assert [stream.lines[i] for i, cls in stream.classes.items() if cls in salience.FAILURE_CLASSES] == [out[1500].encode()]
