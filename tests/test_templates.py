@@ -1,9 +1,11 @@
-"""Line templates: what they say of a finding on both implementations, the compiled kernel crossed with its twin.
+"""Line templates and masked paths on both implementations, the compiled kernel crossed with its twin.
 
 `yarp._templates_py` holds the template the view always read (its location
-pattern, the salience data's, and a quoted-name pattern); `yarp._templates`
-must give the same bytes for every line, the odd ones too (quotes left open,
-a location without a line number, non-ASCII and invalid bytes, over-long lines).
+pattern, the salience data's, and a quoted-name pattern) and the paths' masking
+the classifier always read (one expression); `yarp._templates` must give the
+same bytes for every line, the odd ones too (quotes left open, a location
+without a line number, paths without an extension or with one too long,
+non-ASCII and invalid bytes, over-long lines, a last newline).
 """
 
 from __future__ import annotations
@@ -63,13 +65,27 @@ def test_the_twins_location_is_the_salience_datas():
     assert twin.LOCATION.decode() == salience.HINT_PATTERNS["location"]
 
 
+def test_a_paths_words_are_masked_its_extension_and_numbers_kept(impl):
+    assert impl.masked_paths(b"FILE: /work/one-error-among-warnings/src/Rule147.php") == (
+        b"FILE: /xxxx/xxx-xxxxx-xxxxx-xxxxxxxx/xxx/xxxx147.php")
+    assert impl.masked_paths(b"(src/pkg/a.go:3:1:) x") == b"(src/xxx/x.go:3:1:) x"
+    # What precedes the first `/` may name something else; a word without one is no path.
+    assert impl.masked_paths(b"[2023-11-14 22:13:20,567: WARNING/MainProcess] error") == (
+        b"[2023-11-14 22:13:20,567: WARNING/xxxxxxxxxxx] error")
+    assert impl.masked_paths(b"a/b.toolongext9 c/d.py:x") == b"a/x.xxxxxxxxxx9 c/x.xx:x"
+    line = b"error: nothing to mask here"
+    assert impl.masked_paths(line) is line
+
+
 def _cross(line: bytes) -> None:
     twin, compiled = kernel_impls.both("_templates")
     assert compiled.template(line) == twin.template(line), line
+    assert compiled.masked_paths(line) == twin.masked_paths(line), line
 
 
 _PIECES = [b" ", b"\t", b":", b"'", b'"', b"`", b"(", b"[", b"=", b"a", b"Zz", b"7", b"42", b"src/a.py",
-           b"\xe2\x80\x98", b"\xff", b"\r", b"\x0b", b"error", b"-->", b"/"]
+           b"\xe2\x80\x98", b"\xff", b"\r", b"\x0b", b"error", b"-->", b"/", b".", b".py", b".c:3:", b"::", b"<",
+           b";", b",", b"\n"]
 
 
 @settings(max_examples=3000, deadline=None)

@@ -1,4 +1,4 @@
-"""A line's template in pure Python: the reference twin of the compiled `yarp._templates`.
+"""Line templates in pure Python: the reference twin of the compiled `yarp._templates`.
 
 A line's template says what kind of line it is (`yarp.view.ranking.kind`): its
 words past a leading location (`src/a.py:3:1:`), within its first
@@ -7,6 +7,13 @@ words past a leading location (`src/a.py:3:1:`), within its first
 than four words, the first three and the last (the last often names the
 check: `no-undef`, `(no-member)`). Two findings of one check in two places
 have one template; an error and a warning, or two checks, do not.
+
+A line's masked paths (`masked_paths`) are the line with the words of each path
+masked: in a word holding a `/` (a path, a URL), every letter after the first `/`
+as `x`, the file's extension and line numbers kept (`src/xxx/x.go:3:1:`). What
+precedes the first `/` may name something else (`WARNING/MainProcess`) and is
+kept. The salience classifier reads a failure or warning line again so masked:
+a word inside a path says where, not what happened (`yarp.view.salience`).
 
 `yarp.view.templates` selects between the two; tests/test_templates.py crosses them
 and holds `LOCATION` to the salience data's own location pattern.
@@ -17,7 +24,7 @@ from __future__ import annotations
 import re
 
 IMPLEMENTATION = "py"
-__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "template", "templates"]
+__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "masked_paths", "template", "templates"]
 
 #: Bytes of a line a template reads, past its location.
 TEMPLATE_BYTES = 160
@@ -25,7 +32,13 @@ TEMPLATE_BYTES = 160
 LOCATION = rb"^[ \t]*([^ \t:]+:\d+(:\d+)?:?[ \t]*)?"
 #: A quoted name: after a blank, `(`, `[`, `:` or `=`, or at the start of what the template reads.
 QUOTED = rb"(?<=[ (\[:=])(?:'[^']*'|\"[^\"]*\"|`[^`]*`)|^(?:'[^']*'|\"[^\"]*\"|`[^`]*`)"
+#: A word holding a `/`, the first group up to its file's extension and line numbers, which stay as they are.
+#: It is tried at a word's start only and never gives back what precedes the first `/`.
+PATH = (b"(?<![^ \\t\"'()\\[\\]<>,;])([^ \\t\"'()\\[\\]<>,;/]*+/[^ \\t\"'()\\[\\]<>,;]*?)"
+        b"(\\.[A-Za-z0-9]{1,8}(?::\\d+)*:?)?(?=[ \\t\"'()\\[\\]<>,;]|$)")
 _location = re.compile(LOCATION)
+_path = re.compile(PATH)
+_LETTERS = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", b"x" * 52)
 _quoted = re.compile(QUOTED)
 _DIGITS = bytes.maketrans(b"0123456789", b"##########")
 
@@ -40,3 +53,15 @@ def template(line: bytes) -> bytes:
 def templates(lines, indices) -> list[bytes]:
     """The template of `lines[i]` for each `i` of `indices`, in order."""
     return [template(lines[i]) for i in indices]
+
+
+def masked_paths(line: bytes) -> bytes:
+    """`line` with the words of its paths masked (see the module's text); the line itself when that
+    changes nothing."""
+    masked = _path.sub(_masked, line)
+    return line if masked == line else masked
+
+
+def _masked(found) -> bytes:
+    head, _, rest = found[1].partition(b"/")
+    return head + b"/" + rest.translate(_LETTERS) + (found[2] or b"")

@@ -170,7 +170,8 @@ class _Past:
 def needs(items, c) -> set[bytes] | None:
     """Literals one of which every match of a parsed pattern holds (the most telling such set: its
     shortest literal longest), or None when none is known: runs of literal characters, a group's,
-    every branch's of an alternation, a repeat's taken at least once. Case-insensitive parts give none."""
+    every branch's of an alternation (with the run of literals just before it, each branch's leading
+    ones), a repeat's taken at least once. Case-insensitive parts give none."""
     best: set[bytes] | None = None
 
     def consider(candidate: set[bytes] | None) -> None:
@@ -184,6 +185,10 @@ def needs(items, c) -> set[bytes] | None:
         if op is c.LITERAL:
             run.append(arg)
             continue
+        if op is c.BRANCH and run:
+            # A run the parser took out of the branches before it (`E(?:rror|xception)` for
+            # `Error|Exception`): with each branch's own leading literals, it is what a match holds.
+            consider({bytes(run) + _leading(branch, c) for branch in arg[1]})
         consider({bytes(run)} if run else None)
         run = bytearray()
         if op is c.SUBPATTERN and not arg[1] and not arg[2]:
@@ -196,6 +201,16 @@ def needs(items, c) -> set[bytes] | None:
             consider(needs(arg[2], c))
     consider({bytes(run)} if run else None)
     return best
+
+
+def _leading(items, c) -> bytes:
+    """The literal characters a parsed pattern starts with."""
+    lead = bytearray()
+    for op, arg in items:
+        if op is not c.LITERAL:
+            break
+        lead.append(arg)
+    return bytes(lead)
 
 
 def _past_the_start(items, c):

@@ -43,6 +43,7 @@ import os
 
 from yarp.view.matching import Literals, Plan
 from yarp.view.scan import trigger_line_numbers, trigger_lines
+from yarp.view.templates import masked_paths
 
 #: Classes in the order a view spends its budget on them (see `RANK`).
 CLASSES = ("failure", "exit", "traceback", "summary", "header", "location", "finding", "rare", "warning", "noise")
@@ -58,16 +59,9 @@ BLOCK_PATTERNS = ("continuation", "lead", "caret", "header_continuation")
 HINT_PATTERNS = {"word": "[A-Za-z_][A-Za-z0-9_]{2,}", "location": "^[ \\t]*([^ \\t:]+:\\d+(:\\d+)?:?[ \\t]*)?",
                  "finding": "(?m)^[ \\t]*(?:[^ \\t:\\n]{1,256}:\\d+(?::\\d+)?:?|\\d{1,9}:(?=[ \\t]))[ \\t]*([^ \\t\\n]{1,40})(?:[^\\n]*[ \\t]([(\\[][\\w/@.:-]{1,60}[)\\]])[ \\t\\r]*$)?",
                  "first_word": "(?m)^[ \\t]*(?:[^\\sA-Za-z]{1,32}[ \\t]+)*([^ \\t\\n]{0,32})",
-                 # A word holding a `/` (a path, a URL), the first group up to its file's extension and line
-                 # numbers, which stay as they are (`src/pkg/a.go:3:1:`). It is tried at a word's start only and
-                 # never gives back what precedes the first `/`, so that a line of long words costs one pass.
-                 "path": "(?<![^ \\t\"'()\\[\\]<>,;])([^ \\t\"'()\\[\\]<>,;/]*+/[^ \\t\"'()\\[\\]<>,;]*?)"
-                         "(\\.[A-Za-z0-9]{1,8}(?::\\d+)*:?)?(?=[ \\t\"'()\\[\\]<>,;]|$)",
                  # A log record at debug level: its level among the first words, bracketed or followed by `:`.
                  "debug_level": "^(?:[^ \\t]+[ \\t]+){0,4}?(?:\\[(?:dbg|debug|DEBUG|Debug)\\]|(?:dbg|debug|DEBUG|Debug):"
                                 "|DEBUG[ \\t])"}
-#: Letters as `x`: a path's words (`/work/one-error-among-warnings/`) say where, not what happened.
-_LETTERS = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", b"x" * 52)
 #: The classes a word inside a path does not give a line, and the longest line classed again with its paths
 #: masked (the entries are tried twice on it; a longer line keeps its class).
 PATH_BLIND = FAILURE_CLASSES | {"warning"}
@@ -79,7 +73,7 @@ class Classifier:
 
     __slots__ = ("triggers", "entries", "noise_start", "noise_any", "noise_lines_start", "noise_lines_any",
                  "continuation", "lead", "caret", "header_continuation", "word", "location", "finding", "first_word",
-                 "path", "debug_level", "max_lines", "max_lead", "header_max_lines", "candidates",
+                 "debug_level", "max_lines", "max_lead", "header_max_lines", "candidates",
                  "failure_triggers", "plans")
 
     def __init__(self, bundle: tuple) -> None:
@@ -159,8 +153,8 @@ class Classifier:
         if level is not None and again(line[:level.end()]) not in FAILURE_CLASSES:
             return None  # the failure is said after the level (`Error: DEBUG build failed` stays one)
         if b"/" in line and len(line) <= MASKED_BYTES:
-            masked = self.path.sub(_masked_path, line)
-            if masked != line:
+            masked = masked_paths(line)
+            if masked is not line:
                 return again(masked)
         return cls
 
@@ -218,13 +212,6 @@ class Classifier:
         """`salient_lines` by line number: (the line's number, its triggers) per line of `buf` holding a
         trigger, in line order (`yarp.view.scan.trigger_line_numbers`)."""
         return trigger_line_numbers(buf, self.triggers)
-
-
-def _masked_path(found) -> bytes:
-    """A path's words after its first `/` masked (`_LETTERS`), its file's extension and line numbers kept:
-    `src/xxx/x.go:3:1:`. What comes before the first `/` may name something else (`WARNING/MainProcess`)."""
-    head, _, rest = found[1].partition(b"/")
-    return head + b"/" + rest.translate(_LETTERS) + (found[2] or b"")
 
 
 def _sre_args(pattern: str) -> tuple:

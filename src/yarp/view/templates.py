@@ -1,8 +1,9 @@
 """Selector for the line templates: the compiled extension or its pure-Python twin.
 
-`yarp.view.ranking.kind` asks `template` what kind of line a finding is, and
+`yarp.view.ranking.kind` asks `template` what kind of line a finding is,
 `yarp.view.spending.weighed` asks `templates` the kinds of every finding of a
-dense class; the rest of YARP imports them from here and never from
+dense class, and `yarp.view.salience` asks `masked_paths` how a line reads with
+the words of its paths masked; the rest of YARP imports them from here and never from
 `_templates` or `_templates_py` directly. `YARP_NO_EXTENSIONS=1` (read once, in
 `yarp._compat`) selects the twin; otherwise the extension is required to load
 when it was built, and a missing build falls back to the twin (a guard test
@@ -20,7 +21,8 @@ else:
         from yarp import _templates_py as _impl
 
 IMPLEMENTATION = _impl.IMPLEMENTATION
+masked_paths = _impl.masked_paths
 template = _impl.template
 templates = _impl.templates
 
-__all__ = ["IMPLEMENTATION", "template", "templates"]
+__all__ = ["IMPLEMENTATION", "masked_paths", "template", "templates"]
