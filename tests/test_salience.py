@@ -287,6 +287,9 @@ def test_the_literals_an_entry_needs_come_from_every_branch_and_no_optional_part
     assert needs("^(FAIL|ERROR):? |^not ok \\d+") == {b"FAIL", b"ERROR", b"not ok "}
     assert needs("(x)?y*z{0,3}") is None and needs("a|[bc]") is None and needs("(?i:abc)") is None
     assert needs("(ab)+c") == {b"ab"}
+    # The parser takes a prefix the branches share out of them (`E` then `rror|xception`): the entry
+    # still needs a whole `Error` or `Exception`, not `rror`, which every line saying `errors` holds.
+    assert needs("\\b[A-Za-z_.$]*(Error|Exception)\\b: ") == {b"Error", b"Exception"}
 
 
 def test_entries_matching_at_the_same_place_past_the_start_go_to_the_earlier(combine_at_once):
