@@ -342,3 +342,53 @@ def test_the_cached_classifier_follows_a_change_of_the_hint_patterns(tmp_path, m
     monkeypatch.setattr(salience, "_CLASSIFIER", None)
     after = salience.classifier(environ).first_word.pattern
     assert before != after == b"(?m)^(\\S{0,8})"
+
+
+def test_an_entry_reads_digits_only_where_it_tells_one_from_another():
+    from re import _constants, _parser
+
+    def reads(pattern: str) -> bool:
+        return salience._reads_digits(_parser.parse(pattern.encode(), 0).data, _constants)
+
+    for pattern in ("\\d+ errors", "[0-9]+", "[A-Za-z0-9_]+:", "[^ \\t]+", "\\w+\\b", "[ -~]", "(x|\\d{1,9}):"):
+        assert not reads(pattern), pattern
+    for pattern in ("[1-9]\\d*", "0%", "[^0]", "exit (status|code) [3-5]", "(\\d)\\1", "(?=\\d*7)", "[0-5]"):
+        assert reads(pattern), pattern
+    sal = classifier()
+    assert len(sal.digit_readers) == 4  # an exit status from 1, a leak from 1, `E1`/`F4` codes, 0 % coverage
+    assert sal.digit_blind((b"error",)) and not sal.digit_blind((b" 0%",))
+
+
+_DIGITS = st.text("0123456789", min_size=1, max_size=4)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.one_of(LINE_PIECE, FRAGMENT, _DIGITS), min_size=1, max_size=10).map("".join), _DIGITS)
+def test_a_line_differing_only_in_digits_gets_the_same_class_where_no_entry_reads_them(line, digits):
+    # `Stream` asks one line of those that differ only in their digits when `digit_blind` says no entry their
+    # triggers reach tells one digit from another: each must get the class the one asked got.
+    sal = classifier()
+    first = line.encode()
+    other = bytes(digits.encode()[n % len(digits)] if 48 <= byte <= 57 else byte for n, byte in enumerate(first))
+    found = sal.salient_lines(first).get(0)
+    if found is None or sal.salient_lines(other).get(0) != found or not sal.digit_blind(found):
+        return
+    assert sal.entry_class(first, found) == sal.entry_class(other, found), (first, other)
+
+
+def test_a_dense_output_of_numbered_lines_is_classed_as_each_line_alone():
+    from yarp.view.streams import Stream
+
+    out = b"".join(b"Checked %d records of 'customer%04d.example', %d errors, 0 warnings.\n" % (n % 9, n, n % 3 == 0)
+                   for n in range(3000))
+    out += b"src/app.py:7:1: E999 SyntaxError: invalid syntax\nexit status 0\nexit status 1\n  src/a.py  0%\n"
+    sal = classifier()
+    stream = Stream("stdout", out, sal)
+    lines = out.split(b"\n")
+    expected = {}
+    for number, found in sal.salient_line_numbers(out):
+        cls = sal.entry_class(lines[number], found)
+        if cls not in (None, "note"):
+            expected[number] = cls
+    assert {n: c for n, c in stream.classes.items() if n in expected or c != "rare"} == expected
+    assert stream.classes[3000] == "failure" and stream.classes[3002] == "exit" and stream.classes.get(3001) != "exit"
