@@ -151,8 +151,11 @@ class Stream:
         # seen only in its digits (`Classifier.digit_blind`: 17,500 findings of a few checks in files
         # named by number).
         known: dict[bytes, str | None] = {}
-        alike: dict[tuple, str | None] = {}
-        blind = sal.digit_blind
+        # Two lines that differ only in digits and reach no digit reader hold the same triggers: a digit-free
+        # trigger sees the same bytes, and a trigger holding a digit reaches a reader. So their digits as `0`
+        # are the key.
+        alike: dict[bytes, str | None] = {}
+        blind, asked = sal.blind, sal.digit_blind
         # Whether a line may be a marker. Dense with trigger lines (one per `MARKER_SEARCH_BYTES` or
         # more), one search of the buffer answers for all (line 0, or the others, each after a newline
         # in `body`); else each classed line is asked.
@@ -162,8 +165,8 @@ class Stream:
             line = lines[number]
             cls = known.get(line, 0)
             if cls == 0:
-                if blind(triggers):
-                    key = (line.translate(_ZEROS), triggers)
+                if blind.get(triggers) or asked(triggers):
+                    key = line.translate(_ZEROS)
                     cls = alike.get(key, 0)
                     if cls == 0:
                         cls = alike[key] = entry_class(line, triggers)
