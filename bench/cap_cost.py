@@ -2,6 +2,7 @@
 
     python bench/cap_cost.py                    # this tree
     python bench/cap_cost.py --against main     # side by side with another revision's cap
+    python bench/cap_cost.py --corpus [--against main]   # every real output of the corpus over 256 KiB
 
 The broker caps every output over the cap before it answers a hook, so the
 cap's cost is paid inside the hook's latency budget. The outputs:
@@ -93,6 +94,32 @@ print(json.dumps({{"bytes": len(data), "times": times, "view": view.decode("utf-
 
 INPUTS = ("seq", "log", "pytest", "log1m", "build1m", "cargo1m", "checkstyle", "mandoc", "pdnsutil", "oops")
 
+#: `--corpus`: every case of the generalization corpus whose host text is at least `--corpus-bytes`, capped
+#: as a host's text; prints {case: [bytes, min seconds]} (one tree's process, `caps` caps each).
+CORPUS_PROGRAM = r"""
+import glob, json, os, sys, time
+sys.path.insert(0, {here!r})
+from corpus_cases import manifest_entries, read_stream
+from yarp.view.cap import cap_text
+
+GENERALIZATION = os.path.join({here!r}, "generalization")
+smallest, caps = int(sys.argv[1]), int(sys.argv[2])
+manifests = tuple(sorted(os.path.basename(path) for path in glob.glob(os.path.join(GENERALIZATION, "manifest-*.json"))))
+out = {{}}
+for entry in manifest_entries(GENERALIZATION, manifests):
+    stdout, stderr = (read_stream(entry["name"], stream, GENERALIZATION) for stream in ("stdout", "stderr"))
+    text = stdout + (b"\n" if stdout and stderr and not stdout.endswith(b"\n") else b"") + stderr
+    if len(text) < smallest:
+        continue
+    def cap(text=text, code=int(entry["exit_code"])):
+        start = time.perf_counter()
+        cap_text(text, archive_ref="yr_" + "ab" * 16, source="result_text", exit_code=code)
+        return time.perf_counter() - start
+    cap()  # warms up
+    out[entry["name"]] = [len(text), min(cap() for _ in range(caps))]
+print(json.dumps(out))
+"""
+
 
 def _run(src: str, name: str, caps: int, program: str, callgrind: bool = False) -> tuple[dict, int | None]:
     # Each tree keeps its own parse cache: the compiled salience data of one would evict the other's.
@@ -148,6 +175,28 @@ def trees(tmp: str, against: str | None) -> dict[str, str]:
     return found
 
 
+def corpus(sources: dict[str, str], program: str, smallest: int, caps: int) -> None:
+    """Per real output of at least `smallest` bytes, each tree's best time, and a summary: what a view
+    costs on the tools' own outputs, which the synthetic inputs may not show."""
+    env_of = {label: dict(os.environ, PYTHONPATH=src, PYTHONHASHSEED="0",
+                          XDG_CACHE_HOME=os.path.join(os.path.dirname(src), "cache")) for label, src in sources.items()}
+    found = {label: json.loads(subprocess.run([sys.executable, program, str(smallest), str(caps)], env=env,
+                                              capture_output=True, text=True, check=True).stdout)
+             for label, env in env_of.items()}
+    labels = list(sources)
+    first = found[labels[0]]
+    print(f"{'case':52s} {'bytes':>9s} " + " ".join(f"{label[:12]:>12s}" for label in labels) + "  (min ms)")
+    for name in sorted(first, key=lambda name: -first[name][1]):
+        print(f"{name[:52]:52s} {first[name][0]:9d} " + " ".join(f"{found[label][name][1] * 1000:12.2f}"
+                                                               for label in labels))
+    for label in labels:
+        times = found[label]
+        big = [(size, took) for size, took in times.values() if size >= 1 << 20]
+        print(f"{label}: {len(times)} outputs, {sum(t for _, t in times.values()) * 1000:.0f} ms in all, "
+              f"the slowest {max(t for _, t in times.values()) * 1000:.1f} ms; of the {len(big)} of a MiB or more, "
+              f"{sum(1 for size, took in big if took * 1000 > 5 * size / (1 << 20))} over 5 ms a MiB")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--against", metavar="REV", help="also measure this git revision's cap, side by side")
@@ -155,6 +204,9 @@ def main(argv=None) -> int:
     parser.add_argument("--caps", type=int, default=20, help="caps timed per round (default 20)")
     parser.add_argument("--instr-caps", type=int, default=5, help="caps counted under callgrind (0: skip)")
     parser.add_argument("--inputs", nargs="+", choices=INPUTS, default=INPUTS, help="the inputs measured (default all)")
+    parser.add_argument("--corpus", action="store_true",
+                        help="instead, cap every generalization case of at least --corpus-bytes (real outputs)")
+    parser.add_argument("--corpus-bytes", type=int, default=256 << 10, help="the smallest case --corpus caps")
     args = parser.parse_args(argv)
     import compileall
 
@@ -163,6 +215,11 @@ def main(argv=None) -> int:
         with open(program, "w") as handle:
             handle.write(PROGRAM.format(here=HERE))
         sources = trees(tmp, args.against)
+        if args.corpus:
+            with open(program, "w") as handle:
+                handle.write(CORPUS_PROGRAM.format(here=HERE))
+            corpus(sources, program, args.corpus_bytes, max(1, args.rounds))
+            return 0
         for src in sources.values():
             compileall.compile_dir(src, quiet=1)  # byte-compiled, as installed
             _run(src, INPUTS[0], 0, program)  # fills the tree's parse cache: no run below compiles the salience data
