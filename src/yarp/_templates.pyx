@@ -38,6 +38,19 @@ cdef inline bint _digit(unsigned char c) noexcept nogil:
     return 48 <= c <= 57
 
 
+cdef Py_ssize_t _numbers(const unsigned char *p, Py_ssize_t i, Py_ssize_t end, Py_ssize_t most) noexcept nogil:
+    """Where `most` groups at most (any number when negative) of `:` and digits from `i`, then one `:` if
+    one follows, end: a location's column after its line, an extension's line numbers."""
+    while most != 0 and i + 1 < end and p[i] == 58 and _digit(p[i + 1]):
+        i += 2
+        while i < end and _digit(p[i]):
+            i += 1
+        most -= 1
+    if i < end and p[i] == 58:
+        i += 1
+    return i
+
+
 cdef Py_ssize_t _location_end(const unsigned char *p, Py_ssize_t n) noexcept nogil:
     """Where `LOCATION` (`^[ \\t]*([^ \\t:]+:\\d+(:\\d+)?:?[ \\t]*)?`) ends its match."""
     cdef Py_ssize_t i = 0, j, k
@@ -51,12 +64,7 @@ cdef Py_ssize_t _location_end(const unsigned char *p, Py_ssize_t n) noexcept nog
     k = j + 1
     while k < n and _digit(p[k]):
         k += 1
-    if k + 1 < n and p[k] == 58 and _digit(p[k + 1]):
-        k += 1
-        while k < n and _digit(p[k]):
-            k += 1
-    if k < n and p[k] == 58:
-        k += 1
+    k = _numbers(p, k, n, 1)
     while k < n and (p[k] == 32 or p[k] == 9):
         k += 1
     return k
@@ -161,13 +169,7 @@ cdef bint _extension(const unsigned char *p, Py_ssize_t q, Py_ssize_t end) noexc
         i += 1
     if i == q + 1 or i - q - 1 > 8:
         return False
-    while i + 1 < end and p[i] == 58 and _digit(p[i + 1]):
-        i += 2
-        while i < end and _digit(p[i]):
-            i += 1
-    if i < end and p[i] == 58:
-        i += 1
-    return i == end
+    return _numbers(p, i, end, -1) == end
 
 
 def masked_paths(bytes line) -> bytes:
