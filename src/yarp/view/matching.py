@@ -17,7 +17,7 @@ from __future__ import annotations
 COMBINE_AFTER = 16
 
 
-def _leftmost(entries, line: bytes, pos: int) -> str | None:
+def leftmost(entries, line: bytes, pos: int) -> str | None:
     """The class of the entry whose match in `line` from `pos` starts leftmost, ties to the earlier."""
     cls, best_start = None, -1
     for entry_class, _, pattern in entries:
@@ -49,13 +49,13 @@ class Plan:
         """The class of the entry that matches `line` first, None when none does."""
         if self.at_start is None:
             if not self.pending:
-                return _leftmost(self.tried, line, 0)
+                return leftmost(self.tried, line, 0)
             self.pending -= 1
             if self.pending:
-                return _leftmost(self.tried, line, 0)
+                return leftmost(self.tried, line, 0)
             self._combine()
             if self.at_start is None:
-                return _leftmost(self.tried, line, 0)
+                return leftmost(self.tried, line, 0)
         match = self.at_start.match(line)
         if match is not None:
             return self.start_classes[match.lastindex]
@@ -146,7 +146,7 @@ class _Past:
         if pattern is None:
             if len(chosen) > 1 and pending:
                 found[0] -= 1
-                return _leftmost(chosen, line, 1)
+                return leftmost(chosen, line, 1)
             if not chosen:
                 return None
             pattern = found[1] = self._alternation(chosen)
@@ -224,22 +224,32 @@ def _past_the_start(items, c):
     return items
 
 
-def _refers_back(items, c) -> bool:
-    """Whether a parsed pattern holds a back reference (its numbers would move in an alternation)."""
+def holds(items, c, test) -> bool:
+    """Whether a parsed pattern holds an item `test(op, arg)` says yes of, at its top or inside any group,
+    branch, repeat or lookaround."""
     for op, arg in items:
-        if op in (c.GROUPREF, c.GROUPREF_EXISTS):
+        if test(op, arg):
             return True
-        if op is c.BRANCH and any(_refers_back(branch, c) for branch in arg[1]):
-            return True
-        if op is c.SUBPATTERN and _refers_back(arg[3], c):
-            return True
-        if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT) and _refers_back(arg[2], c):
-            return True
-        if op in (c.ASSERT, c.ASSERT_NOT) and _refers_back(arg[1], c):
-            return True
-        if op is c.ATOMIC_GROUP and _refers_back(arg, c):
+        if op is c.BRANCH:
+            inner = arg[1]
+        elif op is c.SUBPATTERN:
+            inner = (arg[3],)
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+            inner = (arg[2],)
+        elif op in (c.ASSERT, c.ASSERT_NOT):
+            inner = (arg[1],)
+        elif op is c.ATOMIC_GROUP:
+            inner = (arg,)
+        else:
+            continue
+        if any(holds(part, c, test) for part in inner):
             return True
     return False
+
+
+def _refers_back(items, c) -> bool:
+    """Whether a parsed pattern holds a back reference (its numbers would move in an alternation)."""
+    return holds(items, c, lambda op, _: op in (c.GROUPREF, c.GROUPREF_EXISTS))
 
 
 def _alternations(patterns: list[bytes]):

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import os
 
-from yarp.view.matching import Literals, Plan
+from yarp.view.matching import Literals, Plan, holds, leftmost
 from yarp.view.scan import trigger_line_numbers, trigger_lines
 from yarp.view.templates import masked_paths
 
@@ -60,8 +60,8 @@ HINT_PATTERNS = {"word": "[A-Za-z_][A-Za-z0-9_]{2,}", "location": "^[ \\t]*([^ \
                  "finding": "(?m)^[ \\t]*(?:[^ \\t:\\n]{1,256}:\\d+(?::\\d+)?:?|\\d{1,9}:(?=[ \\t]))[ \\t]*([^ \\t\\n]{1,40})(?:[^\\n]*[ \\t]([(\\[][\\w/@.:-]{1,60}[)\\]])[ \\t\\r]*$)?",
                  "first_word": "(?m)^[ \\t]*(?:[^\\sA-Za-z]{1,32}[ \\t]+)*([^ \\t\\n]{0,32})",
                  # A log record at debug level: its level among the first words, bracketed or followed by `:`.
-                 "debug_level": "^(?:[^ \\t]+[ \\t]+){0,4}?(?:\\[(?:dbg|debug|DEBUG|Debug)\\]|(?:dbg|debug|DEBUG|Debug):"
-                                "|DEBUG[ \\t])"}
+                 "debug_level": "^(?:[^ \\t]+[ \\t]+){0,4}?(?:\\[(?:dbg|debug|DEBUG|Debug)\\]"
+                                "|(?:dbg|debug|DEBUG|Debug):|DEBUG[ \\t])"}
 #: The classes a word inside a path does not give a line, and the longest line classed again with its paths
 #: masked (the entries are tried twice on it; a longer line keeps its class).
 PATH_BLIND = FAILURE_CLASSES | {"warning"}
@@ -125,15 +125,7 @@ class Classifier:
     def _leftmost(self, line: bytes) -> str | None:
         """The class of the entry whose match starts leftmost among those whose triggers `line` holds."""
         low = line.lower()
-        best_class, best_start = None, -1
-        for cls, triggers, pattern in self.entries:
-            for trigger in triggers:
-                if trigger in low:
-                    match = pattern.search(line)
-                    if match is not None and (best_class is None or match.start() < best_start):
-                        best_class, best_start = cls, match.start()
-                    break
-        return best_class
+        return leftmost([entry for entry in self.entries if any(t in low for t in entry[1])], line, 0)
 
     def entry_class(self, line: bytes, found: tuple[bytes, ...]) -> str | None:
         """The class of the entry that matches a line first (`note` included), None when none does:
@@ -359,34 +351,17 @@ def _reads_digits(items, constants) -> bool:
     a range holding some digits but not all, or a back reference (`(\\d)\\1`). Without these a digit is
     read only as `\\d`, `\\w`, a class holding every digit or none, so every digit alike."""
     c = constants
-    for op, arg in items:
+
+    def tells(op, arg) -> bool:
         if op in (c.LITERAL, c.NOT_LITERAL):
-            if 48 <= arg <= 57:
-                return True
-        elif op is c.IN:
-            for kind, value in arg:
-                if kind in (c.LITERAL, c.NOT_LITERAL) and 48 <= value <= 57:
-                    return True
-                if kind is c.RANGE and value[0] <= 57 and value[1] >= 48 and not (value[0] <= 48 and value[1] >= 57):
-                    return True
-        elif op in (c.GROUPREF, c.GROUPREF_EXISTS):
-            return True
-        elif op is c.BRANCH:
-            if any(_reads_digits(branch, c) for branch in arg[1]):
-                return True
-        elif op is c.SUBPATTERN:
-            if _reads_digits(arg[3], c):
-                return True
-        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
-            if _reads_digits(arg[2], c):
-                return True
-        elif op in (c.ASSERT, c.ASSERT_NOT):
-            if _reads_digits(arg[1], c):
-                return True
-        elif op is c.ATOMIC_GROUP:
-            if _reads_digits(arg, c):
-                return True
-    return False
+            return 48 <= arg <= 57
+        if op is c.IN:
+            return any(kind in (c.LITERAL, c.NOT_LITERAL) and 48 <= value <= 57 or kind is c.RANGE
+                       and value[0] <= 57 and value[1] >= 48 and not (value[0] <= 48 and value[1] >= 57)
+                       for kind, value in arg)
+        return op in (c.GROUPREF, c.GROUPREF_EXISTS)
+
+    return holds(items, c, tells)
 
 
 #: Bumped whenever `build_bundle` changes what it stores.
