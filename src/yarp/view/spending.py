@@ -15,7 +15,6 @@ that repeat are shown once each before a second alike (`ranking.diverse`).
 from __future__ import annotations
 
 from _collections import _count_elements
-from bisect import bisect_left
 
 from yarp.view.blocks import LINE_CLASSES
 from yarp.view.ranking import diverse, heading, indent, kind, record_start, repeated
@@ -78,17 +77,17 @@ def weighed(stream, budget: int, anchors: list[int]) -> list[int]:
     lines, standouts = stream.lines, stream.standouts
     middle = anchors[end:-end]
     keys = templates(lines, middle)
-    seen = templates(lines, anchors[:end] + anchors[-end:])
+    at_ends = templates(lines, anchors[:end] + anchors[-end:])
     counts: dict[bytes, int] = {}
     _count_elements(counts, keys)
-    _count_elements(counts, seen)
+    _count_elements(counts, at_ends)
     # Each kind's first anchor between the ends (the pairs read backwards: the first one read last wins).
     firsts = dict(zip(reversed(keys), reversed(middle)))
-    for key in seen:
+    for key in at_ends:
         firsts.pop(key, None)
     rare = {key for key, count in counts.items() if count <= RARE_KIND}
-    chosen = dict.fromkeys([anchor for anchor, key in zip(middle, keys) if key in rare] if rare else ())
-    chosen.update(dict.fromkeys(firsts.values()))
+    chosen = {anchor: key for anchor, key in zip(middle, keys) if key in rare} if rare else {}
+    chosen.update((anchor, key) for key, anchor in firsts.items())
     inside = [anchor for anchor in standouts if middle[0] <= anchor <= middle[-1]]
     if inside:
         between = set(middle)
@@ -96,7 +95,7 @@ def weighed(stream, budget: int, anchors: list[int]) -> list[int]:
         for anchor in inside:
             chosen.pop(anchor, None)  # weighed as a standout, beside the kinds
     # The rarest kinds first, each kind's in line order.
-    ordered = sorted(chosen, key=lambda anchor: (counts[keys[bisect_left(middle, anchor)]], anchor))
+    ordered = sorted(chosen, key=lambda anchor: (counts[chosen[anchor]], anchor))
     return sorted({*anchors[:end], *anchors[-end:], *inside, *ordered[:2 * end]})
 
 
