@@ -111,3 +111,67 @@ def test_the_selector_takes_the_compiled_kernel_unless_told_not_to():
     from yarp import _compat
 
     assert templates.IMPLEMENTATION == ("py" if _compat.NO_EXTENSIONS else "c")
+
+
+# --- lines alike (`classed_alike`) ---------------------------------------------------------------------------
+
+ERROR, WARN, CODE = (b"error",), (b"warn",), (b": e1",)  # CODE stands for a trigger whose entries read digits
+
+
+def _classed(impl, lines, found, blind):
+    """`classed_alike` with a `class_of` that names the line it was asked about, and the lines it was asked about."""
+    asked_lines = []
+
+    def class_of(line, triggers):
+        asked_lines.append(line)
+        return None if line.startswith(b"plain") else b"%s/%d" % (line, len(triggers))
+
+    def asked(triggers):
+        blind[triggers] = triggers != CODE
+        return blind[triggers]
+
+    classes, firsts = impl.classed_alike(lines, found, blind, asked, class_of)
+    return classes, firsts, asked_lines
+
+
+def test_lines_alike_are_classed_once_by_their_first(impl):
+    lines = [b"a.c:12: error x", b"a.c:12: error x", b"a.c:47: error x", b"mid", b"a.c:12: E1 x", b"a.c:47: E1 x",
+             b"plain 1", b"plain 2", b"b.c:4: error x"]
+    found = [(0, ERROR), (1, ERROR), (2, ERROR), (4, CODE), (5, CODE), (6, WARN), (7, WARN), (8, ERROR)]
+    blind = {}
+    classes, firsts, asked_lines = _classed(impl, lines, found, blind)
+    # The same bytes, or the same but for digits where no entry reads digits: the first line's class.
+    assert classes[:3] == [b"a.c:12: error x/1"] * 3
+    # Where an entry reads digits, `E1` on line 12 and on line 47 are two kinds; a shorter number is another line.
+    assert classes[3:5] == [b"a.c:12: E1 x/1", b"a.c:47: E1 x/1"]
+    assert classes[5:] == [None, None, b"b.c:4: error x/1"]
+    assert asked_lines == [b"a.c:12: error x", b"a.c:12: E1 x", b"a.c:47: E1 x", b"plain 1", b"b.c:4: error x"]
+    assert firsts == [0, 0, 0, None, 4, 5, 6, 6, 8]
+    assert blind == {ERROR: True, CODE: False, WARN: True}
+
+
+def test_a_kinds_lines_share_its_template(impl):
+    lines = [b"src/m%d.rs:%d:5: error[E0425]: cannot find value `missing_%d`" % (k, k * 7, k) for k in range(30)]
+    found = [(k, ERROR) for k in range(30)]
+    classes, firsts, _ = _classed(impl, lines, found, {})
+    assert impl.templates(lines, range(30), firsts) == impl.templates(lines, range(30))
+
+
+_ALIKE_PIECES = [b"0", b"7", b"42", b"x", b"X", b" ", b":", b"error", b"\xe2\x80\x98", b"\xff", b"/", b"9" * 9]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_ALIKE_PIECES), max_size=14), max_size=80))
+def test_the_compiled_classing_of_lines_alike_is_the_twins(rows):
+    twin, compiled = kernel_impls.both("_templates")
+    lines = [b"".join(pieces) for pieces in rows] + [b"unscanned"]
+    # A line's triggers follow from its bytes, as a scan's do: lines alike but for digits hold the same ones.
+    found = [(number, (ERROR, WARN, CODE)[len(line) % 3]) for number, line in enumerate(lines[:-1])]
+    assert _classed(compiled, lines, found, {}) == _classed(twin, lines, found, {})
+
+
+def test_the_compiled_classing_is_the_twins_on_twenty_thousand_kinds():
+    twin, compiled = kernel_impls.both("_templates")
+    lines = [b"src/f%d.py:%d: error E%d: name %s" % (k % 997, k, k % 13, b"ab" * (k % 11)) for k in range(20000)]
+    found = [(k, (ERROR if k % 3 else CODE)) for k in range(20000)]
+    assert _classed(compiled, lines, found, {}) == _classed(twin, lines, found, {})

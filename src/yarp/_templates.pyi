@@ -1,6 +1,6 @@
 """Types of the compiled line templates (`yarp._templates`)."""
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final, Literal
 
 IMPLEMENTATION: Final[Literal["c"]]
@@ -8,4 +8,9 @@ TEMPLATE_BYTES: Final[int]
 
 def masked_paths(line: bytes) -> bytes: ...
 def template(line: bytes) -> bytes: ...
-def templates(lines: Sequence[bytes], indices: Iterable[int]) -> list[bytes]: ...
+def templates(lines: Sequence[bytes], indices: Iterable[int],
+              firsts: Sequence[int | None] | None = None) -> list[bytes]: ...
+def classed_alike(lines: Sequence[bytes], found: list[tuple[int, tuple[bytes, ...]]],
+                  blind: dict[tuple[bytes, ...], bool], asked: Callable[[tuple[bytes, ...]], bool],
+                  class_of: Callable[[bytes, tuple[bytes, ...]], str | None]
+                  ) -> tuple[list[str | None], list[int | None]]: ...

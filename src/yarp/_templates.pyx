@@ -7,15 +7,22 @@ thousands of findings of a dense output (`yarp.view.spending.weighed`), and the
 expressions cost about two microseconds a line. `masked_paths` is one pass over
 a line's words, where the twin's expression tries the file's extension at every
 byte of a path (about 7 µs a line of a long path: 130 ms for Checkstyle's 17,500
-findings). The twin stays the reference: tests/test_templates.py crosses the two.
+findings). `classed_alike` groups a scan's lines by kind (the same bytes, or
+the same but for digits) with an eight-byte-at-a-time hash that reads each digit
+as `0` and checks every match byte for byte, so each kind is classed once: the
+expressions' memo by each line's bytes and its digits-as-`0` copy cost about
+0.7 µs a line of Checkstyle. The twin stays the reference: tests/test_templates.py
+crosses the two.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.object cimport PyObject
-from libc.string cimport memcmp, memset
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport calloc, free
+from libc.string cimport memcmp, memcpy, memset
 
 IMPLEMENTATION = "c"
-__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "masked_paths", "template", "templates"]
+__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "classed_alike", "masked_paths", "template", "templates"]
 
 #: Bytes of a line a template reads, past its location.
 TEMPLATE_BYTES = 160
@@ -152,12 +159,26 @@ def template(bytes line) -> bytes:
     return _template(line, NULL)
 
 
-def templates(lines, indices) -> list:
-    """The template of `lines[i]` for each `i` of `indices`, in order."""
+def templates(lines, indices, firsts=None) -> list:
+    """The template of `lines[i]` for each `i` of `indices`, in order. With `firsts` (`classed_alike`'s), a
+    line alike with an earlier one takes that one's template, made once: a template reads digits as `#`."""
     cdef Slot slots[_SLOTS]
+    cdef dict made
     memset(slots, 0, sizeof(slots))
     # Each template is held by the list until the call returns, so a slot never points at a freed one.
-    return [_template(lines[i], slots) for i in indices]
+    if firsts is None:
+        return [_template(lines[i], slots) for i in indices]
+    made = {}
+    out = []
+    for i in indices:
+        first = firsts[i]
+        if first is None:
+            first = i
+        known = made.get(first)
+        if known is None:
+            known = made[first] = _template(lines[first], slots)
+        out.append(known)
+    return out
 
 
 cdef bint _extension(const unsigned char *p, Py_ssize_t q, Py_ssize_t end) noexcept nogil:
@@ -208,3 +229,143 @@ def masked_paths(bytes line) -> bytes:
                 o[m] = MASKED[p[m]]
         pos = e
     return line if out is None else out
+
+
+# --- lines alike ------------------------------------------------------------------------------
+
+cdef uint64_t _HIGH = 0x8080808080808080ULL
+cdef uint64_t _ONES = 0x0101010101010101ULL
+
+
+cdef inline uint64_t _zeroed(uint64_t x) noexcept nogil:
+    """Eight bytes with each ASCII digit as `0`: a byte below 0x80 from `0` up to but not `:` keeps its
+    high nibble only (no carry crosses a byte: each is at least 0x80 when subtracted from)."""
+    cdef uint64_t digit = (((x | _HIGH) - _ONES * 0x30) & ~((x | _HIGH) - _ONES * 0x3A) & ~x & _HIGH) >> 7
+    return x & ~(digit * 0x0F)
+
+
+cdef inline uint64_t _word(const unsigned char *p, Py_ssize_t n) noexcept nogil:
+    """Up to eight bytes at `p` (`n` of them), the rest zero."""
+    cdef uint64_t x = 0
+    cdef Py_ssize_t i
+    if n >= 8:
+        memcpy(&x, p, 8)  # one load
+    else:
+        for i in range(n):
+            x |= (<uint64_t>p[i]) << (8 * i)
+    return x
+
+
+cdef uint64_t _hash(const unsigned char *p, Py_ssize_t n, bint zero) noexcept nogil:
+    """A hash of `n` bytes, with each digit read as `0` when `zero`; the two readings hash apart."""
+    cdef uint64_t h = <uint64_t>n * 0x9E3779B97F4A7C15ULL + zero, x
+    cdef Py_ssize_t i = 0
+    while i < n:
+        x = _word(p + i, n - i)
+        if zero:
+            x = _zeroed(x)
+        h = ((h << 23 | h >> 41) ^ x) * 0xFF51AFD7ED558CCDULL
+        i += 8
+    return h ^ (h >> 29)
+
+
+cdef bint _same_zeroed(const unsigned char *a, const unsigned char *b, Py_ssize_t n) noexcept nogil:
+    """Whether `n` bytes at `a` and at `b` are the same, each digit read as `0`."""
+    cdef Py_ssize_t i = 0
+    while i < n:
+        if _zeroed(_word(a + i, n - i)) != _zeroed(_word(b + i, n - i)):
+            return False
+        i += 8
+    return True
+
+
+cdef struct Reading:
+    PyObject *items[4]  # a tuple of triggers' items, which the scan's tables hold
+    Py_ssize_t count  # how many; 0: the slot is free
+    bint zero  # whether `blind` says the tuple's lines read digits as `0`
+
+
+cdef bint _blind(tuple triggers, dict blind, asked, Reading *read) except -1:
+    """`blind[triggers]` (`asked(triggers)` when it has none), remembered by the identity of the items: the
+    scan makes a new tuple per line, of the same few trigger objects."""
+    cdef Py_ssize_t count = len(triggers), i
+    cdef size_t key = count
+    if count > 4:
+        flag = blind.get(triggers)
+        return bool(asked(triggers) if flag is None else flag)
+    for i in range(count):
+        key = key * 31 + (<size_t><PyObject *>triggers[i] >> 4)
+    cdef Reading *slot = &read[key & 63]
+    if slot.count == count:
+        for i in range(count):
+            if slot.items[i] != <PyObject *>triggers[i]:
+                break
+        else:
+            return slot.zero
+    flag = blind.get(triggers)
+    slot.zero = bool(asked(triggers) if flag is None else flag)
+    slot.count = count
+    for i in range(count):
+        slot.items[i] = <PyObject *>triggers[i]
+    return slot.zero
+
+
+cdef struct Kind:
+    uint64_t hash
+    Py_ssize_t entry  # 1 + the index in `found` of the kind's first line; 0: the slot is free
+    bint zero  # whether the kind reads digits as `0`
+
+
+def classed_alike(list lines, list found, dict blind, asked, class_of) -> tuple:
+    """Per entry (line number, triggers) of `found`, the class `class_of(line, triggers)` gives, asked
+    once per kind of line; and per line number, the number of the first line of its kind (None for a
+    line `found` does not name), as `yarp._templates_py.classed_alike` gives them.
+
+    Lines the same byte for byte are of one kind; where `blind[triggers]` is true (`asked(triggers)`
+    fills it), so are lines the same but for their digits, each read as `0`. A line's triggers are the
+    scan's, which follow from its bytes: lines alike hold the same ones."""
+    cdef Py_ssize_t n = len(found), size = 16, mask, e, slot, k, length, number
+    cdef Kind *table
+    cdef Reading read[64]
+    cdef const unsigned char *p
+    cdef uint64_t h
+    cdef bint zero
+    cdef bytes line
+    cdef list out = [None] * n
+    cdef list firsts = [None] * len(lines)
+    while size < 2 * n:
+        size <<= 1
+    mask = size - 1
+    memset(read, 0, sizeof(read))
+    table = <Kind *>calloc(size, sizeof(Kind))
+    if table == NULL:
+        raise MemoryError()
+    try:
+        for e in range(n):
+            entry = <tuple>found[e]
+            number, triggers = entry[0], entry[1]
+            line = <bytes>lines[number]
+            zero = _blind(triggers, blind, asked, read)
+            p = <const unsigned char *>PyBytes_AS_STRING(line)
+            length = PyBytes_GET_SIZE(line)
+            h = _hash(p, length, zero)
+            slot = h & mask
+            while table[slot].entry:
+                k = table[slot].entry - 1
+                if table[slot].hash == h and table[slot].zero == zero:
+                    first = (<tuple>found[k])[0]
+                    other = <bytes>lines[first]
+                    if PyBytes_GET_SIZE(other) == length and (
+                            _same_zeroed(<const unsigned char *>PyBytes_AS_STRING(other), p, length) if zero
+                            else memcmp(PyBytes_AS_STRING(other), p, length) == 0):
+                        out[e] = out[k]
+                        firsts[number] = first
+                        break
+                slot = (slot + 1) & mask
+            else:
+                table[slot].hash, table[slot].entry, table[slot].zero = h, e + 1, zero
+                out[e] = class_of(line, triggers)
+                firsts[number] = entry[0]
+        return out, firsts
+    finally:
+        free(table)

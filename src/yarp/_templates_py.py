@@ -15,6 +15,11 @@ precedes the first `/` may name something else (`WARNING/MainProcess`) and is
 kept. The salience classifier reads a failure or warning line again so masked:
 a word inside a path says where, not what happened (`yarp.view.salience`).
 
+A scan's lines alike (`classed_alike`) are lines the same byte for byte or, where
+no entry their triggers reach reads digits, the same but for their digits: each
+kind is classed once, by its first line, and shares that line's template
+(a template reads every digit as `#`).
+
 `yarp.view.templates` selects between the two; tests/test_templates.py crosses them
 and holds `LOCATION` to the salience data's own location pattern.
 """
@@ -24,7 +29,7 @@ from __future__ import annotations
 import re
 
 IMPLEMENTATION = "py"
-__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "masked_paths", "template", "templates"]
+__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "classed_alike", "masked_paths", "template", "templates"]
 
 #: Bytes of a line a template reads, past its location.
 TEMPLATE_BYTES = 160
@@ -41,6 +46,7 @@ _path = re.compile(PATH)
 _LETTERS = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", b"x" * 52)
 _quoted = re.compile(QUOTED)
 _DIGITS = bytes.maketrans(b"0123456789", b"##########")
+_ZEROS = bytes.maketrans(b"0123456789", b"0000000000")
 
 
 def template(line: bytes) -> bytes:
@@ -50,9 +56,41 @@ def template(line: bytes) -> bytes:
     return b" ".join(words[:3] + words[-1:]) if len(words) > 4 else b" ".join(words)
 
 
-def templates(lines, indices) -> list[bytes]:
-    """The template of `lines[i]` for each `i` of `indices`, in order."""
+def templates(lines, indices, firsts=None) -> list[bytes]:
+    """The template of `lines[i]` for each `i` of `indices`, in order. `firsts` (`classed_alike`'s) changes
+    nothing: lines alike have one template, which reads each digit as `#`; the kernel reads it to make each
+    kind's template once."""
     return [template(lines[i]) for i in indices]
+
+
+def classed_alike(lines, found, blind, asked, class_of) -> tuple[list, list]:
+    """Per entry (line number, triggers) of `found`, the class `class_of(line, triggers)` gives, asked
+    once per kind of line; and per line number, the number of the first line of its kind (None for a
+    line `found` does not name).
+
+    Lines the same byte for byte are of one kind; where `blind[triggers]` is true (`asked(triggers)`
+    fills it), so are lines the same but for their digits, each read as `0`. A line's triggers are the
+    scan's, which follow from its bytes: lines alike hold the same ones."""
+    exact: dict[bytes, tuple] = {}
+    zeroed: dict[bytes, tuple] = {}
+    out = []
+    firsts: list[int | None] = [None] * len(lines)
+    for number, triggers in found:
+        line = lines[number]
+        known = exact.get(line)
+        if known is None:
+            flag = blind.get(triggers)
+            if flag if flag is not None else asked(triggers):
+                key = line.translate(_ZEROS)
+                known = zeroed.get(key)
+                if known is None:
+                    known = zeroed[key] = (class_of(line, triggers), number)
+            else:
+                known = (class_of(line, triggers), number)
+            exact[line] = known
+        out.append(known[0])
+        firsts[number] = known[1]
+    return out, firsts
 
 
 def masked_paths(line: bytes) -> bytes:

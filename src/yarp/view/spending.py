@@ -76,8 +76,9 @@ def weighed(stream, budget: int, anchors: list[int]) -> list[int]:
         return anchors
     lines, standouts = stream.lines, stream.standouts
     middle = anchors[end:-end]
-    keys = templates(lines, middle)
-    at_ends = templates(lines, anchors[:end] + anchors[-end:])
+    # Lines of a kind (`Stream.firsts`) share their template: each kind's is made once.
+    keys = templates(lines, middle, stream.firsts)
+    at_ends = templates(lines, anchors[:end] + anchors[-end:], stream.firsts)
     counts: dict[bytes, int] = {}
     _count_elements(counts, keys)
     _count_elements(counts, at_ends)

@@ -14,11 +14,14 @@ This module never chooses lines (that is `yarp.view.cap`) and never writes.
 from __future__ import annotations
 
 from collections import deque
+from itertools import compress
+from operator import itemgetter
 
 from yarp.view.blocks import BLOCK_CLASSES
 from yarp.view.markers import RecordMarkers, TextMarkers, cut_note, gap_marker_fixed_bytes
 from yarp.view.rarity import largest_values, rare_columns, rare_findings, rare_lines, rare_shapes, rare_values
 from yarp.view.salience import FAILURE_CLASSES, Classifier, classifier
+from yarp.view.templates import classed_alike
 
 #: A stream larger than this is scanned in chunks and only its head, tail and
 #: the windows around its first and last salient lines are held.
@@ -34,8 +37,8 @@ MARKER_SEARCH_BYTES = 256
 FAILURE_LINE_TIMES = 2
 #: What a line not held in memory reads as: never blank, never a lead or continuation line.
 UNAVAILABLE = b"\x00"
-#: Every digit as `0` (`Stream._classify`).
-_ZEROS = bytes.maketrans(b"0123456789", b"0000000000")
+#: A scanned entry's line number.
+_NUMBER = itemgetter(0)
 
 
 def utf8_floor(data: bytes, limit: int) -> int:
@@ -100,7 +103,7 @@ class Stream:
 
     __slots__ = ("name", "lines", "final_newline", "markers", "ranges", "marker_bytes", "classes", "shown",
                  "extra_counts", "noise", "cut", "headings", "kinds", "templates", "heads", "noisy", "standouts",
-                 "repeats")
+                 "repeats", "firsts")
 
     def __init__(self, name: str, data: bytes, sal: Classifier, records=None) -> None:
         self.name = name
@@ -127,6 +130,9 @@ class Stream:
         self.standouts: set[int] = set()
         #: Per line's bytes asked, whether several lines say it word for word (`ranking.repeated`).
         self.repeats: dict[bytes, bool] = {}
+        #: Per line number, the number of the first line of its kind (`classed_alike`); None where the lines
+        #: were not classed at once (a big stream read in chunks).
+        self.firsts: list[int | None] | None = None
         self._know_markers(records)
         if data:
             self._classify(body, sal)
@@ -144,43 +150,37 @@ class Stream:
         found = sal.salient_line_numbers(body)
         is_marker = self.markers.is_marker
         lines, classes, noise = self.lines, self.classes, self.noise
-        entry_class = sal.entry_class
-        # A line's triggers and class follow from its bytes alone: a line seen before in this output
-        # (dense diagnostics repeat `  |`, `error: aborting …`) takes the class it was given; and where no
-        # entry its triggers reach tells one digit from another, so does a line that differs from one
-        # seen only in its digits (`Classifier.digit_blind`: 17,500 findings of a few checks in files
-        # named by number).
-        known: dict[bytes, str | None] = {}
-        # Two lines that differ only in digits and reach no digit reader hold the same triggers: a digit-free
-        # trigger sees the same bytes, and a trigger holding a digit reaches a reader. So their digits as `0`
-        # are the key.
-        alike: dict[bytes, str | None] = {}
-        blind, asked = sal.blind, sal.digit_blind
+        # A line's triggers and class follow from its bytes alone: a line of a kind classed before in this
+        # output takes that one's class (`classed_alike`): the same bytes (dense diagnostics repeat `  |`,
+        # `error: aborting …`), or, where no entry its triggers reach tells one digit from another
+        # (`Classifier.digit_blind`), the same but for its digits (17,500 findings of a few checks in files
+        # named by number). A trigger holding a digit reaches a reader, so lines alike hold the same triggers.
+        given: set[str | None] = set()
+
+        def class_of(line: bytes, triggers: tuple[bytes, ...], entry_class=sal.entry_class) -> str | None:
+            cls = entry_class(line, triggers)
+            given.add(cls)
+            return cls
+
+        found_classes, self.firsts = classed_alike(lines, found, sal.blind, sal.digit_blind, class_of)
         # Whether a line may be a marker. Dense with trigger lines (one per `MARKER_SEARCH_BYTES` or
         # more), one search of the buffer answers for all (line 0, or the others, each after a newline
         # in `body`); else each classed line is asked.
         marked = len(found) * MARKER_SEARCH_BYTES <= len(body) or (
             is_marker(0, lines[0]) or self.markers.any_in(body, 1, len(lines) - 1))
-        for number, triggers in found:
-            line = lines[number]
-            cls = known.get(line, 0)
-            if cls == 0:
-                if blind.get(triggers) or asked(triggers):
-                    key = line.translate(_ZEROS)
-                    cls = alike.get(key, 0)
-                    if cls == 0:
-                        cls = alike[key] = entry_class(line, triggers)
+        if not marked and "note" not in given:
+            # Every class at once: a None class is plain or noise, which `is_noise` tells if a view asks.
+            classes.update(compress(zip(map(_NUMBER, found), found_classes), found_classes))
+        else:
+            for (number, _), cls in zip(found, found_classes):
+                if cls is None:
+                    continue  # plain or noise: `is_noise` asks if a view ever needs to know
+                if marked and is_marker(number, lines[number]):
+                    continue  # a reducer's own marker: kept or cut with its pair, never salient
+                if cls == "note":
+                    noise[number] = False  # a note is plain, whatever a noise pattern would say of it
                 else:
-                    cls = entry_class(line, triggers)
-                known[line] = cls
-            if cls is None:
-                continue  # plain or noise: `is_noise` asks if a view ever needs to know
-            if marked and is_marker(number, line):
-                continue  # a reducer's own marker: kept or cut with its pair, never salient
-            if cls == "note":
-                noise[number] = False  # a note is plain, whatever a noise pattern would say of it
-            else:
-                classes[number] = cls
+                    classes[number] = cls
         findings, standouts = rare_findings(body, lines, classes, sal.finding)
         for number in findings:
             if not is_marker(number, lines[number]):

@@ -2,8 +2,9 @@
 
 `yarp.view.ranking.kind` asks `template` what kind of line a finding is,
 `yarp.view.spending.weighed` asks `templates` the kinds of every finding of a
-dense class, and `yarp.view.salience` asks `masked_paths` how a line reads with
-the words of its paths masked; the rest of YARP imports them from here and never from
+dense class, `yarp.view.salience` asks `masked_paths` how a line reads with
+the words of its paths masked, and `yarp.view.streams` asks `classed_alike` the
+class of each kind of scanned line once; the rest of YARP imports them from here and never from
 `_templates` or `_templates_py` directly. `YARP_NO_EXTENSIONS=1` (read once, in
 `yarp._compat`) selects the twin; otherwise the extension is required to load
 when it was built, and a missing build falls back to the twin (a guard test
@@ -21,8 +22,9 @@ else:
         from yarp import _templates_py as _impl
 
 IMPLEMENTATION = _impl.IMPLEMENTATION
+classed_alike = _impl.classed_alike
 masked_paths = _impl.masked_paths
 template = _impl.template
 templates = _impl.templates
 
-__all__ = ["IMPLEMENTATION", "masked_paths", "template", "templates"]
+__all__ = ["IMPLEMENTATION", "classed_alike", "masked_paths", "template", "templates"]
