@@ -24,7 +24,7 @@ FORBIDDEN = ("uvloop", "tree_sitter", "tree_sitter_bash", "concurrent.futures", 
              "yarp.archive.recovery", "orjson", "dataclasses", "argparse", "zstandard",
              # The view is the broker's work (yarp.broker.services.run); starting a broker is a client's only on a cold start.
              "yarp.view.rules", "yarp.view.reducers", "yarp.view.cap", "yarp.view.markers", "yarp.view.streams",
-             "yarp.view.families", "yarp.view.selector", "yarp.view.visible", "yarp.view.scan", "yarp._scan",
+             "yarp.view.families", "yarp.view.selector", "yarp.view.visible", "yarp.view.scan", "yarp._scan", "yarp.view.collector",
              "yarp._scan_py", "yarp.view.templates", "yarp._templates", "yarp._templates_py", "yarp.clients.startup",
              # `yarp.cli` hands the common form straight to `yarp.clients.run.run_fast`.
              "yarp.commands", "yarp.commands.run",

@@ -63,6 +63,7 @@ from yarp.view.markers import (
 )
 from yarp.view.ranking import ends
 from yarp.view.blocks import LINE_CLASSES, block_units
+from yarp.view.collector import collector_paused
 from yarp.view.salience import Classifier, classifier
 from yarp.view.spending import spend_alike, spend_on_blocks, weighed
 from yarp.view.streams import SparseLines, Stream, gaps
@@ -491,6 +492,7 @@ def _render(view: _View, main_marker, likes: dict) -> tuple[list[bytes], bool]:
     return out, placed
 
 
+@collector_paused
 def cap_streams(
     texts: Sequence[tuple[str, bytes]],
     *,
@@ -564,6 +566,7 @@ def cap_blocks(
     return out
 
 
+@collector_paused
 def cap_files(
     paths: Sequence[str],
     *,
