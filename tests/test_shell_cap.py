@@ -365,6 +365,21 @@ def test_a_reducer_view_s_markers_are_its_records_not_what_reads_like_one():
     assert not told.ranges and not read.ranges  # a reducer's view either way: gaps counted in its own lines
 
 
+def test_markers_alike_but_for_digits_are_never_salient_however_many():
+    # A text's markers read as markers by words that hold no digit, so the first line of a kind of
+    # lines (`classed_alike`) answers for all of its kind: 400 markers naming an error are none salient.
+    from yarp.view.salience import classifier
+    from yarp.view.streams import Stream
+
+    lines = []
+    for i in range(400):
+        lines += [f"src/m{i}.py:{i}: error: name 'x{i % 7}' is not defined".encode(),
+                  f"[yarp: omitted {i + 10} line(s); error {i}]".encode(),
+                  f"Search omitted output: yarp search {REF} 'error {i}'".encode()]
+    stream = Stream("stdout", b"\n".join(lines) + b"\n", classifier())
+    assert sorted(stream.classes) == list(range(0, 1200, 3))
+
+
 def test_every_line_kept_one_cut_the_main_marker_follows_the_stream_of_the_cut():
     # Another stream's line that reads like a cut note is not the cut.
     parts = cap_streams([("stdout", b"[yarp: line 1 cut: bytes 5:9 of 9 omitted]\n"), ("stderr", b"x" * 1500 + b"\n")],

@@ -29,9 +29,6 @@ DENSE_LIMIT = 4 << 20
 CHUNK_BYTES = 1 << 20
 EDGE_BYTES = 64 << 10
 MAX_WINDOWS = 256
-#: Bytes of output per trigger line under which the class scan searches the whole buffer for markers
-#: once rather than asking each classed line (a search costs about 3 instructions a byte, asking a line 750).
-MARKER_SEARCH_BYTES = 256
 #: A failure line is shown whole up to this many times the line limit: a JSON log's one error record
 #: of 1,451 bytes carries its message in the middle, which a cut to 1,024 bytes leaves out.
 FAILURE_LINE_TIMES = 2
@@ -155,32 +152,33 @@ class Stream:
         # `error: aborting …`), or, where no entry its triggers reach tells one digit from another
         # (`Classifier.digit_blind`), the same but for its digits (17,500 findings of a few checks in files
         # named by number). A trigger holding a digit reaches a reader, so lines alike hold the same triggers.
+        # A marker of a text from outside reads as one, by words that hold no digit: a kind's lines are
+        # all markers or none, and its first line answers for them. A reducer's are known by number.
+        by_bytes = isinstance(self.markers, TextMarkers)
         given: set[str | None] = set()
 
         def class_of(line: bytes, triggers: tuple[bytes, ...], entry_class=sal.entry_class) -> str | None:
-            cls = entry_class(line, triggers)
+            cls = None if by_bytes and is_marker(0, line) else entry_class(line, triggers)
             given.add(cls)
             return cls
 
         found_classes, self.firsts = classed_alike(lines, found, sal.blind, sal.digit_blind, class_of)
-        # Whether a line may be a marker. Dense with trigger lines (one per `MARKER_SEARCH_BYTES` or
-        # more), one search of the buffer answers for all (line 0, or the others, each after a newline
-        # in `body`); else each classed line is asked.
-        marked = len(found) * MARKER_SEARCH_BYTES <= len(body) or (
-            is_marker(0, lines[0]) or self.markers.any_in(body, 1, len(lines) - 1))
-        if not marked and "note" not in given:
-            # Every class at once: a None class is plain or noise, which `is_noise` tells if a view asks.
+        if by_bytes and "note" not in given:
+            # Every class at once: a None class is plain, noise or a marker, which a view asks about apart.
             classes.update(compress(zip(map(_NUMBER, found), found_classes), found_classes))
         else:
             for (number, _), cls in zip(found, found_classes):
-                if cls is None:
-                    continue  # plain or noise: `is_noise` asks if a view ever needs to know
-                if marked and is_marker(number, lines[number]):
-                    continue  # a reducer's own marker: kept or cut with its pair, never salient
+                if cls is None or is_marker(number, lines[number]):
+                    continue  # plain or noise (`is_noise` tells if a view asks), or a marker: never salient
                 if cls == "note":
                     noise[number] = False  # a note is plain, whatever a noise pattern would say of it
                 else:
                     classes[number] = cls
+        self._classify_rare(body, sal)
+
+    def _classify_rare(self, body: bytes, sal: Classifier) -> None:
+        """Class the lines that stand out (`yarp.view.rarity`), once the salient lines are classed."""
+        lines, classes, is_marker = self.lines, self.classes, self.markers.is_marker
         findings, standouts = rare_findings(body, lines, classes, sal.finding)
         for number in findings:
             if not is_marker(number, lines[number]):
