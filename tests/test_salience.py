@@ -357,6 +357,8 @@ def test_an_entry_reads_digits_only_where_it_tells_one_from_another():
     sal = classifier()
     assert len(sal.digit_readers) == 4  # an exit status from 1, a leak from 1, `E1`/`F4` codes, 0 % coverage
     assert sal.digit_blind((b"error",)) and not sal.digit_blind((b" 0%",))
+    # A hint's word is taken at the same place of every line of a kind (`markers.search_pattern`).
+    assert not reads(salience.HINT_PATTERNS["word"]) and not reads(salience.HINT_PATTERNS["location"])
 
 
 _DIGITS = st.text("0123456789", min_size=1, max_size=4)

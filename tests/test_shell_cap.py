@@ -450,3 +450,17 @@ def test_context_runs_keep_exactly_the_lines_one_line_at_a_time_keeps(chunks, sh
         assert cap_streams(texts, cap=cap, archive_ref=REF, exit_code=1) == views
         patch.setattr(cap_module._View, "add_run", _one_line_at_a_time)
         assert cap_streams(texts, cap=cap, archive_ref=REF, exit_code=1) == views
+
+
+def test_a_hint_word_holding_digits_is_each_lines_own():
+    # Lines of one kind (the same but for digits) give a hint word at the same place; a word without
+    # digits is the kind's, a word with digits each line's: `shard7` is not `shard3`'s word.
+    lines = [f"step {i} done" for i in range(3000)]
+    lines[700:1000] = [f"error shard{i % 10} failed" for i in range(300)]
+    view = cap_text(("\n".join(lines) + "\n").encode(), cap=2048, archive_ref=REF).decode()
+    hint = re.search(r"^Search omitted output: yarp search yr_\w+ '([^']+)'$", view, re.M)
+    assert hint and hint[1] == "error"
+    lines[700:1000] = [f"shard{i % 10} error: failed" for i in range(300)]
+    view = cap_text(("\n".join(lines) + "\n").encode(), cap=2048, archive_ref=REF).decode()
+    hint = re.search(r"^Search omitted output: yarp search yr_\w+ '([^']+)'$", view, re.M)
+    assert hint and len(hint[1].split("|")) == 4 and all(re.fullmatch(r"shard\d", word) for word in hint[1].split("|"))

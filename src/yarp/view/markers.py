@@ -61,6 +61,8 @@ LIKE_RESERVE = LIKE_BYTES + 16
 #: Omitted-line counts are reported in these groups, in this order.
 COUNT_GROUPS = (("failure", FAILURE_CLASSES), ("summary", frozenset({"summary", "header"})),
                 ("warning", frozenset({"warning"})))
+#: What a hint word may hold that lines of one kind hold differently (`search_pattern`).
+_DIGITS = "0123456789"
 
 
 def likes_for(cap: int) -> int:
@@ -354,21 +356,29 @@ def search_pattern(streams, kept: list[set[int]]) -> str:
     # Each salient line's class, in line order: a group's lines are picked out at C speed (17,500 warnings
     # are passed over once per group above theirs).
     classed = [list(map(stream.classes.__getitem__, indices)) for stream, indices in zip(streams, order)]
-    # The word a line gives, per line's bytes: dense output repeats its lines.
+    # The word a line gives, per line's bytes: dense output repeats its lines. And per kind of line
+    # (`Stream.firsts`: lines the same but for digits), when the kind's first line gives a word without
+    # digits: the hint's patterns read every digit alike, so a kind's lines give it at the same place.
     said: dict[bytes, str | None] = {}
+    said_by_kind: dict[tuple[int, int], str | None] = {}
     for _, group in COUNT_GROUPS:
         words: list[str] = []
         budget = MAX_HINT_LINES
         for number, stream in enumerate(streams):
-            lines, shown = stream.lines, kept[number]
+            lines, shown, firsts = stream.lines, kept[number], stream.firsts
             for index in compress(order[number], map(group.__contains__, classed[number])):
                 if index in shown or lines[index].startswith(b"[yarp"):
                     continue
                 line = lines[index]
-                text = said.get(line, 0)
+                kind = None if firsts is None or firsts[index] is None else (number, firsts[index])
+                text = 0 if kind is None else said_by_kind.get(kind, 0)
+                if text == 0:
+                    text = said.get(line, 0)
                 if text == 0:
                     found = word.search(line, location.match(line).end())
                     text = said[line] = None if found is None else found.group().decode()
+                    if kind is not None and not (text and any(character in _DIGITS for character in text)):
+                        said_by_kind[kind] = text
                 if text is None:
                     continue
                 if text not in words and len("|".join(words + [text])) <= MAX_HINT_CHARS:
