@@ -118,7 +118,7 @@ def test_the_selector_takes_the_compiled_kernel_unless_told_not_to():
 ERROR, WARN, CODE = (b"error",), (b"warn",), (b": e1",)  # CODE stands for a trigger whose entries read digits
 
 
-def _classed(impl, lines, found, blind):
+def _classed(impl, lines, found, blind, kinds=True):
     """`classed_alike` with a `class_of` that names the line it was asked about, and the lines it was asked about."""
     asked_lines = []
 
@@ -130,7 +130,7 @@ def _classed(impl, lines, found, blind):
         blind[triggers] = triggers != CODE
         return blind[triggers]
 
-    classes, firsts = impl.classed_alike(lines, found, blind, asked, class_of)
+    classes, firsts = impl.classed_alike(lines, found, blind, asked, class_of, kinds)
     return classes, firsts, asked_lines
 
 
@@ -148,6 +148,8 @@ def test_lines_alike_are_classed_once_by_their_first(impl):
     assert asked_lines == [b"a.c:12: error x", b"a.c:12: E1 x", b"a.c:47: E1 x", b"plain 1", b"b.c:4: error x"]
     assert firsts == [0, 0, 0, None, 4, 5, 6, 6, 8]
     assert blind == {ERROR: True, CODE: False, WARN: True}
+    # Without kinds (a stream whose scanned lines are few), the same classes and no list as long as the text.
+    assert _classed(impl, lines, found, {}, kinds=False) == (classes, None, asked_lines)
 
 
 def test_a_kinds_lines_share_its_template(impl):

@@ -316,10 +316,11 @@ cdef struct Kind:
     bint zero  # whether the kind reads digits as `0`
 
 
-def classed_alike(list lines, list found, dict blind, asked, class_of) -> tuple:
+def classed_alike(list lines, list found, dict blind, asked, class_of, bint kinds=True) -> tuple:
     """Per entry (line number, triggers) of `found`, the class `class_of(line, triggers)` gives, asked
-    once per kind of line; and per line number, the number of the first line of its kind (None for a
-    line `found` does not name), as `yarp._templates_py.classed_alike` gives them.
+    once per kind of line; and with `kinds`, per line number, the number of the first line of its kind
+    (None for a line `found` does not name; without `kinds`, None), as `yarp._templates_py.classed_alike`
+    gives them.
 
     Lines the same byte for byte are of one kind; where `blind[triggers]` is true (`asked(triggers)`
     fills it), so are lines the same but for their digits, each read as `0`. A line's triggers are the
@@ -332,7 +333,7 @@ def classed_alike(list lines, list found, dict blind, asked, class_of) -> tuple:
     cdef bint zero
     cdef bytes line
     cdef list out = [None] * n
-    cdef list firsts = [None] * len(lines)
+    cdef list firsts = [None] * len(lines) if kinds else None
     while size < 2 * n:
         size <<= 1
     mask = size - 1
@@ -359,13 +360,15 @@ def classed_alike(list lines, list found, dict blind, asked, class_of) -> tuple:
                             _same_zeroed(<const unsigned char *>PyBytes_AS_STRING(other), p, length) if zero
                             else memcmp(PyBytes_AS_STRING(other), p, length) == 0):
                         out[e] = out[k]
-                        firsts[number] = first
+                        if kinds:
+                            firsts[number] = first
                         break
                 slot = (slot + 1) & mask
             else:
                 table[slot].hash, table[slot].entry, table[slot].zero = h, e + 1, zero
                 out[e] = class_of(line, triggers)
-                firsts[number] = entry[0]
+                if kinds:
+                    firsts[number] = entry[0]
         return out, firsts
     finally:
         free(table)

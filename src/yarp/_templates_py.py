@@ -63,10 +63,10 @@ def templates(lines, indices, firsts=None) -> list[bytes]:
     return [template(lines[i]) for i in indices]
 
 
-def classed_alike(lines, found, blind, asked, class_of) -> tuple[list, list]:
+def classed_alike(lines, found, blind, asked, class_of, kinds: bool = True) -> tuple[list, list | None]:
     """Per entry (line number, triggers) of `found`, the class `class_of(line, triggers)` gives, asked
-    once per kind of line; and per line number, the number of the first line of its kind (None for a
-    line `found` does not name).
+    once per kind of line; and with `kinds`, per line number, the number of the first line of its kind
+    (None for a line `found` does not name; without `kinds`, None).
 
     Lines the same byte for byte are of one kind; where `blind[triggers]` is true (`asked(triggers)`
     fills it), so are lines the same but for their digits, each read as `0`. A line's triggers are the
@@ -90,7 +90,7 @@ def classed_alike(lines, found, blind, asked, class_of) -> tuple[list, list]:
             exact[line] = known
         out.append(known[0])
         firsts[number] = known[1]
-    return out, firsts
+    return out, firsts if kinds else None
 
 
 def masked_paths(line: bytes) -> bytes:

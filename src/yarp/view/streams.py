@@ -32,6 +32,8 @@ MAX_WINDOWS = 256
 #: A failure line is shown whole up to this many times the line limit: a JSON log's one error record
 #: of 1,451 bytes carries its message in the middle, which a cut to 1,024 bytes leaves out.
 FAILURE_LINE_TIMES = 2
+#: Each line's kind is kept (`Stream.firsts`) when at least one line in this many holds a trigger.
+KINDS_SHARE = 8
 #: What a line not held in memory reads as: never blank, never a lead or continuation line.
 UNAVAILABLE = b"\x00"
 #: A scanned entry's line number.
@@ -162,7 +164,10 @@ class Stream:
             given.add(cls)
             return cls
 
-        found_classes, self.firsts = classed_alike(lines, found, sal.blind, sal.digit_blind, class_of)
+        # Each line's kind is kept where scanned lines are dense, for weighing their blocks (`spending.weighed`):
+        # a list as long as the stream, which 200,000 lines of numbers holding no trigger would pay for alone.
+        found_classes, self.firsts = classed_alike(lines, found, sal.blind, sal.digit_blind, class_of,
+                                                   len(found) * KINDS_SHARE >= len(lines))
         if by_bytes and "note" not in given:
             # Every class at once: a None class is plain, noise or a marker, which a view asks about apart.
             classes.update(compress(zip(map(_NUMBER, found), found_classes), found_classes))
