@@ -177,3 +177,37 @@ def test_the_compiled_classing_is_the_twins_on_twenty_thousand_kinds():
     lines = [b"src/f%d.py:%d: error E%d: name %s" % (k % 997, k, k % 13, b"ab" * (k % 11)) for k in range(20000)]
     found = [(k, (ERROR if k % 3 else CODE)) for k in range(20000)]
     assert _classed(compiled, lines, found, {}) == _classed(twin, lines, found, {})
+
+
+# --- tallies (`tally`) -----------------------------------------------------------------------------------------
+
+
+def _tallied(impl, keys, counts=None):
+    counts = {} if counts is None else counts
+    impl.tally(counts, keys)
+    return counts, list(counts)
+
+
+def test_a_tally_counts_like_a_counter_keys_in_the_order_first_seen(impl):
+    shape, other = b"w w", b"w: w"
+    assert _tallied(impl, [shape] * 300_000 + [other, shape]) == ({shape: 300_001, other: 1}, [shape, other])
+    # Equal keys that are distinct objects are one key; a mapping's own counts are added to.
+    assert _tallied(impl, [b"a" + b"b", b"ab", bytes([97, 98])], {b"x": 2}) == ({b"x": 2, b"ab": 3}, [b"x", b"ab"])
+    assert _tallied(impl, map(len, [b"a" * 300, b"b" * 300, b"c"])) == ({300: 2, 1: 1}, [300, 1])
+    with pytest.raises(TypeError):
+        impl.tally({}, [b"a", [1]])
+
+
+def test_a_tally_of_keys_made_and_freed_one_by_one_is_not_misled_by_reused_addresses(impl):
+    # Each key is freed once counted, and the next may take its address: counted by value all the same.
+    made = (b"%d" % (number % 7) * 3 for number in range(5000))
+    expected = {b"%d" % k * 3: len(range(k, 5000, 7)) for k in range(7)}
+    assert _tallied(impl, made) == (expected, list(expected))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from([b"w", b"w w", "x", 0, 300, 1 << 70]), st.binary(max_size=3),
+                          st.integers(-3, 1000)), max_size=400))
+def test_the_compiled_tally_is_the_twins(keys):
+    twin, compiled = kernel_impls.both("_templates")
+    assert _tallied(compiled, iter(keys)) == _tallied(twin, iter(keys))

@@ -17,12 +17,13 @@ crosses the two.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.object cimport PyObject
+from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcmp, memcpy, memset
 
 IMPLEMENTATION = "c"
-__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "classed_alike", "masked_paths", "template", "templates"]
+__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "classed_alike", "masked_paths", "tally", "template", "templates"]
 
 #: Bytes of a line a template reads, past its location.
 TEMPLATE_BYTES = 160
@@ -372,3 +373,50 @@ def classed_alike(list lines, list found, dict blind, asked, class_of, bint kind
         return out, firsts
     finally:
         free(table)
+
+
+# --- tallies -------------------------------------------------------------------------------------
+
+#: Slots of a tally's table of keys being counted: a power of two.
+DEF _TALLY_SLOTS = 64
+
+
+cdef struct Counting:
+    PyObject *key  # a key counted in C (a reference held until it is added to the mapping), or NULL
+    Py_ssize_t count
+
+
+cdef int _add_count(dict counts, Counting *slot) except -1:
+    """Add a slot's count to the mapping and free the slot."""
+    cdef object key = <object>slot.key
+    counts[key] = counts[key] + slot.count
+    Py_DECREF(key)
+    slot.key, slot.count = NULL, 0
+    return 0
+
+
+def tally(dict counts, keys) -> None:
+    """Count `keys` into `counts` (`counts[key] += 1` for each, from 0), as `collections.Counter.update` and
+    `yarp._templates_py.tally` do, keys first seen in the order they come. A key's object is counted in C
+    while it stays in its slot of a small table: a dense output's 300,000 lines of one shape, or 17,500
+    findings of one class, make no integer per line."""
+    cdef Counting slots[_TALLY_SLOTS]
+    cdef Counting *slot
+    cdef size_t at
+    memset(slots, 0, sizeof(slots))
+    try:
+        for key in keys:
+            at = (<size_t><PyObject *>key >> 4) & (_TALLY_SLOTS - 1)
+            slot = &slots[at]
+            if slot.key != <PyObject *>key:
+                if slot.key != NULL:
+                    _add_count(counts, slot)
+                if key not in counts:
+                    counts[key] = 0  # in the order keys are first seen
+                Py_INCREF(key)
+                slot.key = <PyObject *>key
+            slot.count += 1
+    finally:
+        for at in range(_TALLY_SLOTS):
+            if slots[at].key != NULL:
+                _add_count(counts, &slots[at])

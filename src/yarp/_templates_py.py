@@ -27,9 +27,10 @@ and holds `LOCATION` to the salience data's own location pattern.
 from __future__ import annotations
 
 import re
+from _collections import _count_elements
 
 IMPLEMENTATION = "py"
-__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "classed_alike", "masked_paths", "template", "templates"]
+__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "classed_alike", "masked_paths", "tally", "template", "templates"]
 
 #: Bytes of a line a template reads, past its location.
 TEMPLATE_BYTES = 160
@@ -103,3 +104,8 @@ def masked_paths(line: bytes) -> bytes:
 def _masked(found) -> bytes:
     head, _, rest = found[1].partition(b"/")
     return head + b"/" + rest.translate(_LETTERS) + (found[2] or b"")
+
+
+def tally(counts: dict, keys) -> None:
+    """Count `keys` into `counts` (`counts[key] += 1` for each, from 0), keys first seen in the order they come."""
+    _count_elements(counts, keys)

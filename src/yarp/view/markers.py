@@ -30,11 +30,11 @@ This module never decides what a view keeps; it only says how the markers read.
 from __future__ import annotations
 
 import bisect
-from _collections import _count_elements
 from itertools import compress
 
 from yarp._record import Record
 from yarp.view.salience import FAILURE_CLASSES, classifier
+from yarp.view.templates import tally
 
 REDUCER_SUMMARY = b"[yarp summary: "
 YARP_MARKER = b"[yarp: "
@@ -401,7 +401,7 @@ def omitted_counts(streams, kept: list[set[int]]) -> str:
         omitted += len(stream.lines) - len(kept[number])
         # Every salient line's class counted at once, then the few kept taken back.
         by_class: dict[str, int] = dict(stream.extra_counts)
-        _count_elements(by_class, stream.classes.values())
+        tally(by_class, stream.classes.values())
         classes = stream.classes
         for index in kept[number]:
             cls = classes.get(index)

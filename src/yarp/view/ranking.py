@@ -26,10 +26,9 @@ grow with the lines it leaves out.
 
 from __future__ import annotations
 
-from _collections import _count_elements
 
 from yarp.view.salience import is_blank
-from yarp.view.templates import template
+from yarp.view.templates import tally, template
 
 #: Lines of each stream's end kept first, and the most bytes they may take.
 END_LINES = 6
@@ -111,7 +110,7 @@ def diverse(items: list, keys: list[tuple[bytes, bytes]]) -> list:
             taken.add(number)
     # The rarest kinds first: a kind seen forty times is known from its first, a kind seen once is not.
     counts: dict[bytes, int] = {}
-    _count_elements(counts, [key[0] for key in keys])
+    tally(counts, [key[0] for key in keys])
     order.extend(sorted(firsts, key=lambda number: counts[keys[number][0]]))
     for number, key in enumerate(keys):
         if number not in taken and key not in seen_places:

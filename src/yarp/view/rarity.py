@@ -4,7 +4,7 @@
 a line that says nothing alarming can still be the one a reader needs because
 it is unlike the lines around it. This module finds those lines in a text of no
 more than `RARE_BYTES`, reading it in C-speed passes (one expression over the
-text, `_count_elements`) after a sample says the text has the shape at all:
+text, `yarp.view.templates.tally`) after a sample says the text has the shape at all:
 
 * **rare findings** — among many `path:line: KIND` lines, those of a rare kind:
   two `F821` among 300 `F401` (`rare_findings`);
@@ -31,11 +31,11 @@ shapes, past `SHAPE_BYTES`): a view's cost must not grow with the size of what i
 
 from __future__ import annotations
 
-from _collections import _count_elements
 from itertools import pairwise
 from operator import itemgetter
 
 from yarp.view.scan import line_shapes, rows_breaking
+from yarp.view.templates import tally
 
 #: Rare findings are looked for in texts up to this size (one expression over the text), among at
 #: least `MIN_FINDINGS` lines that start with a location; a kind is rare at `RARE_SHARE` percent or less.
@@ -127,7 +127,7 @@ def rare_findings(body: bytes, lines: list[bytes], classes: dict, finding) -> tu
     if len(found) < MIN_FINDINGS:
         return [], []
     counts: dict[bytes, int] = {}
-    _count_elements(counts, [word for _, word, _ in found])
+    tally(counts, [word for _, word, _ in found])
     rare = {word for word, count in counts.items() if count * 100 <= len(found) * RARE_SHARE or count <= 2}
     if len(rare) == len(counts):
         rare = set()  # every kind is rare (or there is one kind): no kind stands out
@@ -148,12 +148,12 @@ def _rare_messages(body: bytes, found: list[tuple[int, bytes, int]], kinds: dict
     messages = [b" ".join(body[start:body.find(b"\n", start)].translate(None, b"0123456789").split())
                 for _, _, start in found]
     counts: dict[bytes, int] = {}
-    _count_elements(counts, messages)
+    tally(counts, messages)
     rare = [(offset, word) for (offset, word, _), message in zip(found, messages) if counts[message] <= 2]
     if not rare or len(rare) > MAX_RARE_SHAPES:
         return []
     rare_kinds: dict[bytes, int] = {}
-    _count_elements(rare_kinds, [word for _, word in rare])
+    tally(rare_kinds, [word for _, word in rare])
     return [offset for offset, word in rare if (kinds[word] - rare_kinds[word]) * 100 >= kinds[word] * FIELD_SHARE]
 
 
@@ -205,7 +205,7 @@ def _inside(found: list[int], keys: list[bytes]) -> bool:
     if not found:
         return False
     counts: dict[bytes, int] = {}
-    _count_elements(counts, keys)
+    tally(counts, keys)
     counts.pop(b"", None)
     first, last = _repetition(keys, max(counts, key=counts.__getitem__))
     return any(first < line < last for line in found)
@@ -234,7 +234,7 @@ def _repetitive(sample: list[bytes]) -> bool:
     (blank lines between records are not lines of a kind), `SAMPLE_ONCE_SHARE` percent of them or
     fewer have a key the sample holds once, or its few commonest keys start nearly all (`_few_kinds`)."""
     kinds: dict[bytes, int] = {}
-    _count_elements(kinds, sample)
+    tally(kinds, sample)
     keyed = len(sample) - kinds.pop(b"", 0)
     if not kinds:
         return False
@@ -260,7 +260,7 @@ def _rare_keys(keys: list[bytes], classes: dict, most: int = MAX_RARE_LINES, kno
     if len(keys) < MIN_REPETITIVE:
         return []
     counts: dict[bytes, int] = {}
-    _count_elements(counts, keys)  # C speed: a Python loop over every line would cost the view its budget
+    tally(counts, keys)  # C speed: a Python loop over every line would cost the view its budget
     keyed = len(keys) - counts.pop(b"", 0)
     if not counts:
         return []
@@ -343,7 +343,7 @@ def rare_columns(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
         return []
     sample = [line.split() for line in lines[::max(1, len(lines) // 256)]]
     widths: dict[int, int] = {}
-    _count_elements(widths, map(len, sample))
+    tally(widths, map(len, sample))
     width, count = max(widths.items(), key=lambda item: item[1])
     if width < MIN_FIELDS_A_ROW or count * 100 < len(sample) * TABLE_SHARE:
         return []
@@ -363,7 +363,7 @@ def rare_columns(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
     for position, value in rule:
         column = list(map(itemgetter(position), breaking))
         counts: dict[bytes, int] = {}
-        _count_elements(counts, column)
+        tally(counts, column)
         if (table - len(column) + counts.get(value, 0)) * 100 < table * COLUMN_SHARE:
             continue  # a time or a count that the sample happened to see once: no value is the rule
         rare.update(numbers[row] for row, found in enumerate(column) if found != value and counts[found] <= seldom)
@@ -375,7 +375,7 @@ def rare_columns(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
 def _ruled(column: list[bytes]) -> dict[bytes, int] | None:
     """The counts of a column's values when one of them holds `COLUMN_SHARE` percent of its rows."""
     counts: dict[bytes, int] = {}
-    _count_elements(counts, column)
+    tally(counts, column)
     return counts if max(counts.values()) * 100 >= len(column) * COLUMN_SHARE else None
 
 
@@ -476,12 +476,12 @@ def _rare_endings(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
     # One word ends most of a sample's lines (the whole text's share is asked below): a dearer pass
     # over every line ending is not run on texts whose endings vary.
     endings: dict[bytes, int] = {}
-    _count_elements(endings, sample)
+    tally(endings, sample)
     if not sample or not _one_kind(endings, len(sample)):
         return []
     found = [(match.start(), match[1]) for match in _ending.finditer(body)]
     counts: dict[bytes, int] = {}
-    _count_elements(counts, [word for _, word in found])
+    tally(counts, [word for _, word in found])
     top = max(counts.values())
     if top * 100 < len(found) * FIELD_SHARE:
         return []

@@ -14,12 +14,11 @@ that repeat are shown once each before a second alike (`ranking.diverse`).
 
 from __future__ import annotations
 
-from _collections import _count_elements
 
 from yarp.view.blocks import LINE_CLASSES
 from yarp.view.ranking import diverse, heading, indent, kind, record_start, repeated
 from yarp.view.salience import Classifier, is_blank
-from yarp.view.templates import templates
+from yarp.view.templates import tally, templates
 
 #: A view weighs the first and the last blocks of one class of a stream, one at each end per this many bytes
 #: of its budget (64 for the default 5,120) and `FEWEST_AT_END` at the least (`weighed`).
@@ -80,8 +79,8 @@ def weighed(stream, budget: int, anchors: list[int]) -> list[int]:
     keys = templates(lines, middle, stream.firsts)
     at_ends = templates(lines, anchors[:end] + anchors[-end:], stream.firsts)
     counts: dict[bytes, int] = {}
-    _count_elements(counts, keys)
-    _count_elements(counts, at_ends)
+    tally(counts, keys)
+    tally(counts, at_ends)
     # Each kind's first anchor between the ends (the pairs read backwards: the first one read last wins).
     firsts = dict(zip(reversed(keys), reversed(middle)))
     for key in at_ends:

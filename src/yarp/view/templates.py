@@ -24,7 +24,8 @@ else:
 IMPLEMENTATION = _impl.IMPLEMENTATION
 classed_alike = _impl.classed_alike
 masked_paths = _impl.masked_paths
+tally = _impl.tally
 template = _impl.template
 templates = _impl.templates
 
-__all__ = ["IMPLEMENTATION", "classed_alike", "masked_paths", "template", "templates"]
+__all__ = ["IMPLEMENTATION", "classed_alike", "masked_paths", "tally", "template", "templates"]
