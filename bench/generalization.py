@@ -13,7 +13,7 @@ recorded and read the same way, a seventh, `veiled` half (manifest-veiled.json),
 `masked` half (manifest-masked.json), read in turn, an eleventh, `hooded` half (manifest-hooded.json), read in turn, a twelfth,
 `draped` half (manifest-draped.json), read in turn, a thirteenth, `cowled` half (manifest-cowled.json), read in turn,
 a fourteenth, `swathed` half (manifest-swathed.json), read in turn, and a fifteenth, `mantled` half
-(manifest-mantled.json), that no view rule may be tuned on. For every case this
+(manifest-mantled.json), read in turn. For every case this
 computes three views of the same budget (the default cap, 5,120 bytes):
 
 - run route: what `yarp run` shows (the selected rule reduces each stream, then

@@ -24,8 +24,8 @@ with the rules written from them, and then read. The draped half (manifest-drape
 once with the rules written from the hooded half's losses, and then read; the cowled half
 (manifest-cowled.json) was scored once with the rules written from them, and read in turn; the
 swathed half (manifest-swathed.json) was scored once with the rules the cowled half gave, and then
-read; the mantled half (manifest-mantled.json) was scored once with the rules the swathed half gave.
-The veiled and mantled halves' losses are left unread.
+read; the mantled half (manifest-mantled.json) was scored once with the rules the swathed half gave,
+and then read. The veiled half kept every signal line: it had no losses to read.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ REACHED = {
     "draped": {"run_kept": 189, "host_kept": 188, "run_bytes_pct": 58.9, "host_bytes_pct": 57.9},
     "cowled": {"run_kept": 145, "host_kept": 145, "run_bytes_pct": 57.8, "host_bytes_pct": 56.7},
     "swathed": {"run_kept": 171, "host_kept": 170, "run_bytes_pct": 56.5, "host_bytes_pct": 54.9},
-    "mantled": {"run_kept": 154, "host_kept": 153, "run_bytes_pct": 57.1, "host_bytes_pct": 56.6},
+    "mantled": {"run_kept": 156, "host_kept": 156, "run_bytes_pct": 58.2, "host_bytes_pct": 57.6},
 }
 
 
