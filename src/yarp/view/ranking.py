@@ -26,7 +26,6 @@ grow with the lines it leaves out.
 
 from __future__ import annotations
 
-
 from yarp.view.salience import is_blank
 from yarp.view.templates import tally, template
 

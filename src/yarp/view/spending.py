@@ -14,7 +14,6 @@ that repeat are shown once each before a second alike (`ranking.diverse`).
 
 from __future__ import annotations
 
-
 from yarp.view.blocks import LINE_CLASSES
 from yarp.view.ranking import diverse, heading, indent, kind, record_start, repeated
 from yarp.view.salience import Classifier, is_blank

@@ -129,8 +129,8 @@ class Stream:
         self.standouts: set[int] = set()
         #: Per line's bytes asked, whether several lines say it word for word (`ranking.repeated`).
         self.repeats: dict[bytes, bool] = {}
-        #: Per line number, the number of the first line of its kind (`classed_alike`); None where the lines
-        #: were not classed at once (a big stream read in chunks).
+        #: Per line number, the number of the first line of its kind (`classed_alike`); None where few lines
+        #: hold a trigger (`KINDS_SHARE`) or the lines were not classed at once (a big stream read in chunks).
         self.firsts: list[int | None] | None = None
         self._know_markers(records)
         if data:
