@@ -7,7 +7,9 @@ start a pass of the collector over the young objects, each tenth pass one over
 the older ones too: about a tenth of such a view's time (`bench/cap_cost.py`).
 `collector_paused` runs a view's maker with the collector off and turns it back
 on after, so any cycle made meanwhile is collected by the next pass; a caller
-that turned the collector off itself keeps it off.
+that turned the collector off itself keeps it off. Of views made at once in threads
+(the broker's thread pool), each that turned it off turns it back on when it
+ends: the collector may run during another view, and is never left off.
 """
 
 from __future__ import annotations
