@@ -257,9 +257,14 @@ cdef inline uint64_t _word(const unsigned char *p, Py_ssize_t n) noexcept nogil:
     return x
 
 
+#: Where a process's hashes of lines start: Python's own, which each process draws at random (unless
+#: PYTHONHASHSEED fixes it), so no output can be written ahead to fill one probe chain of `classed_alike`.
+cdef uint64_t _SEED = <uint64_t>hash(b"yarp._templates lines alike")
+
+
 cdef uint64_t _hash(const unsigned char *p, Py_ssize_t n, bint zero) noexcept nogil:
     """A hash of `n` bytes, with each digit read as `0` when `zero`; the two readings hash apart."""
-    cdef uint64_t h = <uint64_t>n * 0x9E3779B97F4A7C15ULL + zero, x
+    cdef uint64_t h = (<uint64_t>n + _SEED) * 0x9E3779B97F4A7C15ULL + zero, x
     cdef Py_ssize_t i = 0
     while i < n:
         x = _word(p + i, n - i)
