@@ -464,3 +464,53 @@ def test_a_hint_word_holding_digits_is_each_lines_own():
     view = cap_text(("\n".join(lines) + "\n").encode(), cap=2048, archive_ref=REF).decode()
     hint = re.search(r"^Search omitted output: yarp search yr_\w+ '([^']+)'$", view, re.M)
     assert hint and len(hint[1].split("|")) == 4 and all(re.fullmatch(r"shard\d", word) for word in hint[1].split("|"))
+
+
+def _open_windows_one_by_one(self, body: bytes, lines: list[bytes]) -> None:
+    """The big stream's salient lines as they were read before kinds: each classed alone, each given a
+    window, the window then kept or counted (`_SparseReader._keep`)."""
+    sal, number = self.sal, self.number
+    found = sal.salient_lines(body, None if number == 0 else sal.failure_triggers)
+    previous, local = 0, 0
+    for offset in sorted(found):
+        local += body.count(b"\n", previous, offset)
+        previous = offset
+        if self.is_marker(number + local, lines[local]):
+            continue
+        cls = sal.classify(lines[local], found[offset])
+        if cls not in ("plain", "noise"):
+            self._keep(number + local, cls, self._window(lines, local))
+
+
+#: Lines of a big stream: findings alike but for digits, notes, markers, failures, plain lines.
+BIG_LINE = st.one_of(
+    st.integers(0, 999).map(lambda n: b"src/m%d.rs:%d:5: error[E0425]: cannot find value `x%d`" % (n % 7, n, n % 3)),
+    st.integers(0, 99).map(lambda n: b"src/a.c:%d: warning: unused variable 'v%d'" % (n, n % 4)),
+    st.integers(0, 99).map(lambda n: b"src/a.c:%d: note: declared here" % n),
+    st.sampled_from([b"[yarp: omitted 3 line(s)]", b"Search omitted output: yarp search r 'error'", b"   |",
+                     b"Traceback (most recent call last):", b"ValueError: bad record", b"step done", b""]),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(BIG_LINE, min_size=50, max_size=3000), st.sampled_from([1 << 10, 1 << 12, 1 << 14]))
+def test_a_big_stream_read_by_kinds_keeps_the_windows_and_counts_of_one_read_line_by_line(tmp_path_factory, lines,
+                                                                                           chunk):
+    # Read in chunks, each kind of line is classed once and only the windows that can be kept are made:
+    # the same windows, classes and counts as classing and windowing every salient line.
+    from yarp.view import streams
+    from yarp.view.salience import classifier
+
+    path = tmp_path_factory.mktemp("big") / "o"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    read = []
+    for patched in (False, True):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(streams, "DENSE_LIMIT", 1 << 9)
+            patch.setattr(streams, "CHUNK_BYTES", chunk)
+            patch.setattr(streams, "MAX_WINDOWS", 16)
+            if patched:
+                patch.setattr(streams._SparseReader, "_open_windows", _open_windows_one_by_one)
+            stream = streams.Stream.from_file("stdout", str(path), classifier())
+            read.append((stream.classes, stream.extra_counts, stream.lines.held, len(stream.lines)))
+    assert read[0] == read[1]

@@ -21,7 +21,7 @@ from yarp.view.blocks import BLOCK_CLASSES
 from yarp.view.markers import RecordMarkers, TextMarkers, cut_note, gap_marker_fixed_bytes
 from yarp.view.rarity import largest_values, rare_columns, rare_findings, rare_lines, rare_shapes, rare_values
 from yarp.view.salience import FAILURE_CLASSES, Classifier, classifier
-from yarp.view.templates import classed_alike
+from yarp.view.templates import classed_alike, tally
 
 #: A stream larger than this is scanned in chunks and only its head, tail and
 #: the windows around its first and last salient lines are held.
@@ -383,20 +383,26 @@ class _SparseReader:
         self.open_windows = still
 
     def _open_windows(self, body: bytes, lines: list[bytes]) -> None:
-        """A window around each salient line of the chunk."""
-        sal, number = self.sal, self.number
+        """A window around each salient line of the chunk that can be kept; the others are counted."""
+        sal, number, is_marker = self.sal, self.number, self.is_marker
         # Past the first chunk, only failure, exit and traceback lines are looked for: the
         # tail is held whole anyway, and a few triggers keep the scan near memory speed.
-        found = sal.salient_lines(body, None if number == 0 else sal.failure_triggers)
-        previous, local = 0, 0
-        for offset in sorted(found):
-            local += body.count(b"\n", previous, offset)
-            previous = offset
-            if self.is_marker(number + local, lines[local]):
-                continue
-            cls = sal.classify(lines[local], found[offset])
-            if cls not in ("plain", "noise"):
-                self._keep(number + local, cls, self._window(lines, local))
+        found = sal.salient_line_numbers(body, None if number == 0 else sal.failure_triggers)
+        # Each kind of line classed once (`classed_alike`): 8 MiB of diagnostics are 80,000 salient lines.
+        classes, _ = classed_alike(lines, found, sal.blind, sal.digit_blind, sal.entry_class, False)
+        salient = [(local, cls) for (local, _), cls in zip(found, classes)
+                   if cls is not None and cls != "note" and not is_marker(number + local, lines[local])]
+        # The first go to `first` while it has room; of the rest, only the chunk's last `MAX_WINDOWS` can
+        # still be among the last at the end: the others, and every window they push out, are counted.
+        room = max(0, MAX_WINDOWS - len(self.first))
+        rest = salient[room:]
+        if len(rest) > MAX_WINDOWS:
+            counted = [cls for _, cls, _ in self.last] + [cls for _, cls in rest[:-MAX_WINDOWS]]
+            tally(self.extra, counted)
+            self.last.clear()
+            salient = salient[:room] + rest[-MAX_WINDOWS:]
+        for local, cls in salient:
+            self._keep(number + local, cls, self._window(lines, local))
 
     def _window(self, lines: list[bytes], local: int) -> list[tuple[int, bytes]]:
         """Line `local` of the chunk with its lead lines (from the previous chunk too) and the
