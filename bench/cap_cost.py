@@ -1,4 +1,4 @@
-"""What one global cap costs: milliseconds and instructions per `cap_text`, on ten outputs.
+"""What one global cap costs: milliseconds and instructions per `cap_text`, on twelve outputs.
 
     python bench/cap_cost.py                    # this tree
     python bench/cap_cost.py --against main     # side by side with another revision's cap
@@ -25,6 +25,10 @@ cap's cost is paid inside the hook's latency budget. The outputs:
   oops among 1.9 MB of log. Every line that holds a trigger differs from the
   others, so each is classed by the entries' expressions: the cost the
   synthetic inputs do not show.
+* log8m, build8m — `log1m` and `build1m` eight times over, written to a file
+  and capped as `yarp run` caps its stdout (`cap_files`): past `DENSE_LIMIT`
+  a stream is read in chunks, holding only its edges and the windows of its
+  first and last salient lines.
 
 Each revision runs in its own processes (`--against` extracts the other
 revision's `src/yarp` with `git archive`); wall time is the minimum over
@@ -81,18 +85,31 @@ inputs = {{"seq": (seq, "source_output"), "log": (log, "result_text"),
 if name in REAL:
     out, err = (read_stream(REAL[name], stream, GENERALIZATION) for stream in ("stdout", "stderr"))
     inputs[name] = (out + (b"\n" if out and err and not out.endswith(b"\n") else b"") + err, "result_text")
-data, source = inputs[name]
-view = cap_text(data, cap=DEFAULT_CAP_BYTES, archive_ref=REF, source=source, completeness="complete")
+if name in ("build8m", "log8m"):  # files past `DENSE_LIMIT`, read in chunks as `yarp run` reads them
+    import tempfile
+    from yarp.view.cap import cap_files
+    data = (build1m if name == "build8m" else log1m) * 8
+    folder = tempfile.mkdtemp()
+    paths = [os.path.join(folder, "stdout"), os.path.join(folder, "stderr")]
+    for path, text in zip(paths, (data, b"")):
+        with open(path, "wb") as handle:
+            handle.write(text)
+    cap = lambda: b"".join(cap_files(paths, cap=DEFAULT_CAP_BYTES, archive_ref=REF))
+else:
+    data, source = inputs[name]
+    cap = lambda: cap_text(data, cap=DEFAULT_CAP_BYTES, archive_ref=REF, source=source, completeness="complete")
+view = cap()
 times = []
 for _ in range(caps):
     start = time.perf_counter()
-    again = cap_text(data, cap=DEFAULT_CAP_BYTES, archive_ref=REF, source=source, completeness="complete")
+    again = cap()
     times.append(time.perf_counter() - start)
     assert again == view
 print(json.dumps({{"bytes": len(data), "times": times, "view": view.decode("utf-8", "replace")}}))
 """
 
-INPUTS = ("seq", "log", "pytest", "log1m", "build1m", "cargo1m", "checkstyle", "mandoc", "pdnsutil", "oops")
+INPUTS = ("seq", "log", "pytest", "log1m", "build1m", "cargo1m", "checkstyle", "mandoc", "pdnsutil", "oops", "log8m",
+          "build8m")
 
 #: `--corpus`: every case of the generalization corpus whose host text is at least `--corpus-bytes`, capped
 #: as a host's text; prints {case: [bytes, min seconds]} (one tree's process, `caps` caps each).
