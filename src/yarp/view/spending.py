@@ -81,12 +81,12 @@ def weighed(stream, budget: int, anchors: list[int]) -> list[int]:
     tally(counts, keys)
     tally(counts, at_ends)
     # Each kind's first anchor between the ends (the pairs read backwards: the first one read last wins).
-    firsts = dict(zip(reversed(keys), reversed(middle)))
+    first_anchor = dict(zip(reversed(keys), reversed(middle)))
     for key in at_ends:
-        firsts.pop(key, None)
+        first_anchor.pop(key, None)
     rare = {key for key, count in counts.items() if count <= RARE_KIND}
     chosen = {anchor: key for anchor, key in zip(middle, keys) if key in rare} if rare else {}
-    chosen.update((anchor, key) for key, anchor in firsts.items())
+    chosen.update((anchor, key) for key, anchor in first_anchor.items())
     inside = [anchor for anchor in standouts if middle[0] <= anchor <= middle[-1]]
     if inside:
         between = set(middle)

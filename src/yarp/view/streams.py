@@ -167,7 +167,7 @@ class Stream:
         # Each line's kind is kept where scanned lines are dense, for weighing their blocks (`spending.weighed`):
         # a list as long as the stream, which 200,000 lines of numbers holding no trigger would pay for alone.
         found_classes, self.firsts = classed_alike(lines, found, sal.blind, sal.digit_blind, class_of,
-                                                   len(found) * KINDS_SHARE >= len(lines))
+                                                   kinds=len(found) * KINDS_SHARE >= len(lines))
         if by_bytes and "note" not in given:
             # Every class at once: a None class is plain, noise or a marker, which a view asks about apart.
             classes.update(compress(zip(map(_NUMBER, found), found_classes), found_classes))
@@ -389,7 +389,7 @@ class _SparseReader:
         # tail is held whole anyway, and a few triggers keep the scan near memory speed.
         found = sal.salient_line_numbers(body, None if number == 0 else sal.failure_triggers)
         # Each kind of line classed once (`classed_alike`): 8 MiB of diagnostics are 80,000 salient lines.
-        classes, _ = classed_alike(lines, found, sal.blind, sal.digit_blind, sal.entry_class, False)
+        classes, _ = classed_alike(lines, found, sal.blind, sal.digit_blind, sal.entry_class, kinds=False)
         salient = [(local, cls) for (local, _), cls in zip(found, classes)
                    if cls is not None and cls != "note" and not is_marker(number + local, lines[local])]
         # The first go to `first` while it has room; of the rest, only the chunk's last `MAX_WINDOWS` can
