@@ -149,7 +149,8 @@ KERNELS = {"yarp.wire.frames": ("yarp._fastframe_py", "yarp._fastframe"),
            "yarp.archive.payload_kernel": ("yarp._payload_kernel_py", "yarp._payload_kernel"),
            "yarp.wire.validation": ("yarp._validate_py", "yarp._validate"),
            "yarp.view.scan": ("yarp._scan_py", "yarp._scan"),
-           "yarp.view.templates": ("yarp._templates_py", "yarp._templates")}
+           "yarp.view.templates": ("yarp._templates_py", "yarp._templates"),
+           "yarp.view.lines": ("yarp._lines_py", "yarp._lines")}
 #: Names a selector defines itself instead of taking them from the implementation it selected.
 SELECTOR_OWN = {"FrameSplitterC", "FrameSplitterPy"}
 

@@ -169,7 +169,11 @@ def test_the_compiled_classing_of_lines_alike_is_the_twins(rows):
     lines = [b"".join(pieces) for pieces in rows] + [b"unscanned"]
     # A line's triggers follow from its bytes, as a scan's do: lines alike but for digits hold the same ones.
     found = [(number, (ERROR, WARN, CODE)[len(line) % 3]) for number, line in enumerate(lines[:-1])]
-    assert _classed(compiled, lines, found, {}) == _classed(twin, lines, found, {})
+    expected = _classed(twin, lines, found, {})
+    assert _classed(compiled, lines, found, {}) == expected
+    # The lines as a stream holds them (`yarp._lines.Lines`): read from its text, not made one by one.
+    held = kernel_impls.both("_lines")[1].split_lines(b"\n".join(lines))
+    assert _classed(compiled, held, found, {}) == _classed(twin, held, found, {}) == expected
 
 
 def test_the_compiled_classing_is_the_twins_on_twenty_thousand_kinds():
@@ -211,3 +215,23 @@ def test_a_tally_of_keys_made_and_freed_one_by_one_is_not_misled_by_reused_addre
 def test_the_compiled_tally_is_the_twins(keys):
     twin, compiled = kernel_impls.both("_templates")
     assert _tallied(compiled, iter(keys)) == _tallied(twin, iter(keys))
+
+
+# --- groups (`grouped`) ----------------------------------------------------------------------------------------
+
+
+def test_keys_are_grouped_by_their_values_label_each_group_in_order(impl):
+    classes = {9: "warning", 2: "failure", 5: "warning", 7: "plain", 1: "warning", 3: "failure"}
+    assert impl.grouped(classes, {"failure": 0, "warning": 2}) == {2: [1, 5, 9], 0: [2, 3]}
+    # Values equal but distinct objects take one label; a value the labels do not name leaves its key out.
+    assert impl.grouped({1: "ab", 2: "".join(["a", "b"]), 3: "c"}, {"ab": "x"}) == {"x": [1, 2]}
+    assert impl.grouped({}, {"a": 1}) == {}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.integers(-50, 5000), st.sampled_from(["failure", "warning", "note", "rare", "x"]),
+                       max_size=300))
+def test_the_compiled_grouping_is_the_twins(classes):
+    twin, compiled = kernel_impls.both("_templates")
+    labels = {"failure": 0, "warning": 2, "rare": 1}
+    assert compiled.grouped(classes, labels) == twin.grouped(classes, labels)

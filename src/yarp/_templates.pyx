@@ -8,14 +8,19 @@ expressions cost about two microseconds a line. `masked_paths` is one pass over
 a line's words, where the twin's expression tries the file's extension at every
 byte of a path (about 7 µs a line of a long path: 130 ms for Checkstyle's 17,500
 findings). `classed_alike` groups a scan's lines by kind (the same bytes, or
-the same but for digits) with an eight-byte-at-a-time hash that reads each digit
-as `0` and checks every match byte for byte, so each kind is classed once: the
-expressions' memo by each line's bytes and its digits-as-`0` copy cost about
-0.7 µs a line of Checkstyle. The twin stays the reference: tests/test_templates.py
-crosses the two.
+the same but for digits) with a hash of four eight-byte lanes that reads each
+digit as `0` and checks every match byte for byte, so each kind is classed
+once: the expressions' memo by each line's bytes and its digits-as-`0` copy cost
+about 0.7 µs a line of Checkstyle. It reads a `yarp._lines.Lines` from its text,
+making only the line of each kind it classes. `tally` counts and `grouped`
+groups at C speed what a Python loop over every salient line would cost the view
+its budget for. The twin stays the reference: tests/test_templates.py crosses the two.
 """
 
+from cpython.array cimport array
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_Next
+from cpython.list cimport PyList_GET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.stdint cimport uint64_t
@@ -23,7 +28,8 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memcmp, memcpy, memset
 
 IMPLEMENTATION = "c"
-__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "classed_alike", "masked_paths", "tally", "template", "templates"]
+__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "classed_alike", "grouped", "masked_paths", "tally", "template",
+           "templates"]
 
 #: Bytes of a line a template reads, past its location.
 TEMPLATE_BYTES = 160
@@ -262,24 +268,38 @@ cdef inline uint64_t _word(const unsigned char *p, Py_ssize_t n) noexcept nogil:
 cdef uint64_t _SEED = <uint64_t>hash(b"yarp._templates lines alike")
 
 
+cdef inline uint64_t _mix(uint64_t h, uint64_t x) noexcept nogil:
+    return ((h << 23 | h >> 41) ^ x) * 0xFF51AFD7ED558CCDULL
+
+
 cdef uint64_t _hash(const unsigned char *p, Py_ssize_t n, bint zero) noexcept nogil:
-    """A hash of `n` bytes, with each digit read as `0` when `zero`; the two readings hash apart."""
-    cdef uint64_t h = (<uint64_t>n + _SEED) * 0x9E3779B97F4A7C15ULL + zero, x
+    """A hash of `n` bytes, with each digit read as `0` when `zero`; the two readings hash apart. Four
+    lanes take 32 bytes at a time, so that no multiply waits for the one before it."""
+    cdef uint64_t h = (<uint64_t>n + _SEED) * 0x9E3779B97F4A7C15ULL + zero, a = h ^ 1, b = h ^ 2, c = h ^ 3, x
     cdef Py_ssize_t i = 0
+    while i + 32 <= n:
+        if zero:
+            h, a = _mix(h, _zeroed(_word(p + i, 8))), _mix(a, _zeroed(_word(p + i + 8, 8)))
+            b, c = _mix(b, _zeroed(_word(p + i + 16, 8))), _mix(c, _zeroed(_word(p + i + 24, 8)))
+        else:
+            h, a = _mix(h, _word(p + i, 8)), _mix(a, _word(p + i + 8, 8))
+            b, c = _mix(b, _word(p + i + 16, 8)), _mix(c, _word(p + i + 24, 8))
+        i += 32
     while i < n:
         x = _word(p + i, n - i)
-        if zero:
-            x = _zeroed(x)
-        h = ((h << 23 | h >> 41) ^ x) * 0xFF51AFD7ED558CCDULL
+        h = _mix(h, _zeroed(x) if zero else x)
         i += 8
+    h = _mix(_mix(_mix(h, a), b), c)
     return h ^ (h >> 29)
 
 
 cdef bint _same_zeroed(const unsigned char *a, const unsigned char *b, Py_ssize_t n) noexcept nogil:
     """Whether `n` bytes at `a` and at `b` are the same, each digit read as `0`."""
     cdef Py_ssize_t i = 0
+    cdef uint64_t x, y
     while i < n:
-        if _zeroed(_word(a + i, n - i)) != _zeroed(_word(b + i, n - i)):
+        x, y = _word(a + i, n - i), _word(b + i, n - i)
+        if x != y and _zeroed(x) != _zeroed(y):
             return False
         i += 8
     return True
@@ -322,24 +342,52 @@ cdef struct Kind:
     bint zero  # whether the kind reads digits as `0`
 
 
-def classed_alike(list lines, list found, dict blind, asked, class_of, bint kinds=True) -> tuple:
+cdef struct Text:
+    const unsigned char *body  # a `yarp._lines.Lines`'s body and starts; NULL: `lines` is a list
+    const long long *starts
+    PyObject *lines  # the list
+
+
+cdef inline const unsigned char *_line_at(Text *text, Py_ssize_t number, Py_ssize_t *length) noexcept:
+    """Line `number`'s bytes and (in `length`) how many, without making the line."""
+    cdef PyObject *line
+    if text.body != NULL:
+        length[0] = text.starts[number + 1] - 1 - text.starts[number]
+        return text.body + text.starts[number]
+    line = PyList_GET_ITEM(<object>text.lines, number)
+    length[0] = PyBytes_GET_SIZE(<bytes>line)
+    return <const unsigned char *>PyBytes_AS_STRING(<bytes>line)
+
+
+def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=True) -> tuple:
     """Per entry (line number, triggers) of `found`, the class `class_of(line, triggers)` gives, asked
     once per kind of line; and with `kinds`, per line number, the number of the first line of its kind
     (None for a line `found` does not name; without `kinds`, None), as `yarp._templates_py.classed_alike`
-    gives them.
+    gives them. `lines` are a list of bytes or a `yarp._lines.Lines`, read without making its lines.
 
     Lines the same byte for byte are of one kind; where `blind[triggers]` is true (`asked(triggers)`
     fills it), so are lines the same but for their digits, each read as `0`. A line's triggers are the
     scan's, which follow from its bytes: lines alike hold the same ones."""
-    cdef Py_ssize_t n = len(found), size = 16, mask, e, slot, k, length, number
+    cdef Py_ssize_t n = len(found), size = 16, mask, e, slot, k, length, other_length, number
     cdef Kind *table
     cdef Reading read[64]
+    cdef Text text
     cdef const unsigned char *p
+    cdef const unsigned char *other
     cdef uint64_t h
     cdef bint zero
-    cdef bytes line
+    cdef array starts
     cdef list out = [None] * n
     cdef list firsts = [None] * len(lines) if kinds else None
+    if type(lines) is not list:
+        if not hasattr(lines, "starts"):
+            lines = list(lines)
+    if type(lines) is list:
+        text.body, text.starts, text.lines = NULL, NULL, <PyObject *>lines
+    else:
+        starts = lines.starts
+        text.body, text.starts = <const unsigned char *>PyBytes_AS_STRING(<bytes>lines.body), starts.data.as_longlongs
+        text.lines = NULL
     while size < 2 * n:
         size <<= 1
     mask = size - 1
@@ -351,20 +399,17 @@ def classed_alike(list lines, list found, dict blind, asked, class_of, bint kind
         for e in range(n):
             entry = <tuple>found[e]
             number, triggers = entry[0], entry[1]
-            line = <bytes>lines[number]
             zero = _blind(triggers, blind, asked, read)
-            p = <const unsigned char *>PyBytes_AS_STRING(line)
-            length = PyBytes_GET_SIZE(line)
+            p = _line_at(&text, number, &length)
             h = _hash(p, length, zero)
             slot = h & mask
             while table[slot].entry:
                 k = table[slot].entry - 1
                 if table[slot].hash == h and table[slot].zero == zero:
-                    first = (<tuple>found[k])[0]
-                    other = <bytes>lines[first]
-                    if PyBytes_GET_SIZE(other) == length and (
-                            _same_zeroed(<const unsigned char *>PyBytes_AS_STRING(other), p, length) if zero
-                            else memcmp(PyBytes_AS_STRING(other), p, length) == 0):
+                    first = (<tuple>found[k])[0]  # kept as the object: no number made per line
+                    other = _line_at(&text, <Py_ssize_t>first, &other_length)
+                    if other_length == length and (_same_zeroed(other, p, length) if zero
+                                                   else memcmp(other, p, length) == 0):
                         out[e] = out[k]
                         if kinds:
                             firsts[number] = first
@@ -372,7 +417,7 @@ def classed_alike(list lines, list found, dict blind, asked, class_of, bint kind
                 slot = (slot + 1) & mask
             else:
                 table[slot].hash, table[slot].entry, table[slot].zero = h, e + 1, zero
-                out[e] = class_of(line, triggers)
+                out[e] = class_of(lines[number], triggers)
                 if kinds:
                     firsts[number] = entry[0]
         return out, firsts
@@ -425,3 +470,30 @@ def tally(dict counts, keys) -> None:
         for at in range(_TALLY_SLOTS):
             if slots[at].key != NULL:
                 _add_count(counts, &slots[at])
+
+
+def grouped(dict mapping, dict labels) -> dict:
+    """`mapping`'s keys by the label `labels` gives their value (keys whose value has none are left out),
+    each label's keys sorted, as `yarp._templates_py.grouped` gives them. The label is looked up once per
+    run of one value object: 17,500 classed lines of a dense output hold a few class names."""
+    cdef dict out = {}
+    cdef Py_ssize_t pos = 0
+    cdef PyObject *key
+    cdef PyObject *value
+    cdef object seen = None  # the value object last looked up (held, so its address is its own)
+    cdef bint looked = False
+    cdef list keys = None
+    while PyDict_Next(mapping, &pos, &key, &value):
+        if not looked or <PyObject *>seen != value:
+            seen, looked = <object>value, True
+            label = labels.get(seen)
+            keys = None
+            if label is not None:
+                keys = out.get(label)
+                if keys is None:
+                    keys = out[label] = []
+        if keys is not None:
+            keys.append(<object>key)
+    for keys in out.values():
+        keys.sort()
+    return out

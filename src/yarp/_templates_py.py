@@ -30,7 +30,8 @@ import re
 from _collections import _count_elements
 
 IMPLEMENTATION = "py"
-__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "classed_alike", "masked_paths", "tally", "template", "templates"]
+__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "classed_alike", "grouped", "masked_paths", "tally", "template",
+           "templates"]
 
 #: Bytes of a line a template reads, past its location.
 TEMPLATE_BYTES = 160
@@ -109,3 +110,16 @@ def _masked(found) -> bytes:
 def tally(counts: dict, keys) -> None:
     """Count `keys` into `counts` (`counts[key] += 1` for each, from 0), keys first seen in the order they come."""
     _count_elements(counts, keys)
+
+
+def grouped(mapping: dict, labels: dict) -> dict:
+    """`mapping`'s keys by the label `labels` gives their value (keys whose value has none are left out),
+    each label's keys sorted: a stream's classed lines by their class's rank."""
+    out: dict = {}
+    for key, value in mapping.items():
+        label = labels.get(value)
+        if label is not None:
+            out.setdefault(label, []).append(key)
+    for keys in out.values():
+        keys.sort()
+    return out

@@ -138,7 +138,8 @@ def check_kernels(environ: Mapping[str, str]) -> list[Check]:
              "payloads": ("yarp.archive.payload_kernel", "yarp._payload_kernel"),
              "validation": ("yarp.wire.validation", "yarp._validate"),
              "trigger scan": ("yarp.view.scan", "yarp._scan"),
-             "line templates": ("yarp.view.templates", "yarp._templates")}
+             "line templates": ("yarp.view.templates", "yarp._templates"),
+             "lines": ("yarp.view.lines", "yarp._lines")}
     compiled, twins = [], []
     for label, (selector, kernel) in names.items():
         if importlib.import_module(selector).IMPLEMENTATION == "c":

@@ -205,7 +205,7 @@ def repeated(stream, index: int) -> bool:
     known = stream.repeats.get(text)
     if known is None:
         lines = stream.lines
-        known = stream.repeats[text] = isinstance(lines, list) and lines[
+        known = stream.repeats[text] = stream.whole() and lines[
             max(0, index - REPEAT_REACH):index + REPEAT_REACH].count(text) >= REPEATED_LINES
     return known
 

@@ -18,6 +18,7 @@ from itertools import compress
 from operator import itemgetter
 
 from yarp.view.blocks import BLOCK_CLASSES
+from yarp.view.lines import split_lines
 from yarp.view.markers import RecordMarkers, TextMarkers, cut_note, gap_marker_fixed_bytes
 from yarp.view.rarity import largest_values, rare_columns, rare_findings, rare_lines, rare_shapes, rare_values
 from yarp.view.salience import FAILURE_CLASSES, Classifier, classifier
@@ -108,7 +109,7 @@ class Stream:
         self.name = name
         self.final_newline = data.endswith(b"\n")
         body = data[:-1] if self.final_newline else data
-        self.lines = body.split(b"\n") if data else []
+        self.lines = split_lines(body) if data else []
         self.classes: dict[int, str] = {}
         self.shown: dict[int, bytes] = {}
         #: Whether a line is noise, for the lines asked so far; and what the noise patterns say, per line's bytes.
@@ -211,10 +212,13 @@ class Stream:
         if header is not None:
             self.classes[header] = "header"
 
+    def whole(self) -> bool:
+        """Whether every line is in memory (unless the stream is a big one read sparsely)."""
+        return not isinstance(self.lines, SparseLines)
+
     def held(self, index: int) -> bool:
         """Whether line `index` is in memory (always, unless the stream is a big one read sparsely)."""
-        lines = self.lines
-        return not isinstance(lines, SparseLines) or index in lines.held
+        return self.whole() or index in self.lines.held
 
     def indices(self):
         """The indices of the lines the cap may show: all of them, or only those held."""
@@ -347,7 +351,7 @@ class _SparseReader:
     def read(self, stream: Stream, handle, size: int) -> None:
         """Read the `size` bytes of `handle` into `stream`: its lines held, their classes, the counts."""
         for body in _line_chunks(handle, size):
-            lines = body.split(b"\n")
+            lines = split_lines(body)
             if self.number == 0:
                 self._hold_head(lines)
             self._fill_open_windows(lines)

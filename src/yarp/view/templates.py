@@ -3,8 +3,10 @@
 `yarp.view.ranking.kind` asks `template` what kind of line a finding is,
 `yarp.view.spending.weighed` asks `templates` the kinds of every finding of a
 dense class, `yarp.view.salience` asks `masked_paths` how a line reads with
-the words of its paths masked, and `yarp.view.streams` asks `classed_alike` the
-class of each kind of scanned line once; the rest of YARP imports them from here and never from
+the words of its paths masked, `yarp.view.streams` asks `classed_alike` the
+class of each kind of scanned line once, the view counts with `tally`, and
+`yarp.view.blocks` and `yarp.view.markers` ask `grouped` for a stream's salient
+lines by rank or by group; the rest of YARP imports them from here and never from
 `_templates` or `_templates_py` directly. `YARP_NO_EXTENSIONS=1` (read once, in
 `yarp._compat`) selects the twin; otherwise the extension is required to load
 when it was built, and a missing build falls back to the twin (a guard test
@@ -24,8 +26,9 @@ else:
 IMPLEMENTATION = _impl.IMPLEMENTATION
 classed_alike = _impl.classed_alike
 masked_paths = _impl.masked_paths
+grouped = _impl.grouped
 tally = _impl.tally
 template = _impl.template
 templates = _impl.templates
 
-__all__ = ["IMPLEMENTATION", "classed_alike", "masked_paths", "tally", "template", "templates"]
+__all__ = ["IMPLEMENTATION", "classed_alike", "grouped", "masked_paths", "tally", "template", "templates"]

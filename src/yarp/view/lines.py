@@ -1,0 +1,25 @@
+"""Selector for a text's lines: the compiled extension or its pure-Python twin.
+
+`yarp.view.streams` holds each text it caps as `split_lines(body)`: a
+sequence that reads as `body.split(b"\\n")`; compiled, each line is made only
+when asked for (`yarp._lines.Lines`). The rest of YARP imports it from here and
+never from `_lines` or `_lines_py` directly. `YARP_NO_EXTENSIONS=1` (read once,
+in `yarp._compat`) selects the twin; otherwise the extension is required to
+load when it was built, and a missing build falls back to the twin (a guard
+test fails then).
+"""
+
+from yarp._compat import NO_EXTENSIONS
+
+if NO_EXTENSIONS:
+    from yarp import _lines_py as _impl
+else:
+    try:
+        from yarp import _lines as _impl
+    except ImportError:
+        from yarp import _lines_py as _impl
+
+IMPLEMENTATION = _impl.IMPLEMENTATION
+split_lines = _impl.split_lines
+
+__all__ = ["IMPLEMENTATION", "split_lines"]

@@ -1,0 +1,71 @@
+"""A text's lines on both implementations: the compiled `Lines` crossed with its twin, `bytes.split`.
+
+`yarp._lines_py.split_lines` is `body.split(b"\\n")`; `yarp._lines.Lines` must
+read the same through every way the view reads lines (length, an index from
+either end, slices with a step, iteration both ways), also where newlines sit
+at a word's edges, where the text is empty, all newlines or has none, and
+where a byte next to a newline borrows in the eight-bytes-at-a-time search.
+"""
+
+from __future__ import annotations
+
+import kernel_impls
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from yarp.view import lines as selected
+
+
+@pytest.fixture(params=["c", "py"], scope="module")
+def impl(request):
+    """The compiled kernel (`c`) and its pure-Python twin (`py`), one after the other."""
+    return kernel_impls.load("_lines", request.param)
+
+
+def _read_every_way(lines) -> tuple:
+    count = len(lines)
+    return (count, list(lines), list(reversed(lines)), [lines[i] for i in range(-count, count)],
+            lines[::3], lines[1:-1], lines[-5:], lines[::-2], lines[count:], lines[:0])
+
+
+def test_the_lines_read_as_the_text_split_at_newlines(impl):
+    lines = impl.split_lines(b"one\n\ntwo \r\nthree")
+    assert list(lines) == [b"one", b"", b"two \r", b"three"]
+    assert len(lines) == 4 and lines[-1] == b"three" and lines[1:3] == [b"", b"two \r"]
+    assert list(impl.split_lines(b"")) == [b""] and list(impl.split_lines(b"\n\n")) == [b"", b"", b""]
+    with pytest.raises(IndexError):
+        lines[4]
+    with pytest.raises(IndexError):
+        lines[-5]
+
+
+def test_a_line_is_its_own_bytes_object_each_time_it_is_asked_for():
+    compiled = kernel_impls.both("_lines")[1]
+    lines = compiled.split_lines(b"alpha\nbeta")
+    assert lines[0] == lines[0] and type(lines[0]) is bytes
+    assert lines.body == b"alpha\nbeta" and list(lines.starts) == [0, 6, 11]
+
+
+# Bytes a word-at-a-time search for b"\n" (0x0A) can mistake for one: its neighbours and those that borrow.
+_BYTES = st.sampled_from([b"\n", b"\x0b", b"\x09", b"\x0a\x0b", b"\x00", b"\x01", b"\x80", b"\x8a", b"\xff", b"a", b"z" * 9])
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(_BYTES, max_size=40), st.binary(max_size=30))
+def test_the_compiled_lines_are_the_twins(pieces, tail):
+    twin, compiled = kernel_impls.both("_lines")
+    body = b"".join(pieces) + tail
+    assert _read_every_way(compiled.split_lines(body)) == _read_every_way(twin.split_lines(body))
+
+
+def test_the_compiled_lines_are_the_twins_on_a_long_text():
+    twin, compiled = kernel_impls.both("_lines")
+    body = b"".join(b"%d\n" % k if k % 5 else b"x" * k + b"\n\n" for k in range(20000))
+    assert _read_every_way(compiled.split_lines(body)) == _read_every_way(twin.split_lines(body))
+
+
+def test_the_selector_takes_the_compiled_kernel_unless_told_not_to():
+    from yarp import _compat
+
+    assert selected.IMPLEMENTATION == ("py" if _compat.NO_EXTENSIONS else "c")
