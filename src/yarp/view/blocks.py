@@ -19,6 +19,7 @@ import re
 from operator import itemgetter
 
 from yarp.view.salience import FAILURE_CLASSES, RANK, Classifier, is_blank
+from yarp.view.templates import grouped
 
 #: The classes a block is built around, and those of lines that end a block before them.
 BLOCK_CLASSES = FAILURE_CLASSES | {"warning", "location", "finding"}
@@ -102,15 +103,7 @@ def block_units(lines: list[bytes], classes: dict[int, str], stream: int, sal: C
 
     With `weighed`, only the blocks of the salient lines `weighed(a rank's salient lines)` keeps
     are built: those a view weighs (`spending.weighed`)."""
-    by_rank: dict[int, list[int]] = {}
-    ranked = _RANKED
-    for index in sorted(classes):
-        rank = ranked.get(classes[index])
-        if rank is not None:
-            anchors = by_rank.get(rank)
-            if anchors is None:
-                anchors = by_rank[rank] = []
-            anchors.append(index)
+    by_rank = grouped(classes, _RANKED)  # each rank's salient lines in order, at C speed
     units: list[Unit] = []
     tests = _Tests()
     for rank in sorted(by_rank):
