@@ -394,3 +394,27 @@ def test_a_dense_output_of_numbered_lines_is_classed_as_each_line_alone():
             expected[number] = cls
     assert {n: c for n, c in stream.classes.items() if n in expected or c != "rare"} == expected
     assert stream.classes[3000] == "failure" and stream.classes[3002] == "exit" and stream.classes.get(3001) != "exit"
+
+
+def test_a_set_of_entries_that_keeps_missing_is_gated_by_the_literals_every_match_holds():
+    # 2,000 index records `not found` reaches, none a missing command or file: once the set's entry has
+    # missed `COMBINE_AFTER` lines, a search for its literals answers, and gives the entry's own answer.
+    with open(DATA_PATH, encoding="utf-8") as handle:
+        sal = salience.Classifier(salience.build_bundle(json.load(handle)))
+    records = [b"ID: %064x rebuilt index: <not found>      committed index: (2, %d)" % (n * 7919, n)
+               for n in range(2000)]
+    lines = records[:1000] + [b"sh: line 1: frobnicate: command not found"] + records[1000:]
+    found = (b"not found",)
+    plan = sal._plan(found)
+    assert plan.gate is None
+    classes = [sal.entry_class(line, found) for line in lines]
+    assert plan.gate is not None and plan.gate.search(records[0]) is None
+    assert classes == [matching.leftmost(plan.tried, line, 0) for line in lines]
+    assert classes.count(None) == 2000 and classes[1000] == "failure"
+
+
+def test_a_gate_is_known_only_where_every_pattern_needs_a_literal():
+    assert matching.gate([rb"^(FAIL|ERROR):? ", rb"\berror( TS\d+)?\b"]).pattern == rb"ERROR|error|FAIL"
+    # A pattern whose matches need no literal, or a case-insensitive one, leaves every line to the entries.
+    assert matching.gate([rb"\berror\b", rb"(x)?y*"]) is None
+    assert matching.gate([rb"(?i)boom"]) is None
