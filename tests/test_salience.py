@@ -176,6 +176,23 @@ def test_a_noise_pattern_that_reads_past_its_line_keeps_runs_line_by_line(patter
     assert plain.noise_lines_start is not None and plain.is_noise(b"qq x") and plain.is_noise(b"x rr")
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(NOISE_SAMPLES + [b"ok 1 ", b"ok 9 ", b"ok x ", b"10%|", b"x 0 ", b"x 7 "]),
+                min_size=2, max_size=12))
+def test_what_the_noise_patterns_say_follows_from_a_lines_noise_key(lines):
+    with open(DATA_PATH, encoding="utf-8") as handle:
+        data = json.load(handle)
+    shipped = classifier()
+    # The shipped patterns read every digit alike (`\d`): lines the same but for digits say the same.
+    assert shipped.noise_blind
+    reading = salience.Classifier(salience.build_bundle(data, (("noise", "^x 0 ", ()),)))
+    assert not reading.noise_blind and reading.noise_key(b"x 7 ") == b"x 7 "
+    for sal in (shipped, reading):
+        said = {}
+        for line in lines:
+            assert said.setdefault(sal.noise_key(line), sal.is_noise(line)) == sal.is_noise(line), line
+
+
 #: Pieces of the lines entries are written for, so that generated lines match entries, often several.
 LINE_PIECE = st.sampled_from(["error", "Error", "ERROR", "error: ", "error[E0308]: ", "fatal error: ", "Fatal error: ",
                               "panic: ", "panicked at", "FAILED", "FAIL ", "--- FAIL", "=== ", " ===", "1 failed",

@@ -112,7 +112,8 @@ class Stream:
         self.lines = split_lines(body) if data else []
         self.classes: dict[int, str] = {}
         self.shown: dict[int, bytes] = {}
-        #: Whether a line is noise, for the lines asked so far; and what the noise patterns say, per line's bytes.
+        #: Whether a line is noise, for the lines asked so far; and what the noise patterns say, per line's bytes
+        #: (`Classifier.noise_key`).
         self.noise: dict[int, bool] = {}
         self.noisy: dict[bytes, bool] = {}
         #: Salient lines of a big stream whose windows were not held, by class.
@@ -232,11 +233,14 @@ class Stream:
         known = self.noise.get(index)
         if known is None:
             # Asked up to three times per line (as itself and as each neighbour's neighbour); what the
-            # noise patterns say of a line follows from its bytes, and dense output repeats lines.
+            # noise patterns say of a line follows from its bytes (`noise_key`: but for its digits, where
+            # they read every digit alike), and dense output repeats lines.
             line = self.lines[index]
-            known = self.noisy.get(line)
+            sal = classifier()
+            key = sal.noise_key(line)
+            known = self.noisy.get(key)
             if known is None:
-                known = self.noisy[line] = classifier().is_noise(line)
+                known = self.noisy[key] = sal.is_noise(line)
             self.noise[index] = known
         return known
 
