@@ -31,7 +31,7 @@ shapes, past `SHAPE_BYTES`): a view's cost must not grow with the size of what i
 
 from __future__ import annotations
 
-from itertools import pairwise
+from itertools import compress, pairwise
 from operator import itemgetter
 
 from yarp.view.scan import line_shapes, rows_breaking
@@ -357,16 +357,19 @@ def rare_columns(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
         return []
     kept, numbers = rows_breaking(body, width, tuple(rule))
     table = kept + len(numbers)  # the rows of `width` fields
-    breaking = [lines[number].split() for number in numbers]
+    breaking = list(map(bytes.split, map(lines.__getitem__, numbers)))
     seldom = max(2, table // 100)  # a value is rare at most twice, or on one row in a hundred
     rare: set[int] = set()
     for position, value in rule:
         column = list(map(itemgetter(position), breaking))
-        counts: dict[bytes, int] = {}
-        tally(counts, column)
-        if (table - len(column) + counts.get(value, 0)) * 100 < table * COLUMN_SHARE:
+        if (table - len(column) + column.count(value)) * 100 < table * COLUMN_SHARE:
             continue  # a time or a count that the sample happened to see once: no value is the rule
-        rare.update(numbers[row] for row, found in enumerate(column) if found != value and counts[found] <= seldom)
+        counts: dict[bytes, int] = {}
+        tally(counts, filter(value.__ne__, column))
+        seldom_values = {found for found, count in counts.items() if count <= seldom}
+        if sum(map(counts.__getitem__, seldom_values)) > MAX_RARE_SHAPES:
+            return []  # this column's rare rows alone are too many
+        rare.update(compress(numbers, map(seldom_values.__contains__, column)))
     if not rare or len(rare) > MAX_RARE_SHAPES:
         return []
     return sorted(number for number in rare if number not in classes)
