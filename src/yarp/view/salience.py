@@ -116,6 +116,8 @@ class Classifier:
         buffer scan saw on this line (`salient_lines`), narrows the entries
         looked at without changing the result.
         """
+        if line[-1:] == b"\r":
+            line = line[:-1]  # a line's end, before a CRLF's newline (`entry_class`)
         if found is not None:
             best_class = self.entry_class(line, found)
         else:
@@ -132,7 +134,11 @@ class Classifier:
 
     def entry_class(self, line: bytes, found: tuple[bytes, ...]) -> str | None:
         """The class of the entry that matches a line first (`note` included), None when none does:
-        `classify` with the scanned triggers `found` on the line, short of asking about noise."""
+        `classify` with the scanned triggers `found` on the line, short of asking about noise. A carriage
+        return that ends the line ends it, as a newline does: the entries' `$` (pytest's `=== 1 failed in
+        0.2s ===` between its `=`) reads a Windows tool's CRLF lines as it reads the others."""
+        if line[-1:] == b"\r":
+            line = line[:-1]
         plan = self.plans.get(found) or self._plan(found)
         if plan.__class__ is Literals:  # an entry reached only by a longer trigger of its own: test it on the line
             held = plan.held(line)
