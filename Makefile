@@ -12,7 +12,7 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml setup.py src/yarp/_fastframe.pyx src/yarp/_payload_kernel.pyx src/yarp/_validate.pyx \
 	src/yarp/_validate_py.py src/yarp/_validate_services.py src/yarp/_scan.pyx src/yarp/_templates.pyx \
-	src/yarp/_lines.pyx
+	src/yarp/_lines.pyx src/yarp/_alike.pxi
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip "setuptools>=77" wheel Cython
 	$(BIN)/python -m pip install -q -e '.[test,export]'

@@ -155,7 +155,7 @@ def test_the_check_sees_a_part_asked_for_by_a_lower_layer(tmp_path, monkeypatch)
 #: Pi's adapter folder and timing, and the hosts' event names, but forces no name into neutral code.)
 NAME_ALLOWED: dict[str, str] = {}
 #: Files of `src/yarp` searched for agents' names.
-_NAMED_SUFFIXES = (".py", ".pyi", ".pyx", ".ts", ".json", ".toml")
+_NAMED_SUFFIXES = (".py", ".pyi", ".pyx", ".pxi", ".ts", ".json", ".toml")
 
 
 def _agent_words() -> dict[str, str]:

@@ -239,6 +239,26 @@ def test_the_compiled_shapes_answer_as_the_twin(data):
     assert compiled.line_shapes(data) == twin.line_shapes(data)
 
 
+#: Lines with a number put in place of `#`: alike but for their digits, as most lines of a long output are.
+_NUMBERED = [b"FAIL # of #", b"A#B ok", b"  ##--## |  #", b"X# Y Z", b"#", b"", b"ABCDEFG# | PASS |", b"v#.#.# -> v#"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_NUMBERED), st.integers(0, 10 ** 9)), max_size=300))
+def test_lines_alike_but_for_digits_are_shaped_as_the_twin_shapes_them(rows):
+    twin, compiled = kernel_impls.both("_scan")
+    data = b"\n".join(kind.replace(b"#", b"%d" % number) for kind, number in rows)
+    assert compiled.line_shapes(data) == twin.line_shapes(data)
+
+
+def test_thousands_of_kinds_of_lines_are_shaped_as_the_twin_shapes_them():
+    # More kinds than the compiled kernel's cache holds: kinds share its slots and push each other out.
+    twin, compiled = kernel_impls.both("_scan")
+    name = [bytes(65 + k // 26 ** place % 26 for place in range(3)) for k in range(6000)]  # AAA, BAA, …
+    data = b"\n".join(b"%s %d-%s | %s" % (name[k], k, b"-" * (k % 7), name[k].lower()) for k in range(6000))
+    assert compiled.line_shapes(data) == twin.line_shapes(data)
+
+
 def test_lines_are_numbered_from_zero_in_line_order(impl):
     triggers = (b"error", b"fail", b"warn")
     buf = b"ok\nERROR: fail\n\n\nwarn\nerror\n"
