@@ -11,6 +11,9 @@ from __future__ import annotations
 import os
 import re
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from view_of import REF, lines_of, view
 from yarp.view import ranking, rarity
 from yarp.view.salience import classifier
@@ -569,3 +572,47 @@ def test_where_one_kind_is_nearly_every_line_a_kind_seen_three_times_is_rare():
     out += ["-" * 60, " 3 formatted   397 unchanged   0.21 seconds   2,811 lines"]
     shown = lines_of(view(("\n".join(out) + "\n").encode(), exit_code=0))
     assert {out[2 + at] for at in (57, 212, 340)} <= shown
+
+
+def _rare_values_one_match_at_a_time(body: bytes, lines: list[bytes]) -> list[int]:
+    """`rarity.rare_values` as it read fields before lines alike were matched once: every match of the whole
+    text in turn, each value's offsets listed (the reference the test below crosses it with)."""
+    field = re.compile(rb"(?m)^[ \t]*([A-Za-z][\w .()/-]{0,40}?):[ \t]+([^ \t\r\n][^\r\n]{0,80})")
+    sample = lines[::max(1, len(lines) // 256)]
+    if len(body) > rarity.LONG_BYTES or len(lines) < rarity.MIN_FINDINGS or sum(
+            field.match(line) is not None for line in sample) * 100 < len(sample) * rarity.FIELDS_SHARE:
+        return rarity._rare_endings(body, lines, {})
+    text = body.translate(None, b"0123456789")
+    fields: dict = {}
+    for match in field.finditer(text):
+        fields.setdefault(match[1], {}).setdefault(match[2], []).append(match.start())
+    out = []
+    for values in fields.values():
+        total = sum(len(offsets) for offsets in values.values())
+        if total < rarity.MIN_FIELDS or len(values) < 2 or any(b"/" in value for value in values):
+            continue
+        top = max(values.values(), key=len)
+        if len(top) * 100 >= total * rarity.FIELD_SHARE:
+            out.extend(offset for offsets in values.values() if offsets is not top for offset in offsets)
+            continue
+        seldom = [offset for offsets in values.values() if len(offsets) <= 2 for offset in offsets]
+        if len(seldom) * 100 <= total * rarity.SELDOM_SHARE:
+            out.extend(seldom)
+    numbers = [] if len(out) > rarity.MAX_RARE_LINES else [text.count(b"\n", 0, offset) for offset in out]
+    for number in list(numbers):
+        numbers.extend(rarity._record_after(lambda at: not lines[at].strip(), number, len(lines)))
+    return sorted(set(numbers) | set(rarity._rare_endings(body, lines, {})))
+
+
+_FIELD_LINES = st.sampled_from(["Status: Running", "Status: Failed", "Status: Pending job 7", "Rule : invalid-ref",
+                                "Rule : no-unused", "Path : /a/b", "Contains null values:  False", "", "plain words",
+                                "Contains null values:  True", "  Retries: 3 of 5", "  Retries: none", "ID: 9f3a2"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_FIELD_LINES, st.integers(0, 99)), min_size=8, max_size=400))
+def test_fields_said_by_lines_alike_are_counted_as_each_line_said_them(rows):
+    # Lines the same once their digits are left out are matched once and counted as often as they come.
+    body = "\n".join(line.replace("3", str(number)) if number % 2 else line for line, number in rows).encode()
+    lines = body.split(b"\n")
+    assert rarity.rare_values(body, lines, {}) == _rare_values_one_match_at_a_time(body, lines)
