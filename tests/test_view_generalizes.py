@@ -616,3 +616,17 @@ def test_fields_said_by_lines_alike_are_counted_as_each_line_said_them(rows):
     body = "\n".join(line.replace("3", str(number)) if number % 2 else line for line, number in rows).encode()
     lines = body.split(b"\n")
     assert rarity.rare_values(body, lines, {}) == _rare_values_one_match_at_a_time(body, lines)
+
+
+def _repetition_by_every_line(keys: list[bytes], top: bytes) -> tuple[int, int]:
+    """`rarity._repetition` as it read before it searched: every line of `top`, then `_run_bounds`."""
+    return rarity._run_bounds([n for n, key in enumerate(keys) if key == top], lambda a, b: b - a <= rarity.RARE_REACH)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([b"w w", b"w w", b"w: w", b"", b"- w", b"F"]), min_size=1, max_size=120),
+       st.sampled_from([b"w w", b"w: w", b""]))
+def test_where_a_repetition_starts_and_ends_is_found_as_every_line_of_it_says(keys, top):
+    # Equal keys that are distinct objects, as shapes made apart are: one key all the same.
+    keys = [bytes(bytearray(key)) if n % 3 else key for n, key in enumerate(keys)] + [top]
+    assert rarity._repetition(keys, top) == _repetition_by_every_line(keys, top)

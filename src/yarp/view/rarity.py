@@ -32,7 +32,7 @@ shapes, past `SHAPE_BYTES`): a view's cost must not grow with the size of what i
 from __future__ import annotations
 
 from itertools import compress, pairwise
-from operator import itemgetter
+from operator import itemgetter, sub
 
 from yarp.view.scan import line_shapes, rows_breaking
 from yarp.view.templates import tally
@@ -308,15 +308,12 @@ def _record_after(blank, line: int, count: int) -> range:
 
 
 def _lines_seen(keys: list[bytes], counts: dict[bytes, int], fewest: int, most: int, known=frozenset()) -> list[int]:
-    """The lines whose non-empty key occurs `fewest` to `most` times, those in `known` aside."""
-    out = []
-    for key in [key for key, count in counts.items() if key and fewest <= count <= most]:
-        line = -1
-        for _ in range(counts[key]):
-            line = keys.index(key, line + 1)
-            if line not in known:
-                out.append(line)
-    return out
+    """The lines whose non-empty key occurs `fewest` to `most` times, those in `known` aside, in line order:
+    one pass at C speed (a search from the top per key cost lint-openapi's 27 seldom shapes a millisecond)."""
+    wanted = {key for key, count in counts.items() if key and fewest <= count <= most}
+    if not wanted:
+        return []
+    return [line for line in compress(range(len(keys)), map(wanted.__contains__, keys)) if line not in known]
 
 
 def _within(out: list[int], keys: list[bytes], top: bytes, most: int) -> list[int] | None:
@@ -386,7 +383,28 @@ def _repetition(keys: list[bytes], top: bytes) -> tuple[int, int]:
     """Where the repetition of `top` starts and ends: its first and last line with another of its kind
     within `RARE_REACH` lines (a preamble's one `Checking we can access the last sector` is not where
     600 `Checking file` lines begin; a test's line between separators is)."""
-    return _run_bounds([number for number, key in enumerate(keys) if key == top], lambda a, b: b - a <= RARE_REACH)
+    # The common case, the repeated kind's first two lines and its last two close together, asked by searches.
+    first, backwards = keys.index(top), keys[::-1]
+    last = backwards.index(top)
+    if _has(keys, top, first + 1, first + 1 + RARE_REACH) and _has(backwards, top, last + 1, last + 1 + RARE_REACH):
+        return first, len(keys) - 1 - last
+    # Else every line of it, and where the gap to the next is within reach, at C speed: a pretty-printed log's
+    # records, each of five lines or more, hold one line of the commonest kind (26,000 lines: 2 ms in Python).
+    spots = list(compress(range(len(keys)), map(top.__eq__, keys)))
+    close = list(map(RARE_REACH.__ge__, map(sub, spots[1:], spots)))
+    starts = list(compress(spots, close))
+    if not starts:
+        return spots[0], spots[-1]
+    return starts[0], list(compress(spots[1:], close))[-1]
+
+
+def _has(keys: list[bytes], key: bytes, start: int, end: int) -> bool:
+    """Whether `keys[start:end]` holds `key`."""
+    try:
+        keys.index(key, start, end)
+    except ValueError:
+        return False
+    return True
 
 
 def _run_bounds(spots: list[int], near) -> tuple[int, int]:
