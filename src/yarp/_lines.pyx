@@ -19,7 +19,15 @@ IMPLEMENTATION = "c"
 __all__ = ["IMPLEMENTATION", "Lines", "split_lines"]
 
 cdef extern from *:
+    """
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    #define YARP_LITTLE_ENDIAN64(x) __builtin_bswap64(x)
+    #else
+    #define YARP_LITTLE_ENDIAN64(x) (x)
+    #endif
+    """
     int __builtin_ctzll(unsigned long long) nogil
+    unsigned long long YARP_LITTLE_ENDIAN64(unsigned long long) nogil  # the first byte the lowest
 
 cdef unsigned long long _LOW7 = 0x7F7F7F7F7F7F7F7FULL
 cdef unsigned long long _NEWLINES = 0x0A0A0A0A0A0A0A0AULL
@@ -31,7 +39,7 @@ cdef inline unsigned long long _newline_bits(const unsigned char *p) noexcept no
     (no carry crosses a byte)."""
     cdef unsigned long long x, y
     memcpy(&x, p, 8)
-    y = x ^ _NEWLINES
+    y = YARP_LITTLE_ENDIAN64(x) ^ _NEWLINES
     return ~(((y & _LOW7) + _LOW7) | y | _LOW7)
 
 

@@ -15,9 +15,9 @@ per tuple of triggers (the classifier passes the same two tuples every time)
 and the GIL is released for the scan of any buffer over `GIL_FREE_BYTES`.
 
 `line_shapes` gives each line's shape (`yarp._scan_py.line_shapes`) in one
-pass, a byte at a time, but for a line alike (`_alike.pxi`) to one shaped
-earlier in the pass and still in its cache, which takes that one's shape; `rows_breaking` the
-rows of a table that break its columns' rule, in one pass that splits no line.
+pass, a byte at a time; a line alike (`_alike.pxi`) to one shaped earlier in
+the pass, and still in its cache, takes that one's shape. `rows_breaking` gives
+the rows of a table that break its columns' rule, in one pass that splits no line.
 
 The twin stays the reference: tests/test_scan.py crosses the two.
 """

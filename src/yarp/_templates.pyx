@@ -301,7 +301,7 @@ def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=Tru
     """Per entry (line number, triggers) of `found`, the class `class_of(line, triggers)` gives, asked
     once per kind of line; and with `kinds`, per line number, the number of the first line of its kind
     (None for a line `found` does not name; without `kinds`, None), as `yarp._templates_py.classed_alike`
-    gives them. `lines` are a list of bytes or a `yarp._lines.Lines`, read without making its lines.
+    gives them. `lines` are a list of bytes or a `yarp._lines.Lines` (read without making its lines).
 
     Lines the same byte for byte are of one kind; where `blind[triggers]` is true (`asked(triggers)`
     fills it), so are lines the same but for their digits, each read as `0`. A line's triggers are the
@@ -317,9 +317,8 @@ def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=Tru
     cdef array starts
     cdef list out = [None] * n
     cdef list firsts = [None] * len(lines) if kinds else None
-    if type(lines) is not list:
-        if not hasattr(lines, "starts"):
-            lines = list(lines)
+    if type(lines) is not list and not hasattr(lines, "starts"):
+        lines = list(lines)  # any other sequence of lines
     if type(lines) is list:
         text.body, text.starts, text.lines = NULL, NULL, <PyObject *>lines
     else:

@@ -116,12 +116,12 @@ class Classifier:
         buffer scan saw on this line (`salient_lines`), narrows the entries
         looked at without changing the result.
         """
-        if line[-1:] == b"\r":
-            line = line[:-1]  # a line's end, before a CRLF's newline (`entry_class`)
+        # The entries read a line's end before a CRLF's carriage return (`entry_class`); noise, the line whole.
+        text = line[:-1] if line[-1:] == b"\r" else line
         if found is not None:
-            best_class = self.entry_class(line, found)
+            best_class = self.entry_class(text, found)
         else:
-            best_class = self.read_past(line, self._leftmost(line), self._leftmost)
+            best_class = self.read_past(text, self._leftmost(text), self._leftmost)
         if best_class is not None:
             # A line labelled a note or help (`file:3: note: … failed`) explains a finding: plain.
             return "plain" if best_class == "note" else best_class

@@ -214,7 +214,7 @@ class Stream:
             self.classes[header] = "header"
 
     def whole(self) -> bool:
-        """Whether every line is in memory (unless the stream is a big one read sparsely)."""
+        """Whether every line of the stream is held: all but a big stream read in chunks (`SparseLines`)."""
         return not isinstance(self.lines, SparseLines)
 
     def held(self, index: int) -> bool:
