@@ -40,7 +40,7 @@ def test_the_lines_read_as_the_text_split_at_newlines(impl):
         lines[-5]
 
 
-def test_a_line_is_its_own_bytes_object_each_time_it_is_asked_for():
+def test_the_lines_hold_their_text_and_where_each_line_starts():
     compiled = kernel_impls.both("_lines")[1]
     lines = compiled.split_lines(b"alpha\nbeta")
     assert lines[0] == lines[0] and type(lines[0]) is bytes
@@ -69,3 +69,11 @@ def test_the_selector_takes_the_compiled_kernel_unless_told_not_to():
     from yarp import _compat
 
     assert selected.IMPLEMENTATION == ("py" if _compat.NO_EXTENSIONS else "c")
+
+
+def test_a_line_asked_for_again_is_the_line_made_before():
+    # The view keys what a line says by its bytes: a line made once keeps its hash for every walk that asks.
+    compiled = kernel_impls.both("_lines")[1]
+    lines = compiled.split_lines(b"alpha\nbeta\ngamma")
+    assert lines[1] is lines[1] is lines[-2] is lines[0:3][1]
+    assert list(lines) == [b"alpha", b"beta", b"gamma"] and next(iter(lines)) is not lines[0]

@@ -3,7 +3,7 @@
 
 `Lines(body)` reads as `body.split(b"\\n")` does (a sequence of the lines,
 without their newlines) but holds only `body` and where each line starts; a
-line is made when it is asked for. A view asks for a few hundred lines of the
+line is made when it is asked for, and kept once asked by index. A view asks for a few hundred lines of the
 200,000 a `seq 1 200000` prints, and making them all (and freeing them) was
 three quarters of its cost. `yarp._templates.classed_alike` reads the lines it
 classes straight from `body` and `starts`.
@@ -14,6 +14,8 @@ The twin stays the reference: tests/test_lines.py crosses the two.
 from cpython.array cimport array, resize
 from libc.string cimport memcpy
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.object cimport PyObject
+from libc.stdlib cimport calloc, free
 
 IMPLEMENTATION = "c"
 __all__ = ["IMPLEMENTATION", "Lines", "split_lines"]
@@ -74,20 +76,42 @@ cdef array _newlines(const unsigned char *p, Py_ssize_t n):
 
 cdef class Lines:
     """The lines of `body` split at b"\\n", each made when asked for: `len`, an index (negative too), a slice
-    (a list), iteration; `starts[i]` is where line `i` starts, `starts[len]` is `len(body) + 1`."""
+    (a list), iteration; `starts[i]` is where line `i` starts, `starts[len]` is `len(body) + 1`.
+
+    A line asked for by index or slice is kept and given again: the view walks the lines above each
+    finding and keys what a line says by its bytes, whose hash a line object keeps. Iteration (a pass
+    over every line) makes each line afresh."""
 
     cdef readonly bytes body
     cdef readonly array starts
     cdef Py_ssize_t count
+    cdef PyObject **kept  # per line, the line made for it (its reference held by `made`), or NULL
+    cdef list made
 
     def __cinit__(self, bytes body not None):
         self.body = body
         self.starts = _newlines(<const unsigned char *>PyBytes_AS_STRING(body), PyBytes_GET_SIZE(body))
         self.count = len(self.starts) - 1
+        self.made = []
+        self.kept = <PyObject **>calloc(self.count, sizeof(PyObject *))
+        if self.kept == NULL:
+            raise MemoryError()
 
-    cdef inline bytes _line(self, Py_ssize_t i):
+    def __dealloc__(self):
+        free(self.kept)
+
+    cdef inline bytes _made(self, Py_ssize_t i):
         cdef long long *s = self.starts.data.as_longlongs
         return PyBytes_FromStringAndSize(PyBytes_AS_STRING(self.body) + s[i], s[i + 1] - 1 - s[i])
+
+    cdef inline bytes _line(self, Py_ssize_t i):
+        cdef PyObject *kept = self.kept[i]
+        if kept != NULL:
+            return <bytes>kept
+        line = self._made(i)
+        self.made.append(line)
+        self.kept[i] = <PyObject *>line
+        return line
 
     def __len__(self):
         return self.count
@@ -107,12 +131,12 @@ cdef class Lines:
     def __iter__(self):
         cdef Py_ssize_t i
         for i in range(self.count):
-            yield self._line(i)
+            yield self._made(i)
 
     def __reversed__(self):
         cdef Py_ssize_t i
         for i in range(self.count - 1, -1, -1):
-            yield self._line(i)
+            yield self._made(i)
 
     def __repr__(self):
         return f"Lines({self.count} lines of {PyBytes_GET_SIZE(self.body)} bytes)"
