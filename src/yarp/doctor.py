@@ -139,7 +139,7 @@ def check_kernels(environ: Mapping[str, str]) -> list[Check]:
              "validation": ("yarp.wire.validation", "yarp._validate"),
              "trigger scan": ("yarp.view.scan", "yarp._scan"),
              "line templates": ("yarp.view.templates", "yarp._templates"),
-             "lines": ("yarp.view.lines", "yarp._lines")}
+             "line offsets": ("yarp.view.lines", "yarp._lines")}
     compiled, twins = [], []
     for label, (selector, kernel) in names.items():
         if importlib.import_module(selector).IMPLEMENTATION == "c":
