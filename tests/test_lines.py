@@ -48,7 +48,8 @@ def test_the_lines_hold_their_text_and_where_each_line_starts():
 
 
 # Bytes a word-at-a-time search for b"\n" (0x0A) can mistake for one: its neighbours and those that borrow.
-_BYTES = st.sampled_from([b"\n", b"\x0b", b"\x09", b"\x0a\x0b", b"\x00", b"\x01", b"\x80", b"\x8a", b"\xff", b"a", b"z" * 9])
+_BYTES = st.sampled_from([b"\n", b"\x0b", b"\x09", b"\x0a\x0b", b"\x00", b"\x01", b"\x80", b"\x8a", b"\xff", b"a",
+                          b"z" * 9])
 
 
 @settings(max_examples=2000, deadline=None)

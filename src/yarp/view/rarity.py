@@ -48,9 +48,9 @@ RARE_SHARE = 3
 #: reads a table's rows that break a column's rule (about 1 ms a MiB: an access log's one `500` in 300 KB).
 LONG_BYTES = 512 << 10
 #: Rare shapes are looked for in texts up to this size: the compiled kernel reads a line's shape a byte at
-#: a time, once per line alike but for digits (about 1 ms a MiB with the counting). Past 512 KiB they find a linter's two `undefined name`
-#: among 10,000 style findings and an editor's two `no-undef` among 8,000, where nothing else looks;
-#: columns too would take a 1 MB log's view past 5 ms.
+#: a time, once per line alike but for digits (about 1 ms a MiB with the counting). Past 512 KiB they
+#: find a linter's two `undefined name` among 10,000 style findings and an editor's two `no-undef` among
+#: 8,000, where nothing else looks; columns too would take a 1 MB log's view past 5 ms.
 SHAPE_BYTES = 1 << 20
 #: Rare findings are looked for when at least this percent of a sample of lines start with a location.
 FINDING_SHARE = 10
@@ -469,13 +469,13 @@ def rare_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
     rare: set[bytes] = set()
     lines_rare = 0
     for values in fields.values():
-        said = {value: sum(map(alike.__getitem__, texts)) for value, texts in values.items()}
+        said = {value: sum(map(alike.__getitem__, saying)) for value, saying in values.items()}
         total = sum(said.values())
         if total < MIN_FIELDS or len(values) < 2 or any(b"/" in value for value in values):
             continue  # a field naming a place (`Location: src/a.py:3`) says where, not what
         top = max(said, key=said.__getitem__)
         if said[top] * 100 >= total * FIELD_SHARE:
-            rare.update(text for value, texts in values.items() if value != top for text in texts)
+            rare.update(text for value, saying in values.items() if value != top for text in saying)
             lines_rare += total - said[top]
             continue
         # Values that each recur, and a few said once or twice: lint-openapi's `Rule : invalid-ref` among
