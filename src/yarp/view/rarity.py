@@ -484,7 +484,8 @@ def rare_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
         if sum(map(said.__getitem__, seldom)) * 100 <= total * SELDOM_SHARE:
             rare.update(text for value in seldom for text in values[value])
             lines_rare += sum(map(said.__getitem__, seldom))
-    numbers = [] if lines_rare > MAX_RARE_LINES else list(compress(range(len(texts)), map(rare.__contains__, texts)))
+    numbers = [] if not rare or lines_rare > MAX_RARE_LINES else list(
+        compress(range(len(texts)), map(rare.__contains__, texts)))
     for number in list(numbers):
         # With the rest of its record: the finding's `Path :` under its rare `Rule :`.
         numbers.extend(_record_after(lambda at: not lines[at].strip(), number, len(lines)))
