@@ -577,7 +577,7 @@ def test_where_one_kind_is_nearly_every_line_a_kind_seen_three_times_is_rare():
 def _rare_values_one_match_at_a_time(body: bytes, lines: list[bytes]) -> list[int]:
     """`rarity.rare_values` as it read fields before lines alike were matched once: every match of the whole
     text in turn, each value's offsets listed (the reference the test below crosses it with)."""
-    field = re.compile(rb"(?m)^[ \t]*([A-Za-z][\w .()/-]{0,40}?):[ \t]+([^ \t\r\n][^\r\n]{0,80})")
+    field = re.compile(rarity.FIELD)
     sample = lines[::max(1, len(lines) // 256)]
     if len(body) > rarity.LONG_BYTES or len(lines) < rarity.MIN_FINDINGS or sum(
             field.match(line) is not None for line in sample) * 100 < len(sample) * rarity.FIELDS_SHARE:

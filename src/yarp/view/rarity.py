@@ -103,6 +103,8 @@ _value = None
 #: Per first-word expression, the one that reads a line's first two words (`rare_lines`).
 _two_words: dict = {}
 _field = None
+#: A named field and its value (`rare_values`), its digits left out.
+FIELD = rb"(?m)^[ \t]*([A-Za-z][\w .()/-]{0,40}?):[ \t]+([^ \t\r\n][^\r\n]{0,80})"
 _ending = None
 
 
@@ -452,7 +454,7 @@ def rare_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
     if _field is None:
         import re
 
-        _field = re.compile(rb"(?m)^[ \t]*([A-Za-z][\w .()/-]{0,40}?):[ \t]+([^ \t\r\n][^\r\n]{0,80})")
+        _field = re.compile(FIELD)
     sample = lines[::max(1, len(lines) // 256)]
     if sum(_field.match(line) is not None for line in sample) * 100 < len(sample) * FIELDS_SHARE:
         return _rare_endings(body, lines, classes)
