@@ -259,6 +259,36 @@ def test_thousands_of_kinds_of_lines_are_shaped_as_the_twin_shapes_them():
     assert compiled.line_shapes(data) == twin.line_shapes(data)
 
 
+#: Lines of a few kinds with a number put in place of `#`, some holding a trigger that holds a digit (` 0%`,
+#: `:0.`, `: e0`) where the number falls, so that lines alike but for their digits hold different triggers.
+_TRIGGERED = [b"error: # of #", b"  |  #", b"src/a.rs:#:# warning", b"total #%", b"cover  #%  #.#%", b"x:#. ok",
+              b"E#: e# FAIL", b"#", b"", b"\tfail #0% done", b"|#%|#%", b"plain # line"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_TRIGGERED), st.sampled_from([0, 1, 7, 10, 100, 2024, 10 ** 9])),
+                max_size=200),
+       st.booleans())
+def test_lines_alike_but_for_digits_hold_the_triggers_the_twin_finds(rows, final_newline):
+    """The compiled scan reads each kind of line once: lines alike but for their digits share its triggers,
+    except those a trigger holding a digit tells apart."""
+    data = b"\n".join(kind.replace(b"#", b"%d" % number) for kind, number in rows) + b"\n" * final_newline
+    for triggers in (REAL, (b"error", b" 0%", b":0.", b": e0", b"fail", b"|0%", b"0", b"  |")):
+        cross(data, triggers)
+
+
+def test_thousands_of_kinds_of_lines_hold_the_triggers_the_twin_finds():
+    # More kinds than the compiled scan's cache holds: kinds share its slots and push each other out, and
+    # each kind comes back after others took its slot.
+    name = [bytes(65 + k // 26 ** place % 26 for place in range(3)) for k in range(6000)]  # AAA, BAA, …
+    # Lines of one length whose words of one length hold different triggers: a kind taken for another
+    # that only hashes alike (the scan checks bytes) would hand a line the wrong ones.
+    word = (b"error", b"fails", b"plain", b"ERROR")
+    data = b"\n".join(b"%s %s %04d%%" % (name[k % 3000], word[k // 7 % 4], k) for k in range(6000))
+    for triggers in (REAL, (b"error", b" 0%", b"fail", b"0")):
+        assert cross(data, triggers) == by_line(data, triggers)
+
+
 def test_lines_are_numbered_from_zero_in_line_order(impl):
     triggers = (b"error", b"fail", b"warn")
     buf = b"ok\nERROR: fail\n\n\nwarn\nerror\n"

@@ -28,6 +28,14 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.object cimport PyObject
 from libc.string cimport memchr, memcmp, memset
 
+include "_alike.pxi"
+
+cdef extern from *:
+    """
+    #define YARP_SELDOM(x) __builtin_expect(!!(x), 0)
+    """
+    bint _seldom "YARP_SELDOM"(bint) nogil  # a hint to lay the loop out for the usual, other way
+
 IMPLEMENTATION = "c"
 __all__ = ["IMPLEMENTATION", "SHAPE_BYTES", "line_shapes", "rows_breaking", "trigger_line_numbers", "trigger_lines"]
 
@@ -41,6 +49,9 @@ GIL_FREE_BYTES = _GIL_FREE_BYTES
 #: What `_Tables` makes of a trigger: never matching (an upper-case letter), one of the one pass, or walked alone.
 cdef enum:
     NEVER, PLAIN, ODD
+#: What a kind's `digits` holds until a line alike to it asks (`_reads_digits`): most kinds are never asked.
+cdef enum:
+    UNKNOWN = 2
 #: Tables kept, by the identity of their tuple of triggers; emptied when full.
 cdef dict _CACHE = {}
 cdef Py_ssize_t _CACHE_SIZE = 8
@@ -75,6 +86,9 @@ cdef class _Tables:
     cdef unsigned char *pairs  # [a << 8 | b]: a plain trigger starts with bytes a, b (either case), or is a alone
     cdef unsigned char *triples  # [_triple(a, b, c)]: a plain trigger may start with folded bytes a, b, c
     cdef bint by_triples  # whether `triples` filters: no plain trigger is one byte long
+    cdef Py_ssize_t *digital  # the plain triggers holding an ASCII digit
+    cdef Py_ssize_t digital_count
+    cdef Py_ssize_t *digit_at  # per trigger, where its first digit is
 
     def __cinit__(self, tuple triggers):
         cdef Py_ssize_t count = len(triggers)
@@ -86,8 +100,11 @@ cdef class _Tables:
         self.second = <int *>malloc((count + 1) * sizeof(int))
         self.pairs = <unsigned char *>malloc(65536)
         self.triples = <unsigned char *>malloc(65536)
+        self.digital = <Py_ssize_t *>malloc((count + 1) * sizeof(Py_ssize_t))
+        self.digit_at = <Py_ssize_t *>malloc((count + 1) * sizeof(Py_ssize_t))
         if (self.text == NULL or self.length == NULL or self.kind == NULL or self.cand == NULL
-                or self.second == NULL or self.pairs == NULL or self.triples == NULL):
+                or self.second == NULL or self.pairs == NULL or self.triples == NULL or self.digital == NULL
+                or self.digit_at == NULL):
             raise MemoryError()
         self._fill()
 
@@ -99,6 +116,8 @@ cdef class _Tables:
         free(self.second)
         free(self.pairs)
         free(self.triples)
+        free(self.digital)
+        free(self.digit_at)
 
     cdef void _fill(self) except *:
         """The per-trigger arrays, the candidate groups and the pair and triple tables."""
@@ -111,6 +130,7 @@ cdef class _Tables:
         memset(self.triples, 0, 65536)
         self.odd = False
         self.by_triples = True
+        self.digital_count = 0
         for k in range(self.count):
             trigger = self.triggers[k]
             if not isinstance(trigger, bytes):
@@ -119,14 +139,20 @@ cdef class _Tables:
             length = len(<bytes>trigger)
             self.text[k], self.length[k] = t, length
             upper = newline = False
-            for j in range(length):
+            self.digit_at[k] = -1
+            for j in range(length - 1, -1, -1):
                 upper |= 65 <= t[j] <= 90
                 newline |= t[j] == 10
+                if 48 <= t[j] <= 57:
+                    self.digit_at[k] = j
             # An upper-case letter never meets a folded byte, as in the twin's lowercased copy.
             self.kind[k] = NEVER if upper else (ODD if length == 0 or newline else PLAIN)
             self.odd |= self.kind[k] == ODD
             if self.kind[k] != PLAIN:
                 continue
+            if self.digit_at[k] >= 0:
+                self.digital[self.digital_count] = k
+                self.digital_count += 1
             sizes[t[0]] += 1
         self.first[0] = 0
         for head in range(256):
@@ -194,18 +220,53 @@ cdef struct Scan:
     Py_ssize_t count, capacity
     Py_ssize_t known, line  # the line start holding `known` (the last matched position)
     Py_ssize_t group  # where the current line's hits begin in `hits`
+    Py_ssize_t *digital  # the tables' plain triggers holding a digit, and where each one's first digit is
+    Py_ssize_t digital_count
+    Py_ssize_t *digit_at
+    Kind *kinds  # the kinds of line read (`_scan_kinds`)
+    Py_ssize_t kind_count, kind_capacity
+    Lined *lined  # per line holding a trigger, its kind
+    Py_ssize_t lined_count, lined_capacity
+
+
+cdef struct Kind:
+    Py_ssize_t first, count  # its triggers: those of the `count` hits from `first` in the scan's `hits`
+
+
+cdef struct Lined:
+    Py_ssize_t start, kind
+
+
+#: Slots of the cache of kinds of line read in one scan (`_scan_kinds`), by their hash: a power of two.
+DEF _KIND_SLOTS = 1024
+
+
+cdef struct KindSlot:
+    uint64_t hash
+    Py_ssize_t start, length  # the line the kind was read from
+    Py_ssize_t kind  # 1 + its index in the scan's `kinds`; 0: the slot is free
+    int digits  # whether a line alike to it may hold another trigger holding a digit, or UNKNOWN: not asked yet
+
+
+cdef int _room(void **items, Py_ssize_t *capacity, Py_ssize_t count, size_t size) noexcept nogil:
+    """Room for one more item of `size` bytes past `count` in `items[0]`, doubled when full; -1 when memory
+    runs out."""
+    cdef void *grown
+    cdef Py_ssize_t wanted
+    if count < capacity[0]:
+        return 0
+    wanted = capacity[0] * 2 if capacity[0] else 64
+    grown = realloc(items[0], wanted * size)
+    if grown == NULL:
+        return -1
+    items[0], capacity[0] = grown, wanted
+    return 0
 
 
 cdef int _add(Scan *s, Py_ssize_t start, Py_ssize_t index) noexcept nogil:
     """Append a hit; -1 when memory runs out."""
-    cdef Hit *grown
-    cdef Py_ssize_t capacity
-    if s.count == s.capacity:
-        capacity = s.capacity * 2 if s.capacity else 64
-        grown = <Hit *>realloc(s.hits, capacity * sizeof(Hit))
-        if grown == NULL:
-            return -1
-        s.hits, s.capacity = grown, capacity
+    if _room(<void **>&s.hits, &s.capacity, s.count, sizeof(Hit)) < 0:
+        return -1
     s.hits[s.count].start = start
     s.hits[s.count].index = index
     s.count += 1
@@ -269,24 +330,36 @@ cdef int _match_at(Scan *s, Py_ssize_t pos) noexcept nogil:
     return 0
 
 
-cdef int _scan_plain(Scan *s) noexcept nogil:
-    """One pass for every plain trigger (non-empty, no b"\\n"); -1 on no memory."""
+cdef inline Py_ssize_t _next_candidate(const Scan *s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    """The first place from `i` up to `end` (excluded) where a plain trigger may start, else `end`: the pair
+    of bytes there is marked, and the triple too where triples filter (at the buffer's last byte, only a
+    one-byte trigger may start)."""
     cdef const unsigned char *p = s.buf
     cdef const unsigned char *pairs = s.pairs
     cdef const unsigned char *triples = s.triples
-    cdef Py_ssize_t n = s.size, i
-    cdef unsigned int prev, cur
-    if n == 0:
-        return 0
-    prev = p[0]
-    for i in range(n - 1):
-        cur = p[i + 1]
-        if pairs[(prev << 8) | cur] and (triples == NULL or i + 2 >= n or triples[
-                _triple(FOLD[prev], FOLD[cur], FOLD[p[i + 2]])]) and _match_at(s, i) < 0:
+    cdef Py_ssize_t n = s.size, last = min(end, n - 1), j
+    cdef unsigned int cur, following
+    if i < last:
+        cur = p[i]
+        for j in range(i, last):
+            following = p[j + 1]  # carried to the next byte's pair
+            if _seldom(pairs[(cur << 8) | following]) and (triples == NULL or j + 2 >= n or triples[
+                    _triple(FOLD[cur], FOLD[following], FOLD[p[j + 2]])]):
+                return j
+            cur = following
+        i = last
+    if i < end and i == n - 1 and pairs[<unsigned int>p[i] << 8]:
+        return i
+    return end
+
+
+cdef int _scan_plain(Scan *s) noexcept nogil:
+    """One pass for every plain trigger (non-empty, no b"\\n"); -1 on no memory."""
+    cdef Py_ssize_t i = _next_candidate(s, 0, s.size)
+    while i < s.size:
+        if _match_at(s, i) < 0:
             return -1
-        prev = cur
-    if pairs[prev << 8]:  # the last byte: only a one-byte trigger can start there
-        return _match_at(s, n - 1)
+        i = _next_candidate(s, i + 1, s.size)
     return 0
 
 
@@ -340,6 +413,91 @@ cdef int _run(Scan *s, bint odd) noexcept nogil:
     return 0
 
 
+cdef Py_ssize_t _read_kind(Scan *s, Py_ssize_t start, Py_ssize_t pos, Py_ssize_t end) noexcept nogil:
+    """Read the line [start, end) for the plain triggers from `pos`, where its first candidate pair is, as
+    `_scan_plain` reads the buffer, into a new kind: its index; -1 on no memory."""
+    cdef const unsigned char *p = s.buf
+    cdef Py_ssize_t i = pos, first = s.count
+    s.known, s.line = pos, start
+    while i < end:
+        if _match_at(s, i) < 0:
+            return -1
+        i = _next_candidate(s, i + 1, end)
+    if _room(<void **>&s.kinds, &s.kind_capacity, s.kind_count, sizeof(Kind)) < 0:
+        return -1
+    s.kinds[s.kind_count].first, s.kinds[s.kind_count].count = first, s.count - first
+    s.kind_count += 1
+    return s.kind_count - 1
+
+
+cdef inline bint _same_but_digits(const unsigned char *p, const unsigned char *t, Py_ssize_t length) noexcept nogil:
+    """Whether `p` folded to lower case starts with `t`, any ASCII digit matching any."""
+    cdef Py_ssize_t j
+    for j in range(length):
+        if FOLD[p[j]] != t[j] and not (48 <= p[j] <= 57 and 48 <= t[j] <= 57):
+            return False
+    return True
+
+
+cdef bint _reads_digits(Scan *s, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    """Whether a line alike to [start, end) may hold a trigger holding a digit that this one does not, or
+    the other way round: one matches here with any digit read as any. Lines alike hold their digits in the
+    same places, so a match puts a trigger's first digit on one of this line's digits."""
+    cdef const unsigned char *p = s.buf
+    cdef Py_ssize_t i, m, k, at
+    if s.digital_count == 0:
+        return False
+    for i in range(start, end):
+        if not 48 <= p[i] <= 57:
+            continue
+        for m in range(s.digital_count):
+            k = s.digital[m]
+            at = i - s.digit_at[k]
+            if at >= start and at + s.length[k] <= end and _same_but_digits(p + at, s.text[k], s.length[k]):
+                return True
+    return False
+
+
+cdef int _scan_kinds(Scan *s, KindSlot *slots) noexcept nogil:
+    """One pass for every plain trigger, as `_scan_plain`, but each kind of line read once: at a line's first
+    candidate pair, a line alike (`_alike.pxi`) to one read before in the scan, and still in the cache
+    `slots`, holds the same triggers, unless a trigger holding a digit may tell them apart (`_reads_digits`)
+    and their bytes differ; the pass goes on at the next line. Fills `s.lined`; -1 on no memory."""
+    cdef const unsigned char *p = s.buf
+    cdef const unsigned char *newline
+    cdef Py_ssize_t i = 0, n = s.size, start, end, kind, known = 0, line = 0
+    cdef uint64_t h
+    cdef KindSlot *slot
+    cdef bint alike
+    while True:
+        i = _next_candidate(s, i, n)
+        if i >= n:
+            return 0
+        start = _line_start(p, i, known, line)
+        newline = <const unsigned char *>memchr(p + i, 10, n - i)
+        end = n if newline == NULL else newline - p
+        h = _hash(p + start, end - start, True)
+        slot = &slots[h & (_KIND_SLOTS - 1)]
+        alike = (slot.kind and slot.hash == h and slot.length == end - start
+                 and _same_zeroed(p + slot.start, p + start, end - start))
+        if alike and slot.digits == UNKNOWN:
+            slot.digits = _reads_digits(s, slot.start, slot.start + slot.length)
+        if alike and not (slot.digits and memcmp(p + slot.start, p + start, end - start) != 0):
+            kind = slot.kind - 1
+        else:
+            kind = _read_kind(s, start, i, end)
+            if kind < 0:
+                return -1
+            if not alike:
+                slot.hash, slot.start, slot.length, slot.kind, slot.digits = h, start, end - start, kind + 1, UNKNOWN
+        if s.kinds[kind].count:
+            if _room(<void **>&s.lined, &s.lined_capacity, s.lined_count, sizeof(Lined)) < 0:
+                return -1
+            s.lined[s.lined_count].start, s.lined[s.lined_count].kind = start, kind
+            s.lined_count += 1
+        i = known = line = end + 1
+
+
 cdef Py_ssize_t _newlines(const unsigned char *p, Py_ssize_t n) noexcept nogil:
     """How many b"\\n" the `n` bytes at `p` hold."""
     cdef Py_ssize_t count = 0
@@ -371,54 +529,94 @@ def trigger_line_numbers(buf, triggers) -> list:
 
 
 cdef object _scan(buf, triggers, bint numbers):
-    """The scan of `buf`: a dictionary by line start, or with `numbers` a list by line number."""
+    """The scan of `buf`: a dictionary by line start, or with `numbers` a list by line number. Without an odd
+    trigger, each kind of line is read once (`_scan_kinds`) and its lines share one tuple of triggers."""
     cdef _Tables tables = _tables_for(triggers)
     cdef tuple found = tables.triggers
-    cdef Py_ssize_t i, j, m, failed, start, previous = 0, number = 0
+    cdef Py_ssize_t failed
     cdef Scan s
     cdef Py_buffer view
+    cdef KindSlot *slots = NULL
     PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)  # bytes, or any contiguous buffer of bytes
     s.buf, s.size = <const unsigned char *>view.buf, view.len
     s.count_triggers, s.text, s.length, s.kind = tables.count, tables.text, tables.length, tables.kind
     s.cand, s.second, s.first, s.pairs = tables.cand, tables.second, tables.first, tables.pairs
     s.triples = tables.triples if tables.by_triples else NULL
+    s.digital, s.digital_count, s.digit_at = tables.digital, tables.digital_count, tables.digit_at
     s.hits, s.count, s.capacity = NULL, 0, 0
+    s.kinds, s.kind_count, s.kind_capacity = NULL, 0, 0
+    s.lined, s.lined_count, s.lined_capacity = NULL, 0, 0
     s.known, s.line, s.group = 0, 0, 0
     s.seen = <Py_ssize_t *>calloc(tables.count + 1, sizeof(Py_ssize_t))
     try:
         if s.seen == NULL:
             raise MemoryError()
+        if not tables.odd:
+            slots = <KindSlot *>calloc(_KIND_SLOTS, sizeof(KindSlot))
+            if slots == NULL:
+                raise MemoryError()
         if s.size >= _GIL_FREE_BYTES:
             with nogil:
-                failed = _run(&s, tables.odd)
+                failed = _run(&s, tables.odd) if tables.odd else _scan_kinds(&s, slots)
         else:
-            failed = _run(&s, tables.odd)
+            failed = _run(&s, tables.odd) if tables.odd else _scan_kinds(&s, slots)
         if failed:
             raise MemoryError()
-        result = [] if numbers else {}
-        i = 0
-        while i < s.count:  # the hits come by line start, ascending
-            start = s.hits[i].start
-            j = i + 1
-            while j < s.count and s.hits[j].start == start:
-                j += 1
-            if j - i == 1:
-                held = (found[s.hits[i].index],)
-            else:
-                held = tuple([found[s.hits[m].index] for m in range(i, j)])
-            if numbers:
-                number += _newlines(s.buf + previous, start - previous)
-                previous = start
-                result.append((number, held))
-            else:
-                result[start] = held
-            i = j
-        return result
+        return _by_hits(&s, found, numbers) if tables.odd else _by_kinds(&s, found, numbers)
     finally:
         free(s.hits)
         free(s.seen)
+        free(s.kinds)
+        free(s.lined)
+        free(slots)
         PyBuffer_Release(&view)
 
+
+cdef inline tuple _held(Scan *s, tuple found, Py_ssize_t i, Py_ssize_t j):
+    """The triggers of hits `i` to `j` (excluded)."""
+    cdef Py_ssize_t m
+    if j - i == 1:
+        return (found[s.hits[i].index],)
+    return tuple([found[s.hits[m].index] for m in range(i, j)])
+
+
+cdef object _by_kinds(Scan *s, tuple found, bint numbers):
+    """The lines `_scan_kinds` found, each with its kind's tuple of triggers (made once per kind)."""
+    cdef Py_ssize_t i, kind, start, previous = 0, number = 0
+    cdef list made = [None] * s.kind_count
+    result = [] if numbers else {}
+    for i in range(s.lined_count):
+        kind, start = s.lined[i].kind, s.lined[i].start
+        held = made[kind]
+        if held is None:
+            held = made[kind] = _held(s, found, s.kinds[kind].first, s.kinds[kind].first + s.kinds[kind].count)
+        if numbers:
+            number += _newlines(s.buf + previous, start - previous)
+            previous = start
+            result.append((number, held))
+        else:
+            result[start] = held
+    return result
+
+
+cdef object _by_hits(Scan *s, tuple found, bint numbers):
+    """The lines of the hits `_run` found, which come by line start, ascending."""
+    cdef Py_ssize_t i = 0, j, start, previous = 0, number = 0
+    result = [] if numbers else {}
+    while i < s.count:
+        start = s.hits[i].start
+        j = i + 1
+        while j < s.count and s.hits[j].start == start:
+            j += 1
+        held = _held(s, found, i, j)
+        if numbers:
+            number += _newlines(s.buf + previous, start - previous)
+            previous = start
+            result.append((number, held))
+        else:
+            result[start] = held
+        i = j
+    return result
 
 
 #: Per byte: 0 outside a word, `CAPITAL` for a capital letter, 1 for any other word character.
@@ -454,8 +652,6 @@ cdef inline object _shape_object(const unsigned char *shape, Py_ssize_t k, list 
     slot.size = k
     return found
 
-
-include "_alike.pxi"
 
 
 #: Slots of the cache of lines shaped in one call (`line_shapes`), by their hash: a power of two.

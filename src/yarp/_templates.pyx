@@ -280,6 +280,19 @@ cdef struct Kind:
     bint zero  # whether the kind reads digits as `0`
 
 
+cdef struct Shared:
+    PyObject *triggers  # a tuple of triggers some entry holds (held by `found`), or NULL: the slot is free
+    Py_ssize_t entry  # the index in `found` of the first line of the kind the first entry holding it is of
+
+
+cdef inline Shared *_shared(Shared *table, Py_ssize_t mask, PyObject *triggers) noexcept:
+    """The slot of `table` holding `triggers`, else the free one it would take."""
+    cdef size_t slot = ((<size_t>triggers >> 4) * 0x9E3779B97F4A7C15ULL >> 17) & mask
+    while table[slot].triggers != NULL and table[slot].triggers != triggers:
+        slot = (slot + 1) & mask
+    return &table[slot]
+
+
 cdef struct Text:
     const unsigned char *body  # a `yarp._lines.Lines`'s body and starts; NULL: `lines` is a list
     const long long *starts
@@ -308,6 +321,8 @@ def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=Tru
     scan's, which follow from its bytes: lines alike hold the same ones."""
     cdef Py_ssize_t n = len(found), size = 16, mask, e, slot, k, length, other_length, number
     cdef Kind *table
+    cdef Shared *tuples
+    cdef Shared *shared
     cdef Reading read[64]
     cdef Text text
     cdef const unsigned char *p
@@ -330,7 +345,10 @@ def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=Tru
     mask = size - 1
     memset(read, 0, sizeof(read))
     table = <Kind *>calloc(size, sizeof(Kind))
-    if table == NULL:
+    tuples = <Shared *>calloc(size, sizeof(Shared))
+    if table == NULL or tuples == NULL:
+        free(table)
+        free(tuples)
         raise MemoryError()
     try:
         for e in range(n):
@@ -338,6 +356,19 @@ def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=Tru
             number, triggers = entry[0], entry[1]
             zero = _blind(triggers, blind, asked, read)
             p = _line_at(&text, number, &length)
+            # The compiled scan hands the lines of one kind one tuple of triggers: the kind of the first line
+            # that held this tuple is the likely one, checked before any hash.
+            shared = _shared(tuples, mask, <PyObject *>triggers)
+            if shared.triggers != NULL:
+                k = shared.entry
+                first = (<tuple>found[k])[0]
+                other = _line_at(&text, <Py_ssize_t>first, &other_length)
+                if other_length == length and (_same_zeroed(other, p, length) if zero
+                                               else memcmp(other, p, length) == 0):
+                    out[e] = out[k]
+                    if kinds:
+                        firsts[number] = first
+                    continue
             h = _hash(p, length, zero)
             slot = h & mask
             while table[slot].entry:
@@ -353,13 +384,17 @@ def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=Tru
                         break
                 slot = (slot + 1) & mask
             else:
+                k = e
                 table[slot].hash, table[slot].entry, table[slot].zero = h, e + 1, zero
                 out[e] = class_of(lines[number], triggers)
                 if kinds:
                     firsts[number] = entry[0]
+            if shared.triggers == NULL:
+                shared.triggers, shared.entry = <PyObject *>triggers, k
         return out, firsts
     finally:
         free(table)
+        free(tuples)
 
 
 # --- tallies -------------------------------------------------------------------------------------
