@@ -289,6 +289,21 @@ def test_thousands_of_kinds_of_lines_hold_the_triggers_the_twin_finds():
         assert cross(data, triggers) == by_line(data, triggers)
 
 
+def test_runs_of_worded_lines_and_of_lines_alike_hold_the_triggers_the_twin_finds():
+    # The compiled scan tries a line against the kinds read before only where the lines before tell that it
+    # pays: worded log lines are read, runs of dense diagnostics alike are not. Every run is crossed.
+    rnd = random.Random(5)
+    words = [b"request", b"served", b"cache", b"user", b"route", b"status", b"fail", b"error", b"queue"]
+    logged = [b"%05d %s in 0.%dms" % (k, b" ".join(rnd.choice(words) for _ in range(rnd.randrange(3, 12))), k % 7)
+              for k in range(1500)]
+    dense = [b"  |  %d" % k if k % 3 else b"error[E0425]: cannot find value `x%d` in 0%% of scope" % (k % 5)
+             for k in range(1500)]
+    runs = [logged[:500], dense[:500], logged[500:1000], dense[500:], logged[1000:]]
+    for data in (b"\n".join(line for run in runs for line in run), b"\n".join(dense + logged)):
+        for triggers in (REAL, (b"error", b" 0%", b"fail", b"  |", b":0.")):
+            assert cross(data, triggers) == by_line(data, triggers)
+
+
 def test_lines_are_numbered_from_zero_in_line_order(impl):
     triggers = (b"error", b"fail", b"warn")
     buf = b"ok\nERROR: fail\n\n\nwarn\nerror\n"

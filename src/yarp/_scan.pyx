@@ -36,6 +36,20 @@ cdef extern from *:
     """
     bint _seldom "YARP_SELDOM"(bint) nogil  # a hint to lay the loop out for the usual, other way
 
+cdef extern from *:
+    """
+    #if defined(__GLIBC__) || defined(__linux__) || defined(__FreeBSD__)
+    #define YARP_MEMRCHR memrchr
+    #else
+    static void *YARP_MEMRCHR(const void *s, int c, size_t n) {
+        const unsigned char *p = (const unsigned char *)s + n;
+        while (n--) { if (*--p == (unsigned char)c) return (void *)p; }
+        return NULL;
+    }
+    #endif
+    """
+    const void *_memrchr "YARP_MEMRCHR"(const void *, int, size_t) nogil  # the last such byte, or NULL
+
 IMPLEMENTATION = "c"
 __all__ = ["IMPLEMENTATION", "SHAPE_BYTES", "line_shapes", "rows_breaking", "trigger_line_numbers", "trigger_lines"]
 
@@ -227,6 +241,7 @@ cdef struct Scan:
     Py_ssize_t kind_count, kind_capacity
     Lined *lined  # per line holding a trigger, its kind
     Py_ssize_t lined_count, lined_capacity
+    double read_bytes, read_candidates  # what lines read lately (`_read_kind`) held, from their first candidate
 
 
 cdef struct Kind:
@@ -419,7 +434,9 @@ cdef Py_ssize_t _read_kind(Scan *s, Py_ssize_t start, Py_ssize_t pos, Py_ssize_t
     cdef const unsigned char *p = s.buf
     cdef Py_ssize_t i = pos, first = s.count
     s.known, s.line = pos, start
+    s.read_bytes += end - pos
     while i < end:
+        s.read_candidates += 1
         if _match_at(s, i) < 0:
             return -1
         i = _next_candidate(s, i + 1, end)
@@ -458,38 +475,73 @@ cdef bint _reads_digits(Scan *s, Py_ssize_t start, Py_ssize_t end) noexcept nogi
     return False
 
 
+#: What a line costs (`_scan_kinds`), in nanoseconds on the machine it was measured on: read from its first
+#: candidate pair, per byte and per candidate pair it holds (`_READ_BYTE`, `_READ_CANDIDATE`); hashed and
+#: checked against a line alike, per byte of the whole line (`_ALIKE_BYTE`).
+DEF _READ_BYTE = 0.7
+DEF _READ_CANDIDATE = 50.0
+DEF _ALIKE_BYTE = 1.2
+#: Lines both read and tried against the kinds at first, to learn what each costs; after them, every
+#: `_RETRY`-th line is tried, so that a run of lines alike is found whatever came before it.
+DEF _TRIAL_LINES = 32
+DEF _RETRY = 16
+#: Past this many lines tried (or bytes read), the older half of what they told weighs half.
+DEF _LATELY = 256
+DEF _LATELY_BYTES = 65536
+
+
 cdef int _scan_kinds(Scan *s, KindSlot *slots) noexcept nogil:
     """One pass for every plain trigger, as `_scan_plain`, but each kind of line read once: at a line's first
     candidate pair, a line alike (`_alike.pxi`) to one read before in the scan, and still in the cache
     `slots`, holds the same triggers, unless a trigger holding a digit may tell them apart (`_reads_digits`)
-    and their bytes differ; the pass goes on at the next line. Fills `s.lined`; -1 on no memory."""
+    and their bytes differ; the pass goes on at the next line.
+
+    A line is tried against the kinds only where that costs less than reading it, as far as the lines
+    before tell: a log's worded lines, whose first candidate pair is near their end, or that are seldom
+    alike, are read as `_scan_plain` reads them. Fills `s.lined`; -1 on no memory."""
     cdef const unsigned char *p = s.buf
     cdef const unsigned char *newline
-    cdef Py_ssize_t i = 0, n = s.size, start, end, kind, known = 0, line = 0
+    cdef Py_ssize_t i = 0, n = s.size, start, end, kind, known = 0, line = 0, candidates = 0
+    cdef double tried = 0, hits = 0
     cdef uint64_t h
     cdef KindSlot *slot
-    cdef bint alike
+    cdef bint alike, trial
+    s.read_bytes = s.read_candidates = 0
     while True:
         i = _next_candidate(s, i, n)
         if i >= n:
             return 0
-        start = _line_start(p, i, known, line)
+        newline = <const unsigned char *>_memrchr(p + known, 10, i - known)
+        start = line if newline == NULL else newline - p + 1
         newline = <const unsigned char *>memchr(p + i, 10, n - i)
         end = n if newline == NULL else newline - p
-        h = _hash(p + start, end - start, True)
-        slot = &slots[h & (_KIND_SLOTS - 1)]
-        alike = (slot.kind and slot.hash == h and slot.length == end - start
-                 and _same_zeroed(p + slot.start, p + start, end - start))
+        candidates += 1
+        slot = NULL
+        alike = False
+        trial = tried < _TRIAL_LINES
+        if trial or candidates % _RETRY == 0 or hits * (end - i) * (
+                _READ_BYTE + _READ_CANDIDATE * s.read_candidates / (s.read_bytes + 1)) > _ALIKE_BYTE * (
+                end - start) * tried:
+            h = _hash(p + start, end - start, True)
+            slot = &slots[h & (_KIND_SLOTS - 1)]
+            alike = (slot.kind and slot.hash == h and slot.length == end - start
+                     and _same_zeroed(p + slot.start, p + start, end - start))
+            tried += 1
+            hits += alike
+            if tried >= _LATELY:
+                tried, hits = tried / 2, hits / 2
         if alike and slot.digits == UNKNOWN:
             slot.digits = _reads_digits(s, slot.start, slot.start + slot.length)
-        if alike and not (slot.digits and memcmp(p + slot.start, p + start, end - start) != 0):
+        if alike and not trial and not (slot.digits and memcmp(p + slot.start, p + start, end - start) != 0):
             kind = slot.kind - 1
         else:
             kind = _read_kind(s, start, i, end)
             if kind < 0:
                 return -1
-            if not alike:
+            if slot != NULL and not alike:
                 slot.hash, slot.start, slot.length, slot.kind, slot.digits = h, start, end - start, kind + 1, UNKNOWN
+            if s.read_bytes >= _LATELY_BYTES:
+                s.read_bytes, s.read_candidates = s.read_bytes / 2, s.read_candidates / 2
         if s.kinds[kind].count:
             if _room(<void **>&s.lined, &s.lined_capacity, s.lined_count, sizeof(Lined)) < 0:
                 return -1
