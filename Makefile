@@ -12,7 +12,7 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml setup.py src/yarp/_fastframe.pyx src/yarp/_payload_kernel.pyx src/yarp/_validate.pyx \
 	src/yarp/_validate_py.py src/yarp/_validate_services.py src/yarp/_scan.pyx src/yarp/_templates.pyx \
-	src/yarp/_lines.pyx src/yarp/_alike.pxi
+	src/yarp/_lines.pyx src/yarp/_shapes.pyx src/yarp/_alike.pxi
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip "setuptools>=77" wheel Cython
 	$(BIN)/python -m pip install -q -e '.[test,export]'
@@ -31,7 +31,7 @@ test-py: setup
 TWIN_TESTS := tests/test_fastframe.py tests/test_payload_kernel.py tests/test_broker_protocol.py \
 	tests/test_broker_admission.py tests/test_ingest.py tests/test_replay.py tests/test_hostile_frames.py \
 	tests/test_operations.py tests/test_store.py tests/test_run.py tests/test_twin_selection.py tests/test_scan.py tests/test_templates.py tests/test_lines.py \
-	tests/test_result_view.py
+	tests/test_shapes.py tests/test_result_view.py
 
 test-twin: setup
 	YARP_NO_EXTENSIONS=1 $(BIN)/python -m pytest -q -m 'not soak' $(TWIN_TESTS)
@@ -60,4 +60,4 @@ clean:
 	rm -rf $(VENV) build src/*.egg-info src/yarp/_fastframe.c src/yarp/_fastframe*.so \
 	src/yarp/_payload_kernel.c src/yarp/_payload_kernel*.so src/yarp/_validate.c src/yarp/_validate*.so \
 	src/yarp/_scan.c src/yarp/_scan*.so src/yarp/_templates.c src/yarp/_templates*.so \
-	src/yarp/_lines.c src/yarp/_lines*.so
+	src/yarp/_lines.c src/yarp/_lines*.so src/yarp/_shapes.c src/yarp/_shapes*.so

@@ -23,7 +23,7 @@ else:
     print("*** yarp: accelerated build ***")
     ext_modules = cythonize(
         [Extension(f"yarp.{name}", [f"src/yarp/{name}.pyx"], extra_compile_args=["-O2"])
-         for name in ("_fastframe", "_payload_kernel", "_validate", "_scan", "_templates", "_lines")],
+         for name in ("_fastframe", "_payload_kernel", "_validate", "_scan", "_templates", "_lines", "_shapes")],
         compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False},
     )
 

@@ -46,7 +46,8 @@ KERNEL_FOLDERS = {"yarp._fastframe": "wire", "yarp._fastframe_py": "wire", "yarp
                   "yarp._validate_services": "wire",
                   "yarp._validate_py": "wire", "yarp._payload_kernel": "archive", "yarp._payload_kernel_py": "archive",
                   "yarp._scan": "view", "yarp._scan_py": "view", "yarp._templates": "view",
-                  "yarp._templates_py": "view", "yarp._lines": "view", "yarp._lines_py": "view"}
+                  "yarp._templates_py": "view", "yarp._lines": "view", "yarp._lines_py": "view",
+                  "yarp._shapes": "view", "yarp._shapes_py": "view"}
 #: folder -> the folders it may import (itself always).
 ALLOWED = {
     "base": set(),

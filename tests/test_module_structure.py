@@ -150,7 +150,8 @@ KERNELS = {"yarp.wire.frames": ("yarp._fastframe_py", "yarp._fastframe"),
            "yarp.wire.validation": ("yarp._validate_py", "yarp._validate"),
            "yarp.view.scan": ("yarp._scan_py", "yarp._scan"),
            "yarp.view.templates": ("yarp._templates_py", "yarp._templates"),
-           "yarp.view.lines": ("yarp._lines_py", "yarp._lines")}
+           "yarp.view.lines": ("yarp._lines_py", "yarp._lines"),
+           "yarp.view.shapes": ("yarp._shapes_py", "yarp._shapes")}
 #: Names a selector defines itself instead of taking them from the implementation it selected.
 SELECTOR_OWN = {"FrameSplitterC", "FrameSplitterPy"}
 

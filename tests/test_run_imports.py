@@ -26,7 +26,7 @@ FORBIDDEN = ("uvloop", "tree_sitter", "tree_sitter_bash", "concurrent.futures", 
              "yarp.view.rules", "yarp.view.reducers", "yarp.view.cap", "yarp.view.markers", "yarp.view.streams",
              "yarp.view.families", "yarp.view.selector", "yarp.view.visible", "yarp.view.scan", "yarp._scan", "yarp.view.collector",
              "yarp._scan_py", "yarp.view.templates", "yarp._templates", "yarp._templates_py", "yarp.clients.startup",
-             "yarp.view.lines", "yarp._lines", "yarp._lines_py",
+             "yarp.view.lines", "yarp._lines", "yarp._lines_py", "yarp.view.shapes", "yarp._shapes", "yarp._shapes_py",
              # `yarp.cli` hands the common form straight to `yarp.clients.run.run_fast`.
              "yarp.commands", "yarp.commands.run",
              "yarp.wire.protocol", "yarp.wire.operations", "yarp.wire.frames", "yarp._fastframe", "yarp._fastframe_py",

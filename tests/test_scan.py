@@ -224,41 +224,6 @@ def test_threads_scanning_at_once_each_get_their_own_answer():
     assert all(results[i] == [expected[i]] * 3 for i in range(4))
 
 
-def test_a_line_s_shape_is_its_runs_of_word_characters_and_of_each_symbol(impl):
-    data = b" src/pkg5/mod_005.py  |  10 ----------\n\n assets/logo.bin | Bin 0 -> 76800 bytes\n\xc3\xa9t\xc3\xa9 ok"
-    assert impl.line_shapes(data) == [b" w/w/w.w | w -", b"", b" w/w.w | w w -> w w", b"\xc3\xa9w\xc3\xa9 w"]
-    assert impl.line_shapes(b"") == [b""] and impl.line_shapes(b"\n") == [b"", b""]
-    assert impl.line_shapes(b"a-" * 300) == [(b"w-" * 300)[:impl.SHAPE_BYTES]]
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from([b"a", b"Z9_", b" ", b"\t", b"-", b"--", b"+", b"|", b"\n", b"\xc3\xa9", b"w", b"ww", b"FAIL", b"F", b"ABCDEFGHI", b"A_B"]),
-                max_size=400).map(b"".join))
-def test_the_compiled_shapes_answer_as_the_twin(data):
-    twin, compiled = kernel_impls.both("_scan")
-    assert compiled.line_shapes(data) == twin.line_shapes(data)
-
-
-#: Lines with a number put in place of `#`: alike but for their digits, as most lines of a long output are.
-_NUMBERED = [b"FAIL # of #", b"A#B ok", b"  ##--## |  #", b"X# Y Z", b"#", b"", b"ABCDEFG# | PASS |", b"v#.#.# -> v#"]
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(_NUMBERED), st.integers(0, 10 ** 9)), max_size=300))
-def test_lines_alike_but_for_digits_are_shaped_as_the_twin_shapes_them(rows):
-    twin, compiled = kernel_impls.both("_scan")
-    data = b"\n".join(kind.replace(b"#", b"%d" % number) for kind, number in rows)
-    assert compiled.line_shapes(data) == twin.line_shapes(data)
-
-
-def test_thousands_of_kinds_of_lines_are_shaped_as_the_twin_shapes_them():
-    # More kinds than the compiled kernel's cache holds: kinds share its slots and push each other out.
-    twin, compiled = kernel_impls.both("_scan")
-    name = [bytes(65 + k // 26 ** place % 26 for place in range(3)) for k in range(6000)]  # AAA, BAA, …
-    data = b"\n".join(b"%s %d-%s | %s" % (name[k], k, b"-" * (k % 7), name[k].lower()) for k in range(6000))
-    assert compiled.line_shapes(data) == twin.line_shapes(data)
-
-
 #: Lines of a few kinds with a number put in place of `#`, some holding a trigger that holds a digit (` 0%`,
 #: `:0.`, `: e0`) where the number falls, so that lines alike but for their digits hold different triggers.
 _TRIGGERED = [b"error: # of #", b"  |  #", b"src/a.rs:#:# warning", b"total #%", b"cover  #%  #.#%", b"x:#. ok",
@@ -312,31 +277,3 @@ def test_lines_are_numbered_from_zero_in_line_order(impl):
         (2, (b"fail",))]
     odd = (b"", b"r\ne", b"error")  # the empty trigger and one holding a newline: the twin's walk, lines sorted
     assert impl.trigger_line_numbers(b"x\nerror\nend", odd) == [(0, (b"",)), (1, (b"", b"r\ne", b"error")), (2, (b"",))]
-
-
-def test_a_short_word_of_capitals_keeps_its_letters_in_a_shape(impl):
-    data = b"Inventory Check 4-51   | FAIL |\n    F 73:0 dispatch_251 - F (67)\nOK_1 ABCDEFGHI Ab"
-    assert impl.line_shapes(data) == [b"w w w-w | FAIL |", b" F w:w w - F (w)", b"w w w"]
-
-
-def test_a_table_s_rows_that_break_its_columns_rule_are_numbered_and_the_others_counted(impl):
-    data = (b'127.0.0.1 - - "GET /a HTTP/1.1" 200 17\n127.0.0.1 - - "GET /b HTTP/1.1" 500 20\n\n'
-            b"a line of another width\n  127.0.0.1\t- -  \"GET /c HTTP/1.1\" 200 9  \r\n10.0.0.9 - - \"GET /d HTTP/1.1\" 200 3")
-    rule = ((0, b"127.0.0.1"), (3, b'"GET'), (5, b'HTTP/1.1"'), (6, b"200"))
-    # Rows of 8 fields: lines 0, 1, 4 and 5; line 1 has another status, line 5 another address.
-    assert impl.rows_breaking(data, 8, rule) == (2, [1, 5])
-    assert impl.rows_breaking(data, 8, ()) == (4, [])
-    assert impl.rows_breaking(b"", 1, ((0, b"x"),)) == (0, []) and impl.rows_breaking(b"x\n", 1, ((0, b"x"),)) == (1, [])
-    # One position asked for two values: no row holds both.
-    assert impl.rows_breaking(b"a b\na c", 2, ((0, b"a"), (0, b"b"))) == (0, [0, 1])
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from([b"a", b"b", b"ab", b" ", b"  ", b"\t", b"\n", b"\r", b"\x0b", b"\x0c", b"\xc3\xa9"]),
-                max_size=200).map(b"".join),
-       st.integers(min_value=0, max_value=5),
-       st.lists(st.tuples(st.integers(min_value=-1, max_value=5), st.sampled_from([b"a", b"b", b"ab", b"\xc3\xa9"])),
-                max_size=4).map(tuple))
-def test_the_compiled_breaking_rows_answer_as_the_twin(data, width, rule):
-    twin, compiled = kernel_impls.both("_scan")
-    assert compiled.rows_breaking(data, width, rule) == twin.rows_breaking(data, width, rule)

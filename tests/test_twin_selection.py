@@ -17,15 +17,16 @@ from broker_helpers import cleanup_broker_env, make_broker_env
 from ingest_helpers import Sandbox
 from yarp.wire import frames as fastframe
 from yarp.archive import payload_kernel
-from yarp.view import lines, scan, templates
+from yarp.view import lines, scan, shapes, templates
 
 PROBE = ("from yarp.wire import frames; from yarp.archive import payload_kernel; "
-         "from yarp.view import lines, scan, templates; print(frames.IMPLEMENTATION, payload_kernel.IMPLEMENTATION, "
-         "scan.IMPLEMENTATION, templates.IMPLEMENTATION, lines.IMPLEMENTATION)")
-#: What this test run selected, for the frame kernel, the payload kernel, the trigger scan, the line templates
-#: and the lines.
+         "from yarp.view import lines, scan, shapes, templates; print(frames.IMPLEMENTATION, "
+         "payload_kernel.IMPLEMENTATION, scan.IMPLEMENTATION, templates.IMPLEMENTATION, lines.IMPLEMENTATION, "
+         "shapes.IMPLEMENTATION)")
+#: What this test run selected, for the frame kernel, the payload kernel, the trigger scan, the line templates,
+#: the lines and the line shapes.
 SELECTED = (f"{fastframe.IMPLEMENTATION} {payload_kernel.IMPLEMENTATION} {scan.IMPLEMENTATION} "
-            f"{templates.IMPLEMENTATION} {lines.IMPLEMENTATION}")
+            f"{templates.IMPLEMENTATION} {lines.IMPLEMENTATION} {shapes.IMPLEMENTATION}")
 
 
 def _child_implementation(env: dict) -> str:
@@ -51,7 +52,7 @@ def test_command_environments_keep_the_selection(tmp_path):
 
 def test_the_probe_sees_the_switch(tmp_path):
     """The probe itself can tell: with the switch set, a child always selects the twin."""
-    assert _child_implementation(dict(yarp_env(tmp_path), YARP_NO_EXTENSIONS="1")) == "py py py py py"
+    assert _child_implementation(dict(yarp_env(tmp_path), YARP_NO_EXTENSIONS="1")) == "py py py py py py"
 
 
 def test_brokers_run_on_the_event_loop_the_run_asked_for():

@@ -139,7 +139,8 @@ def check_kernels(environ: Mapping[str, str]) -> list[Check]:
              "validation": ("yarp.wire.validation", "yarp._validate"),
              "trigger scan": ("yarp.view.scan", "yarp._scan"),
              "line templates": ("yarp.view.templates", "yarp._templates"),
-             "line offsets": ("yarp.view.lines", "yarp._lines")}
+             "line offsets": ("yarp.view.lines", "yarp._lines"),
+             "line shapes": ("yarp.view.shapes", "yarp._shapes")}
     compiled, twins = [], []
     for label, (selector, kernel) in names.items():
         if importlib.import_module(selector).IMPLEMENTATION == "c":

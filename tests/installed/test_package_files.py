@@ -16,7 +16,7 @@ import pytest
 from conftest import DIST, SOURCE
 
 PACKAGES = ("yarp", "agent_workflow")
-KERNELS = ("_fastframe", "_payload_kernel", "_validate", "_scan", "_templates", "_lines")
+KERNELS = ("_fastframe", "_payload_kernel", "_validate", "_scan", "_templates", "_lines", "_shapes")
 
 pytestmark = pytest.mark.skipif(DIST is None, reason="run through tests/installed/run.py, which builds the dist")
 

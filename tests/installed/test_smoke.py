@@ -194,7 +194,7 @@ def test_doctor_finds_this_installation_healthy(world: World):
     checks = {check["name"]: check for check in report["checks"]}
     assert checks["data files"]["status"] == "ok"
     assert checks["kernels"]["detail"] == (
-        "compiled: frames, payloads, validation, trigger scan, line templates, line offsets")
+        "compiled: frames, payloads, validation, trigger scan, line templates, line offsets, line shapes")
     assert checks["capture"]["status"] == "ok"
     assert checks["Pi extension"]["status"] == "ok" and "this yarp" in checks["Pi extension"]["detail"]
 

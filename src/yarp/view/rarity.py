@@ -34,7 +34,7 @@ from __future__ import annotations
 from itertools import compress, pairwise
 from operator import itemgetter, sub
 
-from yarp.view.scan import line_shapes, rows_breaking
+from yarp.view.shapes import line_shapes, rows_breaking
 from yarp.view.templates import tally
 
 #: Rare findings are looked for in texts up to this size (one expression over the text), among at
@@ -216,7 +216,7 @@ def _inside(found: list[int], keys: list[bytes]) -> bool:
 def rare_shapes(body: bytes, lines: list[bytes], known=()) -> list[int]:
     """In a text of no more than `SHAPE_BYTES` whose lines mostly have one shape (a run of word
     characters as one `w` unless a short word of capitals, a run of one symbol as one: ` src/a.py |
-    12 ++++--` is ` w/w.w | w +-`; `yarp.view.scan.line_shapes`), the few lines of a shape that
+    12 ++++--` is ` w/w.w | w +-`; `yarp.view.shapes.line_shapes`), the few lines of a shape that
     occurs at most twice, classed or not: the one file deleted outright (` w/w.w | w -`) or
     the one binary file among three hundred rows of a `diff --stat`, the one `| FAIL |` test, the
     two `totl is not defined.  no-undef` among 8,000 errors of a style checker.

@@ -2,12 +2,10 @@
 
 The salience classifier asks `trigger_lines` which lines of a buffer hold
 which of its trigger literals (by line start; `trigger_line_numbers` by line
-number), and `yarp.view.rarity` asks `line_shapes` for each line's shape and
-`rows_breaking` for the rows of a table that break its columns' rule; the rest
-of YARP imports it from here and never from `_scan` or `_scan_py` directly. `YARP_NO_EXTENSIONS=1` (read once, in
-`yarp._compat`) selects the twin; otherwise the extension is required to load
-when it was built, and a missing build falls back to the twin (a guard test
-fails then).
+number); the rest of YARP imports it from here and never from `_scan` or
+`_scan_py` directly. `YARP_NO_EXTENSIONS=1` (read once, in `yarp._compat`)
+selects the twin; otherwise the extension is required to load when it was
+built, and a missing build falls back to the twin (a guard test fails then).
 """
 
 from yarp._compat import NO_EXTENSIONS
@@ -23,7 +21,5 @@ else:
 IMPLEMENTATION = _impl.IMPLEMENTATION
 trigger_lines = _impl.trigger_lines
 trigger_line_numbers = _impl.trigger_line_numbers
-line_shapes = _impl.line_shapes
-rows_breaking = _impl.rows_breaking
 
-__all__ = ["IMPLEMENTATION", "line_shapes", "rows_breaking", "trigger_line_numbers", "trigger_lines"]
+__all__ = ["IMPLEMENTATION", "trigger_line_numbers", "trigger_lines"]

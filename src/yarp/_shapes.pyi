@@ -1,0 +1,9 @@
+"""Types of the compiled line shapes and table rows (`yarp._shapes`)."""
+
+from typing import Final, Literal
+
+IMPLEMENTATION: Final[Literal["c"]]
+SHAPE_BYTES: Final[int]
+
+def line_shapes(data: bytes | bytearray | memoryview) -> list[bytes]: ...
+def rows_breaking(data: bytes | bytearray | memoryview, width: int, rule: tuple[tuple[int, bytes], ...]) -> tuple[int, list[int]]: ...
