@@ -62,7 +62,7 @@ cdef bint _same_zeroed(const unsigned char *a, const unsigned char *b, Py_ssize_
     """Whether `n` bytes at `a` and at `b` are the same, each digit read as `0`."""
     cdef Py_ssize_t i = 0
     cdef uint64_t x, y
-    if memcmp(a, b, n) == 0:  # most often the same bytes, compared at the C library's speed
+    if n > 32 and memcmp(a, b, n) == 0:  # a long line most often the same bytes: at the C library's speed
         return True
     while i < n:
         x, y = _word(a + i, n - i), _word(b + i, n - i)

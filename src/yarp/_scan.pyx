@@ -6,8 +6,12 @@ in one pass over the buffer and without a lowercased copy. A 64 KiB table
 marks every pair of bytes a trigger can start with (in either case), and a
 second one every hashed triple of folded bytes; only where the buffer's pair and
 triple are marked are the triggers starting with it compared (dense output is
-full of pairs such as two blanks, which one trigger, `  x `, starts with), and a
-line's start is looked for backwards only on a match. Triggers holding
+full of pairs such as two blanks, which one trigger, `  x `, starts with). At a
+line's first candidate pair, a line alike to one read before in the scan (the
+same but for its digits, `_alike.pxi`) takes that one's triggers and the pass
+goes on at the next line, where the lines before tell that this costs less than
+reading it (`_scan_kinds`); the lines of one kind share one tuple of triggers.
+Triggers holding
 an upper-case ASCII letter never match (the twin searches a lowercased copy);
 the empty trigger and those holding b"\\n" follow the twin's
 find-then-skip-the-line walk, trigger by trigger. The tables are built once

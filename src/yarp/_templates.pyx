@@ -318,7 +318,9 @@ def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=Tru
 
     Lines the same byte for byte are of one kind; where `blind[triggers]` is true (`asked(triggers)`
     fills it), so are lines the same but for their digits, each read as `0`. A line's triggers are the
-    scan's, which follow from its bytes: lines alike hold the same ones."""
+    scan's, which follow from its bytes: lines alike hold the same ones. A line holding the very tuple
+    of triggers an earlier line held is first checked against that one's kind (the compiled scan hands
+    the lines of a kind one tuple); only when it is not of it is the line hashed."""
     cdef Py_ssize_t n = len(found), size = 16, mask, e, slot, k, length, other_length, number
     cdef Kind *table
     cdef Shared *tuples
