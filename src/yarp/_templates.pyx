@@ -310,6 +310,14 @@ cdef inline const unsigned char *_line_at(Text *text, Py_ssize_t number, Py_ssiz
     return <const unsigned char *>PyBytes_AS_STRING(<bytes>line)
 
 
+cdef inline bint _of_kind(Text *text, const unsigned char *p, Py_ssize_t length, Py_ssize_t first, bint zero) noexcept:
+    """Whether the `length` bytes at `p` are a line of the kind of line `first`: the same bytes, or with
+    `zero` the same but for their digits."""
+    cdef Py_ssize_t other_length
+    cdef const unsigned char *other = _line_at(text, first, &other_length)
+    return other_length == length and (_same_zeroed(other, p, length) if zero else memcmp(other, p, length) == 0)
+
+
 def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=True) -> tuple:
     """Per entry (line number, triggers) of `found`, the class `class_of(line, triggers)` gives, asked
     once per kind of line; and with `kinds`, per line number, the number of the first line of its kind
@@ -321,14 +329,13 @@ def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=Tru
     scan's, which follow from its bytes: lines alike hold the same ones. A line holding the very tuple
     of triggers an earlier line held is first checked against that one's kind (the compiled scan hands
     the lines of a kind one tuple); only when it is not of it is the line hashed."""
-    cdef Py_ssize_t n = len(found), size = 16, mask, e, slot, k, length, other_length, number
+    cdef Py_ssize_t n = len(found), size = 16, mask, e, slot, k, length, number
     cdef Kind *table
     cdef Shared *tuples
     cdef Shared *shared
     cdef Reading read[64]
     cdef Text text
     cdef const unsigned char *p
-    cdef const unsigned char *other
     cdef uint64_t h
     cdef bint zero
     cdef array starts
@@ -364,9 +371,7 @@ def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=Tru
             if shared.triggers != NULL:
                 k = shared.entry
                 first = (<tuple>found[k])[0]
-                other = _line_at(&text, <Py_ssize_t>first, &other_length)
-                if other_length == length and (_same_zeroed(other, p, length) if zero
-                                               else memcmp(other, p, length) == 0):
+                if _of_kind(&text, p, length, first, zero):
                     out[e] = out[k]
                     if kinds:
                         firsts[number] = first
@@ -377,9 +382,7 @@ def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=Tru
                 k = table[slot].entry - 1
                 if table[slot].hash == h and table[slot].zero == zero:
                     first = (<tuple>found[k])[0]  # kept as the object: no number made per line
-                    other = _line_at(&text, <Py_ssize_t>first, &other_length)
-                    if other_length == length and (_same_zeroed(other, p, length) if zero
-                                                   else memcmp(other, p, length) == 0):
+                    if _of_kind(&text, p, length, first, zero):
                         out[e] = out[k]
                         if kinds:
                             firsts[number] = first
