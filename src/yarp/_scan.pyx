@@ -407,17 +407,31 @@ cdef int _by_line_then_trigger(const void *a, const void *b) noexcept nogil:
     return -1 if x.index < y.index else (1 if x.index > y.index else 0)
 
 
-cdef int _run(Scan *s, bint odd) noexcept nogil:
-    """The whole scan: the plain triggers in one pass, then each odd one; -1 on no memory."""
-    cdef Py_ssize_t k, plain_hits
+cdef int _run(Scan *s) noexcept nogil:
+    """The scan with an odd trigger: the plain triggers in one pass, then each odd one, the hits sorted by
+    line; then each line's hits made a kind of its own, as `_by_kinds` reads `_scan_kinds`'s; -1 on no
+    memory."""
+    cdef Py_ssize_t k, i = 0, j, plain_hits
     if _scan_plain(s) < 0:
         return -1
     plain_hits = s.count
-    for k in range(s.count_triggers if odd else 0):
+    for k in range(s.count_triggers):
         if s.kind[k] == ODD and _scan_odd(s, k) < 0:
             return -1
     if s.count > plain_hits:
         qsort(s.hits, s.count, sizeof(Hit), _by_line_then_trigger)
+    while i < s.count:
+        j = i + 1
+        while j < s.count and s.hits[j].start == s.hits[i].start:
+            j += 1
+        if (_room(<void **>&s.kinds, &s.kind_capacity, s.kind_count, sizeof(Kind)) < 0
+                or _room(<void **>&s.lined, &s.lined_capacity, s.lined_count, sizeof(Lined)) < 0):
+            return -1
+        s.kinds[s.kind_count].first, s.kinds[s.kind_count].count = i, j - i
+        s.lined[s.lined_count].start, s.lined[s.lined_count].kind = s.hits[i].start, s.kind_count
+        s.kind_count += 1
+        s.lined_count += 1
+        i = j
     return 0
 
 
@@ -602,12 +616,12 @@ cdef object _scan(buf, triggers, bint numbers):
                 raise MemoryError()
         if s.size >= _GIL_FREE_BYTES:
             with nogil:
-                failed = _run(&s, tables.odd) if tables.odd else _scan_kinds(&s, slots)
+                failed = _run(&s) if tables.odd else _scan_kinds(&s, slots)
         else:
-            failed = _run(&s, tables.odd) if tables.odd else _scan_kinds(&s, slots)
+            failed = _run(&s) if tables.odd else _scan_kinds(&s, slots)
         if failed:
             raise MemoryError()
-        return _by_hits(&s, found, numbers) if tables.odd else _by_kinds(&s, found, numbers)
+        return _by_kinds(&s, found, numbers)
     finally:
         free(s.hits)
         free(s.seen)
@@ -626,7 +640,7 @@ cdef inline tuple _held(Scan *s, tuple found, Py_ssize_t i, Py_ssize_t j):
 
 
 cdef object _by_kinds(Scan *s, tuple found, bint numbers):
-    """The lines `_scan_kinds` found, each with its kind's tuple of triggers (made once per kind)."""
+    """The lines `_scan_kinds` (or `_run`) found, each with its kind's tuple of triggers (made once per kind)."""
     cdef Py_ssize_t i, kind, start, previous = 0, number = 0
     cdef list made = [None] * s.kind_count
     result = [] if numbers else {}
@@ -643,22 +657,3 @@ cdef object _by_kinds(Scan *s, tuple found, bint numbers):
             result[start] = held
     return result
 
-
-cdef object _by_hits(Scan *s, tuple found, bint numbers):
-    """The lines of the hits `_run` found, which come by line start, ascending."""
-    cdef Py_ssize_t i = 0, j, start, previous = 0, number = 0
-    result = [] if numbers else {}
-    while i < s.count:
-        start = s.hits[i].start
-        j = i + 1
-        while j < s.count and s.hits[j].start == start:
-            j += 1
-        held = _held(s, found, i, j)
-        if numbers:
-            number += _newlines(s.buf + previous, start - previous)
-            previous = start
-            result.append((number, held))
-        else:
-            result[start] = held
-        i = j
-    return result
