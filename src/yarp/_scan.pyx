@@ -407,11 +407,29 @@ cdef int _by_line_then_trigger(const void *a, const void *b) noexcept nogil:
     return -1 if x.index < y.index else (1 if x.index > y.index else 0)
 
 
+cdef Py_ssize_t _new_kind(Scan *s, Py_ssize_t first, Py_ssize_t count) noexcept nogil:
+    """A kind whose triggers are those of `count` hits from `first`: its index; -1 on no memory."""
+    if _room(<void **>&s.kinds, &s.kind_capacity, s.kind_count, sizeof(Kind)) < 0:
+        return -1
+    s.kinds[s.kind_count].first, s.kinds[s.kind_count].count = first, count
+    s.kind_count += 1
+    return s.kind_count - 1
+
+
+cdef int _add_line(Scan *s, Py_ssize_t start, Py_ssize_t kind) noexcept nogil:
+    """The line at `start` holds the triggers of `kind`; -1 on no memory."""
+    if _room(<void **>&s.lined, &s.lined_capacity, s.lined_count, sizeof(Lined)) < 0:
+        return -1
+    s.lined[s.lined_count].start, s.lined[s.lined_count].kind = start, kind
+    s.lined_count += 1
+    return 0
+
+
 cdef int _run(Scan *s) noexcept nogil:
     """The scan with an odd trigger: the plain triggers in one pass, then each odd one, the hits sorted by
     line; then each line's hits made a kind of its own, as `_by_kinds` reads `_scan_kinds`'s; -1 on no
     memory."""
-    cdef Py_ssize_t k, i = 0, j, plain_hits
+    cdef Py_ssize_t k, i = 0, j, kind, plain_hits
     if _scan_plain(s) < 0:
         return -1
     plain_hits = s.count
@@ -424,13 +442,9 @@ cdef int _run(Scan *s) noexcept nogil:
         j = i + 1
         while j < s.count and s.hits[j].start == s.hits[i].start:
             j += 1
-        if (_room(<void **>&s.kinds, &s.kind_capacity, s.kind_count, sizeof(Kind)) < 0
-                or _room(<void **>&s.lined, &s.lined_capacity, s.lined_count, sizeof(Lined)) < 0):
+        kind = _new_kind(s, i, j - i)
+        if kind < 0 or _add_line(s, s.hits[i].start, kind) < 0:
             return -1
-        s.kinds[s.kind_count].first, s.kinds[s.kind_count].count = i, j - i
-        s.lined[s.lined_count].start, s.lined[s.lined_count].kind = s.hits[i].start, s.kind_count
-        s.kind_count += 1
-        s.lined_count += 1
         i = j
     return 0
 
@@ -438,7 +452,6 @@ cdef int _run(Scan *s) noexcept nogil:
 cdef Py_ssize_t _read_kind(Scan *s, Py_ssize_t start, Py_ssize_t pos, Py_ssize_t end) noexcept nogil:
     """Read the line [start, end) for the plain triggers from `pos`, where its first candidate pair is, as
     `_scan_plain` reads the buffer, into a new kind: its index; -1 on no memory."""
-    cdef const unsigned char *p = s.buf
     cdef Py_ssize_t i = pos, first = s.count
     s.known, s.line = pos, start
     s.read_bytes += end - pos
@@ -447,11 +460,7 @@ cdef Py_ssize_t _read_kind(Scan *s, Py_ssize_t start, Py_ssize_t pos, Py_ssize_t
         if _match_at(s, i) < 0:
             return -1
         i = _next_candidate(s, i + 1, end)
-    if _room(<void **>&s.kinds, &s.kind_capacity, s.kind_count, sizeof(Kind)) < 0:
-        return -1
-    s.kinds[s.kind_count].first, s.kinds[s.kind_count].count = first, s.count - first
-    s.kind_count += 1
-    return s.kind_count - 1
+    return _new_kind(s, first, s.count - first)
 
 
 cdef inline bint _same_but_digits(const unsigned char *p, const unsigned char *t, Py_ssize_t length) noexcept nogil:
@@ -508,7 +517,7 @@ cdef int _scan_kinds(Scan *s, KindSlot *slots) noexcept nogil:
     alike, are read as `_scan_plain` reads them. Fills `s.lined`; -1 on no memory."""
     cdef const unsigned char *p = s.buf
     cdef const unsigned char *newline
-    cdef Py_ssize_t i = 0, n = s.size, start, end, kind, known = 0, line = 0, candidates = 0
+    cdef Py_ssize_t i = 0, n = s.size, start, end, kind, known = 0, candidates = 0
     cdef double tried = 0, hits = 0
     cdef uint64_t h
     cdef KindSlot *slot
@@ -518,8 +527,8 @@ cdef int _scan_kinds(Scan *s, KindSlot *slots) noexcept nogil:
         i = _next_candidate(s, i, n)
         if i >= n:
             return 0
-        newline = <const unsigned char *>_memrchr(p + known, 10, i - known)
-        start = line if newline == NULL else newline - p + 1
+        newline = <const unsigned char *>_memrchr(p + known, 10, i - known)  # `known` starts a line
+        start = known if newline == NULL else newline - p + 1
         newline = <const unsigned char *>memchr(p + i, 10, n - i)
         end = n if newline == NULL else newline - p
         candidates += 1
@@ -549,12 +558,9 @@ cdef int _scan_kinds(Scan *s, KindSlot *slots) noexcept nogil:
                 slot.hash, slot.start, slot.length, slot.kind, slot.digits = h, start, end - start, kind + 1, UNKNOWN
             if s.read_bytes >= _LATELY_BYTES:
                 s.read_bytes, s.read_candidates = s.read_bytes / 2, s.read_candidates / 2
-        if s.kinds[kind].count:
-            if _room(<void **>&s.lined, &s.lined_capacity, s.lined_count, sizeof(Lined)) < 0:
-                return -1
-            s.lined[s.lined_count].start, s.lined[s.lined_count].kind = start, kind
-            s.lined_count += 1
-        i = known = line = end + 1
+        if s.kinds[kind].count and _add_line(s, start, kind) < 0:
+            return -1
+        i = known = end + 1
 
 
 cdef Py_ssize_t _newlines(const unsigned char *p, Py_ssize_t n) noexcept nogil:
