@@ -193,6 +193,26 @@ def test_what_the_noise_patterns_say_follows_from_a_lines_noise_key(lines):
             assert said.setdefault(sal.noise_key(line), sal.is_noise(line)) == sal.is_noise(line), line
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(NOISE_SAMPLES[:8] + [b"plain words", b"error: x", b"", b"warning: y", b"note: z"]),
+                min_size=1, max_size=120),
+       st.data())
+def test_a_context_walk_skips_what_it_would_skip_line_by_line(lines, data):
+    from yarp.view.streams import Stream
+
+    # A walk read a window at a time (`next_context`) stops where one asking `skippable` of each line
+    # would: classed lines and notes are never noise, a noise line alone is not skipped, nor a kept line.
+    stream = Stream("stdout", b"\n".join(lines) + b"\n", classifier())
+    total = len(stream.lines)
+    kept = set(data.draw(st.lists(st.integers(0, total - 1), max_size=8)))
+    for _ in range(4):
+        index, step = data.draw(st.integers(0, total - 1)), data.draw(st.sampled_from((1, -1)))
+        walked = index
+        while 0 <= walked < total and (walked in kept or stream.skippable(walked)):
+            walked += step
+        assert stream.next_context(index, step, kept) == walked
+
+
 #: Pieces of the lines entries are written for, so that generated lines match entries, often several.
 LINE_PIECE = st.sampled_from(["error", "Error", "ERROR", "error: ", "error[E0308]: ", "fatal error: ", "Fatal error: ",
                               "panic: ", "panicked at", "FAILED", "FAIL ", "--- FAIL", "=== ", " ===", "1 failed",

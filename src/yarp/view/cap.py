@@ -381,10 +381,10 @@ def _context(view: _View, head_share: int, tail_share: int) -> None:
             step = 1 if forward else -1
             index = 0 if forward else total - 1
             kept, lines, is_marker = view.kept[number], stream.lines, stream.markers.is_marker
-            while 0 <= index < total:
-                if index in kept or stream.skippable(index):
-                    index += step
-                    continue
+            while True:
+                index = stream.next_context(index, step, kept)  # past what is kept and runs of noise
+                if not 0 <= index < total:
+                    break
                 if not is_marker(index, lines[index]):
                     index, stop = view.add_run(number, index, step, start + share)
                     if stop:

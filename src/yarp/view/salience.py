@@ -40,6 +40,7 @@ limits, are `yarp.view.blocks`.
 from __future__ import annotations
 
 import os
+from itertools import repeat
 
 from yarp.view.matching import Literals, Plan, holds, leftmost
 from yarp.view.scan import trigger_line_numbers, trigger_lines
@@ -211,6 +212,10 @@ class Classifier:
         """What `is_noise` says of a line follows from: the line with each digit read as `0` where no noise
         pattern reads digits (2,400 test lines of one redrawn progress line, numbered), else the line."""
         return line.translate(_DIGITS_AS_ZERO) if self.noise_blind else line
+
+    def noise_keys(self, lines: list[bytes]) -> list[bytes]:
+        """`noise_key` of each of `lines`, at C speed."""
+        return list(map(bytes.translate, lines, repeat(_DIGITS_AS_ZERO))) if self.noise_blind else lines
 
     def is_noise(self, line: bytes) -> bool:
         """Whether a noise pattern matches the line: those anchored at its start are tried

@@ -13,6 +13,8 @@ This module never chooses lines (that is `yarp.view.cap`) and never writes.
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_left
 from collections import deque
 from itertools import compress
 from operator import itemgetter
@@ -37,6 +39,12 @@ FAILURE_LINE_TIMES = 2
 KINDS_SHARE = 8
 #: What a line not held in memory reads as: never blank, never a lead or continuation line.
 UNAVAILABLE = b"\x00"
+#: Lines a context walk reads at first (`Stream.next_context`); each window after is twice the one before.
+CONTEXT_WINDOW = 16
+#: What `Stream._mark_noise` says of a line, and where a context walk stops: a line that is not noise, or
+#: noise alone (not `skippable`).
+_PLAIN, _NOISE, _UNKNOWN = 0, 1, 2
+_CONTEXT_LINE = re.compile(rb"\x00|(?<!\x01)\x01(?!\x01)")
 #: A scanned entry's line number.
 _NUMBER = itemgetter(0)
 
@@ -86,7 +94,9 @@ class SparseLines:
     def __len__(self) -> int:
         return self.total
 
-    def __getitem__(self, index: int) -> bytes:
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self.held.get(number, UNAVAILABLE) for number in range(*index.indices(self.total))]
         return self.held.get(index, UNAVAILABLE)
 
     def available(self) -> list[int]:
@@ -103,7 +113,7 @@ class Stream:
 
     __slots__ = ("name", "lines", "final_newline", "markers", "ranges", "marker_bytes", "classes", "shown",
                  "extra_counts", "noise", "cut", "headings", "kinds", "templates", "heads", "noisy", "standouts",
-                 "repeats", "firsts")
+                 "repeats", "firsts", "marks", "never_noise")
 
     def __init__(self, name: str, data: bytes, sal: Classifier, records=None) -> None:
         self.name = name
@@ -134,6 +144,10 @@ class Stream:
         #: Per line number, the number of the first line of its kind (`classed_alike`); None where few lines
         #: hold a trigger (`KINDS_SHARE`) or the lines were not classed at once (a big stream read in chunks).
         self.firsts: list[int | None] | None = None
+        #: Per line, what a context walk read of it (`next_context`): `_NOISE`, `_PLAIN` or `_UNKNOWN`; and the
+        #: lines never noise, ascending. None until a walk asks.
+        self.marks: bytearray | None = None
+        self.never_noise: list[int] | None = None
         self._know_markers(records)
         if data:
             self._classify(body, sal)
@@ -247,6 +261,70 @@ class Stream:
     def skippable(self, index: int) -> bool:
         """A noise line in a run of at least two: skipping a lone one would cost a marker line."""
         return self.is_noise(index) and (self.is_noise(index - 1) or self.is_noise(index + 1))
+
+    def next_context(self, index: int, step: int, kept) -> int:
+        """The first line from `index` on, in direction `step` (1 or -1), that is neither in `kept` nor
+        `skippable`; -1 or the line count when there is none. A context walk passes runs of thousands
+        of noise lines (`ok 812 - renders the badge`), so they are read a window at a time, each step at
+        C speed: what the noise patterns say of its lines (`_mark_noise`, kept for the walk back), then
+        where the first line stands that is not noise or is noise alone (`_CONTEXT_LINE`)."""
+        total = len(self.lines)
+        if not self.whole():
+            while 0 <= index < total and (index in kept or self.skippable(index)):
+                index += step
+            return index
+        if self.marks is None:
+            self.marks = bytearray((_UNKNOWN,)) * total
+        size = CONTEXT_WINDOW  # most walks stop within a few lines
+        while 0 <= index < total:
+            # The window's lines and the line past each of its ends, which tells whether its last is alone.
+            low, high = (index, min(total, index + size)) if step > 0 else (max(0, index - size + 1), index + 1)
+            outer_low, outer_high = max(0, low - 1), min(total, high + 1)
+            self._mark_noise(outer_low, outer_high)
+            if step > 0:
+                marks, at, line_at = self.marks, index, lambda position: position
+                ends = outer_high
+            else:
+                marks, at = self.marks[outer_low:outer_high][::-1], outer_high - 1 - index
+                line_at, ends = (lambda position: outer_high - 1 - position), outer_high - outer_low
+            while True:
+                found = _CONTEXT_LINE.search(marks, at, ends)
+                if found is None or (line_at(found.start()) == (high if step > 0 else low - 1)):
+                    break  # every line of the window is skippable or kept
+                if line_at(found.start()) not in kept:
+                    return line_at(found.start())
+                at = found.start() + 1
+            index = high if step > 0 else low - 1
+            size *= 2
+        return index
+
+    def _mark_noise(self, low: int, high: int) -> None:
+        """Fill `marks` for the lines from `low` up to `high` (exclusive) not marked yet: per line `_NOISE` if
+        `is_noise` says so, else `_PLAIN`, each pass over them at C speed: what the noise patterns said of
+        each line's key (`Classifier.noise_key`), then the lines never noise (classed, or a note) unmarked."""
+        marks = self.marks
+        first = marks.find(_UNKNOWN, low, high)
+        if first < 0:
+            return
+        last = marks.rfind(_UNKNOWN, low, high) + 1
+        window = self.lines[first:last]
+        sal = classifier()
+        keys = sal.noise_keys(window)
+        noisy = self.noisy
+        said = list(map(noisy.get, keys))
+        if None in said:
+            for k, key in enumerate(keys):
+                if said[k] is None:
+                    said[k] = noisy.get(key)
+                    if said[k] is None:
+                        said[k] = noisy[key] = sal.is_noise(window[k])
+        marks[first:last] = bytes(said)  # True is `_NOISE`, False `_PLAIN`
+        never = self.never_noise
+        if never is None:
+            notes = [number for number, known in self.noise.items() if known is False]
+            never = self.never_noise = sorted({*self.classes, *notes})
+        for number in never[bisect_left(never, first):bisect_left(never, last)]:
+            marks[number] = _PLAIN
 
     def window(self, first: int, count: int, step: int) -> list[bytes]:
         """`count` lines from line `first` in direction `step` (1 or -1), in that order."""
