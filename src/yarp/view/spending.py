@@ -14,6 +14,8 @@ that repeat are shown once each before a second alike (`ranking.diverse`).
 
 from __future__ import annotations
 
+from itertools import compress
+
 from yarp.view.blocks import LINE_CLASSES
 from yarp.view.ranking import diverse, heading, indent, kind, record_start, repeated
 from yarp.view.salience import Classifier, is_blank
@@ -85,7 +87,7 @@ def weighed(stream, budget: int, anchors: list[int]) -> list[int]:
     for key in at_ends:
         first_anchor.pop(key, None)
     rare = {key for key, count in counts.items() if count <= RARE_KIND}
-    chosen = {anchor: key for anchor, key in zip(middle, keys) if key in rare} if rare else {}
+    chosen = dict(compress(zip(middle, keys), map(rare.__contains__, keys))) if rare else {}
     chosen.update((anchor, key) for key, anchor in first_anchor.items())
     inside = [anchor for anchor in standouts if middle[0] <= anchor <= middle[-1]]
     if inside:
@@ -307,6 +309,9 @@ def _message_and_last(lines, start: int, head: int, anchor: int, end: int, locat
 def _own_frames(lines, start: int, head: int, anchor: int, end: int, location) -> list[int]:
     """The frames of a stack in the user's own code (`LIBRARY_PATHS` aside), each with the source
     line Python prints under it: among thirty frames of a framework, the one migration that failed."""
+    text = b"\n".join(lines[anchor + 1:end + 1])
+    if not any([start in text for start in FRAME_STARTS]):
+        return []  # no frame at all: most blocks, asked at C speed
     found = []
     for i in range(anchor + 1, end + 1):
         line = lines[i].lstrip()
