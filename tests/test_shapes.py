@@ -90,11 +90,13 @@ def test_a_table_s_rows_that_break_its_columns_rule_are_numbered_and_the_others_
             b"a line of another width\n  127.0.0.1\t- -  \"GET /c HTTP/1.1\" 200 9  \r\n10.0.0.9 - - \"GET /d HTTP/1.1\" 200 3")
     rule = ((0, b"127.0.0.1"), (3, b'"GET'), (5, b'HTTP/1.1"'), (6, b"200"))
     # Rows of 8 fields: lines 0, 1, 4 and 5; line 1 has another status, line 5 another address.
-    assert impl.rows_breaking(data, 8, rule) == (2, [1, 5])
-    assert impl.rows_breaking(data, 8, ()) == (4, [])
-    assert impl.rows_breaking(b"", 1, ((0, b"x"),)) == (0, []) and impl.rows_breaking(b"x\n", 1, ((0, b"x"),)) == (1, [])
-    # One position asked for two values: no row holds both.
-    assert impl.rows_breaking(b"a b\na c", 2, ((0, b"a"), (0, b"b"))) == (0, [0, 1])
+    # Per rule pair, the rows of 8 fields that do not hold it.
+    assert impl.rows_breaking(data, 8, rule) == (2, [1, 5], [1, 0, 0, 1])
+    assert impl.rows_breaking(data, 8, ()) == (4, [], [])
+    assert impl.rows_breaking(b"", 1, ((0, b"x"),)) == (0, [], [0])
+    assert impl.rows_breaking(b"x\n", 1, ((0, b"x"),)) == (1, [], [0])
+    # One position asked for two values: no row holds both. A position outside the row asks nothing.
+    assert impl.rows_breaking(b"a b\na c", 2, ((0, b"a"), (0, b"b"), (2, b"z"))) == (0, [0, 1], [0, 2, 0])
 
 
 @settings(max_examples=300, deadline=None)

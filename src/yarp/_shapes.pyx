@@ -154,35 +154,41 @@ for _byte in range(256):
 
 def rows_breaking(data, Py_ssize_t width, tuple rule) -> tuple:
     """How many lines of `data` (split at b"\\n") are rows of `width` fields (split as `bytes.split()`
-    splits) holding every `rule` value ((position, value) pairs) at its position, and the numbers of
-    the other rows of `width` fields, ascending, as `yarp._shapes_py.rows_breaking` gives them."""
+    splits) holding every `rule` value ((position, value) pairs) at its position, the numbers of the
+    other rows of `width` fields, ascending, and per rule pair how many rows of `width` fields do not hold
+    it, as `yarp._shapes_py.rows_breaking` gives them."""
     cdef Py_buffer view
     cdef const unsigned char *p
-    cdef Py_ssize_t i, j, k, n, end, line = 0, fields = 0, ruled = 0, r, count = len(rule)
+    cdef Py_ssize_t i, j, k, n, end, line = 0, fields = 0, ruled = 0, r, position, count = len(rule)
     cdef const unsigned char *found
-    cdef bint breaks = False
-    cdef Py_ssize_t *wanted = <Py_ssize_t *>malloc(max(1, width) * sizeof(Py_ssize_t))
+    cdef bint breaks = False, asked
+    # Per field of a row, where it starts and ends (for the fields a rule asks about); per rule, its position.
+    cdef Py_ssize_t *starts = <Py_ssize_t *>malloc(max(1, width) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t *ends = <Py_ssize_t *>malloc(max(1, width) * sizeof(Py_ssize_t))
+    cdef unsigned char *wanted = <unsigned char *>calloc(max(1, width), 1)
+    cdef Py_ssize_t *positions = <Py_ssize_t *>malloc(max(1, count) * sizeof(Py_ssize_t))
     cdef const char **values = <const char **>malloc(max(1, count) * sizeof(char *))
     cdef Py_ssize_t *sizes = <Py_ssize_t *>malloc(max(1, count) * sizeof(Py_ssize_t))
-    if wanted == NULL or values == NULL or sizes == NULL:
+    cdef Py_ssize_t *broken = <Py_ssize_t *>calloc(max(1, count), sizeof(Py_ssize_t))
+    if starts == NULL or ends == NULL or wanted == NULL or positions == NULL or values == NULL or sizes == NULL \
+            or broken == NULL:
+        free(starts)
+        free(ends)
         free(wanted)
+        free(positions)
         free(values)
         free(sizes)
+        free(broken)
         raise MemoryError()
     kept = [bytes(value) for _, value in rule]  # holds the values' bytes while they are compared
     out = []
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
-        for i in range(width):
-            wanted[i] = -1
         for r in range(count):
             position = rule[r][0]
-            if 0 <= position < width:
-                # One position asked for two values: no row holds both.
-                if wanted[position] == -1:
-                    wanted[position] = r
-                elif wanted[position] >= 0 and kept[wanted[position]] != kept[r]:
-                    wanted[position] = -2
+            positions[r] = position if 0 <= position < width else -1  # a position outside a row asks nothing
+            if positions[r] >= 0:
+                wanted[position] = 1
             values[r] = kept[r]
             sizes[r] = len(kept[r])
         p = <const unsigned char *>view.buf
@@ -193,7 +199,6 @@ def rows_breaking(data, Py_ssize_t width, tuple rule) -> tuple:
             found = <const unsigned char *>memchr(p + i, 10, n - i) if i < n else NULL
             end = n if found == NULL else found - p
             fields = 0
-            breaks = False
             j = i
             while fields <= width:
                 while j < end and BLANK[p[j]]:
@@ -203,22 +208,31 @@ def rows_breaking(data, Py_ssize_t width, tuple rule) -> tuple:
                 k = j
                 while k < end and not BLANK[p[k]]:
                     k += 1
-                if not breaks and fields < width:
-                    r = wanted[fields]
-                    if r == -2 or r >= 0 and (k - j != sizes[r] or memcmp(p + j, values[r], k - j) != 0):
-                        breaks = True
+                if fields < width and wanted[fields]:
+                    starts[fields], ends[fields] = j, k
                 fields += 1
                 j = k
             if fields == width:
+                breaks = False
+                for r in range(count):
+                    position = positions[r]
+                    if position >= 0 and (ends[position] - starts[position] != sizes[r] or memcmp(
+                            p + starts[position], values[r], sizes[r]) != 0):
+                        broken[r] += 1
+                        breaks = True
                 if breaks:
                     out.append(line)
                 else:
                     ruled += 1
             line += 1
             i = end + 1
-        return ruled, out
+        return ruled, out, [broken[r] for r in range(count)]
     finally:
         PyBuffer_Release(&view)
+        free(starts)
+        free(ends)
         free(wanted)
+        free(positions)
         free(values)
         free(sizes)
+        free(broken)

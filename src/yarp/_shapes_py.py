@@ -37,17 +37,23 @@ def _word_shape(match) -> bytes:
     return word if len(word) <= CAPS_BYTES and word.isalpha() and word.isupper() else b"w"
 
 
-def rows_breaking(data: bytes, width: int, rule: tuple) -> tuple[int, list[int]]:
+def rows_breaking(data: bytes, width: int, rule: tuple) -> tuple[int, list[int], list[int]]:
     """How many lines of `data` (split at b"\\n") are rows of `width` fields (`bytes.split()`) holding every
-    `rule` value ((position, value) pairs) at its position, and the numbers of the other rows of `width`
-    fields, ascending: the rows of a table that break its columns' rule."""
-    ruled, out = 0, []
+    `rule` value ((position, value) pairs) at its position, the numbers of the other rows of `width`
+    fields, ascending (the rows of a table that break its columns' rule), and per rule pair how many rows
+    of `width` fields do not hold it (none where its position is outside the row)."""
+    ruled, out, broken = 0, [], [0] * len(rule)
     for number, line in enumerate(data.split(b"\n")):
         fields = line.split()
         if len(fields) != width:
             continue
-        if all(fields[position] == value for position, value in rule if 0 <= position < width):
-            ruled += 1
-        else:
+        breaks = False
+        for r, (position, value) in enumerate(rule):
+            if 0 <= position < width and fields[position] != value:
+                broken[r] += 1
+                breaks = True
+        if breaks:
             out.append(number)
-    return ruled, out
+        else:
+            ruled += 1
+    return ruled, out, broken

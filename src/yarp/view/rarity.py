@@ -335,9 +335,10 @@ def rare_columns(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
     twice (or on one row in a hundred), not classed already: the one `500` among 600 `200` statuses
     of an access log, the three `no` among 1,900 `yes` of a login report.
 
-    The sample says which columns have a rule and its value; one compiled pass (`rows_breaking`) counts
-    the rows that keep every rule and gives the others, which alone are split: a value other than its
-    column's rule is counted among them as among all rows."""
+    The sample says which columns may have a rule and its value; one compiled pass (`rows_breaking`)
+    counts the rows that keep every rule and the rows that break each, and gives the rows that break one,
+    which alone are split, and only when a column keeps its rule: a value other than its column's rule is
+    counted among them as among all rows."""
     if len(body) > LONG_BYTES or len(lines) < MIN_REPETITIVE:
         return []
     sample = [line.split() for line in lines[::max(1, len(lines) // 256)]]
@@ -354,15 +355,22 @@ def rare_columns(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
             rule.append((position, max(counts, key=counts.__getitem__)))
     if not rule:
         return []
-    kept, numbers = rows_breaking(body, width, tuple(rule))
+    kept, numbers, broken = rows_breaking(body, width, tuple(rule))
     table = kept + len(numbers)  # the rows of `width` fields
+    # A time or a count that the sample happened to see once (or on every row it read: a plan that cycles
+    # through four values, read every twentieth row) is no column's rule: the rows breaking only it are
+    # not split (a second pass gives those breaking the others; a row's values in them are the same).
+    ruled = [pair for pair, count in zip(rule, broken) if (table - count) * 100 >= table * COLUMN_SHARE]
+    if not ruled:
+        return []
+    if len(ruled) < len(rule):
+        rule = ruled
+        numbers = rows_breaking(body, width, tuple(rule))[1]
     breaking = list(map(bytes.split, map(lines.__getitem__, numbers)))
     seldom = max(2, table // 100)  # a value is rare at most twice, or on one row in a hundred
     rare: set[int] = set()
     for position, value in rule:
         column = list(map(itemgetter(position), breaking))
-        if (table - len(column) + column.count(value)) * 100 < table * COLUMN_SHARE:
-            continue  # a time or a count that the sample happened to see once: no value is the rule
         counts: dict[bytes, int] = {}
         tally(counts, filter(value.__ne__, column))
         seldom_values = {found for found, count in counts.items() if count <= seldom}
