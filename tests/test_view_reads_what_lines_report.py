@@ -15,6 +15,8 @@ what it found is its tally, wherever it stands.
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from view_of import lines_of, view
 from yarp import _templates_py
 from yarp.view import ranking, rarity, salience, templates
@@ -192,6 +194,30 @@ def test_a_row_of_a_rare_column_value_stands_out_in_a_table_of_up_to_half_a_mebi
     data = ("\n".join(out) + "\nrates check: 4000 requests, 1 failed\n").encode()
     assert rarity.RARE_BYTES < len(data) <= rarity.LONG_BYTES
     assert out[2290] in lines_of(view(data, exit_code=0))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=40), min_size=2, max_size=60))
+def test_a_field_ruled_out_by_its_count_of_values_holds_no_rare_value(said):
+    # `rare_values` skips a field whose values are too many for either rule to find a rare one: one value
+    # on four fifths of its lines, or values said at most twice on one line in a hundred at most.
+    total = len(said) and sum(said)
+    if rarity._never_rare(len(said), total):
+        top = max(said)
+        assert top * 100 < total * rarity.FIELD_SHARE
+        assert sum(count for count in said if count <= 2) * 100 > total * rarity.SELDOM_SHARE
+
+
+def test_a_rare_status_is_found_beside_a_field_of_ids_each_said_once():
+    # A check listing 2,000 objects by a hex id (each id its own value once its digits are left out), each
+    # with a status: the one `Status: corrupt` among `Status: ok` stands out however many ids there are.
+    out = []
+    for n in range(2000):
+        out += [f"ID: {n * 7919 % 65521:04x}{'abcdef'[n % 6]}{n % 97:02x}", "Status: corrupt" if n == 1234 else "Status: ok"]
+    data = ("\n".join(out) + "\n").encode()
+    assert len(data) <= rarity.LONG_BYTES
+    lines = data.split(b"\n")
+    assert 1234 * 2 + 1 in rarity.rare_values(data[:-1], lines[:-1], {})
 
 
 def test_a_cross_mark_and_a_possible_data_race_are_failures():

@@ -31,7 +31,7 @@ shapes, past `SHAPE_BYTES`): a view's cost must not grow with the size of what i
 
 from __future__ import annotations
 
-from itertools import compress, pairwise
+from itertools import compress, groupby, pairwise
 from operator import itemgetter, sub
 
 from yarp.view.shapes import line_shapes, rows_breaking
@@ -102,7 +102,7 @@ _UNITS = {b"": 1, b"K": 1 << 10, b"M": 1 << 20, b"G": 1 << 30, b"T": 1 << 40, b"
 _value = None
 #: Per first-word expression, the one that reads a line's first two words (`rare_lines`).
 _two_words: dict = {}
-_field = None
+_field = _field_line = None
 #: A named field and its value (`rare_values`), its digits left out.
 FIELD = rb"(?m)^[ \t]*([A-Za-z][\w .()/-]{0,40}?):[ \t]+([^ \t\r\n][^\r\n]{0,80})"
 _ending = None
@@ -456,13 +456,14 @@ def rare_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
     or the few values said once or twice where the others recur (`SELDOM_SHARE`; at most
     `MAX_RARE_LINES` in all), each with the rest of its record; and the lines ending in a rare word
     where most end in one (`_rare_endings`). None classed already."""
-    global _field
+    global _field, _field_line
     if len(body) > LONG_BYTES or len(lines) < MIN_FINDINGS:
         return []
     if _field is None:
         import re
 
         _field = re.compile(FIELD)
+        _field_line = re.compile(rb"(?m)^(" + FIELD.removeprefix(b"(?m)^") + rb"[^\n]*)")
     sample = lines[::max(1, len(lines) // 256)]
     if sum(_field.match(line) is not None for line in sample) * 100 < len(sample) * FIELDS_SHARE:
         return _rare_endings(body, lines, classes)
@@ -471,18 +472,22 @@ def rare_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
     texts = body.translate(None, b"0123456789").split(b"\n")
     alike: dict[bytes, int] = {}
     tally(alike, texts)
-    fields: dict[bytes, dict[bytes, list[bytes]]] = {}
-    for text in alike:
-        match = _field.match(text)
-        if match is not None:
-            fields.setdefault(match[1], {}).setdefault(match[2], []).append(text)
+    # Every line matched at once, as (line, field, value) (a field is read within its line), and grouped by
+    # field, each field's lines in order.
+    matched = sorted(_field_line.findall(b"\n".join(alike)), key=itemgetter(1))
     rare: set[bytes] = set()
     lines_rare = 0
-    for values in fields.values():
-        said = {value: sum(map(alike.__getitem__, saying)) for value, saying in values.items()}
-        total = sum(said.values())
-        if total < MIN_FIELDS or len(values) < 2 or any(b"/" in value for value in values):
+    for found in map(list, map(itemgetter(1), groupby(matched, itemgetter(1)))):
+        total = sum(map(alike.__getitem__, map(itemgetter(0), found)))
+        distinct = len(set(map(itemgetter(2), found)))
+        if total < MIN_FIELDS or distinct < 2 or _never_rare(distinct, total):
+            continue
+        values: dict[bytes, list[bytes]] = {}
+        for text, _, value in found:
+            values.setdefault(value, []).append(text)
+        if any(b"/" in value for value in values):
             continue  # a field naming a place (`Location: src/a.py:3`) says where, not what
+        said = {value: sum(map(alike.__getitem__, saying)) for value, saying in values.items()}
         top = max(said, key=said.__getitem__)
         if said[top] * 100 >= total * FIELD_SHARE:
             rare.update(text for value, saying in values.items() if value != top for text in saying)
@@ -500,6 +505,14 @@ def rare_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
         # With the rest of its record: the finding's `Path :` under its rare `Rule :`.
         numbers.extend(_record_after(lambda at: not lines[at].strip(), number, len(lines)))
     return sorted({number for number in numbers if number not in classes} | set(_rare_endings(body, lines, classes)))
+
+
+def _never_rare(distinct: int, total: int) -> bool:
+    """Whether a field of `distinct` values on `total` lines can hold no rare value (`rare_values`): one value
+    on `FIELD_SHARE` percent of its lines leaves the others a fifth of them, and values said once or twice
+    on `SELDOM_SHARE` percent at most leave the rest said three times or more; a field of more values than
+    either allows (2,000 ids each said once) is not grouped by value at all."""
+    return (distinct - 1) * 100 > total * (100 - FIELD_SHARE) and distinct * 300 > total * (3 * SELDOM_SHARE + 100)
 
 
 def _rare_endings(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
