@@ -39,8 +39,11 @@ FAILURE_LINE_TIMES = 2
 KINDS_SHARE = 8
 #: What a line not held in memory reads as: never blank, never a lead or continuation line.
 UNAVAILABLE = b"\x00"
-#: Lines a context walk reads at first (`Stream.next_context`); each window after is twice the one before.
-CONTEXT_WINDOW = 16
+#: The lines a context walk asks about one by one before it reads windows of them (`Stream.next_context`).
+LINES_ASKED_ALONE = 8
+#: The most lines a context walk reads at once past those (its first window is one line, each after it twice
+#: the one before).
+CONTEXT_WINDOW = 4096
 #: What `Stream._mark_noise` says of a line, and where a context walk stops: a line that is not noise, or
 #: noise alone (not `skippable`).
 _PLAIN, _NOISE, _UNKNOWN = 0, 1, 2
@@ -265,17 +268,20 @@ class Stream:
     def next_context(self, index: int, step: int, kept) -> int:
         """The first line from `index` on, in direction `step` (1 or -1), that is neither in `kept` nor
         `skippable`; -1 or the line count when there is none. A context walk passes runs of thousands
-        of noise lines (`ok 812 - renders the badge`), so they are read a window at a time, each step at
-        C speed: what the noise patterns say of its lines (`_mark_noise`, kept for the walk back), then
-        where the first line stands that is not noise or is noise alone (`_CONTEXT_LINE`)."""
+        of noise lines (`ok 812 - renders the badge`), so past its first line it reads windows of lines,
+        each twice the one before, each step at C speed: what the noise patterns say of the window's lines
+        (`_mark_noise`, kept for the walk back), then where the first line stands that is not noise or is
+        noise alone (`_CONTEXT_LINE`). Its first `LINES_ASKED_ALONE` lines are asked one by one, as they
+        come: most walks stop there, a kept line is passed without asking, and a line can be half a
+        mebibyte of JSON."""
         total = len(self.lines)
-        if not self.whole():
-            while 0 <= index < total and (index in kept or self.skippable(index)):
-                index += step
-            return index
+        for _ in range(total if not self.whole() else LINES_ASKED_ALONE):
+            if not 0 <= index < total or (index not in kept and not self.skippable(index)):
+                return index
+            index += step
         if self.marks is None:
             self.marks = bytearray((_UNKNOWN,)) * total
-        size = CONTEXT_WINDOW  # most walks stop within a few lines
+        size = 1
         while 0 <= index < total:
             # The window's lines and the line past each of its ends, which tells whether its last is alone.
             low, high = (index, min(total, index + size)) if step > 0 else (max(0, index - size + 1), index + 1)
@@ -295,34 +301,40 @@ class Stream:
                     return line_at(found.start())
                 at = found.start() + 1
             index = high if step > 0 else low - 1
-            size *= 2
+            size = min(2 * size, CONTEXT_WINDOW)
         return index
 
     def _mark_noise(self, low: int, high: int) -> None:
         """Fill `marks` for the lines from `low` up to `high` (exclusive) not marked yet: per line `_NOISE` if
-        `is_noise` says so, else `_PLAIN`, each pass over them at C speed: what the noise patterns said of
-        each line's key (`Classifier.noise_key`), then the lines never noise (classed, or a note) unmarked."""
+        `is_noise` says so, else `_PLAIN`, each pass over them at C speed: the answers known by line (a note
+        is never noise; `is_noise` keeps what it was asked, and is given what this reads), what the noise
+        patterns said of each other line's key (`Classifier.noise_key`), then the classed lines unmarked."""
         marks = self.marks
         first = marks.find(_UNKNOWN, low, high)
         if first < 0:
             return
         last = marks.rfind(_UNKNOWN, low, high) + 1
-        window = self.lines[first:last]
-        sal = classifier()
-        keys = sal.noise_keys(window)
-        noisy = self.noisy
-        said = list(map(noisy.get, keys))
+        numbers = range(first, last)
+        said = list(map(self.noise.get, numbers))
         if None in said:
-            for k, key in enumerate(keys):
-                if said[k] is None:
-                    said[k] = noisy.get(key)
-                    if said[k] is None:
-                        said[k] = noisy[key] = sal.is_noise(window[k])
+            asked = [k for k, known in enumerate(said) if known is None]
+            window = self.lines[first:last] if len(asked) == len(said) else [self.lines[first + k] for k in asked]
+            sal, noisy = classifier(), self.noisy
+            keys = sal.noise_keys(window)
+            answers = list(map(noisy.get, keys))
+            if None in answers:
+                for k, key in enumerate(keys):
+                    if answers[k] is None:
+                        answers[k] = noisy.get(key)
+                        if answers[k] is None:
+                            answers[k] = noisy[key] = sal.is_noise(window[k])
+            for k, answer in zip(asked, answers):
+                said[k] = answer
+            self.noise.update(zip([first + k for k in asked], answers))
         marks[first:last] = bytes(said)  # True is `_NOISE`, False `_PLAIN`
         never = self.never_noise
         if never is None:
-            notes = [number for number, known in self.noise.items() if known is False]
-            never = self.never_noise = sorted({*self.classes, *notes})
+            never = self.never_noise = sorted(self.classes)
         for number in never[bisect_left(never, first):bisect_left(never, last)]:
             marks[number] = _PLAIN
 
