@@ -3,6 +3,7 @@
     python bench/cap_cost.py                    # this tree
     python bench/cap_cost.py --against main     # side by side with another revision's cap
     python bench/cap_cost.py --corpus [--against main]   # every real output of the corpus over 256 KiB
+    python bench/cap_cost.py --corpus --instr-caps 1    # ... with instructions per cap, counted per case
 
 The broker caps every output over the cap before it answers a hook, so the
 cap's cost is paid inside the hook's latency budget. The outputs:
@@ -112,7 +113,9 @@ INPUTS = ("seq", "log", "pytest", "log1m", "build1m", "cargo1m", "checkstyle", "
           "build8m")
 
 #: `--corpus`: every case of the generalization corpus whose host text is at least `--corpus-bytes`, capped
-#: as a host's text; prints {case: [bytes, min seconds]} (one tree's process, `caps` caps each).
+#: as a host's text; prints {case: [bytes, min seconds]} (one tree's process, `caps` caps each). With a third
+#: argument, `count`, every case is capped once first, then `caps` times each between two calls of
+#: `os.getppid`, where callgrind (`--dump-before=getppid`) writes what it counted so far: one dump per case.
 CORPUS_PROGRAM = r"""
 import glob, json, os, sys, time
 sys.path.insert(0, {here!r})
@@ -120,21 +123,35 @@ from corpus_cases import manifest_entries, read_stream
 from yarp.view.cap import cap_text
 
 GENERALIZATION = os.path.join({here!r}, "generalization")
-smallest, caps = int(sys.argv[1]), int(sys.argv[2])
+smallest, caps, count = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:] == ["count"]
 manifests = tuple(sorted(os.path.basename(path) for path in glob.glob(os.path.join(GENERALIZATION, "manifest-*.json"))))
-out = {{}}
+cases = []
 for entry in manifest_entries(GENERALIZATION, manifests):
     stdout, stderr = (read_stream(entry["name"], stream, GENERALIZATION) for stream in ("stdout", "stderr"))
     text = stdout + (b"\n" if stdout and stderr and not stdout.endswith(b"\n") else b"") + stderr
-    if len(text) < smallest:
-        continue
-    def cap(text=text, code=int(entry["exit_code"])):
-        start = time.perf_counter()
-        cap_text(text, archive_ref="yr_" + "ab" * 16, source="result_text", exit_code=code)
-        return time.perf_counter() - start
-    cap()  # warms up
-    out[entry["name"]] = [len(text), min(cap() for _ in range(caps))]
-print(json.dumps(out))
+    if len(text) >= smallest:
+        cases.append((entry["name"], text, int(entry["exit_code"])))
+
+def cap(text, code):
+    start = time.perf_counter()
+    cap_text(text, archive_ref="yr_" + "ab" * 16, source="result_text", exit_code=code)
+    return time.perf_counter() - start
+
+if count:
+    for _, text, code in cases:
+        cap(text, code)  # warms up
+    for _, text, code in cases:
+        os.getppid()
+        for _ in range(caps):
+            cap(text, code)
+    os.getppid()
+    print(json.dumps([name for name, _, _ in cases]))
+else:
+    out = {{}}
+    for name, text, code in cases:
+        cap(text, code)  # warms up
+        out[name] = [len(text), min(cap(text, code) for _ in range(caps))]
+    print(json.dumps(out))
 """
 
 
@@ -192,26 +209,50 @@ def trees(tmp: str, against: str | None) -> dict[str, str]:
     return found
 
 
-def corpus(sources: dict[str, str], program: str, smallest: int, caps: int) -> None:
-    """Per real output of at least `smallest` bytes, each tree's best time, and a summary: what a view
-    costs on the tools' own outputs, which the synthetic inputs may not show."""
+def corpus(sources: dict[str, str], program: str, smallest: int, caps: int, instr_caps: int) -> None:
+    """Per real output of at least `smallest` bytes, each tree's best time (and, with `instr_caps`, its
+    millions of instructions per cap), and a summary: what a view costs on the tools' own outputs, which
+    the synthetic inputs may not show."""
     env_of = {label: dict(os.environ, PYTHONPATH=src, PYTHONHASHSEED="0",
                           XDG_CACHE_HOME=os.path.join(os.path.dirname(src), "cache")) for label, src in sources.items()}
     found = {label: json.loads(subprocess.run([sys.executable, program, str(smallest), str(caps)], env=env,
                                               capture_output=True, text=True, check=True).stdout)
              for label, env in env_of.items()}
+    counted = {label: _corpus_instructions(program, smallest, instr_caps, env) for label, env in env_of.items()
+               } if instr_caps > 0 and shutil.which("valgrind") else {}
     labels = list(sources)
     first = found[labels[0]]
-    print(f"{'case':52s} {'bytes':>9s} " + " ".join(f"{label[:12]:>12s}" for label in labels) + "  (min ms)")
+    print(f"{'case':52s} {'bytes':>9s} " + " ".join(f"{label[:12]:>12s}" for label in labels) + "  (min ms)"
+          + ("".join(f" {label[:12]:>12s}" for label in counted) + "  (M instr/cap)" if counted else ""))
     for name in sorted(first, key=lambda name: -first[name][1]):
         print(f"{name[:52]:52s} {first[name][0]:9d} " + " ".join(f"{found[label][name][1] * 1000:12.2f}"
-                                                               for label in labels))
+                                                               for label in labels)
+              + "".join(f" {counted[label][name] / 1e6:12.2f}" for label in counted))
     for label in labels:
         times = found[label]
         big = [(size, took) for size, took in times.values() if size >= 1 << 20]
-        print(f"{label}: {len(times)} outputs, {sum(t for _, t in times.values()) * 1000:.0f} ms in all, "
+        instructions = f", {sum(counted[label].values()) / 1e6:.0f} M instructions" if label in counted else ""
+        print(f"{label}: {len(times)} outputs, {sum(t for _, t in times.values()) * 1000:.0f} ms in all{instructions}, "
               f"the slowest {max(t for _, t in times.values()) * 1000:.1f} ms; of the {len(big)} of a MiB or more, "
               f"{sum(1 for size, took in big if took * 1000 > 5 * size / (1 << 20))} over 5 ms a MiB")
+
+
+def _corpus_instructions(program: str, smallest: int, caps: int, env: dict) -> dict[str, float]:
+    """Per case of `program`'s corpus run in `count` mode, the instructions callgrind counted per cap: the
+    dump written before each `os.getppid` call holds what was counted since the one before it."""
+    with tempfile.TemporaryDirectory(prefix="yarp-cap-cost-cg-") as tmp:
+        out = os.path.join(tmp, "cg.out")
+        proc = subprocess.run(["valgrind", "--tool=callgrind", "--dump-before=getppid", f"--callgrind-out-file={out}",
+                               sys.executable, program, str(smallest), str(caps), "count"],
+                              env=env, capture_output=True, text=True, check=True)
+        names = json.loads(proc.stdout)
+        counts = {}
+        # Dump 1 holds the start and the warm-up; dump k + 2 the caps of case k.
+        for number, name in enumerate(names, start=2):
+            with open(f"{out}.{number}") as handle:
+                totals = re.search(r"^(?:summary|totals):\s*(\d+)", handle.read(), re.M)
+            counts[name] = int(totals.group(1)) / caps
+        return counts
 
 
 def main(argv=None) -> int:
@@ -235,7 +276,7 @@ def main(argv=None) -> int:
         if args.corpus:
             with open(program, "w") as handle:
                 handle.write(CORPUS_PROGRAM.format(here=HERE))
-            corpus(sources, program, args.corpus_bytes, max(1, args.rounds))
+            corpus(sources, program, args.corpus_bytes, max(1, args.rounds), args.instr_caps)
             return 0
         for src in sources.values():
             compileall.compile_dir(src, quiet=1)  # byte-compiled, as installed
