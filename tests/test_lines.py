@@ -58,6 +58,15 @@ def test_the_compiled_lines_are_the_twins(pieces, tail):
     twin, compiled = kernel_impls.both("_lines")
     body = b"".join(pieces) + tail
     assert _read_every_way(compiled.split_lines(body)) == _read_every_way(twin.split_lines(body))
+    # The lines that start with a prefix past their blanks, of the lines and of a list of them.
+    count = len(twin.split_lines(body))
+    for prefixes in ((b"a",), (b"\x0b", b"zz"), (b"",)):
+        for first, stop in ((0, count), (1, count - 1), (-1, count + 2), (count, 0)):
+            expected = [i for i, line in enumerate(body.split(b"\n"))
+                        if first <= i < stop and line.lstrip().startswith(prefixes)]
+            for impl, lines in ((compiled, compiled.split_lines(body)), (compiled, twin.split_lines(body)),
+                                (twin, twin.split_lines(body))):
+                assert impl.lines_starting(lines, first, stop, prefixes) == expected
 
 
 def test_the_compiled_lines_are_the_twins_on_a_long_text():

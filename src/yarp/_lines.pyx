@@ -12,13 +12,13 @@ The twin stays the reference: tests/test_lines.py crosses the two.
 """
 
 from cpython.array cimport array, resize
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.object cimport PyObject
 from libc.stdlib cimport calloc, free
 
 IMPLEMENTATION = "c"
-__all__ = ["IMPLEMENTATION", "Lines", "split_lines"]
+__all__ = ["IMPLEMENTATION", "Lines", "lines_starting", "split_lines"]
 
 cdef extern from *:
     """
@@ -145,3 +145,34 @@ cdef class Lines:
 def split_lines(bytes body not None) -> Lines:
     """The lines of `body` split at b"\\n", as `body.split(b"\\n")` gives them."""
     return Lines(body)
+
+
+cdef unsigned char _STRIPPED[256]  # what `bytes.lstrip()` strips
+for _byte in range(256):
+    _STRIPPED[_byte] = _byte in (9, 10, 11, 12, 13, 32)
+
+
+def lines_starting(lines, Py_ssize_t first, Py_ssize_t stop, tuple prefixes) -> list:
+    """The numbers of the lines from `first` up to `stop` (exclusive) that start with one of `prefixes` past
+    their leading blanks, as `yarp._lines_py.lines_starting` gives them: of a `Lines`, read in its text,
+    making no line."""
+    cdef Lines held
+    cdef long long *s
+    cdef const char *body
+    cdef Py_ssize_t i, at, end, size
+    if type(lines) is not Lines:
+        return [i for i in range(max(0, first), min(stop, len(lines))) if lines[i].lstrip().startswith(prefixes)]
+    held = <Lines>lines
+    s = held.starts.data.as_longlongs
+    body = PyBytes_AS_STRING(held.body)
+    out = []
+    for i in range(max(0, first), min(stop, held.count)):
+        at, end = s[i], s[i + 1] - 1
+        while at < end and _STRIPPED[<unsigned char>body[at]]:
+            at += 1
+        for prefix in prefixes:
+            size = PyBytes_GET_SIZE(prefix)
+            if end - at >= size and memcmp(body + at, PyBytes_AS_STRING(prefix), size) == 0:
+                out.append(i)
+                break
+    return out

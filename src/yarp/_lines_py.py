@@ -9,9 +9,15 @@ crosses them.
 from __future__ import annotations
 
 IMPLEMENTATION = "py"
-__all__ = ["IMPLEMENTATION", "split_lines"]
+__all__ = ["IMPLEMENTATION", "lines_starting", "split_lines"]
 
 
 def split_lines(body: bytes) -> list[bytes]:
     """The lines of `body` split at b"\\n", without their newlines."""
     return body.split(b"\n")
+
+
+def lines_starting(lines, first: int, stop: int, prefixes: tuple[bytes, ...]) -> list[int]:
+    """The numbers of the lines of `lines` from `first` up to `stop` (exclusive) that start with one of
+    `prefixes` past their leading blanks (what `bytes.lstrip` strips)."""
+    return [i for i in range(max(0, first), min(stop, len(lines))) if lines[i].lstrip().startswith(prefixes)]

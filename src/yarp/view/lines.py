@@ -21,5 +21,9 @@ else:
 
 IMPLEMENTATION = _impl.IMPLEMENTATION
 split_lines = _impl.split_lines
+#: `lines_starting(lines, first, stop, prefixes)`: the numbers of the lines in [first, stop) that start with
+#: one of `prefixes` past their leading blanks (of a compiled `Lines`, read in its text, making no line: a
+#: block of forty findings is asked whether a stack frame starts one of its lines).
+lines_starting = _impl.lines_starting
 
-__all__ = ["IMPLEMENTATION", "split_lines"]
+__all__ = ["IMPLEMENTATION", "lines_starting", "split_lines"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 from itertools import compress
 
 from yarp.view.blocks import LINE_CLASSES
+from yarp.view.lines import lines_starting
 from yarp.view.ranking import diverse, heading, indent, kind, record_start, repeated
 from yarp.view.salience import Classifier, is_blank
 from yarp.view.templates import tally, templates
@@ -309,13 +310,10 @@ def _message_and_last(lines, start: int, head: int, anchor: int, end: int, locat
 def _own_frames(lines, start: int, head: int, anchor: int, end: int, location) -> list[int]:
     """The frames of a stack in the user's own code (`LIBRARY_PATHS` aside), each with the source
     line Python prints under it: among thirty frames of a framework, the one migration that failed."""
-    text = b"\n".join(lines[anchor + 1:end + 1])
-    if not any([start in text for start in FRAME_STARTS]):
-        return []  # no frame at all: most blocks, asked at C speed
     found = []
-    for i in range(anchor + 1, end + 1):
+    for i in lines_starting(lines, anchor + 1, end + 1, FRAME_STARTS):  # most blocks hold none: asked at C speed
         line = lines[i].lstrip()
-        if line.startswith(FRAME_STARTS) and not any(path in line for path in LIBRARY_PATHS):
+        if not any(path in line for path in LIBRARY_PATHS):
             found.append(i)
             if line.startswith(b'File "') and i < end:
                 found.append(i + 1)
