@@ -87,3 +87,29 @@ def test_a_line_asked_for_again_is_the_line_made_before():
     lines = compiled.split_lines(b"alpha\nbeta\ngamma")
     assert lines[1] is lines[1] is lines[-2] is lines[0:3][1]
     assert list(lines) == [b"alpha", b"beta", b"gamma"] and next(iter(lines)) is not lines[0]
+
+
+#: Pieces of lines a heading's walk reads: indents, carriage returns, banners' signs and words, paths.
+_HEAD_PIECES = st.sampled_from([b" ", b"\t", b"\r", b"\x0b", b"\x0c", b"***", b"==", b"=", b"#", b"-", b">>>", b"In ",
+                                b": In ", b": (in ", b")", b":", b"a", b"src/a.js", b".", b"1", b"x.y", b"\xe2\x9c\x96"])
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.lists(_HEAD_PIECES, max_size=8).map(b"".join), min_size=1, max_size=30), st.data())
+def test_indents_and_banner_candidates_are_the_twins_and_every_banner_is_a_candidate(lines, data):
+    from yarp.view import ranking
+
+    twin, compiled = kernel_impls.both("_lines")
+    body = b"\n".join(lines)
+    first = data.draw(st.integers(-2, len(lines) + 1))
+    stop = data.draw(st.integers(-2, len(lines) + 2))
+    for impl, held in ((compiled, compiled.split_lines(body)), (compiled, lines), (twin, lines)):
+        assert impl.line_indents(held, first, stop) == [twin.indent(line) for line in lines[max(0, first):max(0, stop)]]
+        assert impl.banner_candidates(held, first, stop) == [
+            i for i in range(max(0, first), min(stop, len(lines))) if twin.may_be_banner(lines[i])]
+    for line in lines:
+        assert compiled.indent(line) == twin.indent(line)
+        # A heading's walk asks only the candidates whether they are banners: none is left out.
+        if ranking._maybe_banner(line) and ranking.is_banner(line):
+            assert twin.may_be_banner(line)
+    assert twin.indent(b"\r\r \t x") == 9 and twin.indent(b"\t\t") == 16 and twin.indent(b"x  ") == 0

@@ -13,12 +13,14 @@ The twin stays the reference: tests/test_lines.py crosses the two.
 
 from cpython.array cimport array, resize
 from libc.string cimport memcmp, memcpy
+
+from yarp import _lines_py
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.object cimport PyObject
 from libc.stdlib cimport calloc, free
 
 IMPLEMENTATION = "c"
-__all__ = ["IMPLEMENTATION", "Lines", "lines_starting", "split_lines"]
+__all__ = ["IMPLEMENTATION", "Lines", "banner_candidates", "indent", "line_indents", "lines_starting", "split_lines"]
 
 cdef extern from *:
     """
@@ -176,3 +178,73 @@ def lines_starting(lines, Py_ssize_t first, Py_ssize_t stop, tuple prefixes) -> 
                 out.append(i)
                 break
     return out
+
+
+cdef extern from "string.h":
+    void *memmem(const void *haystack, size_t haystacklen, const void *needle, size_t needlelen) nogil
+
+
+cdef inline Py_ssize_t _indent(const unsigned char *p, Py_ssize_t n) noexcept nogil:
+    """`yarp._lines_py.indent` of the `n` bytes at `p`."""
+    cdef Py_ssize_t i = 0, column = 0
+    while i < n and p[i] == 13:
+        i += 1
+    while i < n and (p[i] == 32 or p[i] == 9):
+        column = (column // 8 + 1) * 8 if p[i] == 9 else column + 1
+        i += 1
+    return column
+
+
+def indent(bytes line not None) -> int:
+    """The columns a line is indented by, as `yarp._lines_py.indent` counts them."""
+    return _indent(<const unsigned char *>PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line))
+
+
+def line_indents(lines, Py_ssize_t first, Py_ssize_t stop) -> list:
+    """`indent` of each line from `first` up to `stop` (exclusive; both within the lines), as
+    `yarp._lines_py.line_indents` gives them: of a `Lines`, read in its text, making no line."""
+    cdef Lines held
+    cdef long long *s
+    cdef const unsigned char *body
+    cdef Py_ssize_t i
+    if type(lines) is not Lines:
+        return _lines_py.line_indents(lines, first, stop)
+    held = <Lines>lines
+    s = held.starts.data.as_longlongs
+    body = <const unsigned char *>PyBytes_AS_STRING(held.body)
+    return [_indent(body + s[i], s[i + 1] - 1 - s[i]) for i in range(max(0, first), min(stop, held.count))]
+
+
+cdef bint _may_be_banner(const unsigned char *p, Py_ssize_t n) noexcept nogil:
+    """`yarp._lines_py.may_be_banner` of the `n` bytes at `p`."""
+    cdef Py_ssize_t i = 0, end = n
+    cdef bint dot = False
+    if n >= 3 and p[0] == p[1] == p[2] and (p[0] == 42 or p[0] == 61 or p[0] == 35 or p[0] == 45 or p[0] == 62):
+        return True  # `***`, `===`, `###`, `---`, `>>>`
+    if (n >= 3 and memcmp(p, b"In ", 3) == 0) or memmem(p, n, b": In ", 5) != NULL or memmem(p, n, b": (in ", 6) != NULL:
+        return True
+    while i < end and _STRIPPED[p[i]]:
+        i += 1
+    while end > i and _STRIPPED[p[end - 1]]:
+        end -= 1
+    while i < end:
+        if _STRIPPED[p[i]]:
+            return False  # two words
+        dot = dot or p[i] == 46
+        i += 1
+    return dot
+
+
+def banner_candidates(lines, Py_ssize_t first, Py_ssize_t stop) -> list:
+    """The numbers of the lines from `first` up to `stop` (exclusive) that may be banners, as
+    `yarp._lines_py.banner_candidates` gives them: of a `Lines`, read in its text, making no line."""
+    cdef Lines held
+    cdef long long *s
+    cdef const unsigned char *body
+    cdef Py_ssize_t i
+    if type(lines) is not Lines:
+        return _lines_py.banner_candidates(lines, first, stop)
+    held = <Lines>lines
+    s = held.starts.data.as_longlongs
+    body = <const unsigned char *>PyBytes_AS_STRING(held.body)
+    return [i for i in range(max(0, first), min(stop, held.count)) if _may_be_banner(body + s[i], s[i + 1] - 1 - s[i])]

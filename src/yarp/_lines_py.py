@@ -9,7 +9,8 @@ crosses them.
 from __future__ import annotations
 
 IMPLEMENTATION = "py"
-__all__ = ["IMPLEMENTATION", "lines_starting", "split_lines"]
+__all__ = ["IMPLEMENTATION", "banner_candidates", "indent", "line_indents", "lines_starting", "may_be_banner",
+           "split_lines"]
 
 
 def split_lines(body: bytes) -> list[bytes]:
@@ -21,3 +22,38 @@ def lines_starting(lines, first: int, stop: int, prefixes: tuple[bytes, ...]) ->
     """The numbers of the lines of `lines` from `first` up to `stop` (exclusive) that start with one of
     `prefixes` past their leading blanks (what `bytes.lstrip` strips)."""
     return [i for i in range(max(0, first), min(stop, len(lines))) if lines[i].lstrip().startswith(prefixes)]
+
+
+def indent(line: bytes) -> int:
+    """The columns a line is indented by, a tab to the next multiple of eight; a line a carriage return
+    starts (a step printed again over itself) as a terminal shows it."""
+    if line[:1] == b"\r":
+        line = line.lstrip(b"\r")
+    if line[:1] not in (b" ", b"\t"):
+        return 0
+    body = line.lstrip(b" \t")
+    return len(line[:len(line) - len(body)].expandtabs(8))
+
+
+def line_indents(lines, first: int, stop: int) -> list[int]:
+    """`indent` of each line of `lines` from `first` up to `stop` (exclusive)."""
+    return [indent(lines[i]) for i in range(max(0, first), min(stop, len(lines)))]
+
+
+#: The runs of one sign a banner may start with (`may_be_banner`).
+_RUNS = (b"***", b"===", b"###", b"---", b">>>")
+
+
+def may_be_banner(line: bytes) -> bool:
+    """Whether a line may head what follows (`yarp.view.ranking.is_banner`, which asks more): it starts with
+    a run of three signs or `In `, holds `: In ` or `: (in `, or is one word holding a dot. Every banner
+    is one: a walk up from a finding asks the few such lines, and passes the others at C speed."""
+    if line.startswith(_RUNS) or line.startswith(b"In ") or b": In " in line or b": (in " in line:
+        return True
+    words = line.split()
+    return len(words) == 1 and b"." in words[0]
+
+
+def banner_candidates(lines, first: int, stop: int) -> list[int]:
+    """The numbers of the lines of `lines` from `first` up to `stop` (exclusive) that `may_be_banner`."""
+    return [i for i in range(max(0, first), min(stop, len(lines))) if may_be_banner(lines[i])]

@@ -25,5 +25,11 @@ split_lines = _impl.split_lines
 #: one of `prefixes` past their leading blanks (of a compiled `Lines`, read in its text, making no line: a
 #: block of forty findings is asked whether a stack frame starts one of its lines).
 lines_starting = _impl.lines_starting
+#: `indent(line)`: the columns a line is indented by; `line_indents(lines, first, stop)`: each one's of the lines in
+#: [first, stop); `banner_candidates(lines, first, stop)`: those of them that may be banners (a heading's walk
+#: up from a finding, `yarp.view.ranking.heading`, asks only those whether they are).
+indent = _impl.indent
+line_indents = _impl.line_indents
+banner_candidates = _impl.banner_candidates
 
-__all__ = ["IMPLEMENTATION", "lines_starting", "split_lines"]
+__all__ = ["IMPLEMENTATION", "banner_candidates", "indent", "line_indents", "lines_starting", "split_lines"]

@@ -26,6 +26,7 @@ grow with the lines it leaves out.
 
 from __future__ import annotations
 
+from yarp.view.lines import banner_candidates, indent, line_indents
 from yarp.view.salience import is_blank
 from yarp.view.templates import tally, template
 
@@ -34,6 +35,8 @@ END_LINES = 6
 END_BYTES = 400
 #: How far above an indented finding its heading is looked for.
 HEADING_REACH = 200
+#: The lines a heading's walk reads in its first run; each run after it is twice the one before.
+HEADING_RUN = 16
 #: How far above a line standing alone the first line of its record is looked for (`record_start`).
 RECORD_REACH = 8
 #: How many times a line is said word for word, within how many lines of it each way, for it to be one
@@ -126,47 +129,74 @@ def heading(stream, index: int) -> int | None:
     line and column, one that does not: `  8:16` and ` 10:7` are one list aligned right), or the first line of its
     paragraph when that is a path alone (`  src/rates19.js:1:17` above `  ✖  38:41  totl is not defined.`);
     for a line at the margin, the nearest banner (`*** Module x`, `=== file ===`) or bare file name
-    (`src/a.js`) above it. None when there is none."""
+    (`src/a.js`) above it. None when there is none.
+
+    The walk up reads the lines above in runs, each twice the one before (most walks end within a few
+    lines, some cross two hundred), each run's indents (or, from the margin, the lines that may be banners:
+    `yarp.view.lines.banner_candidates`) read at C speed. Blank lines and markers are passed over, so only a
+    line that would end the walk is asked whether it is one."""
     memo = stream.headings
     known = memo.get(index, -2)
     if known != -2:
         return known
     lines = stream.lines
-    is_marker = stream.markers.is_marker
-    facts = stream.heads
     own = indent(lines[index])
     numbered = bool(own) and _numbered(lines[index])  # asked of an indented finding only
-    found = None
-    # Blank lines and markers are passed over, so only a line that would end the walk is asked whether it
-    # is one. What a line's bytes say (its indent, whether it is a banner) is kept per bytes: walks
-    # cross the same lines, and dense output repeats them.
-    for above in range(index - 1, max(-1, index - HEADING_REACH), -1):
-        text = lines[above]
-        known = facts.get(text)
-        if known is None:
-            known = facts[text] = (indent(text), _maybe_banner(text) and is_banner(text))
-        level, banner = known
-        if own and not level and above + 1 < index and not text.strip() and _lone_place(lines[above + 1], own):
-            found = above + 1  # the paragraph's first line names the file its findings are in
-            break
-        if own:
-            if level < own and not (numbered and _numbered(text)):
-                hit = above
-            elif level == own and above in memo:
-                hit = memo[above]  # a line of the same indent above, whose heading is known: the same one
-            else:
-                continue
-        elif banner:
+    first = max(0, index - HEADING_REACH + 1)
+    walk = _indented_run if own else _margin_run
+    found = stop = None
+    top, size = index, HEADING_RUN
+    while stop is None and top > first:
+        low = max(first, top - size)
+        found, stop = walk(stream, index, low, top, own, numbered)
+        top, size = low, 2 * size
+    memo[index] = found
+    return found
+
+
+def _indented_run(stream, index: int, low: int, top: int, own: int, numbered: bool) -> tuple[int | None, bool | None]:
+    """`heading`'s walk from the indented line `index` over lines `top - 1` down to `low`: (the heading,
+    True) where it ends, else (None, None)."""
+    lines, memo, is_marker = stream.lines, stream.headings, stream.markers.is_marker
+    levels = line_indents(lines, low, top)
+    for above in range(top - 1, low - 1, -1):
+        level = levels[above - low]
+        if not level and above + 1 < index and not lines[above].strip() and _lone_place(lines[above + 1], own):
+            return above + 1, True  # the paragraph's first line names the file its findings are in
+        if level < own and not (numbered and _numbered(lines[above])):
             hit = above
-        elif not level and above in memo:
+        elif level == own and above in memo:
+            hit = memo[above]  # a line of the same indent above, whose heading is known: the same one
+        else:
+            continue
+        text = lines[above]
+        if text.strip() and not is_marker(above, text):
+            return hit, True
+    return None, None
+
+
+def _margin_run(stream, index: int, low: int, top: int, own: int, numbered: bool) -> tuple[int | None, bool | None]:
+    """`heading`'s walk from the line `index` at the margin over lines `top - 1` down to `low`: (the heading,
+    True) where it ends, else (None, None). Whether a line is a banner is kept per its bytes."""
+    lines, memo, is_marker, banners = stream.lines, stream.headings, stream.markers.is_marker, stream.banners
+    candidates = set(banner_candidates(lines, low, top))
+    for above in range(top - 1, low - 1, -1):
+        banner = False
+        if above in candidates:
+            text = lines[above]
+            banner = banners.get(text)
+            if banner is None:
+                banner = banners[text] = _maybe_banner(text) and is_banner(text)
+        if banner:
+            hit = above
+        elif above in memo and not indent(lines[above]):
             hit = memo[above]
         else:
             continue
+        text = lines[above]
         if text.strip() and not is_marker(above, text):
-            found = hit
-            break
-    memo[index] = found
-    return found
+            return hit, True
+    return None, None
 
 
 #: The first bytes of a banner that is a run of signs (`is_banner`).
@@ -218,17 +248,6 @@ def record_start(lines, index: int) -> int | None:
         if is_blank(lines[above]):
             return above + 1 if above + 1 < index else None
     return None
-
-
-def indent(line: bytes) -> int:
-    """The columns a line is indented by, a tab to the next multiple of eight; a line a carriage return
-    starts (a step printed again over itself) as a terminal shows it."""
-    if line[:1] == b"\r":
-        line = line.lstrip(b"\r")
-    if line[:1] not in (b" ", b"\t"):
-        return 0
-    body = line.lstrip(b" \t")
-    return len(line[:len(line) - len(body)].expandtabs(8))
 
 
 def is_banner(line: bytes) -> bool:

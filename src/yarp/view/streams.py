@@ -115,8 +115,8 @@ class Stream:
     """
 
     __slots__ = ("name", "lines", "final_newline", "markers", "ranges", "marker_bytes", "classes", "shown",
-                 "extra_counts", "noise", "cut", "headings", "kinds", "templates", "heads", "noisy", "standouts",
-                 "repeats", "firsts", "marks", "never_noise")
+                 "extra_counts", "noise", "cut", "headings", "kinds", "templates", "banners", "noisy",
+                 "standouts", "repeats", "firsts", "marks", "never_noise")
 
     def __init__(self, name: str, data: bytes, sal: Classifier, records=None) -> None:
         self.name = name
@@ -138,8 +138,8 @@ class Stream:
         #: Per line asked, its kind and place (`ranking.kind`); per line's bytes, its template and file.
         self.kinds: dict[int, tuple[bytes, bytes]] = {}
         self.templates: dict[bytes, tuple[bytes, bytes]] = {}
-        #: Per line's bytes a heading's walk read, its indent and whether it is a banner.
-        self.heads: dict[bytes, tuple[int, bool]] = {}
+        #: Per line's bytes a heading's walk from the margin asked, whether it is a banner.
+        self.banners: dict[bytes, bool] = {}
         #: Findings whose message no other finding says, among many that repeat theirs: each its own kind.
         self.standouts: set[int] = set()
         #: Per line's bytes asked, whether several lines say it word for word (`ranking.repeated`).
