@@ -90,8 +90,9 @@ def test_a_line_asked_for_again_is_the_line_made_before():
 
 
 #: Pieces of lines a heading's walk reads: indents, carriage returns, banners' signs and words, paths.
-_HEAD_PIECES = st.sampled_from([b" ", b"\t", b"\r", b"\x0b", b"\x0c", b"***", b"==", b"=", b"#", b"-", b">>>", b"In ",
-                                b": In ", b": (in ", b")", b":", b"a", b"src/a.js", b".", b"1", b"x.y", b"\xe2\x9c\x96"])
+_HEAD_PIECES = st.sampled_from([b" ", b"\t", b"\r", b"\x0b", b"\x0c", b"***", b"==", b"=", b"#", b"-", b">>>",
+                                b"In ", b": In ", b": (in ", b")", b":", b"a", b"src/a.js", b".", b"1", b"x.y",
+                                b"\xe2\x9c\x96"])
 
 
 @settings(max_examples=1500, deadline=None)
