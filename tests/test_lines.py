@@ -110,6 +110,8 @@ def test_indents_and_banner_candidates_are_the_twins_and_every_banner_is_a_candi
             i for i in range(max(0, first), min(stop, len(lines))) if twin.may_be_banner(lines[i])]
     for line in lines:
         assert compiled.indent(line) == twin.indent(line)
+        for impl, held in ((compiled, compiled.split_lines(body)), (compiled, lines), (twin, lines)):
+            assert impl.count_line(held, first, stop, line) == lines[max(0, first):max(0, stop)].count(line)
         # A heading's walk asks only the candidates whether they are banners: none is left out.
         if ranking._maybe_banner(line) and ranking.is_banner(line):
             assert twin.may_be_banner(line)

@@ -20,7 +20,8 @@ from cpython.object cimport PyObject
 from libc.stdlib cimport calloc, free
 
 IMPLEMENTATION = "c"
-__all__ = ["IMPLEMENTATION", "Lines", "banner_candidates", "indent", "line_indents", "lines_starting", "split_lines"]
+__all__ = ["IMPLEMENTATION", "Lines", "banner_candidates", "count_line", "indent", "line_indents", "lines_starting",
+           "split_lines"]
 
 cdef extern from *:
     """
@@ -248,3 +249,22 @@ def banner_candidates(lines, Py_ssize_t first, Py_ssize_t stop) -> list:
     s = held.starts.data.as_longlongs
     body = <const unsigned char *>PyBytes_AS_STRING(held.body)
     return [i for i in range(max(0, first), min(stop, held.count)) if _may_be_banner(body + s[i], s[i + 1] - 1 - s[i])]
+
+
+def count_line(lines, Py_ssize_t first, Py_ssize_t stop, bytes line not None) -> int:
+    """How many of the lines from `first` up to `stop` (exclusive) are `line`, as `yarp._lines_py.count_line`
+    counts them: of a `Lines`, compared in its text (lengths first), making no line."""
+    cdef Lines held
+    cdef long long *s
+    cdef const char *body
+    cdef const char *wanted = PyBytes_AS_STRING(line)
+    cdef Py_ssize_t i, n = PyBytes_GET_SIZE(line), count = 0
+    if type(lines) is not Lines:
+        return _lines_py.count_line(lines, first, stop, line)
+    held = <Lines>lines
+    s = held.starts.data.as_longlongs
+    body = PyBytes_AS_STRING(held.body)
+    for i in range(max(0, first), min(stop, held.count)):
+        if s[i + 1] - 1 - s[i] == n and memcmp(body + s[i], wanted, n) == 0:
+            count += 1
+    return count

@@ -9,8 +9,8 @@ crosses them.
 from __future__ import annotations
 
 IMPLEMENTATION = "py"
-__all__ = ["IMPLEMENTATION", "banner_candidates", "indent", "line_indents", "lines_starting", "may_be_banner",
-           "split_lines"]
+__all__ = ["IMPLEMENTATION", "banner_candidates", "count_line", "indent", "line_indents", "lines_starting",
+           "may_be_banner", "split_lines"]
 
 
 def split_lines(body: bytes) -> list[bytes]:
@@ -57,3 +57,8 @@ def may_be_banner(line: bytes) -> bool:
 def banner_candidates(lines, first: int, stop: int) -> list[int]:
     """The numbers of the lines of `lines` from `first` up to `stop` (exclusive) that `may_be_banner`."""
     return [i for i in range(max(0, first), min(stop, len(lines))) if may_be_banner(lines[i])]
+
+
+def count_line(lines, first: int, stop: int, line: bytes) -> int:
+    """How many of the lines of `lines` from `first` up to `stop` (exclusive) are `line`."""
+    return lines[max(0, first):max(0, stop)].count(line)

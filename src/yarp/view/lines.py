@@ -31,5 +31,9 @@ lines_starting = _impl.lines_starting
 indent = _impl.indent
 line_indents = _impl.line_indents
 banner_candidates = _impl.banner_candidates
+#: `count_line(lines, first, stop, line)`: how many of the lines in [first, stop) are `line` (a heading every
+#: record repeats is counted over two thousand lines around it, `yarp.view.ranking.repeated`).
+count_line = _impl.count_line
 
-__all__ = ["IMPLEMENTATION", "banner_candidates", "indent", "line_indents", "lines_starting", "split_lines"]
+__all__ = ["IMPLEMENTATION", "banner_candidates", "count_line", "indent", "line_indents", "lines_starting",
+           "split_lines"]

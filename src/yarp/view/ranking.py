@@ -26,7 +26,7 @@ grow with the lines it leaves out.
 
 from __future__ import annotations
 
-from yarp.view.lines import banner_candidates, indent, line_indents
+from yarp.view.lines import banner_candidates, count_line, indent, line_indents
 from yarp.view.salience import is_blank
 from yarp.view.templates import tally, template
 
@@ -235,8 +235,8 @@ def repeated(stream, index: int) -> bool:
     known = stream.repeats.get(text)
     if known is None:
         lines = stream.lines
-        known = stream.repeats[text] = stream.whole() and lines[
-            max(0, index - REPEAT_REACH):index + REPEAT_REACH].count(text) >= REPEATED_LINES
+        known = stream.repeats[text] = stream.whole() and count_line(
+            lines, index - REPEAT_REACH, index + REPEAT_REACH, text) >= REPEATED_LINES
     return known
 
 
