@@ -13,8 +13,6 @@ The twin stays the reference: tests/test_lines.py crosses the two.
 
 from cpython.array cimport array, resize
 from libc.string cimport memcmp, memcpy
-
-from yarp import _lines_py
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.object cimport PyObject
 from libc.stdlib cimport calloc, free
@@ -208,8 +206,13 @@ def line_indents(lines, Py_ssize_t first, Py_ssize_t stop) -> list:
     cdef long long *s
     cdef const unsigned char *body
     cdef Py_ssize_t i
-    if type(lines) is not Lines:
-        return _lines_py.line_indents(lines, first, stop)
+    cdef bytes line
+    if type(lines) is not Lines:  # a list, or a big stream's held lines: each line read as it is given
+        out = []
+        for i in range(max(0, first), min(stop, len(lines))):
+            line = lines[i]
+            out.append(_indent(<const unsigned char *>PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line)))
+        return out
     held = <Lines>lines
     s = held.starts.data.as_longlongs
     body = <const unsigned char *>PyBytes_AS_STRING(held.body)
@@ -243,8 +246,14 @@ def banner_candidates(lines, Py_ssize_t first, Py_ssize_t stop) -> list:
     cdef long long *s
     cdef const unsigned char *body
     cdef Py_ssize_t i
-    if type(lines) is not Lines:
-        return _lines_py.banner_candidates(lines, first, stop)
+    cdef bytes line
+    if type(lines) is not Lines:  # a list, or a big stream's held lines: each line read as it is given
+        out = []
+        for i in range(max(0, first), min(stop, len(lines))):
+            line = lines[i]
+            if _may_be_banner(<const unsigned char *>PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line)):
+                out.append(i)
+        return out
     held = <Lines>lines
     s = held.starts.data.as_longlongs
     body = <const unsigned char *>PyBytes_AS_STRING(held.body)
@@ -260,7 +269,7 @@ def count_line(lines, Py_ssize_t first, Py_ssize_t stop, bytes line not None) ->
     cdef const char *wanted = PyBytes_AS_STRING(line)
     cdef Py_ssize_t i, n = PyBytes_GET_SIZE(line), count = 0
     if type(lines) is not Lines:
-        return _lines_py.count_line(lines, first, stop, line)
+        return lines[max(0, first):max(0, stop)].count(line)
     held = <Lines>lines
     s = held.starts.data.as_longlongs
     body = PyBytes_AS_STRING(held.body)
