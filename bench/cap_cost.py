@@ -175,8 +175,8 @@ def _extract(revision: str, into: str) -> str:
 
     The compiled kernels are build products git does not hold: each one built in this tree is
     copied beside that revision's source when its `.pyx` is the same, and built from that revision's
-    `.pyx` (`cythonize -i`) when it differs, so both trees run compiled kernels (without them the
-    other tree would scan with the pure-Python twins and look slower than it is)."""
+    `.pyx` (`cythonize -i`, with setup.py's flags) when it differs, so both trees run compiled kernels
+    (without them the other tree would scan with the pure-Python twins and look slower than it is)."""
     import glob
 
     archive = subprocess.run(["git", "-C", ROOT, "archive", revision, "src/yarp"], capture_output=True, check=True)
@@ -187,9 +187,16 @@ def _extract(revision: str, into: str) -> str:
         if os.path.exists(there) and _same_bytes(here, there):
             shutil.copy2(built, os.path.join(into, "src", "yarp"))
         elif os.path.exists(there):
+            # Compiled as setup.py compiles this tree's (`-O2` after the interpreter's own `-O3`): a kernel
+            # built with other flags would be measured for its flags, not its code.
             cythonize = os.path.join(os.path.dirname(sys.executable), "cythonize")
-            subprocess.run([cythonize, "-i", "-q", there], cwd=into, capture_output=True, check=True)
+            subprocess.run([cythonize, "-i", "-q", there], cwd=into, capture_output=True, check=True,
+                           env=dict(os.environ, CFLAGS=_SETUP_CFLAGS))
     return os.path.join(into, "src")
+
+
+#: The flags setup.py adds to the interpreter's when it compiles a kernel (its `extra_compile_args`).
+_SETUP_CFLAGS = "-O2"
 
 
 def _same_bytes(first: str, second: str) -> bool:

@@ -406,6 +406,7 @@ def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=Tru
 
 #: Slots of a tally's table of keys being counted: a power of two.
 DEF _TALLY_SLOTS = 64
+DEF _TALLY_PAIRS = 32  # two slots each
 
 
 cdef struct Counting:
@@ -430,18 +431,27 @@ def tally(dict counts, keys) -> None:
     cdef Counting slots[_TALLY_SLOTS]
     cdef Counting *slot
     cdef size_t at
+    cdef unsigned char older[_TALLY_PAIRS]  # per pair of slots, the one to give up next
     memset(slots, 0, sizeof(slots))
+    memset(older, 0, sizeof(older))
     try:
         for key in keys:
-            at = (<size_t><PyObject *>key >> 4) & (_TALLY_SLOTS - 1)
-            slot = &slots[at]
+            # Two slots per key, chosen by its address mixed (objects made one after another lie at one
+            # stride apart): two keys that come in turn and share a pair are each counted in C, where one
+            # slot each had them give each other up at every key, as the address's layout happened to fall.
+            at = ((<size_t><PyObject *>key >> 4) * <size_t>0x9E3779B97F4A7C15ULL >> 32) & (_TALLY_PAIRS - 1)
+            slot = &slots[2 * at]
             if slot.key != <PyObject *>key:
-                if slot.key != NULL:
-                    _add_count(counts, slot)
-                if key not in counts:
-                    counts[key] = 0  # in the order keys are first seen
-                Py_INCREF(key)
-                slot.key = <PyObject *>key
+                slot += 1
+                if slot.key != <PyObject *>key:
+                    slot = &slots[2 * at + older[at]]
+                    if slot.key != NULL:
+                        _add_count(counts, slot)
+                    older[at] ^= 1
+                    if key not in counts:
+                        counts[key] = 0  # in the order keys are first seen
+                    Py_INCREF(key)
+                    slot.key = <PyObject *>key
             slot.count += 1
     finally:
         for at in range(_TALLY_SLOTS):
