@@ -202,21 +202,33 @@ def indent(bytes line not None) -> int:
 def line_indents(lines, Py_ssize_t first, Py_ssize_t stop) -> list:
     """`indent` of each line from `first` up to `stop` (exclusive; both within the lines), as
     `yarp._lines_py.line_indents` gives them: of a `Lines`, read in its text, making no line."""
-    cdef Lines held
-    cdef long long *s
-    cdef const unsigned char *body
-    cdef Py_ssize_t i
+    return _asked(lines, first, stop, False)
+
+
+cdef list _asked(lines, Py_ssize_t first, Py_ssize_t stop, bint banners):
+    """Per line from `first` up to `stop`: its indent; or, with `banners`, its number when it may be a
+    banner. A `Lines` is read in its text; a list, or a big stream's held lines, a line as it is given."""
+    cdef Lines held = <Lines>lines if type(lines) is Lines else None
+    cdef long long *s = NULL
+    cdef const unsigned char *body = NULL
+    cdef const unsigned char *p
+    cdef Py_ssize_t i, n
     cdef bytes line
-    if type(lines) is not Lines:  # a list, or a big stream's held lines: each line read as it is given
-        out = []
-        for i in range(max(0, first), min(stop, len(lines))):
+    if held is not None:
+        s = held.starts.data.as_longlongs
+        body = <const unsigned char *>PyBytes_AS_STRING(held.body)
+    out = []
+    for i in range(max(0, first), min(stop, len(lines))):
+        if held is not None:
+            p, n = body + s[i], s[i + 1] - 1 - s[i]
+        else:
             line = lines[i]
-            out.append(_indent(<const unsigned char *>PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line)))
-        return out
-    held = <Lines>lines
-    s = held.starts.data.as_longlongs
-    body = <const unsigned char *>PyBytes_AS_STRING(held.body)
-    return [_indent(body + s[i], s[i + 1] - 1 - s[i]) for i in range(max(0, first), min(stop, held.count))]
+            p, n = <const unsigned char *>PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line)
+        if not banners:
+            out.append(_indent(p, n))
+        elif _may_be_banner(p, n):
+            out.append(i)
+    return out
 
 
 cdef bint _may_be_banner(const unsigned char *p, Py_ssize_t n) noexcept nogil:
@@ -242,22 +254,7 @@ cdef bint _may_be_banner(const unsigned char *p, Py_ssize_t n) noexcept nogil:
 def banner_candidates(lines, Py_ssize_t first, Py_ssize_t stop) -> list:
     """The numbers of the lines from `first` up to `stop` (exclusive) that may be banners, as
     `yarp._lines_py.banner_candidates` gives them: of a `Lines`, read in its text, making no line."""
-    cdef Lines held
-    cdef long long *s
-    cdef const unsigned char *body
-    cdef Py_ssize_t i
-    cdef bytes line
-    if type(lines) is not Lines:  # a list, or a big stream's held lines: each line read as it is given
-        out = []
-        for i in range(max(0, first), min(stop, len(lines))):
-            line = lines[i]
-            if _may_be_banner(<const unsigned char *>PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line)):
-                out.append(i)
-        return out
-    held = <Lines>lines
-    s = held.starts.data.as_longlongs
-    body = <const unsigned char *>PyBytes_AS_STRING(held.body)
-    return [i for i in range(max(0, first), min(stop, held.count)) if _may_be_banner(body + s[i], s[i + 1] - 1 - s[i])]
+    return _asked(lines, first, stop, True)
 
 
 def count_line(lines, Py_ssize_t first, Py_ssize_t stop, bytes line not None) -> int:
