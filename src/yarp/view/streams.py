@@ -148,7 +148,7 @@ class Stream:
         #: hold a trigger (`KINDS_SHARE`) or the lines were not classed at once (a big stream read in chunks).
         self.firsts: list[int | None] | None = None
         #: Per line, what a context walk read of it (`next_context`): `_NOISE`, `_PLAIN` or `_UNKNOWN`; and the
-        #: lines never noise, ascending. None until a walk asks.
+        #: classed lines (never noise), ascending. None until a walk asks.
         self.marks: bytearray | None = None
         self.never_noise: list[int] | None = None
         self._know_markers(records)
@@ -268,7 +268,7 @@ class Stream:
     def next_context(self, index: int, step: int, kept) -> int:
         """The first line from `index` on, in direction `step` (1 or -1), that is neither in `kept` nor
         `skippable`; -1 or the line count when there is none. A context walk passes runs of thousands
-        of noise lines (`ok 812 - renders the badge`), so past its first line it reads windows of lines,
+        of noise lines (`ok 812 - renders the badge`), so past its first lines it reads windows of lines,
         each twice the one before, each step at C speed: what the noise patterns say of the window's lines
         (`_mark_noise`, kept for the walk back), then where the first line stands that is not noise or is
         noise alone (`_CONTEXT_LINE`). Its first `LINES_ASKED_ALONE` lines are asked one by one, as they
