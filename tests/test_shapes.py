@@ -72,6 +72,23 @@ def test_lines_alike_but_for_digits_are_shaped_as_the_twin_shapes_them(rows):
     assert compiled.line_shapes(data) == twin.line_shapes(data)
 
 
+def test_short_lines_are_shaped_by_their_bytes_and_length_as_the_twin_shapes_them():
+    # Lines of up to eight bytes are keyed by their bytes, digits read as `0`, and their length: an empty
+    # line and a NUL are one word but two lines; `A1` and `A9` are alike, `AB` is a word of capitals.
+    twin, compiled = kernel_impls.both("_shapes")
+    lines = [b"", b"\x00", b"A1", b"A9", b"AB", b"12345678", b"123456789", b"y", b"\x00\x00", b"ABCDEFGH", b"ABCDEFG1"]
+    for count in (1, 3):
+        data = b"\n".join(lines * count)
+        assert compiled.line_shapes(data) == twin.line_shapes(data)
+    assert compiled.line_shapes(b"\n\x00\n\x00\x00") == [b"", b"\x00", b"\x00"]
+    # One byte and up to seven NULs: lines of one word (their bytes zero-filled to eight) and lengths apart.
+    data = b"\n".join(bytes([first]) + b"\x00" * nuls for first in range(256) if first != 10 for nuls in range(8))
+    assert compiled.line_shapes(data) == twin.line_shapes(data)
+    # Thousands of short kinds share the table's slots and push each other out.
+    data = b"\n".join(bytes((33 + k % 90, 33 + k // 90 % 90)) for k in range(8100))
+    assert compiled.line_shapes(data) == twin.line_shapes(data)
+
+
 def test_thousands_of_kinds_of_lines_are_shaped_as_the_twin_shapes_them():
     # More kinds than the compiled kernel's cache holds: kinds share its slots and push each other out.
     twin, compiled = kernel_impls.both("_shapes")
