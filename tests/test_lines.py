@@ -108,6 +108,8 @@ def test_indents_and_banner_candidates_are_the_twins_and_every_banner_is_a_candi
         assert impl.line_indents(held, first, stop) == [twin.indent(line) for line in lines[max(0, first):max(0, stop)]]
         assert impl.banner_candidates(held, first, stop) == [
             i for i in range(max(0, first), min(stop, len(lines))) if twin.may_be_banner(lines[i])]
+        assert impl.lines_at_margin(held, first, stop) == [
+            i for i in range(max(0, first), min(stop, len(lines))) if lines[i][:1] not in (b" ", b"\t")]
     for line in lines:
         assert compiled.indent(line) == twin.indent(line)
         for impl, held in ((compiled, compiled.split_lines(body)), (compiled, lines), (twin, lines)):

@@ -18,8 +18,8 @@ from cpython.object cimport PyObject
 from libc.stdlib cimport calloc, free
 
 IMPLEMENTATION = "c"
-__all__ = ["IMPLEMENTATION", "Lines", "banner_candidates", "count_line", "indent", "line_indents", "lines_starting",
-           "split_lines"]
+__all__ = ["IMPLEMENTATION", "Lines", "banner_candidates", "count_line", "indent", "line_indents", "lines_at_margin",
+           "lines_starting", "split_lines"]
 
 cdef extern from *:
     """
@@ -199,15 +199,22 @@ def indent(bytes line not None) -> int:
     return _indent(<const unsigned char *>PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line))
 
 
+#: What `_asked` gives of each line of a run: its indent, or its number when it may be a banner, or when it
+#: starts at the margin.
+DEF _INDENTS = 0
+DEF _BANNERS = 1
+DEF _MARGIN = 2
+
+
 def line_indents(lines, Py_ssize_t first, Py_ssize_t stop) -> list:
     """`indent` of each line from `first` up to `stop` (exclusive; both within the lines), as
     `yarp._lines_py.line_indents` gives them: of a `Lines`, read in its text, making no line."""
-    return _asked(lines, first, stop, False)
+    return _asked(lines, first, stop, _INDENTS)
 
 
-cdef list _asked(lines, Py_ssize_t first, Py_ssize_t stop, bint banners):
-    """Per line from `first` up to `stop`: its indent; or, with `banners`, its number when it may be a
-    banner. A `Lines` is read in its text; a list, or a big stream's held lines, a line as it is given."""
+cdef list _asked(lines, Py_ssize_t first, Py_ssize_t stop, int question):
+    """Per line from `first` up to `stop`, what `question` asks (`_INDENTS`, `_BANNERS`, `_MARGIN`). A `Lines`
+    is read in its text; a list, or a big stream's held lines, a line as it is given."""
     cdef Lines held = <Lines>lines if type(lines) is Lines else None
     cdef long long *s = NULL
     cdef const unsigned char *body = NULL
@@ -224,9 +231,9 @@ cdef list _asked(lines, Py_ssize_t first, Py_ssize_t stop, bint banners):
         else:
             line = lines[i]
             p, n = <const unsigned char *>PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line)
-        if not banners:
+        if question == _INDENTS:
             out.append(_indent(p, n))
-        elif _may_be_banner(p, n):
+        elif (_may_be_banner(p, n) if question == _BANNERS else n == 0 or (p[0] != 32 and p[0] != 9)):
             out.append(i)
     return out
 
@@ -254,7 +261,13 @@ cdef bint _may_be_banner(const unsigned char *p, Py_ssize_t n) noexcept nogil:
 def banner_candidates(lines, Py_ssize_t first, Py_ssize_t stop) -> list:
     """The numbers of the lines from `first` up to `stop` (exclusive) that may be banners, as
     `yarp._lines_py.banner_candidates` gives them: of a `Lines`, read in its text, making no line."""
-    return _asked(lines, first, stop, True)
+    return _asked(lines, first, stop, _BANNERS)
+
+
+def lines_at_margin(lines, Py_ssize_t first, Py_ssize_t stop) -> list:
+    """The numbers of the lines from `first` up to `stop` (exclusive) that start with neither a space nor a
+    tab, as `yarp._lines_py.lines_at_margin` gives them: of a `Lines`, read in its text, making no line."""
+    return _asked(lines, first, stop, _MARGIN)
 
 
 def count_line(lines, Py_ssize_t first, Py_ssize_t stop, bytes line not None) -> int:

@@ -9,8 +9,8 @@ crosses them.
 from __future__ import annotations
 
 IMPLEMENTATION = "py"
-__all__ = ["IMPLEMENTATION", "banner_candidates", "count_line", "indent", "line_indents", "lines_starting",
-           "may_be_banner", "split_lines"]
+__all__ = ["IMPLEMENTATION", "banner_candidates", "count_line", "indent", "line_indents", "lines_at_margin",
+           "lines_starting", "may_be_banner", "split_lines"]
 
 
 def split_lines(body: bytes) -> list[bytes]:
@@ -62,3 +62,9 @@ def banner_candidates(lines, first: int, stop: int) -> list[int]:
 def count_line(lines, first: int, stop: int, line: bytes) -> int:
     """How many of the lines of `lines` from `first` up to `stop` (exclusive) are `line`."""
     return lines[max(0, first):max(0, stop)].count(line)
+
+
+def lines_at_margin(lines, first: int, stop: int) -> list[int]:
+    """The numbers of the lines of `lines` from `first` up to `stop` (exclusive) that start with neither a
+    space nor a tab."""
+    return [i for i in range(max(0, first), min(stop, len(lines))) if lines[i][:1] not in (b" ", b"\t")]

@@ -34,6 +34,9 @@ banner_candidates = _impl.banner_candidates
 #: `count_line(lines, first, stop, line)`: how many of the lines in [first, stop) are `line` (a heading every
 #: record repeats is counted over two thousand lines around it, `yarp.view.ranking.repeated`).
 count_line = _impl.count_line
+#: `lines_at_margin(lines, first, stop)`: the numbers of the lines in [first, stop) that start with neither a
+#: space nor a tab (where a failure block's frames were is asked of those alone, `yarp.view.spending`).
+lines_at_margin = _impl.lines_at_margin
 
-__all__ = ["IMPLEMENTATION", "banner_candidates", "count_line", "indent", "line_indents", "lines_starting",
-           "split_lines"]
+__all__ = ["IMPLEMENTATION", "banner_candidates", "count_line", "indent", "line_indents", "lines_at_margin",
+           "lines_starting", "split_lines"]

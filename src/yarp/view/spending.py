@@ -17,7 +17,7 @@ from __future__ import annotations
 from itertools import compress
 
 from yarp.view.blocks import LINE_CLASSES
-from yarp.view.lines import lines_starting
+from yarp.view.lines import lines_at_margin, lines_starting
 from yarp.view.ranking import diverse, heading, indent, kind, record_start, repeated
 from yarp.view.salience import Classifier, is_blank
 from yarp.view.templates import tally, templates
@@ -337,8 +337,7 @@ def _following(lines, start: int, head: int, anchor: int, end: int, location) ->
 def _where(lines, start: int, head: int, anchor: int, end: int, location) -> list[int]:
     """The lines of a block, or up to `WHERE_REACH` above it, that start with a location
     (`tests/t.py:85: `): where each frame of a chain was."""
-    return [i for i in range(max(0, start - WHERE_REACH), end + 1)
-            if lines[i][:1] not in (b" ", b"\t") and location.match(lines[i]).group(1)]
+    return [i for i in lines_at_margin(lines, start - WHERE_REACH, end + 1) if location.match(lines[i]).group(1)]
 
 
 def _lead(lines, start: int, head: int, anchor: int, end: int, location) -> range:
