@@ -213,6 +213,20 @@ def test_a_context_walk_skips_what_it_would_skip_line_by_line(lines, data):
         assert stream.next_context(index, step, kept) == walked
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"diff --git a/x.py b/x.py", b"DIFF --GIT a", b" diff --git x", b"xdiff --git y",
+                                 b"error: x", b"+added", b"plain words " * 20, b""]), min_size=1, max_size=60))
+def test_a_diff_is_told_by_the_scans_triggers_as_by_the_text(lines):
+    from yarp.view.streams import _is_diff
+
+    # A line starting `diff --git ` holds the scanned trigger inside those words: where the scan found few
+    # lines, their triggers say no diff at once, and never where the text holds one.
+    sal = classifier()
+    body = b"\n".join(lines)
+    expected = body.startswith(b"diff --git ") or b"\ndiff --git " in body
+    assert _is_diff(body, sal.salient_line_numbers(body), sal) == expected
+
+
 #: Pieces of the lines entries are written for, so that generated lines match entries, often several.
 LINE_PIECE = st.sampled_from(["error", "Error", "ERROR", "error: ", "error[E0308]: ", "fatal error: ", "Fatal error: ",
                               "panic: ", "panicked at", "FAILED", "FAIL ", "--- FAIL", "=== ", " ===", "1 failed",
