@@ -148,6 +148,13 @@ def split_lines(bytes body not None) -> Lines:
     return Lines(body)
 
 
+#: What `_asked` gives of each line of a run: its indent, or its number when it may be a banner, when it
+#: starts at the margin, or when it starts with one of some prefixes past its blanks.
+DEF _INDENTS = 0
+DEF _BANNERS = 1
+DEF _MARGIN = 2
+DEF _STARTING = 3
+
 cdef unsigned char _STRIPPED[256]  # what `bytes.lstrip()` strips
 for _byte in range(256):
     _STRIPPED[_byte] = _byte in (9, 10, 11, 12, 13, 32)
@@ -157,26 +164,19 @@ def lines_starting(lines, Py_ssize_t first, Py_ssize_t stop, tuple prefixes) -> 
     """The numbers of the lines from `first` up to `stop` (exclusive) that start with one of `prefixes` past
     their leading blanks, as `yarp._lines_py.lines_starting` gives them: of a `Lines`, read in its text,
     making no line."""
-    cdef Lines held
-    cdef long long *s
-    cdef const char *body
-    cdef Py_ssize_t i, at, end, size
-    if type(lines) is not Lines:
-        return [i for i in range(max(0, first), min(stop, len(lines))) if lines[i].lstrip().startswith(prefixes)]
-    held = <Lines>lines
-    s = held.starts.data.as_longlongs
-    body = PyBytes_AS_STRING(held.body)
-    out = []
-    for i in range(max(0, first), min(stop, held.count)):
-        at, end = s[i], s[i + 1] - 1
-        while at < end and _STRIPPED[<unsigned char>body[at]]:
-            at += 1
-        for prefix in prefixes:
-            size = PyBytes_GET_SIZE(prefix)
-            if end - at >= size and memcmp(body + at, PyBytes_AS_STRING(prefix), size) == 0:
-                out.append(i)
-                break
-    return out
+    return _asked(lines, first, stop, _STARTING, prefixes)
+
+
+cdef bint _starts_with(const unsigned char *p, Py_ssize_t n, tuple prefixes):
+    """Whether the `n` bytes at `p` start with one of `prefixes` past their leading blanks."""
+    cdef Py_ssize_t at = 0, size
+    while at < n and _STRIPPED[p[at]]:
+        at += 1
+    for prefix in prefixes:
+        size = PyBytes_GET_SIZE(prefix)
+        if n - at >= size and memcmp(p + at, PyBytes_AS_STRING(prefix), size) == 0:
+            return True
+    return False
 
 
 cdef extern from "string.h":
@@ -199,11 +199,6 @@ def indent(bytes line not None) -> int:
     return _indent(<const unsigned char *>PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line))
 
 
-#: What `_asked` gives of each line of a run: its indent, or its number when it may be a banner, or when it
-#: starts at the margin.
-DEF _INDENTS = 0
-DEF _BANNERS = 1
-DEF _MARGIN = 2
 
 
 def line_indents(lines, Py_ssize_t first, Py_ssize_t stop) -> list:
@@ -212,9 +207,10 @@ def line_indents(lines, Py_ssize_t first, Py_ssize_t stop) -> list:
     return _asked(lines, first, stop, _INDENTS)
 
 
-cdef list _asked(lines, Py_ssize_t first, Py_ssize_t stop, int question):
-    """Per line from `first` up to `stop`, what `question` asks (`_INDENTS`, `_BANNERS`, `_MARGIN`). A `Lines`
-    is read in its text; a list, or a big stream's held lines, a line as it is given."""
+cdef list _asked(lines, Py_ssize_t first, Py_ssize_t stop, int question, tuple prefixes=()):
+    """Per line from `first` up to `stop`, what `question` asks (`_INDENTS`, `_BANNERS`, `_MARGIN`,
+    `_STARTING` with `prefixes`). A `Lines` is read in its text; a list, or a big stream's held lines, a line
+    as it is given."""
     cdef Lines held = <Lines>lines if type(lines) is Lines else None
     cdef long long *s = NULL
     cdef const unsigned char *body = NULL
@@ -233,7 +229,13 @@ cdef list _asked(lines, Py_ssize_t first, Py_ssize_t stop, int question):
             p, n = <const unsigned char *>PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line)
         if question == _INDENTS:
             out.append(_indent(p, n))
-        elif (_may_be_banner(p, n) if question == _BANNERS else n == 0 or (p[0] != 32 and p[0] != 9)):
+        elif question == _BANNERS:
+            if _may_be_banner(p, n):
+                out.append(i)
+        elif question == _MARGIN:
+            if n == 0 or (p[0] != 32 and p[0] != 9):
+                out.append(i)
+        elif _starts_with(p, n, prefixes):
             out.append(i)
     return out
 

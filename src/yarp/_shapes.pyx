@@ -187,7 +187,7 @@ def rows_breaking(data, Py_ssize_t width, tuple rule) -> tuple:
     cdef const unsigned char *p
     cdef Py_ssize_t i, j, k, n, end, line = 0, fields = 0, ruled = 0, r, position, count = len(rule)
     cdef const unsigned char *found
-    cdef bint breaks = False, asked
+    cdef bint breaks = False
     # Per field of a row, where it starts and ends (for the fields a rule asks about); per rule, its position.
     cdef Py_ssize_t *starts = <Py_ssize_t *>malloc(max(1, width) * sizeof(Py_ssize_t))
     cdef Py_ssize_t *ends = <Py_ssize_t *>malloc(max(1, width) * sizeof(Py_ssize_t))
@@ -196,20 +196,15 @@ def rows_breaking(data, Py_ssize_t width, tuple rule) -> tuple:
     cdef const char **values = <const char **>malloc(max(1, count) * sizeof(char *))
     cdef Py_ssize_t *sizes = <Py_ssize_t *>malloc(max(1, count) * sizeof(Py_ssize_t))
     cdef Py_ssize_t *broken = <Py_ssize_t *>calloc(max(1, count), sizeof(Py_ssize_t))
-    if starts == NULL or ends == NULL or wanted == NULL or positions == NULL or values == NULL or sizes == NULL \
-            or broken == NULL:
-        free(starts)
-        free(ends)
-        free(wanted)
-        free(positions)
-        free(values)
-        free(sizes)
-        free(broken)
-        raise MemoryError()
-    kept = [bytes(value) for _, value in rule]  # holds the values' bytes while they are compared
-    out = []
-    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
-    try:
+    cdef bint viewing = False
+    try:  # every array freed below, the ones not made too (free(NULL) does nothing)
+        if starts == NULL or ends == NULL or wanted == NULL or positions == NULL or values == NULL \
+                or sizes == NULL or broken == NULL:
+            raise MemoryError()
+        kept = [bytes(value) for _, value in rule]  # holds the values' bytes while they are compared
+        out = []
+        PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+        viewing = True
         for r in range(count):
             position = rule[r][0]
             positions[r] = position if 0 <= position < width else -1  # a position outside a row asks nothing
@@ -254,7 +249,8 @@ def rows_breaking(data, Py_ssize_t width, tuple rule) -> tuple:
             i = end + 1
         return ruled, out, [broken[r] for r in range(count)]
     finally:
-        PyBuffer_Release(&view)
+        if viewing:
+            PyBuffer_Release(&view)
         free(starts)
         free(ends)
         free(wanted)

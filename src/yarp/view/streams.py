@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import deque
+from functools import lru_cache
 from itertools import compress
 from operator import itemgetter
 
@@ -429,12 +430,18 @@ def _is_diff(body: bytes, found: list, sal: Classifier) -> bool:
     """Whether a line of `body` starts with `diff --git `. Such a line holds every scanned trigger inside
     those words, so where the scan looks for one and found few lines, their triggers answer no for most
     outputs; a search of the whole body (0.3 ms a MiB) is left to those that may be diffs."""
-    inside = [trigger for trigger in sal.triggers if trigger in _DIFF_START]
+    inside = _triggers_inside(sal.triggers, _DIFF_START)
     if inside and len(found) * FOUND_SHARE < len(body):
         held = set(map(_TRIGGERS, found))
         if not any(trigger in triggers for triggers in held for trigger in inside):
             return False
     return body.startswith(_DIFF_START) or b"\n" + _DIFF_START in body
+
+
+@lru_cache(maxsize=4)
+def _triggers_inside(triggers: tuple[bytes, ...], text: bytes) -> tuple[bytes, ...]:
+    """The scanned `triggers` that `text` holds, worked out once per set of triggers."""
+    return tuple(trigger for trigger in triggers if trigger in text)
 
 
 class _SparseReader:
