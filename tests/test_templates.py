@@ -209,9 +209,28 @@ def test_a_tally_of_keys_made_and_freed_one_by_one_is_not_misled_by_reused_addre
     assert _tallied(impl, made) == (expected, list(expected))
 
 
+@pytest.mark.parametrize("given_as", [list, tuple, iter])
+def test_a_tally_of_keys_each_a_new_object_counts_them_in_the_mapping_alone(impl, given_as):
+    # A split text's lines are each their own object: past the first 512, most of them new to the slots,
+    # the rest are counted in the mapping, after what the slots held, keys still in the order first seen.
+    text = b"\n".join(b"row %d" % (number % 700) for number in range(3000))
+    keys = text.split(b"\n") + [b"row 3"] * 40  # and a run of one key after the switch
+    expected = {b"row %d" % k: len(range(k, 3000, 700)) + 40 * (k == 3) for k in range(700)}
+    assert _tallied(impl, given_as(keys)) == (expected, list(expected))
+
+
+@pytest.mark.parametrize("ways", [5, 9, 40])
+def test_a_tally_of_a_few_keys_in_turn_counts_each(impl, ways):
+    # Keys that come in turn, more than one set of slots holds wherever their addresses fall.
+    keys = [b"kind %d" % k for k in range(ways)] * 200
+    expected = {b"kind %d" % k: 200 for k in range(ways)}
+    assert _tallied(impl, keys, {b"kind 2": 5}) == ({**expected, b"kind 2": 205}, [b"kind 2"] + [
+        key for key in expected if key != b"kind 2"])
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(st.sampled_from([b"w", b"w w", "x", 0, 300, 1 << 70]), st.binary(max_size=3),
-                          st.integers(-3, 1000)), max_size=400))
+                          st.integers(-3, 1000)), max_size=1400))
 def test_the_compiled_tally_is_the_twins(keys):
     twin, compiled = kernel_impls.both("_templates")
     assert _tallied(compiled, iter(keys)) == _tallied(twin, iter(keys))

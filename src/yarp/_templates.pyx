@@ -17,6 +17,8 @@ groups at C speed what a Python loop over every salient line would cost the view
 its budget for. The twin stays the reference: tests/test_templates.py crosses the two.
 """
 
+from itertools import islice
+
 from cpython.array cimport array
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_Next
@@ -404,9 +406,14 @@ def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=Tru
 
 # --- tallies -------------------------------------------------------------------------------------
 
-#: Slots of a tally's table of keys being counted: a power of two.
+#: Slots of a tally's table of keys being counted, in sets of `_TALLY_WAYS` (`tally`).
+DEF _TALLY_WAYS = 4
+DEF _TALLY_SETS = 16  # a power of two
 DEF _TALLY_SLOTS = 64
-DEF _TALLY_PAIRS = 32  # two slots each
+#: Keys a tally reads before it may find that nearly every key is one it has not held (`_TALLY_MISSED` of
+#: each 8): each its own object, as the lines of a split text are, which slots only make dearer.
+DEF _TALLY_TRIAL = 512
+DEF _TALLY_MISSED = 7
 
 
 cdef struct Counting:
@@ -427,36 +434,52 @@ def tally(dict counts, keys) -> None:
     """Count `keys` into `counts` (`counts[key] += 1` for each, from 0), as `collections.Counter.update` and
     `yarp._templates_py.tally` do, keys first seen in the order they come. A key's object is counted in C
     while it stays in its slot of a small table: a dense output's 300,000 lines of one shape, or 17,500
-    findings of one class, make no integer per line."""
+    findings of one class, make no integer per line. Keys that are nearly all new objects (a split
+    text's lines) are counted in the mapping alone once the first `_TALLY_TRIAL` show it."""
     cdef Counting slots[_TALLY_SLOTS]
     cdef Counting *slot
+    cdef Counting *way
     cdef size_t at
-    cdef unsigned char older[_TALLY_PAIRS]  # per pair of slots, the one to give up next
+    cdef Py_ssize_t read = 0, missed = 0, k
+    cdef unsigned char older[_TALLY_SETS]  # per set of slots, the one to give up next
     memset(slots, 0, sizeof(slots))
     memset(older, 0, sizeof(older))
+    cdef bint indexed = type(keys) is list or type(keys) is tuple  # read by index, not by an iterator
+    items = keys if indexed else iter(keys)  # an iterator's own `iter` is itself
     try:
-        for key in keys:
-            # Two slots per key, chosen by its address mixed (objects made one after another lie at one
-            # stride apart): two keys that come in turn and share a pair are each counted in C, where one
-            # slot each had them give each other up at every key, as the address's layout happened to fall.
-            at = ((<size_t><PyObject *>key >> 4) * <size_t>0x9E3779B97F4A7C15ULL >> 32) & (_TALLY_PAIRS - 1)
-            slot = &slots[2 * at]
-            if slot.key != <PyObject *>key:
-                slot += 1
-                if slot.key != <PyObject *>key:
-                    slot = &slots[2 * at + older[at]]
-                    if slot.key != NULL:
-                        _add_count(counts, slot)
-                    older[at] ^= 1
-                    if key not in counts:
-                        counts[key] = 0  # in the order keys are first seen
-                    Py_INCREF(key)
-                    slot.key = <PyObject *>key
+        for key in items:
+            # A set of slots per key, chosen by its address mixed (objects made one after another lie at one
+            # stride apart); four slots a set, so that a few keys that come in turn are each counted in C
+            # however their addresses fall.
+            at = ((<size_t><PyObject *>key >> 4) * <size_t>0x9E3779B97F4A7C15ULL >> 32) & (_TALLY_SETS - 1)
+            way = &slots[_TALLY_WAYS * at]
+            slot = NULL
+            for k in range(_TALLY_WAYS):
+                if way[k].key == <PyObject *>key:
+                    slot = &way[k]
+                    break
+            if slot == NULL:
+                slot = &way[older[at]]
+                older[at] = (older[at] + 1) & (_TALLY_WAYS - 1)
+                if slot.key != NULL:
+                    _add_count(counts, slot)
+                if key not in counts:
+                    counts[key] = 0  # in the order keys are first seen
+                Py_INCREF(key)
+                slot.key = <PyObject *>key
+                missed += 1
             slot.count += 1
+            read += 1
+            if read == _TALLY_TRIAL and missed * 8 >= read * _TALLY_MISSED:
+                break
+        else:
+            return
     finally:
         for at in range(_TALLY_SLOTS):
             if slots[at].key != NULL:
                 _add_count(counts, &slots[at])
+    for key in (islice(items, read, None) if indexed else items):  # the rest, each key in the mapping
+        counts[key] = counts.get(key, 0) + 1
 
 
 def grouped(dict mapping, dict labels) -> dict:
