@@ -464,6 +464,81 @@ def test_a_set_of_entries_that_keeps_missing_is_gated_by_the_literals_every_matc
     assert classes.count(None) == 2000 and classes[1000] == "failure"
 
 
+def _fresh_classifier():
+    with open(DATA_PATH, encoding="utf-8") as handle:
+        return salience.Classifier(salience.build_bundle(json.load(handle)))
+
+
+_ONE_BY_ONE, _AT_ONCE = [], []  # classifiers kept across examples: their plans learn as a broker's do
+
+
+def test_many_lines_of_one_plan_are_classed_at_once_as_one_by_one():
+    # 2,000 index records `not found` reaches: a scan for the gate's literals leaves them out at once; the one
+    # missing command is classed by its entry. A zip's 3,000 `(stored 0%)` lines: one search of them joined.
+    records = [b"ID: %064x rebuilt index: <not found>      committed index: (2, %d)" % (n * 7919, n)
+               for n in range(2000)]
+    listing = [b"  adding: build/page-%04d/ (stored 0%%)" % n for n in range(3000)]
+    cases = [(records[:1000] + [b"sh: line 1: frobnicate: Command not found"] + records[1000:], (b"not found",)),
+             (listing[:7] + [b"src/mod.c   40   40   0%"] + listing[7:] + [b"lib/x.py | 0.0% |"], (b" 0%",))]
+    for lines, found in cases:
+        one_by_one = _fresh_classifier()
+        expected = [one_by_one.entry_class(line, found) for line in lines]
+        sal = _fresh_classifier()
+        assert sal.entry_classes(lines, [found] * len(lines)) == expected
+        assert expected.count(None) == len(lines) - (1 if found == (b"not found",) else 2)
+        plan = sal.plans[found]
+        assert plan.joined is not None and (plan.scanned is None) == (found == (b" 0%",))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.one_of(LINE_PIECE, FRAGMENT), min_size=1, max_size=6).map("".join),
+                          st.booleans()), min_size=1, max_size=120))
+def test_lines_classed_at_once_get_the_classes_they_get_one_by_one(rows):
+    # Lines grouped by the triggers a scan found on them; half of them end in a carriage return.
+    if not _ONE_BY_ONE:
+        _ONE_BY_ONE.append(_fresh_classifier())
+        _AT_ONCE.append(_fresh_classifier())
+    sal = _ONE_BY_ONE[0]
+    lines = [(text + ("\r" if cr else "")).encode() for text, cr in rows]
+    held = [(line, sal.salient_lines(line).get(0)) for line in lines]
+    held = [(line, found) for line, found in held if found is not None]
+    # Each group many times over, so that groups pass `JOINED_LINES`.
+    asked = [line for line, _ in held] * 3
+    founds = [found for _, found in held] * 3
+    expected = [sal.entry_class(line, found) for line, found in zip(asked, founds)]
+    assert _AT_ONCE[0].entry_classes(asked, founds) == expected
+
+
+#: Patterns a joined search must read as each line alone reads them, and lines to read.
+_JOINABLE = [rb"[ \t|:]0(\.0+)?%([ \t|]|$)", rb"^x", rb"x$", rb"^$", rb"\bab\b", rb"(?<!\S)ab", rb"ab(?=\d)",
+             rb"(?<=:)\w+", rb"[^\n:]+:$", rb"a.*b", rb"(?!a)\w", rb"^(?:ab|x)*$", rb"\d+"]
+_NOT_JOINABLE = [rb"a\sb", rb"[^x]", rb"\Aab", rb"ab\Z", rb"\B", rb"(?s:a.b)", rb"a\nb", rb"(?i)ab", rb"(a)\1",
+                 rb"[\x00-\x7f]", rb"\W", rb"[\D]"]
+
+
+def test_a_pattern_searches_lines_joined_only_where_nothing_in_it_reads_across_them():
+    import re
+
+    for source in _JOINABLE:
+        assert matching.joined_search(re.compile(source)) is not None, source
+    for source in _NOT_JOINABLE:
+        assert matching.joined_search(re.compile(source)) is None, source
+    assert matching.joined_search(re.compile(rb"ab", re.IGNORECASE)) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["a", "b", "x", " ", ":", "0", "0%", ".0", "\t", "|", "\r", "7", "é"]),
+                         max_size=7).map("".join), min_size=1, max_size=30))
+def test_a_joined_search_finds_the_lines_each_search_alone_finds(texts):
+    import re
+
+    lines = [text.encode() for text in texts]
+    for source in _JOINABLE:
+        pattern = re.compile(source)
+        expected = [number for number, line in enumerate(lines) if pattern.search(line)]
+        assert matching.lines_holding(matching.joined_search(pattern), lines) == expected, source
+
+
 def test_a_gate_is_known_only_where_every_pattern_needs_a_literal():
     assert matching.gate([rb"^(FAIL|ERROR):? ", rb"\berror( TS\d+)?\b"]).pattern == rb"ERROR|error|FAIL"
     # A pattern whose matches need no literal, or a case-insensitive one, leaves every line to the entries.

@@ -119,18 +119,20 @@ ERROR, WARN, CODE = (b"error",), (b"warn",), (b": e1",)  # CODE stands for a tri
 
 
 def _classed(impl, lines, found, blind, kinds=True):
-    """`classed_alike` with a `class_of` that names the line it was asked about, and the lines it was asked about."""
+    """`classed_alike` with a `classes_of` that names each line it was asked about, and the lines it was asked
+    about."""
     asked_lines = []
 
-    def class_of(line, triggers):
-        asked_lines.append(line)
-        return None if line.startswith(b"plain") else b"%s/%d" % (line, len(triggers))
+    def classes_of(asked, triggers):
+        assert len(asked) == len(triggers) and not asked_lines  # asked once, of every kind at once
+        asked_lines.extend(asked)
+        return [None if line.startswith(b"plain") else b"%s/%d" % (line, len(held)) for line, held in zip(asked, triggers)]
 
     def asked(triggers):
         blind[triggers] = triggers != CODE
         return blind[triggers]
 
-    classes, firsts = impl.classed_alike(lines, found, blind, asked, class_of, kinds)
+    classes, firsts = impl.classed_alike(lines, found, blind, asked, classes_of, kinds)
     return classes, firsts, asked_lines
 
 
@@ -150,6 +152,11 @@ def test_lines_alike_are_classed_once_by_their_first(impl):
     assert blind == {ERROR: True, CODE: False, WARN: True}
     # Without kinds (a stream whose scanned lines are few), the same classes and no list as long as the text.
     assert _classed(impl, lines, found, {}, kinds=False) == (classes, None, asked_lines)
+
+
+def test_classes_must_come_one_per_line_asked(impl):
+    with pytest.raises(ValueError, match="one class per line asked"):
+        impl.classed_alike([b"a.c:1: error x"], [(0, ERROR)], {}, lambda triggers: True, lambda lines, found: [], True)
 
 
 def test_a_kinds_lines_share_its_template(impl):

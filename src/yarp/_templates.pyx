@@ -26,7 +26,7 @@ from cpython.list cimport PyList_GET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.stdint cimport uint64_t
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy, memset
 
 IMPLEMENTATION = "c"
@@ -320,9 +320,9 @@ cdef inline bint _of_kind(Text *text, const unsigned char *p, Py_ssize_t length,
     return other_length == length and (_same_zeroed(other, p, length) if zero else memcmp(other, p, length) == 0)
 
 
-def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=True) -> tuple:
-    """Per entry (line number, triggers) of `found`, the class `class_of(line, triggers)` gives, asked
-    once per kind of line; and with `kinds`, per line number, the number of the first line of its kind
+def classed_alike(lines, list found, dict blind, asked, classes_of, bint kinds=True) -> tuple:
+    """Per entry (line number, triggers) of `found`, the class `classes_of(lines, triggers)` gives its kind's
+    first line, asked of every kind's first line at once, in line order; and with `kinds`, per line number, the number of the first line of its kind
     (None for a line `found` does not name; without `kinds`, None), as `yarp._templates_py.classed_alike`
     gives them. `lines` are a list of bytes or a `yarp._lines.Lines` (read without making its lines).
 
@@ -342,6 +342,8 @@ def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=Tru
     cdef bint zero
     cdef array starts
     cdef list out = [None] * n
+    cdef list asked_lines = [], asked_triggers = []
+    cdef Py_ssize_t *of  # per entry, the entry of its kind's first line (its own, for a first)
     cdef list firsts = [None] * len(lines) if kinds else None
     if type(lines) is not list and not hasattr(lines, "starts"):
         lines = list(lines)  # any other sequence of lines
@@ -357,9 +359,11 @@ def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=Tru
     memset(read, 0, sizeof(read))
     table = <Kind *>calloc(size, sizeof(Kind))
     tuples = <Shared *>calloc(size, sizeof(Shared))
-    if table == NULL or tuples == NULL:
+    of = <Py_ssize_t *>malloc((n + 1) * sizeof(Py_ssize_t))
+    if table == NULL or tuples == NULL or of == NULL:
         free(table)
         free(tuples)
+        free(of)
         raise MemoryError()
     try:
         for e in range(n):
@@ -374,7 +378,7 @@ def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=Tru
                 k = shared.entry
                 first = (<tuple>found[k])[0]
                 if _of_kind(&text, p, length, first, zero):
-                    out[e] = out[k]
+                    of[e] = k
                     if kinds:
                         firsts[number] = first
                     continue
@@ -385,23 +389,35 @@ def classed_alike(lines, list found, dict blind, asked, class_of, bint kinds=Tru
                 if table[slot].hash == h and table[slot].zero == zero:
                     first = (<tuple>found[k])[0]  # kept as the object: no number made per line
                     if _of_kind(&text, p, length, first, zero):
-                        out[e] = out[k]
+                        of[e] = k
                         if kinds:
                             firsts[number] = first
                         break
                 slot = (slot + 1) & mask
             else:
-                k = e
+                k = of[e] = e
                 table[slot].hash, table[slot].entry, table[slot].zero = h, e + 1, zero
-                out[e] = class_of(lines[number], triggers)
+                asked_lines.append(lines[number])
+                asked_triggers.append(triggers)
                 if kinds:
                     firsts[number] = entry[0]
             if shared.triggers == NULL:
                 shared.triggers, shared.entry = <PyObject *>triggers, k
+        answers = classes_of(asked_lines, asked_triggers) if asked_lines else []
+        if len(answers) != len(asked_lines):
+            raise ValueError("classes_of must give one class per line asked")
+        k = 0
+        for e in range(n):  # a kind's first entry comes before the others of its kind
+            if of[e] == e:
+                out[e] = answers[k]
+                k += 1
+            else:
+                out[e] = out[of[e]]
         return out, firsts
     finally:
         free(table)
         free(tuples)
+        free(of)
 
 
 # --- tallies -------------------------------------------------------------------------------------

@@ -65,33 +65,42 @@ def templates(lines, indices, firsts=None) -> list[bytes]:
     return [template(lines[i]) for i in indices]
 
 
-def classed_alike(lines, found, blind, asked, class_of, kinds: bool = True) -> tuple[list, list | None]:
-    """Per entry (line number, triggers) of `found`, the class `class_of(line, triggers)` gives, asked
-    once per kind of line; and with `kinds`, per line number, the number of the first line of its kind
-    (None for a line `found` does not name; without `kinds`, None).
+def classed_alike(lines, found, blind, asked, classes_of, kinds: bool = True) -> tuple[list, list | None]:
+    """Per entry (line number, triggers) of `found`, the class `classes_of(lines, triggers)` gives its kind's
+    first line, asked of every kind's first line at once, in line order; and with `kinds`, per line number,
+    the number of the first line of its kind (None for a line `found` does not name; without `kinds`, None).
 
     Lines the same byte for byte are of one kind; where `blind[triggers]` is true (`asked(triggers)`
     fills it), so are lines the same but for their digits, each read as `0`. A line's triggers are the
     scan's, which follow from its bytes: lines alike hold the same ones."""
-    exact: dict[bytes, tuple] = {}
-    zeroed: dict[bytes, tuple] = {}
-    out = []
+    exact: dict[bytes, int] = {}
+    zeroed: dict[bytes, int] = {}
+    of = []  # per entry, the entry of its kind's first line
+    asked_lines: list[bytes] = []
+    asked_triggers: list[tuple] = []
     firsts: list[int | None] = [None] * len(lines)
-    for number, triggers in found:
+    for entry, (number, triggers) in enumerate(found):
         line = lines[number]
         known = exact.get(line)
         if known is None:
             flag = blind.get(triggers)
             if flag if flag is not None else asked(triggers):
-                key = line.translate(_ZEROS)
-                known = zeroed.get(key)
-                if known is None:
-                    known = zeroed[key] = (class_of(line, triggers), number)
+                known = zeroed.setdefault(line.translate(_ZEROS), entry)
             else:
-                known = (class_of(line, triggers), number)
+                known = entry
             exact[line] = known
-        out.append(known[0])
-        firsts[number] = known[1]
+            if known == entry:
+                asked_lines.append(line)
+                asked_triggers.append(triggers)
+        of.append(known)
+        firsts[number] = found[known][0]
+    answers = classes_of(asked_lines, asked_triggers) if asked_lines else []
+    if len(answers) != len(asked_lines):
+        raise ValueError("classes_of must give one class per line asked")
+    given = iter(answers)
+    out: list = []
+    for entry, known in enumerate(of):
+        out.append(next(given) if known == entry else out[known])
     return out, firsts if kinds else None
 
 

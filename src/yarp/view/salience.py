@@ -66,6 +66,8 @@ HINT_PATTERNS = {"word": "[A-Za-z_][A-Za-z0-9_]{2,}", "location": "^[ \\t]*([^ \
 #: The classes a word inside a path does not give a line, and the longest line classed again with its paths
 #: masked (the entries are tried twice on it; a longer line keeps its class).
 PATH_BLIND = FAILURE_CLASSES | {"warning"}
+#: Lines holding the same triggers classed at once (`entry_classes`), when there are this many.
+JOINED_LINES = 32
 MASKED_BYTES = 4096
 
 
@@ -146,6 +148,33 @@ class Classifier:
             plan = self.plans.get((found, held)) or self._plan(found, held)
         cls = plan.entry_class(line)
         return cls if cls not in PATH_BLIND else self.read_past(line, cls, plan.entry_class)
+
+    def entry_classes(self, lines: list[bytes], founds: list[tuple[bytes, ...]]) -> list[str | None]:
+        """`[self.entry_class(line, found) for line, found in zip(lines, founds)]`: the lines that hold the same
+        triggers, when there are `JOINED_LINES` of them, classed at once by their plan (`Plan.entry_classes`);
+        a CR line, or a plan of `Literals`, each line alone."""
+        if len(lines) < JOINED_LINES:
+            return list(map(self.entry_class, lines, founds))
+        by_found: dict[tuple[bytes, ...], list[int]] = {}
+        if founds.count(founds[0]) == len(founds):  # the usual case: one tuple (a scan's kind) for them all
+            by_found[founds[0]] = list(range(len(lines)))
+        else:
+            for number, found in enumerate(founds):
+                by_found.setdefault(found, []).append(number)
+        classes: list[str | None] = [None] * len(lines)
+        for found, numbers in by_found.items():
+            group = list(map(lines.__getitem__, numbers))
+            plan = self.plans.get(found) or self._plan(found)
+            if len(group) < JOINED_LINES or plan.__class__ is Literals or any(map(bytes.endswith, group, repeat(b"\r"))):
+                answers = [self.entry_class(line, found) for line in group]
+            else:
+                answers = plan.entry_classes(group)
+                if not PATH_BLIND.isdisjoint(answers):
+                    answers = [cls if cls not in PATH_BLIND else self.read_past(line, cls, plan.entry_class)
+                               for line, cls in zip(group, answers)]
+            for number, cls in zip(numbers, answers):
+                classes[number] = cls
+        return classes
 
     def digit_blind(self, found: tuple[bytes, ...]) -> bool:
         """Whether a line whose scanned triggers are `found` gets the class it would get with each digit

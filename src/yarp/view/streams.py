@@ -17,12 +17,12 @@ import re
 from bisect import bisect_left
 from collections import deque
 from functools import lru_cache
-from itertools import compress
-from operator import itemgetter
+from itertools import compress, count, repeat
+from operator import eq, itemgetter
 
 from yarp.view.blocks import BLOCK_CLASSES
 from yarp.view.lines import split_lines
-from yarp.view.markers import RecordMarkers, TextMarkers, cut_note, gap_marker_fixed_bytes
+from yarp.view.markers import MARKER_LINES, RecordMarkers, TextMarkers, cut_note, gap_marker_fixed_bytes
 from yarp.view.rarity import largest_values, rare_columns, rare_findings, rare_lines, rare_shapes, rare_values
 from yarp.view.salience import FAILURE_CLASSES, Classifier, classifier
 from yarp.view.templates import classed_alike, tally
@@ -51,6 +51,8 @@ _PLAIN, _NOISE, _UNKNOWN = 0, 1, 2
 _CONTEXT_LINE = re.compile(rb"\x00|(?<!\x01)\x01(?!\x01)")
 #: A scanned entry's line number, and its triggers.
 _NUMBER, _TRIGGERS = itemgetter(0), itemgetter(1)
+#: Whether a found line's class makes it salient: not None (plain, noise or a marker), not a note (plain).
+_SALIENT = {None: False, "note": False}
 #: How a diff's file header starts (`_is_diff`), and the bytes of text per line the scan found for which its
 #: lines' triggers are asked instead of the text (a dense output's many lines cost more than the search).
 _DIFF_START = b"diff --git "
@@ -183,18 +185,26 @@ class Stream:
         by_bytes = isinstance(self.markers, TextMarkers)
         given: set[str | None] = set()
 
-        def class_of(line: bytes, triggers: tuple[bytes, ...], entry_class=sal.entry_class) -> str | None:
-            cls = None if by_bytes and is_marker(0, line) else entry_class(line, triggers)
-            given.add(cls)
-            return cls
+        def classes_of(asked: list[bytes], triggers: list[tuple[bytes, ...]]) -> list[str | None]:
+            classes = sal.entry_classes(asked, triggers)
+            if by_bytes:
+                for number in compress(count(), map(bytes.startswith, asked, repeat(MARKER_LINES))):
+                    classes[number] = None  # a marker, never salient
+            given.update(classes)
+            return classes
 
         # Each line's kind is kept where scanned lines are dense, for weighing their blocks (`spending.weighed`):
         # a list as long as the stream, which 200,000 lines of numbers holding no trigger would pay for alone.
-        found_classes, self.firsts = classed_alike(lines, found, sal.blind, sal.digit_blind, class_of,
+        found_classes, self.firsts = classed_alike(lines, found, sal.blind, sal.digit_blind, classes_of,
                                                    kinds=len(found) * KINDS_SHARE >= len(lines))
         if by_bytes and "note" not in given:
             # Every class at once: a None class is plain, noise or a marker, which a view asks about apart.
             classes.update(compress(zip(map(_NUMBER, found), found_classes), found_classes))
+        elif by_bytes:
+            # The same, and a note is plain, whatever a noise pattern would say of it.
+            numbers = list(map(_NUMBER, found))
+            classes.update(compress(zip(numbers, found_classes), map(_SALIENT.get, found_classes, repeat(True))))
+            noise.update(zip(compress(numbers, map(eq, found_classes, repeat("note"))), repeat(False)))
         else:
             for (number, _), cls in zip(found, found_classes):
                 if cls is None or is_marker(number, lines[number]):
@@ -510,7 +520,7 @@ class _SparseReader:
         # tail is held whole anyway, and a few triggers keep the scan near memory speed.
         found = sal.salient_line_numbers(body, None if number == 0 else sal.failure_triggers)
         # Each kind of line classed once (`classed_alike`): 8 MiB of diagnostics are 80,000 salient lines.
-        classes, _ = classed_alike(lines, found, sal.blind, sal.digit_blind, sal.entry_class, kinds=False)
+        classes, _ = classed_alike(lines, found, sal.blind, sal.digit_blind, sal.entry_classes, kinds=False)
         salient = [(local, cls) for (local, _), cls in zip(found, classes)
                    if cls is not None and cls != "note" and not is_marker(number + local, lines[local])]
         # The first go to `first` while it has room; of the rest, only the chunk's last `MAX_WINDOWS` can
