@@ -46,7 +46,7 @@ class Plan:
     keep the entry-by-entry search."""
 
     __slots__ = ("tried", "at_start", "start_classes", "past", "pending", "misses", "gate", "only", "joined",
-                 "scanned")
+                 "scanned", "needed")
 
     def __init__(self, tried: tuple) -> None:
         self.tried = tried
@@ -63,6 +63,8 @@ class Plan:
         #: otherwise than one by one; the gate's literals in lower case, for a scan, None when not known.
         self.joined: object = False
         self.scanned: tuple[bytes, ...] | None = None
+        #: The sets of literals one of each of which every match of the joined search holds (`_needed`).
+        self.needed: list[set[bytes]] = []
 
     def entry_classes(self, lines: list[bytes]) -> list[str | None]:
         """`[self.entry_class(line) for line in lines]`, the lines read at once: joined with newlines, those
@@ -73,6 +75,10 @@ class Plan:
         2,000 searches; a zip's 3,000 `(stored 0%)` lines, one search, not 3,000 calls."""
         if self.joined is False:
             self.joined = joined_search(self.tried[0][2]) if self.only is not None else None
+            if self.joined is not None:
+                from re import _constants as c, _parser
+
+                self.needed = _needed(_parser.parse(self.joined.pattern, 0).data, c)
             literals = gate_literals([entry[2].pattern for entry in self.tried])
             if literals and not any(b"\n" in literal for literal in literals) and (
                     self.joined is None or min(map(len, literals)) >= SCANNED_LITERAL_BYTES):
@@ -86,8 +92,11 @@ class Plan:
         classes: list[str | None] = [None] * len(lines)
         if self.joined is not None:
             held = list(map(lines.__getitem__, numbers))
-            for number in lines_holding(self.joined, held):
-                classes[numbers[number]] = self.only[0]
+            text = b"\n".join(held)
+            # A literal every match needs and the text lacks (`%` in a log of `:0.` times) answers for all.
+            if all(any(literal in text for literal in literals) for literals in self.needed):
+                for number in lines_holding(self.joined, held, text):
+                    classes[numbers[number]] = self.only[0]
         else:
             for number in numbers:
                 classes[number] = self._entry_class(lines[number])
@@ -233,12 +242,19 @@ def needs(items, c) -> set[bytes] | None:
     every branch's of an alternation (with the run of literals just before it, each branch's leading
     ones), a repeat's taken at least once. Case-insensitive parts give none."""
     best: set[bytes] | None = None
+    for candidate in _needed(items, c):
+        if best is None or (min(map(len, candidate)), -len(candidate)) > (min(map(len, best)), -len(best)):
+            best = candidate
+    return best
+
+
+def _needed(items, c) -> list[set[bytes]]:
+    """Every set of literals `needs` weighs: a match holds one of each."""
+    found: list[set[bytes]] = []
 
     def consider(candidate: set[bytes] | None) -> None:
-        nonlocal best
-        if candidate and all(candidate) and (best is None or (min(map(len, candidate)), -len(candidate))
-                                             > (min(map(len, best)), -len(best))):
-            best = candidate
+        if candidate and all(candidate):
+            found.append(candidate)
 
     run = bytearray()
     for op, arg in items:
@@ -260,7 +276,7 @@ def needs(items, c) -> set[bytes] | None:
         elif op in (c.MAX_REPEAT, c.MIN_REPEAT) and arg[0] >= 1:
             consider(needs(arg[2], c))
     consider({bytes(run)} if run else None)
-    return best
+    return found
 
 
 def gate(patterns: list[bytes]):
@@ -313,15 +329,18 @@ def _past_the_start(items, c):
     return items
 
 
-def lines_holding(search, lines: list[bytes]) -> list[int]:
-    """The numbers of the lines where a match of `search` starts in `lines` joined with newlines, ascending
-    and each once."""
-    from bisect import bisect_right
-    from itertools import accumulate
-
-    text = b"\n".join(lines)
-    starts = [0, *accumulate(len(line) + 1 for line in lines[:-1])]
-    return sorted({bisect_right(starts, match.start()) - 1 for match in search.finditer(text)})
+def lines_holding(search, lines: list[bytes], text: bytes | None = None) -> list[int]:
+    """The numbers of the lines where a match of `search` starts in `text`, `lines` joined with newlines,
+    ascending and each once."""
+    text = b"\n".join(lines) if text is None else text
+    numbers: list[int] = []
+    number = at = 0
+    for match in search.finditer(text):
+        number += text.count(b"\n", at, match.start())  # the newlines before it: its line
+        at = match.start()
+        if not numbers or numbers[-1] != number:
+            numbers.append(number)
+    return numbers
 
 
 #: Sets of characters that match no newline, alone or in brackets (`joined_search`).
