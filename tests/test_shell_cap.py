@@ -466,6 +466,39 @@ def test_a_hint_word_holding_digits_is_each_lines_own():
     assert hint and len(hint[1].split("|")) == 4 and all(re.fullmatch(r"shard\d", word) for word in hint[1].split("|"))
 
 
+#: Lines a hint reads: failures, warnings and summaries, each word at its place, alike or not, over its limits.
+HINT_LINE = st.one_of(
+    st.builds(lambda head, word, tail: b"%s%s%s" % (head, word, tail),
+              st.sampled_from([b"", b"src/a.py:3: ", b"  lib/b.c:12:4: ", b"x:", b"[yarp: omitted 3 line(s)]  "]),
+              st.sampled_from([b"error: shard%d failed", b"FAILED t%d", b"warning: w_%d unused", b"error[E0%d]",
+                               b"error: " + b"long_name_" * 7 + b"%d", b"Error: proc %d died", b"1 failed, %d passed"]),
+              st.sampled_from([b"", b" ok", b" (x)"])).map(lambda line: line.replace(b"%d", b"7")),
+    st.sampled_from([b"plain step", b"", b"error:", b"Search omitted output: yarp search r 'a'"]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(HINT_LINE, max_size=40), min_size=1, max_size=2), st.integers(1, 12),
+       st.sets(st.integers(0, 40), max_size=10))
+def test_a_hint_read_at_once_is_the_hint_read_line_by_line(texts, most, shown):
+    # Lines of no known kind give their words read at C speed, chunk by chunk (`search_pattern`); the same
+    # lines asked one by one, as kinds' lines are, give the same hint: words in order, within its limits.
+    from yarp.view import markers
+    from yarp.view.salience import classifier
+    from yarp.view.streams import Stream
+
+    sal = classifier()
+    streams = [Stream(f"s{number}", b"\n".join(lines), sal) for number, lines in enumerate(texts)]
+    kept = [{index for index in shown if index < len(stream.lines)} for stream in streams]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(markers, "MAX_HINT_LINES", most)
+        for stream in streams:
+            stream.firsts = None
+        at_once = markers.search_pattern(streams, kept)
+        for stream in streams:
+            stream.firsts = [None] * len(stream.lines)
+        assert markers.search_pattern(streams, kept) == at_once
+
+
 def _open_windows_one_by_one(self, body: bytes, lines: list[bytes]) -> None:
     """The big stream's salient lines as they were read before kinds: each classed alone, each given a
     window, the window then kept or counted (`_SparseReader._keep`)."""

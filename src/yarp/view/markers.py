@@ -30,6 +30,7 @@ This module never decides what a view keeps; it only says how the markers read.
 from __future__ import annotations
 
 import bisect
+from operator import methodcaller
 
 from yarp._record import Record
 from yarp.view.salience import FAILURE_CLASSES, classifier
@@ -64,6 +65,7 @@ COUNT_GROUPS = (("failure", FAILURE_CLASSES), ("summary", frozenset({"summary", 
 _GROUP_OF = {cls: place for place, (_, classes) in enumerate(COUNT_GROUPS) for cls in classes}
 #: What a hint word may hold that lines of one kind hold differently (`search_pattern`).
 _DIGITS = "0123456789"
+_END = methodcaller("end")
 
 
 def likes_for(cap: int) -> int:
@@ -366,6 +368,22 @@ def search_pattern(streams, kept: list[set[int]]) -> str:
         budget = MAX_HINT_LINES
         for number, stream in enumerate(streams):
             lines, shown, firsts = stream.lines, kept[number], stream.firsts
+            if firsts is None:
+                # Lines of no known kind (few hold a trigger): each one's word read at C speed, as many
+                # lines at a time as can still give one, and the words taken in order.
+                group = [index for index in by_group[number].get(place, ()) if index not in shown]
+                at = 0
+                while at < len(group) and budget and len(words) < MAX_HINT_WORDS:
+                    chunk = [lines[index] for index in group[at:at + budget]]
+                    at += len(chunk)
+                    chunk = [line for line in chunk if not line.startswith(b"[yarp")]
+                    found = map(word.search, chunk, map(_END, map(location.match, chunk)))
+                    texts = [match.group().decode() for match in found if match is not None]
+                    budget -= len(texts)
+                    _take_words(words, texts)
+                if len(words) >= MAX_HINT_WORDS or budget == 0:
+                    break
+                continue
             for index in by_group[number].get(place, ()):
                 if index in shown or lines[index].startswith(b"[yarp"):
                     continue
@@ -391,6 +409,15 @@ def search_pattern(streams, kept: list[set[int]]) -> str:
         if words:
             return "|".join(words)
     return ""
+
+
+def _take_words(words: list[str], texts: list[str]) -> None:
+    """Add to `words` the `texts` (in order, each once) that fit the hint, while it has room for words."""
+    for text in dict.fromkeys(texts):
+        if len(words) >= MAX_HINT_WORDS:
+            return
+        if text not in words and len("|".join(words + [text])) <= MAX_HINT_CHARS:
+            words.append(text)
 
 
 def omitted_counts(streams, kept: list[set[int]]) -> str:
