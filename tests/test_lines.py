@@ -118,3 +118,31 @@ def test_indents_and_banner_candidates_are_the_twins_and_every_banner_is_a_candi
         if ranking._maybe_banner(line) and ranking.is_banner(line):
             assert twin.may_be_banner(line)
     assert twin.indent(b"\r\r \t x") == 9 and twin.indent(b"\t\t") == 16 and twin.indent(b"x  ") == 0
+
+
+# --- lines counted (`line_counts`, `lines_in`) --------------------------------------------------------------
+
+
+def test_lines_are_counted_in_the_order_first_read(impl):
+    counts = impl.line_counts(b"ok\nfailed\nok\n\nok")
+    assert counts == {b"ok": 3, b"failed": 1, b"": 1} and list(counts) == [b"ok", b"failed", b""]
+    assert impl.line_counts(b"") == {b"": 1} and impl.line_counts(b"\n") == {b"": 2}
+    assert impl.lines_in(b"ok\nfailed\nok\n\nok", {b"failed", b"", b"missing"}) == [1, 3]
+    assert impl.lines_in(b"ok", set()) == []
+
+
+#: Lines of a report that say few things, some longer than a word of eight bytes, some alike but for their end.
+_SAID = st.sampled_from([b"", b"a", b"ok", b"Status: Running", b"Status: Runnin", b"Status: Running!", b"x" * 8,
+                         b"x" * 9, b"x" * 16, b"\x00" * 8, b"\x00" * 7, b"\xff\r", b"Check: CKV_AWS_ ok"])
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.one_of(_SAID, st.binary(max_size=20).map(lambda line: line.replace(b"\n", b""))), max_size=120),
+       st.data())
+def test_the_compiled_line_counts_are_the_twins(lines, data):
+    twin, compiled = kernel_impls.both("_lines")
+    text = b"\n".join(lines)
+    counts = compiled.line_counts(text)
+    assert counts == twin.line_counts(text) and list(counts) == list(twin.line_counts(text))
+    keys = set(data.draw(st.lists(st.one_of(_SAID, st.sampled_from(lines or [b"q"])), max_size=5)))
+    assert compiled.lines_in(text, keys) == twin.lines_in(text, keys)

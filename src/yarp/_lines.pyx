@@ -15,11 +15,11 @@ from cpython.array cimport array, resize
 from libc.string cimport memcmp, memcpy
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.object cimport PyObject
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, malloc
 
 IMPLEMENTATION = "c"
 __all__ = ["IMPLEMENTATION", "Lines", "banner_candidates", "count_line", "indent", "line_indents", "lines_at_margin",
-           "lines_starting", "split_lines"]
+           "line_counts", "lines_in", "lines_starting", "split_lines"]
 
 cdef extern from *:
     """
@@ -289,3 +289,104 @@ def count_line(lines, Py_ssize_t first, Py_ssize_t stop, bytes line not None) ->
         if s[i + 1] - 1 - s[i] == n and memcmp(body + s[i], wanted, n) == 0:
             count += 1
     return count
+
+
+# --- lines counted (`line_counts`, `lines_in`) ----------------------------------------------------------
+
+cdef struct Counted:
+    unsigned long long hash
+    Py_ssize_t start, length, count, order  # order: 1 + its place among the lines first read; 0 when free
+
+
+cdef inline unsigned long long _line_hash(const unsigned char *p, Py_ssize_t n) noexcept nogil:
+    """A hash of the `n` bytes at `p`, eight at a time."""
+    cdef unsigned long long h = <unsigned long long>n * 0x9E3779B97F4A7C15ULL, word
+    cdef Py_ssize_t i = 0
+    while i + 8 <= n:
+        memcpy(&word, p + i, 8)
+        h = (h ^ word) * 0xFF51AFD7ED558CCDULL
+        h ^= h >> 29
+        i += 8
+    word = 0
+    if i < n:
+        memcpy(&word, p + i, n - i)
+        h = (h ^ word) * 0xC4CEB9FE1A85EC53ULL
+    return h ^ (h >> 32)
+
+
+cdef Counted *_counted(const unsigned char *p, long long *s, Py_ssize_t lines, Py_ssize_t *size) noexcept nogil:
+    """The table of the distinct lines of `p` (line `i` from `s[i]` up to `s[i + 1] - 1`), each with its count
+    and the place it was first read; `size` its slots. NULL on no memory."""
+    cdef Py_ssize_t slots = 16, i, slot, length, distinct = 0
+    cdef Counted *table
+    cdef unsigned long long h
+    while slots < 2 * lines:
+        slots <<= 1
+    table = <Counted *>calloc(slots, sizeof(Counted))
+    if table == NULL:
+        return NULL
+    for i in range(lines):
+        length = s[i + 1] - 1 - s[i]
+        h = _line_hash(p + s[i], length)
+        slot = h & (slots - 1)
+        while table[slot].order:
+            if (table[slot].hash == h and table[slot].length == length
+                    and memcmp(p + table[slot].start, p + s[i], length) == 0):
+                break
+            slot = (slot + 1) & (slots - 1)
+        if table[slot].order:
+            table[slot].count += 1
+        else:
+            distinct += 1
+            table[slot].hash, table[slot].start, table[slot].length = h, s[i], length
+            table[slot].count, table[slot].order = 1, distinct
+    size[0] = slots
+    return table
+
+
+def line_counts(bytes text not None) -> dict:
+    """How many times each line of `text` (split at b"\\n") is said, the lines in the order first read, as
+    `yarp._lines_py.line_counts` counts them: each line hashed in the text, and made once per distinct line
+    (10,000 lines of a report that say 87 things make 87)."""
+    cdef Py_ssize_t size = 0, i, lines, distinct
+    cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(text)
+    cdef array starts = _newlines(p, PyBytes_GET_SIZE(text))
+    cdef Counted *table
+    cdef Py_ssize_t *placed = NULL  # per place first read, its slot
+    cdef dict counts = {}
+    lines = len(starts) - 1
+    table = _counted(p, starts.data.as_longlongs, lines, &size)
+    if table == NULL:
+        raise MemoryError()
+    try:
+        placed = <Py_ssize_t *>malloc(lines * sizeof(Py_ssize_t))
+        if placed == NULL:
+            raise MemoryError()
+        distinct = 0
+        for i in range(size):
+            if table[i].order:
+                placed[table[i].order - 1] = i
+                distinct += 1
+        for i in range(distinct):
+            counts[PyBytes_FromStringAndSize(<const char *>p + table[placed[i]].start, table[placed[i]].length)] = \
+                table[placed[i]].count
+        return counts
+    finally:
+        free(table)
+        free(placed)
+
+
+def lines_in(bytes text not None, keys) -> list:
+    """The numbers of the lines of `text` (split at b"\\n") that are among `keys`, ascending, as
+    `yarp._lines_py.lines_in` finds them: only the lines as long as a key are made and looked up."""
+    cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(text)
+    cdef array starts = _newlines(p, PyBytes_GET_SIZE(text))
+    cdef long long *s = starts.data.as_longlongs
+    cdef Py_ssize_t i, length
+    cdef set lengths = {len(key) for key in keys}
+    cdef list out = []
+    for i in range(len(starts) - 1):
+        length = s[i + 1] - 1 - s[i]
+        if length in lengths and PyBytes_FromStringAndSize(<const char *>p + s[i], length) in keys:
+            out.append(i)
+    return out

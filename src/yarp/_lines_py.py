@@ -8,9 +8,11 @@ crosses them.
 
 from __future__ import annotations
 
+from _collections import _count_elements
+
 IMPLEMENTATION = "py"
 __all__ = ["IMPLEMENTATION", "banner_candidates", "count_line", "indent", "line_indents", "lines_at_margin",
-           "lines_starting", "may_be_banner", "split_lines"]
+           "line_counts", "lines_in", "lines_starting", "may_be_banner", "split_lines"]
 
 
 def split_lines(body: bytes) -> list[bytes]:
@@ -68,3 +70,15 @@ def lines_at_margin(lines, first: int, stop: int) -> list[int]:
     """The numbers of the lines of `lines` from `first` up to `stop` (exclusive) that start with neither a
     space nor a tab."""
     return [i for i in range(max(0, first), min(stop, len(lines))) if lines[i][:1] not in (b" ", b"\t")]
+
+
+def line_counts(text: bytes) -> dict[bytes, int]:
+    """How many times each line of `text` (split at b"\\n") is said, the lines in the order first read."""
+    counts: dict[bytes, int] = {}
+    _count_elements(counts, text.split(b"\n"))
+    return counts
+
+
+def lines_in(text: bytes, keys) -> list[int]:
+    """The numbers of the lines of `text` (split at b"\\n") that are among `keys`, ascending."""
+    return [number for number, line in enumerate(text.split(b"\n")) if line in keys]

@@ -37,6 +37,10 @@ count_line = _impl.count_line
 #: `lines_at_margin(lines, first, stop)`: the numbers of the lines in [first, stop) that start with neither a
 #: space nor a tab (where a failure block's frames were is asked of those alone, `yarp.view.spending`).
 lines_at_margin = _impl.lines_at_margin
+#: `line_counts(text)`: how many times each line of `text` is said, in the order first read (each distinct line
+#: made once); `lines_in(text, keys)`: the numbers of the lines that are among `keys` (`yarp.view.rarity`).
+line_counts = _impl.line_counts
+lines_in = _impl.lines_in
 
 __all__ = ["IMPLEMENTATION", "banner_candidates", "count_line", "indent", "line_indents", "lines_at_margin",
-           "lines_starting", "split_lines"]
+           "line_counts", "lines_in", "lines_starting", "split_lines"]

@@ -34,6 +34,7 @@ from __future__ import annotations
 from itertools import compress, groupby, pairwise
 from operator import itemgetter, sub
 
+from yarp.view.lines import line_counts, lines_in
 from yarp.view.shapes import line_shapes, rows_breaking
 from yarp.view.templates import tally
 
@@ -469,9 +470,8 @@ def rare_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
         return _rare_endings(body, lines, classes)
     # A count or a size is not what a field says; lines the same once their digits are left out say the
     # same field, so each such line is matched once (nine in ten lines of a long log are another's).
-    texts = body.translate(None, b"0123456789").split(b"\n")
-    alike: dict[bytes, int] = {}
-    tally(alike, texts)
+    digitless = body.translate(None, b"0123456789")
+    alike = line_counts(digitless)  # each distinct line made once
     # Every line matched at once, as (line, field, value) (a field is read within its line), and grouped by
     # field, each field's lines in order.
     matched = sorted(_field_line.findall(b"\n".join(alike)), key=itemgetter(1))
@@ -499,8 +499,7 @@ def rare_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
         if sum(map(said.__getitem__, seldom)) * 100 <= total * SELDOM_SHARE:
             rare.update(text for value in seldom for text in values[value])
             lines_rare += sum(map(said.__getitem__, seldom))
-    numbers = [] if not rare or lines_rare > MAX_RARE_LINES else list(
-        compress(range(len(texts)), map(rare.__contains__, texts)))
+    numbers = [] if not rare or lines_rare > MAX_RARE_LINES else lines_in(digitless, rare)
     for number in list(numbers):
         # With the rest of its record: the finding's `Path :` under its rare `Rule :`.
         numbers.extend(_record_after(lambda at: not lines[at].strip(), number, len(lines)))
