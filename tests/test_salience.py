@@ -514,7 +514,8 @@ def test_lines_classed_at_once_get_the_classes_they_get_one_by_one(rows):
 
 #: Patterns a joined search must read as each line alone reads them, and lines to read.
 _JOINABLE = [rb"[ \t|:]0(\.0+)?%([ \t|]|$)", rb"^x", rb"x$", rb"^$", rb"\bab\b", rb"(?<!\S)ab", rb"ab(?=\d)",
-             rb"(?<=:)\w+", rb"[^\n:]+:$", rb"a.*b", rb"(?!a)\w", rb"^(?:ab|x)*$", rb"\d+"]
+             rb"(?<=:)\w+", rb"[^\n:]+:$", rb"a.*b", rb"(?!a)\w", rb"^(?:ab|x)*$", rb"\d+", rb"[]a]b", rb"[^\n:]a",
+             rb"[ :|]0(?=%)", rb"[ :]a*", rb"[\]0]%$"]
 _NOT_JOINABLE = [rb"a\sb", rb"[^x]", rb"\Aab", rb"ab\Z", rb"\B", rb"(?s:a.b)", rb"a\nb", rb"(?i)ab", rb"(a)\1",
                  rb"[\x00-\x7f]", rb"\W", rb"[\D]"]
 
@@ -527,6 +528,9 @@ def test_a_pattern_searches_lines_joined_only_where_nothing_in_it_reads_across_t
     for source in _NOT_JOINABLE:
         assert matching.joined_search(re.compile(source)) is None, source
     assert matching.joined_search(re.compile(rb"ab", re.IGNORECASE)) is None
+    # A set of characters first is searched from the literal after it, the set behind it.
+    assert matching.joined_search(re.compile(rb"[ \t|:]0(\.0+)?%")).pattern == rb"0(?<=[ \t|:]0)(\.0+)?%"
+    assert matching.joined_search(re.compile(rb"[ :]a*")).pattern == rb"[ :]a*"  # not one literal
 
 
 @settings(max_examples=300, deadline=None)

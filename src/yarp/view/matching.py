@@ -354,14 +354,54 @@ def joined_search(pattern):
     no negated set that lets one through, no flag), its `^` and `$` are read at each line's ends
     (`re.MULTILINE`), and nothing reads the text's own ends (`\\A`, `\\Z`) or a `\\B` (which an empty line
     alone never matches). A lookaround that reads past a line's end then meets a newline, which it
-    cannot match, as it would meet the line's end."""
+    cannot match, as it would meet the line's end. A pattern that starts with a set of characters is
+    searched from the literal after it (`_from_its_literal`)."""
     import re
     from re import _constants as c, _parser
 
     tree = _parser.parse(pattern.pattern, 0) if isinstance(pattern.pattern, bytes) and not pattern.flags else None
     if tree is None or tree.state.flags or holds(tree.data, c, lambda op, arg: _may_read_lines(op, arg, c)):
         return None
-    return re.compile(pattern.pattern, re.MULTILINE)
+    return re.compile(_from_its_literal(pattern.pattern, tree.data, c), re.MULTILINE)
+
+
+#: What follows a character in a pattern's source and makes it other than one literal.
+_QUANTIFIERS = (b"*", b"+", b"?", b"{")
+
+
+def _from_its_literal(source: bytes, items, c) -> bytes:
+    """`source`, when it starts with a set of characters then a plain literal (`[ \\t|:]0(\\.0+)?%…`), as the
+    literal with the set behind it (`0(?<=[ \\t|:]0)(\\.0+)?%…`): the same matches, each starting a byte
+    later on the same line (the set matches no newline), found by a search for the literal, where a
+    set of common characters (a space) has the search try the whole pattern at each (4 times the
+    instructions over a zip's listing). Any other source is left as it is."""
+    import re
+
+    if len(items) < 2 or items[0][0] is not c.IN or items[1][0] is not c.LITERAL or source[:1] != b"[":
+        return source
+    end = _set_end(source)
+    literal = source[end:end + 1] if end is not None else b""
+    if not literal or re.escape(literal) != literal or source[end + 1:end + 2] in _QUANTIFIERS:
+        return source
+    return literal + b"(?<=" + source[:end] + literal + b")" + source[end + 1:]
+
+
+def _set_end(source: bytes) -> int | None:
+    """Where the set of characters `source` starts with ends (past its `]`), or None when it holds a nested
+    bracket (a class like `[:alpha:]`)."""
+    at = 1 + (source[1:2] == b"^")
+    at += source[at:at + 1] == b"]"  # a `]` first is one of the set's characters
+    while at < len(source):
+        byte = source[at:at + 1]
+        if byte == b"\\":
+            at += 2
+        elif byte == b"]":
+            return at + 1
+        elif byte == b"[":
+            return None
+        else:
+            at += 1
+    return None
 
 
 def _may_read_lines(op, arg, c) -> bool:
