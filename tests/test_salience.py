@@ -218,13 +218,22 @@ def test_a_context_walk_skips_what_it_would_skip_line_by_line(lines, data):
                                  b"error: x", b"+added", b"plain words " * 20, b""]), min_size=1, max_size=60))
 def test_a_diff_is_told_by_the_scans_triggers_as_by_the_text(lines):
     from yarp.view.streams import _is_diff
+    from yarp.view.templates import classed_alike
 
-    # A line starting `diff --git ` holds the scanned trigger inside those words: where the scan found few
-    # lines, their triggers say no diff at once, and never where the text holds one.
+    # A line starting `diff --git ` holds the scanned trigger inside those words: the triggers the kinds of
+    # line hold (each kind's first line asked, as a stream classes them) say no diff at once, and never
+    # where the text holds one.
     sal = classifier()
     body = b"\n".join(lines)
+    held: set = set()
+
+    def classes_of(asked, triggers):
+        held.update(triggers)
+        return [None] * len(asked)
+
+    classed_alike(body.split(b"\n"), sal.salient_line_numbers(body), sal.blind, sal.digit_blind, classes_of)
     expected = body.startswith(b"diff --git ") or b"\ndiff --git " in body
-    assert _is_diff(body, sal.salient_line_numbers(body), sal) == expected
+    assert _is_diff(body, held, sal) == expected
 
 
 #: Pieces of the lines entries are written for, so that generated lines match entries, often several.

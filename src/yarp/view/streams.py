@@ -49,14 +49,12 @@ CONTEXT_WINDOW = 4096
 #: noise alone (not `skippable`).
 _PLAIN, _NOISE, _UNKNOWN = 0, 1, 2
 _CONTEXT_LINE = re.compile(rb"\x00|(?<!\x01)\x01(?!\x01)")
-#: A scanned entry's line number, and its triggers.
-_NUMBER, _TRIGGERS = itemgetter(0), itemgetter(1)
+#: A scanned entry's line number.
+_NUMBER = itemgetter(0)
 #: Whether a found line's class makes it salient: not None (plain, noise or a marker), not a note (plain).
 _SALIENT = {None: False, "note": False}
-#: How a diff's file header starts (`_is_diff`), and the bytes of text per line the scan found for which its
-#: lines' triggers are asked instead of the text (a dense output's many lines cost more than the search).
+#: How a diff's file header starts (`_is_diff`).
 _DIFF_START = b"diff --git "
-FOUND_SHARE = 64
 
 
 def utf8_floor(data: bytes, limit: int) -> int:
@@ -184,8 +182,10 @@ class Stream:
         # all markers or none, and its first line answers for them. A reducer's are known by number.
         by_bytes = isinstance(self.markers, TextMarkers)
         given: set[str | None] = set()
+        held: set[tuple[bytes, ...]] = set()  # the triggers each kind of line holds
 
         def classes_of(asked: list[bytes], triggers: list[tuple[bytes, ...]]) -> list[str | None]:
+            held.update(triggers)
             classes = sal.entry_classes(asked, triggers)
             if by_bytes:
                 for number in compress(count(), map(bytes.startswith, asked, repeat(MARKER_LINES))):
@@ -213,7 +213,7 @@ class Stream:
                     noise[number] = False  # a note is plain, whatever a noise pattern would say of it
                 else:
                     classes[number] = cls
-        self._classify_rare(body, sal, _is_diff(body, found, sal))
+        self._classify_rare(body, sal, _is_diff(body, held, sal))
 
     def _classify_rare(self, body: bytes, sal: Classifier, diff: bool = False) -> None:
         """Class the lines that stand out (`yarp.view.rarity`), once the salient lines are classed."""
@@ -436,15 +436,14 @@ class Stream:
         return b"".join(shown.get(index) or self.line_bytes(index, limit) for index in range(start, stop))
 
 
-def _is_diff(body: bytes, found: list, sal: Classifier) -> bool:
+def _is_diff(body: bytes, held: set[tuple[bytes, ...]], sal: Classifier) -> bool:
     """Whether a line of `body` starts with `diff --git `. Such a line holds every scanned trigger inside
-    those words, so where the scan looks for one and found few lines, their triggers answer no for most
-    outputs; a search of the whole body (0.3 ms a MiB) is left to those that may be diffs."""
+    those words, so where the scan looks for one, the sets of triggers its kinds of line hold (`held`: a
+    kind's lines hold its first line's) answer no for most outputs; a search of the whole body (0.3 ms a
+    MiB) is left to those that may be diffs."""
     inside = _triggers_inside(sal.triggers, _DIFF_START)
-    if inside and len(found) * FOUND_SHARE < len(body):
-        held = set(map(_TRIGGERS, found))
-        if not any(trigger in triggers for triggers in held for trigger in inside):
-            return False
+    if inside and not any(trigger in triggers for triggers in held for trigger in inside):
+        return False
     return body.startswith(_DIFF_START) or b"\n" + _DIFF_START in body
 
 
