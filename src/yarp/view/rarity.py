@@ -31,8 +31,8 @@ shapes, past `SHAPE_BYTES`): a view's cost must not grow with the size of what i
 
 from __future__ import annotations
 
-from itertools import compress, groupby, pairwise
-from operator import itemgetter, sub
+from itertools import compress, groupby, pairwise, repeat
+from operator import eq, ge, itemgetter, sub
 
 from yarp.view.lines import line_counts, lines_in
 from yarp.view.shapes import line_shapes, rows_breaking
@@ -401,8 +401,8 @@ def _repetition(keys: list[bytes], top: bytes) -> tuple[int, int]:
         return first, len(keys) - 1 - last
     # Else every line of it, and where the gap to the next is within reach, at C speed: a pretty-printed log's
     # records, each of five lines or more, hold one line of the commonest kind (26,000 lines: 2 ms in Python).
-    spots = list(compress(range(len(keys)), map(top.__eq__, keys)))
-    close = list(map(RARE_REACH.__ge__, map(sub, spots[1:], spots)))
+    spots = list(compress(range(len(keys)), map(eq, keys, repeat(top))))
+    close = list(map(ge, repeat(RARE_REACH), map(sub, spots[1:], spots)))
     starts = list(compress(spots, close))
     if not starts:
         return spots[0], spots[-1]
