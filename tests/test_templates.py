@@ -126,7 +126,8 @@ def _classed(impl, lines, found, blind, kinds=True):
     def classes_of(asked, triggers):
         assert len(asked) == len(triggers) and not asked_lines  # asked once, of every kind at once
         asked_lines.extend(asked)
-        return [None if line.startswith(b"plain") else b"%s/%d" % (line, len(held)) for line, held in zip(asked, triggers)]
+        return [None if line.startswith(b"plain") else b"%s/%d" % (line, len(held))
+                for line, held in zip(asked, triggers)]
 
     def asked(triggers):
         blind[triggers] = triggers != CODE

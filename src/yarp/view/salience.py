@@ -166,7 +166,8 @@ class Classifier:
         for found, numbers in by_found.items():
             group = list(map(lines.__getitem__, numbers))
             plan = self.plans.get(found) or self._plan(found)
-            if len(group) < JOINED_LINES or plan.__class__ is Literals or any(map(bytes.endswith, group, repeat(b"\r"))):
+            crlf = any(map(bytes.endswith, group, repeat(b"\r")))
+            if len(group) < JOINED_LINES or plan.__class__ is Literals or crlf:
                 answers = [self.entry_class(line, found) for line in group]
             else:
                 answers = plan.entry_classes(group)
