@@ -66,13 +66,15 @@ class Plan:
         #: The sets of literals one of each of which every match of the joined search holds (`_needed`).
         self.needed: list[set[bytes]] = []
 
-    def entry_classes(self, lines: list[bytes]) -> list[str | None]:
+    def entry_classes(self, lines: list[bytes], text: bytes | None = None) -> list[str | None]:
         """`[self.entry_class(line) for line in lines]`, the lines read at once: joined with newlines, those
         holding none of the gate's literals are left out by one scan at C speed (any case: a superset of
         the lines holding them; none left out when a literal is short, `SCANNED_LITERAL_BYTES`, and one
         search follows), and the others are searched by the one entry's pattern over them joined
         (`joined_search`), or else classed one by one. 2,000 `not found` index records cost one scan, not
-        2,000 searches; a zip's 3,000 `(stored 0%)` lines, one search, not 3,000 calls."""
+        2,000 searches; a zip's 3,000 `(stored 0%)` lines, one search, not 3,000 calls. `text` is the
+        lines joined, when the caller has joined them."""
+        text = b"\n".join(lines) if text is None else text
         if self.joined is False:
             self.joined = joined_search(self.tried[0][2]) if self.only is not None else None
             if self.joined is not None:
@@ -88,11 +90,13 @@ class Plan:
         else:
             from yarp.view.scan import trigger_line_numbers
 
-            numbers = list(map(itemgetter(0), trigger_line_numbers(b"\n".join(lines), self.scanned)))
+            numbers = list(map(itemgetter(0), trigger_line_numbers(text, self.scanned)))
         classes: list[str | None] = [None] * len(lines)
         if self.joined is not None:
-            held = list(map(lines.__getitem__, numbers))
-            text = b"\n".join(held)
+            held = lines
+            if len(numbers) < len(lines):
+                held = list(map(lines.__getitem__, numbers))
+                text = b"\n".join(held)
             # A literal every match needs and the text lacks (`%` in a log of `:0.` times) answers for all.
             if all(any(literal in text for literal in literals) for literals in self.needed):
                 for number in lines_holding(self.joined, held, text):

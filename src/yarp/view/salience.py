@@ -41,7 +41,8 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from itertools import repeat
+from itertools import compress, count, repeat
+from operator import eq
 
 from yarp.view.matching import Literals, Plan, holds, leftmost
 from yarp.view.scan import trigger_line_numbers, trigger_lines
@@ -67,8 +68,10 @@ HINT_PATTERNS = {"word": "[A-Za-z_][A-Za-z0-9_]{2,}", "location": "^[ \\t]*([^ \
 #: The classes a word inside a path does not give a line, and the longest line classed again with its paths
 #: masked (the entries are tried twice on it; a longer line keeps its class).
 PATH_BLIND = FAILURE_CLASSES | {"warning"}
-#: Lines holding the same triggers classed at once (`entry_classes`), when there are this many.
+#: Lines holding the same triggers classed at once (`entry_classes`), when there are this many; and the most
+#: sets of triggers whose lines are each picked out of all by a pass at C speed.
 JOINED_LINES = 32
+FEW_TRIGGER_SETS = 2
 MASKED_BYTES = 4096
 
 
@@ -156,21 +159,24 @@ class Classifier:
         a CR line, or a plan of `Literals`, each line alone."""
         if len(lines) < JOINED_LINES:
             return list(map(self.entry_class, lines, founds))
-        by_found: dict[tuple[bytes, ...], list[int]] = {}
-        if founds.count(founds[0]) == len(founds):  # the usual case: one tuple (a scan's kind) for them all
-            by_found[founds[0]] = list(range(len(lines)))
+        by_found: dict[tuple[bytes, ...], list[int]] = dict.fromkeys(founds)  # each set in the order first held
+        if len(by_found) <= FEW_TRIGGER_SETS:  # the usual case: a pass at C speed picks out each set's lines
+            for found in by_found:
+                by_found[found] = list(compress(count(), map(eq, founds, repeat(found))))
         else:
+            by_found = {}
             for number, found in enumerate(founds):
                 by_found.setdefault(found, []).append(number)
         classes: list[str | None] = [None] * len(lines)
         for found, numbers in by_found.items():
-            group = list(map(lines.__getitem__, numbers))
+            group = lines if len(numbers) == len(lines) else list(map(lines.__getitem__, numbers))
             plan = self.plans.get(found) or self._plan(found)
-            crlf = any(map(bytes.endswith, group, repeat(b"\r")))
-            if len(group) < JOINED_LINES or plan.__class__ is Literals or crlf:
+            text = b"\n".join(group) if len(group) >= JOINED_LINES else b""
+            # A carriage return ends a line before the entries read it (`entry_class`): such lines one by one.
+            if len(group) < JOINED_LINES or plan.__class__ is Literals or b"\r" in text:
                 answers = [self.entry_class(line, found) for line in group]
             else:
-                answers = plan.entry_classes(group)
+                answers = plan.entry_classes(group, text)
                 if not PATH_BLIND.isdisjoint(answers):
                     answers = [cls if cls not in PATH_BLIND else self.read_past(line, cls, plan.entry_class)
                                for line, cls in zip(group, answers)]
