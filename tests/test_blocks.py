@@ -107,6 +107,45 @@ def test_a_standout_is_weighed_beside_as_many_rare_kinds_as_the_ends_hold():
     assert middle == list(range(300, 300 + 2 * end))  # the rarest first, by their place
 
 
+def _weighed_by_its_rule(stream, budget: int, anchors: list[int]) -> list[int]:
+    """`spending.weighed` as its rule reads, every anchor's kind asked one by one: the ends, the standouts
+    between them, and as many again of the rarest kinds' anchors between them (each kind said at most
+    `RARE_KIND` times whole, the first of every kind the ends lack), in line order."""
+    from yarp.view.templates import template
+
+    end = max(spending.FEWEST_AT_END, budget // spending.BYTES_PER_END_BLOCK)
+    if len(anchors) <= 4 * end:
+        return anchors
+    kinds = {anchor: template(stream.lines[anchor]) for anchor in anchors}
+    counts: dict[bytes, int] = {}
+    for anchor in anchors:
+        counts[kinds[anchor]] = counts.get(kinds[anchor], 0) + 1
+    middle = anchors[end:-end]
+    at_ends = {kinds[anchor] for anchor in anchors[:end] + anchors[-end:]}
+    chosen = {anchor for anchor in middle if counts[kinds[anchor]] <= spending.RARE_KIND}
+    seen: set[bytes] = set()
+    for anchor in middle:
+        if kinds[anchor] not in seen and kinds[anchor] not in at_ends:
+            chosen.add(anchor)
+        seen.add(kinds[anchor])
+    inside = {anchor for anchor in stream.standouts if anchor in set(middle)}
+    ordered = sorted(chosen - inside, key=lambda anchor: (counts[kinds[anchor]], anchor))
+    return sorted({*anchors[:end], *anchors[-end:], *inside, *ordered[:2 * end]})
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_dense_class_is_weighed_as_its_rule_reads(seed):
+    # Kinds of every count, rare ones at random places, a standout or none, a budget of a few sizes.
+    chance = random.Random(seed)
+    rare = {position: b"error: kind %d said here  [K%d]" % (kind, kind) for kind in range(chance.randrange(1, 60))
+            for position in chance.sample(range(1800), chance.choice([1, 2, 5, 16, 17, 40]))}
+    stream = Stream("stdout", _dense(1800, rare, standout=chance.choice([None, 451, 30, 1201])), classifier())
+    # Every finding an anchor, or every other one (a standout between them is not one of theirs).
+    for anchors in (sorted(stream.classes), sorted(stream.classes)[::2]):
+        for budget in (1024, 5120, 16384):
+            assert spending.weighed(stream, budget, anchors) == _weighed_by_its_rule(stream, budget, anchors)
+
+
 def test_a_dense_outputs_rare_errors_are_shown_wherever_they_stand():
     # Eight of one message in eight files, between 6,000 findings of another: no line of theirs is rare in
     # its shape or message, so only the census of kinds finds them (the first and last 500 did not).

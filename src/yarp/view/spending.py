@@ -14,6 +14,7 @@ that repeat are shown once each before a second alike (`ranking.diverse`).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from itertools import compress
 
 from yarp.view.blocks import LINE_CLASSES
@@ -83,17 +84,14 @@ def weighed(stream, budget: int, anchors: list[int]) -> list[int]:
     counts: dict[bytes, int] = {}
     tally(counts, keys)
     tally(counts, at_ends)
-    # Each kind's first anchor between the ends (the pairs read backwards: the first one read last wins).
-    first_anchor = dict(zip(reversed(keys), reversed(middle)))
-    for key in at_ends:
-        first_anchor.pop(key, None)
     rare = {key for key, count in counts.items() if count <= RARE_KIND}
     chosen = dict(compress(zip(middle, keys), map(rare.__contains__, keys))) if rare else {}
-    chosen.update((anchor, key) for key, anchor in first_anchor.items())
+    # Each kind's first anchor between the ends, found by a search per kind (a few dozen kinds among 8,000).
+    ends = set(at_ends)
+    chosen.update((middle[keys.index(key)], key) for key in counts if key not in ends)
     inside = [anchor for anchor in standouts if middle[0] <= anchor <= middle[-1]]
     if inside:
-        between = set(middle)
-        inside = [anchor for anchor in inside if anchor in between]
+        inside = [anchor for anchor in inside if middle[bisect_left(middle, anchor)] == anchor]
         for anchor in inside:
             chosen.pop(anchor, None)  # weighed as a standout, beside the kinds
     # The rarest kinds first, each kind's in line order.
