@@ -30,6 +30,8 @@ FEWEST_AT_END = 16
 #: Every finding of a kind (its template) said at most this many times in a stream is weighed, wherever it
 #: stands: eclint's eight `invalid indent style` in one file among 900 `trailing whitespace` (`weighed`).
 RARE_KIND = 16
+#: As many rare kinds as `weighed` finds by a search each; more are found by one pass over every anchor.
+FEW_RARE_KINDS = 8
 #: The most blocks of one class a view weighs over all its streams (`_ends_of`), half from each end.
 MAX_CANDIDATES = 1000
 #: What marks a finding its tool fixes by itself (ruff, `[*]`).
@@ -84,8 +86,11 @@ def weighed(stream, budget: int, anchors: list[int]) -> list[int]:
     counts: dict[bytes, int] = {}
     tally(counts, keys)
     tally(counts, at_ends)
-    rare = {key for key, count in counts.items() if count <= RARE_KIND}
-    chosen = dict(compress(zip(middle, keys), map(rare.__contains__, keys))) if rare else {}
+    rare = [key for key, count in counts.items() if count <= RARE_KIND]
+    if len(rare) <= FEW_RARE_KINDS:  # each one's few anchors found by searches, not by asking all 8,000
+        chosen = {middle[at]: key for key in rare for at in _places(keys, key, counts[key])}
+    else:
+        chosen = dict(compress(zip(middle, keys), map(set(rare).__contains__, keys)))
     # Each kind's first anchor between the ends, found by a search per kind (a few dozen kinds among 8,000).
     ends = set(at_ends)
     chosen.update((middle[keys.index(key)], key) for key in counts if key not in ends)
@@ -97,6 +102,19 @@ def weighed(stream, budget: int, anchors: list[int]) -> list[int]:
     # The rarest kinds first, each kind's in line order.
     ordered = sorted(chosen, key=lambda anchor: (counts[chosen[anchor]], anchor))
     return sorted({*anchors[:end], *anchors[-end:], *inside, *ordered[:2 * end]})
+
+
+def _places(keys: list[bytes], key: bytes, most: int) -> list[int]:
+    """Where `key` is in `keys`, at most `most` times, ascending."""
+    places: list[int] = []
+    at = -1
+    while len(places) < most:
+        try:
+            at = keys.index(key, at + 1)
+        except ValueError:
+            break
+        places.append(at)
+    return places
 
 
 def spend_alike(view, units: list, sal: Classifier, most: int = MAX_ALIKE) -> None:
