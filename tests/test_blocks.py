@@ -135,9 +135,11 @@ def _weighed_by_its_rule(stream, budget: int, anchors: list[int]) -> list[int]:
 
 @pytest.mark.parametrize("seed", range(12))
 def test_a_dense_class_is_weighed_as_its_rule_reads(seed):
-    # Kinds of every count, rare ones at random places, a standout or none, a budget of a few sizes.
+    # Kinds of every count, rare ones at random places, a few or many of them (`FEW_RARE_KINDS`), a standout
+    # or none, a budget of a few sizes.
     chance = random.Random(seed)
-    rare = {position: b"error: kind %d said here  [K%d]" % (kind, kind) for kind in range(chance.randrange(1, 60))
+    rare = {position: b"error: kind %s said here  [K]" % bytes([97 + kind // 26, 97 + kind % 26])
+            for kind in range((2, 5, 40)[seed % 3])
             for position in chance.sample(range(1800), chance.choice([1, 2, 5, 16, 17, 40]))}
     stream = Stream("stdout", _dense(1800, rare, standout=chance.choice([None, 451, 30, 1201])), classifier())
     # Every finding an anchor, or every other one (a standout between them is not one of theirs).
