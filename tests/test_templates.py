@@ -191,6 +191,25 @@ def test_the_compiled_classing_is_the_twins_on_twenty_thousand_kinds():
     assert _classed(compiled, lines, found, {}) == _classed(twin, lines, found, {})
 
 
+def test_classes_are_kept_by_line_number_but_those_left_out(impl):
+    found = [(3, ERROR), (7, WARN), (9, ERROR), (12, CODE)]
+    assert impl.by_number(found, ["failure", None, "note", "warning"], ("note",)) == {3: "failure", 12: "warning"}
+    assert list(impl.by_number(found[::-1], ["a", "b", "c", "d"], ())) == [12, 9, 7, 3]  # in found's order
+    with pytest.raises(ValueError, match="one class per entry"):
+        impl.by_number(found, ["failure"], ())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.sampled_from([None, "failure", "note", "plain", "warning"])),
+                max_size=60), st.sampled_from([(), ("note",), ("note", "plain")]))
+def test_the_compiled_classes_by_number_are_the_twins(rows, left_out):
+    twin, compiled = kernel_impls.both("_templates")
+    found = [(number, ERROR) for number, _ in rows]
+    classes = [cls for _, cls in rows]
+    got = compiled.by_number(found, classes, left_out)
+    assert got == twin.by_number(found, classes, left_out) and list(got) == list(twin.by_number(found, classes, left_out))
+
+
 # --- tallies (`tally`) -----------------------------------------------------------------------------------------
 
 

@@ -30,8 +30,8 @@ import re
 from _collections import _count_elements
 
 IMPLEMENTATION = "py"
-__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "classed_alike", "grouped", "masked_paths", "tally", "template",
-           "templates"]
+__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "by_number", "classed_alike", "grouped", "masked_paths", "tally",
+           "template", "templates"]
 
 #: Bytes of a line a template reads, past its location.
 TEMPLATE_BYTES = 160
@@ -119,6 +119,14 @@ def _masked(found) -> bytes:
 def tally(counts: dict, keys) -> None:
     """Count `keys` into `counts` (`counts[key] += 1` for each, from 0), keys first seen in the order they come."""
     _count_elements(counts, keys)
+
+
+def by_number(found: list, classes: list, left_out: tuple) -> dict:
+    """Per entry (line number, triggers) of `found` whose class (`classes`, in the same order) is none of
+    `left_out`, its line number and class, in `found`'s order."""
+    if len(classes) != len(found):
+        raise ValueError("one class per entry")
+    return {number: cls for (number, _), cls in zip(found, classes) if cls is not None and cls not in left_out}
 
 
 def grouped(mapping: dict, labels: dict) -> dict:

@@ -25,7 +25,7 @@ from yarp.view.lines import split_lines
 from yarp.view.markers import MARKER_LINES, RecordMarkers, TextMarkers, cut_note, gap_marker_fixed_bytes
 from yarp.view.rarity import largest_values, rare_columns, rare_findings, rare_lines, rare_shapes, rare_values
 from yarp.view.salience import FAILURE_CLASSES, Classifier, classifier
-from yarp.view.templates import classed_alike, tally
+from yarp.view.templates import by_number, classed_alike, tally
 
 #: A stream larger than this is scanned in chunks and only its head, tail and
 #: the windows around its first and last salient lines are held.
@@ -51,8 +51,8 @@ _PLAIN, _NOISE, _UNKNOWN = 0, 1, 2
 _CONTEXT_LINE = re.compile(rb"\x00|(?<!\x01)\x01(?!\x01)")
 #: A scanned entry's line number.
 _NUMBER = itemgetter(0)
-#: Whether a found line's class makes it salient: not None (plain, noise or a marker), not a note (plain).
-_SALIENT = {None: False, "note": False}
+#: The class of a found line that is not salient, None aside (plain, noise or a marker): a note is plain.
+_NOT_SALIENT = ("note",)
 #: How a diff's file header starts (`_is_diff`).
 _DIFF_START = b"diff --git "
 
@@ -197,14 +197,13 @@ class Stream:
         # a list as long as the stream, which 200,000 lines of numbers holding no trigger would pay for alone.
         found_classes, self.firsts = classed_alike(lines, found, sal.blind, sal.digit_blind, classes_of,
                                                    kinds=len(found) * KINDS_SHARE >= len(lines))
-        if by_bytes and "note" not in given:
-            # Every class at once: a None class is plain, noise or a marker, which a view asks about apart.
-            classes.update(compress(zip(map(_NUMBER, found), found_classes), found_classes))
-        elif by_bytes:
-            # The same, and a note is plain, whatever a noise pattern would say of it.
-            numbers = list(map(_NUMBER, found))
-            classes.update(compress(zip(numbers, found_classes), map(_SALIENT.get, found_classes, repeat(True))))
-            noise.update(zip(compress(numbers, map(eq, found_classes, repeat("note"))), repeat(False)))
+        if by_bytes:
+            # Every class at once: a None class is plain, noise or a marker, which a view asks about apart;
+            # a note is plain, whatever a noise pattern would say of it.
+            classes.update(by_number(found, found_classes, _NOT_SALIENT))
+            if "note" in given:
+                numbers = map(_NUMBER, found)
+                noise.update(zip(compress(numbers, map(eq, found_classes, repeat("note"))), repeat(False)))
         else:
             for (number, _), cls in zip(found, found_classes):
                 if cls is None or is_marker(number, lines[number]):

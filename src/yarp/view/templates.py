@@ -25,10 +25,12 @@ else:
 
 IMPLEMENTATION = _impl.IMPLEMENTATION
 classed_alike = _impl.classed_alike
+#: `by_number(found, classes, left_out)`: each scanned line's number and class, those of `left_out` (and None) aside.
+by_number = _impl.by_number
 masked_paths = _impl.masked_paths
 grouped = _impl.grouped
 tally = _impl.tally
 template = _impl.template
 templates = _impl.templates
 
-__all__ = ["IMPLEMENTATION", "classed_alike", "grouped", "masked_paths", "tally", "template", "templates"]
+__all__ = ["IMPLEMENTATION", "by_number", "classed_alike", "grouped", "masked_paths", "tally", "template", "templates"]
