@@ -206,8 +206,8 @@ def test_the_compiled_classes_by_number_are_the_twins(rows, left_out):
     twin, compiled = kernel_impls.both("_templates")
     found = [(number, ERROR) for number, _ in rows]
     classes = [cls for _, cls in rows]
-    got = compiled.by_number(found, classes, left_out)
-    assert got == twin.by_number(found, classes, left_out) and list(got) == list(twin.by_number(found, classes, left_out))
+    got, expected = compiled.by_number(found, classes, left_out), twin.by_number(found, classes, left_out)
+    assert got == expected and list(got) == list(expected)
 
 
 # --- tallies (`tally`) -----------------------------------------------------------------------------------------
