@@ -464,15 +464,22 @@ def test_a_hint_word_holding_digits_is_each_lines_own():
     view = cap_text(("\n".join(lines) + "\n").encode(), cap=2048, archive_ref=REF).decode()
     hint = re.search(r"^Search omitted output: yarp search yr_\w+ '([^']+)'$", view, re.M)
     assert hint and len(hint[1].split("|")) == 4 and all(re.fullmatch(r"shard\d", word) for word in hint[1].split("|"))
+    # Dense, the lines are one kind (the same but for digits): the kind's word holds digits, so each line's is
+    # read, past the first lines read at once too.
+    dense = ["shard0 error: failed"] * 40 + [f"shard{i % 10} error: failed" for i in range(300)]
+    view = cap_text(("\n".join(dense) + "\n").encode(), cap=2048, archive_ref=REF).decode()
+    hint = re.search(r"^Search omitted output: yarp search yr_\w+ '([^']+)'$", view, re.M)
+    assert hint and len(hint[1].split("|")) == 4 and all(re.fullmatch(r"shard\d", word) for word in hint[1].split("|"))
 
 
 #: Lines a hint reads: failures, warnings and summaries, each word at its place, alike or not, over its limits.
 HINT_LINE = st.one_of(
-    st.builds(lambda head, word, tail: b"%s%s%s" % (head, word, tail),
+    st.builds(lambda head, word, tail, digits: b"%s%s%s" % (head, word.replace(b"%d", digits), tail),
               st.sampled_from([b"", b"src/a.py:3: ", b"  lib/b.c:12:4: ", b"x:", b"[yarp: omitted 3 line(s)]  "]),
               st.sampled_from([b"error: shard%d failed", b"FAILED t%d", b"warning: w_%d unused", b"error[E0%d]",
-                               b"error: " + b"long_name_" * 7 + b"%d", b"Error: proc %d died", b"1 failed, %d passed"]),
-              st.sampled_from([b"", b" ok", b" (x)"])).map(lambda line: line.replace(b"%d", b"7")),
+                               b"shard%d error: failed", b"error: " + b"long_name_" * 7 + b"%d", b"Error: proc %d died",
+                               b"1 failed, %d passed"]),
+              st.sampled_from([b"", b" ok", b" (x)"]), st.sampled_from([b"7", b"3", b"12"])),
     st.sampled_from([b"plain step", b"", b"error:", b"Search omitted output: yarp search r 'a'"]))
 
 

@@ -30,6 +30,7 @@ This module never decides what a view keeps; it only says how the markers read.
 from __future__ import annotations
 
 import bisect
+from itertools import compress, count, repeat
 from operator import methodcaller
 
 from yarp._record import Record
@@ -52,6 +53,8 @@ MAX_HINT_WORDS = 4
 #: Worded lines a hint reads per class group before it settles for the words it has:
 #: a thousand lines that repeat the same few leading words will not name new ones.
 MAX_HINT_LINES = 1000
+#: The lines a hint reads at first, at once (`search_pattern`); each run after reads twice as many.
+HINT_RUN = 8
 #: A run of omitted lines of one kind is described by a sample (`repetition`): the fewest lines, the
 #: sample's most bytes, and how many runs of a view are described (the cap reserves their bytes).
 MIN_LIKE_LINES = 5
@@ -66,6 +69,7 @@ _GROUP_OF = {cls: place for place, (_, classes) in enumerate(COUNT_GROUPS) for c
 #: What a hint word may hold that lines of one kind hold differently (`search_pattern`).
 _DIGITS = "0123456789"
 _END = methodcaller("end")
+_UNKNOWN = object()  # a line's word not known yet (`_words`)
 
 
 def likes_for(cap: int) -> int:
@@ -358,57 +362,57 @@ def search_pattern(streams, kept: list[set[int]]) -> str:
     # Each group's lines in line order, picked out at C speed (`grouped`): 17,500 warnings were passed over
     # once per group above theirs.
     by_group = [grouped(stream.classes, _GROUP_OF) for stream in streams]
-    # The word a line gives, per line's bytes: dense output repeats its lines. And per kind of line
-    # (`Stream.firsts`: lines the same but for digits), when the kind's first line gives a word without
-    # digits: the hint's patterns read every digit alike, so a kind's lines give it at the same place.
-    said: dict[bytes, str | None] = {}
-    said_by_kind: dict[tuple[int, int], str | None] = {}
+    # The word a line gives, per kind of line (`Stream.firsts`: lines the same but for digits), when the kind's
+    # first line asked gives a word without digits: the hint's patterns read every digit alike, so a kind's
+    # lines give it at the same place.
+    said = [{} for _ in streams]
     for place in range(len(COUNT_GROUPS)):
         words: list[str] = []
         budget = MAX_HINT_LINES
         for number, stream in enumerate(streams):
-            lines, shown, firsts = stream.lines, kept[number], stream.firsts
-            if firsts is None:
-                # Lines of no known kind (few hold a trigger): each one's word read at C speed, as many
-                # lines at a time as can still give one, and the words taken in order.
-                group = [index for index in by_group[number].get(place, ()) if index not in shown]
-                at = 0
-                while at < len(group) and budget and len(words) < MAX_HINT_WORDS:
-                    chunk = [lines[index] for index in group[at:at + budget]]
-                    at += len(chunk)
-                    chunk = [line for line in chunk if not line.startswith(b"[yarp")]
-                    found = map(word.search, chunk, map(_END, map(location.match, chunk)))
-                    texts = [match.group().decode() for match in found if match is not None]
-                    budget -= len(texts)
-                    _take_words(words, texts)
-                if len(words) >= MAX_HINT_WORDS or budget == 0:
-                    break
-                continue
-            for index in by_group[number].get(place, ()):
-                if index in shown or lines[index].startswith(b"[yarp"):
-                    continue
-                line = lines[index]
-                kind = None if firsts is None or firsts[index] is None else (number, firsts[index])
-                text = 0 if kind is None else said_by_kind.get(kind, 0)
-                if text == 0:
-                    text = said.get(line, 0)
-                if text == 0:
-                    found = word.search(line, location.match(line).end())
-                    text = said[line] = None if found is None else found.group().decode()
-                    if kind is not None and not (text and any(character in _DIGITS for character in text)):
-                        said_by_kind[kind] = text
-                if text is None:
-                    continue
-                if text not in words and len("|".join(words + [text])) <= MAX_HINT_CHARS:
-                    words.append(text)
-                budget -= 1
-                if len(words) >= MAX_HINT_WORDS or budget == 0:
-                    break
+            lines, shown, group = stream.lines, kept[number], by_group[number].get(place, ())
+            # The omitted lines' words, a run of lines at a time, each run twice the one before (most hints
+            # are found in the first lines; a loop line by line cost a dense output's thousand failures
+            # 8 M instructions), up to as many as can still give a word, taken in order.
+            at, size = 0, HINT_RUN
+            while at < len(group) and budget and len(words) < MAX_HINT_WORDS:
+                numbers = [index for index in group[at:at + min(size, budget)] if index not in shown]
+                at += min(size, budget)
+                size *= 2
+                texts = list(filter(None, _words(stream, numbers, said[number], word, location)))
+                budget -= len(texts)
+                _take_words(words, texts)
             if len(words) >= MAX_HINT_WORDS or budget == 0:
                 break
         if words:
             return "|".join(words)
     return ""
+
+
+def _words(stream, numbers: list[int], said: dict, word, location) -> list:
+    """The word each of lines `numbers` of `stream` gives past its location (`word`, `location`: the
+    classifier's), None for a line that gives none or is a marker; a kind's word (`said`, per kind's first
+    line) where it was found without digits, each other line's read at C speed."""
+    lines, firsts = stream.lines, stream.firsts
+    held = [lines[index] for index in numbers]
+    if firsts is None:  # no kinds known: every line asked
+        matches = map(word.search, held, map(_END, map(location.match, held)))
+        texts = [None if match is None else match.group().decode() for match in matches]
+        kinds, asked = [], []
+    else:
+        kinds = list(map(firsts.__getitem__, numbers))
+        texts = list(map(said.get, kinds, repeat(_UNKNOWN)))
+        asked = [k for k, text in enumerate(texts) if text is _UNKNOWN]
+    if asked:
+        found = [held[k] for k in asked]
+        matches = map(word.search, found, map(_END, map(location.match, found)))
+        for k, match in zip(asked, matches):
+            text = texts[k] = None if match is None else match.group().decode()
+            if kinds[k] is not None and not (text and any(character in _DIGITS for character in text)):
+                said[kinds[k]] = text
+    for k in compress(count(), map(bytes.startswith, held, repeat(b"[yarp"))):
+        texts[k] = None  # a reducer's marker, kept like a header: no word of the output's
+    return texts
 
 
 def _take_words(words: list[str], texts: list[str]) -> None:
