@@ -370,7 +370,7 @@ def search_pattern(streams, kept: list[set[int]]) -> str:
         words: list[str] = []
         budget = MAX_HINT_LINES
         for number, stream in enumerate(streams):
-            lines, shown, group = stream.lines, kept[number], by_group[number].get(place, ())
+            shown, group = kept[number], by_group[number].get(place, ())
             # The omitted lines' words, a run of lines at a time, each run twice the one before (most hints
             # are found in the first lines; a loop line by line cost a dense output's thousand failures
             # 8 M instructions), up to as many as can still give a word, taken in order.
@@ -438,10 +438,10 @@ def omitted_counts(streams, kept: list[set[int]]) -> str:
             cls = classes.get(index)
             if cls is not None:
                 by_class[cls] -= 1
-        for cls, count in by_class.items():
+        for cls, many in by_class.items():
             for name, group in COUNT_GROUPS:
                 if cls in group:
-                    counts[name] += count
+                    counts[name] += many
     parts = [f"{value} {name}" for name, value in counts.items() if value]
     other = omitted - sum(counts.values())
     if other:
