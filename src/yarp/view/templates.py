@@ -4,7 +4,8 @@
 `yarp.view.spending.weighed` asks `templates` the kinds of every finding of a
 dense class, `yarp.view.salience` asks `masked_paths` how a line reads with
 the words of its paths masked, `yarp.view.streams` asks `classed_alike` the
-class of each kind of scanned line once, the view counts with `tally`, and
+class of each kind of scanned line once (every kind's first line in one call)
+and keeps them by line number with `by_number`, the view counts with `tally`, and
 `yarp.view.blocks` and `yarp.view.markers` ask `grouped` for a stream's salient
 lines by rank or by group; the rest of YARP imports them from here and never from
 `_templates` or `_templates_py` directly. `YARP_NO_EXTENSIONS=1` (read once, in
