@@ -322,9 +322,9 @@ cdef inline bint _of_kind(Text *text, const unsigned char *p, Py_ssize_t length,
 
 def classed_alike(lines, list found, dict blind, asked, classes_of, bint kinds=True) -> tuple:
     """Per entry (line number, triggers) of `found`, the class `classes_of(lines, triggers)` gives its kind's
-    first line, asked of every kind's first line at once, in line order; and with `kinds`, per line number, the number of the first line of its kind
-    (None for a line `found` does not name; without `kinds`, None), as `yarp._templates_py.classed_alike`
-    gives them. `lines` are a list of bytes or a `yarp._lines.Lines` (read without making its lines).
+    first line, asked of every kind's first line at once, in line order; and with `kinds`, per line number,
+    the number of the first line of its kind (None for a line `found` does not name; without `kinds`, None),
+    as `yarp._templates_py.classed_alike` gives them. `lines` are a list of bytes or a `yarp._lines.Lines` (read without making its lines).
 
     Lines the same byte for byte are of one kind; where `blind[triggers]` is true (`asked(triggers)`
     fills it), so are lines the same but for their digits, each read as `0`. A line's triggers are the

@@ -74,9 +74,9 @@ class Plan:
         the lines holding them; none left out when a literal is short, `SCANNED_LITERAL_BYTES`, and one
         search follows, or when most lines hold one, `_mostly_held`), and the others are searched by the
         one entry's pattern over them joined (`joined_search`), or else classed one by one (`entry_class`,
-        its gate first). 2,000 `not found` index records cost one scan, not
-        2,000 searches; a zip's 3,000 `(stored 0%)` lines, one search, not 3,000 calls. `text` is the
-        lines joined, when the caller has joined them."""
+        its gate first). 2,000 `not found` index records cost one scan, not 2,000 searches; a zip's 3,000
+        `(stored 0%)` lines, one search, not 3,000 calls. `text` is the lines joined, when the caller has
+        joined them."""
         text = b"\n".join(lines) if text is None else text
         if self.joined is False:
             self.joined = joined_search(self.tried[0][2]) if self.only is not None else None

@@ -202,8 +202,8 @@ class Stream:
             # a note is plain, whatever a noise pattern would say of it.
             classes.update(by_number(found, found_classes, _NOT_SALIENT))
             if "note" in given:
-                numbers = map(_NUMBER, found)
-                noise.update(zip(compress(numbers, map(eq, found_classes, repeat("note"))), repeat(False)))
+                notes = compress(map(_NUMBER, found), map(eq, found_classes, repeat("note")))
+                noise.update(zip(notes, repeat(False)))
         else:
             for (number, _), cls in zip(found, found_classes):
                 if cls is None or is_marker(number, lines[number]):
