@@ -1,5 +1,6 @@
-# Included by the kernels that tell lines alike (`yarp._templates`, `yarp._scan`, `yarp._shapes`): two lines are
-# alike when they are the same but for their digits, each read as `0`. Eight bytes at a time.
+# Included by the kernels that tell lines alike or the same (`yarp._templates`, `yarp._scan`, `yarp._shapes`,
+# `yarp._lines`): two lines are alike when they are the same but for their digits, each read as `0`. Eight
+# bytes at a time.
 
 from libc.stdint cimport uint64_t
 from libc.string cimport memcmp, memcpy

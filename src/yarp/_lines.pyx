@@ -199,8 +199,6 @@ def indent(bytes line not None) -> int:
     return _indent(<const unsigned char *>PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line))
 
 
-
-
 def line_indents(lines, Py_ssize_t first, Py_ssize_t stop) -> list:
     """`indent` of each line from `first` up to `stop` (exclusive; both within the lines), as
     `yarp._lines_py.line_indents` gives them: of a `Lines`, read in its text, making no line."""
@@ -293,25 +291,12 @@ def count_line(lines, Py_ssize_t first, Py_ssize_t stop, bytes line not None) ->
 
 # --- lines counted (`line_counts`, `lines_in`) ----------------------------------------------------------
 
+include "_alike.pxi"
+
+
 cdef struct Counted:
-    unsigned long long hash
+    uint64_t hash
     Py_ssize_t start, length, count, order  # order: 1 + its place among the lines first read; 0 when free
-
-
-cdef inline unsigned long long _line_hash(const unsigned char *p, Py_ssize_t n) noexcept nogil:
-    """A hash of the `n` bytes at `p`, eight at a time."""
-    cdef unsigned long long h = <unsigned long long>n * 0x9E3779B97F4A7C15ULL, word
-    cdef Py_ssize_t i = 0
-    while i + 8 <= n:
-        memcpy(&word, p + i, 8)
-        h = (h ^ word) * 0xFF51AFD7ED558CCDULL
-        h ^= h >> 29
-        i += 8
-    word = 0
-    if i < n:
-        memcpy(&word, p + i, n - i)
-        h = (h ^ word) * 0xC4CEB9FE1A85EC53ULL
-    return h ^ (h >> 32)
 
 
 cdef Counted *_counted(const unsigned char *p, long long *s, Py_ssize_t lines, Py_ssize_t *size) noexcept nogil:
@@ -319,7 +304,7 @@ cdef Counted *_counted(const unsigned char *p, long long *s, Py_ssize_t lines, P
     and the place it was first read; `size` its slots. NULL on no memory."""
     cdef Py_ssize_t slots = 16, i, slot, length, distinct = 0
     cdef Counted *table
-    cdef unsigned long long h
+    cdef uint64_t h
     while slots < 2 * lines:
         slots <<= 1
     table = <Counted *>calloc(slots, sizeof(Counted))
@@ -327,7 +312,7 @@ cdef Counted *_counted(const unsigned char *p, long long *s, Py_ssize_t lines, P
         return NULL
     for i in range(lines):
         length = s[i + 1] - 1 - s[i]
-        h = _line_hash(p + s[i], length)
+        h = _hash(p + s[i], length, False)  # seeded per process: no output fills one probe chain
         slot = h & (slots - 1)
         while table[slot].order:
             if (table[slot].hash == h and table[slot].length == length
@@ -346,8 +331,8 @@ cdef Counted *_counted(const unsigned char *p, long long *s, Py_ssize_t lines, P
 
 def line_counts(bytes text not None) -> dict:
     """How many times each line of `text` (split at b"\\n") is said, the lines in the order first read, as
-    `yarp._lines_py.line_counts` counts them: each line hashed in the text, and made once per distinct line
-    (10,000 lines of a report that say 87 things make 87)."""
+    `yarp._lines_py.line_counts` counts them: each line hashed in the text (`_alike.pxi`), and made once per
+    distinct line (10,000 lines of a report that say 87 things make 87)."""
     cdef Py_ssize_t size = 0, i, lines, distinct
     cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(text)
     cdef array starts = _newlines(p, PyBytes_GET_SIZE(text))
