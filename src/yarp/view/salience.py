@@ -171,9 +171,9 @@ class Classifier:
         for found, numbers in by_found.items():
             group = lines if len(numbers) == len(lines) else list(map(lines.__getitem__, numbers))
             plan = self.plans.get(found) or self._plan(found)
-            text = b"\n".join(group) if len(group) >= JOINED_LINES else b""
+            text = b"\n".join(group) if len(group) >= JOINED_LINES and plan.__class__ is not Literals else b""
             # A carriage return ends a line before the entries read it (`entry_class`): such lines one by one.
-            if len(group) < JOINED_LINES or plan.__class__ is Literals or b"\r" in text:
+            if not text or b"\r" in text:
                 answers = [self.entry_class(line, found) for line in group]
             else:
                 answers = plan.entry_classes(group, text)
