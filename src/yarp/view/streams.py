@@ -519,8 +519,8 @@ class _SparseReader:
         found = sal.salient_line_numbers(body, None if number == 0 else sal.failure_triggers)
         # Each kind of line classed once (`classed_alike`): 8 MiB of diagnostics are 80,000 salient lines.
         classes, _ = classed_alike(lines, found, sal.blind, sal.digit_blind, sal.entry_classes, kinds=False)
-        salient = [(local, cls) for (local, _), cls in zip(found, classes)
-                   if cls is not None and cls != "note" and not is_marker(number + local, lines[local])]
+        salient = [(local, cls) for local, cls in by_number(found, classes, _NOT_SALIENT).items()
+                   if not is_marker(number + local, lines[local])]
         # The first go to `first` while it has room; of the rest, only the chunk's last `MAX_WINDOWS` can
         # still be among the last at the end: the others, and every window they push out, are counted.
         room = max(0, MAX_WINDOWS - len(self.first))
