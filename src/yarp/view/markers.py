@@ -396,23 +396,24 @@ def _words(stream, numbers: list[int], said: dict, word, location) -> list:
     lines, firsts = stream.lines, stream.firsts
     held = [lines[index] for index in numbers]
     if firsts is None:  # no kinds known: every line asked
-        matches = map(word.search, held, map(_END, map(location.match, held)))
-        texts = [None if match is None else match.group().decode() for match in matches]
-        kinds, asked = [], []
+        texts = _read_words(held, word, location)
     else:
         kinds = list(map(firsts.__getitem__, numbers))
         texts = list(map(said.get, kinds, repeat(_UNKNOWN)))
         asked = [k for k, text in enumerate(texts) if text is _UNKNOWN]
-    if asked:
-        found = [held[k] for k in asked]
-        matches = map(word.search, found, map(_END, map(location.match, found)))
-        for k, match in zip(asked, matches):
-            text = texts[k] = None if match is None else match.group().decode()
+        for k, text in zip(asked, _read_words([held[k] for k in asked], word, location)):
+            texts[k] = text
             if kinds[k] is not None and not (text and any(character in _DIGITS for character in text)):
                 said[kinds[k]] = text
     for k in compress(count(), map(bytes.startswith, held, repeat(b"[yarp"))):
         texts[k] = None  # a reducer's marker, kept like a header: no word of the output's
     return texts
+
+
+def _read_words(lines: list[bytes], word, location) -> list[str | None]:
+    """The word each of `lines` gives past its location, or None, read at C speed."""
+    found = map(word.search, lines, map(_END, map(location.match, lines)))
+    return [None if match is None else match.group().decode() for match in found]
 
 
 def _take_words(words: list[str], texts: list[str]) -> None:
