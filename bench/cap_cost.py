@@ -56,7 +56,7 @@ ROOT = os.path.dirname(HERE)
 PROGRAM = r"""
 import json, os, sys, time
 sys.path.insert(0, {here!r})
-from corpus_cases import read_stream
+from corpus_cases import build_mib, read_stream
 from yarp.view.cap import cap_text
 from yarp.limits import DEFAULT_CAP_BYTES
 
@@ -67,14 +67,7 @@ log = "".join(f"2026-12-03 12:{{i // 60 % 60:02d}}:{{i % 60:02d}} INFO worker-{{
 log1m = "".join(f"2026-12-03 12:{{i // 60 % 60:02d}}:{{i % 60:02d}} INFO worker-{{i % 4}} handled request id={{i}} "
                 f"status=200 in {{i % 97}}ms\n" if i != 6500 else "2026-12-03 13:48:20 ERROR worker-2 payment gateway "
                 f"timeout after 30000ms (order=8812)\n" for i in range(13000)).encode()
-build = read_stream("cargo-build-errors", "stderr")
-build1m = (build * (1 + (1 << 20) // max(1, len(build))))[:1 << 20]
-build1m = build1m[:build1m.rfind(b"\n") + 1]
-# The same errors, each copy naming its own file and value: fewer lines repeat byte for byte.
-copies = [build.replace(b"main.rs", b"m%d.rs" % k).replace(b"missing_name", b"missing_%d" % k)
-          for k in range(1 + (1 << 20) // max(1, len(build)))]
-cargo1m = b"".join(copies)[:1 << 20]
-cargo1m = cargo1m[:cargo1m.rfind(b"\n") + 1]
+build1m, cargo1m = build_mib(), build_mib(varied=True)
 GENERALIZATION = os.path.join({here!r}, "generalization")
 REAL = {{"checkstyle": "checkstyle-inventory-two-errors", "mandoc": "mandoc-lint-toolkit-pages-two-errors",
         "pdnsutil": "pdnsutil-check-all-zones-cname-and-other-data", "oops": "cat-kernel-oops"}}

@@ -1,6 +1,7 @@
 """Where one cap's instructions go: its passes, counted one by one under callgrind.
 
-    python bench/cap_phases.py CASE [CASE ...]     # cases of the generalization corpus (bench/generalization)
+    python bench/cap_phases.py CASE [CASE ...]     # cases of the generalization corpus (bench/generalization),
+                                                   # or build1m / cargo1m, the synthetic MiBs of cap_cost.py
 
 Wall-clock timers around a cap's passes mislead on a shared machine by more than
 the passes' sizes (a hint's search timed at 1.8 ms counted 1 M instructions), and
@@ -36,11 +37,14 @@ PASSES = [("yarp.view.salience", "Classifier.salient_line_numbers"), ("yarp.view
 PROGRAM = r"""
 import functools, importlib, os, sys
 sys.path.insert(0, {here!r})
-from corpus_cases import read_stream
+from corpus_cases import build_mib, read_stream
 from yarp.view import cap
 name = {name!r}
-out, err = (read_stream(name, stream, os.path.join({here!r}, "generalization")) for stream in ("stdout", "stderr"))
-text = out + (b"\n" if out and err and not out.endswith(b"\n") else b"") + err
+if name in ("build1m", "cargo1m"):
+    text = build_mib(varied=name == "cargo1m")
+else:
+    out, err = (read_stream(name, stream, os.path.join({here!r}, "generalization")) for stream in ("stdout", "stderr"))
+    text = out + (b"\n" if out and err and not out.endswith(b"\n") else b"") + err
 order, counting = [], [False]
 
 def counted(function, label):

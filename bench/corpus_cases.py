@@ -67,6 +67,18 @@ def read_stream(name: str, stream: str, corpus_dir: str = CORPUS_DIR) -> bytes:
     return data
 
 
+def build_mib(varied: bool = False) -> bytes:
+    """The recorded `cargo build` errors and warnings repeated to whole lines within 1 MiB.
+
+    `varied`: each copy names its own file and missing value, so fewer lines repeat byte for byte.
+    """
+    build = read_stream("cargo-build-errors", "stderr")
+    copies = [build.replace(b"main.rs", b"m%d.rs" % k).replace(b"missing_name", b"missing_%d" % k) if varied
+              else build for k in range(1 + (1 << 20) // max(1, len(build)))]
+    data = b"".join(copies)[:1 << 20]
+    return data[:data.rfind(b"\n") + 1]
+
+
 def manifest_entries(corpus_dir: str = CORPUS_DIR, manifests: tuple[str, ...] = MANIFESTS) -> list[dict]:
     """Every entry of the corpus's manifests that exist, in manifest then recording order."""
     entries: list[dict] = []
