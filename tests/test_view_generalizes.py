@@ -610,12 +610,31 @@ _FIELD_LINES = st.sampled_from(["Status: Running", "Status: Failed", "Status: Pe
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(_FIELD_LINES, st.integers(0, 99)), min_size=8, max_size=400))
-def test_fields_said_by_lines_alike_are_counted_as_each_line_said_them(rows):
-    # Lines the same once their digits are left out are matched once and counted as often as they come.
-    body = "\n".join(line.replace("3", str(number)) if number % 2 else line for line, number in rows).encode()
+@given(st.lists(st.tuples(_FIELD_LINES, st.integers(0, 99)), min_size=8, max_size=400), st.booleans())
+def test_fields_said_by_lines_alike_are_counted_as_each_line_said_them(rows, returns):
+    # Lines the same once their digits are left out are matched once and counted as often as they come; a
+    # value ends at a carriage return, where a text holds one (else it is read by the form without it).
+    said = [line.replace("3", str(number)) if number % 2 else line for line, number in rows]
+    if returns:
+        said = [line + "\r" if number % 3 == 0 else line for line, (_, number) in zip(said, rows)]  # some CRLF
+    body = "\n".join(said).encode()
     lines = body.split(b"\n")
     assert rarity.rare_values(body, lines, {}) == _rare_values_one_match_at_a_time(body, lines)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"yes", b"no", b"(2,", b"-"]), min_size=1, max_size=60),
+       st.integers(0, 400), st.randoms(use_true_random=False))
+def test_a_columns_rule_is_the_value_that_holds_its_share_of_rows(others, alike, random):
+    # `_ruled` against every value counted: a column mostly one value, the others anywhere among it.
+    column = others + [b"yes"] * alike
+    random.shuffle(column)
+    counts: dict[bytes, int] = {}
+    for value in column:
+        counts[value] = counts.get(value, 0) + 1
+    top = max(counts, key=counts.__getitem__)
+    expected = top if counts[top] * 100 >= len(column) * rarity.COLUMN_SHARE else None
+    assert rarity._ruled(tuple(column)) == expected
 
 
 def _repetition_by_every_line(keys: list[bytes], top: bytes) -> tuple[int, int]:
