@@ -210,6 +210,25 @@ def test_the_compiled_classes_by_number_are_the_twins(rows, left_out):
     assert got == expected and list(got) == list(expected)
 
 
+def test_the_places_of_some_keys_are_their_indices_in_order(impl):
+    shape, other = b"w:w w", b"w w"
+    keys = [shape, shape, other, b"w:w " + b"w", shape, b"", other]  # the fourth is equal, not the same object
+    assert impl.places(keys, {shape}) == [0, 1, 3, 4]
+    assert impl.places(keys, {other, b""}) == [2, 5, 6]
+    assert impl.places(keys, set()) == [] and impl.places([], {shape}) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 6), max_size=80), st.sets(st.integers(0, 6)), st.booleans())
+def test_the_compiled_places_are_the_twins(picks, wanted, shared):
+    # Keys as a stream's shapes come (one object per kind, in runs) or each a new object of equal bytes.
+    twin, compiled = kernel_impls.both("_templates")
+    kinds = [b"k%d" % n for n in range(7)]
+    keys = [kinds[n] if shared else b"k" + str(n).encode() for n in picks]
+    asked = {kinds[n] for n in wanted}
+    assert compiled.places(keys, asked) == twin.places(keys, asked) == [i for i, key in enumerate(keys) if key in asked]
+
+
 # --- tallies (`tally`) -----------------------------------------------------------------------------------------
 
 

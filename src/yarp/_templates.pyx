@@ -513,6 +513,24 @@ def by_number(list found, list classes, tuple left_out) -> dict:
     return out
 
 
+def places(list keys, wanted) -> list:
+    """The indices of `keys` whose key `wanted` (a set) holds, ascending, as `yarp._templates_py.places` gives
+    them. A key object asked about is not asked again while the next ones are it: a stream's 8,000 line shapes
+    are a few dozen objects, each run of one asked once."""
+    cdef list out = []
+    cdef Py_ssize_t i
+    cdef object asked = None  # the key object last asked about (held, so its address is its own)
+    cdef bint looked = False, held = False
+    for i in range(len(keys)):
+        key = <object>PyList_GET_ITEM(keys, i)
+        if not looked or key is not asked:
+            asked, looked = key, True
+            held = key in wanted
+        if held:
+            out.append(i)
+    return out
+
+
 def grouped(dict mapping, dict labels) -> dict:
     """`mapping`'s keys by the label `labels` gives their value (keys whose value has none are left out),
     each label's keys sorted, as `yarp._templates_py.grouped` gives them. The label is looked up once per

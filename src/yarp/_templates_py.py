@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from _collections import _count_elements
+from itertools import compress, count
 
 IMPLEMENTATION = "py"
 __all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "by_number", "classed_alike", "grouped", "masked_paths", "tally",
@@ -127,6 +128,11 @@ def by_number(found: list, classes: list, left_out: tuple) -> dict:
     if len(classes) != len(found):
         raise ValueError("one class per entry")
     return {number: cls for (number, _), cls in zip(found, classes) if cls is not None and cls not in left_out}
+
+
+def places(keys: list, wanted) -> list[int]:
+    """The indices of `keys` whose key `wanted` (a set) holds, ascending."""
+    return list(compress(count(), map(wanted.__contains__, keys)))
 
 
 def grouped(mapping: dict, labels: dict) -> dict:

@@ -32,11 +32,11 @@ shapes, past `SHAPE_BYTES`): a view's cost must not grow with the size of what i
 from __future__ import annotations
 
 from itertools import compress, groupby, pairwise, repeat
-from operator import eq, ge, itemgetter, sub
+from operator import ge, itemgetter, sub
 
 from yarp.view.lines import line_counts, lines_in
 from yarp.view.shapes import line_shapes, rows_breaking
-from yarp.view.templates import tally
+from yarp.view.templates import places, tally
 
 #: Rare findings are looked for in texts up to this size (one expression over the text), among at
 #: least `MIN_FINDINGS` lines that start with a location; a kind is rare at `RARE_SHARE` percent or less.
@@ -317,7 +317,7 @@ def _lines_seen(keys: list[bytes], counts: dict[bytes, int], fewest: int, most: 
     wanted = {key for key, count in counts.items() if key and fewest <= count <= most}
     if not wanted:
         return []
-    return [line for line in compress(range(len(keys)), map(wanted.__contains__, keys)) if line not in known]
+    return [line for line in places(keys, wanted) if line not in known]
 
 
 def _within(out: list[int], keys: list[bytes], top: bytes, most: int) -> list[int] | None:
@@ -399,7 +399,7 @@ def _repetition(keys: list[bytes], top: bytes) -> tuple[int, int]:
         return first, len(keys) - 1 - last
     # Else every line of it, and where the gap to the next is within reach, at C speed: a pretty-printed log's
     # records, each of five lines or more, hold one line of the commonest kind (26,000 lines: 2 ms in Python).
-    spots = list(compress(range(len(keys)), map(eq, keys, repeat(top))))
+    spots = places(keys, {top})
     close = list(map(ge, repeat(RARE_REACH), map(sub, spots[1:], spots)))
     starts = list(compress(spots, close))
     if not starts:
