@@ -113,9 +113,9 @@ def _weighed_by_its_rule(stream, budget: int, anchors: list[int]) -> list[int]:
     `RARE_KIND` times whole, the first of every kind the ends lack), in line order."""
     from yarp.view.templates import template
 
-    end = max(spending.FEWEST_AT_END, budget // spending.BYTES_PER_END_BLOCK)
-    if len(anchors) <= 4 * end:
+    if len(anchors) <= 4 * max(spending.FEWEST_AT_END, budget // spending.BYTES_PER_WHOLE_CLASS):
         return anchors
+    end = max(spending.FEWEST_AT_END, budget // spending.BYTES_PER_END_BLOCK)
     kinds = {anchor: template(stream.lines[anchor]) for anchor in anchors}
     counts: dict[bytes, int] = {}
     for anchor in anchors:
@@ -142,8 +142,9 @@ def test_a_dense_class_is_weighed_as_its_rule_reads(seed):
             for kind in range((2, 5, 40)[seed % 3])
             for position in chance.sample(range(1800), chance.choice([1, 2, 5, 16, 17, 40]))}
     stream = Stream("stdout", _dense(1800, rare, standout=chance.choice([None, 451, 30, 1201])), classifier())
-    # Every finding an anchor, or every other one (a standout between them is not one of theirs).
-    for anchors in (sorted(stream.classes), sorted(stream.classes)[::2]):
+    # Every finding an anchor, every other one (a standout between them is not one of theirs), or every ninth:
+    # 200, weighed whole at the default budget, where more than four times its ends hold.
+    for anchors in (sorted(stream.classes), sorted(stream.classes)[::2], sorted(stream.classes)[::9]):
         for budget in (1024, 5120, 16384):
             assert spending.weighed(stream, budget, anchors) == _weighed_by_its_rule(stream, budget, anchors)
 

@@ -23,9 +23,14 @@ from yarp.view.ranking import diverse, heading, indent, kind, record_start, repe
 from yarp.view.salience import Classifier, is_blank
 from yarp.view.templates import tally, templates
 
-#: A view weighs the first and the last blocks of one class of a stream, one at each end per this many bytes
-#: of its budget (64 for the default 5,120) and `FEWEST_AT_END` at the least (`weighed`).
-BYTES_PER_END_BLOCK = 80
+#: A view weighs every block of one class of a stream when they are at most four per this many bytes of its
+#: budget (224 for the default 5,120, `FEWEST_AT_END` at the least): building that many costs little.
+BYTES_PER_WHOLE_CLASS = 80
+#: Past that, it weighs the first and the last, one at each end per this many bytes of its budget (28 for the
+#: default) and `FEWEST_AT_END` at the least, and as many again of its rare kinds (`weighed`): twice the
+#: one-line blocks a view can show. One per 80 bytes each weighed twice as many, for the same views of
+#: every signal line of both corpora, and cost a dense output's view a tenth of its instructions.
+BYTES_PER_END_BLOCK = 160
 FEWEST_AT_END = 16
 #: Every finding of a kind (its template) said at most this many times in a stream is weighed, wherever it
 #: stands: eclint's eight `invalid indent style` in one file among 900 `trailing whitespace` (`weighed`).
@@ -68,16 +73,16 @@ LIBRARY_PATHS = (b"site-packages", b"dist-packages", b"/lib/python", b"node_modu
 
 def weighed(stream, budget: int, anchors: list[int]) -> list[int]:
     """The anchors of one class of `stream` (in line order) whose blocks a view of `budget` weighs: all when they
-    are few; else the first and the last `budget // BYTES_PER_END_BLOCK` each, every standout
+    are few (`BYTES_PER_WHOLE_CLASS`); else the first and the last `budget // BYTES_PER_END_BLOCK` each, every standout
     (`Stream.standouts`), and, as many again as at the two ends, from between them: every finding of a kind
     said at most `RARE_KIND` times and the first of each kind the ends do not hold, the rarest kinds first.
 
     A view shows a hundred findings at most, but which kinds are rare is known only from all of them: their
     templates (`yarp.view.templates`, compiled) cost a tenth of a microsecond a line, a block and
     its weighing about ten. So a dense output's cost follows what its view can show, not its length."""
-    end = max(FEWEST_AT_END, budget // BYTES_PER_END_BLOCK)
-    if len(anchors) <= 4 * end:
+    if len(anchors) <= 4 * max(FEWEST_AT_END, budget // BYTES_PER_WHOLE_CLASS):
         return anchors
+    end = max(FEWEST_AT_END, budget // BYTES_PER_END_BLOCK)
     lines, standouts = stream.lines, stream.standouts
     middle = anchors[end:-end]
     # Lines of a kind (`Stream.firsts`) share their template: each kind's is made once.
