@@ -291,12 +291,22 @@ def test_keys_are_grouped_by_their_values_label_each_group_in_order(impl):
     # Values equal but distinct objects take one label; a value the labels do not name leaves its key out.
     assert impl.grouped({1: "ab", 2: "".join(["a", "b"]), 3: "c"}, {"ab": "x"}) == {"x": [1, 2]}
     assert impl.grouped({}, {"a": 1}) == {}
+    # Twelve value objects in turn, more than the kernel keeps beside their lists; half of them labelled.
+    names = [f"kind{n}" for n in range(12)]
+    many = {line: names[line % 12] for line in range(48)}
+    labels = {name: n % 3 for n, name in enumerate(names) if n % 2}
+    assert impl.grouped(many, labels) == {label: [line for line in range(48) if labels.get(names[line % 12]) == label]
+                                          for label in (1, 0, 2)}
+
+
+_CLASS_NAMES = ["failure", "warning", "note", "rare", "x"] + [f"kind{n}" for n in range(9)] + ["".join(["fail", "ure"])]
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(st.integers(-50, 5000), st.sampled_from(["failure", "warning", "note", "rare", "x"]),
+@given(st.dictionaries(st.integers(-50, 5000), st.sampled_from(_CLASS_NAMES[:5]) | st.sampled_from(_CLASS_NAMES),
                        max_size=300))
 def test_the_compiled_grouping_is_the_twins(classes):
+    # A few class names, or more value objects than the kernel keeps beside their lists (an equal one too).
     twin, compiled = kernel_impls.both("_templates")
-    labels = {"failure": 0, "warning": 2, "rare": 1}
+    labels = {"failure": 0, "warning": 2, "rare": 1, "kind3": 1, "kind8": 4}
     assert compiled.grouped(classes, labels) == twin.grouped(classes, labels)

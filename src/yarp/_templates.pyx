@@ -422,6 +422,8 @@ def classed_alike(lines, list found, dict blind, asked, classes_of, bint kinds=T
 
 # --- tallies -------------------------------------------------------------------------------------
 
+#: Value objects whose label `grouped` keeps beside their list of keys.
+DEF _GROUPED_VALUES = 8
 #: Slots of a tally's table of keys being counted, in sets of `_TALLY_WAYS` (`tally`).
 DEF _TALLY_WAYS = 4
 DEF _TALLY_SETS = 16  # a power of two
@@ -533,26 +535,36 @@ def places(list keys, wanted) -> list:
 
 def grouped(dict mapping, dict labels) -> dict:
     """`mapping`'s keys by the label `labels` gives their value (keys whose value has none are left out),
-    each label's keys sorted, as `yarp._templates_py.grouped` gives them. The label is looked up once per
-    run of one value object: 17,500 classed lines of a dense output hold a few class names."""
+    each label's keys sorted, as `yarp._templates_py.grouped` gives them. The label of each of the first
+    `_GROUPED_VALUES` value objects is looked up once and its list kept beside it: a dense output's 10,000
+    classed lines hold a few class names, in turn (a failure, its location, …), and a lookup per line cost
+    400 instructions."""
     cdef dict out = {}
-    cdef Py_ssize_t pos = 0
+    cdef Py_ssize_t pos = 0, k, known = 0
     cdef PyObject *key
     cdef PyObject *value
-    cdef object seen = None  # the value object last looked up (held, so its address is its own)
-    cdef bint looked = False
-    cdef list keys = None
+    cdef PyObject *values[_GROUPED_VALUES]  # value objects asked about (the mapping holds them while it is read)
+    cdef PyObject *lists[_GROUPED_VALUES]  # beside each, its label's list of keys (held by `out`), or NULL
+    cdef PyObject *into
+    cdef list keys
     while PyDict_Next(mapping, &pos, &key, &value):
-        if not looked or <PyObject *>seen != value:
-            seen, looked = <object>value, True
-            label = labels.get(seen)
+        for k in range(known):
+            if values[k] == value:
+                into = lists[k]
+                break
+        else:
+            label = labels.get(<object>value)
             keys = None
             if label is not None:
                 keys = out.get(label)
                 if keys is None:
                     keys = out[label] = []
-        if keys is not None:
-            keys.append(<object>key)
+            into = NULL if keys is None else <PyObject *>keys
+            if known < _GROUPED_VALUES:
+                values[known], lists[known] = value, into
+                known += 1
+        if into != NULL:
+            (<list>into).append(<object>key)
     for keys in out.values():
         keys.sort()
     return out
