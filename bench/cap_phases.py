@@ -33,6 +33,9 @@ PASSES = [("yarp.view.salience", "Classifier.salient_line_numbers"), ("yarp.view
           ("yarp.view.cap", "spend_on_blocks"), ("yarp.view.cap", "_context"), ("yarp.view.cap", "search_pattern"),
           ("yarp.view.cap", "omitted_counts"), ("yarp.view.cap", "_render")]
 
+#: The synthetic MiBs of `bench/cap_cost.py`, built by `corpus_cases.build_mib`.
+SYNTHETIC = ("build1m", "cargo1m")
+
 #: Runs under callgrind with PYTHONPATH at the tree's `src`; prints the passes in the order counted.
 PROGRAM = r"""
 import functools, importlib, os, sys
@@ -40,7 +43,7 @@ sys.path.insert(0, {here!r})
 from corpus_cases import build_mib, read_stream
 from yarp.view import cap
 name = {name!r}
-if name in ("build1m", "cargo1m"):
+if name in {synthetic!r}:
     text = build_mib(varied=name == "cargo1m")
 else:
     out, err = (read_stream(name, stream, os.path.join({here!r}, "generalization")) for stream in ("stdout", "stderr"))
@@ -90,7 +93,7 @@ def phases(name: str) -> tuple[int, dict[str, int]]:
     """(the counted cap's instructions, per pass its instructions and the rest's under `(rest)`)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
-        program = PROGRAM.format(here=HERE, name=name, passes=PASSES)
+        program = PROGRAM.format(here=HERE, name=name, passes=PASSES, synthetic=SYNTHETIC)
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"), PYTHONHASHSEED="0")
         proc = subprocess.run(["valgrind", "--tool=callgrind", "--dump-before=getppid", f"--callgrind-out-file={out}",
                                sys.executable, "-c", program], env=env, capture_output=True, text=True, check=True)
@@ -109,6 +112,10 @@ def main(argv=None) -> int:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
     for name in names:
+        if name not in SYNTHETIC and not glob.glob(os.path.join(HERE, "generalization", glob.escape(name) + ".std*")):
+            print(f"no such case: {name} (a case of bench/generalization, or one of {', '.join(SYNTHETIC)})",
+                  file=sys.stderr)
+            return 2
         total, spent = phases(name)
         print(f"{name}: {total / 1e6:.1f} M instructions")
         for label, count in sorted(spent.items(), key=lambda item: -item[1]):

@@ -506,6 +506,21 @@ def test_many_lines_of_one_plan_are_classed_at_once_as_one_by_one():
             assert plan.joined is not None and (plan.scanned is None) == (found != (b"not found",))
 
 
+def test_lines_classed_at_once_are_read_past_their_paths_and_debug_levels_as_one_by_one():
+    # A failure word inside a path says where, and a failure logged at debug level is a detail: lines classed
+    # at once are read past them as each line alone is; lines holding neither keep their class unread.
+    paths = [b"reading /srv/core dumped/x%d.log" % n for n in range(40)]
+    debug = [b"[%d] dbg: worker %d core dumped" % (15353 + n, n) for n in range(40)]
+    plain = [b"worker %d core dumped" % n for n in range(40)]
+    for lines in (paths, debug, plain + paths[:1], plain):
+        sal, alone = _fresh_classifier(), _fresh_classifier()
+        founds = [sal.salient_lines(line)[0] for line in lines]
+        expected = [alone.entry_class(line, found) for line, found in zip(lines, founds)]
+        assert sal.entry_classes(lines, founds) == expected
+        assert expected[0] == (None if lines[0] in paths + debug else "failure")
+        assert type(sal.plans[founds[0]]) is matching.Plan and sal.plans[founds[0]].joined  # read at once
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.lists(st.one_of(LINE_PIECE, FRAGMENT), min_size=1, max_size=6).map("".join),
                           st.booleans()), min_size=1, max_size=120))

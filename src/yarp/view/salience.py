@@ -44,7 +44,7 @@ from collections import deque
 from itertools import compress, count, repeat
 from operator import eq
 
-from yarp.view.matching import Literals, Plan, holds, leftmost
+from yarp.view.matching import Literals, Plan, gate_literals, holds, leftmost
 from yarp.view.scan import trigger_line_numbers, trigger_lines
 from yarp.view.templates import masked_paths
 
@@ -81,7 +81,7 @@ class Classifier:
     __slots__ = ("triggers", "entries", "noise_start", "noise_any", "noise_lines_start", "noise_lines_any",
                  "continuation", "lead", "caret", "header_continuation", "word", "location", "finding", "first_word",
                  "debug_level", "max_lines", "max_lead", "header_max_lines", "candidates",
-                 "failure_triggers", "plans", "digit_readers", "blind", "noise_blind")
+                 "failure_triggers", "plans", "digit_readers", "blind", "noise_blind", "past_literals")
 
     def __init__(self, bundle: tuple) -> None:
         entries, regexes, limits, digit_readers, noise_blind = bundle
@@ -109,6 +109,10 @@ class Classifier:
         self.max_lines, self.max_lead, self.header_max_lines = limits
         #: Per set of triggers found on one line, or of entries tried, how to class the line (`_plan`).
         self.plans: dict[tuple, tuple] = {}
+        #: What a line holds one of when `read_past` may change its class: a path's `/`, or a literal every
+        #: debug level's match holds (None when they are not known: every line is read); False until asked
+        #: (`_past_literals`: finding them parses the pattern, which a hook's cap may never need).
+        self.past_literals: tuple[bytes, ...] | None | bool = False
 
     def triggered(self, line: bytes) -> bool:
         """Whether the line holds any of the scanned triggers, case-insensitively."""
@@ -177,7 +181,8 @@ class Classifier:
                 answers = [self.entry_class(line, found) for line in group]
             else:
                 answers = plan.entry_classes(group, text)
-                if not PATH_BLIND.isdisjoint(answers):
+                # Lines holding no path and no debug level keep their classes: 2,000 records, one search.
+                if not PATH_BLIND.isdisjoint(answers) and self._read_past_may_change(text):
                     answers = [cls if cls not in PATH_BLIND else self.read_past(line, cls, plan.entry_class)
                                for line, cls in zip(group, answers)]
             if len(numbers) == len(lines):
@@ -197,6 +202,14 @@ class Classifier:
             reached = {id(entry) for trigger in found for entry in self.candidates[trigger]}
             known = self.blind[found] = not reached & self.digit_readers
         return known
+
+    def _read_past_may_change(self, text: bytes) -> bool:
+        """Whether `read_past` may change the class of a line of `text` (lines joined): where it holds a path's
+        `/` or a literal every match of `debug_level` holds, or those literals are not known."""
+        if self.past_literals is False:
+            debug = set() if self.debug_level is None else gate_literals([self.debug_level.pattern])
+            self.past_literals = None if debug is None else (b"/", *sorted(debug))
+        return self.past_literals is None or any(literal in text for literal in self.past_literals)
 
     def read_past(self, line: bytes, cls: str | None, again) -> str | None:
         """`cls`, the class the entries give `line`, unless what gave it is not what the line reports: a
