@@ -125,3 +125,14 @@ def test_a_table_s_rows_that_break_its_columns_rule_are_numbered_and_the_others_
 def test_the_compiled_breaking_rows_answer_as_the_twin(data, width, rule):
     twin, compiled = kernel_impls.both("_shapes")
     assert compiled.rows_breaking(data, width, rule) == twin.rows_breaking(data, width, rule)
+
+
+def test_lines_that_differ_in_one_byte_anywhere_are_not_shaped_alike():
+    # Lines are told alike eight bytes at a time, a line's last bytes by one load of the eight that end it:
+    # lines of every length that differ in one byte, wherever it is, are each shaped as the twin shapes them.
+    twin, compiled = kernel_impls.both("_shapes")
+    for length in range(1, 41):
+        base = b"abcdefghij1klmnopqrs2tuvwxyz3ABCDEFGHIJ4KLMN"[:length]
+        lines = [base] + [base[:at] + b":" + base[at + 1:] for at in range(length)]
+        text = b"\n".join(lines)
+        assert compiled.line_shapes(text) == twin.line_shapes(text)

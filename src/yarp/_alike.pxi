@@ -17,6 +17,17 @@ cdef inline uint64_t _zeroed(uint64_t x) noexcept nogil:
     return x & ~(digit * 0x0F)
 
 
+cdef extern from *:
+    """
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    #define YARP_LOADS_LOW_FIRST 0
+    #else
+    #define YARP_LOADS_LOW_FIRST 1
+    #endif
+    """
+    bint YARP_LOADS_LOW_FIRST  # whether a load puts the first byte lowest, as `_word` builds a short word
+
+
 cdef inline uint64_t _word(const unsigned char *p, Py_ssize_t n) noexcept nogil:
     """Up to eight bytes at `p` (`n` of them), the rest zero."""
     cdef uint64_t x = 0
@@ -27,6 +38,16 @@ cdef inline uint64_t _word(const unsigned char *p, Py_ssize_t n) noexcept nogil:
         for i in range(n):
             x |= (<uint64_t>p[i]) << (8 * i)
     return x
+
+
+cdef inline uint64_t _last(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """`_word(p + i, n - i)` for the last `n - i` bytes (one to seven) of the `n` at `p`: where `n` is eight
+    or more, one load of the eight bytes that end at `p + n`, shifted, not a loop a byte at a time."""
+    cdef uint64_t x
+    if n >= 8 and YARP_LOADS_LOW_FIRST:
+        memcpy(&x, p + n - 8, 8)
+        return x >> (8 * (8 - (n - i)))
+    return _word(p + i, n - i)
 
 
 #: Where a process's hashes of lines start: Python's own, which each process draws at random (unless
@@ -51,10 +72,13 @@ cdef uint64_t _hash(const unsigned char *p, Py_ssize_t n, bint zero) noexcept no
             h, a = _mix(h, _word(p + i, 8)), _mix(a, _word(p + i + 8, 8))
             b, c = _mix(b, _word(p + i + 16, 8)), _mix(c, _word(p + i + 24, 8))
         i += 32
-    while i < n:
-        x = _word(p + i, n - i)
+    while i + 8 <= n:
+        x = _word(p + i, 8)
         h = _mix(h, _zeroed(x) if zero else x)
         i += 8
+    if i < n:
+        x = _last(p, i, n)
+        h = _mix(h, _zeroed(x) if zero else x)
     h = _mix(_mix(_mix(h, a), b), c)
     return h ^ (h >> 29)
 
@@ -65,9 +89,13 @@ cdef bint _same_zeroed(const unsigned char *a, const unsigned char *b, Py_ssize_
     cdef uint64_t x, y
     if n > 32 and memcmp(a, b, n) == 0:  # a long line most often the same bytes: at the C library's speed
         return True
-    while i < n:
-        x, y = _word(a + i, n - i), _word(b + i, n - i)
+    while i + 8 <= n:
+        x, y = _word(a + i, 8), _word(b + i, 8)
         if x != y and _zeroed(x) != _zeroed(y):
             return False
         i += 8
+    if i < n:
+        x, y = _last(a, i, n), _last(b, i, n)
+        if x != y and _zeroed(x) != _zeroed(y):
+            return False
     return True
