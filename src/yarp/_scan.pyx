@@ -646,15 +646,27 @@ cdef inline tuple _held(Scan *s, tuple found, Py_ssize_t i, Py_ssize_t j):
 
 
 cdef object _by_kinds(Scan *s, tuple found, bint numbers):
-    """The lines `_scan_kinds` (or `_run`) found, each with its kind's tuple of triggers (made once per kind)."""
-    cdef Py_ssize_t i, kind, start, previous = 0, number = 0
+    """The lines `_scan_kinds` (or `_run`) found, each with its kind's tuple of triggers (made once per kind, and
+    one tuple for every kind that holds the same triggers: borg's 2,000 records, each a kind of its own, hold
+    one set, which the classifier then groups them by identity, not by comparing 2,000 tuples)."""
+    cdef Py_ssize_t i, kind, start, first, previous = 0, number = 0
     cdef list made = [None] * s.kind_count
+    cdef list singles = [None] * len(found)  # per trigger, the tuple of it alone, once made
+    cdef dict same = {}
     result = [] if numbers else {}
     for i in range(s.lined_count):
         kind, start = s.lined[i].kind, s.lined[i].start
         held = made[kind]
         if held is None:
-            held = made[kind] = _held(s, found, s.kinds[kind].first, s.kinds[kind].first + s.kinds[kind].count)
+            first = s.kinds[kind].first
+            if s.kinds[kind].count == 1:
+                held = singles[s.hits[first].index]
+                if held is None:
+                    held = singles[s.hits[first].index] = (found[s.hits[first].index],)
+            else:
+                held = _held(s, found, first, first + s.kinds[kind].count)
+                held = same.setdefault(held, held)
+            made[kind] = held
         if numbers:
             number += _newlines(s.buf + previous, start - previous)
             previous = start

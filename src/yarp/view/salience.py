@@ -41,12 +41,11 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from itertools import compress, count, repeat
-from operator import eq
+from itertools import repeat
 
 from yarp.view.matching import Literals, Plan, gate_literals, holds, leftmost
 from yarp.view.scan import trigger_line_numbers, trigger_lines
-from yarp.view.templates import masked_paths
+from yarp.view.templates import masked_paths, places
 
 #: Classes in the order a view spends its budget on them (see `RANK`).
 CLASSES = ("failure", "exit", "traceback", "summary", "header", "location", "finding", "rare", "warning", "noise")
@@ -69,9 +68,10 @@ HINT_PATTERNS = {"word": "[A-Za-z_][A-Za-z0-9_]{2,}", "location": "^[ \\t]*([^ \
 #: masked (the entries are tried twice on it; a longer line keeps its class).
 PATH_BLIND = FAILURE_CLASSES | {"warning"}
 #: Lines holding the same triggers classed at once (`entry_classes`), when there are this many; and the most
-#: sets of triggers whose lines are each picked out of all by a pass at C speed.
+#: sets of triggers whose lines are each picked out of all by a compiled pass (`places`), which asks each run
+#: of one tuple object once (the scan makes one per set): borg's 2,000 records hold seven sets.
 JOINED_LINES = 32
-FEW_TRIGGER_SETS = 2
+FEW_TRIGGER_SETS = 16
 MASKED_BYTES = 4096
 
 
@@ -166,7 +166,7 @@ class Classifier:
         by_found: dict[tuple[bytes, ...], list[int]] = dict.fromkeys(founds)  # each set in the order first held
         if len(by_found) <= FEW_TRIGGER_SETS:  # the usual case: a pass at C speed picks out each set's lines
             for found in by_found:
-                by_found[found] = list(compress(count(), map(eq, founds, repeat(found))))
+                by_found[found] = places(founds, {found})
         else:
             by_found = {}
             for number, found in enumerate(founds):
