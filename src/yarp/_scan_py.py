@@ -59,13 +59,15 @@ def trigger_lines(buf: bytes, triggers: tuple[bytes, ...]) -> dict[int, tuple[by
 
 def trigger_line_numbers(buf: bytes, triggers: tuple[bytes, ...]) -> list[tuple[int, tuple[bytes, ...]]]:
     """`trigger_lines` by line number: (the line's number, counted from 0, its triggers) per line
-    holding a trigger, in line order."""
+    holding a trigger, in line order; lines holding the same triggers share one tuple of them."""
     found = trigger_lines(buf, triggers)
     out = []
+    same: dict[tuple[bytes, ...], tuple[bytes, ...]] = {}
     previous, number = 0, 0
     for offset in sorted(found):
         number += buf.count(b"\n", previous, offset)
         previous = offset
-        out.append((number, found[offset]))
+        held = found[offset]
+        out.append((number, same.setdefault(held, held)))
     return out
 
