@@ -482,9 +482,13 @@ def rare_values(body: bytes, lines: list[bytes], classes: dict) -> list[int]:
     rare: set[bytes] = set()
     lines_rare = 0
     for found in map(list, map(itemgetter(1), groupby(matched, itemgetter(1)))):
-        total = sum(map(alike.__getitem__, map(itemgetter(0), found)))
         distinct = len(set(map(itemgetter(2), found)))
-        if total < MIN_FIELDS or distinct < 2 or _never_rare(distinct, total):
+        # A field of more values than either rule allows on as many lines as the text has (its lines say it
+        # once each at most) is not counted: 2,000 ids, each line hashed to find its count.
+        if distinct < 2 or _never_rare(distinct, len(lines)):
+            continue
+        total = sum(map(alike.__getitem__, map(itemgetter(0), found)))
+        if total < MIN_FIELDS or _never_rare(distinct, total):
             continue
         values: dict[bytes, list[bytes]] = {}
         for text, _, value in found:
