@@ -353,13 +353,14 @@ class Stream:
         for number in never[bisect_left(never, first):bisect_left(never, last)]:
             marks[number] = _PLAIN
 
-    def window(self, first: int, count: int, step: int) -> list[bytes]:
-        """`count` lines from line `first` in direction `step` (1 or -1), in that order."""
+    def window(self, first: int, size: int, step: int) -> list[bytes]:
+        """`size` lines from line `first` in direction `step` (1 or -1), in that order."""
         lines = self.lines
         sparse = isinstance(lines, SparseLines)
         if step > 0:
-            return [lines[i] for i in range(first, first + count)] if sparse else lines[first:first + count]
-        window = [lines[i] for i in range(first - count + 1, first + 1)] if sparse else lines[first - count + 1:first + 1]
+            return [lines[i] for i in range(first, first + size)] if sparse else lines[first:first + size]
+        low = first - size + 1
+        window = [lines[i] for i in range(low, first + 1)] if sparse else lines[low:first + 1]
         window.reverse()
         return window
 
