@@ -62,7 +62,7 @@ cdef extern from *:
 
 cdef array _newlines(const unsigned char *p, Py_ssize_t n):
     """Where each line of `p` starts: 0, then the position after each newline, then `n + 1`; 64 bytes at a
-    time (`yarp_newlines64`), counted first (one allocation), then written: a MiB of 30,000 lines, 0.6 M
+    time (`yarp_newlines64`), counted first (one allocation), then written: a MiB of 30,000 lines, 1.7 M
     instructions where eight bytes at a time took 3.9 M."""
     cdef array starts = array("q")
     cdef Py_ssize_t i, k = 0, blocks = n // 64 * 64

@@ -31,8 +31,8 @@ from _collections import _count_elements
 from itertools import compress, count
 
 IMPLEMENTATION = "py"
-__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "by_number", "classed_alike", "grouped", "masked_paths", "tally",
-           "template", "templates"]
+__all__ = ["IMPLEMENTATION", "TEMPLATE_BYTES", "by_number", "classed_alike", "grouped", "masked_paths", "places",
+           "tally", "template", "templates"]
 
 #: Bytes of a line a template reads, past its location.
 TEMPLATE_BYTES = 160

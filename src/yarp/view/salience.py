@@ -111,7 +111,7 @@ class Classifier:
         self.plans: dict[tuple, tuple] = {}
         #: What a line holds one of when `read_past` may change its class: a path's `/`, or a literal every
         #: debug level's match holds (None when they are not known: every line is read); False until asked
-        #: (`_past_literals`: finding them parses the pattern, which a hook's cap may never need).
+        #: (`_read_past_may_change`: finding them parses the pattern, which a hook's cap may never need).
         self.past_literals: tuple[bytes, ...] | None | bool = False
 
     def triggered(self, line: bytes) -> bool:

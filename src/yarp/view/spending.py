@@ -28,8 +28,8 @@ from yarp.view.templates import tally, templates
 BYTES_PER_WHOLE_CLASS = 80
 #: Past that, it weighs the first and the last, one at each end per this many bytes of its budget (28 for the
 #: default) and `FEWEST_AT_END` at the least, and as many again of its rare kinds (`weighed`): twice the
-#: one-line blocks a view can show. One per 80 bytes each weighed twice as many, for the same views of
-#: every signal line of both corpora, and cost a dense output's view a tenth of its instructions.
+#: one-line blocks a view can show. One per 80 bytes weighed twice as many for the same signal lines of both
+#: corpora, at a tenth more of a dense output's instructions (docs/design/view.md, "Ninth round").
 BYTES_PER_END_BLOCK = 160
 FEWEST_AT_END = 16
 #: Every finding of a kind (its template) said at most this many times in a stream is weighed, wherever it
