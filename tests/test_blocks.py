@@ -135,7 +135,7 @@ def _weighed_by_its_rule(stream, budget: int, anchors: list[int]) -> list[int]:
 
 @pytest.mark.parametrize("seed", range(12))
 def test_a_dense_class_is_weighed_as_its_rule_reads(seed):
-    # Kinds of every count, rare ones at random places, a few or many of them (`FEW_RARE_KINDS`), a standout
+    # Kinds of every count, rare ones at random places, a few or many of them, a standout
     # or none, a budget of a few sizes.
     chance = random.Random(seed)
     rare = {position: b"error: kind %s said here  [K]" % bytes([97 + kind // 26, 97 + kind % 26])

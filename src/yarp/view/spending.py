@@ -15,13 +15,12 @@ that repeat are shown once each before a second alike (`ranking.diverse`).
 from __future__ import annotations
 
 from bisect import bisect_left
-from itertools import compress
 
 from yarp.view.blocks import LINE_CLASSES
 from yarp.view.lines import lines_at_margin, lines_starting
 from yarp.view.ranking import diverse, heading, indent, kind, record_start, repeated
 from yarp.view.salience import Classifier, is_blank
-from yarp.view.templates import tally, templates
+from yarp.view.templates import places, tally, templates
 
 #: A view weighs every block of one class of a stream when they are at most four per this many bytes of its
 #: budget (224 for the default 5,120, `FEWEST_AT_END` at the least): building that many costs little.
@@ -35,8 +34,6 @@ FEWEST_AT_END = 16
 #: Every finding of a kind (its template) said at most this many times in a stream is weighed, wherever it
 #: stands: eclint's eight `invalid indent style` in one file among 900 `trailing whitespace` (`weighed`).
 RARE_KIND = 16
-#: As many rare kinds as `weighed` finds by a search each; more are found by one pass over every anchor.
-FEW_RARE_KINDS = 8
 #: The most blocks of one class a view weighs over all its streams (`_ends_of`), half from each end.
 MAX_CANDIDATES = 1000
 #: What marks a finding its tool fixes by itself (ruff, `[*]`).
@@ -91,11 +88,10 @@ def weighed(stream, budget: int, anchors: list[int]) -> list[int]:
     counts: dict[bytes, int] = {}
     tally(counts, keys)
     tally(counts, at_ends)
-    rare = [key for key, count in counts.items() if count <= RARE_KIND]
-    if len(rare) <= FEW_RARE_KINDS:  # each one's few anchors found by searches, not by asking all 8,000
-        chosen = {middle[at]: key for key in rare for at in _places(keys, key, counts[key])}
-    else:
-        chosen = dict(compress(zip(middle, keys), map(set(rare).__contains__, keys)))
+    rare = {key for key, count in counts.items() if count <= RARE_KIND}
+    # Every finding of a rare kind, picked out of the 8,000 by one compiled pass (a run of one kind's key
+    # object asked once).
+    chosen = {middle[at]: keys[at] for at in places(keys, rare)} if rare else {}
     # Each kind's first anchor between the ends, found by a search per kind (a few dozen kinds among 8,000).
     ends = set(at_ends)
     chosen.update((middle[keys.index(key)], key) for key in counts if key not in ends)
@@ -107,19 +103,6 @@ def weighed(stream, budget: int, anchors: list[int]) -> list[int]:
     # The rarest kinds first, each kind's in line order.
     ordered = sorted(chosen, key=lambda anchor: (counts[chosen[anchor]], anchor))
     return sorted({*anchors[:end], *anchors[-end:], *inside, *ordered[:2 * end]})
-
-
-def _places(keys: list[bytes], key: bytes, most: int) -> list[int]:
-    """Where `key` is in `keys`, at most `most` times, ascending."""
-    places: list[int] = []
-    at = -1
-    while len(places) < most:
-        try:
-            at = keys.index(key, at + 1)
-        except ValueError:
-            break
-        places.append(at)
-    return places
 
 
 def spend_alike(view, units: list, sal: Classifier, most: int = MAX_ALIKE) -> None:
