@@ -167,6 +167,20 @@ def test_a_kinds_lines_share_its_template(impl):
     assert impl.templates(lines, range(30), firsts) == impl.templates(lines, range(30))
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 59), max_size=80))
+def test_anchors_of_kinds_in_turn_take_their_kinds_template(indices):
+    # Six kinds in turn, more than the kernel keeps at hand, each line a kind's (the same but for digits).
+    lines = [b"src/m%02d.rs:%03d:5: %s" % (k, k * 7, (b"error[E0425]", b"warning: unused", b"note: `x`", b"  |",
+                                                     b"error: could not compile `m%02d`" % k, b"help: remove")[k % 6])
+             for k in range(60)]
+    found = [(k, ERROR) for k in range(60)]
+    for impl in kernel_impls.both("_templates"):
+        _, firsts, _ = _classed(impl, lines, found, {})
+        assert len(set(firsts)) == 6
+        assert impl.templates(lines, indices, firsts) == impl.templates(lines, indices)
+
+
 _ALIKE_PIECES = [b"0", b"7", b"42", b"x", b"X", b" ", b":", b"error", b"\xe2\x80\x98", b"\xff", b"/", b"9" * 9]
 
 
@@ -197,6 +211,11 @@ def test_classes_are_kept_by_line_number_but_those_left_out(impl):
     assert list(impl.by_number(found[::-1], ["a", "b", "c", "d"], ())) == [12, 9, 7, 3]  # in found's order
     with pytest.raises(ValueError, match="one class per entry"):
         impl.by_number(found, ["failure"], ())
+    # More class objects than the kernel asks about once each, in turn.
+    found = [(number, ERROR) for number in range(40)]
+    names = ["class %d" % (number % 12) for number in range(40)]
+    assert impl.by_number(found, names, ("class 10", "class 3")) == {
+        number: name for number, name in enumerate(names) if name not in ("class 10", "class 3")}
 
 
 @settings(max_examples=300, deadline=None)

@@ -168,6 +168,10 @@ def template(bytes line) -> bytes:
     return _template(line, NULL)
 
 
+#: Kinds whose template `templates` keeps at hand, by the identity of their first line's number.
+DEF _RECENT_KINDS = 4
+
+
 def templates(lines, indices, firsts=None) -> list:
     """The template of `lines[i]` for each `i` of `indices`, in order. With `firsts` (`classed_alike`'s), a
     line alike with an earlier one takes that one's template, made once: a template reads digits as `#`."""
@@ -179,13 +183,28 @@ def templates(lines, indices, firsts=None) -> list:
         return [_template(lines[i], slots) for i in indices]
     made = {}
     out = []
+    cdef list asked = []
+    cdef PyObject *recent[_RECENT_KINDS]  # the first lines' numbers last asked (held by `asked`) ...
+    cdef PyObject *recent_made[_RECENT_KINDS]  # ... and beside each, its template
+    cdef Py_ssize_t k, turn = 0
+    memset(recent, 0, sizeof(recent))
     for i in indices:
         first = firsts[i]
         if first is None:
             first = i
-        known = made.get(first)
-        if known is None:
-            known = made[first] = _template(lines[first], slots)
+        # A class's anchors are a few kinds in turn (an error, its location, …), each kind's lines one number
+        # object (`classed_alike`'s): asked by identity first, where a lookup per anchor cost 250 instructions.
+        for k in range(_RECENT_KINDS):
+            if recent[k] == <PyObject *>first:
+                known = <object>recent_made[k]
+                break
+        else:
+            known = made.get(first)
+            if known is None:
+                known = made[first] = _template(lines[first], slots)
+            asked.append(first)  # held while `recent` names it
+            recent[turn], recent_made[turn] = <PyObject *>first, <PyObject *>known
+            turn = (turn + 1) % _RECENT_KINDS
         out.append(known)
     return out
 
@@ -282,9 +301,18 @@ cdef struct Kind:
     bint zero  # whether the kind reads digits as `0`
 
 
+#: Kinds a tuple of triggers remembers (`Shared`): `  |` and ` --> src/main.rs:5:20` hold one trigger set and
+#: are two kinds, each checked before any hash.
+DEF _SHARED_KINDS = 4
+#: Slots each table of `classed_alike` starts with: a power of two.
+DEF _FIRST_SLOTS = 64
+
+
 cdef struct Shared:
     PyObject *triggers  # a tuple of triggers some entry holds (held by `found`), or NULL: the slot is free
-    Py_ssize_t entry  # the index in `found` of the first line of the kind the first entry holding it is of
+    bint zero  # whether `blind` says its lines read digits as `0` (`_blind`)
+    Py_ssize_t count  # how many kinds `entries` holds
+    Py_ssize_t entries[_SHARED_KINDS]  # per kind of a line holding it, the index in `found` of its first line
 
 
 cdef inline Shared *_shared(Shared *table, Py_ssize_t mask, PyObject *triggers) noexcept:
@@ -293,6 +321,33 @@ cdef inline Shared *_shared(Shared *table, Py_ssize_t mask, PyObject *triggers) 
     while table[slot].triggers != NULL and table[slot].triggers != triggers:
         slot = (slot + 1) & mask
     return &table[slot]
+
+
+cdef Kind *_kinds_grown(Kind *table, Py_ssize_t size) noexcept:
+    """`table` (of `size` slots, freed) rehashed into four times the slots, or NULL on no memory."""
+    cdef Py_ssize_t mask = 4 * size - 1, i, slot
+    cdef Kind *grown = <Kind *>calloc(4 * size, sizeof(Kind))
+    if grown != NULL:
+        for i in range(size):
+            if table[i].entry:
+                slot = table[i].hash & mask
+                while grown[slot].entry:
+                    slot = (slot + 1) & mask
+                grown[slot] = table[i]
+    free(table)
+    return grown
+
+
+cdef Shared *_shared_grown(Shared *table, Py_ssize_t size) noexcept:
+    """`table` (of `size` slots, freed) rehashed into four times the slots, or NULL on no memory."""
+    cdef Py_ssize_t i
+    cdef Shared *grown = <Shared *>calloc(4 * size, sizeof(Shared))
+    if grown != NULL:
+        for i in range(size):
+            if table[i].triggers != NULL:
+                _shared(grown, 4 * size - 1, table[i].triggers)[0] = table[i]
+    free(table)
+    return grown
 
 
 cdef struct Text:
@@ -331,7 +386,9 @@ def classed_alike(lines, list found, dict blind, asked, classes_of, bint kinds=T
     scan's, which follow from its bytes: lines alike hold the same ones. A line holding the very tuple
     of triggers an earlier line held is first checked against that one's kind (the compiled scan hands
     the lines of a kind one tuple); only when it is not of it is the line hashed."""
-    cdef Py_ssize_t n = len(found), size = 16, mask, e, slot, k, length, number
+    cdef Py_ssize_t n = len(found), e, slot, k, length, number, w
+    # Both tables grow as they fill, at most half full: a dense output's 15,000 lines are a few dozen kinds.
+    cdef Py_ssize_t size = _FIRST_SLOTS, held = 0, shared_size = _FIRST_SLOTS, shared_held = 0
     cdef Kind *table
     cdef Shared *tuples
     cdef Shared *shared
@@ -339,7 +396,7 @@ def classed_alike(lines, list found, dict blind, asked, classes_of, bint kinds=T
     cdef Text text
     cdef const unsigned char *p
     cdef uint64_t h
-    cdef bint zero
+    cdef bint zero, matched
     cdef array starts
     cdef list out = [None] * n
     cdef list asked_lines = [], asked_triggers = []
@@ -353,9 +410,6 @@ def classed_alike(lines, list found, dict blind, asked, classes_of, bint kinds=T
         starts = lines.starts
         text.body, text.starts = <const unsigned char *>PyBytes_AS_STRING(<bytes>lines.body), starts.data.as_longlongs
         text.lines = NULL
-    while size < 2 * n:
-        size <<= 1
-    mask = size - 1
     memset(read, 0, sizeof(read))
     table = <Kind *>calloc(size, sizeof(Kind))
     tuples = <Shared *>calloc(size, sizeof(Shared))
@@ -369,21 +423,29 @@ def classed_alike(lines, list found, dict blind, asked, classes_of, bint kinds=T
         for e in range(n):
             entry = <tuple>found[e]
             number, triggers = entry[0], entry[1]
-            zero = _blind(triggers, blind, asked, read)
             p = _line_at(&text, number, &length)
-            # The compiled scan hands the lines of one kind one tuple of triggers: the kind of the first line
-            # that held this tuple is the likely one, checked before any hash.
-            shared = _shared(tuples, mask, <PyObject *>triggers)
-            if shared.triggers != NULL:
-                k = shared.entry
+            # The compiled scan hands the lines holding one set of triggers one tuple: what `blind` says of it
+            # is asked once, and the kinds of the first lines that held it are the likely ones, checked
+            # before any hash.
+            shared = _shared(tuples, shared_size - 1, <PyObject *>triggers)
+            if shared.triggers == NULL:
+                shared.triggers, shared.zero = <PyObject *>triggers, _blind(triggers, blind, asked, read)
+                shared_held += 1
+            zero = shared.zero
+            matched = False
+            for w in range(shared.count):
+                k = shared.entries[w]
                 first = (<tuple>found[k])[0]
                 if _of_kind(&text, p, length, first, zero):
-                    of[e] = k
-                    if kinds:
-                        firsts[number] = first
-                    continue
+                    matched = True
+                    break
+            if matched:
+                of[e] = k
+                if kinds:
+                    firsts[number] = first
+                continue
             h = _hash(p, length, zero)
-            slot = h & mask
+            slot = h & (size - 1)
             while table[slot].entry:
                 k = table[slot].entry - 1
                 if table[slot].hash == h and table[slot].zero == zero:
@@ -393,7 +455,7 @@ def classed_alike(lines, list found, dict blind, asked, classes_of, bint kinds=T
                         if kinds:
                             firsts[number] = first
                         break
-                slot = (slot + 1) & mask
+                slot = (slot + 1) & (size - 1)
             else:
                 k = of[e] = e
                 table[slot].hash, table[slot].entry, table[slot].zero = h, e + 1, zero
@@ -401,8 +463,20 @@ def classed_alike(lines, list found, dict blind, asked, classes_of, bint kinds=T
                 asked_triggers.append(triggers)
                 if kinds:
                     firsts[number] = entry[0]
-            if shared.triggers == NULL:
-                shared.triggers, shared.entry = <PyObject *>triggers, k
+                held += 1
+                if 2 * held > size:
+                    table = _kinds_grown(table, size)
+                    size *= 4
+                    if table == NULL:
+                        raise MemoryError()
+            if shared.count < _SHARED_KINDS:
+                shared.entries[shared.count] = k
+                shared.count += 1
+            if 2 * shared_held > shared_size:
+                tuples = _shared_grown(tuples, shared_size)
+                shared_size *= 4
+                if tuples == NULL:
+                    raise MemoryError()
         answers = classes_of(asked_lines, asked_triggers) if asked_lines else []
         if len(answers) != len(asked_lines):
             raise ValueError("classes_of must give one class per line asked")
@@ -504,14 +578,27 @@ def by_number(list found, list classes, tuple left_out) -> dict:
     """Per entry (line number, triggers) of `found` whose class (`classes`, in the same order) is none of
     `left_out`, its line number and class, in `found`'s order, as `yarp._templates_py.by_number` gives them:
     15,000 classed lines of a dense output made a pair and a step of three iterators each."""
+    cdef Py_ssize_t e, k, known = 0
+    cdef PyObject *asked[_GROUPED_VALUES]  # class objects asked about (`classes` holds them) ...
+    cdef bint kept[_GROUPED_VALUES]  # ... and beside each, whether its lines are kept
+    cdef bint keep
     cdef dict out = {}
-    cdef Py_ssize_t e
     if len(classes) != len(found):
         raise ValueError("one class per entry")
     for e in range(len(found)):
-        cls = classes[e]
-        if cls is not None and cls not in left_out:
-            out[(<tuple>found[e])[0]] = cls
+        cls = <object>PyList_GET_ITEM(classes, e)
+        # A dense output's lines are a few class objects in turn (a failure, its location, …): each asked once.
+        for k in range(known):
+            if asked[k] == <PyObject *>cls:
+                keep = kept[k]
+                break
+        else:
+            keep = cls is not None and cls not in left_out
+            if known < _GROUPED_VALUES:
+                asked[known], kept[known] = <PyObject *>cls, keep
+                known += 1
+        if keep:
+            out[(<tuple>PyList_GET_ITEM(found, e))[0]] = cls
     return out
 
 
