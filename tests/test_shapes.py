@@ -72,6 +72,20 @@ def test_lines_alike_but_for_digits_are_shaped_as_the_twin_shapes_them(rows):
     assert compiled.line_shapes(data) == twin.line_shapes(data)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_NUMBERED), st.integers(0, 10 ** 9), st.booleans()), max_size=300))
+def test_lines_named_alike_take_their_firsts_shape_as_the_twin_shapes_them(rows):
+    # `firsts` (`classed_alike`'s) names the first line of each scanned line's kind; lines it does not name
+    # (None, or past its end) are shaped as before.
+    twin, compiled = kernel_impls.both("_shapes")
+    lines = [kind.replace(b"#", b"%d" % number) for kind, number, _ in rows]
+    first_of: dict[bytes, int] = {}
+    firsts = [first_of.setdefault(kind, number) if scanned else None
+              for number, (kind, _, scanned) in enumerate(rows)][:max(0, len(rows) - 2)]
+    data = b"\n".join(lines)
+    assert compiled.line_shapes(data, firsts) == twin.line_shapes(data, firsts) == twin.line_shapes(data)
+
+
 def test_short_lines_are_shaped_by_their_bytes_and_length_as_the_twin_shapes_them():
     # Lines of up to eight bytes are keyed by their bytes, digits read as `0`, and their length: an empty
     # line and a NUL are one word but two lines; `A1` and `A9` are alike, `AB` is a word of capitals.

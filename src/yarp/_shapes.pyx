@@ -12,6 +12,7 @@ The twin stays the reference: tests/test_shapes.py crosses the two.
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdlib cimport calloc, free, malloc
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.list cimport PyList_GET_ITEM
 from cpython.object cimport PyObject
 from libc.string cimport memchr, memcmp, memset
 
@@ -114,11 +115,13 @@ cdef Py_ssize_t _shape(const unsigned char *p, Py_ssize_t i, Py_ssize_t end, uns
     return k
 
 
-def line_shapes(data) -> list:
+def line_shapes(data, firsts=None) -> list:
     """Per line of `data` (split at b"\\n"), its shape, as `yarp._shapes_py.line_shapes` gives it. A line the
     same as one shaped before but for its digits (a digit is a word's byte, and no word holding one is
     kept as it is) takes that one's shape: most lines of a long output are alike, so most are only
-    hashed and checked, eight bytes at a time, instead of read a byte at a time."""
+    hashed and checked, eight bytes at a time, instead of read a byte at a time. `firsts` (per line number,
+    the number of the first line of its kind, or None: `classed_alike`'s) names lines known alike already:
+    each takes its first's shape unhashed."""
     cdef Py_buffer view
     cdef const unsigned char *p
     cdef Py_ssize_t i = 0, n, end, k
@@ -132,19 +135,27 @@ def line_shapes(data) -> list:
     cdef ShortShaped *short
     cdef uint64_t word
     cdef list made = []
+    cdef Py_ssize_t number = 0, known = -1 if firsts is None else len(<list?>firsts), first
     if seen == NULL:
         raise MemoryError()
     memset(slots, 0, sizeof(slots))
     memset(shorts, 0, sizeof(shorts))
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
-    out = []
+    cdef list out = []
     try:
         p = <const unsigned char *>view.buf
         n = view.len
         while True:
             found = <const unsigned char *>memchr(p + i, 10, n - i) if i < n else NULL
             end = n if found == NULL else found - p
-            if end - i <= 8:
+            first = -1
+            if number < known:
+                named = <object>PyList_GET_ITEM(firsts, number)
+                if named is not None:
+                    first = named
+            if 0 <= first < number:
+                out.append(<object>PyList_GET_ITEM(out, first))
+            elif end - i <= 8:
                 # A short line is its own key: its eight bytes with each digit read as `0`, and its length
                 # (`yes`'s 300,000 lines of one byte, each hashed and checked, cost 200 instructions).
                 word = _zeroed(_word(p + i, end - i))
@@ -168,6 +179,7 @@ def line_shapes(data) -> list:
             if found == NULL:
                 return out
             i = end + 1
+            number += 1
     finally:
         free(seen)
         PyBuffer_Release(&view)

@@ -215,7 +215,7 @@ def _inside(found: list[int], keys: list[bytes]) -> bool:
     return any(first < line < last for line in found)
 
 
-def rare_shapes(body: bytes, lines: list[bytes], known=()) -> list[int]:
+def rare_shapes(body: bytes, lines: list[bytes], known=(), firsts: list | None = None) -> list[int]:
     """In a text of no more than `SHAPE_BYTES` whose lines mostly have one shape (a run of word
     characters as one `w` unless a short word of capitals, a run of one symbol as one: ` src/a.py |
     12 ++++--` is ` w/w.w | w +-`; `yarp.view.shapes.line_shapes`), the few lines of a shape that
@@ -225,12 +225,13 @@ def rare_shapes(body: bytes, lines: list[bytes], known=()) -> list[int]:
 
     Lines in `known` (rare by their first word already, `rare_lines`) are neither counted nor given:
     shapes are coarser, and pwck's one `user 'svc211': no group 4242` among 240 `user 'svcN':
-    directory … does not exist` stands out by its shape alone, beside rare first words that do by theirs."""
+    directory … does not exist` stands out by its shape alone, beside rare first words that do by theirs.
+    `firsts` (`Stream.firsts`) names the lines of a kind, which share their first's shape."""
     if len(body) > SHAPE_BYTES or len(lines) < MIN_REPETITIVE:
         return []
     if not _repetitive(line_shapes(b"\n".join(lines[::max(1, len(lines) // 256)]))):
         return []
-    return _rare_keys(line_shapes(body), {}, MAX_RARE_SHAPES, set(known))
+    return _rare_keys(line_shapes(body, firsts), {}, MAX_RARE_SHAPES, set(known))
 
 
 def _repetitive(sample: list[bytes]) -> bool:

@@ -224,7 +224,7 @@ class Stream:
                 classes[number] = "finding"
         self.standouts.update(number for number in standouts if not is_marker(number, lines[number]))
         rare = rare_lines(body, lines, classes, sal.first_word)
-        shaped = rare_shapes(body, lines, rare)
+        shaped = rare_shapes(body, lines, rare, self.firsts)
         # A salient line of a shape seen at most twice stands out among the many of its class: the two
         # `totl is not defined` among 8,000 style errors.
         self.standouts.update(number for number in shaped if classes.get(number) in BLOCK_CLASSES
