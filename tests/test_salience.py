@@ -231,7 +231,7 @@ def test_a_diff_is_told_by_the_scans_triggers_as_by_the_text(lines):
         held.update(triggers)
         return [None] * len(asked)
 
-    classed_alike(body.split(b"\n"), sal.salient_line_numbers(body), sal.blind, sal.digit_blind, classes_of)
+    classed_alike(body.split(b"\n"), *sal.salient_line_numbers(body), sal.blind, sal.digit_blind, classes_of)
     expected = body.startswith(b"diff --git ") or b"\ndiff --git " in body
     assert _is_diff(body, held, sal) == expected
 
@@ -448,7 +448,7 @@ def test_a_dense_output_of_numbered_lines_is_classed_as_each_line_alone():
     stream = Stream("stdout", out, sal)
     lines = out.split(b"\n")
     expected = {}
-    for number, found in sal.salient_line_numbers(out):
+    for number, found in zip(*sal.salient_line_numbers(out)):
         cls = sal.entry_class(lines[number], found)
         if cls not in (None, "note"):
             expected[number] = cls

@@ -119,8 +119,8 @@ ERROR, WARN, CODE = (b"error",), (b"warn",), (b": e1",)  # CODE stands for a tri
 
 
 def _classed(impl, lines, found, blind, kinds=True):
-    """`classed_alike` with a `classes_of` that names each line it was asked about, and the lines it was asked
-    about."""
+    """`classed_alike` of the scan's lines `found` ((number, triggers) each) with a `classes_of` that names each
+    line it was asked about, and the lines it was asked about."""
     asked_lines = []
 
     def classes_of(asked, triggers):
@@ -133,7 +133,8 @@ def _classed(impl, lines, found, blind, kinds=True):
         blind[triggers] = triggers != CODE
         return blind[triggers]
 
-    classes, firsts = impl.classed_alike(lines, found, blind, asked, classes_of, kinds)
+    numbers, holding = [number for number, _ in found], [triggers for _, triggers in found]
+    classes, firsts = impl.classed_alike(lines, numbers, holding, blind, asked, classes_of, kinds)
     return classes, firsts, asked_lines
 
 
@@ -157,7 +158,9 @@ def test_lines_alike_are_classed_once_by_their_first(impl):
 
 def test_classes_must_come_one_per_line_asked(impl):
     with pytest.raises(ValueError, match="one class per line asked"):
-        impl.classed_alike([b"a.c:1: error x"], [(0, ERROR)], {}, lambda triggers: True, lambda lines, found: [], True)
+        impl.classed_alike([b"a.c:1: error x"], [0], [ERROR], {}, lambda triggers: True, lambda lines, found: [], True)
+    with pytest.raises(ValueError, match="one tuple of triggers per line number"):
+        impl.classed_alike([b"a.c:1: error x"], [0], [], {}, lambda triggers: True, lambda lines, found: [None], True)
 
 
 def test_a_kinds_lines_share_its_template(impl):
@@ -206,15 +209,14 @@ def test_the_compiled_classing_is_the_twins_on_twenty_thousand_kinds():
 
 
 def test_classes_are_kept_by_line_number_but_those_left_out(impl):
-    found = [(3, ERROR), (7, WARN), (9, ERROR), (12, CODE)]
-    assert impl.by_number(found, ["failure", None, "note", "warning"], ("note",)) == {3: "failure", 12: "warning"}
-    assert list(impl.by_number(found[::-1], ["a", "b", "c", "d"], ())) == [12, 9, 7, 3]  # in found's order
+    numbers = [3, 7, 9, 12]
+    assert impl.by_number(numbers, ["failure", None, "note", "warning"], ("note",)) == {3: "failure", 12: "warning"}
+    assert list(impl.by_number(numbers[::-1], ["a", "b", "c", "d"], ())) == [12, 9, 7, 3]  # in the numbers' order
     with pytest.raises(ValueError, match="one class per entry"):
-        impl.by_number(found, ["failure"], ())
+        impl.by_number(numbers, ["failure"], ())
     # More class objects than the kernel asks about once each, in turn.
-    found = [(number, ERROR) for number in range(40)]
     names = ["class %d" % (number % 12) for number in range(40)]
-    assert impl.by_number(found, names, ("class 10", "class 3")) == {
+    assert impl.by_number(list(range(40)), names, ("class 10", "class 3")) == {
         number: name for number, name in enumerate(names) if name not in ("class 10", "class 3")}
 
 
@@ -223,9 +225,9 @@ def test_classes_are_kept_by_line_number_but_those_left_out(impl):
                 max_size=60), st.sampled_from([(), ("note",), ("note", "plain")]))
 def test_the_compiled_classes_by_number_are_the_twins(rows, left_out):
     twin, compiled = kernel_impls.both("_templates")
-    found = [(number, ERROR) for number, _ in rows]
+    numbers = [number for number, _ in rows]
     classes = [cls for _, cls in rows]
-    got, expected = compiled.by_number(found, classes, left_out), twin.by_number(found, classes, left_out)
+    got, expected = compiled.by_number(numbers, classes, left_out), twin.by_number(numbers, classes, left_out)
     assert got == expected and list(got) == list(expected)
 
 

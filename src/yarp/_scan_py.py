@@ -57,17 +57,19 @@ def trigger_lines(buf: bytes, triggers: tuple[bytes, ...]) -> dict[int, tuple[by
     return starts
 
 
-def trigger_line_numbers(buf: bytes, triggers: tuple[bytes, ...]) -> list[tuple[int, tuple[bytes, ...]]]:
-    """`trigger_lines` by line number: (the line's number, counted from 0, its triggers) per line
-    holding a trigger, in line order; lines holding the same triggers share one tuple of them."""
+def trigger_line_numbers(buf: bytes, triggers: tuple[bytes, ...]) -> tuple[list[int], list[tuple[bytes, ...]]]:
+    """`trigger_lines` by line number: (the numbers of the lines holding a trigger, counted from 0, in line
+    order; beside each, its triggers); lines holding the same triggers share one tuple of them."""
     found = trigger_lines(buf, triggers)
-    out = []
+    numbers: list[int] = []
+    helds: list[tuple[bytes, ...]] = []
     same: dict[tuple[bytes, ...], tuple[bytes, ...]] = {}
     previous, number = 0, 0
     for offset in sorted(found):
         number += buf.count(b"\n", previous, offset)
         previous = offset
         held = found[offset]
-        out.append((number, same.setdefault(held, held)))
-    return out
+        numbers.append(number)
+        helds.append(same.setdefault(held, held))
+    return numbers, helds
 

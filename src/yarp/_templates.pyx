@@ -375,18 +375,19 @@ cdef inline bint _of_kind(Text *text, const unsigned char *p, Py_ssize_t length,
     return other_length == length and (_same_zeroed(other, p, length) if zero else memcmp(other, p, length) == 0)
 
 
-def classed_alike(lines, list found, dict blind, asked, classes_of, bint kinds=True) -> tuple:
-    """Per entry (line number, triggers) of `found`, the class `classes_of(lines, triggers)` gives its kind's
-    first line, asked of every kind's first line at once, in line order; and with `kinds`, per line number,
-    the number of the first line of its kind (None for a line `found` does not name; without `kinds`, None),
-    as `yarp._templates_py.classed_alike` gives them. `lines` are a list of bytes or a `yarp._lines.Lines` (read without making its lines).
+def classed_alike(lines, list numbers, list holding, dict blind, asked, classes_of, bint kinds=True) -> tuple:
+    """Per line number of `numbers` (a scan's, beside each the triggers `holding` names), the class
+    `classes_of(lines, triggers)` gives its kind's first line, asked of every kind's first line at once, in
+    line order; and with `kinds`, per line number, the number of the first line of its kind (None for a line
+    `numbers` does not name; without `kinds`, None), as `yarp._templates_py.classed_alike` gives them.
+    `lines` are a list of bytes or a `yarp._lines.Lines` (read without making its lines).
 
     Lines the same byte for byte are of one kind; where `blind[triggers]` is true (`asked(triggers)`
     fills it), so are lines the same but for their digits, each read as `0`. A line's triggers are the
     scan's, which follow from its bytes: lines alike hold the same ones. A line holding the very tuple
     of triggers an earlier line held is first checked against that one's kind (the compiled scan hands
     the lines of a kind one tuple); only when it is not of it is the line hashed."""
-    cdef Py_ssize_t n = len(found), e, slot, k, length, number, w
+    cdef Py_ssize_t n = len(numbers), e, slot, k, length, number, w
     # Both tables grow as they fill, at most half full: a dense output's 15,000 lines are a few dozen kinds.
     cdef Py_ssize_t size = _FIRST_SLOTS, held = 0, shared_size = _FIRST_SLOTS, shared_held = 0
     cdef Kind *table
@@ -402,6 +403,8 @@ def classed_alike(lines, list found, dict blind, asked, classes_of, bint kinds=T
     cdef list asked_lines = [], asked_triggers = []
     cdef Py_ssize_t *of  # per entry, the entry of its kind's first line (its own, for a first)
     cdef list firsts = [None] * len(lines) if kinds else None
+    if len(holding) != n:
+        raise ValueError("one tuple of triggers per line number")
     if type(lines) is not list and not hasattr(lines, "starts"):
         lines = list(lines)  # any other sequence of lines
     if type(lines) is list:
@@ -421,8 +424,8 @@ def classed_alike(lines, list found, dict blind, asked, classes_of, bint kinds=T
         raise MemoryError()
     try:
         for e in range(n):
-            entry = <tuple>found[e]
-            number, triggers = entry[0], entry[1]
+            given = <object>PyList_GET_ITEM(numbers, e)  # kept as the object: no number made per line
+            number, triggers = given, <tuple>PyList_GET_ITEM(holding, e)
             p = _line_at(&text, number, &length)
             # The compiled scan hands the lines holding one set of triggers one tuple: what `blind` says of it
             # is asked once, and the kinds of the first lines that held it are the likely ones, checked
@@ -435,7 +438,7 @@ def classed_alike(lines, list found, dict blind, asked, classes_of, bint kinds=T
             matched = False
             for w in range(shared.count):
                 k = shared.entries[w]
-                first = (<tuple>found[k])[0]
+                first = <object>PyList_GET_ITEM(numbers, k)
                 if _of_kind(&text, p, length, first, zero):
                     matched = True
                     break
@@ -449,7 +452,7 @@ def classed_alike(lines, list found, dict blind, asked, classes_of, bint kinds=T
             while table[slot].entry:
                 k = table[slot].entry - 1
                 if table[slot].hash == h and table[slot].zero == zero:
-                    first = (<tuple>found[k])[0]  # kept as the object: no number made per line
+                    first = <object>PyList_GET_ITEM(numbers, k)
                     if _of_kind(&text, p, length, first, zero):
                         of[e] = k
                         if kinds:
@@ -462,7 +465,7 @@ def classed_alike(lines, list found, dict blind, asked, classes_of, bint kinds=T
                 asked_lines.append(lines[number])
                 asked_triggers.append(triggers)
                 if kinds:
-                    firsts[number] = entry[0]
+                    firsts[number] = given
                 held += 1
                 if 2 * held > size:
                     table = _kinds_grown(table, size)
@@ -574,18 +577,18 @@ def tally(dict counts, keys) -> None:
         counts[key] = counts.get(key, 0) + 1
 
 
-def by_number(list found, list classes, tuple left_out) -> dict:
-    """Per entry (line number, triggers) of `found` whose class (`classes`, in the same order) is none of
-    `left_out`, its line number and class, in `found`'s order, as `yarp._templates_py.by_number` gives them:
-    15,000 classed lines of a dense output made a pair and a step of three iterators each."""
+def by_number(list numbers, list classes, tuple left_out) -> dict:
+    """Per line number of `numbers` whose class (`classes`, in the same order) is none of `left_out`, its
+    number and class, in `numbers`' order, as `yarp._templates_py.by_number` gives them: 15,000 classed lines
+    of a dense output made a pair and a step of three iterators each."""
     cdef Py_ssize_t e, k, known = 0
     cdef PyObject *asked[_GROUPED_VALUES]  # class objects asked about (`classes` holds them) ...
     cdef bint kept[_GROUPED_VALUES]  # ... and beside each, whether its lines are kept
     cdef bint keep
     cdef dict out = {}
-    if len(classes) != len(found):
+    if len(classes) != len(numbers):
         raise ValueError("one class per entry")
-    for e in range(len(found)):
+    for e in range(len(numbers)):
         cls = <object>PyList_GET_ITEM(classes, e)
         # A dense output's lines are a few class objects in turn (a failure, its location, …): each asked once.
         for k in range(known):
@@ -598,7 +601,7 @@ def by_number(list found, list classes, tuple left_out) -> dict:
                 asked[known], kept[known] = <PyObject *>cls, keep
                 known += 1
         if keep:
-            out[(<tuple>PyList_GET_ITEM(found, e))[0]] = cls
+            out[<object>PyList_GET_ITEM(numbers, e)] = cls
     return out
 
 

@@ -66,10 +66,12 @@ def templates(lines, indices, firsts=None) -> list[bytes]:
     return [template(lines[i]) for i in indices]
 
 
-def classed_alike(lines, found, blind, asked, classes_of, kinds: bool = True) -> tuple[list, list | None]:
-    """Per entry (line number, triggers) of `found`, the class `classes_of(lines, triggers)` gives its kind's
-    first line, asked of every kind's first line at once, in line order; and with `kinds`, per line number,
-    the number of the first line of its kind (None for a line `found` does not name; without `kinds`, None).
+def classed_alike(lines, numbers: list, holding: list, blind, asked, classes_of,
+                  kinds: bool = True) -> tuple[list, list | None]:
+    """Per line number of `numbers` (a scan's, beside each the triggers `holding` names), the class
+    `classes_of(lines, triggers)` gives its kind's first line, asked of every kind's first line at once, in
+    line order; and with `kinds`, per line number, the number of the first line of its kind (None for a line
+    `numbers` does not name; without `kinds`, None).
 
     Lines the same byte for byte are of one kind; where `blind[triggers]` is true (`asked(triggers)`
     fills it), so are lines the same but for their digits, each read as `0`. A line's triggers are the
@@ -80,7 +82,9 @@ def classed_alike(lines, found, blind, asked, classes_of, kinds: bool = True) ->
     asked_lines: list[bytes] = []
     asked_triggers: list[tuple] = []
     firsts: list[int | None] = [None] * len(lines)
-    for entry, (number, triggers) in enumerate(found):
+    if len(holding) != len(numbers):
+        raise ValueError("one tuple of triggers per line number")
+    for entry, (number, triggers) in enumerate(zip(numbers, holding)):
         line = lines[number]
         known = exact.get(line)
         if known is None:
@@ -94,7 +98,7 @@ def classed_alike(lines, found, blind, asked, classes_of, kinds: bool = True) ->
                 asked_lines.append(line)
                 asked_triggers.append(triggers)
         of.append(known)
-        firsts[number] = found[known][0]
+        firsts[number] = numbers[known]
     answers = classes_of(asked_lines, asked_triggers) if asked_lines else []
     if len(answers) != len(asked_lines):
         raise ValueError("classes_of must give one class per line asked")
@@ -122,12 +126,12 @@ def tally(counts: dict, keys) -> None:
     _count_elements(counts, keys)
 
 
-def by_number(found: list, classes: list, left_out: tuple) -> dict:
-    """Per entry (line number, triggers) of `found` whose class (`classes`, in the same order) is none of
-    `left_out`, its line number and class, in `found`'s order."""
-    if len(classes) != len(found):
+def by_number(numbers: list, classes: list, left_out: tuple) -> dict:
+    """Per line number of `numbers` whose class (`classes`, in the same order) is none of `left_out`, its
+    number and class, in `numbers`' order."""
+    if len(classes) != len(numbers):
         raise ValueError("one class per entry")
-    return {number: cls for (number, _), cls in zip(found, classes) if cls is not None and cls not in left_out}
+    return {number: cls for number, cls in zip(numbers, classes) if cls is not None and cls not in left_out}
 
 
 def places(keys: list, wanted) -> list[int]:

@@ -14,7 +14,6 @@ Each form gives the same answer as searching the entries one by one.
 
 from __future__ import annotations
 
-from operator import itemgetter
 
 #: The shortest literal worth a scan before the one entry's search over many lines (`Plan.entry_classes`):
 #: a shorter one (`0`, `%`) is on most lines, and the scan would leave the search as many to read.
@@ -93,7 +92,7 @@ class Plan:
         else:
             from yarp.view.scan import trigger_line_numbers
 
-            numbers = list(map(itemgetter(0), trigger_line_numbers(text, self.scanned)))
+            numbers = trigger_line_numbers(text, self.scanned)[0]
         classes: list[str | None] = [None] * len(lines)
         if self.joined is not None:
             held = lines

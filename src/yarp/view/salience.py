@@ -288,9 +288,9 @@ class Classifier:
         return trigger_lines(buf, self.triggers if triggers is None else triggers)
 
     def salient_line_numbers(self, buf: bytes, triggers: tuple[bytes, ...] | None = None
-                             ) -> list[tuple[int, tuple[bytes, ...]]]:
-        """`salient_lines` by line number: (the line's number, its triggers) per line of `buf` holding a
-        trigger (all scanned triggers, or `triggers`), in line order (`yarp.view.scan.trigger_line_numbers`)."""
+                             ) -> tuple[list[int], list[tuple[bytes, ...]]]:
+        """`salient_lines` by line number: (the numbers of the lines of `buf` holding a trigger (all scanned
+        triggers, or `triggers`), in line order; beside each, its triggers) (`yarp.view.scan.trigger_line_numbers`)."""
         return trigger_line_numbers(buf, self.triggers if triggers is None else triggers)
 
 

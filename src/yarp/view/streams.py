@@ -18,7 +18,7 @@ from bisect import bisect_left
 from collections import deque
 from functools import lru_cache
 from itertools import compress, count, repeat
-from operator import eq, itemgetter
+from operator import eq
 
 from yarp.view.blocks import BLOCK_CLASSES
 from yarp.view.lines import split_lines
@@ -49,8 +49,6 @@ CONTEXT_WINDOW = 4096
 #: noise alone (not `skippable`).
 _PLAIN, _NOISE, _UNKNOWN = 0, 1, 2
 _CONTEXT_LINE = re.compile(rb"\x00|(?<!\x01)\x01(?!\x01)")
-#: A scanned entry's line number.
-_NUMBER = itemgetter(0)
 #: The class of a found line that is not salient, None aside (plain, noise or a marker): a note is plain.
 _NOT_SALIENT = ("note",)
 #: How a diff's file header starts (`_is_diff`).
@@ -170,7 +168,7 @@ class Stream:
 
     def _classify(self, body: bytes, sal: Classifier) -> None:
         """Class the salient lines: a buffer scan finds the lines holding a trigger, and only they are matched."""
-        found = sal.salient_line_numbers(body)
+        numbers, holding = sal.salient_line_numbers(body)  # the lines holding a trigger, and their triggers
         is_marker = self.markers.is_marker
         lines, classes, noise = self.lines, self.classes, self.noise
         # A line's triggers and class follow from its bytes alone: a line of a kind classed before in this
@@ -196,17 +194,17 @@ class Stream:
 
         # Each line's kind is kept where scanned lines are dense, for weighing their blocks (`spending.weighed`):
         # a list as long as the stream, which 200,000 lines of numbers holding no trigger would pay for alone.
-        found_classes, self.firsts = classed_alike(lines, found, sal.blind, sal.digit_blind, classes_of,
-                                                   kinds=len(found) * KINDS_SHARE >= len(lines))
+        found_classes, self.firsts = classed_alike(lines, numbers, holding, sal.blind, sal.digit_blind, classes_of,
+                                                   kinds=len(numbers) * KINDS_SHARE >= len(lines))
         if by_bytes:
             # Every class at once: a None class is plain, noise or a marker, which a view asks about apart;
             # a note is plain, whatever a noise pattern would say of it.
-            classes.update(by_number(found, found_classes, _NOT_SALIENT))
+            classes.update(by_number(numbers, found_classes, _NOT_SALIENT))
             if "note" in given:
-                notes = compress(map(_NUMBER, found), map(eq, found_classes, repeat("note")))
+                notes = compress(numbers, map(eq, found_classes, repeat("note")))
                 noise.update(zip(notes, repeat(False)))
         else:
-            for (number, _), cls in zip(found, found_classes):
+            for number, cls in zip(numbers, found_classes):
                 if cls is None or is_marker(number, lines[number]):
                     continue  # plain or noise (`is_noise` tells if a view asks), or a marker: never salient
                 if cls == "note":
@@ -518,10 +516,11 @@ class _SparseReader:
         sal, number, is_marker = self.sal, self.number, self.is_marker
         # Past the first chunk, only failure, exit and traceback lines are looked for: the
         # tail is held whole anyway, and a few triggers keep the scan near memory speed.
-        found = sal.salient_line_numbers(body, None if number == 0 else sal.failure_triggers)
+        numbers, holding = sal.salient_line_numbers(body, None if number == 0 else sal.failure_triggers)
         # Each kind of line classed once (`classed_alike`): 8 MiB of diagnostics are 80,000 salient lines.
-        classes, _ = classed_alike(lines, found, sal.blind, sal.digit_blind, sal.entry_classes, kinds=False)
-        salient = [(local, cls) for local, cls in by_number(found, classes, _NOT_SALIENT).items()
+        classes, _ = classed_alike(lines, numbers, holding, sal.blind, sal.digit_blind, sal.entry_classes,
+                                   kinds=False)
+        salient = [(local, cls) for local, cls in by_number(numbers, classes, _NOT_SALIENT).items()
                    if not is_marker(number + local, lines[local])]
         # The first go to `first` while it has room; of the rest, only the chunk's last `MAX_WINDOWS` can
         # still be among the last at the end: the others, and every window they push out, are counted.

@@ -27,7 +27,7 @@ else:
 
 IMPLEMENTATION = _impl.IMPLEMENTATION
 classed_alike = _impl.classed_alike
-#: `by_number(found, classes, left_out)`: each scanned line's number and class, those of `left_out` (and None) aside.
+#: `by_number(numbers, classes, left_out)`: each scanned line's number and class, those of `left_out` (and None) aside.
 by_number = _impl.by_number
 masked_paths = _impl.masked_paths
 grouped = _impl.grouped
