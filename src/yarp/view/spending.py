@@ -25,11 +25,12 @@ from yarp.view.templates import places, tally, templates
 #: A view weighs every block of one class of a stream when they are at most four per this many bytes of its
 #: budget (224 for the default 5,120, `FEWEST_AT_END` at the least): building that many costs little.
 BYTES_PER_WHOLE_CLASS = 80
-#: Past that, it weighs the first and the last, one at each end per this many bytes of its budget (28 for the
-#: default) and `FEWEST_AT_END` at the least, and as many again of its rare kinds (`weighed`): twice the
-#: one-line blocks a view can show. One per 80 bytes weighed twice as many for the same signal lines of both
-#: corpora, at a tenth more of a dense output's instructions (docs/design/view.md, "Ninth round").
-BYTES_PER_END_BLOCK = 160
+#: Past that, it weighs the first and the last, one at each end per this many bytes of its budget (21 for the
+#: default) and `FEWEST_AT_END` at the least, and as many again of its rare kinds (`weighed`): half as many
+#: again as the one-line blocks a view can show. One per 80 or 160 bytes weighed more for the same signal lines
+#: of both corpora, at a tenth and a fifteenth more of a dense output's instructions; one per 320 saves a
+#: twentieth more with no slack (docs/design/view.md, "Ninth round" and "Tenth round").
+BYTES_PER_END_BLOCK = 240
 FEWEST_AT_END = 16
 #: Every finding of a kind (its template) said at most this many times in a stream is weighed, wherever it
 #: stands: eclint's eight `invalid indent style` in one file among 900 `trailing whitespace` (`weighed`).
