@@ -265,6 +265,19 @@ def test_thousands_of_kinds_of_lines_hold_the_triggers_the_twin_finds():
         assert cross(data, triggers) == by_line(data, triggers)
 
 
+def test_long_runs_of_lines_alike_hashed_before_they_are_searched_hold_the_triggers_the_twin_finds():
+    # Past the first lines, where most lines tried are alike, each line is hashed before it is searched: a
+    # line alike to one read takes its kind, unless a trigger holding a digit tells them apart (`total 0%`
+    # against `total 10%`), and a line without a candidate pair is a kind of its own holding none.
+    rnd = random.Random(11)
+    rows = [(rnd.choice(_TRIGGERED + [b"no candidate here #", b"#-#-#"]), rnd.choice([0, 3, 10, 70, 100, 2024]))
+            for _ in range(3000)]
+    for runs in (rows, sorted(rows, key=lambda row: row[0])):  # mixed, and in long runs of one kind
+        data = b"\n".join(kind.replace(b"#", b"%d" % number) for kind, number in runs)
+        for triggers in (REAL, (b"error", b" 0%", b":0.", b": e0", b"fail", b"|0%", b"0", b"  |", b"e here")):
+            assert cross(data, triggers) == by_line(data, triggers)
+
+
 def test_runs_of_worded_lines_and_of_lines_alike_hold_the_triggers_the_twin_finds():
     # The compiled scan tries a line against the kinds read before only where the lines before tell that it
     # pays: worded log lines are read, runs of dense diagnostics alike are not. Every run is crossed.
