@@ -236,6 +236,7 @@ cdef struct Scan:
     Lined *lined  # per line holding a trigger, its kind
     Py_ssize_t lined_count, lined_capacity
     double read_bytes, read_candidates  # what lines read lately (`_read_kind`) held, from their first candidate
+    Py_ssize_t numbered_at, numbered  # a line start and its number: where `_scan_by_lines` left off (0, 0 at first)
 
 
 cdef struct Kind:
@@ -244,6 +245,7 @@ cdef struct Kind:
 
 cdef struct Lined:
     Py_ssize_t start, kind
+    Py_ssize_t number  # the line's number, where the pass counted it (`_scan_by_lines`), else -1
 
 
 #: Slots of the cache of kinds of line read in one scan (`_scan_kinds`), by their hash: a power of two.
@@ -417,11 +419,11 @@ cdef Py_ssize_t _new_kind(Scan *s, Py_ssize_t first, Py_ssize_t count) noexcept 
     return s.kind_count - 1
 
 
-cdef int _add_line(Scan *s, Py_ssize_t start, Py_ssize_t kind) noexcept nogil:
+cdef int _add_line(Scan *s, Py_ssize_t start, Py_ssize_t kind, Py_ssize_t number=-1) noexcept nogil:
     """The line at `start` holds the triggers of `kind`; -1 on no memory."""
     if _room(<void **>&s.lined, &s.lined_capacity, s.lined_count, sizeof(Lined)) < 0:
         return -1
-    s.lined[s.lined_count].start, s.lined[s.lined_count].kind = start, kind
+    s.lined[s.lined_count].start, s.lined[s.lined_count].kind, s.lined[s.lined_count].number = start, kind, number
     s.lined_count += 1
     return 0
 
@@ -501,6 +503,7 @@ cdef object _scan(buf, triggers, bint numbers):
     s.hits, s.count, s.capacity = NULL, 0, 0
     s.kinds, s.kind_count, s.kind_capacity = NULL, 0, 0
     s.lined, s.lined_count, s.lined_capacity = NULL, 0, 0
+    s.numbered_at, s.numbered = 0, 0
     s.known, s.line, s.group = 0, 0, 0
     s.seen = <Py_ssize_t *>calloc(tables.count + 1, sizeof(Py_ssize_t))
     try:
@@ -560,7 +563,9 @@ cdef object _by_kinds(Scan *s, tuple found, bint numbers):
                 held = same.setdefault(held, held)
             made[kind] = held
         if numbers:
-            number += _newlines(s.buf + previous, start - previous)
+            # Counted where the pass went line by line; else the newlines since the line before.
+            number = s.lined[i].number if s.lined[i].number >= 0 else number + _newlines(
+                s.buf + previous, start - previous)
             previous = start
             numbered.append(number)
             helds.append(held)

@@ -135,6 +135,8 @@ cdef Py_ssize_t _scan_by_lines(Scan *s, KindSlot *slots, Py_ssize_t start, doubl
     cdef uint64_t h
     cdef KindSlot *slot
     cdef bint alike
+    # Each line's number, counted on from the last line this pass numbered: its lines need no count after it.
+    cdef Py_ssize_t number = s.numbered + _newlines(p + s.numbered_at, start - s.numbered_at)
     while start < n and hits[0] >= _BY_LINES_SHARE * tried[0]:
         newline = <const unsigned char *>memchr(p + start, 10, n - start)
         end = n if newline == NULL else newline - p
@@ -159,7 +161,9 @@ cdef Py_ssize_t _scan_by_lines(Scan *s, KindSlot *slots, Py_ssize_t start, doubl
                 slot.hash, slot.start, slot.length, slot.kind, slot.digits = h, start, end - start, kind + 1, UNKNOWN
             if s.read_bytes >= _LATELY_BYTES:
                 s.read_bytes, s.read_candidates = s.read_bytes / 2, s.read_candidates / 2
-        if s.kinds[kind].count and _add_line(s, start, kind) < 0:
+        if s.kinds[kind].count and _add_line(s, start, kind, number) < 0:
             return -1
         start = end + 1
+        number += 1
+    s.numbered_at, s.numbered = min(start, n), number
     return min(start, n)
