@@ -304,6 +304,9 @@ cdef struct Kind:
 #: Kinds a tuple of triggers remembers (`Shared`): `  |` and ` --> src/main.rs:5:20` hold one trigger set and
 #: are two kinds, each checked before any hash.
 DEF _SHARED_KINDS = 4
+#: Lines of a tuple that may be of none of its kinds before its kinds are asked only while they match as
+#: often as not.
+DEF _SHARED_TRIALS = 16
 #: Slots each table of `classed_alike` starts with: a power of two.
 DEF _FIRST_SLOTS = 64
 
@@ -311,6 +314,7 @@ DEF _FIRST_SLOTS = 64
 cdef struct Shared:
     PyObject *triggers  # a tuple of triggers some entry holds (held by `found`), or NULL: the slot is free
     bint zero  # whether `blind` says its lines read digits as `0` (`_blind`)
+    Py_ssize_t matched, missed  # lines of it found of one of `entries`' kinds, and lines of none
     Py_ssize_t count  # how many kinds `entries` holds
     Py_ssize_t entries[_SHARED_KINDS]  # per kind of a line holding it, the index in `found` of its first line
 
@@ -436,12 +440,16 @@ def classed_alike(lines, list numbers, list holding, dict blind, asked, classes_
                 shared_held += 1
             zero = shared.zero
             matched = False
-            for w in range(shared.count):
-                k = shared.entries[w]
-                first = <object>PyList_GET_ITEM(numbers, k)
-                if _of_kind(&text, p, length, first, zero):
-                    matched = True
-                    break
+            # Asked while it pays: borg's 2,000 records, each a kind of its own, are each only hashed.
+            if shared.missed < _SHARED_TRIALS or shared.missed <= shared.matched:
+                for w in range(shared.count):
+                    k = shared.entries[w]
+                    first = <object>PyList_GET_ITEM(numbers, k)
+                    if _of_kind(&text, p, length, first, zero):
+                        matched = True
+                        break
+                shared.matched += matched
+                shared.missed += not matched
             if matched:
                 of[e] = k
                 if kinds:
