@@ -27,9 +27,9 @@ from yarp.view.templates import places, tally, templates
 BYTES_PER_WHOLE_CLASS = 80
 #: Past that, it weighs the first and the last, one at each end per this many bytes of its budget (21 for the
 #: default) and `FEWEST_AT_END` at the least, and as many again of its rare kinds (`weighed`): half as many
-#: again as the one-line blocks a view can show. One per 80 or 160 bytes weighed more for the same signal lines
-#: of both corpora, at a tenth and a fifteenth more of a dense output's instructions; one per 320 saves a
-#: twentieth more with no slack (docs/design/view.md, "Ninth round" and "Tenth round").
+#: again as the one-line blocks a view can show. One per 160 bytes weighed half as many again for the same
+#: signal lines of both corpora, at 5.5 M more instructions a dense MiB; one per 320 would save 2.8 M more and
+#: leave no slack (docs/design/view.md, "Ninth round" and "Tenth round").
 BYTES_PER_END_BLOCK = 240
 FEWEST_AT_END = 16
 #: Every finding of a kind (its template) said at most this many times in a stream is weighed, wherever it
