@@ -176,25 +176,38 @@ def _extract(revision: str, into: str) -> str:
     subprocess.run(["tar", "-x", "-C", into], input=archive.stdout, check=True)
     for built in glob.glob(os.path.join(ROOT, "src", "yarp", "*.so")):
         name = os.path.basename(built).split(".", 1)[0]
-        here, there = (os.path.join(base, "src", "yarp", f"{name}.pyx") for base in (ROOT, into))
-        if os.path.exists(there) and _same_bytes(here, there):
+        there = os.path.join(into, "src", "yarp", f"{name}.pyx")
+        if not os.path.exists(there):
+            continue
+        if _kernel_source(ROOT, f"{name}.pyx") == _kernel_source(into, f"{name}.pyx"):
             shutil.copy2(built, os.path.join(into, "src", "yarp"))
-        elif os.path.exists(there):
-            # Compiled as setup.py compiles this tree's (`-O2` after the interpreter's own `-O3`): a kernel
+        else:
+            # Compiled as setup.py compiles this tree's (its flags after the interpreter's own): a kernel
             # built with other flags would be measured for its flags, not its code.
             cythonize = os.path.join(os.path.dirname(sys.executable), "cythonize")
             subprocess.run([cythonize, "-i", "-q", there], cwd=into, capture_output=True, check=True,
-                           env=dict(os.environ, CFLAGS=_SETUP_CFLAGS))
+                           env=dict(os.environ, CFLAGS=_setup_cflags()))
     return os.path.join(into, "src")
 
 
-#: The flags setup.py adds to the interpreter's when it compiles a kernel (its `extra_compile_args`).
-_SETUP_CFLAGS = "-O2"
+def _kernel_source(base: str, name: str) -> bytes:
+    """A kernel's `.pyx` (or an include) under `base`'s `src/yarp` with every file it includes, in order: a
+    kernel whose own file is the same may include one that is not (`_scan_kinds.pxi`, `_alike.pxi`)."""
+    with open(os.path.join(base, "src", "yarp", name), "rb") as handle:
+        text = handle.read()
+    parts = [text]
+    for included in re.findall(rb'^include "([^"]+)"', text, re.M):
+        parts.append(_kernel_source(base, included.decode()))
+    return b"\0".join(parts)
 
 
-def _same_bytes(first: str, second: str) -> bool:
-    with open(first, "rb") as one, open(second, "rb") as other:
-        return one.read() == other.read()
+def _setup_cflags() -> str:
+    """The flags setup.py adds to the interpreter's when it compiles a kernel: its `extra_compile_args`."""
+    with open(os.path.join(ROOT, "setup.py"), encoding="utf-8") as handle:
+        found = re.search(r"extra_compile_args=\[([^\]]*)\]", handle.read())
+    if found is None:
+        raise SystemExit("setup.py names no extra_compile_args: cannot build a revision's kernels as it does")
+    return " ".join(re.findall(r'"([^"]*)"', found.group(1)))
 
 
 def trees(tmp: str, against: str | None) -> dict[str, str]:
