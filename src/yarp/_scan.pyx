@@ -455,7 +455,7 @@ cdef int _run(Scan *s) noexcept nogil:
 include "_scan_kinds.pxi"
 
 
-cdef Py_ssize_t _newlines(const unsigned char *p, Py_ssize_t n) noexcept nogil:
+cdef Py_ssize_t _newline_count(const unsigned char *p, Py_ssize_t n) noexcept nogil:
     """How many b"\\n" the `n` bytes at `p` hold."""
     cdef Py_ssize_t count = 0
     cdef const unsigned char *end = p + n
@@ -564,7 +564,7 @@ cdef object _by_kinds(Scan *s, tuple found, bint numbers):
             made[kind] = held
         if numbers:
             # Counted where the pass went line by line; else the newlines since the line before.
-            number = s.lined[i].number if s.lined[i].number >= 0 else number + _newlines(
+            number = s.lined[i].number if s.lined[i].number >= 0 else number + _newline_count(
                 s.buf + previous, start - previous)
             previous = start
             numbered.append(number)

@@ -136,7 +136,7 @@ cdef Py_ssize_t _scan_by_lines(Scan *s, KindSlot *slots, Py_ssize_t start, doubl
     cdef KindSlot *slot
     cdef bint alike
     # Each line's number, counted on from the last line this pass numbered: its lines need no count after it.
-    cdef Py_ssize_t number = s.numbered + _newlines(p + s.numbered_at, start - s.numbered_at)
+    cdef Py_ssize_t number = s.numbered + _newline_count(p + s.numbered_at, start - s.numbered_at)
     while start < n and hits[0] >= _BY_LINES_SHARE * tried[0]:
         newline = <const unsigned char *>memchr(p + start, 10, n - start)
         end = n if newline == NULL else newline - p
