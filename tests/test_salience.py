@@ -579,3 +579,19 @@ def test_a_gate_is_known_only_where_every_pattern_needs_a_literal():
     # A pattern whose matches need no literal, or a case-insensitive one, leaves every line to the entries.
     assert matching.gate([rb"\berror\b", rb"(x)?y*"]) is None
     assert matching.gate([rb"(?i)boom"]) is None
+
+
+def test_a_plans_gate_literals_are_parsed_once_for_its_gate_and_its_scan(monkeypatch):
+    import re
+
+    parsed = []
+    real = matching.gate_literals
+    monkeypatch.setattr(matching, "gate_literals", lambda patterns: parsed.append(patterns) or real(patterns))
+    plan = matching.Plan((("failure", None, re.compile(rb"\bcommand not found\b")),
+                          ("exit", None, re.compile(rb"^exit status [1-9]")),
+                          ("failure", None, re.compile(rb"^fatal: "))))
+    lines = [b"sh: x: command not found", b"exit status 2", b"fatal: no"] + [b"plain %d" % n for n in range(40)]
+    expected = ["failure", "exit", "failure"] + [None] * 40
+    assert plan.entry_classes(lines) == expected  # the scan of lines at once asks the literals
+    assert [plan.entry_class(line) for line in lines] == expected  # misses compile the gate from them
+    assert plan.gate is not None and plan.gate.search(b"a command not found") and len(parsed) == 1

@@ -23,6 +23,8 @@ SAMPLED_LINES = 16
 #: Lines a set of entries classes one entry at a time before its alternation is compiled (with
 #: `re`, about a millisecond): the sets an output reaches only a few times never pay for one.
 COMBINE_AFTER = 16
+#: What `Plan.literals` holds until the gate's literals are first asked.
+_UNASKED = object()
 
 
 def leftmost(entries, line: bytes, pos: int) -> str | None:
@@ -47,7 +49,7 @@ class Plan:
     keep the entry-by-entry search."""
 
     __slots__ = ("tried", "at_start", "start_classes", "past", "pending", "misses", "gate", "only", "joined",
-                 "scanned", "needed")
+                 "scanned", "needed", "literals")
 
     def __init__(self, tried: tuple) -> None:
         self.tried = tried
@@ -66,6 +68,8 @@ class Plan:
         self.scanned: tuple[bytes, ...] | None = None
         #: The sets of literals one of each of which every match of the joined search holds (`_needed`).
         self.needed: list[set[bytes]] = []
+        #: The gate's literals (`gate_literals` of the entries' patterns), parsed once when first asked.
+        self.literals: set[bytes] | None | object = _UNASKED
 
     def entry_classes(self, lines: list[bytes], text: bytes | None = None) -> list[str | None]:
         """`[self.entry_class(line) for line in lines]`, the lines read at once: joined with newlines, those
@@ -83,7 +87,7 @@ class Plan:
                 from re import _constants as c, _parser
 
                 self.needed = _needed(_parser.parse(self.joined.pattern, 0).data, c)
-            literals = gate_literals([entry[2].pattern for entry in self.tried])
+            literals = self._gate_literals()
             if literals and not any(b"\n" in literal for literal in literals) and (
                     self.joined is None or min(map(len, literals)) >= SCANNED_LITERAL_BYTES):
                 self.scanned = tuple(sorted({literal.lower() for literal in literals}))
@@ -124,8 +128,15 @@ class Plan:
         if cls is None and self.misses:
             self.misses -= 1
             if not self.misses:
-                self.gate = gate([entry[2].pattern for entry in self.tried])
+                self.gate = literal_search(self._gate_literals())
         return cls
+
+    def _gate_literals(self) -> set[bytes] | None:
+        """The literals one of which any entry's match holds (`gate_literals`), or None when not known: asked
+        by the gate and by the scan of lines classed at once, each of which once parsed every pattern."""
+        if self.literals is _UNASKED:
+            self.literals = gate_literals([entry[2].pattern for entry in self.tried])
+        return self.literals
 
     def _entry_class(self, line: bytes) -> str | None:
         if self.only is not None:
@@ -298,9 +309,13 @@ def gate(patterns: list[bytes]):
     None when they are not known. A trigger says a line may be salient, and an entry's expression
     (`^[A-Za-z][\\w.+-]{0,40}: (.*[ :])?(…|[Cc]ommand not found|…)`, tried from each `[ :]` of the line)
     takes about three microseconds to say it is not; the search, under one."""
+    return literal_search(gate_literals(patterns))
+
+
+def literal_search(held: set[bytes] | None):
+    """A search for any of the literals `held`, the longest first, or None when they are not known."""
     import re
 
-    held = gate_literals(patterns)
     if held is None:
         return None
     return re.compile(b"|".join(re.escape(literal) for literal in sorted(held, key=lambda text: (-len(text), text))))
