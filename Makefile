@@ -6,13 +6,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test test-py test-twin test-asyncio test-pi test-wheel bench clean
+.PHONY: setup demo test test-py test-twin test-asyncio test-portable test-pi test-wheel bench clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py src/yarp/_fastframe.pyx src/yarp/_payload_kernel.pyx src/yarp/_validate.pyx \
-	src/yarp/_validate_py.py src/yarp/_validate_services.py src/yarp/_scan.pyx src/yarp/_templates.pyx \
-	src/yarp/_lines.pyx src/yarp/_shapes.pyx src/yarp/_alike.pxi
+$(STAMP): pyproject.toml setup.py src/yarp/_validate_py.py src/yarp/_validate_services.py \
+	$(wildcard src/yarp/*.pyx src/yarp/*.pxi)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip "setuptools>=77" wheel Cython
 	$(BIN)/python -m pip install -q -e '.[test,export]'
@@ -21,7 +20,7 @@ $(STAMP): pyproject.toml setup.py src/yarp/_fastframe.pyx src/yarp/_payload_kern
 demo: setup
 	$(BIN)/python examples/demo.py
 
-test: test-py test-twin test-asyncio test-pi test-wheel
+test: test-py test-twin test-asyncio test-portable test-pi test-wheel
 
 test-py: setup
 	$(BIN)/python -m pytest -q -m 'not soak' tests
@@ -44,6 +43,17 @@ ASYNCIO_TESTS := tests/test_broker_protocol.py tests/test_broker_admission.py te
 
 test-asyncio: setup
 	YARP_EVENT_LOOP=asyncio $(BIN)/python -m pytest -q -m 'not soak' $(ASYNCIO_TESTS)
+
+# The kernels' portable branch that an x86-64 build skips: `_lines` built without SSE2 (a text's newlines
+# eight bytes at a time), in a copy of the package, crossed with its twin.
+PORTABLE := build/portable
+
+test-portable: setup
+	rm -rf $(PORTABLE) && mkdir -p $(PORTABLE) && cp -r src/yarp $(PORTABLE)/yarp
+	rm -f $(PORTABLE)/yarp/_lines.c $(PORTABLE)/yarp/_lines*.so
+	cd $(PORTABLE) && CFLAGS="-O2 -U__SSE2__" $(CURDIR)/$(BIN)/cythonize -i -q yarp/_lines.pyx > /dev/null
+	PYTHONPATH=$(PORTABLE) $(BIN)/python -c "import yarp._lines as k; assert k.NEWLINE_BLOCKS == 'words', k.__file__"
+	PYTHONPATH=$(PORTABLE) $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_lines.py
 
 test-pi: setup
 	if [ -f hooks/pi/package.json ]; then cd hooks/pi && npm ci --no-audit --no-fund --silent && PATH="$(CURDIR)/$(BIN):$$PATH" npm test; fi

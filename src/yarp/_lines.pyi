@@ -5,6 +5,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Final, Literal, overload
 
 IMPLEMENTATION: Final[Literal["c"]]
+NEWLINE_BLOCKS: Final[Literal["sse2", "words"]]
 
 class Lines(Sequence[bytes]):
     """The lines of a body split at b"\\n", each made when asked for."""

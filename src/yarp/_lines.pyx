@@ -18,8 +18,8 @@ from cpython.object cimport PyObject
 from libc.stdlib cimport calloc, free, malloc
 
 IMPLEMENTATION = "c"
-__all__ = ["IMPLEMENTATION", "Lines", "banner_candidates", "count_line", "indent", "line_indents", "lines_at_margin",
-           "line_counts", "lines_in", "lines_starting", "split_lines"]
+__all__ = ["IMPLEMENTATION", "NEWLINE_BLOCKS", "Lines", "banner_candidates", "count_line", "indent", "line_indents",
+           "lines_at_margin", "line_counts", "lines_in", "lines_starting", "split_lines"]
 
 cdef extern from *:
     """
@@ -27,6 +27,9 @@ cdef extern from *:
     #include <string.h>
     #if defined(__SSE2__)
     #include <emmintrin.h>
+    #define YARP_NEWLINE_BLOCKS "sse2"
+    #else
+    #define YARP_NEWLINE_BLOCKS "words"
     #endif
     /* Bit j set where p[j] is a newline, for the 64 bytes at p: sixteen compared at once with SSE2 (every
        x86-64); elsewhere eight at a time: xored with newlines, a newline's byte is zero, and
@@ -58,6 +61,12 @@ cdef extern from *:
     int __builtin_ctzll(unsigned long long) nogil
     int __builtin_popcountll(unsigned long long) nogil
     unsigned long long yarp_newlines64(const unsigned char *p) nogil
+    const char *YARP_NEWLINE_BLOCKS
+
+
+#: How this build finds a text's newlines 64 bytes at a time: "sse2" (sixteen bytes compared at once) or
+#: "words" (eight at a time, on a host without SSE2; `make test-portable` builds and tests it on any).
+NEWLINE_BLOCKS = YARP_NEWLINE_BLOCKS.decode()
 
 
 cdef array _line_starts(const unsigned char *p, Py_ssize_t n):
