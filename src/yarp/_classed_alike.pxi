@@ -130,8 +130,9 @@ def classed_alike(lines, list numbers, list holding, dict blind, asked, classes_
     Lines the same byte for byte are of one kind; where `blind[triggers]` is true (`asked(triggers)`
     fills it), so are lines the same but for their digits, each read as `0`. A line's triggers are the
     scan's, which follow from its bytes: lines alike hold the same ones. A line holding the very tuple
-    of triggers an earlier line held is first checked against that one's kind (the compiled scan hands
-    the lines of a kind one tuple); only when it is not of it is the line hashed."""
+    of triggers earlier lines held is first checked against the kinds of up to four of them (the compiled
+    scan hands the lines holding one set of triggers one tuple), while such checks pay; only when it is of
+    none of them is the line hashed."""
     cdef Py_ssize_t n = len(numbers), e, slot, k, length, number, w
     # Both tables grow as they fill, at most half full: a dense output's 15,000 lines are a few dozen kinds.
     cdef Py_ssize_t size = _FIRST_SLOTS, held = 0, shared_size = _FIRST_SLOTS, shared_held = 0
@@ -160,7 +161,7 @@ def classed_alike(lines, list numbers, list holding, dict blind, asked, classes_
         text.lines = NULL
     memset(read, 0, sizeof(read))
     table = <Kind *>calloc(size, sizeof(Kind))
-    tuples = <Shared *>calloc(size, sizeof(Shared))
+    tuples = <Shared *>calloc(shared_size, sizeof(Shared))
     of = <Py_ssize_t *>malloc((n + 1) * sizeof(Py_ssize_t))
     if table == NULL or tuples == NULL or of == NULL:
         free(table)
