@@ -63,6 +63,41 @@ DEF _BY_LINES_SHARE = 0.75
 DEF _LATELY_BYTES = 65536
 
 
+cdef inline KindSlot *_tried(KindSlot *slots, const unsigned char *p, Py_ssize_t start, Py_ssize_t end,
+                             uint64_t *h, bint *alike, double *tried, double *hits) noexcept nogil:
+    """The slot of `slots` the line [start, end) of `p` hashes to (its hash into `h`), and in `alike` whether it
+    holds a kind of a line alike (`_alike.pxi`); the line counted in `tried`, and in `hits` when alike (past
+    `_LATELY` tried, the older half of both weighs half)."""
+    cdef KindSlot *slot
+    h[0] = _hash(p + start, end - start, True)
+    slot = &slots[h[0] & (_KIND_SLOTS - 1)]
+    alike[0] = (slot.kind and slot.hash == h[0] and slot.length == end - start
+                and _same_zeroed(p + slot.start, p + start, end - start))
+    tried[0] += 1
+    hits[0] += alike[0]
+    if tried[0] >= _LATELY:
+        tried[0], hits[0] = tried[0] / 2, hits[0] / 2
+    return slot
+
+
+cdef inline bint _holds_its_triggers(Scan *s, KindSlot *slot, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    """Whether the line [start, end), alike to the kind's line in `slot`, holds that kind's triggers: unless a
+    trigger holding a digit may tell them apart (`_reads_digits`, asked once a kind) and their bytes differ."""
+    if slot.digits == UNKNOWN:
+        slot.digits = _reads_digits(s, slot.start, slot.start + slot.length)
+    return not (slot.digits and memcmp(s.buf + slot.start, s.buf + start, end - start) != 0)
+
+
+cdef inline void _read_as(Scan *s, KindSlot *slot, bint alike, uint64_t h, Py_ssize_t start, Py_ssize_t end,
+                          Py_ssize_t kind) noexcept nogil:
+    """The line [start, end) was read into `kind`: kept in `slot` (when tried and not alike to its kind), and
+    past `_LATELY_BYTES` read, the older half of what lines read held weighs half."""
+    if slot != NULL and not alike:
+        slot.hash, slot.start, slot.length, slot.kind, slot.digits = h, start, end - start, kind + 1, UNKNOWN
+    if s.read_bytes >= _LATELY_BYTES:
+        s.read_bytes, s.read_candidates = s.read_bytes / 2, s.read_candidates / 2
+
+
 cdef int _scan_kinds(Scan *s, KindSlot *slots) noexcept nogil:
     """One pass for every plain trigger, as `_scan_plain`, but each kind of line read once: at a line's first
     candidate pair, a line alike (`_alike.pxi`) to one read before in the scan, and still in the cache
@@ -95,26 +130,14 @@ cdef int _scan_kinds(Scan *s, KindSlot *slots) noexcept nogil:
         if trial or candidates % _RETRY == 0 or hits * (end - i) * (
                 _READ_BYTE + _READ_CANDIDATE * s.read_candidates / (s.read_bytes + 1)) > _ALIKE_BYTE * (
                 end - start) * tried:
-            h = _hash(p + start, end - start, True)
-            slot = &slots[h & (_KIND_SLOTS - 1)]
-            alike = (slot.kind and slot.hash == h and slot.length == end - start
-                     and _same_zeroed(p + slot.start, p + start, end - start))
-            tried += 1
-            hits += alike
-            if tried >= _LATELY:
-                tried, hits = tried / 2, hits / 2
-        if alike and slot.digits == UNKNOWN:
-            slot.digits = _reads_digits(s, slot.start, slot.start + slot.length)
-        if alike and not trial and not (slot.digits and memcmp(p + slot.start, p + start, end - start) != 0):
+            slot = _tried(slots, p, start, end, &h, &alike, &tried, &hits)
+        if alike and not trial and _holds_its_triggers(s, slot, start, end):
             kind = slot.kind - 1
         else:
             kind = _read_kind(s, start, i, end)
             if kind < 0:
                 return -1
-            if slot != NULL and not alike:
-                slot.hash, slot.start, slot.length, slot.kind, slot.digits = h, start, end - start, kind + 1, UNKNOWN
-            if s.read_bytes >= _LATELY_BYTES:
-                s.read_bytes, s.read_candidates = s.read_bytes / 2, s.read_candidates / 2
+            _read_as(s, slot, alike, h, start, end, kind)
         if s.kinds[kind].count and _add_line(s, start, kind) < 0:
             return -1
         i = known = end + 1
@@ -140,27 +163,15 @@ cdef Py_ssize_t _scan_by_lines(Scan *s, KindSlot *slots, Py_ssize_t start, doubl
     while start < n and hits[0] >= _BY_LINES_SHARE * tried[0]:
         newline = <const unsigned char *>memchr(p + start, 10, n - start)
         end = n if newline == NULL else newline - p
-        h = _hash(p + start, end - start, True)
-        slot = &slots[h & (_KIND_SLOTS - 1)]
-        alike = (slot.kind and slot.hash == h and slot.length == end - start
-                 and _same_zeroed(p + slot.start, p + start, end - start))
-        tried[0] += 1
-        hits[0] += alike
-        if tried[0] >= _LATELY:
-            tried[0], hits[0] = tried[0] / 2, hits[0] / 2
-        if alike and slot.digits == UNKNOWN:
-            slot.digits = _reads_digits(s, slot.start, slot.start + slot.length)
-        if alike and not (slot.digits and memcmp(p + slot.start, p + start, end - start) != 0):
+        slot = _tried(slots, p, start, end, &h, &alike, tried, hits)
+        if alike and _holds_its_triggers(s, slot, start, end):
             kind = slot.kind - 1
         else:
             i = _next_candidate(s, start, end)
             kind = _new_kind(s, s.count, 0) if i >= end else _read_kind(s, start, i, end)
             if kind < 0:
                 return -1
-            if not alike:
-                slot.hash, slot.start, slot.length, slot.kind, slot.digits = h, start, end - start, kind + 1, UNKNOWN
-            if s.read_bytes >= _LATELY_BYTES:
-                s.read_bytes, s.read_candidates = s.read_bytes / 2, s.read_candidates / 2
+            _read_as(s, slot, alike, h, start, end, kind)
         if s.kinds[kind].count and _add_line(s, start, kind, number) < 0:
             return -1
         start = end + 1
