@@ -266,8 +266,30 @@ include "_classed_alike.pxi"
 
 # --- tallies -------------------------------------------------------------------------------------
 
-#: Value objects whose label `grouped` keeps beside their list of keys.
+#: Value objects whose label `grouped` keeps beside their list of keys (and `by_number` whether it keeps them).
 DEF _GROUPED_VALUES = 8
+
+
+cdef struct Answered:
+    Py_ssize_t count  # how many objects were asked, `_GROUPED_VALUES` at most
+    PyObject *asked[_GROUPED_VALUES]  # the objects (held by the caller's container while it is read) ...
+    PyObject *answers[_GROUPED_VALUES]  # ... and beside each, what it answered
+
+
+cdef inline Py_ssize_t _answered(Answered *table, PyObject *asked) noexcept:
+    """Where `asked` is in `table`, by identity; -1 when it is not there."""
+    cdef Py_ssize_t k
+    for k in range(table.count):
+        if table.asked[k] == asked:
+            return k
+    return -1
+
+
+cdef inline void _answer(Answered *table, PyObject *asked, PyObject *answer) noexcept:
+    """Keep what `asked` answered, while `table` has room."""
+    if table.count < _GROUPED_VALUES:
+        table.asked[table.count], table.answers[table.count] = asked, answer
+        table.count += 1
 #: Slots of a tally's table of keys being counted, in sets of `_TALLY_WAYS` (`tally`).
 DEF _TALLY_WAYS = 4
 DEF _TALLY_SETS = 16  # a power of two
@@ -348,26 +370,23 @@ def by_number(list numbers, list classes, tuple left_out) -> dict:
     """Per line number of `numbers` whose class (`classes`, in the same order) is none of `left_out`, its
     number and class, in `numbers`' order, as `yarp._templates_py.by_number` gives them: 15,000 classed lines
     of a dense output made a pair and a step of three iterators each."""
-    cdef Py_ssize_t e, k, known = 0
-    cdef PyObject *asked[_GROUPED_VALUES]  # class objects asked about (`classes` holds them) ...
-    cdef bint kept[_GROUPED_VALUES]  # ... and beside each, whether its lines are kept
-    cdef bint keep
+    cdef Py_ssize_t e, k
+    cdef Answered kept  # per class object asked (`classes` holds them), itself when its lines are kept, else NULL
+    cdef PyObject *keep
     cdef dict out = {}
     if len(classes) != len(numbers):
         raise ValueError("one class per entry")
+    kept.count = 0
     for e in range(len(numbers)):
         cls = <object>PyList_GET_ITEM(classes, e)
         # A dense output's lines are a few class objects in turn (a failure, its location, …): each asked once.
-        for k in range(known):
-            if asked[k] == <PyObject *>cls:
-                keep = kept[k]
-                break
+        k = _answered(&kept, <PyObject *>cls)
+        if k >= 0:
+            keep = kept.answers[k]
         else:
-            keep = cls is not None and cls not in left_out
-            if known < _GROUPED_VALUES:
-                asked[known], kept[known] = <PyObject *>cls, keep
-                known += 1
-        if keep:
+            keep = <PyObject *>cls if cls is not None and cls not in left_out else NULL
+            _answer(&kept, <PyObject *>cls, keep)
+        if keep != NULL:
             out[<object>PyList_GET_ITEM(numbers, e)] = cls
     return out
 
@@ -397,18 +416,17 @@ def grouped(dict mapping, dict labels) -> dict:
     classed lines hold a few class names, in turn (a failure, its location, …), and a lookup per line cost
     400 instructions."""
     cdef dict out = {}
-    cdef Py_ssize_t pos = 0, k, known = 0
+    cdef Py_ssize_t pos = 0, k
     cdef PyObject *key
     cdef PyObject *value
-    cdef PyObject *values[_GROUPED_VALUES]  # value objects asked about (the mapping holds them while it is read)
-    cdef PyObject *lists[_GROUPED_VALUES]  # beside each, its label's list of keys (held by `out`), or NULL
-    cdef PyObject *into
+    cdef Answered lists  # per value object asked (the mapping holds them while it is read), its label's list
+    cdef PyObject *into  # of keys (held by `out`), or NULL
     cdef list keys
+    lists.count = 0
     while PyDict_Next(mapping, &pos, &key, &value):
-        for k in range(known):
-            if values[k] == value:
-                into = lists[k]
-                break
+        k = _answered(&lists, value)
+        if k >= 0:
+            into = lists.answers[k]
         else:
             label = labels.get(<object>value)
             keys = None
@@ -417,9 +435,7 @@ def grouped(dict mapping, dict labels) -> dict:
                 if keys is None:
                     keys = out[label] = []
             into = NULL if keys is None else <PyObject *>keys
-            if known < _GROUPED_VALUES:
-                values[known], lists[known] = value, into
-                known += 1
+            _answer(&lists, value, into)
         if into != NULL:
             (<list>into).append(<object>key)
     for keys in out.values():
