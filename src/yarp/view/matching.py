@@ -128,7 +128,7 @@ class Plan:
         if cls is None and self.misses:
             self.misses -= 1
             if not self.misses:
-                self.gate = literal_search(self._gate_literals())
+                self.gate = gate(self._gate_literals())
         return cls
 
     def _gate_literals(self) -> set[bytes] | None:
@@ -304,16 +304,11 @@ def _needed(items, c) -> list[set[bytes]]:
     return found
 
 
-def gate(patterns: list[bytes]):
-    """A search for the literals one of which every match of any of `patterns` holds (`gate_literals`), or
-    None when they are not known. A trigger says a line may be salient, and an entry's expression
-    (`^[A-Za-z][\\w.+-]{0,40}: (.*[ :])?(…|[Cc]ommand not found|…)`, tried from each `[ :]` of the line)
-    takes about three microseconds to say it is not; the search, under one."""
-    return literal_search(gate_literals(patterns))
-
-
-def literal_search(held: set[bytes] | None):
-    """A search for any of the literals `held`, the longest first, or None when they are not known."""
+def gate(held: set[bytes] | None):
+    """A search for any of the literals `held` (`gate_literals`: one of them is in every match of a set of
+    patterns), the longest first, or None when they are not known. A trigger says a line may be salient,
+    and an entry's expression (`^[A-Za-z][\\w.+-]{0,40}: (.*[ :])?(…|[Cc]ommand not found|…)`, tried from
+    each `[ :]` of the line) takes about three microseconds to say it is not; the search, under one."""
     import re
 
     if held is None:
