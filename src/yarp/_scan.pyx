@@ -531,10 +531,8 @@ cdef object _scan(buf, triggers, bint numbers):
 
 
 cdef inline tuple _held(Scan *s, tuple found, Py_ssize_t i, Py_ssize_t j):
-    """The triggers of hits `i` to `j` (excluded)."""
+    """The triggers of hits `i` to `j` (excluded): two or more (`_by_kinds` keeps one tuple per single trigger)."""
     cdef Py_ssize_t m
-    if j - i == 1:
-        return (found[s.hits[i].index],)
     return tuple([found[s.hits[m].index] for m in range(i, j)])
 
 
