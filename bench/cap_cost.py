@@ -56,7 +56,7 @@ ROOT = os.path.dirname(HERE)
 PROGRAM = r"""
 import json, os, sys, time
 sys.path.insert(0, {here!r})
-from corpus_cases import build_mib, read_stream
+from corpus_cases import build_mib, read_host_text, read_stream
 from yarp.view.cap import cap_text
 from yarp.limits import DEFAULT_CAP_BYTES
 
@@ -77,8 +77,7 @@ inputs = {{"seq": (seq, "source_output"), "log": (log, "result_text"),
           "log1m": (log1m, "result_text"), "build1m": (build1m, "result_text"),
           "cargo1m": (cargo1m, "result_text")}}
 if name in REAL:
-    out, err = (read_stream(REAL[name], stream, GENERALIZATION) for stream in ("stdout", "stderr"))
-    inputs[name] = (out + (b"\n" if out and err and not out.endswith(b"\n") else b"") + err, "result_text")
+    inputs[name] = (read_host_text(REAL[name], GENERALIZATION), "result_text")
 if name in ("build8m", "log8m"):  # files past `DENSE_LIMIT`, read in chunks as `yarp run` reads them
     import tempfile
     from yarp.view.cap import cap_files
@@ -112,7 +111,7 @@ INPUTS = ("seq", "log", "pytest", "log1m", "build1m", "cargo1m", "checkstyle", "
 CORPUS_PROGRAM = r"""
 import glob, json, os, sys, time
 sys.path.insert(0, {here!r})
-from corpus_cases import manifest_entries, read_stream
+from corpus_cases import manifest_entries, read_host_text
 from yarp.view.cap import cap_text
 
 GENERALIZATION = os.path.join({here!r}, "generalization")
@@ -120,8 +119,7 @@ smallest, caps, count = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:] == ["co
 manifests = tuple(sorted(os.path.basename(path) for path in glob.glob(os.path.join(GENERALIZATION, "manifest-*.json"))))
 cases = []
 for entry in manifest_entries(GENERALIZATION, manifests):
-    stdout, stderr = (read_stream(entry["name"], stream, GENERALIZATION) for stream in ("stdout", "stderr"))
-    text = stdout + (b"\n" if stdout and stderr and not stdout.endswith(b"\n") else b"") + stderr
+    text = read_host_text(entry["name"], GENERALIZATION)
     if len(text) >= smallest:
         cases.append((entry["name"], text, int(entry["exit_code"])))
 

@@ -40,14 +40,13 @@ SYNTHETIC = ("build1m", "cargo1m")
 PROGRAM = r"""
 import functools, importlib, os, sys
 sys.path.insert(0, {here!r})
-from corpus_cases import build_mib, read_stream
+from corpus_cases import build_mib, read_host_text
 from yarp.view import cap
 name = {name!r}
 if name in {synthetic!r}:
     text = build_mib(varied=name == "cargo1m")
 else:
-    out, err = (read_stream(name, stream, os.path.join({here!r}, "generalization")) for stream in ("stdout", "stderr"))
-    text = out + (b"\n" if out and err and not out.endswith(b"\n") else b"") + err
+    text = read_host_text(name, os.path.join({here!r}, "generalization"))
 order, counting = [], [False]
 
 def counted(function, label):

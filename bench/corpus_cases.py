@@ -67,6 +67,17 @@ def read_stream(name: str, stream: str, corpus_dir: str = CORPUS_DIR) -> bytes:
     return data
 
 
+def host_join(stdout: bytes, stderr: bytes) -> bytes:
+    """A tool result as a host shows it: stdout, then stderr on a line of its own
+    (`yarp.agents.claude_code.broker.output.host_text`)."""
+    return stdout + (b"\n" if stdout and stderr and not stdout.endswith(b"\n") else b"") + stderr
+
+
+def read_host_text(name: str, corpus_dir: str = CORPUS_DIR) -> bytes:
+    """A case's two streams as a host shows them (`host_join`)."""
+    return host_join(read_stream(name, "stdout", corpus_dir), read_stream(name, "stderr", corpus_dir))
+
+
 def build_mib(varied: bool = False) -> bytes:
     """The recorded `cargo build` errors and warnings repeated to whole lines within 1 MiB.
 

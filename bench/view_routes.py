@@ -15,6 +15,7 @@ Needs `src` on `sys.path` (bench/conftest.py, or the caller, puts it there).
 
 from __future__ import annotations
 
+from corpus_cases import host_join
 from yarp.limits import DEFAULT_CAP_BYTES
 from yarp.view.cap import cap_files, cap_text
 from yarp.view.reducers import reduce_stream
@@ -71,10 +72,8 @@ def run_view(case, rules, tmp_path, cap: int = DEFAULT_CAP_BYTES) -> tuple[bytes
 
 
 def host_text(case) -> bytes:
-    """A tool result as a host shows it: stdout, then stderr on a line of its own
-    (`yarp.agents.claude_code.broker.output.host_text`)."""
-    seam = b"\n" if case.stdout and case.stderr and not case.stdout.endswith(b"\n") else b""
-    return case.stdout + seam + case.stderr
+    """A case's result as a host shows it (`corpus_cases.host_join`)."""
+    return host_join(case.stdout, case.stderr)
 
 
 def host_view(case, cap: int = DEFAULT_CAP_BYTES) -> bytes:
